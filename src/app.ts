@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import sjson from 'secure-json-parse';
+import { API_BASE, gatewayNotFound, mountModules, type ModuleName, type ModulePlugin } from './gateway.ts';
+import { authHook, type Authenticator } from './platform/auth.ts';
+import type { Deps } from './platform/context.ts';
+import { AppError, sendError } from './platform/errors.ts';
+import { registerIdempotency } from './platform/idempotency.ts';
+import { validatorCompiler } from './platform/validation.ts';
+import { identityRoutes } from './modules/identity/routes.ts';
+import * as identity from './modules/identity/service.ts';
+
+export const SERVICE_VERSION = '0.1.0';
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const BODY_LIMIT = 1_048_576;
+
+const modules: Partial<Record<ModuleName, ModulePlugin>> = {
+  identity: identityRoutes,
+};
+
+/** The HTTP API over `deps`; used by main and by the tests alike. */
+export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT,
+    routerOptions: { ignoreTrailingSlash: true },
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    trustProxy: false,
+  });
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
+  app.setNotFoundHandler(gatewayNotFound);
+
+  // An empty body is no body (POST /campaigns/{id}/resume with no payload), not a JSON error.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, sjson.parse(text, { protoAction: 'remove', constructorAction: 'remove' }));
+    } catch {
+      done(new AppError(400, 'INVALID_JSON', 'The request body is not valid JSON; check quotes, commas and brackets.'), undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  const authenticator: Authenticator = {
+    apiKey: (token) => identity.authenticateApiKey(deps, token),
+    session: (token) => identity.verifySession(deps, token),
+  };
+  app.addHook('onRequest', authHook(authenticator));
+
+  await app.register(rateLimit, {
+    global: true,
+    hook: 'preValidation',
+    max: deps.config.rateLimitPerMinute,
+    timeWindow: 60_000,
+    keyGenerator: (request) => {
+      const principal = request.principal;
+      if (principal?.kind === 'apiKey') return `key:${principal.keyId}`;
+      if (principal?.kind === 'session') return `user:${principal.userId}`;
+      return `ip:${request.ip}`;
+    },
+    errorResponseBuilder: (_request, context) =>
+      new AppError(429, 'RATE_LIMITED', `Too many requests: at most ${context.max} per minute are allowed for this key; retry in ${context.after}.`),
+  });
+
+  registerIdempotency(app, deps.db, deps.clock, deps.config.idempotencyTtlHours);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'callforge API',
+        version: SERVICE_VERSION,
+        description: 'Voice-agent campaigns, contacts, post-call messaging, knowledge bases and usage. Authenticate with `Authorization: Bearer <API key>`.',
+      },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: {
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Paste only the key (aok_…) or a dashboard session token; the word Bearer is added for you.',
+          },
+        },
+      },
+      security: [{ apiKey: [] }],
+    },
+  });
+  // The interactive docs are open to all; the key is typed inside them.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/docs')) route.config = { ...(route.config as object), auth: 'public' };
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true }, logLevel: 'warn' });
+
+  const open = { auth: 'public' as const, rateLimit: false as const };
+  app.get('/healthz', { config: open, schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { config: open, schema: { hide: true } }, async (request, reply) => {
+    try {
+      await deps.db.query('SELECT 1');
+      return { status: 'ok' };
+    } catch {
+      return sendError(new AppError(503, 'DATABASE_UNAVAILABLE', 'The database is not reachable; the service cannot take requests yet.'), request, reply);
+    }
+  });
+  app.get('/', { config: open, schema: { hide: true } }, async () => ({
+    service: 'callforge',
+    version: SERVICE_VERSION,
+    api: API_BASE,
+    docs: '/docs',
+    openapi: `${API_BASE}/openapi.json`,
+  }));
+  app.get(`${API_BASE}/openapi.json`, { config: open, schema: { hide: true } }, async () => app.swagger());
+
+  await mountModules(app, deps, modules);
+  return app;
+}

@@ -1,0 +1,111 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/**
+ * Every environment variable the service reads, with its default and meaning.
+ * `docs/configuration.md` is written from this table (`npm run docs:config`).
+ */
+const Bool = (defaultValue: boolean, description: string) =>
+  Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')], {
+    default: defaultValue ? '1' : '0',
+    description,
+    expected: '1, 0, true or false',
+  });
+
+const Int = (defaultValue: number, minimum: number, maximum: number, description: string) =>
+  Type.String({ default: String(defaultValue), pattern: '^[0-9]+$', minimum, maximum, description, expected: `an integer from ${minimum} to ${maximum}` });
+
+const Decimal = (defaultValue: string, description: string) =>
+  Type.String({ default: defaultValue, pattern: '^[0-9]{1,14}(\\.[0-9]{1,4})?$', description, expected: 'a decimal amount such as 10 or 12.5' });
+
+export const EnvSchema = Type.Object({
+  PORT: Int(3000, 0, 65535, 'HTTP port of the API (0 picks a free one).'),
+  HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'Address the API listens on.' }),
+  DATA_DIR: Type.String({ default: './data', minLength: 1, description: 'Directory of the embedded PostgreSQL (PGlite) when DATABASE_URL is not set.' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL server to use instead of the embedded database, e.g. postgres://user@127.0.0.1:5432/callforge.', expected: 'a postgres:// or postgresql:// URL' })),
+  DB_POOL_SIZE: Int(10, 1, 200, 'Connections per process to the PostgreSQL server.'),
+  ROLE: Type.Union([Type.Literal('all'), Type.Literal('api'), Type.Literal('worker')], { default: 'all', description: 'What this process runs: all (API and workers), api or worker. `--role` on the command line wins.', expected: 'all, api or worker' }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info', description: 'pino log level.', expected: 'fatal, error, warn, info, debug, trace or silent' }),
+  SECRETS_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/=_-]{43,}$', description: 'Base64 of 32 random bytes; signs sessions and encrypts provider secrets at rest. Required with DATABASE_URL (all processes must share it); embedded mode keeps a generated one in $DATA_DIR/secrets.key.', expected: 'base64 of 32 random bytes (openssl rand -base64 32)' })),
+  SIGNUP_ENABLED: Bool(true, 'Whether POST /api/v1/auth/signup creates new tenants.'),
+  SESSION_TTL_SECONDS: Int(43200, 60, 2592000, 'Lifetime of a dashboard session token.'),
+  STARTING_CREDIT: Decimal('10', 'Wallet credit a new tenant starts with, in its currency.'),
+  LOW_BALANCE_THRESHOLD: Decimal('5', 'Default low-balance threshold of a new wallet.'),
+  RATE_LIMIT_PER_MINUTE: Int(1200, 1, 10000000, 'Requests per minute allowed to one API key or session (per IP when unauthenticated), per API process.'),
+  IDEMPOTENCY_TTL_HOURS: Int(24, 1, 720, 'How long an Idempotency-Key is remembered.'),
+  DEMO_BOOTSTRAP: Bool(true, 'On first start of an empty embedded database, create a demo tenant and print its key.'),
+  ALLOW_PRIVATE_URLS: Bool(false, 'Let knowledge URLs and webhooks reach private and loopback addresses (local testing only).'),
+  JOBS_POLL_SECONDS: Type.String({ default: '1', pattern: '^[0-9]+(\\.[0-9]+)?$', description: 'How often idle workers poll the job queue, in seconds (at least 0.5).', expected: 'a number of seconds, at least 0.5' }),
+});
+
+export type Env = Static<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  dbPoolSize: number;
+  role: 'all' | 'api' | 'worker';
+  logLevel: string;
+  secretsKey: string | undefined;
+  signupEnabled: boolean;
+  sessionTtlSeconds: number;
+  startingCredit: string;
+  lowBalanceThreshold: string;
+  rateLimitPerMinute: number;
+  idempotencyTtlHours: number;
+  demoBootstrap: boolean;
+  allowPrivateUrls: boolean;
+  jobsPollSeconds: number;
+}
+
+export class ConfigError extends Error {}
+
+function describeExpected(schema: TSchema): string {
+  return (schema as { expected?: string }).expected ?? 'a non-empty string';
+}
+
+/** Parses the environment once at start; a bad variable is named with what it should be. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, string> = {};
+  for (const name of Object.keys(EnvSchema.properties)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') raw[name] = value;
+  }
+  const withDefaults = Value.Default(EnvSchema, raw) as Record<string, string>;
+  const problems: string[] = [];
+  for (const [name, schema] of Object.entries(EnvSchema.properties) as [string, TSchema][]) {
+    const value = withDefaults[name];
+    if (value === undefined) continue;
+    const inRange = !('minimum' in schema) || (Number(value) >= (schema.minimum as number) && Number(value) <= (schema.maximum as number));
+    if (!Value.Check(schema, value) || !inRange) {
+      problems.push(`${name}=${JSON.stringify(value)} is invalid: expected ${describeExpected(schema)}.`);
+    }
+  }
+  const pollSeconds = Number(withDefaults.JOBS_POLL_SECONDS);
+  if (problems.length === 0 && pollSeconds < 0.5) problems.push(`JOBS_POLL_SECONDS=${JSON.stringify(withDefaults.JOBS_POLL_SECONDS)} is invalid: expected a number of seconds, at least 0.5.`);
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration: ${problems.join(' ')}`);
+
+  const env_ = withDefaults as Env;
+  const flag = (value: string) => value === '1' || value === 'true';
+  return {
+    port: Number(env_.PORT),
+    host: env_.HOST,
+    dataDir: env_.DATA_DIR,
+    databaseUrl: env_.DATABASE_URL,
+    dbPoolSize: Number(env_.DB_POOL_SIZE),
+    role: env_.ROLE,
+    logLevel: env_.LOG_LEVEL,
+    secretsKey: env_.SECRETS_KEY,
+    signupEnabled: flag(env_.SIGNUP_ENABLED),
+    sessionTtlSeconds: Number(env_.SESSION_TTL_SECONDS),
+    startingCredit: env_.STARTING_CREDIT,
+    lowBalanceThreshold: env_.LOW_BALANCE_THRESHOLD,
+    rateLimitPerMinute: Number(env_.RATE_LIMIT_PER_MINUTE),
+    idempotencyTtlHours: Number(env_.IDEMPOTENCY_TTL_HOURS),
+    demoBootstrap: flag(env_.DEMO_BOOTSTRAP),
+    allowPrivateUrls: flag(env_.ALLOW_PRIVATE_URLS),
+    jobsPollSeconds: pollSeconds,
+  };
+}

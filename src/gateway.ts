@@ -1,0 +1,69 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from './platform/context.ts';
+import { AppError, sendError } from './platform/errors.ts';
+
+export const API_BASE = '/api/v1';
+
+export type ModuleName = 'platform' | 'identity' | 'contacts' | 'agents' | 'campaigns' | 'calls' | 'messaging' | 'integrations' | 'knowledge' | 'analytics' | 'events';
+
+/**
+ * The gateway's prefix table (contract §10): every first path segment under /api/v1 named by the
+ * seed or the contract, and the module that owns it. A module may only add routes under its own
+ * prefixes; a path under no prefix here answers "No gateway route for …".
+ */
+export const PREFIXES: Record<string, ModuleName> = {
+  'openapi.json': 'platform',
+  auth: 'identity',
+  'api-keys': 'identity',
+  profile: 'identity',
+  'contact-lists': 'contacts',
+  agents: 'agents',
+  'voice-numbers': 'agents',
+  campaigns: 'campaigns',
+  'call-logs': 'calls',
+  simulator: 'calls',
+  telephony: 'calls',
+  whatsapp: 'messaging',
+  'sms-agent': 'messaging',
+  messages: 'messaging',
+  integrations: 'integrations',
+  'knowledge-bases': 'knowledge',
+  analytics: 'analytics',
+  'webhook-deliveries': 'events',
+};
+
+export type ModulePlugin = FastifyPluginAsync<{ deps: Deps }>;
+
+function firstSegment(path: string): string | undefined {
+  if (!path.startsWith(`${API_BASE}/`)) return undefined;
+  return path.slice(API_BASE.length + 1).split('/')[0];
+}
+
+export function ownerOf(path: string): ModuleName | undefined {
+  const segment = firstSegment(path);
+  return segment === undefined ? undefined : PREFIXES[segment];
+}
+
+/** Mounts each module's routes under /api/v1, refusing any route outside the module's prefixes. */
+export async function mountModules(app: FastifyInstance, deps: Deps, modules: Partial<Record<ModuleName, ModulePlugin>>) {
+  for (const [name, plugin] of Object.entries(modules) as [ModuleName, ModulePlugin][]) {
+    await app.register(
+      async (scope) => {
+        scope.addHook('onRoute', (route) => {
+          if (ownerOf(route.url) !== name) throw new Error(`Module ${name} may not add route ${route.url}: its prefix belongs to ${ownerOf(route.url) ?? 'no module'}`);
+        });
+        await scope.register(plugin, { deps });
+      },
+      { prefix: API_BASE },
+    );
+  }
+}
+
+export function gatewayNotFound(request: FastifyRequest, reply: FastifyReply) {
+  const path = request.url.split('?')[0]!;
+  const owner = ownerOf(path);
+  const error = owner
+    ? new AppError(404, 'ROUTE_NOT_FOUND', `The ${owner} service has no route ${request.method} ${path}; see /docs for the routes it offers.`)
+    : new AppError(404, 'NO_GATEWAY_ROUTE', `No gateway route for ${request.method} ${path}`);
+  return sendError(error, request, reply);
+}

@@ -1,0 +1,56 @@
+import { parseArgs } from 'node:util';
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { DataDirBusyError } from './platform/data-dir-lock.ts';
+import { createLogger } from './platform/logger.ts';
+import { openRuntime } from './runtime.ts';
+import { createDemoTenant, describeDemo } from './demo.ts';
+import { countTenants } from './modules/identity/service.ts';
+import { jobDefinitions } from './jobs.ts';
+
+async function main() {
+  const { values } = parseArgs({ options: { role: { type: 'string' } }, strict: true });
+  const config = loadConfig({ ...process.env, ...(values.role ? { ROLE: values.role } : {}) });
+  if (config.role !== 'all' && !config.databaseUrl) {
+    throw new ConfigError(
+      `Invalid configuration: role "${config.role}" runs beside other processes and needs a PostgreSQL server; set DATABASE_URL. ` +
+        'The embedded database is held by one process, which runs with role "all" (npm start).',
+    );
+  }
+  const log = createLogger(config.logLevel);
+  const runtime = await openRuntime(config, { log, superviseJobs: config.role !== 'api' });
+
+  const stop = async (signal: string) => {
+    log.info({ signal }, 'shutting down');
+    await app?.close();
+    await runtime.close();
+    process.exit(0);
+  };
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+
+  if (config.role !== 'api') {
+    await runtime.jobs.work(jobDefinitions);
+    log.info({ queues: jobDefinitions.map((d) => d.name) }, 'workers started');
+  } else {
+    await runtime.jobs.define(jobDefinitions);
+  }
+  if (config.role === 'worker') return;
+
+  app = await buildApp(runtime);
+  const address = await app.listen({ port: config.port, host: config.host });
+  const port = new URL(address).port;
+  if (!config.databaseUrl && config.demoBootstrap && runtime.freshDatabase && (await countTenants(runtime.db)) === 0) {
+    process.stdout.write(describeDemo(await createDemoTenant(runtime), `http://localhost:${port}`) + '\n');
+  }
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof DataDirBusyError) {
+    process.stderr.write(`${error.message}\n`);
+  } else {
+    process.stderr.write(`callforge failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,157 @@
+import type { Queryable } from '../../platform/db.ts';
+
+export interface TenantRow {
+  id: string;
+  name: string;
+  slug: string;
+  status: string;
+  country: string | null;
+  currency: string;
+  timezone: string | null;
+}
+
+export interface UserRow {
+  tenant_id: string;
+  id: string;
+  email: string;
+  name: string | null;
+  role: string;
+  password_hash: string;
+  created_at: Date;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  tenant_id: string | null;
+  name: string;
+  key_prefix: string;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  webhook_url: string | null;
+  agent_id: string | null;
+  last_used_at: Date | null;
+  created_at: Date;
+}
+
+export interface WalletRow {
+  id: string;
+  balance: string;
+  currency: string;
+  low_balance_threshold: string;
+}
+
+const TENANT_COLUMNS = 'id, name, slug, status, country, currency, timezone';
+const USER_COLUMNS = 'tenant_id, id, email, name, role, password_hash, created_at';
+const KEY_COLUMNS = 'id, tenant_id, name, key_prefix, expires_at, revoked_at, webhook_url, agent_id, last_used_at, created_at';
+const WALLET_COLUMNS = 'id, balance::text AS balance, currency, low_balance_threshold::text AS low_balance_threshold';
+
+export async function insertTenant(db: Queryable, t: { id: string; name: string; slug: string; country: string | null; currency: string }): Promise<TenantRow | undefined> {
+  const { rows } = await db.query<TenantRow>(
+    `INSERT INTO tenants (id, name, slug, country, currency) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (slug) DO NOTHING RETURNING ${TENANT_COLUMNS}`,
+    [t.id, t.name, t.slug, t.country, t.currency],
+  );
+  return rows[0];
+}
+
+export async function findTenant(db: Queryable, tenantId: string): Promise<TenantRow | undefined> {
+  const { rows } = await db.query<TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = $1`, [tenantId]);
+  return rows[0];
+}
+
+export async function countTenants(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM tenants');
+  return rows[0]!.n;
+}
+
+export async function insertUser(db: Queryable, tenantId: string, u: { id: string; email: string; name: string | null; passwordHash: string }): Promise<UserRow | undefined> {
+  const { rows } = await db.query<UserRow>(
+    `INSERT INTO users (tenant_id, id, email, name, password_hash) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (lower(email)) DO NOTHING RETURNING ${USER_COLUMNS}`,
+    [tenantId, u.id, u.email, u.name, u.passwordHash],
+  );
+  return rows[0];
+}
+
+export async function findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
+  const { rows } = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE lower(email) = lower($1)`, [email]);
+  return rows[0];
+}
+
+export async function findUser(db: Queryable, tenantId: string, userId: string): Promise<UserRow | undefined> {
+  const { rows } = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2`, [tenantId, userId]);
+  return rows[0];
+}
+
+export async function updateUserPassword(db: Queryable, tenantId: string, userId: string, passwordHash: string): Promise<void> {
+  await db.query('UPDATE users SET password_hash = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2', [tenantId, userId, passwordHash]);
+}
+
+export async function insertApiKey(
+  db: Queryable,
+  tenantId: string | null,
+  k: { id: string; name: string; keyHash: string; keyPrefix: string; expiresAt: Date | null; webhookUrl: string | null; webhookSecretSealed: string | null; agentId: string | null; createdBy: string | null },
+): Promise<ApiKeyRow> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `INSERT INTO api_keys (id, tenant_id, name, key_hash, key_prefix, expires_at, webhook_url, webhook_secret_sealed, agent_id, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${KEY_COLUMNS}`,
+    [k.id, tenantId, k.name, k.keyHash, k.keyPrefix, k.expiresAt, k.webhookUrl, k.webhookSecretSealed, k.agentId, k.createdBy],
+  );
+  return rows[0]!;
+}
+
+export async function listApiKeys(db: Queryable, tenantId: string, page: { limit: number; offset: number }): Promise<{ rows: ApiKeyRow[]; total: number }> {
+  const [{ rows }, count] = await Promise.all([
+    db.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, [tenantId, page.limit, page.offset]),
+    db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE tenant_id = $1', [tenantId]),
+  ]);
+  return { rows, total: count.rows[0]!.n };
+}
+
+/** The hot path of every API-key request until the key is cached. */
+export async function findApiKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
+  const { rows } = await db.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash]);
+  return rows[0];
+}
+
+/** Revokes and tells every API process, in the same transaction, to drop the key from its cache. */
+export async function revokeApiKey(db: Queryable, tenantId: string | null, keyId: string, channel: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ key_hash: string }>(
+    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+     WHERE id = $1 AND tenant_id IS NOT DISTINCT FROM $2 RETURNING key_hash`,
+    [keyId, tenantId],
+  );
+  const hash = rows[0]?.key_hash;
+  if (!hash) return undefined;
+  await db.query('SELECT pg_notify($1, $2)', [channel, hash]);
+  return hash;
+}
+
+export async function touchApiKeys(db: Queryable, keyIds: string[], at: Date): Promise<void> {
+  await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::uuid[]) AND (last_used_at IS NULL OR last_used_at < $2)', [keyIds, at]);
+}
+
+export async function insertWallet(db: Queryable, tenantId: string, w: { id: string; currency: string; lowBalanceThreshold: string }): Promise<void> {
+  await db.query('INSERT INTO wallets (tenant_id, id, currency, low_balance_threshold) VALUES ($1, $2, $3, $4)', [tenantId, w.id, w.currency, w.lowBalanceThreshold]);
+}
+
+export async function findWallet(db: Queryable, tenantId: string): Promise<WalletRow | undefined> {
+  const { rows } = await db.query<WalletRow>(`SELECT ${WALLET_COLUMNS} FROM wallets WHERE tenant_id = $1`, [tenantId]);
+  return rows[0];
+}
+
+/** Adds (or with a negative amount removes) money and journals it, atomically with the caller's transaction. */
+export async function applyWalletChange(db: Queryable, tenantId: string, change: { id: string; amount: string; reason: string; reference: string | null }): Promise<WalletRow | undefined> {
+  const { rows } = await db.query<WalletRow>(
+    `WITH w AS (
+       UPDATE wallets SET balance = balance + $2::numeric, updated_at = now()
+       WHERE tenant_id = $1 RETURNING tenant_id, id, balance, currency, low_balance_threshold
+     ), j AS (
+       INSERT INTO wallet_transactions (tenant_id, id, wallet_id, amount, balance_after, kind, reason, reference)
+       SELECT w.tenant_id, $3, w.id, abs($2::numeric), w.balance, CASE WHEN $2::numeric < 0 THEN 'DEBIT' ELSE 'CREDIT' END, $4, $5 FROM w
+     )
+     SELECT ${WALLET_COLUMNS} FROM w`,
+    [tenantId, change.amount, change.id, change.reason, change.reference],
+  );
+  return rows[0];
+}

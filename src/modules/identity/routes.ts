@@ -1,0 +1,88 @@
+// Seed §2.1 (API keys), §2.10 (profile), §5 (authentication); contract §2.
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { ModulePlugin } from '../../gateway.ts';
+import { principalOf } from '../../platform/auth.ts';
+import { tenantCtx } from '../../platform/context.ts';
+import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
+import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { ApiKey, CreateApiKeyBody, CreatedApiKey, LoginBody, PasswordBody, Profile, Session, SignupBody } from './schemas.ts';
+import * as identity from './service.ts';
+
+const nothingYet = async () => false;
+
+export const identityRoutes: ModulePlugin = async (plugin, { deps }) => {
+  const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+  const publicRoute = { auth: 'public' as const };
+  const dashboardOnly = { auth: 'dashboard' as const };
+  // Filled in by the modules that own integrations, agents and calls as they arrive.
+  const onboarding: identity.OnboardingSources = { hasIntegration: nothingYet, hasFlow: nothingYet, hasTestedCall: nothingYet };
+
+  app.post(
+    '/auth/signup',
+    {
+      config: publicRoute,
+      schema: { tags: ['auth'], summary: 'Create a tenant and its owner, and sign in', security: [], body: SignupBody, response: { 201: Session, ...errorResponses(400, 403, 409) } },
+    },
+    async (request, reply) => reply.code(201).send(await identity.signup(deps, request.body)),
+  );
+
+  app.post(
+    '/auth/login',
+    { config: publicRoute, schema: { tags: ['auth'], summary: 'Sign in to the dashboard', security: [], body: LoginBody, response: { 200: Session, ...errorResponses(400, 401) } } },
+    async (request) => identity.login(deps, request.body),
+  );
+
+  app.post(
+    '/auth/password',
+    { config: dashboardOnly, schema: { tags: ['auth'], summary: 'Change the signed-in user’s password', body: PasswordBody, response: { 204: Type.Null(), ...errorResponses(400, 401, 403) } } },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      if (principal.kind !== 'session') throw new Error('dashboard route reached without a session');
+      await identity.changePassword(tenantCtx(deps, principal.tenantId), principal.userId, request.body);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/api-keys',
+    {
+      config: dashboardOnly,
+      schema: { tags: ['api-keys'], summary: 'Create an API key (shown once)', body: CreateApiKeyBody, response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403) } },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const createdBy = principal.kind === 'session' ? principal.userId : null;
+      return reply.code(201).send(await identity.createApiKey(deps, principal.tenantId, request.body, { createdBy }));
+    },
+  );
+
+  app.get(
+    '/api-keys',
+    { config: dashboardOnly, schema: { tags: ['api-keys'], summary: 'List the tenant’s API keys', querystring: PageQuery, response: { 200: PageOf(ApiKey), ...errorResponses(400, 401, 403) } } },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await identity.listApiKeys(tenantCtx(deps, principalOf(request).tenantId), page);
+      return pageOf(data, total, page);
+    },
+  );
+
+  app.delete(
+    '/api-keys/:id',
+    { config: dashboardOnly, schema: { tags: ['api-keys'], summary: 'Revoke an API key, at once', params: IdParams, response: { 204: Type.Null(), ...errorResponses(401, 403, 404) } } },
+    async (request, reply) => {
+      await identity.revokeApiKey(deps, principalOf(request).tenantId, request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/profile',
+    { schema: { tags: ['profile'], summary: 'The tenant profile; also a key check', response: { 200: Profile, ...errorResponses(401, 403) } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const userId = principal.kind === 'session' ? principal.userId : null;
+      return identity.getProfile(tenantCtx(deps, principal.tenantId), userId, onboarding);
+    },
+  );
+};

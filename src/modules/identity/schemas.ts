@@ -1,0 +1,106 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { MoneyString, Timestamp, Uuid } from '../../platform/schemas.ts';
+
+const Email = Type.String({ format: 'email', maxLength: 254 });
+const Password = Type.String({ minLength: 8, maxLength: 200, description: 'At least 8 characters.' });
+
+export const SignupBody = Type.Object(
+  {
+    tenantName: Type.String({ minLength: 1, maxLength: 200 }),
+    email: Email,
+    password: Password,
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, e.g. US.' })),
+    currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217, e.g. USD. Default USD.' })),
+  },
+  { additionalProperties: false },
+);
+export type SignupBody = Static<typeof SignupBody>;
+
+export const LoginBody = Type.Object({ email: Email, password: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export type LoginBody = Static<typeof LoginBody>;
+
+export const PasswordBody = Type.Object({ currentPassword: Type.String({ minLength: 1, maxLength: 200 }), newPassword: Password }, { additionalProperties: false });
+export type PasswordBody = Static<typeof PasswordBody>;
+
+export const User = Type.Object({
+  id: Uuid,
+  tenantId: Uuid,
+  email: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  role: Type.String(),
+  createdAt: Timestamp,
+});
+export type User = Static<typeof User>;
+
+export const Session = Type.Object({
+  accessToken: Type.String({ description: 'Send as `Authorization: Bearer <accessToken>`.' }),
+  expiresIn: Type.Integer({ description: 'Seconds until the token expires.' }),
+  user: User,
+});
+
+export const CreateApiKeyBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    expiresAt: Type.Optional(
+      Type.Union([Type.String({ format: 'date-time' }), Type.String({ format: 'date' })], {
+        description: 'The key stops working after this instant; a bare date means the end of that day (UTC).',
+      }),
+    ),
+    webhookUrl: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'Where call results are posted.' })),
+    agentId: Type.Optional(Type.Union([Uuid, Type.Null()], { description: 'Pins the key so its webhook fires only for this agent.' })),
+  },
+  { additionalProperties: false },
+);
+export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>;
+
+export const ApiKey = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  keyPrefix: Type.String({ description: 'The first characters of the key, to recognise it.' }),
+  status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('EXPIRED'), Type.Literal('REVOKED')]),
+  expiresAt: Type.Union([Timestamp, Type.Null()]),
+  webhookUrl: Type.Union([Type.String(), Type.Null()]),
+  agentId: Type.Union([Uuid, Type.Null()]),
+  lastUsedAt: Type.Union([Timestamp, Type.Null()]),
+  revokedAt: Type.Union([Timestamp, Type.Null()]),
+  createdAt: Timestamp,
+});
+export type ApiKey = Static<typeof ApiKey>;
+
+export const CreatedApiKey = Type.Composite([
+  ApiKey,
+  Type.Object({
+    key: Type.String({ description: 'The full key. Shown only in this response.' }),
+    webhookSecret: Type.Optional(Type.String({ description: 'Signing secret of the webhook (Standard Webhooks). Shown only in this response.' })),
+  }),
+]);
+
+export const Profile = Type.Object({
+  success: Type.Boolean(),
+  message: Type.String(),
+  data: Type.Object({
+    user: Type.Union([User, Type.Null()]),
+    tenant: Type.Object({
+      id: Uuid,
+      name: Type.String(),
+      slug: Type.String(),
+      status: Type.String(),
+      country: Type.Union([Type.String(), Type.Null()]),
+      currency: Type.String(),
+    }),
+    onboarding: Type.Object({
+      hasIntegration: Type.Boolean(),
+      hasFlow: Type.Boolean(),
+      hasTestedCall: Type.Boolean(),
+      completed: Type.Boolean(),
+    }),
+    wallet: Type.Object({
+      id: Uuid,
+      balance: MoneyString,
+      currency: Type.String(),
+      lowBalanceThreshold: MoneyString,
+    }),
+  }),
+});
+export type Profile = Static<typeof Profile>;

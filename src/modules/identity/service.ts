@@ -1,0 +1,251 @@
+import { createHash, randomBytes } from 'node:crypto';
+import argon2 from 'argon2';
+import { SignJWT, jwtVerify } from 'jose';
+import type { Config } from '../../config.ts';
+import type { CachedKey } from '../../platform/api-key-cache.ts';
+import { KEY_REVOKED_CHANNEL } from '../../platform/api-key-cache.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Deps, TenantCtx } from '../../platform/context.ts';
+import type { Queryable } from '../../platform/db.ts';
+import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { formatMoney, money } from '../../platform/money.ts';
+import type { Page } from '../../platform/pagination.ts';
+import type { ServerKeys } from '../../platform/secrets.ts';
+import * as repo from './repo.ts';
+import type { ApiKey, CreateApiKeyBody, LoginBody, PasswordBody, Profile, SignupBody, User } from './schemas.ts';
+
+// OWASP's argon2id baseline: strong, and quick enough that sign-up and login stay snappy.
+const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+// Verified against when the e-mail is unknown, so a login takes as long either way.
+const UNKNOWN_USER_HASH = argon2.hash(randomBytes(16).toString('hex'), ARGON2_OPTIONS);
+
+export const API_KEY_PREFIX = 'aok_';
+const API_KEY_PATTERN = /^aok_[A-Za-z0-9_-]{43}$/;
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+export const hashApiKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+function toUser(row: repo.UserRow): User {
+  return { id: row.id, tenantId: row.tenant_id, email: row.email, name: row.name, role: row.role, createdAt: row.created_at.toISOString() };
+}
+
+function keyStatus(row: repo.ApiKeyRow, now: Date): ApiKey['status'] {
+  if (row.revoked_at) return 'REVOKED';
+  if (row.expires_at && row.expires_at <= now) return 'EXPIRED';
+  return 'ACTIVE';
+}
+
+function toApiKey(row: repo.ApiKeyRow, now: Date): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    keyPrefix: row.key_prefix,
+    status: keyStatus(row, now),
+    expiresAt: iso(row.expires_at),
+    webhookUrl: row.webhook_url,
+    agentId: row.agent_id,
+    lastUsedAt: iso(row.last_used_at),
+    revokedAt: iso(row.revoked_at),
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+function slugify(name: string): string {
+  const base = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48);
+  return base || 'tenant';
+}
+
+export interface NewTenant {
+  tenantName: string;
+  email: string;
+  password: string;
+  name?: string | undefined;
+  country?: string | undefined;
+  currency?: string | undefined;
+  /** Starting wallet credit; the configured STARTING_CREDIT when omitted. */
+  credit?: string | undefined;
+}
+
+/** A tenant with its first user (the owner) and a wallet holding the starting credit, atomically. */
+export async function createTenant(db: Queryable, config: Config, input: NewTenant): Promise<{ tenantId: string; user: User }> {
+  const passwordHash = await argon2.hash(input.password, ARGON2_OPTIONS);
+  return db.transaction(async (tx) => {
+    let tenant: repo.TenantRow | undefined;
+    for (let attempt = 0; !tenant; attempt++) {
+      const slug = attempt === 0 ? slugify(input.tenantName) : `${slugify(input.tenantName)}-${randomBytes(3).toString('hex')}`;
+      tenant = await repo.insertTenant(tx, { id: newId(), name: input.tenantName, slug, country: input.country ?? null, currency: input.currency ?? 'USD' });
+    }
+    const user = await repo.insertUser(tx, tenant.id, { id: newId(), email: input.email, name: input.name ?? null, passwordHash });
+    if (!user) throw conflict('EMAIL_TAKEN', 'An account with this e-mail address already exists; log in instead.');
+    const walletId = newId();
+    await repo.insertWallet(tx, tenant.id, { id: walletId, currency: tenant.currency, lowBalanceThreshold: config.lowBalanceThreshold });
+    const credit = money(input.credit ?? config.startingCredit);
+    if (credit.gt(0)) await repo.applyWalletChange(tx, tenant.id, { id: newId(), amount: credit.toFixed(4), reason: 'Starting credit', reference: null });
+    return { tenantId: tenant.id, user: toUser(user) };
+  });
+}
+
+export async function issueSession(deps: Pick<Deps, 'config' | 'clock' | 'serverKeys'>, user: User) {
+  const issuedAt = Math.floor(deps.clock.now().getTime() / 1000);
+  const accessToken = await new SignJWT({ tid: user.tenantId })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(user.id)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + deps.config.sessionTtlSeconds)
+    .sign(deps.serverKeys.sessionSigningKey);
+  return { accessToken, expiresIn: deps.config.sessionTtlSeconds, user };
+}
+
+export async function signup(deps: Deps, input: SignupBody) {
+  if (!deps.config.signupEnabled) throw new AppError(403, 'SIGNUP_DISABLED', 'Sign-up is switched off on this server; ask its operator for an account.');
+  const { user } = await createTenant(deps.db, deps.config, input);
+  return issueSession(deps, user);
+}
+
+export async function login(deps: Deps, input: LoginBody) {
+  const row = await repo.findUserByEmail(deps.db, input.email);
+  const valid = await argon2.verify(row?.password_hash ?? (await UNKNOWN_USER_HASH), input.password);
+  if (!row || !valid) throw new AppError(401, 'INVALID_CREDENTIALS', 'Invalid email or password.');
+  return issueSession(deps, toUser(row));
+}
+
+export async function changePassword(ctx: TenantCtx, userId: string, input: PasswordBody): Promise<void> {
+  const row = await repo.findUser(ctx.db, ctx.tenantId, userId);
+  if (!row || !(await argon2.verify(row.password_hash, input.currentPassword))) {
+    throw new AppError(400, 'INVALID_CURRENT_PASSWORD', 'The current password is not correct.');
+  }
+  await repo.updateUserPassword(ctx.db, ctx.tenantId, userId, await argon2.hash(input.newPassword, ARGON2_OPTIONS));
+}
+
+export interface SessionClaims {
+  userId: string;
+  tenantId: string;
+}
+
+export async function verifySession(deps: Pick<Deps, 'clock' | 'serverKeys'>, token: string): Promise<SessionClaims | null> {
+  try {
+    const { payload } = await jwtVerify(token, deps.serverKeys.sessionSigningKey, { algorithms: ['HS256'], currentDate: deps.clock.now() });
+    if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string') return null;
+    return { userId: payload.sub, tenantId: payload.tid };
+  } catch {
+    return null;
+  }
+}
+
+/** Bare dates mean "through the end of that day" in UTC. */
+function parseExpiry(value: string | undefined): Date | null {
+  if (value === undefined) return null;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return new Date(Date.parse(`${value}T00:00:00.000Z`) + 86_400_000);
+  return new Date(value);
+}
+
+export interface KeyOwner {
+  db: Queryable;
+  clock: Clock;
+  serverKeys: ServerKeys;
+}
+
+/** Makes a key; its full value and webhook secret exist only in the returned object. */
+export async function createApiKey(
+  owner: KeyOwner,
+  tenantId: string | null,
+  input: CreateApiKeyBody,
+  options: { allowPastExpiry?: boolean; createdBy?: string | null } = {},
+) {
+  const expiresAt = parseExpiry(input.expiresAt);
+  if (expiresAt && !options.allowPastExpiry && expiresAt <= owner.clock.now()) {
+    throw badRequest('EXPIRY_IN_PAST', 'expiresAt must lie in the future.', [{ path: '/expiresAt', message: 'must lie in the future' }]);
+  }
+  const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
+  const webhookSecret = input.webhookUrl ? `whsec_${randomBytes(32).toString('base64')}` : undefined;
+  const row = await repo.insertApiKey(owner.db, tenantId, {
+    id: newId(),
+    name: input.name,
+    keyHash: hashApiKey(key),
+    keyPrefix: key.slice(0, API_KEY_PREFIX.length + 8),
+    expiresAt,
+    webhookUrl: input.webhookUrl ?? null,
+    webhookSecretSealed: webhookSecret ? owner.serverKeys.seal(webhookSecret) : null,
+    agentId: input.agentId ?? null,
+    createdBy: options.createdBy ?? null,
+  });
+  return { ...toApiKey(row, owner.clock.now()), key, ...(webhookSecret ? { webhookSecret } : {}) };
+}
+
+export async function listApiKeys(ctx: TenantCtx, page: Page) {
+  const { rows, total } = await repo.listApiKeys(ctx.db, ctx.tenantId, page);
+  const now = ctx.clock.now();
+  return { data: rows.map((row) => toApiKey(row, now)), total };
+}
+
+/** Revokes a key of `tenantId` (null: a platform key); every API process stops honouring it at once. */
+export async function revokeApiKey(deps: Pick<Deps, 'db' | 'apiKeyCache'>, tenantId: string | null, keyId: string): Promise<void> {
+  const keyHash = await deps.db.transaction((tx) => repo.revokeApiKey(tx, tenantId, keyId, KEY_REVOKED_CHANNEL));
+  if (!keyHash) throw notFound('API key');
+  deps.apiKeyCache.evict(keyHash);
+}
+
+export type KeyCheck = { status: 'valid'; key: CachedKey } | { status: 'invalid' } | { status: 'expired' };
+
+export async function authenticateApiKey(deps: Pick<Deps, 'db' | 'clock' | 'apiKeyCache'>, token: string): Promise<KeyCheck> {
+  if (!API_KEY_PATTERN.test(token)) return { status: 'invalid' };
+  const keyHash = hashApiKey(token);
+  let key = deps.apiKeyCache.get(keyHash);
+  if (!key) {
+    const generation = deps.apiKeyCache.generation();
+    const row = await repo.findApiKeyByHash(deps.db, keyHash);
+    if (!row || row.revoked_at) return { status: 'invalid' };
+    key = { keyId: row.id, tenantId: row.tenant_id, agentId: row.agent_id, expiresAt: row.expires_at };
+    deps.apiKeyCache.set(keyHash, key, generation);
+  }
+  if (key.expiresAt && key.expiresAt <= deps.clock.now()) return { status: 'expired' };
+  deps.apiKeyCache.touch(key.keyId);
+  return { status: 'valid', key };
+}
+
+export const recordApiKeyUse = (db: Queryable) => (keyIds: string[], at: Date) => repo.touchApiKeys(db, keyIds, at);
+
+/** Onboarding questions answered by the modules that own the state. */
+export interface OnboardingSources {
+  hasIntegration(ctx: TenantCtx): Promise<boolean>;
+  hasFlow(ctx: TenantCtx): Promise<boolean>;
+  hasTestedCall(ctx: TenantCtx): Promise<boolean>;
+}
+
+export async function getProfile(ctx: TenantCtx, userId: string | null, onboarding: OnboardingSources): Promise<Profile> {
+  const [tenant, wallet, user, hasIntegration, hasFlow, hasTestedCall] = await Promise.all([
+    repo.findTenant(ctx.db, ctx.tenantId),
+    repo.findWallet(ctx.db, ctx.tenantId),
+    userId ? repo.findUser(ctx.db, ctx.tenantId, userId) : Promise.resolve(undefined),
+    onboarding.hasIntegration(ctx),
+    onboarding.hasFlow(ctx),
+    onboarding.hasTestedCall(ctx),
+  ]);
+  if (!tenant || !wallet) throw notFound('Tenant');
+  return {
+    success: true,
+    message: 'Profile retrieved successfully',
+    data: {
+      user: user ? toUser(user) : null,
+      tenant: { id: tenant.id, name: tenant.name, slug: tenant.slug, status: tenant.status, country: tenant.country, currency: tenant.currency },
+      onboarding: { hasIntegration, hasFlow, hasTestedCall, completed: hasIntegration && hasFlow && hasTestedCall },
+      wallet: { id: wallet.id, balance: formatMoney(wallet.balance), currency: wallet.currency, lowBalanceThreshold: formatMoney(wallet.low_balance_threshold) },
+    },
+  };
+}
+
+export async function creditWallet(db: Queryable, tenantId: string, amount: string, reason: string) {
+  if (!money(amount).isFinite()) throw badRequest('INVALID_AMOUNT', 'The amount must be a decimal number.');
+  const wallet = await db.transaction((tx) => repo.applyWalletChange(tx, tenantId, { id: newId(), amount: money(amount).toFixed(4), reason, reference: null }));
+  if (!wallet) throw notFound('Tenant wallet');
+  return { id: wallet.id, balance: formatMoney(wallet.balance), currency: wallet.currency };
+}
+
+export const countTenants = (db: Queryable) => repo.countTenants(db);

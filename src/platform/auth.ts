@@ -1,0 +1,78 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from './errors.ts';
+
+/**
+ * Who may call a route (seed §5, contract §2):
+ * - `tenant`: an API key of a tenant or a dashboard session (the default);
+ * - `dashboard`: dashboard sessions only;
+ * - `public`: no credentials (sign-up, login, provider callbacks, health).
+ */
+export type AuthMode = 'tenant' | 'dashboard' | 'public';
+
+export type Principal =
+  | { kind: 'apiKey'; keyId: string; tenantId: string; agentId: string | null }
+  | { kind: 'session'; userId: string; tenantId: string };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export interface Authenticator {
+  apiKey(token: string): Promise<
+    | { status: 'valid'; key: { keyId: string; tenantId: string | null; agentId: string | null } }
+    | { status: 'invalid' }
+    | { status: 'expired' }
+  >;
+  session(token: string): Promise<{ userId: string; tenantId: string } | null>;
+}
+
+const unauthorized = (code: string, message: string) => new AppError(401, code, message);
+const INVALID_KEY = () => unauthorized('INVALID_API_KEY', 'Invalid API key');
+
+/** Resolves the caller before anything else runs, so a bad credential is a 401 whatever the body. */
+export function authHook(authenticator: Authenticator) {
+  return async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
+    request.principal = null;
+    // Unknown routes answer 404 whoever asks: the gateway routes before any service authenticates.
+    if (request.is404) return;
+    const mode = request.routeOptions.config.auth ?? 'tenant';
+    if (mode === 'public') return;
+
+    const header = request.headers.authorization?.trim();
+    if (!header) throw unauthorized('AUTHENTICATION_REQUIRED', 'Authentication required');
+    const match = /^Bearer\s+(\S.*)$/i.exec(header);
+    if (!match) {
+      if (header.includes('aok_')) throw INVALID_KEY();
+      throw unauthorized('AUTHENTICATION_REQUIRED', 'Authentication required');
+    }
+    const token = match[1]!.trim();
+    // "Bearer Bearer aok_…": the word was typed into a runner that adds it already (seed §5.7).
+    if (/^bearer\b/i.test(token) || /\s/.test(token)) throw INVALID_KEY();
+
+    if (token.startsWith('aok_')) {
+      const check = await authenticator.apiKey(token);
+      if (check.status === 'invalid') throw INVALID_KEY();
+      if (check.status === 'expired') throw unauthorized('API_KEY_EXPIRED', 'API key has expired');
+      if (mode === 'dashboard') throw new AppError(403, 'API_KEY_NOT_ALLOWED', 'API key authentication is not allowed for this route');
+      const { keyId, tenantId, agentId } = check.key;
+      if (!tenantId) throw new AppError(403, 'TENANT_CONTEXT_REQUIRED', 'Tenant context required');
+      request.principal = { kind: 'apiKey', keyId, tenantId, agentId };
+      return;
+    }
+
+    const session = await authenticator.session(token);
+    if (!session) throw unauthorized('INVALID_SESSION', 'Invalid session token');
+    request.principal = { kind: 'session', userId: session.userId, tenantId: session.tenantId };
+  };
+}
+
+/** The authenticated caller of a `tenant` or `dashboard` route. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error(`Route ${request.routeOptions.url} reads the principal but is public`);
+  return request.principal;
+}

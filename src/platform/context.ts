@@ -1,0 +1,38 @@
+import type { Config } from '../config.ts';
+import type { ApiKeyCache } from './api-key-cache.ts';
+import type { Clock } from './clock.ts';
+import type { Db, Queryable } from './db.ts';
+import type { JobQueue } from './jobs.ts';
+import type { Logger } from './logger.ts';
+import type { ServerKeys } from './secrets.ts';
+
+/** Everything a process shares: built once in main (or the test harness) and passed down. */
+export interface Deps {
+  config: Config;
+  db: Db;
+  jobs: JobQueue;
+  clock: Clock;
+  log: Logger;
+  serverKeys: ServerKeys;
+  apiKeyCache: ApiKeyCache;
+}
+
+/** What a service function works with on behalf of one tenant. */
+export interface TenantCtx {
+  tenantId: string;
+  db: Queryable;
+  clock: Clock;
+  jobs: JobQueue;
+  config: Config;
+}
+
+export const tenantCtx = (deps: Deps, tenantId: string): TenantCtx => ({
+  tenantId,
+  db: deps.db,
+  clock: deps.clock,
+  jobs: deps.jobs,
+  config: deps.config,
+});
+
+/** The same context bound to an open transaction. */
+export const inTx = <C extends { db: Queryable }>(ctx: C, tx: Queryable): C => ({ ...ctx, db: tx });

@@ -1,0 +1,163 @@
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+
+/**
+ * One code path on two engines: PostgreSQL through `pg`, or PGlite in-process.
+ * Repos only see `Queryable`; services open transactions through `transaction`.
+ */
+export interface QueryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<R>>;
+  /** Runs a multi-statement script without parameters (migrations). */
+  execScript(sql: string): Promise<void>;
+  /** Runs `fn` in a transaction; inside a transaction it joins the open one. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+}
+
+export type Engine = 'pglite' | 'postgres';
+
+export interface Db extends Queryable {
+  readonly engine: Engine;
+  /** Subscribes to NOTIFY on a channel; `onLost` fires when delivery can no longer be trusted. */
+  listen(channel: string, onPayload: (payload: string) => void, onLost?: () => void): Promise<() => Promise<void>>;
+  /** pg-boss' database interface, optionally bound to an open transaction. */
+  jobsAdapter(tx?: Queryable): { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> };
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+// Both engines hand back the same JS types: int8 as number (counts), numeric as exact string.
+const parseInt8 = (value: string) => Number(value);
+
+export function openPostgres(connectionString: string, poolSize: number): Db {
+  const typeParsers = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === INT8_OID) return parseInt8;
+      return pg.types.getTypeParser(oid, format as 'text');
+    },
+  };
+  const pool = new pg.Pool({ connectionString, max: poolSize, types: typeParsers as pg.CustomTypesConfig });
+  pool.on('error', () => {
+    // An idle client lost its connection; the pool replaces it on next use.
+  });
+
+  const statementName = (text: string) => 'cf_' + createHash('sha1').update(text).digest('hex').slice(0, 20);
+
+  const clientQueryable = (client: pg.PoolClient): Queryable => ({
+    async query<R>(text: string, params: unknown[] = []) {
+      const result = await client.query({ name: statementName(text), text, values: params });
+      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    },
+    async execScript(sql: string) {
+      await client.query(sql);
+    },
+    transaction: (fn) => fn(clientQueryable(client)),
+  });
+
+  return {
+    engine: 'postgres',
+    async query<R>(text: string, params: unknown[] = []) {
+      // Named statements are prepared once per connection and reused.
+      const result = await pool.query({ name: statementName(text), text, values: params });
+      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    },
+    async execScript(sql: string) {
+      await pool.query(sql);
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(clientQueryable(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async listen(channel, onPayload, onLost) {
+      const client = new pg.Client({ connectionString });
+      client.on('notification', (message) => {
+        if (message.channel === channel && message.payload !== undefined) onPayload(message.payload);
+      });
+      client.on('error', () => onLost?.());
+      client.on('end', () => onLost?.());
+      await client.connect();
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      return async () => {
+        client.removeAllListeners('end');
+        await client.end().catch(() => undefined);
+      };
+    },
+    jobsAdapter(tx) {
+      if (tx) return { executeSql: (text, values) => tx.query(text, values ?? []) };
+      return { executeSql: (text, values) => pool.query(text, values as unknown[]) };
+    },
+    close: () => pool.end(),
+  };
+}
+
+// PGlite reports affectedRows 0 for a SELECT; pg's rowCount counts the rows returned.
+const liteResult = <R>(result: { rows: R[]; affectedRows?: number }): QueryResult<R> => ({
+  rows: result.rows,
+  rowCount: result.rows.length > 0 ? result.rows.length : (result.affectedRows ?? 0),
+});
+
+export async function openPglite(dataDir: string | undefined): Promise<Db> {
+  const lite = await PGlite.create(dataDir ?? 'memory://', {
+    parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: (value: string) => value },
+  });
+
+  const runExec = async (target: PGlite | Transaction, text: string) => {
+    const results = await target.exec(text);
+    const last = results[results.length - 1];
+    return last ? liteResult(last) : { rows: [], rowCount: 0 };
+  };
+
+  const txQueryable = (tx: Transaction): Queryable => ({
+    async query<R>(text: string, params: unknown[] = []) {
+      return liteResult(await tx.query<R>(text, params));
+    },
+    async execScript(sql: string) {
+      await tx.exec(sql);
+    },
+    transaction: (fn) => fn(txQueryable(tx)),
+  });
+
+  return {
+    engine: 'pglite',
+    async query<R>(text: string, params: unknown[] = []) {
+      return liteResult(await lite.query<R>(text, params));
+    },
+    async execScript(sql: string) {
+      await lite.exec(sql);
+    },
+    transaction: (fn) => lite.transaction((tx) => fn(txQueryable(tx))),
+    async listen(channel, onPayload) {
+      const unlisten = await lite.listen(channel, onPayload);
+      return async () => unlisten();
+    },
+    jobsAdapter(tx) {
+      return {
+        async executeSql(text, values) {
+          // pg-boss sends its schema as one multi-statement script without parameters.
+          if (!values || values.length === 0) {
+            return tx ? tx.query(text) : runExec(lite, text);
+          }
+          return tx ? tx.query(text, values) : lite.query(text, values);
+        },
+      };
+    },
+    close: () => lite.close(),
+  };
+}

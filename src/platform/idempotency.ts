@@ -1,0 +1,105 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Clock } from './clock.ts';
+import type { Db } from './db.ts';
+import { AppError } from './errors.ts';
+
+/**
+ * `Idempotency-Key` on any POST (contract §1): the same key with the same request replays the
+ * first response for `ttlHours`; with a different request it is refused with 422. Responses of 5xx
+ * are not kept, so a retry after a server failure runs again.
+ */
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency?: { scope: string; key: string };
+  }
+}
+
+// A claim whose request never finished (a crashed process) stops blocking retries after this.
+const ABANDONED_AFTER_MS = 60_000;
+
+interface StoredResponse {
+  request_hash: string;
+  status_code: number | null;
+  content_type: string | null;
+  response_body: string | null;
+  created_at: Date;
+}
+
+function scopeOf(request: FastifyRequest): string {
+  const principal = request.principal;
+  return principal ? `tenant:${principal.tenantId}` : `ip:${request.ip}`;
+}
+
+function requestHash(request: FastifyRequest): string {
+  const body = String(request.headers['content-type'] ?? '').startsWith('multipart/') ? `multipart:${request.headers['content-length'] ?? ''}` : JSON.stringify(request.body ?? null);
+  return createHash('sha256').update(`${request.method} ${request.url}\n${body}`).digest('hex');
+}
+
+export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, ttlHours: number) {
+  const claim = async (scope: string, key: string, hash: string) => {
+    const { rowCount } = await db.query(
+      'INSERT INTO idempotency_keys (scope, key, request_hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (scope, key) DO NOTHING',
+      [scope, key, hash, clock.now()],
+    );
+    return rowCount === 1;
+  };
+
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.method !== 'POST') return;
+    const key = request.headers['idempotency-key'];
+    if (key === undefined) return;
+    if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
+      throw new AppError(400, 'INVALID_IDEMPOTENCY_KEY', 'The Idempotency-Key header must be one value of 1 to 255 characters.');
+    }
+    const scope = scopeOf(request);
+    const hash = requestHash(request);
+    if (await claim(scope, key, hash)) {
+      request.idempotency = { scope, key };
+      return;
+    }
+    const { rows } = await db.query<StoredResponse>(
+      'SELECT request_hash, status_code, content_type, response_body, created_at FROM idempotency_keys WHERE scope = $1 AND key = $2',
+      [scope, key],
+    );
+    const stored = rows[0];
+    const age = stored ? clock.now().getTime() - stored.created_at.getTime() : Infinity;
+    const stale = age > ttlHours * 3_600_000 || (stored?.status_code === null && age > ABANDONED_AFTER_MS);
+    if (!stored || stale) {
+      if (stored) await db.query('DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND created_at = $3', [scope, key, stored.created_at]);
+      if (await claim(scope, key, hash)) {
+        request.idempotency = { scope, key };
+        return;
+      }
+      throw new AppError(409, 'IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry in a moment.');
+    }
+    if (stored.request_hash !== hash) {
+      throw new AppError(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request; use a new key for a new request.');
+    }
+    if (stored.status_code === null) {
+      throw new AppError(409, 'IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry in a moment.');
+    }
+    reply.code(stored.status_code).header('idempotent-replayed', 'true');
+    if (stored.content_type) reply.header('content-type', stored.content_type);
+    return reply.send(stored.response_body ?? undefined);
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const claimed = request.idempotency;
+    if (!claimed) return payload;
+    request.idempotency = undefined;
+    if (reply.statusCode >= 500) {
+      await db.query('DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2', [claimed.scope, claimed.key]);
+      return payload;
+    }
+    const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+    await db.query('UPDATE idempotency_keys SET status_code = $3, content_type = $4, response_body = $5 WHERE scope = $1 AND key = $2', [
+      claimed.scope,
+      claimed.key,
+      reply.statusCode,
+      String(reply.getHeader('content-type') ?? ''),
+      body,
+    ]);
+    return payload;
+  });
+}

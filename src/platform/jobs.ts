@@ -1,0 +1,85 @@
+import PgBoss from 'pg-boss';
+import type { Db, Queryable } from './db.ts';
+import type { Logger } from './logger.ts';
+
+/**
+ * Background work on pg-boss, in the same PostgreSQL as the data. `send` with `tx` writes the job
+ * in the caller's transaction: it exists if and only if the change that needs it committed.
+ */
+export interface JobDefinition<T = unknown> {
+  name: string;
+  /** Retries after a failure, each `retryDelaySeconds` doubled (pg-boss backoff). */
+  retryLimit?: number;
+  retryDelaySeconds?: number;
+  expireInSeconds?: number;
+  /** Parallel handlers of this queue in one worker process. */
+  concurrency?: number;
+  handle(data: T, meta: { id: string; retryCount: number }): Promise<void>;
+}
+
+export interface SendOptions {
+  tx?: Queryable;
+  startAfter?: Date;
+  singletonKey?: string;
+}
+
+export interface JobQueue {
+  send<T extends object>(name: string, data: T, options?: SendOptions): Promise<string | null>;
+  /** Registers and starts handlers (worker role). */
+  work(definitions: JobDefinition<never>[]): Promise<void>;
+  /** Makes sure queues exist so any role can send to them. */
+  define(definitions: JobDefinition<never>[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startJobQueue(db: Db, options: { databaseUrl?: string; supervise: boolean; pollSeconds: number; log: Logger }): Promise<JobQueue> {
+  const boss =
+    db.engine === 'postgres' && options.databaseUrl
+      ? new PgBoss({ connectionString: options.databaseUrl, max: 4, supervise: options.supervise, schedule: options.supervise, application_name: 'callforge-jobs' })
+      : new PgBoss({ db: db.jobsAdapter() as PgBoss.Db, supervise: options.supervise, schedule: options.supervise });
+  boss.on('error', (error) => options.log.error({ err: error }, 'job queue error'));
+  await boss.start();
+
+  const define = async (definitions: JobDefinition<never>[]) => {
+    for (const definition of definitions) {
+      if (await boss.getQueue(definition.name)) continue;
+      await boss
+        .createQueue(definition.name, {
+          name: definition.name,
+          retryLimit: definition.retryLimit ?? 5,
+          retryDelay: definition.retryDelaySeconds ?? 5,
+          retryBackoff: true,
+          expireInSeconds: definition.expireInSeconds ?? 300,
+        })
+        .catch(async (error: unknown) => {
+          // Another process created it between our check and our insert.
+          if (!(await boss.getQueue(definition.name))) throw error;
+        });
+    }
+  };
+
+  return {
+    async send(name, data, sendOptions = {}) {
+      const { tx, startAfter, singletonKey } = sendOptions;
+      return boss.send(name, data, {
+        ...(startAfter ? { startAfter } : {}),
+        ...(singletonKey ? { singletonKey } : {}),
+        ...(tx ? { db: db.jobsAdapter(tx) as PgBoss.Db } : {}),
+      });
+    },
+    define,
+    async work(definitions) {
+      await define(definitions);
+      for (const definition of definitions) {
+        for (let i = 0; i < (definition.concurrency ?? 1); i++) {
+          await boss.work(definition.name, { pollingIntervalSeconds: options.pollSeconds, includeMetadata: true }, async (jobs) => {
+            for (const job of jobs) {
+              await definition.handle(job.data as never, { id: job.id, retryCount: job.retryCount });
+            }
+          });
+        }
+      }
+    },
+    stop: () => boss.stop({ graceful: true, wait: true, timeout: 10_000, close: true }),
+  };
+}

@@ -1,0 +1,25 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+/** The one pagination of every list endpoint: `?page=1&limit=25` answered as `{data, total, page, limit}`. */
+export const PageQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: '1-based page number.' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 25, description: 'Items per page, 1 to 200.' })),
+});
+export type PageQuery = Static<typeof PageQuery>;
+
+export interface Page {
+  page: number;
+  limit: number;
+  offset: number;
+}
+
+export const toPage = (query: PageQuery): Page => {
+  const page = query.page ?? 1;
+  const limit = query.limit ?? 25;
+  return { page, limit, offset: (page - 1) * limit };
+};
+
+export const PageOf = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), total: Type.Integer(), page: Type.Integer(), limit: Type.Integer() });
+
+export const pageOf = <T>(data: T[], total: number, page: Page) => ({ data, total, page: page.page, limit: page.limit });

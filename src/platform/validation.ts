@@ -1,0 +1,22 @@
+import { Ajv, type Options } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+
+/**
+ * Bodies are validated strictly: a string where a number belongs is an error, never coerced, and
+ * unknown properties are refused rather than silently dropped. Query strings and path parameters
+ * arrive as text, so they are coerced to the declared types.
+ */
+const common: Options = { useDefaults: true, removeAdditional: false, allErrors: false, strict: false };
+
+function makeAjv(options: Options) {
+  const ajv = new Ajv({ ...common, ...options });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+const bodyAjv = makeAjv({ coerceTypes: false });
+const textAjv = makeAjv({ coerceTypes: 'array' });
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
