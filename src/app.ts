@@ -40,7 +40,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.setNotFoundHandler(gatewayNotFound);
 
   // An empty body is no body (POST /campaigns/{id}/resume with no payload), not a JSON error.
-  app.removeContentTypeParser('application/json');
+  // JSON only: any other body type is a 415 (multipart is added by the routes that take uploads).
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);

@@ -127,6 +127,18 @@ export async function revokeApiKey(db: Queryable, tenantId: string | null, keyId
   return hash;
 }
 
+/** Like `revokeApiKey`, for a key of any tenant (the operator's CLI). */
+export async function revokeApiKeyById(db: Queryable, keyId: string, channel: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ key_hash: string }>(
+    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING key_hash',
+    [keyId],
+  );
+  const hash = rows[0]?.key_hash;
+  if (!hash) return undefined;
+  await db.query('SELECT pg_notify($1, $2)', [channel, hash]);
+  return hash;
+}
+
 export async function touchApiKeys(db: Queryable, keyIds: string[], at: Date): Promise<void> {
   await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::uuid[]) AND (last_used_at IS NULL OR last_used_at < $2)', [keyIds, at]);
 }

@@ -192,6 +192,13 @@ export async function revokeApiKey(deps: Pick<Deps, 'db' | 'apiKeyCache'>, tenan
   deps.apiKeyCache.evict(keyHash);
 }
 
+/** Revokes a key whatever its tenant (the operator's CLI); every API process stops honouring it at once. */
+export async function revokeApiKeyById(deps: Pick<Deps, 'db' | 'apiKeyCache'>, keyId: string): Promise<void> {
+  const keyHash = await deps.db.transaction((tx) => repo.revokeApiKeyById(tx, keyId, KEY_REVOKED_CHANNEL));
+  if (!keyHash) throw notFound('API key');
+  deps.apiKeyCache.evict(keyHash);
+}
+
 export type KeyCheck = { status: 'valid'; key: CachedKey } | { status: 'invalid' } | { status: 'expired' };
 
 export async function authenticateApiKey(deps: Pick<Deps, 'db' | 'clock' | 'apiKeyCache'>, token: string): Promise<KeyCheck> {
@@ -249,3 +256,5 @@ export async function creditWallet(db: Queryable, tenantId: string, amount: stri
 }
 
 export const countTenants = (db: Queryable) => repo.countTenants(db);
+
+export const tenantExists = async (db: Queryable, tenantId: string): Promise<boolean> => (await repo.findTenant(db, tenantId)) !== undefined;

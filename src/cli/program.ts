@@ -1,0 +1,276 @@
+import { Command, CommanderError, Option } from 'commander';
+import { pino } from 'pino';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { DataDirBusyError } from '../platform/data-dir-lock.ts';
+import { AppError } from '../platform/errors.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { Runtime } from '../runtime.ts';
+import { CreateApiKeyBody, SignupBody } from '../modules/identity/schemas.ts';
+import {
+  UsageError,
+  checkAgainst,
+  parseAmount,
+  parseCountry,
+  parseCredit,
+  parseCurrency,
+  parseExpiry,
+  parsePositiveInt,
+  parseUuid,
+} from './args.ts';
+
+/**
+ * `callforge`, the operator's command-line tool (contract §11). It reads the same environment as
+ * the server (DATABASE_URL or DATA_DIR, SECRETS_KEY, ...).
+ *
+ * Output: a short sentence on stdout, or with `--json` exactly one JSON object on stdout.
+ * Errors: the message on stderr; with `--json` also `{"error": {"code", "message"}}` on stdout.
+ * Exit codes: 0 success; 1 the command could not be carried out (bad configuration, data
+ * directory held by another process, unknown tenant or key, database error); 2 bad usage
+ * (unknown command, missing or invalid option).
+ */
+
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** Logs go to stderr so stdout stays one JSON object; only warnings and worse unless LOG_LEVEL is quieter. */
+function cliLogger(config: Config): Logger {
+  const quieter = ['error', 'fatal', 'silent'].includes(config.logLevel);
+  return pino({ level: quieter ? config.logLevel : 'warn', base: { pid: process.pid } }, pino.destination({ dest: 2, sync: true }));
+}
+
+async function withRuntime<T>(work: (runtime: Runtime) => Promise<T>): Promise<T> {
+  const config = loadConfig(process.env);
+  const { openRuntime } = await import('../runtime.ts');
+  const runtime = await openRuntime(config, { log: cliLogger(config), superviseJobs: false });
+  try {
+    return await work(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Applies the SQL migrations (and the job queue's schema), reporting which were new. */
+async function runMigrations(): Promise<string[]> {
+  const config = loadConfig(process.env);
+  const [{ holdDataDir }, { openPglite, openPostgres }, { migrate }, { startJobQueue }, { IN_MEMORY }, { join }] = await Promise.all([
+    import('../platform/data-dir-lock.ts'),
+    import('../platform/db.ts'),
+    import('../platform/migrate.ts'),
+    import('../platform/jobs.ts'),
+    import('../runtime.ts'),
+    import('node:path'),
+  ]);
+  const embedded = !config.databaseUrl;
+  const release = embedded && config.dataDir !== IN_MEMORY ? holdDataDir(config.dataDir) : () => undefined;
+  try {
+    const db = config.databaseUrl ? openPostgres(config.databaseUrl, 2) : await openPglite(config.dataDir === IN_MEMORY ? undefined : join(config.dataDir, 'pg'));
+    try {
+      const { applied } = await migrate(db);
+      const jobs = await startJobQueue(db, { databaseUrl: config.databaseUrl, supervise: false, pollSeconds: config.jobsPollSeconds, log: cliLogger(config) });
+      await jobs.stop();
+      return applied;
+    } finally {
+      await db.close();
+    }
+  } finally {
+    release();
+  }
+}
+
+async function requireTenant(runtime: Runtime, tenantId: string): Promise<void> {
+  const { tenantExists } = await import('../modules/identity/service.ts');
+  if (!(await tenantExists(runtime.db, tenantId))) throw new AppError(404, 'NOT_FOUND', `No tenant with id ${tenantId}.`);
+}
+
+const jsonOption = () => new Option('--json', 'print one JSON object on stdout');
+
+export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command {
+  const program = new Command('callforge');
+  program
+    .description('Operate a callforge installation: migrations, tenants, API keys, wallets, a demo tenant.')
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) })
+    .showSuggestionAfterError(true)
+    .hook('preAction', (_program, action) => {
+      state.json = Boolean(action.opts().json);
+    })
+    .addHelpText(
+      'after',
+      '\nConfiguration comes from the same environment as the server (DATABASE_URL or DATA_DIR, SECRETS_KEY, ...).\n' +
+        'Exit codes: 0 done, 1 could not be done (configuration, busy data directory, unknown id, database), 2 bad usage.',
+    );
+
+  const emit = (data: object, text: string) => io.stdout(state.json ? JSON.stringify(data) + '\n' : text + '\n');
+
+  program
+    .command('migrate')
+    .description('apply the database migrations not applied yet')
+    .addOption(jsonOption())
+    .action(async () => {
+      const applied = await runMigrations();
+      emit({ applied }, applied.length === 0 ? 'The database is up to date; no migrations to apply.' : `Applied ${applied.length} migration${applied.length === 1 ? '' : 's'}: ${applied.join(', ')}.`);
+    });
+
+  const tenant = program.command('tenant').description('manage tenants');
+  tenant
+    .command('create')
+    .description('create a tenant with its owner and a wallet')
+    .requiredOption('--name <name>', "the tenant's name")
+    .requiredOption('--email <email>', "the owner's login e-mail")
+    .requiredOption('--password <password>', "the owner's password (at least 8 characters)")
+    .option('--country <cc>', 'ISO 3166-1 alpha-2 country code, e.g. US', parseCountry)
+    .option('--currency <cur>', 'ISO 4217 wallet currency, e.g. USD (default USD)', parseCurrency)
+    .option('--credit <amount>', 'starting wallet credit (default $STARTING_CREDIT)', parseCredit)
+    .addOption(jsonOption())
+    .action(async (opts: { name: string; email: string; password: string; country?: string; currency?: string; credit?: string }) => {
+      const input = { tenantName: opts.name, email: opts.email, password: opts.password, country: opts.country, currency: opts.currency };
+      checkAgainst(SignupBody, JSON.parse(JSON.stringify(input)) as Record<string, unknown>, {
+        tenantName: '--name',
+        email: '--email',
+        password: '--password',
+        country: '--country',
+        currency: '--currency',
+      });
+      const created = await withRuntime(async (runtime) => {
+        const { createTenant } = await import('../modules/identity/service.ts');
+        return createTenant(runtime.db, runtime.config, { ...input, credit: opts.credit });
+      });
+      emit(
+        { tenantId: created.tenantId, userId: created.user.id, email: created.user.email },
+        `Created tenant "${opts.name}" (id ${created.tenantId}); its owner ${created.user.email} can log in (user id ${created.user.id}).`,
+      );
+    });
+
+  const key = program.command('key').description('manage API keys');
+  key
+    .command('create')
+    .description("create an API key for a tenant (--tenant) or the platform (--platform); its value is shown once")
+    .option('--tenant <id>', 'the tenant the key belongs to', parseUuid)
+    .option('--platform', 'a platform key, belonging to no tenant')
+    .requiredOption('--name <name>', 'a name to recognise the key by')
+    .option('--expires-at <time>', 'ISO date (end of that day, UTC) or date-time with time zone; may lie in the past', parseExpiry)
+    .option('--webhook-url <url>', 'where call results are posted (http:// or https://)')
+    .option('--agent <id>', 'pin the key to this agent', parseUuid)
+    .addOption(jsonOption())
+    .action(async (opts: { tenant?: string; platform?: boolean; name: string; expiresAt?: string; webhookUrl?: string; agent?: string }) => {
+      if ((opts.tenant === undefined) === !opts.platform) {
+        throw new UsageError('Pass exactly one of --tenant <id> (a key of that tenant) or --platform (a platform key, of no tenant).');
+      }
+      const body = { name: opts.name, expiresAt: opts.expiresAt, webhookUrl: opts.webhookUrl, agentId: opts.agent };
+      checkAgainst(CreateApiKeyBody, JSON.parse(JSON.stringify(body)) as Record<string, unknown>, {
+        name: '--name',
+        expiresAt: '--expires-at',
+        webhookUrl: '--webhook-url',
+        agentId: '--agent',
+      });
+      const created = await withRuntime(async (runtime) => {
+        const { createApiKey } = await import('../modules/identity/service.ts');
+        if (opts.tenant) await requireTenant(runtime, opts.tenant);
+        return createApiKey(runtime, opts.tenant ?? null, body, { allowPastExpiry: true });
+      });
+      const lines = [
+        `Created ${opts.tenant ? `an API key of tenant ${opts.tenant}` : 'a platform API key'}: id ${created.id}, status ${created.status}${created.expiresAt ? `, expires ${created.expiresAt}` : ''}.`,
+        `Key (shown only now): ${created.key}`,
+        ...(created.webhookSecret ? [`Webhook signing secret (shown only now): ${created.webhookSecret}`] : []),
+      ];
+      emit(created, lines.join('\n'));
+    });
+
+  key
+    .command('revoke')
+    .description('revoke an API key of any tenant; running servers stop honouring it at once')
+    .argument('<id>', 'the key id', parseUuid)
+    .addOption(jsonOption())
+    .action(async (id: string) => {
+      await withRuntime(async (runtime) => {
+        const { revokeApiKeyById } = await import('../modules/identity/service.ts');
+        await revokeApiKeyById(runtime, id);
+      });
+      emit({ revoked: id }, `Revoked API key ${id}.`);
+    });
+
+  key
+    .command('list')
+    .description("list a tenant's API keys, newest first (never their values)")
+    .requiredOption('--tenant <id>', 'the tenant', parseUuid)
+    .option('--page <n>', 'page number', parsePositiveInt(1_000_000), 1)
+    .option('--limit <n>', 'keys per page, 1 to 200', parsePositiveInt(200), 50)
+    .addOption(jsonOption())
+    .action(async (opts: { tenant: string; page: number; limit: number }) => {
+      const result = await withRuntime(async (runtime) => {
+        const [{ listApiKeys }, { tenantCtx }, { toPage, pageOf }] = await Promise.all([
+          import('../modules/identity/service.ts'),
+          import('../platform/context.ts'),
+          import('../platform/pagination.ts'),
+        ]);
+        await requireTenant(runtime, opts.tenant);
+        const page = toPage({ page: opts.page, limit: opts.limit });
+        const { data, total } = await listApiKeys(tenantCtx(runtime, opts.tenant), page);
+        return pageOf(data, total, page);
+      });
+      const lines = result.data.map((k) => `${k.id}  ${k.keyPrefix}…  ${k.status.padEnd(7)}  ${k.name}`);
+      emit(result, result.total === 0 ? `Tenant ${opts.tenant} has no API keys.` : [`${result.total} API key${result.total === 1 ? '' : 's'} of tenant ${opts.tenant}:`, ...lines].join('\n'));
+    });
+
+  const wallet = program.command('wallet').description("manage tenants' wallets");
+  wallet
+    .command('credit')
+    .description("add credit to a tenant's wallet")
+    .requiredOption('--tenant <id>', 'the tenant', parseUuid)
+    .requiredOption('--amount <amount>', 'the amount to add, in the wallet currency, e.g. 25 or 12.5', parseAmount)
+    .option('--reason <text>', 'why, recorded in the wallet history', 'Credit by operator')
+    .addOption(jsonOption())
+    .action(async (opts: { tenant: string; amount: string; reason: string }) => {
+      const result = await withRuntime(async (runtime) => {
+        const { creditWallet } = await import('../modules/identity/service.ts');
+        await requireTenant(runtime, opts.tenant);
+        return creditWallet(runtime.db, opts.tenant, opts.amount, opts.reason);
+      });
+      emit({ walletId: result.id, balance: result.balance, currency: result.currency }, `Credited ${opts.amount} ${result.currency} to tenant ${opts.tenant}; the balance is now ${result.balance} ${result.currency}.`);
+    });
+
+  program
+    .command('demo')
+    .description('create a demo tenant and print its API key and dashboard login')
+    .addOption(jsonOption())
+    .action(async () => {
+      const { demo, port } = await withRuntime(async (runtime) => {
+        const { createDemoTenant } = await import('../demo.ts');
+        return { demo: await createDemoTenant(runtime), port: runtime.config.port };
+      });
+      const { describeDemo } = await import('../demo.ts');
+      emit(demo, describeDemo(demo, `http://localhost:${port}`));
+    });
+
+  return program;
+}
+
+/** Runs the CLI on `argv` (as process.argv) and returns the exit code. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const state: { json?: boolean } = {};
+  const program = buildProgram(io, state);
+  const fail = (exitCode: number, code: string, message: string, alreadyShown = false) => {
+    if (!alreadyShown) io.stderr(`${message}\n`);
+    if (state.json ?? argv.includes('--json')) io.stdout(JSON.stringify({ error: { code, message } }) + '\n');
+    return exitCode;
+  };
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has printed its own message (or the help) already.
+      if (error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+      return fail(2, 'USAGE', error.message.replace(/^error: /, ''), true);
+    }
+    if (error instanceof UsageError) return fail(2, 'USAGE', error.message);
+    if (error instanceof ConfigError) return fail(1, 'CONFIG', error.message);
+    if (error instanceof DataDirBusyError) return fail(1, 'DATA_DIR_BUSY', error.message);
+    if (error instanceof AppError) return fail(1, error.code, error.message);
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr(`callforge failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+    return fail(1, 'INTERNAL', message, true);
+  }
+}

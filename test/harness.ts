@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import type { Clock } from '../src/platform/clock.ts';
+import { createLogger } from '../src/platform/logger.ts';
+import { generateSecretsKey } from '../src/platform/secrets.ts';
+import { IN_MEMORY, openRuntime, type Runtime } from '../src/runtime.ts';
+
+/**
+ * The one test harness: a real app on a real database. Embedded PGlite in memory by default;
+ * with DATABASE_URL set, a database of its own on that server, dropped afterwards.
+ */
+export interface TestApp {
+  app: FastifyInstance;
+  runtime: Runtime;
+  databaseUrl: string | undefined;
+  close(): Promise<void>;
+}
+
+const PROTECTED_DATABASES = new Set(['test', 'root', 'postgres', 'template0', 'template1']);
+
+export async function createTestDatabase(prefix = 'callforge_test'): Promise<{ url: string; drop(): Promise<void> } | undefined> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) return undefined;
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      if (PROTECTED_DATABASES.has(name)) throw new Error(`refusing to drop ${name}`);
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+export async function startTestApp(options: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const config = loadConfig({
+    DATA_DIR: IN_MEMORY,
+    LOG_LEVEL: 'silent',
+    DEMO_BOOTSTRAP: '0',
+    JOBS_POLL_SECONDS: '0.5',
+    SECRETS_KEY: generateSecretsKey(),
+    ...(database ? { DATABASE_URL: database.url } : {}),
+    ...options.env,
+  });
+  const runtime = await openRuntime(config, { log: createLogger(config.logLevel), clock: options.clock, superviseJobs: true });
+  const app = await buildApp(runtime);
+  await app.ready();
+  return {
+    app,
+    runtime,
+    databaseUrl: database?.url,
+    async close() {
+      await app.close();
+      await runtime.close();
+      await database?.drop();
+    },
+  };
+}
+
+let counter = 0;
+
+/** Signs up a new tenant over HTTP and returns its session token. */
+export async function signUp(app: FastifyInstance, overrides: Record<string, unknown> = {}) {
+  counter++;
+  const email = `owner-${counter}-${randomBytes(4).toString('hex')}@example.com`;
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/signup',
+    payload: { tenantName: `Tenant ${counter}`, email, password: 'correct horse battery', ...overrides },
+  });
+  if (response.statusCode !== 201) throw new Error(`signup failed: ${response.statusCode} ${response.body}`);
+  const body = response.json() as { accessToken: string; user: { id: string; tenantId: string; email: string } };
+  return { token: body.accessToken, user: body.user, tenantId: body.user.tenantId, email, password: 'correct horse battery' };
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** Creates an API key through the dashboard route. */
+export async function createKey(app: FastifyInstance, sessionToken: string, body: Record<string, unknown> = {}) {
+  const response = await app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(sessionToken), payload: { name: 'test key', ...body } });
+  if (response.statusCode !== 201) throw new Error(`key creation failed: ${response.statusCode} ${response.body}`);
+  return response.json() as { id: string; key: string; keyPrefix: string; webhookSecret?: string; status: string; expiresAt: string | null };
+}
