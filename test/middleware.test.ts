@@ -73,7 +73,7 @@ describe('rate limits', () => {
     expect(refused.statusCode).toBe(429);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(refused.json()).toMatchObject({ statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED' });
-    expect(limited.json().message).toContain('5 per minute');
+    expect(refused.json().message).toContain('5 per minute');
     expect((await profile(second.key)).statusCode).toBe(200);
   });
 
