@@ -24,7 +24,7 @@ export type Engine = 'pglite' | 'postgres';
 export interface Db extends Queryable {
   readonly engine: Engine;
   /** Subscribes to NOTIFY on a channel; `onLost` fires when delivery can no longer be trusted. */
-  listen(channel: string, onPayload: (payload: string) => void, onLost?: () => void): Promise<() => Promise<void>>;
+  listen(channel: string, onPayload: (payload: string) => void, options?: { onLost?: () => void; applicationName?: string }): Promise<() => Promise<void>>;
   /** pg-boss' database interface, optionally bound to an open transaction. */
   jobsAdapter(tx?: Queryable): { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> };
   close(): Promise<void>;
@@ -85,8 +85,9 @@ export function openPostgres(connectionString: string, poolSize: number): Db {
         client.release();
       }
     },
-    async listen(channel, onPayload, onLost) {
-      const client = new pg.Client({ connectionString });
+    async listen(channel, onPayload, options = {}) {
+      const { onLost, applicationName } = options;
+      const client = new pg.Client({ connectionString, ...(applicationName ? { application_name: applicationName } : {}) });
       client.on('notification', (message) => {
         if (message.channel === channel && message.payload !== undefined) onPayload(message.payload);
       });

@@ -114,29 +114,28 @@ export async function findApiKeyByHash(db: Queryable, keyHash: string): Promise<
   return rows[0];
 }
 
+export async function findApiKeyHash(db: Queryable, tenantId: string | null, keyId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ key_hash: string }>('SELECT key_hash FROM api_keys WHERE id = $1 AND tenant_id IS NOT DISTINCT FROM $2', [keyId, tenantId]);
+  return rows[0]?.key_hash;
+}
+
 /** Revokes and tells every API process, in the same transaction, to drop the key from its cache. */
-export async function revokeApiKey(db: Queryable, tenantId: string | null, keyId: string, channel: string): Promise<string | undefined> {
+export async function revokeApiKey(db: Queryable, tenantId: string | null, keyId: string, channel: string): Promise<boolean> {
   const { rows } = await db.query<{ key_hash: string }>(
     `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
      WHERE id = $1 AND tenant_id IS NOT DISTINCT FROM $2 RETURNING key_hash`,
     [keyId, tenantId],
   );
   const hash = rows[0]?.key_hash;
-  if (!hash) return undefined;
+  if (!hash) return false;
   await db.query('SELECT pg_notify($1, $2)', [channel, hash]);
-  return hash;
+  return true;
 }
 
 /** Like `revokeApiKey`, for a key of any tenant (the operator's CLI). */
-export async function revokeApiKeyById(db: Queryable, keyId: string, channel: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ key_hash: string }>(
-    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING key_hash',
-    [keyId],
-  );
-  const hash = rows[0]?.key_hash;
-  if (!hash) return undefined;
-  await db.query('SELECT pg_notify($1, $2)', [channel, hash]);
-  return hash;
+export async function findApiKeyOwner(db: Queryable, keyId: string): Promise<{ tenant_id: string | null } | undefined> {
+  const { rows } = await db.query<{ tenant_id: string | null }>('SELECT tenant_id FROM api_keys WHERE id = $1', [keyId]);
+  return rows[0];
 }
 
 export async function touchApiKeys(db: Queryable, keyIds: string[], at: Date): Promise<void> {

@@ -187,16 +187,16 @@ export async function listApiKeys(ctx: TenantCtx, page: Page) {
 
 /** Revokes a key of `tenantId` (null: a platform key); every API process stops honouring it at once. */
 export async function revokeApiKey(deps: Pick<Deps, 'db' | 'apiKeyCache'>, tenantId: string | null, keyId: string): Promise<void> {
-  const keyHash = await deps.db.transaction((tx) => repo.revokeApiKey(tx, tenantId, keyId, KEY_REVOKED_CHANNEL));
-  if (!keyHash) throw notFound('API key');
-  deps.apiKeyCache.evict(keyHash);
+  const keyHash = await repo.findApiKeyHash(deps.db, tenantId, keyId);
+  const revoked = keyHash && (await deps.apiKeyCache.revokeEverywhere(keyHash, () => deps.db.transaction((tx) => repo.revokeApiKey(tx, tenantId, keyId, KEY_REVOKED_CHANNEL))));
+  if (!revoked) throw notFound('API key');
 }
 
 /** Revokes a key whatever its tenant (the operator's CLI); every API process stops honouring it at once. */
 export async function revokeApiKeyById(deps: Pick<Deps, 'db' | 'apiKeyCache'>, keyId: string): Promise<void> {
-  const keyHash = await deps.db.transaction((tx) => repo.revokeApiKeyById(tx, keyId, KEY_REVOKED_CHANNEL));
-  if (!keyHash) throw notFound('API key');
-  deps.apiKeyCache.evict(keyHash);
+  const owner = await repo.findApiKeyOwner(deps.db, keyId);
+  if (!owner) throw notFound('API key');
+  await revokeApiKey(deps, owner.tenant_id, keyId);
 }
 
 export type KeyCheck = { status: 'valid'; key: CachedKey } | { status: 'invalid' } | { status: 'expired' };
