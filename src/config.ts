@@ -3,7 +3,7 @@ import { Value } from '@sinclair/typebox/value';
 
 /**
  * Every environment variable the service reads, with its default and meaning.
- * `docs/configuration.md` is written from this table (`npm run docs:config`).
+ * `docs/configuration.md` is generated from this table (`npm run docs:config`).
  */
 const Bool = (defaultValue: boolean, description: string) =>
   Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')], {

@@ -20,13 +20,13 @@ async function main() {
   const log = createLogger(config.logLevel);
   const runtime = await openRuntime(config, { log, superviseJobs: config.role !== 'api' });
 
+  const running: { app?: Awaited<ReturnType<typeof buildApp>> } = {};
   const stop = async (signal: string) => {
     log.info({ signal }, 'shutting down');
-    await app?.close();
+    await running.app?.close();
     await runtime.close();
     process.exit(0);
   };
-  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
 
@@ -38,7 +38,7 @@ async function main() {
   }
   if (config.role === 'worker') return;
 
-  app = await buildApp(runtime);
+  const app = (running.app = await buildApp(runtime));
   const address = await app.listen({ port: config.port, host: config.host });
   const port = new URL(address).port;
   if (!config.databaseUrl && config.demoBootstrap && runtime.freshDatabase && (await countTenants(runtime.db)) === 0) {

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+describe('configuration from the environment', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 3000, dataDir: './data', databaseUrl: undefined, role: 'all', signupEnabled: true, startingCredit: '10', rateLimitPerMinute: 1200 });
+  });
+
+  it('names the bad variable and what it should be', () => {
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow(ConfigError);
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow('PORT="abc" is invalid: expected an integer from 0 to 65535.');
+    expect(() => loadConfig({ PORT: '70000' })).toThrow('PORT="70000"');
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow('DATABASE_URL="mysql://x" is invalid: expected a postgres:// or postgresql:// URL.');
+    expect(() => loadConfig({ SIGNUP_ENABLED: 'maybe' })).toThrow('SIGNUP_ENABLED="maybe" is invalid: expected 1, 0, true or false.');
+    expect(() => loadConfig({ STARTING_CREDIT: '-1' })).toThrow('STARTING_CREDIT');
+    expect(() => loadConfig({ JOBS_POLL_SECONDS: '0.1' })).toThrow('JOBS_POLL_SECONDS');
+  });
+
+  it('reads booleans and numbers', () => {
+    const config = loadConfig({ SIGNUP_ENABLED: 'false', PORT: '0', ALLOW_PRIVATE_URLS: '1', STARTING_CREDIT: '12.5' });
+    expect(config).toMatchObject({ signupEnabled: false, port: 0, allowPrivateUrls: true, startingCredit: '12.5' });
+  });
+});
+
+describe('docs/configuration.md', () => {
+  it('is generated from the schema and up to date (npm run docs:config)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { configurationMarkdown } = await import('./config-docs.ts');
+    expect(readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8')).toBe(configurationMarkdown());
+  });
+});
