@@ -10,11 +10,26 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
+function serverEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const merged: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DEMO_BOOTSTRAP: '0', ...env };
+  for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
+  return merged;
+}
+
+/** Runs `src/main.ts` expecting it to refuse to start; resolves with its exit code and output. */
+export function runServerToExit(env: Record<string, string | undefined>, args: string[] = []): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: ROOT, env: serverEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, output })));
+}
+
 /** Starts `src/main.ts` as a real process and resolves once it listens (read from its log). */
-export function startServerProcess(env: Record<string, string>, args: string[] = [], deadlineMs = 60_000): Promise<ServerProcess> {
+export function startServerProcess(env: Record<string, string | undefined>, args: string[] = [], deadlineMs = 60_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DEMO_BOOTSTRAP: '0', ...env },
+    env: serverEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
