@@ -146,9 +146,18 @@ export async function insertWallet(db: Queryable, tenantId: string, w: { id: str
   await db.query('INSERT INTO wallets (tenant_id, id, currency, low_balance_threshold) VALUES ($1, $2, $3, $4)', [tenantId, w.id, w.currency, w.lowBalanceThreshold]);
 }
 
-export async function findWallet(db: Queryable, tenantId: string): Promise<WalletRow | undefined> {
-  const { rows } = await db.query<WalletRow>(`SELECT ${WALLET_COLUMNS} FROM wallets WHERE tenant_id = $1`, [tenantId]);
-  return rows[0];
+/** The profile's tenant and wallet in one round trip. */
+export async function findTenantWithWallet(db: Queryable, tenantId: string): Promise<{ tenant: TenantRow; wallet: WalletRow } | undefined> {
+  const { rows } = await db.query<TenantRow & { wallet_id: string; balance: string; wallet_currency: string; low_balance_threshold: string }>(
+    `SELECT t.id, t.name, t.slug, t.status, t.country, t.currency, t.timezone,
+            w.id AS wallet_id, w.balance::text AS balance, w.currency AS wallet_currency, w.low_balance_threshold::text AS low_balance_threshold
+     FROM tenants t JOIN wallets w ON w.tenant_id = t.id WHERE t.id = $1`,
+    [tenantId],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const { wallet_id, balance, wallet_currency, low_balance_threshold, ...tenant } = row;
+  return { tenant, wallet: { id: wallet_id, balance, currency: wallet_currency, low_balance_threshold } };
 }
 
 /** Adds (or with a negative amount removes) money and journals it, atomically with the caller's transaction. */

@@ -227,15 +227,15 @@ export interface OnboardingSources {
 }
 
 export async function getProfile(ctx: TenantCtx, userId: string | null, onboarding: OnboardingSources): Promise<Profile> {
-  const [tenant, wallet, user, hasIntegration, hasFlow, hasTestedCall] = await Promise.all([
-    repo.findTenant(ctx.db, ctx.tenantId),
-    repo.findWallet(ctx.db, ctx.tenantId),
+  const [account, user, hasIntegration, hasFlow, hasTestedCall] = await Promise.all([
+    repo.findTenantWithWallet(ctx.db, ctx.tenantId),
     userId ? repo.findUser(ctx.db, ctx.tenantId, userId) : Promise.resolve(undefined),
     onboarding.hasIntegration(ctx),
     onboarding.hasFlow(ctx),
     onboarding.hasTestedCall(ctx),
   ]);
-  if (!tenant || !wallet) throw notFound('Tenant');
+  if (!account) throw notFound('Tenant');
+  const { tenant, wallet } = account;
   return {
     success: true,
     message: 'Profile retrieved successfully',
