@@ -15,6 +15,8 @@ import { recordApiKeyUse } from './modules/identity/service.ts';
 export const IN_MEMORY = 'memory://';
 
 export interface Runtime extends Deps {
+  /** Migrations this process applied at start (empty when the schema was current). */
+  appliedMigrations: string[];
   /** True when this process created the database's tables just now (a fresh install). */
   freshDatabase: boolean;
   close(): Promise<void>;
@@ -59,6 +61,7 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
       log: options.log,
       serverKeys,
       apiKeyCache,
+      appliedMigrations: applied,
       freshDatabase: applied.length > 0 && applied[0]!.startsWith('001_'),
       async close() {
         await jobs.stop().catch((error: unknown) => options.log.warn({ err: error }, 'job queue did not stop cleanly'));

@@ -1,9 +1,8 @@
 import { Command, CommanderError, Option } from 'commander';
-import { pino } from 'pino';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { DataDirBusyError } from '../platform/data-dir-lock.ts';
 import { AppError } from '../platform/errors.ts';
-import type { Logger } from '../platform/logger.ts';
+import { createLogger, type Logger } from '../platform/logger.ts';
 import type { Runtime } from '../runtime.ts';
 import { CreateApiKeyBody, SignupBody } from '../modules/identity/schemas.ts';
 import {
@@ -37,7 +36,7 @@ export interface CliIo {
 /** Logs go to stderr so stdout stays one JSON object; only warnings and worse unless LOG_LEVEL is quieter. */
 function cliLogger(config: Config): Logger {
   const quieter = ['error', 'fatal', 'silent'].includes(config.logLevel);
-  return pino({ level: quieter ? config.logLevel : 'warn', base: { pid: process.pid } }, pino.destination({ dest: 2, sync: true }));
+  return createLogger(quieter ? config.logLevel : 'warn', { toStderr: true });
 }
 
 async function withRuntime<T>(work: (runtime: Runtime) => Promise<T>): Promise<T> {
@@ -52,32 +51,7 @@ async function withRuntime<T>(work: (runtime: Runtime) => Promise<T>): Promise<T
 }
 
 /** Applies the SQL migrations (and the job queue's schema), reporting which were new. */
-async function runMigrations(): Promise<string[]> {
-  const config = loadConfig(process.env);
-  const [{ holdDataDir }, { openPglite, openPostgres }, { migrate }, { startJobQueue }, { IN_MEMORY }, { join }] = await Promise.all([
-    import('../platform/data-dir-lock.ts'),
-    import('../platform/db.ts'),
-    import('../platform/migrate.ts'),
-    import('../platform/jobs.ts'),
-    import('../runtime.ts'),
-    import('node:path'),
-  ]);
-  const embedded = !config.databaseUrl;
-  const release = embedded && config.dataDir !== IN_MEMORY ? holdDataDir(config.dataDir) : () => undefined;
-  try {
-    const db = config.databaseUrl ? openPostgres(config.databaseUrl, 2) : await openPglite(config.dataDir === IN_MEMORY ? undefined : join(config.dataDir, 'pg'));
-    try {
-      const { applied } = await migrate(db);
-      const jobs = await startJobQueue(db, { databaseUrl: config.databaseUrl, supervise: false, pollSeconds: config.jobsPollSeconds, log: cliLogger(config) });
-      await jobs.stop();
-      return applied;
-    } finally {
-      await db.close();
-    }
-  } finally {
-    release();
-  }
-}
+const runMigrations = () => withRuntime(async (runtime) => runtime.appliedMigrations);
 
 async function requireTenant(runtime: Runtime, tenantId: string): Promise<void> {
   const { tenantExists } = await import('../modules/identity/service.ts');

@@ -2,4 +2,6 @@ import { pino } from 'pino';
 
 export type Logger = pino.Logger;
 
-export const createLogger = (level: string): Logger => pino({ level, base: { pid: process.pid } });
+/** Logs to stdout by default; `toStderr` keeps stdout free for a command's own output (the CLI's JSON). */
+export const createLogger = (level: string, options: { toStderr?: boolean } = {}): Logger =>
+  options.toStderr ? pino({ level, base: { pid: process.pid } }, pino.destination({ dest: 2, sync: true })) : pino({ level, base: { pid: process.pid } });

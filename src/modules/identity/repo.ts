@@ -132,7 +132,6 @@ export async function revokeApiKey(db: Queryable, tenantId: string | null, keyId
   return true;
 }
 
-/** Like `revokeApiKey`, for a key of any tenant (the operator's CLI). */
 export async function findApiKeyOwner(db: Queryable, keyId: string): Promise<{ tenant_id: string | null } | undefined> {
   const { rows } = await db.query<{ tenant_id: string | null }>('SELECT tenant_id FROM api_keys WHERE id = $1', [keyId]);
   return rows[0];
