@@ -26,7 +26,12 @@ export function runServerToExit(env: Record<string, string | undefined>, args: s
 }
 
 /** Starts `src/main.ts` as a real process and resolves once it listens (read from its log). */
-export function startServerProcess(env: Record<string, string | undefined>, args: string[] = [], deadlineMs = 60_000): Promise<ServerProcess> {
+export function startServerProcess(
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+  deadlineMs = 60_000,
+  ready: RegExp = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/,
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
     cwd: ROOT,
     env: serverEnv(env),
@@ -46,10 +51,10 @@ export function startServerProcess(env: Record<string, string | undefined>, args
     }, deadlineMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      const match = ready.exec(output);
       if (match) {
         clearTimeout(timer);
-        resolve({ url: match[1]!, child, output: () => output, stop });
+        resolve({ url: match[1] ?? '', child, output: () => output, stop });
       }
     };
     child.stdout!.on('data', onData);

@@ -48,4 +48,14 @@ describe.skipIf(!process.env.DATABASE_URL)('two API processes on one PostgreSQL'
       expect(after.body!.message).toBe('Invalid API key');
     }
   });
+
+  it('runs the worker role alone beside the API processes, without serving HTTP', async () => {
+    const worker = await startServerProcess({ DATABASE_URL: database!.url, SECRETS_KEY: generateSecretsKey() }, ['--role', 'worker'], 60_000, /"msg":"workers started"/);
+    try {
+      expect(worker.output()).not.toContain('Server listening');
+      expect(worker.child.exitCode).toBeNull();
+    } finally {
+      await worker.stop();
+    }
+  });
 });
