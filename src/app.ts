@@ -10,6 +10,7 @@ import type { Deps } from './platform/context.ts';
 import { AppError, sendError } from './platform/errors.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
 import { validatorCompiler } from './platform/validation.ts';
+import { contactRoutes } from './modules/contacts/routes.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
 import * as identity from './modules/identity/service.ts';
 
@@ -19,6 +20,7 @@ const BODY_LIMIT = 1_048_576;
 
 const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   identity: identityRoutes,
+  contacts: contactRoutes,
 };
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */

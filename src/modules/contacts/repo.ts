@@ -1,0 +1,142 @@
+import type { Queryable } from '../../platform/db.ts';
+import type { Page } from '../../platform/pagination.ts';
+import type { ContactFields } from './contact-fields.ts';
+
+export interface ListRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  metadata: Record<string, unknown>;
+  contact_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ContactRow {
+  id: string;
+  tenant_id: string;
+  list_id: string;
+  phone_number: string;
+  name: string | null;
+  email: string | null;
+  metadata: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const LIST_COLUMNS = `l.id, l.tenant_id, l.name, l.metadata, l.created_at, l.updated_at,
+  (SELECT count(*)::int FROM contacts c WHERE c.tenant_id = l.tenant_id AND c.list_id = l.id) AS contact_count`;
+const CONTACT_COLUMNS = 'id, tenant_id, list_id, phone_number, name, email, metadata, created_at, updated_at';
+
+export const UNIQUE_VIOLATION = '23505';
+
+export async function insertList(db: Queryable, tenantId: string, list: { id: string; name: string; metadata: Record<string, unknown> }): Promise<ListRow> {
+  const { rows } = await db.query<ListRow>(
+    `INSERT INTO contact_lists (tenant_id, id, name, metadata) VALUES ($1, $2, $3, $4)
+     RETURNING id, tenant_id, name, metadata, created_at, updated_at, 0 AS contact_count`,
+    [tenantId, list.id, list.name, JSON.stringify(list.metadata)],
+  );
+  return rows[0]!;
+}
+
+export async function findList(db: Queryable, tenantId: string, listId: string): Promise<ListRow | undefined> {
+  const { rows } = await db.query<ListRow>(`SELECT ${LIST_COLUMNS} FROM contact_lists l WHERE l.tenant_id = $1 AND l.id = $2`, [tenantId, listId]);
+  return rows[0];
+}
+
+export async function listLists(db: Queryable, tenantId: string, search: string | undefined, page: Page): Promise<{ rows: ListRow[]; total: number }> {
+  const pattern = search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+  const [{ rows }, count] = await Promise.all([
+    db.query<ListRow>(
+      `SELECT ${LIST_COLUMNS} FROM contact_lists l WHERE l.tenant_id = $1 AND ($2::text IS NULL OR l.name ILIKE $2)
+       ORDER BY l.created_at DESC, l.id DESC LIMIT $3 OFFSET $4`,
+      [tenantId, pattern, page.limit, page.offset],
+    ),
+    db.query<{ n: number }>('SELECT count(*)::int AS n FROM contact_lists WHERE tenant_id = $1 AND ($2::text IS NULL OR name ILIKE $2)', [tenantId, pattern]),
+  ]);
+  return { rows, total: count.rows[0]!.n };
+}
+
+export async function updateList(db: Queryable, tenantId: string, listId: string, patch: { name?: string; metadata?: Record<string, unknown> }): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE contact_lists SET name = coalesce($3, name), metadata = coalesce($4::jsonb, metadata), updated_at = now()
+     WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, listId, patch.name ?? null, patch.metadata === undefined ? null : JSON.stringify(patch.metadata)],
+  );
+  return rowCount === 1;
+}
+
+export async function deleteList(db: Queryable, tenantId: string, listId: string): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM contact_lists WHERE tenant_id = $1 AND id = $2', [tenantId, listId]);
+  return rowCount === 1;
+}
+
+/** Inserts the contacts whose phone number is not in the list yet; returns the numbers inserted. */
+export async function insertContacts(db: Queryable, tenantId: string, listId: string, contacts: (ContactFields & { id: string })[]): Promise<ContactRow[]> {
+  if (contacts.length === 0) return [];
+  const { rows } = await db.query<ContactRow>(
+    `INSERT INTO contacts (tenant_id, id, list_id, phone_number, name, email, metadata)
+     SELECT $1, c.id, $2, c.phone_number, c.name, c.email, c.metadata
+     FROM jsonb_to_recordset($3::jsonb) AS c(id uuid, phone_number text, name text, email text, metadata jsonb)
+     ON CONFLICT (tenant_id, list_id, phone_number) DO NOTHING
+     RETURNING ${CONTACT_COLUMNS}`,
+    [
+      tenantId,
+      listId,
+      JSON.stringify(contacts.map((c) => ({ id: c.id, phone_number: c.phoneNumber, name: c.name, email: c.email, metadata: c.metadata }))),
+    ],
+  );
+  return rows;
+}
+
+export async function findContact(db: Queryable, tenantId: string, listId: string, contactId: string): Promise<ContactRow | undefined> {
+  const { rows } = await db.query<ContactRow>(`SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND id = $3`, [tenantId, listId, contactId]);
+  return rows[0];
+}
+
+export async function listContacts(db: Queryable, tenantId: string, listId: string, page: Page | undefined): Promise<{ rows: ContactRow[]; total: number }> {
+  const [{ rows }, count] = await Promise.all([
+    db.query<ContactRow>(
+      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND list_id = $2
+       ORDER BY created_at, id LIMIT $3 OFFSET $4`,
+      [tenantId, listId, page?.limit ?? null, page?.offset ?? 0],
+    ),
+    db.query<{ n: number }>('SELECT count(*)::int AS n FROM contacts WHERE tenant_id = $1 AND list_id = $2', [tenantId, listId]),
+  ]);
+  return { rows, total: count.rows[0]!.n };
+}
+
+export async function updateContact(
+  db: Queryable,
+  tenantId: string,
+  listId: string,
+  contactId: string,
+  patch: { phoneNumber?: string; name?: string | null; email?: string | null; metadata?: Record<string, unknown> },
+): Promise<ContactRow | undefined> {
+  const { rows } = await db.query<ContactRow>(
+    `UPDATE contacts SET
+       phone_number = coalesce($4, phone_number),
+       name = CASE WHEN $5::boolean THEN $6 ELSE name END,
+       email = CASE WHEN $7::boolean THEN $8 ELSE email END,
+       metadata = coalesce($9::jsonb, metadata),
+       updated_at = now()
+     WHERE tenant_id = $1 AND list_id = $2 AND id = $3 RETURNING ${CONTACT_COLUMNS}`,
+    [
+      tenantId,
+      listId,
+      contactId,
+      patch.phoneNumber ?? null,
+      patch.name !== undefined,
+      patch.name ?? null,
+      patch.email !== undefined,
+      patch.email ?? null,
+      patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
+    ],
+  );
+  return rows[0];
+}
+
+export async function deleteContacts(db: Queryable, tenantId: string, listId: string, contactIds: string[]): Promise<number> {
+  const { rowCount } = await db.query('DELETE FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND id = ANY($3::uuid[])', [tenantId, listId, contactIds]);
+  return rowCount;
+}

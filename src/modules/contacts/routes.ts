@@ -1,0 +1,121 @@
+// Seed §2.2, §2.3, §2.8, §4.4, §8; contract §4. CSV upload arrives in a later change.
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { ModulePlugin } from '../../gateway.ts';
+import { principalOf } from '../../platform/auth.ts';
+import { tenantCtx } from '../../platform/context.ts';
+import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
+import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import * as contacts from './service.ts';
+import {
+  BulkContactsBody,
+  Contact,
+  ContactList,
+  ContactParams,
+  ContactsQuery,
+  CreateContactBody,
+  CreateListBody,
+  DeleteBatchBody,
+  ListQuery,
+  UpdateContactBody,
+  UpdateListBody,
+  UploadResult,
+} from './schemas.ts';
+
+export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
+  const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+  const ctxOf = (request: Parameters<typeof principalOf>[0]) => tenantCtx(deps, principalOf(request).tenantId);
+  const tags = ['contacts'];
+
+  app.post('/contact-lists', { schema: { tags, summary: 'Create an empty contact list', body: CreateListBody, response: { 201: ContactList, ...errorResponses(400, 401, 403, 409) } } }, async (request, reply) =>
+    reply.code(201).send(await contacts.createList(ctxOf(request), request.body)),
+  );
+
+  app.get('/contact-lists', { schema: { tags, summary: 'List contact lists', querystring: ListQuery, response: { 200: PageOf(ContactList), ...errorResponses(400, 401, 403) } } }, async (request) => {
+    const page = toPage(request.query);
+    const { data, total } = await contacts.listLists(ctxOf(request), request.query.search, page);
+    return pageOf(data, total, page);
+  });
+
+  app.get('/contact-lists/:id', { schema: { tags, summary: 'Get a contact list', params: IdParams, response: { 200: ContactList, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
+    contacts.getList(ctxOf(request), request.params.id),
+  );
+
+  app.patch(
+    '/contact-lists/:id',
+    { schema: { tags, summary: 'Rename a contact list or change its metadata', params: IdParams, body: UpdateListBody, response: { 200: ContactList, ...errorResponses(400, 401, 403, 404, 409) } } },
+    async (request) => contacts.updateList(ctxOf(request), request.params.id, request.body),
+  );
+
+  app.delete(
+    '/contact-lists/:id',
+    { schema: { tags, summary: 'Delete a contact list and all its contacts', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409) } } },
+    async (request, reply) => {
+      await contacts.deleteList(ctxOf(request), request.params.id, contacts.noCampaignsYet);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/contact-lists/:id/contacts',
+    { schema: { tags, summary: 'Add one contact', params: IdParams, body: CreateContactBody, response: { 201: Contact, ...errorResponses(400, 401, 403, 404, 409) } } },
+    async (request, reply) => reply.code(201).send(await contacts.addContact(ctxOf(request), request.params.id, request.body)),
+  );
+
+  app.post(
+    '/contact-lists/:id/contacts/bulk',
+    {
+      schema: {
+        tags,
+        summary: 'Add 1 to 1,000 contacts; invalid rows are reported, valid ones imported in one transaction',
+        params: IdParams,
+        body: BulkContactsBody,
+        response: { 200: UploadResult, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => contacts.importContacts(ctxOf(request), request.params.id, request.body.contacts, 1),
+  );
+
+  app.get(
+    '/contact-lists/:id/contacts',
+    { schema: { tags, summary: 'List the contacts of a list (all of them when neither page nor limit is given)', params: IdParams, querystring: ContactsQuery, response: { 200: PageOf(Contact), ...errorResponses(400, 401, 403, 404) } } },
+    async (request) => {
+      const { page, limit } = request.query;
+      const paged = page === undefined && limit === undefined ? undefined : toPage({ page, limit });
+      return contacts.listContacts(ctxOf(request), request.params.id, paged);
+    },
+  );
+
+  app.post(
+    '/contact-lists/:id/contacts/delete-batch',
+    {
+      schema: {
+        tags,
+        summary: 'Delete 1 to 1,000 contacts atomically',
+        params: IdParams,
+        body: DeleteBatchBody,
+        response: { 200: Type.Object({ deleted: Type.Integer() }), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => contacts.deleteContactsBatch(ctxOf(request), request.params.id, request.body.contactIds),
+  );
+
+  app.get('/contact-lists/:id/contacts/:contactId', { schema: { tags, summary: 'Get a contact', params: ContactParams, response: { 200: Contact, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
+    contacts.getContact(ctxOf(request), request.params.id, request.params.contactId),
+  );
+
+  app.patch(
+    '/contact-lists/:id/contacts/:contactId',
+    { schema: { tags, summary: 'Update a contact', params: ContactParams, body: UpdateContactBody, response: { 200: Contact, ...errorResponses(400, 401, 403, 404, 409) } } },
+    async (request) => contacts.updateContact(ctxOf(request), request.params.id, request.params.contactId, request.body),
+  );
+
+  app.delete(
+    '/contact-lists/:id/contacts/:contactId',
+    { schema: { tags, summary: 'Delete a contact', params: ContactParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } } },
+    async (request, reply) => {
+      await contacts.deleteContact(ctxOf(request), request.params.id, request.params.contactId);
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,84 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Timestamp, Uuid } from '../../platform/schemas.ts';
+
+const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Arbitrary key-value pairs (custom variables).' });
+const ListName = Type.String({ minLength: 1, maxLength: 200 });
+
+export const ContactList = Type.Object({
+  id: Uuid,
+  tenantId: Uuid,
+  name: Type.String(),
+  metadata: Metadata,
+  contactCount: Type.Integer(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type ContactList = Static<typeof ContactList>;
+
+export const CreateListBody = Type.Object({ name: ListName, metadata: Type.Optional(Metadata) }, { additionalProperties: false });
+export type CreateListBody = Static<typeof CreateListBody>;
+export const UpdateListBody = Type.Object({ name: Type.Optional(ListName), metadata: Type.Optional(Metadata) }, { additionalProperties: false });
+export type UpdateListBody = Static<typeof UpdateListBody>;
+
+export const ListQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 25 })),
+  search: Type.Optional(Type.String({ maxLength: 200, description: 'Part of the list name, any case.' })),
+});
+
+export const Contact = Type.Object({
+  id: Uuid,
+  tenantId: Uuid,
+  contactListId: Uuid,
+  phoneNumber: Type.String({ description: 'E.164' }),
+  name: Type.Union([Type.String(), Type.Null()]),
+  email: Type.Union([Type.String(), Type.Null()]),
+  metadata: Metadata,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Contact = Static<typeof Contact>;
+
+const PhoneNumber = Type.String({ minLength: 1, maxLength: 40, description: 'E.164; spaces, dashes, dots and parentheses are removed first.' });
+const ContactName = Type.String({ maxLength: 200 });
+const Email = Type.String({ format: 'email', maxLength: 254 });
+
+export const CreateContactBody = Type.Object(
+  { phoneNumber: PhoneNumber, name: Type.Optional(ContactName), email: Type.Optional(Email), metadata: Type.Optional(Metadata) },
+  { additionalProperties: false },
+);
+export type CreateContactBody = Static<typeof CreateContactBody>;
+
+export const UpdateContactBody = Type.Object(
+  {
+    phoneNumber: Type.Optional(PhoneNumber),
+    name: Type.Optional(Type.Union([ContactName, Type.Null()])),
+    email: Type.Optional(Type.Union([Email, Type.Null()])),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
+export type UpdateContactBody = Static<typeof UpdateContactBody>;
+
+// Rows are checked one by one so valid ones are imported and the others reported (seed §2.8).
+export const BulkContactsBody = Type.Object(
+  { contacts: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1, maxItems: 1000 }) },
+  { additionalProperties: false },
+);
+export type BulkContactsBody = Static<typeof BulkContactsBody>;
+
+export const UploadResult = Type.Object({
+  imported: Type.Integer(),
+  skipped: Type.Integer(),
+  invalidRows: Type.Array(Type.Object({ row: Type.Integer(), phone: Type.String(), reason: Type.String() })),
+});
+export type UploadResult = Static<typeof UploadResult>;
+
+export const DeleteBatchBody = Type.Object({ contactIds: Type.Array(Uuid, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false });
+
+export const ContactsQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 1, description: '1-based; default 1.' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'Default 25, at most 200. With neither page nor limit every contact is returned.' })),
+});
+
+export const ContactParams = Type.Object({ id: Uuid, contactId: Uuid });

@@ -1,0 +1,162 @@
+import type { TenantCtx } from '../../platform/context.ts';
+import { AppError, conflict, notFound } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import type { Page } from '../../platform/pagination.ts';
+import { checkContactRow, DUPLICATE_PHONE, INVALID_PHONE, normalizePhoneNumber, type ContactFields } from './contact-fields.ts';
+import * as repo from './repo.ts';
+import type { Contact, ContactList, CreateContactBody, CreateListBody, UpdateContactBody, UpdateListBody, UploadResult } from './schemas.ts';
+
+const toList = (row: repo.ListRow): ContactList => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  name: row.name,
+  metadata: row.metadata,
+  contactCount: row.contact_count,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+const toContact = (row: repo.ContactRow): Contact => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  contactListId: row.list_id,
+  phoneNumber: row.phone_number,
+  name: row.name,
+  email: row.email,
+  metadata: row.metadata,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === repo.UNIQUE_VIOLATION;
+const duplicateListName = (name: string) => conflict('LIST_NAME_TAKEN', `A contact list named "${name}" already exists; choose another name.`);
+const listNotFound = () => notFound('Contact list');
+
+/** Asks the campaigns module whether a list is in use; wired when campaigns exist (seed §4.4). */
+export type ListUsage = (ctx: TenantCtx, listId: string) => Promise<boolean>;
+export const noCampaignsYet: ListUsage = async () => false;
+
+export async function createList(ctx: TenantCtx, input: CreateListBody): Promise<ContactList> {
+  try {
+    return toList(await repo.insertList(ctx.db, ctx.tenantId, { id: newId(), name: input.name, metadata: input.metadata ?? {} }));
+  } catch (error) {
+    if (isUniqueViolation(error)) throw duplicateListName(input.name);
+    throw error;
+  }
+}
+
+export async function getList(ctx: TenantCtx, listId: string): Promise<ContactList> {
+  const row = await repo.findList(ctx.db, ctx.tenantId, listId);
+  if (!row) throw listNotFound();
+  return toList(row);
+}
+
+export async function listLists(ctx: TenantCtx, search: string | undefined, page: Page) {
+  const { rows, total } = await repo.listLists(ctx.db, ctx.tenantId, search, page);
+  return { data: rows.map(toList), total };
+}
+
+export async function updateList(ctx: TenantCtx, listId: string, input: UpdateListBody): Promise<ContactList> {
+  try {
+    if (!(await repo.updateList(ctx.db, ctx.tenantId, listId, input))) throw listNotFound();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw duplicateListName(input.name ?? '');
+    throw error;
+  }
+  return getList(ctx, listId);
+}
+
+export async function deleteList(ctx: TenantCtx, listId: string, listInUse: ListUsage): Promise<void> {
+  await requireList(ctx, listId);
+  if (await listInUse(ctx, listId)) {
+    throw conflict('LIST_IN_USE', 'This contact list is assigned to a campaign; remove it from the campaign or delete the campaign first.');
+  }
+  if (!(await repo.deleteList(ctx.db, ctx.tenantId, listId))) throw listNotFound();
+}
+
+async function requireList(ctx: TenantCtx, listId: string): Promise<void> {
+  if (!(await repo.findList(ctx.db, ctx.tenantId, listId))) throw listNotFound();
+}
+
+export async function addContact(ctx: TenantCtx, listId: string, input: CreateContactBody): Promise<Contact> {
+  const check = checkContactRow(input);
+  if (!check.ok) throw new AppError(400, 'INVALID_CONTACT', `${check.reason}.`, [{ path: check.reason === INVALID_PHONE ? '/phoneNumber' : '', message: check.reason }]);
+  await requireList(ctx, listId);
+  const [row] = await repo.insertContacts(ctx.db, ctx.tenantId, listId, [{ id: newId(), ...check.contact }]);
+  if (!row) throw conflict('DUPLICATE_PHONE_NUMBER', `${check.contact.phoneNumber} is already in this list.`);
+  return toContact(row);
+}
+
+/**
+ * Imports rows that pass every rule, in one transaction, and reports the others with their
+ * row numbers (`firstRow` is the number of the first row: 2 for a CSV under its header, 1 for bulk).
+ */
+export async function importContacts(ctx: TenantCtx, listId: string, rows: Parameters<typeof checkContactRow>[0][], firstRow: number): Promise<UploadResult> {
+  const invalidRows: UploadResult['invalidRows'] = [];
+  const accepted: (ContactFields & { id: string; row: number })[] = [];
+  const seen = new Set<string>();
+  rows.forEach((input, index) => {
+    const row = firstRow + index;
+    const check = checkContactRow(input);
+    if (!check.ok) return void invalidRows.push({ row, phone: check.phone, reason: check.reason });
+    if (seen.has(check.contact.phoneNumber)) return void invalidRows.push({ row, phone: String(input.phoneNumber), reason: DUPLICATE_PHONE });
+    seen.add(check.contact.phoneNumber);
+    accepted.push({ id: newId(), row, ...check.contact });
+  });
+  const inserted = await ctx.db.transaction(async (tx) => {
+    if (!(await repo.findList(tx, ctx.tenantId, listId))) throw listNotFound();
+    return repo.insertContacts(tx, ctx.tenantId, listId, accepted);
+  });
+  const insertedNumbers = new Set(inserted.map((row) => row.phone_number));
+  for (const contact of accepted) {
+    if (!insertedNumbers.has(contact.phoneNumber)) invalidRows.push({ row: contact.row, phone: contact.phoneNumber, reason: DUPLICATE_PHONE });
+  }
+  invalidRows.sort((a, b) => a.row - b.row);
+  return { imported: inserted.length, skipped: invalidRows.length, invalidRows };
+}
+
+export async function getContact(ctx: TenantCtx, listId: string, contactId: string): Promise<Contact> {
+  const row = await repo.findContact(ctx.db, ctx.tenantId, listId, contactId);
+  if (!row) throw notFound('Contact');
+  return toContact(row);
+}
+
+/** A page of contacts; with no page asked for, every contact of the list (seed §4.4). */
+export async function listContacts(ctx: TenantCtx, listId: string, page: Page | undefined) {
+  await requireList(ctx, listId);
+  const { rows, total } = await repo.listContacts(ctx.db, ctx.tenantId, listId, page);
+  return { data: rows.map(toContact), total, page: page?.page ?? 1, limit: page?.limit ?? total };
+}
+
+export async function updateContact(ctx: TenantCtx, listId: string, contactId: string, input: UpdateContactBody): Promise<Contact> {
+  let phoneNumber: string | undefined;
+  if (input.phoneNumber !== undefined) {
+    phoneNumber = normalizePhoneNumber(input.phoneNumber) ?? undefined;
+    if (!phoneNumber) throw new AppError(400, 'INVALID_CONTACT', 'Invalid phone number.', [{ path: '/phoneNumber', message: INVALID_PHONE }]);
+  }
+  try {
+    const row = await repo.updateContact(ctx.db, ctx.tenantId, listId, contactId, { ...input, phoneNumber });
+    if (!row) throw notFound('Contact');
+    return toContact(row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict('DUPLICATE_PHONE_NUMBER', `${phoneNumber} is already in this list.`);
+    throw error;
+  }
+}
+
+export async function deleteContact(ctx: TenantCtx, listId: string, contactId: string): Promise<void> {
+  if ((await repo.deleteContacts(ctx.db, ctx.tenantId, listId, [contactId])) !== 1) throw notFound('Contact');
+}
+
+/** All or nothing: one id that is not a contact of this list and nothing is deleted. */
+export async function deleteContactsBatch(ctx: TenantCtx, listId: string, contactIds: string[]): Promise<{ deleted: number }> {
+  const ids = [...new Set(contactIds.map((id) => id.toLowerCase()))];
+  return ctx.db.transaction(async (tx) => {
+    if (!(await repo.findList(tx, ctx.tenantId, listId))) throw listNotFound();
+    const deleted = await repo.deleteContacts(tx, ctx.tenantId, listId, ids);
+    if (deleted !== ids.length) {
+      throw new AppError(404, 'CONTACTS_NOT_FOUND', `${ids.length - deleted} of the ${ids.length} contacts are not in this list; nothing was deleted.`);
+    }
+    return { deleted };
+  });
+}
