@@ -1,11 +1,14 @@
-// Seed §2.2, §2.3, §2.8, §4.4, §8; contract §4. CSV upload arrives in a later change.
+// Seed §2.2, §2.3, §2.8, §4.4, §8; contract §4.
+import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
+import { AppError } from '../../platform/errors.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { readCsvRows } from './csv-rows.ts';
 import * as contacts from './service.ts';
 import {
   BulkContactsBody,
@@ -21,6 +24,8 @@ import {
   UpdateListBody,
   UploadResult,
 } from './schemas.ts';
+
+const CSV_BYTE_LIMIT = 5 * 1024 * 1024;
 
 export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
@@ -73,7 +78,37 @@ export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
         response: { 200: UploadResult, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => contacts.importContacts(ctxOf(request), request.params.id, request.body.contacts, 1),
+    async (request) =>
+      contacts.importContacts(
+        ctxOf(request),
+        request.params.id,
+        request.body.contacts.map((fields, index) => ({ row: index + 1, fields })),
+      ),
+  );
+
+  await app.register(multipart, { limits: { fileSize: CSV_BYTE_LIMIT, files: 1, fields: 10, parts: 20 } });
+  app.post(
+    '/contact-lists/:id/upload',
+    {
+      bodyLimit: CSV_BYTE_LIMIT + 64 * 1024,
+      schema: {
+        tags,
+        summary: 'Import contacts from a CSV file (multipart/form-data, field "file"; at most 500 rows, 5 MB)',
+        consumes: ['multipart/form-data'],
+        params: IdParams,
+        response: { 200: UploadResult, ...errorResponses(400, 401, 403, 404, 413, 415) },
+      },
+    },
+    async (request) => {
+      if (!request.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the CSV as multipart/form-data with the file in a field named "file".');
+      const ctx = ctxOf(request);
+      await contacts.getList(ctx, request.params.id);
+      const part = await request.file();
+      if (!part || part.fieldname !== 'file') throw new AppError(400, 'FILE_REQUIRED', 'Attach the CSV in a multipart field named "file".');
+      const rows = await readCsvRows(part.file);
+      if (part.file.truncated) throw new AppError(413, 'PAYLOAD_TOO_LARGE', 'The CSV file is larger than 5 MB; split it into smaller files.');
+      return contacts.importContacts(ctx, request.params.id, rows);
+    },
   );
 
   app.get(

@@ -87,16 +87,20 @@ export async function addContact(ctx: TenantCtx, listId: string, input: CreateCo
   return toContact(row);
 }
 
+export interface NumberedRow {
+  row: number;
+  fields: Parameters<typeof checkContactRow>[0];
+}
+
 /**
- * Imports rows that pass every rule, in one transaction, and reports the others with their
- * row numbers (`firstRow` is the number of the first row: 2 for a CSV under its header, 1 for bulk).
+ * Imports the rows that pass every rule, in one transaction, and reports the others with their
+ * row numbers (a spreadsheet's for CSV, 1-based positions for bulk add).
  */
-export async function importContacts(ctx: TenantCtx, listId: string, rows: Parameters<typeof checkContactRow>[0][], firstRow: number): Promise<UploadResult> {
+export async function importContacts(ctx: TenantCtx, listId: string, rows: NumberedRow[]): Promise<UploadResult> {
   const invalidRows: UploadResult['invalidRows'] = [];
   const accepted: (ContactFields & { id: string; row: number })[] = [];
   const seen = new Set<string>();
-  rows.forEach((input, index) => {
-    const row = firstRow + index;
+  rows.forEach(({ row, fields: input }) => {
     const check = checkContactRow(input);
     if (!check.ok) return void invalidRows.push({ row, phone: check.phone, reason: check.reason });
     if (seen.has(check.contact.phoneNumber)) return void invalidRows.push({ row, phone: String(input.phoneNumber), reason: DUPLICATE_PHONE });

@@ -1,0 +1,98 @@
+import type { Readable } from 'node:stream';
+import { parse } from 'csv-parse';
+import { AppError } from '../../platform/errors.ts';
+import { isPlainObject, METADATA_NOT_OBJECT } from './contact-fields.ts';
+
+/** Reading an uploaded CSV into numbered contact rows (seed §4.4, contract §4). */
+
+export const MAX_CSV_ROWS = 500;
+
+const PHONE_HEADERS = ['phone_number', 'phone', 'mobile', 'customer_number'];
+const NAME_HEADERS = ['name', 'customer_name', 'contact_name', 'first_name'];
+
+type Field = 'phoneNumber' | 'name' | 'email' | 'metadata';
+
+/** Case-insensitive, with spaces, underscores or hyphens between words: "Phone Number" = "phone_number". */
+export const normalizeHeader = (header: string): string => header.trim().toLowerCase().replace(/[\s_-]+/g, '_');
+
+export function fieldOfHeader(header: string): Field | undefined {
+  const normalized = normalizeHeader(header);
+  if (PHONE_HEADERS.includes(normalized)) return 'phoneNumber';
+  if (NAME_HEADERS.includes(normalized)) return 'name';
+  if (normalized === 'email') return 'email';
+  if (normalized === 'metadata') return 'metadata';
+  return undefined;
+}
+
+export interface CsvRow {
+  /** The row as a spreadsheet numbers it: the header is row 1. */
+  row: number;
+  fields: { phoneNumber?: string; name?: string; email?: string; metadata?: unknown };
+}
+
+const badCsv = (message: string) => new AppError(400, 'INVALID_CSV', message);
+
+/** Maps one record by its header; extra columns become string entries of metadata. */
+function toRow(header: string[], fieldOf: (Field | undefined)[], record: string[], row: number): CsvRow {
+  const fields: CsvRow['fields'] = {};
+  const extras: Record<string, string> = {};
+  let metadata: unknown;
+  record.forEach((value, column) => {
+    const field = fieldOf[column];
+    if (field === 'metadata') {
+      if (value.trim() === '') return;
+      try {
+        metadata = JSON.parse(value);
+      } catch {
+        metadata = METADATA_NOT_OBJECT; // not JSON at all: reported like any non-object
+      }
+      return;
+    }
+    if (field) {
+      if (fields[field] === undefined || fields[field] === '') fields[field] = value;
+      return;
+    }
+    const key = header[column]?.trim();
+    if (key && value !== '') extras[key] = value;
+  });
+  if (metadata !== undefined && !isPlainObject(metadata)) fields.metadata = metadata;
+  else if (metadata !== undefined || Object.keys(extras).length > 0) fields.metadata = { ...extras, ...(metadata as Record<string, unknown> | undefined) };
+  return { row, fields };
+}
+
+/** Reads every record; refuses the whole file when it has no phone column or more than 500 rows. */
+export async function readCsvRows(input: Readable): Promise<CsvRow[]> {
+  const parser = input.pipe(parse({ bom: true, trim: true, relax_column_count: true, skip_empty_lines: false }));
+  input.once('error', (error) => parser.destroy(error)); // pipe() does not forward a source's failure
+  const rows: CsvRow[] = [];
+  let header: string[] | undefined;
+  let fieldOf: (Field | undefined)[] = [];
+  let index = 0;
+  let dataRows = 0;
+  try {
+    for await (const record of parser as AsyncIterable<string[]>) {
+      index++;
+      if (!header) {
+        header = record;
+        fieldOf = header.map(fieldOfHeader);
+        if (!fieldOf.includes('phoneNumber')) {
+          throw badCsv(`The CSV has no phone column; name one column ${PHONE_HEADERS.join(', ')} (any case, with spaces, underscores or hyphens).`);
+        }
+        continue;
+      }
+      if (record.every((value) => value === '')) continue; // a blank line is no contact
+      dataRows++;
+      if (dataRows <= MAX_CSV_ROWS) rows.push(toRow(header, fieldOf, record, index));
+    }
+  } catch (error) {
+    input.resume(); // let the rest of the upload drain
+    if (error instanceof AppError) throw error;
+    if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
+      throw new AppError(413, 'PAYLOAD_TOO_LARGE', 'The CSV file is larger than 5 MB; split it into smaller files.');
+    }
+    throw badCsv(`The file is not valid CSV: ${(error as Error).message}.`);
+  }
+  if (!header) throw badCsv('The CSV file is empty; it needs a header row and at least one contact.');
+  if (dataRows > MAX_CSV_ROWS) throw badCsv(`The CSV has ${dataRows} rows; at most ${MAX_CSV_ROWS} contacts can be uploaded at once, so nothing was imported.`);
+  return rows;
+}

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
+
+// Seed §4.4 CSV rules and contract §4, uploaded as multipart/form-data like a browser does.
+let t: TestApp;
+let key: string;
+let otherKey: string;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  key = (await createKey(t.app, (await signUp(t.app)).token)).key;
+  otherKey = (await createKey(t.app, (await signUp(t.app)).token)).key;
+});
+afterAll(() => t.close());
+
+function multipart(content: string | Buffer, field = 'file', filename = 'contacts.csv') {
+  const boundary = `----callforge${randomUUID()}`;
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: text/csv\r\n\r\n`;
+  const body = Buffer.concat([Buffer.from(head), Buffer.isBuffer(content) ? content : Buffer.from(content), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+async function newList() {
+  const response = await t.app.inject({ method: 'POST', url: '/api/v1/contact-lists', headers: bearer(key), payload: { name: `CSV ${randomUUID()}` } });
+  return response.json().id as string;
+}
+
+async function upload(listId: string, content: string | Buffer, options: { field?: string; as?: string } = {}) {
+  const { body, contentType } = multipart(content, options.field);
+  return t.app.inject({ method: 'POST', url: `/api/v1/contact-lists/${listId}/upload`, headers: { ...bearer(options.as ?? key), 'content-type': contentType }, payload: body });
+}
+
+const contactsOf = async (listId: string) =>
+  (await t.app.inject({ method: 'GET', url: `/api/v1/contact-lists/${listId}/contacts`, headers: bearer(key) })).json().data as {
+    phoneNumber: string;
+    name: string | null;
+    email: string | null;
+    metadata: Record<string, unknown>;
+  }[];
+
+const csvOf = (count: number) => ['phone', ...Array.from({ length: count }, (_, i) => `+1415556${String(i).padStart(4, '0')}`)].join('\n');
+
+describe('CSV upload', () => {
+  it('imports valid rows and reports invalid ones with spreadsheet row numbers and reasons', async () => {
+    const listId = await newList();
+    const csv = [
+      'Phone Number,Customer Name,Email,metadata,plan',
+      '+1 (415) 555-2671,Ada,ada@example.com,"{""tier"":""gold""}",pro',
+      ',No Phone,,,',
+      '12345,Bad Phone,,,',
+      '+14155552672,Bad Mail,not-an-email,,',
+      '+14155552673,Bad Meta,,"[1,2]",',
+      '+14155552674,Broken Meta,,{oops,',
+      '+1-415-555-2671,Duplicate,,,',
+    ].join('\r\n');
+    const response = await upload(listId, csv);
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({
+      imported: 1,
+      skipped: 6,
+      invalidRows: [
+        { row: 3, phone: '', reason: 'Missing phone number' },
+        { row: 4, phone: '12345', reason: 'Invalid phone number' },
+        { row: 5, phone: '+14155552672', reason: 'Invalid email' },
+        { row: 6, phone: '+14155552673', reason: 'metadata is not a JSON object' },
+        { row: 7, phone: '+14155552674', reason: 'metadata is not a JSON object' },
+        { row: 8, phone: '+1-415-555-2671', reason: 'Duplicate phone number in this list' },
+      ],
+    });
+    expect(await contactsOf(listId)).toMatchObject([{ phoneNumber: '+14155552671', name: 'Ada', email: 'ada@example.com', metadata: { tier: 'gold', plan: 'pro' } }]);
+  });
+
+  it('accepts every header alias, in any case, with spaces, underscores or hyphens', async () => {
+    const phones = ['phone_number', 'PHONE', 'Mobile', 'customer number', 'Customer-Number'];
+    const names = ['name', 'customer_name', 'Contact Name', 'FIRST-NAME'];
+    for (const [i, phoneHeader] of phones.entries()) {
+      for (const [j, nameHeader] of names.entries()) {
+        const listId = await newList();
+        const response = await upload(listId, `${phoneHeader},${nameHeader},E-Mail\n+4420794609${i}${j},Person ${i}${j},p@example.com\n`);
+        expect(response.json(), `${phoneHeader} / ${nameHeader}`).toMatchObject({ imported: 1, skipped: 0 });
+        expect((await contactsOf(listId))[0]).toMatchObject({ name: `Person ${i}${j}` });
+      }
+    }
+  });
+
+  it('imports 500 rows and refuses 501 whole, importing nothing', async () => {
+    const listId = await newList();
+    const ok = await upload(listId, csvOf(500));
+    expect(ok.json()).toMatchObject({ imported: 500, skipped: 0 });
+    const other = await newList();
+    const over = await upload(other, csvOf(501));
+    expect(over.statusCode).toBe(400);
+    expect(over.json().message).toContain('at most 500');
+    expect(await contactsOf(other)).toHaveLength(0);
+  });
+
+  it('refuses a file without a phone column, naming the accepted headers', async () => {
+    const response = await upload(await newList(), 'name,email\nAda,ada@example.com\n');
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toContain('phone_number, phone, mobile, customer_number');
+  });
+
+  it('reads a UTF-8 BOM, CRLF line ends, quoted fields with commas and newlines, and skips blank lines', async () => {
+    const listId = await newList();
+    const csv = '\uFEFFphone,name,notes\r\n+14155550101,"Lovelace, Ada","line one\r\nline two"\r\n\r\n+14155550102,Grace,\r\n';
+    const response = await upload(listId, csv);
+    expect(response.json()).toEqual({ imported: 2, skipped: 0, invalidRows: [] });
+    const contacts = await contactsOf(listId);
+    expect(contacts[0]).toMatchObject({ name: 'Lovelace, Ada', metadata: { notes: 'line one\r\nline two' } });
+    expect(contacts[1]).toMatchObject({ phoneNumber: '+14155550102', name: 'Grace' });
+  });
+
+  it('counts rows after a blank line as the spreadsheet does', async () => {
+    const response = await upload(await newList(), 'phone\n+14155550201\n\nbad\n');
+    expect(response.json().invalidRows).toEqual([{ row: 4, phone: 'bad', reason: 'Invalid phone number' }]);
+  });
+
+  it('skips numbers already in the list', async () => {
+    const listId = await newList();
+    await upload(listId, 'phone\n+14155550301\n');
+    const again = await upload(listId, 'phone\n+14155550301\n+14155550302\n');
+    expect(again.json()).toEqual({ imported: 1, skipped: 1, invalidRows: [{ row: 2, phone: '+14155550301', reason: 'Duplicate phone number in this list' }] });
+  });
+
+  it('refuses a file over 5 MB with 413 and imports nothing', async () => {
+    const listId = await newList();
+    const big = Buffer.alloc(5 * 1024 * 1024 + 10, 'a');
+    big.write('phone,notes\n+14155550401,', 0);
+    const response = await upload(listId, big);
+    expect(response.statusCode).toBe(413);
+    expect(response.json().code).toBe('PAYLOAD_TOO_LARGE');
+    expect(await contactsOf(listId)).toHaveLength(0);
+  });
+
+  it('refuses an empty file, malformed CSV, a wrong field name and a JSON body', async () => {
+    const listId = await newList();
+    expect((await upload(listId, '')).statusCode).toBe(400);
+    const unclosed = await upload(listId, 'phone,name\n+14155550501,"Ada\n');
+    expect(unclosed.statusCode).toBe(400);
+    expect(unclosed.json().code).toBe('INVALID_CSV');
+    expect((await upload(listId, 'phone\n+14155550502\n', { field: 'upload' })).statusCode).toBe(400);
+    const json = await t.app.inject({ method: 'POST', url: `/api/v1/contact-lists/${listId}/upload`, headers: bearer(key), payload: { file: 'x' } });
+    expect(json.statusCode).toBe(415);
+    expect(await contactsOf(listId)).toHaveLength(0);
+  });
+
+  it("answers 404 for another tenant's list", async () => {
+    const listId = await newList();
+    const response = await upload(listId, 'phone\n+14155550601\n', { as: otherKey });
+    expect(response.statusCode).toBe(404);
+    expect(await contactsOf(listId)).toHaveLength(0);
+  });
+});
