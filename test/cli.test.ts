@@ -4,9 +4,9 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EnvSchema } from '../src/config.ts';
+import { createTestDatabase } from './harness.ts';
 
 /**
  * The `callforge` CLI run as the operator runs it: `node bin/callforge.js …` in child processes,
@@ -15,7 +15,6 @@ import { EnvSchema } from '../src/config.ts';
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'callforge.js');
-const PROTECTED_DATABASES = new Set(['test', 'root', 'postgres', 'template0', 'template1']);
 const SLOW = 120_000; // one CLI process opening the database; a fresh embedded directory runs initdb first
 
 interface Run {
@@ -66,23 +65,10 @@ describe('callforge CLI', () => {
 
   beforeAll(async () => {
     const common = { LOG_LEVEL: 'silent', DEMO_BOOTSTRAP: '0', STARTING_CREDIT: '10' };
-    const serverUrl = process.env.DATABASE_URL;
-    if (serverUrl) {
-      const name = `callforge_cli_${randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: serverUrl });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${name}`);
-      await admin.end();
-      const url = new URL(serverUrl);
-      url.pathname = `/${name}`;
-      env = { ...common, DATABASE_URL: url.toString(), SECRETS_KEY: randomBytes(32).toString('base64') };
-      cleanup = async () => {
-        if (PROTECTED_DATABASES.has(name)) throw new Error(`refusing to drop ${name}`);
-        const client = new pg.Client({ connectionString: serverUrl });
-        await client.connect();
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await client.end();
-      };
+    const database = await createTestDatabase('callforge_cli');
+    if (database) {
+      env = { ...common, DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64') };
+      cleanup = database.drop;
     } else {
       const dataDir = mkdtempSync(join(tmpdir(), 'callforge-cli-'));
       env = { ...common, DATA_DIR: dataDir };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
+import { bearer, startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
 
 // Seed §2.2, §2.3, §4.4, §8 and contract §4, through HTTP on a real database.
 let t: TestApp;
@@ -9,8 +9,7 @@ let otherKey: string;
 
 beforeAll(async () => {
   t = await startTestApp();
-  key = (await createKey(t.app, (await signUp(t.app)).token)).key;
-  otherKey = (await createKey(t.app, (await signUp(t.app)).token)).key;
+  ({ key, otherKey } = await twoTenantKeys(t.app));
 });
 afterAll(() => t.close());
 

@@ -93,3 +93,10 @@ export async function createKey(app: FastifyInstance, sessionToken: string, body
   if (response.statusCode !== 201) throw new Error(`key creation failed: ${response.statusCode} ${response.body}`);
   return response.json() as { id: string; key: string; keyPrefix: string; webhookSecret?: string; status: string; expiresAt: string | null };
 }
+
+/** An API key for each of two fresh tenants: the caller's and another tenant's, for isolation checks. */
+export async function twoTenantKeys(app: FastifyInstance) {
+  const key = (await createKey(app, (await signUp(app)).token)).key;
+  const otherKey = (await createKey(app, (await signUp(app)).token)).key;
+  return { key, otherKey };
+}
