@@ -1,0 +1,403 @@
+/**
+ * Contact import and the contact page of a big list, on the embedded engine (PGlite) and, when
+ * DATABASE_URL is set, on PostgreSQL:
+ *
+ * 1. CSV import: 50 sequential uploads of a 500-row CSV (multipart/form-data, field "file"), each
+ *    into a fresh list so every row is imported; p50, p99 and mean of the request time.
+ * 2. List page on a big list: 100,000 contacts added with 100 bulk requests of 1,000, then
+ *    autocannon on GET /api/v1/contact-lists/{id}/contacts?limit=25.
+ * 3. PostgreSQL only: EXPLAIN of the page query and of the count query on that list.
+ *
+ *   npm run bench:csv
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:csv
+ *   BENCH_DURATION=3 npm run bench:csv                               # quick smoke run
+ *
+ * The server runs as a child process (`node --import tsx src/main.ts`); uploads, bulk adds and
+ * autocannon run here.
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import {
+  checkClean,
+  CONNECTIONS,
+  createKey,
+  DURATION,
+  type Engine,
+  fixed,
+  forEachEngine,
+  getJson,
+  measure,
+  type Measurement,
+  postJson,
+  REQUEST_TIMEOUT_S,
+  runBench,
+  startServer,
+  table,
+  WARMUP,
+  withClient,
+} from './harness.ts';
+
+const UPLOADS = 50;
+const CSV_ROWS = 500;
+/** Unmeasured uploads before the 50 measured ones; none when BENCH_WARMUP=0. */
+const WARMUP_UPLOADS = WARMUP > 0 ? 5 : 0;
+const BIG_LIST_CONTACTS = 100_000;
+const BULK_BATCH = 1_000;
+const PAGE_LIMIT = 25;
+/** Page requests sent one at a time before the load, for the latency of one request alone. */
+const SEQUENTIAL_PAGES = 20;
+const UPLOAD_TARGET_P50_MS = 100;
+
+const PAGE_SQL =
+  'SELECT id, tenant_id, list_id, phone_number, name, email, metadata, created_at, updated_at FROM contacts WHERE tenant_id = $1 AND list_id = $2 ORDER BY created_at, id LIMIT 25 OFFSET 0';
+const COUNT_SQL = 'SELECT count(*)::int FROM contacts WHERE tenant_id = $1 AND list_id = $2';
+
+// ---------------------------------------------------------------------------------------------
+// Data: distinct, valid E.164 numbers +1415XXXXXXX (10 million of them; a run uses 125,000 and
+// a few thousand for warm-up).
+
+let nextNumber = 0;
+function phoneNumber(): string {
+  const n = nextNumber++;
+  if (n >= 10_000_000) throw new Error('ran out of +1415XXXXXXX numbers');
+  return `+1415${String(n).padStart(7, '0')}`;
+}
+
+function csvOf(rows: number): string {
+  const lines = ['phone,name,email'];
+  for (let i = 0; i < rows; i++) {
+    const phone = phoneNumber();
+    const id = phone.slice(1);
+    lines.push(`${phone},Contact ${id},contact${id}@example.com`);
+  }
+  return lines.join('\r\n') + '\r\n';
+}
+
+/** A multipart/form-data body with the CSV as the only part, in field "file". */
+function multipart(csv: string): { body: Buffer; contentType: string } {
+  const boundary = `----callforge-bench-${randomBytes(12).toString('hex')}`;
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="contacts.csv"\r\nContent-Type: text/csv\r\n\r\n`, 'utf8'),
+    Buffer.from(csv, 'utf8'),
+    Buffer.from(`\r\n--${boundary}--\r\n`, 'utf8'),
+  ]);
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. CSV import.
+
+interface UploadStats {
+  samples: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  min: number;
+  max: number;
+}
+
+/** Nearest-rank percentile of sorted values (with 50 samples p99 is the slowest one). */
+const percentile = (sorted: number[], p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+async function createList(base: string, auth: Record<string, string>, name: string): Promise<{ id: string; tenantId: string }> {
+  const list = await postJson(`${base}/api/v1/contact-lists`, { name }, auth);
+  if (typeof list.id !== 'string' || typeof list.tenantId !== 'string') throw new Error(`POST /contact-lists returned no id: ${JSON.stringify(list)}`);
+  return { id: list.id, tenantId: list.tenantId };
+}
+
+/** Uploads one CSV into a fresh list; returns the request time in ms (send to last byte read). */
+async function uploadOnce(base: string, auth: Record<string, string>, name: string): Promise<number> {
+  const list = await createList(base, auth, name);
+  const { body, contentType } = multipart(csvOf(CSV_ROWS));
+  const url = `${base}/api/v1/contact-lists/${list.id}/upload`;
+
+  const started = performance.now();
+  const response = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': contentType }, body });
+  const text = await response.text();
+  const elapsed = performance.now() - started;
+
+  if (response.status !== 200) throw new Error(`upload "${name}": POST ${url} answered ${response.status}, expected 200: ${text.slice(0, 2_000)}`);
+  const result = JSON.parse(text) as { imported?: unknown; skipped?: unknown };
+  if (result.imported !== CSV_ROWS || result.skipped !== 0) {
+    throw new Error(`upload "${name}": expected imported: ${CSV_ROWS}, skipped: 0; got ${text.slice(0, 2_000)}`);
+  }
+  return elapsed;
+}
+
+async function benchUploads(base: string, auth: Record<string, string>): Promise<UploadStats> {
+  for (let i = 1; i <= WARMUP_UPLOADS; i++) await uploadOnce(base, auth, `warm-up ${i}`);
+  const times: number[] = [];
+  for (let i = 1; i <= UPLOADS; i++) times.push(await uploadOnce(base, auth, `upload ${i}`));
+  const sorted = [...times].sort((a, b) => a - b);
+  return {
+    samples: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean: times.reduce((sum, t) => sum + t, 0) / times.length,
+    min: sorted[0]!,
+    max: sorted[sorted.length - 1]!,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. A big list and its first page.
+
+interface Fill {
+  contacts: number;
+  requests: number;
+  seconds: number;
+}
+
+async function fillList(base: string, auth: Record<string, string>, listId: string): Promise<Fill> {
+  const url = `${base}/api/v1/contact-lists/${listId}/contacts/bulk`;
+  const requests = BIG_LIST_CONTACTS / BULK_BATCH;
+  const bodies: string[] = [];
+  for (let r = 0; r < requests; r++) {
+    const contacts = Array.from({ length: BULK_BATCH }, () => {
+      const phone = phoneNumber();
+      return { phoneNumber: phone, name: `Contact ${phone.slice(1)}` };
+    });
+    bodies.push(JSON.stringify({ contacts }));
+  }
+
+  const started = performance.now();
+  for (const [index, body] of bodies.entries()) {
+    const response = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`bulk request ${index + 1}: POST ${url} answered ${response.status}: ${text.slice(0, 2_000)}`);
+    const result = JSON.parse(text) as { imported?: unknown; skipped?: unknown };
+    if (result.imported !== BULK_BATCH || result.skipped !== 0) throw new Error(`bulk request ${index + 1}: expected imported: ${BULK_BATCH}, skipped: 0; got ${text.slice(0, 2_000)}`);
+  }
+  const seconds = (performance.now() - started) / 1_000;
+
+  const page = await getJson(`${base}/api/v1/contact-lists/${listId}/contacts?limit=${PAGE_LIMIT}`, auth);
+  if (page.total !== BIG_LIST_CONTACTS || !Array.isArray(page.data) || page.data.length !== PAGE_LIMIT) {
+    throw new Error(`the big list should hold ${BIG_LIST_CONTACTS} contacts and answer pages of ${PAGE_LIMIT}; got total ${String(page.total)}, ${Array.isArray(page.data) ? page.data.length : 'no'} rows`);
+  }
+  return { contacts: BIG_LIST_CONTACTS, requests, seconds };
+}
+
+interface Sequential {
+  requests: number;
+  p50: number;
+  mean: number;
+}
+
+/** SEQUENTIAL_PAGES page requests, one at a time: what one request costs with no queue. */
+async function sequentialPages(base: string, auth: Record<string, string>, listId: string): Promise<Sequential> {
+  const url = `${base}/api/v1/contact-lists/${listId}/contacts?limit=${PAGE_LIMIT}`;
+  const times: number[] = [];
+  for (let i = 0; i < SEQUENTIAL_PAGES; i++) {
+    const started = performance.now();
+    const response = await fetch(url, { headers: auth });
+    const text = await response.text();
+    times.push(performance.now() - started);
+    if (response.status !== 200) throw new Error(`GET ${url} answered ${response.status}: ${text.slice(0, 2_000)}`);
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  return { requests: times.length, p50: percentile(sorted, 50), mean: times.reduce((sum, t) => sum + t, 0) / times.length };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Query plans (PostgreSQL).
+
+interface Plan {
+  label: string;
+  sql: string;
+  text: string;
+  /** "Index" in the plan and no "Seq Scan on contacts". */
+  usesIndex: boolean;
+  indexes: string[];
+}
+
+function planOf(label: string, sql: string, rows: Record<string, unknown>[]): Plan {
+  const text = rows.map((row) => String(row['QUERY PLAN'])).join('\n');
+  const indexes = [...new Set([...text.matchAll(/Index(?: Only)? Scan(?: Backward)? (?:using|on) (\S+)/g)].map((match) => match[1]!))];
+  return { label, sql, text, usesIndex: text.includes('Index') && !text.includes('Seq Scan on contacts'), indexes };
+}
+
+interface Plans {
+  plans: Plan[];
+  /** What the planner weighs: how much of the table the list is, and how much of it is all-visible. */
+  tableRows: number;
+  listRows: number;
+  pages: number;
+  allVisiblePages: number;
+  /** The server's autovacuum setting, and when contacts had last been analyzed before our ANALYZE. */
+  autovacuum: string;
+  analyzedBefore: string | null;
+}
+
+async function explain(databaseUrl: string, tenantId: string, listId: string): Promise<Plans> {
+  return withClient(databaseUrl, async (client) => {
+    const before = await client.query<{ autovacuum: string; analyzed: Date | null }>(
+      `SELECT current_setting('autovacuum') AS autovacuum, greatest(last_analyze, last_autoanalyze) AS analyzed
+       FROM pg_stat_user_tables WHERE relid = 'contacts'::regclass`,
+    );
+    await client.query('ANALYZE contacts');
+    const page = await client.query<Record<string, unknown>>(`EXPLAIN (ANALYZE, BUFFERS) ${PAGE_SQL}`, [tenantId, listId]);
+    const count = await client.query<Record<string, unknown>>(`EXPLAIN ANALYZE ${COUNT_SQL}`, [tenantId, listId]);
+    const stats = await client.query<{ table_rows: number; list_rows: number; pages: number; all_visible: number }>(
+      `SELECT (SELECT count(*)::int FROM contacts) AS table_rows,
+              (SELECT count(*)::int FROM contacts WHERE tenant_id = $1 AND list_id = $2) AS list_rows,
+              relpages AS pages, relallvisible AS all_visible
+       FROM pg_class WHERE oid = 'contacts'::regclass`,
+      [tenantId, listId],
+    );
+    const row = stats.rows[0]!;
+    return {
+      plans: [planOf('page query', `EXPLAIN (ANALYZE, BUFFERS) ${PAGE_SQL}`, page.rows), planOf('count query', `EXPLAIN ANALYZE ${COUNT_SQL}`, count.rows)],
+      tableRows: row.table_rows,
+      listRows: row.list_rows,
+      pages: row.pages,
+      allVisiblePages: row.all_visible,
+      autovacuum: before.rows[0]?.autovacuum ?? 'unknown',
+      analyzedBefore: before.rows[0]?.analyzed?.toISOString() ?? null,
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface EngineResult {
+  engine: string;
+  kind: Engine['kind'];
+  upload: UploadStats;
+  fill: Fill;
+  sequential: Sequential;
+  page: Measurement;
+  plans: Plans | undefined;
+}
+
+async function benchEngine(engine: Engine): Promise<EngineResult> {
+  const say = (line: string) => process.stdout.write(`[${engine.name}] ${line}\n`);
+  process.stdout.write('\n');
+  say('starting server…');
+  const server = await startServer(engine.name, engine.serverEnv);
+  let upload: UploadStats;
+  let fill: Fill;
+  let sequential: Sequential;
+  let page: Measurement;
+  let bigList: { id: string; tenantId: string };
+  try {
+    const key = await createKey(server.base);
+    const auth = { authorization: `Bearer ${key}` };
+    say(`ready at ${server.base}; key ${key.slice(0, 12)}…`);
+
+    say(`1. CSV import: ${WARMUP_UPLOADS > 0 ? `${WARMUP_UPLOADS} unmeasured, then ` : ''}${UPLOADS} uploads of ${CSV_ROWS} rows, one after the other, each into a fresh list…`);
+    upload = await benchUploads(server.base, auth);
+
+    say(`2. filling one list with ${BIG_LIST_CONTACTS.toLocaleString('en-US')} contacts (${BIG_LIST_CONTACTS / BULK_BATCH} bulk requests of ${BULK_BATCH.toLocaleString('en-US')})…`);
+    bigList = await createList(server.base, auth, 'big list');
+    fill = await fillList(server.base, auth, bigList.id);
+    sequential = await sequentialPages(server.base, auth, bigList.id);
+    say(`   filled in ${fixed(fill.seconds, 1)} s; loading GET …/contacts?limit=${PAGE_LIMIT} (${CONNECTIONS} connections, ${DURATION} s${WARMUP > 0 ? ` after ${WARMUP} s warm-up` : ''})…`);
+    page = await measure(server.base, `/api/v1/contact-lists/${bigList.id}/contacts?limit=${PAGE_LIMIT}`, auth);
+  } finally {
+    await server.stop();
+  }
+
+  let plans: Plans | undefined;
+  if (engine.databaseUrl) {
+    say('3. query plans of the page and count queries on the big list (server stopped, after ANALYZE contacts)…');
+    plans = await explain(engine.databaseUrl, bigList.tenantId, bigList.id);
+  }
+  return { engine: engine.name, kind: engine.kind, upload, fill, sequential, page, plans };
+}
+
+function targetNote(result: EngineResult): string {
+  const target = `target: p50 < ${UPLOAD_TARGET_P50_MS} ms on PostgreSQL`;
+  if (result.kind !== 'postgres') return `${target} (not this engine)`;
+  return `${target} (${result.upload.p50 < UPLOAD_TARGET_P50_MS ? 'met' : 'MISSED'})`;
+}
+
+function report(result: EngineResult): boolean {
+  const { upload, fill, sequential, page, plans } = result;
+  const out: string[] = [`\n${result.engine}`];
+
+  out.push(`\n1. CSV import: ${upload.samples} uploads of ${CSV_ROWS} rows (multipart, each into a fresh list), all 200 with imported: ${CSV_ROWS}`);
+  out.push(
+    table(
+      [
+        ['', 'ms', ''],
+        ['p50', fixed(upload.p50, 1), targetNote(result)],
+        ['p99', fixed(upload.p99, 1), `(nearest rank of ${upload.samples}: the slowest upload)`],
+        ['mean', fixed(upload.mean, 1), ''],
+        ['min', fixed(upload.min, 1), ''],
+        ['max', fixed(upload.max, 1), ''],
+      ],
+      (column) => column === 1,
+    ),
+  );
+
+  out.push(
+    `\n2. List page on a list of ${fill.contacts.toLocaleString('en-US')} contacts` +
+      `\n   fill: ${fill.requests} bulk requests of ${BULK_BATCH.toLocaleString('en-US')} in ${fixed(fill.seconds, 2)} s` +
+      ` (${fixed(fill.contacts / fill.seconds, 0)} contacts/s, ${fixed((fill.seconds * 1_000) / fill.requests, 1)} ms per request)` +
+      `\n   one at a time: ${sequential.requests} requests of GET …/contacts?limit=${PAGE_LIMIT}, p50 ${fixed(sequential.p50, 1)} ms, mean ${fixed(sequential.mean, 1)} ms` +
+      `\n   under load (${CONNECTIONS} connections, ${DURATION} s, autocannon timeout ${REQUEST_TIMEOUT_S} s):`,
+  );
+  out.push(
+    table(
+      [
+        ['endpoint', 'req/s (avg)', 'p99 (ms)', '2xx', 'non-2xx', 'errors', 'timeouts'],
+        [`GET …/contacts?limit=${PAGE_LIMIT}`, fixed(page.reqPerSec, 1), fixed(page.p99, 2), String(page.ok), String(page.non2xx), String(page.errors), String(page.timeouts)],
+      ],
+      (column) => column > 0,
+    ),
+  );
+
+  if (plans) {
+    out.push(
+      `\n3. Query plans on the big list (after ANALYZE contacts)` +
+        `\n   the table holds ${plans.tableRows.toLocaleString('en-US')} contacts, ${plans.listRows.toLocaleString('en-US')} of them (${fixed((100 * plans.listRows) / plans.tableRows, 0)}%) in this list;` +
+        ` ${plans.allVisiblePages} of its ${plans.pages} pages are all-visible (what an index-only scan needs)` +
+        `\n   autovacuum is ${plans.autovacuum} on this server; before this ANALYZE contacts had ` +
+        (plans.analyzedBefore ? `last been analyzed at ${plans.analyzedBefore}` : 'never been analyzed, so the load above ran on plans made without statistics'),
+    );
+    for (const plan of plans.plans) {
+      out.push(`\n${plan.label}: ${plan.sql}\n${plan.text}`);
+      out.push(
+        plan.usesIndex
+          ? `=> index used (${plan.indexes.join(', ') || 'see plan'}); no Seq Scan on contacts`
+          : `=> NO index used${plan.text.includes('Seq Scan on contacts') ? ': Seq Scan on contacts' : ''}`,
+      );
+    }
+  } else if (result.kind === 'embedded') {
+    out.push('\n3. Query plans: PostgreSQL only.');
+  }
+  process.stdout.write(out.join('\n') + '\n');
+  return checkClean(page);
+}
+
+async function main(): Promise<number> {
+  process.stdout.write(
+    `callforge CSV import bench: ${UPLOADS} uploads of ${CSV_ROWS} rows; page of a ${BIG_LIST_CONTACTS.toLocaleString('en-US')}-contact list with ` +
+      `${CONNECTIONS} connections for ${DURATION} s` +
+      (WARMUP > 0 ? ` (after ${WARMUP} s unmeasured warm-up)` : '') +
+      `; node ${process.version}\n`,
+  );
+  const { results, failed } = await forEachEngine(benchEngine, report);
+
+  if (results.length > 1) {
+    const rows = [
+      ['engine', 'upload p50', 'upload p99', 'upload mean', 'fill (s)', 'page alone p50', 'page req/s', 'page p99', 'page non-2xx', 'plans use an index'],
+      ...results.map((r) => [
+        r.engine.split(' ')[0]!,
+        fixed(r.upload.p50, 1),
+        fixed(r.upload.p99, 1),
+        fixed(r.upload.mean, 1),
+        fixed(r.fill.seconds, 1),
+        fixed(r.sequential.p50, 1),
+        fixed(r.page.reqPerSec, 1),
+        fixed(r.page.p99, 2),
+        String(r.page.non2xx),
+        r.plans ? r.plans.plans.map((plan) => `${plan.label.split(' ')[0]}: ${plan.usesIndex ? 'yes' : 'NO'}`).join(', ') : '-',
+      ]),
+    ];
+    process.stdout.write(`\nsummary (times in ms unless stated; target: upload p50 < ${UPLOAD_TARGET_P50_MS} ms on PostgreSQL)\n${table(rows, (column) => column > 0)}\n`);
+  }
+  return failed ? 1 : 0;
+}
+
+await runBench(main);
