@@ -44,6 +44,12 @@ export async function findList(db: Queryable, tenantId: string, listId: string):
   return rows[0];
 }
 
+/** Existence only: no contact count, which costs a scan of a big list. */
+export async function listExists(db: Queryable, tenantId: string, listId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM contact_lists WHERE tenant_id = $1 AND id = $2', [tenantId, listId]);
+  return rowCount === 1;
+}
+
 export async function listLists(db: Queryable, tenantId: string, search: string | undefined, page: Page): Promise<{ rows: ListRow[]; total: number }> {
   const pattern = search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
   const [{ rows }, count] = await Promise.all([

@@ -75,7 +75,7 @@ export async function deleteList(ctx: TenantCtx, listId: string, listInUse: List
 }
 
 async function requireList(ctx: TenantCtx, listId: string): Promise<void> {
-  if (!(await repo.findList(ctx.db, ctx.tenantId, listId))) throw listNotFound();
+  if (!(await repo.listExists(ctx.db, ctx.tenantId, listId))) throw listNotFound();
 }
 
 export async function addContact(ctx: TenantCtx, listId: string, input: CreateContactBody): Promise<Contact> {
@@ -108,7 +108,7 @@ export async function importContacts(ctx: TenantCtx, listId: string, rows: Numbe
     accepted.push({ id: newId(), row, ...check.contact });
   });
   const inserted = await ctx.db.transaction(async (tx) => {
-    if (!(await repo.findList(tx, ctx.tenantId, listId))) throw listNotFound();
+    if (!(await repo.listExists(tx, ctx.tenantId, listId))) throw listNotFound();
     return repo.insertContacts(tx, ctx.tenantId, listId, accepted);
   });
   const insertedNumbers = new Set(inserted.map((row) => row.phone_number));
@@ -156,7 +156,7 @@ export async function deleteContact(ctx: TenantCtx, listId: string, contactId: s
 export async function deleteContactsBatch(ctx: TenantCtx, listId: string, contactIds: string[]): Promise<{ deleted: number }> {
   const ids = [...new Set(contactIds.map((id) => id.toLowerCase()))];
   return ctx.db.transaction(async (tx) => {
-    if (!(await repo.findList(tx, ctx.tenantId, listId))) throw listNotFound();
+    if (!(await repo.listExists(tx, ctx.tenantId, listId))) throw listNotFound();
     const deleted = await repo.deleteContacts(tx, ctx.tenantId, listId, ids);
     if (deleted !== ids.length) {
       throw new AppError(404, 'CONTACTS_NOT_FOUND', `${ids.length - deleted} of the ${ids.length} contacts are not in this list; nothing was deleted.`);
