@@ -102,7 +102,7 @@ export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
     async (request) => {
       if (!request.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the CSV as multipart/form-data with the file in a field named "file".');
       const ctx = ctxOf(request);
-      await contacts.getList(ctx, request.params.id);
+      await contacts.requireList(ctx, request.params.id);
       const part = await request.file();
       if (!part || part.fieldname !== 'file') throw new AppError(400, 'FILE_REQUIRED', 'Attach the CSV in a multipart field named "file".');
       const rows = await readCsvRows(part.file);

@@ -74,7 +74,7 @@ export async function deleteList(ctx: TenantCtx, listId: string, listInUse: List
   if (!(await repo.deleteList(ctx.db, ctx.tenantId, listId))) throw listNotFound();
 }
 
-async function requireList(ctx: TenantCtx, listId: string): Promise<void> {
+export async function requireList(ctx: TenantCtx, listId: string): Promise<void> {
   if (!(await repo.listExists(ctx.db, ctx.tenantId, listId))) throw listNotFound();
 }
 
