@@ -35,6 +35,7 @@ export const EnvSchema = Type.Object({
   IDEMPOTENCY_TTL_HOURS: Int(24, 1, 720, 'How long an Idempotency-Key is remembered.'),
   DEMO_BOOTSTRAP: Bool(true, 'On first start of an empty embedded database, create a demo tenant and print its key.'),
   ALLOW_PRIVATE_URLS: Bool(false, 'Let knowledge URLs and webhooks reach private and loopback addresses (local testing only).'),
+  EMBEDDED_ANALYZE_SECONDS: Int(60, 1, 86400, 'How often the embedded database analyzes the tables that changed (PGlite has no autovacuum; the planner needs statistics).'),
   JOBS_POLL_SECONDS: Type.String({ default: '1', pattern: '^[0-9]+(\\.[0-9]+)?$', description: 'How often idle workers poll the job queue, in seconds (at least 0.5).', expected: 'a number of seconds, at least 0.5' }),
 });
 
@@ -58,6 +59,7 @@ export interface Config {
   demoBootstrap: boolean;
   allowPrivateUrls: boolean;
   jobsPollSeconds: number;
+  embeddedAnalyzeSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -107,5 +109,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     demoBootstrap: flag(env_.DEMO_BOOTSTRAP),
     allowPrivateUrls: flag(env_.ALLOW_PRIVATE_URLS),
     jobsPollSeconds: pollSeconds,
+    embeddedAnalyzeSeconds: Number(env_.EMBEDDED_ANALYZE_SECONDS),
   };
 }

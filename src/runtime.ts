@@ -6,6 +6,7 @@ import { systemClock, type Clock } from './platform/clock.ts';
 import type { Deps } from './platform/context.ts';
 import { holdDataDir } from './platform/data-dir-lock.ts';
 import { openPglite, openPostgres, type Db } from './platform/db.ts';
+import { startEmbeddedAnalyze } from './platform/embedded-analyze.ts';
 import { startJobQueue } from './platform/jobs.ts';
 import type { Logger } from './platform/logger.ts';
 import { migrate } from './platform/migrate.ts';
@@ -53,6 +54,7 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
     const jobs = await startJobQueue(db, { databaseUrl: config.databaseUrl, supervise: options.superviseJobs, pollSeconds: config.jobsPollSeconds, log: options.log });
     const apiKeyCache = await startApiKeyCache(db, clock, options.log, recordApiKeyUse(db));
     const opened = db;
+    const stopAnalyze = embedded ? startEmbeddedAnalyze(opened, config.embeddedAnalyzeSeconds, options.log) : () => undefined;
     return {
       config,
       db: opened,
@@ -64,6 +66,7 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
       appliedMigrations: applied,
       freshDatabase: applied.length > 0 && applied[0]!.startsWith('001_'),
       async close() {
+        stopAnalyze();
         await jobs.stop().catch((error: unknown) => options.log.warn({ err: error }, 'job queue did not stop cleanly'));
         await apiKeyCache.close();
         await opened.close();

@@ -72,6 +72,31 @@ describe('contact lists', () => {
   });
 });
 
+describe('contact count', () => {
+  const counted = async (listId: string) => {
+    const { rows } = await t.runtime.db.query<{ n: number }>('SELECT count(*)::int AS n FROM contacts WHERE list_id = $1', [listId]);
+    const shown = (await api('GET', `/contact-lists/${listId}`)).json().contactCount as number;
+    const total = (await api('GET', `/contact-lists/${listId}/contacts?limit=1`)).json().total as number;
+    return { stored: rows[0]!.n, shown, total };
+  };
+
+  it('stays equal to the rows in the list through every kind of write', async () => {
+    const { id: listId } = await newList();
+    const other = await newList();
+    await api('POST', `/contact-lists/${listId}/contacts/bulk`, { contacts: [...phones(5), ...phones(2)] });
+    await api('POST', `/contact-lists/${other.id}/contacts/bulk`, { contacts: phones(3) });
+    expect(await counted(listId)).toEqual({ stored: 5, shown: 5, total: 5 });
+    expect((await api('POST', `/contact-lists/${listId}/contacts`, { phoneNumber: phone(0) })).statusCode).toBe(409);
+    expect((await api('POST', `/contact-lists/${listId}/contacts`, { phoneNumber: phone(9) })).statusCode).toBe(201);
+    const ids = (await api('GET', `/contact-lists/${listId}/contacts`)).json().data.map((c: { id: string }) => c.id) as string[];
+    expect((await api('DELETE', `/contact-lists/${listId}/contacts/${ids[0]}`)).statusCode).toBe(204);
+    expect((await api('POST', `/contact-lists/${listId}/contacts/delete-batch`, { contactIds: [ids[1], randomUUID()] })).statusCode).toBe(404);
+    expect((await api('POST', `/contact-lists/${listId}/contacts/delete-batch`, { contactIds: [ids[1], ids[2]] })).statusCode).toBe(200);
+    expect(await counted(listId)).toEqual({ stored: 3, shown: 3, total: 3 });
+    expect(await counted(other.id)).toEqual({ stored: 3, shown: 3, total: 3 });
+  });
+});
+
 describe('contacts', () => {
   it('adds one contact, normalising the phone number to E.164', async () => {
     const list = await newList();

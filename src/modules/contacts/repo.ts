@@ -24,8 +24,7 @@ export interface ContactRow {
   updated_at: Date;
 }
 
-const LIST_COLUMNS = `l.id, l.tenant_id, l.name, l.metadata, l.created_at, l.updated_at,
-  (SELECT count(*)::int FROM contacts c WHERE c.tenant_id = l.tenant_id AND c.list_id = l.id) AS contact_count`;
+const LIST_COLUMNS = 'l.id, l.tenant_id, l.name, l.metadata, l.contact_count, l.created_at, l.updated_at';
 const CONTACT_COLUMNS = 'id, tenant_id, list_id, phone_number, name, email, metadata, created_at, updated_at';
 
 export const UNIQUE_VIOLATION = '23505';
@@ -33,7 +32,7 @@ export const UNIQUE_VIOLATION = '23505';
 export async function insertList(db: Queryable, tenantId: string, list: { id: string; name: string; metadata: Record<string, unknown> }): Promise<ListRow> {
   const { rows } = await db.query<ListRow>(
     `INSERT INTO contact_lists (tenant_id, id, name, metadata) VALUES ($1, $2, $3, $4)
-     RETURNING id, tenant_id, name, metadata, created_at, updated_at, 0 AS contact_count`,
+     RETURNING id, tenant_id, name, metadata, contact_count, created_at, updated_at`,
     [tenantId, list.id, list.name, JSON.stringify(list.metadata)],
   );
   return rows[0]!;
@@ -44,7 +43,6 @@ export async function findList(db: Queryable, tenantId: string, listId: string):
   return rows[0];
 }
 
-/** Existence only: no contact count, which costs a scan of a big list. */
 export async function listExists(db: Queryable, tenantId: string, listId: string): Promise<boolean> {
   const { rowCount } = await db.query('SELECT 1 FROM contact_lists WHERE tenant_id = $1 AND id = $2', [tenantId, listId]);
   return rowCount === 1;
@@ -100,16 +98,18 @@ export async function findContact(db: Queryable, tenantId: string, listId: strin
   return rows[0];
 }
 
-export async function listContacts(db: Queryable, tenantId: string, listId: string, page: Page | undefined): Promise<{ rows: ContactRow[]; total: number }> {
-  const [{ rows }, count] = await Promise.all([
+/** A page of a list's contacts with the list's count, or undefined when the list does not exist. */
+export async function listContacts(db: Queryable, tenantId: string, listId: string, page: Page | undefined): Promise<{ rows: ContactRow[]; total: number } | undefined> {
+  const [{ rows }, list] = await Promise.all([
     db.query<ContactRow>(
       `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND list_id = $2
        ORDER BY created_at, id LIMIT $3 OFFSET $4`,
       [tenantId, listId, page?.limit ?? null, page?.offset ?? 0],
     ),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM contacts WHERE tenant_id = $1 AND list_id = $2', [tenantId, listId]),
+    db.query<{ contact_count: number }>('SELECT contact_count FROM contact_lists WHERE tenant_id = $1 AND id = $2', [tenantId, listId]),
   ]);
-  return { rows, total: count.rows[0]!.n };
+  const count = list.rows[0];
+  return count && { rows, total: count.contact_count };
 }
 
 export async function updateContact(

@@ -127,8 +127,9 @@ export async function getContact(ctx: TenantCtx, listId: string, contactId: stri
 
 /** A page of contacts; with no page asked for, every contact of the list (seed §4.4). */
 export async function listContacts(ctx: TenantCtx, listId: string, page: Page | undefined) {
-  await requireList(ctx, listId);
-  const { rows, total } = await repo.listContacts(ctx.db, ctx.tenantId, listId, page);
+  const found = await repo.listContacts(ctx.db, ctx.tenantId, listId, page);
+  if (!found) throw listNotFound();
+  const { rows, total } = found;
   return { data: rows.map(toContact), total, page: page?.page ?? 1, limit: page?.limit ?? total };
 }
 
