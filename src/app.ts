@@ -10,6 +10,9 @@ import type { Deps } from './platform/context.ts';
 import { AppError, sendError } from './platform/errors.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
 import { validatorCompiler } from './platform/validation.ts';
+import { agentRoutes } from './modules/agents/routes.ts';
+import { callRoutes } from './modules/calls/routes.ts';
+import { campaignRoutes } from './modules/campaigns/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
 import * as identity from './modules/identity/service.ts';
@@ -21,6 +24,9 @@ const BODY_LIMIT = 1_048_576;
 const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   identity: identityRoutes,
   contacts: contactRoutes,
+  agents: agentRoutes,
+  campaigns: campaignRoutes,
+  calls: callRoutes,
 };
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */

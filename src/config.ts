@@ -35,6 +35,18 @@ export const EnvSchema = Type.Object({
   IDEMPOTENCY_TTL_HOURS: Int(24, 1, 720, 'How long an Idempotency-Key is remembered.'),
   DEMO_BOOTSTRAP: Bool(true, 'On first start of an empty embedded database, create a demo tenant and print its key.'),
   ALLOW_PRIVATE_URLS: Bool(false, 'Let knowledge URLs and webhooks reach private and loopback addresses (local testing only).'),
+  PUBLIC_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://[^/]+(/.*)?[^/]$|^https?://[^/]+$', description: 'The address providers reach this service at (status callbacks, webhooks), without a trailing slash.', expected: 'an http(s) URL without a trailing slash' }),
+  DIALER_TICK_MS: Int(500, 10, 60000, 'How often an idle dialer looks for due contacts and calls, in milliseconds (it loops at once while there is work).'),
+  DIALER_CALLS_PER_SECOND: Int(10, 1, 10000, 'Calls per second each voice number may start, shared by every worker process.'),
+  CALL_CONFIRM_TIMEOUT_SECONDS: Int(60, 5, 3600, 'A call its provider never confirmed (a crash between counting the attempt and dialling) is given up as FAILED after this long.'),
+  MAX_CALL_SECONDS: Int(7200, 60, 86400, 'A provider call with no final status this long after it was placed is given up as FAILED.'),
+  SIMULATOR_RING_SECONDS: Int(2, 0, 300, 'How long a SIMULATOR call rings before its outcome.'),
+  SIMULATOR_TALK_SECONDS: Int(6, 0, 3600, 'How long an answered SIMULATOR call lasts.'),
+  RATE_STT_PER_MINUTE: Decimal('0.0100', 'Rate card: speech-to-text, per minute of call audio.'),
+  RATE_TTS_PER_1K_CHARACTERS: Decimal('0.0150', 'Rate card: text-to-speech, per 1,000 characters spoken.'),
+  RATE_LLM_PER_1K_TOKENS: Decimal('0.0020', 'Rate card: language model, per 1,000 tokens.'),
+  RATE_TELEPHONY_PER_MINUTE: Decimal('0.0140', 'Rate card: telephony, per minute connected (billed by the second).'),
+  RATE_PLATFORM_FEE_PER_MINUTE: Decimal('0.0500', 'Rate card: platform fee, per minute connected (billed by the second).'),
   EMBEDDED_ANALYZE_SECONDS: Int(60, 1, 86400, 'How often the embedded database analyzes the tables that changed (PGlite has no autovacuum; the planner needs statistics).'),
   JOBS_POLL_SECONDS: Type.String({ default: '1', pattern: '^[0-9]+(\\.[0-9]+)?$', description: 'How often idle workers poll the job queue, in seconds (at least 0.5).', expected: 'a number of seconds, at least 0.5' }),
 });
@@ -60,6 +72,10 @@ export interface Config {
   allowPrivateUrls: boolean;
   jobsPollSeconds: number;
   embeddedAnalyzeSeconds: number;
+  publicUrl: string;
+  dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
+  simulator: { ringSeconds: number; talkSeconds: number };
+  rates: { sttPerMinute: string; ttsPer1kCharacters: string; llmPer1kTokens: string; telephonyPerMinute: string; platformFeePerMinute: string };
 }
 
 export class ConfigError extends Error {}
@@ -110,5 +126,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateUrls: flag(env_.ALLOW_PRIVATE_URLS),
     jobsPollSeconds: pollSeconds,
     embeddedAnalyzeSeconds: Number(env_.EMBEDDED_ANALYZE_SECONDS),
+    publicUrl: env_.PUBLIC_URL,
+    dialer: {
+      tickMs: Number(env_.DIALER_TICK_MS),
+      callsPerSecond: Number(env_.DIALER_CALLS_PER_SECOND),
+      confirmTimeoutSeconds: Number(env_.CALL_CONFIRM_TIMEOUT_SECONDS),
+      maxCallSeconds: Number(env_.MAX_CALL_SECONDS),
+    },
+    simulator: { ringSeconds: Number(env_.SIMULATOR_RING_SECONDS), talkSeconds: Number(env_.SIMULATOR_TALK_SECONDS) },
+    rates: {
+      sttPerMinute: env_.RATE_STT_PER_MINUTE,
+      ttsPer1kCharacters: env_.RATE_TTS_PER_1K_CHARACTERS,
+      llmPer1kTokens: env_.RATE_LLM_PER_1K_TOKENS,
+      telephonyPerMinute: env_.RATE_TELEPHONY_PER_MINUTE,
+      platformFeePerMinute: env_.RATE_PLATFORM_FEE_PER_MINUTE,
+    },
   };
 }

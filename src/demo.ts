@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Deps } from './platform/context.ts';
+import { randomInt } from 'node:crypto';
+import { tenantCtx, type Deps, type TenantCtx } from './platform/context.ts';
+import * as agents from './modules/agents/service.ts';
+import * as campaigns from './modules/campaigns/service.ts';
+import * as contacts from './modules/contacts/service.ts';
 import { createApiKey, createTenant } from './modules/identity/service.ts';
 
 export interface DemoTenant {
@@ -7,6 +11,7 @@ export interface DemoTenant {
   email: string;
   password: string;
   apiKey: string;
+  campaignId: string;
 }
 
 /** A tenant to try the service with: its owner's login and an API key, shown to the operator once. */
@@ -15,7 +20,51 @@ export async function createDemoTenant(deps: Deps): Promise<DemoTenant> {
   const password = randomBytes(12).toString('base64url');
   const { tenantId, user } = await createTenant(deps.db, deps.config, { tenantName: 'Demo', email, password, name: 'Demo owner' });
   const key = await createApiKey(deps, tenantId, { name: 'Demo key' }, { createdBy: user.id });
-  return { tenantId, email, password, apiKey: key.key };
+  const campaignId = await createDemoCampaign(tenantCtx(deps, tenantId));
+  return { tenantId, email, password, apiKey: key.key, campaignId };
+}
+
+/** Contract §11: outcomes the simulator plays for the demo contacts, attempt by attempt. */
+const DEMO_CONTACTS = [
+  { name: 'Ada Lovelace', simulate: 'ANSWERED' },
+  { name: 'Alan Turing', simulate: 'BUSY,ANSWERED' },
+  { name: 'Grace Hopper', simulate: 'UNANSWERED,UNANSWERED,ANSWERED' },
+  { name: 'Edsger Dijkstra', simulate: 'UNANSWERED,UNANSWERED,UNANSWERED' },
+  { name: 'Barbara Liskov', simulate: 'ANSWERED' },
+  { name: 'Donald Knuth', simulate: 'INVALID_NUMBER' },
+  { name: 'Margaret Hamilton', simulate: 'BUSY,BUSY,BUSY' },
+  { name: 'Ken Thompson', simulate: 'ANSWERED' },
+];
+
+/** An agent, a SIMULATOR number, a list and a RUNNING campaign that dials at any hour. */
+async function createDemoCampaign(ctx: TenantCtx): Promise<string> {
+  const agent = await agents.createAgent(ctx, {
+    name: 'Appointment reminder',
+    systemPrompt: 'You call customers to confirm their appointment. Be brief and friendly.',
+    firstMessage: 'Hello, this is a reminder about your appointment.',
+  });
+  const number = await agents.createVoiceNumber(ctx, { phoneNumber: `+1415${randomInt(2_000_000, 9_999_999)}`, provider: 'SIMULATOR', label: 'Demo simulator line' });
+  const list = await contacts.createList(ctx, { name: 'Demo customers' });
+  await contacts.importContacts(
+    ctx,
+    list.id,
+    DEMO_CONTACTS.map(({ name, simulate }, i) => ({ row: i + 1, fields: { phoneNumber: `+1212555${String(1000 + i)}`, name, metadata: { simulate } } })),
+  );
+  const campaign = await campaigns.createCampaign(ctx, {
+    name: 'Demo: appointment reminders',
+    agentId: agent.id,
+    voiceNumberId: number.id,
+    contactListId: list.id,
+    timezone: 'UTC',
+    callWindowStart: '00:00',
+    callWindowEnd: '23:59',
+    callDays: [1, 2, 3, 4, 5, 6, 7],
+    maxAttempts: 3,
+    redialDelayMin: 1,
+    maxConcurrentCalls: 3,
+  });
+  await campaigns.startCampaign(ctx, campaign.id);
+  return campaign.id;
 }
 
 export function describeDemo(demo: DemoTenant, baseUrl: string): string {
@@ -25,6 +74,9 @@ export function describeDemo(demo: DemoTenant, baseUrl: string): string {
     `  API key:         ${demo.apiKey}`,
     `  Dashboard login: ${demo.email} / ${demo.password}`,
     `  Try it:          curl -H "Authorization: Bearer ${demo.apiKey}" ${baseUrl}/api/v1/profile`,
+    `  Demo campaign:   dialling the simulator now; watch it with`,
+    `                   curl -H "Authorization: Bearer ${demo.apiKey}" ${baseUrl}/api/v1/campaigns/${demo.campaignId}`,
+    `                   curl -H "Authorization: Bearer ${demo.apiKey}" ${baseUrl}/api/v1/call-logs`,
     `  API docs:        ${baseUrl}/docs`,
     '',
   ].join('\n');

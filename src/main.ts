@@ -7,6 +7,7 @@ import { openRuntime } from './runtime.ts';
 import { createDemoTenant, describeDemo } from './demo.ts';
 import { countTenants } from './modules/identity/service.ts';
 import { jobDefinitions } from './jobs.ts';
+import { startDialer } from './modules/campaigns/dialer.ts';
 
 async function main() {
   const { values } = parseArgs({ options: { role: { type: 'string' } }, strict: true });
@@ -20,10 +21,11 @@ async function main() {
   const log = createLogger(config.logLevel);
   const runtime = await openRuntime(config, { log, superviseJobs: config.role !== 'api' });
 
-  const running: { app?: Awaited<ReturnType<typeof buildApp>> } = {};
+  const running: { app?: Awaited<ReturnType<typeof buildApp>>; dialer?: ReturnType<typeof startDialer> } = {};
   const stop = async (signal: string) => {
     log.info({ signal }, 'shutting down');
     await running.app?.close();
+    await running.dialer?.stop();
     await runtime.close();
     process.exit(0);
   };
@@ -32,9 +34,8 @@ async function main() {
 
   if (config.role !== 'api') {
     await runtime.jobs.work(jobDefinitions);
-    log.info({ queues: jobDefinitions.map((d) => d.name) }, 'workers started');
-  } else {
-    await runtime.jobs.define(jobDefinitions);
+    running.dialer = startDialer(runtime);
+    log.info({ queues: jobDefinitions.map((d) => d.name) }, 'workers and dialer started');
   }
   if (config.role === 'worker') return;
 

@@ -8,6 +8,7 @@ import { holdDataDir } from './platform/data-dir-lock.ts';
 import { openPglite, openPostgres, type Db } from './platform/db.ts';
 import { startEmbeddedAnalyze } from './platform/embedded-analyze.ts';
 import { startJobQueue } from './platform/jobs.ts';
+import { jobDefinitions } from './jobs.ts';
 import type { Logger } from './platform/logger.ts';
 import { migrate } from './platform/migrate.ts';
 import { deriveServerKeys, generateSecretsKey } from './platform/secrets.ts';
@@ -52,6 +53,8 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
     const { applied } = await migrate(db);
     const serverKeys = deriveServerKeys(config.secretsKey ?? embeddedSecretsKey(config.dataDir));
     const jobs = await startJobQueue(db, { databaseUrl: config.databaseUrl, supervise: options.superviseJobs, pollSeconds: config.jobsPollSeconds, log: options.log });
+    // Every role sends jobs, so every queue exists before the first request or tick.
+    await jobs.define(jobDefinitions);
     const apiKeyCache = await startApiKeyCache(db, clock, options.log, recordApiKeyUse(db));
     const opened = db;
     const stopAnalyze = embedded ? startEmbeddedAnalyze(opened, config.embeddedAnalyzeSeconds, options.log) : () => undefined;

@@ -132,7 +132,7 @@ describe('errors (contract §1)', () => {
 
 describe('API keys routes (contract §2)', () => {
   it('creates a key with webhook URL and agent, shows key and secret once, and lists without them', async () => {
-    const agentId = '0192f000-0000-7000-8000-000000000001';
+    const agentId = (await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: bearer(owner.token), payload: { name: 'CRM agent' } })).json().id;
     const created = await createKey(t.app, owner.token, { name: 'CRM', webhookUrl: 'https://crm.example.com/hooks', agentId, expiresAt: '2099-01-31' });
     expect(created).toMatchObject({ name: 'CRM', webhookUrl: 'https://crm.example.com/hooks', agentId, status: 'ACTIVE', expiresAt: '2099-02-01T00:00:00.000Z' });
     expect(created.webhookSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TLiteral } from '@sinclair/typebox';
 import { STATUS_CODES } from 'node:http';
 
 /** Shapes shared by every module's routes. */
@@ -22,3 +22,9 @@ export const ErrorBody = Type.Object(
 /** Documents the error responses a route can give, all in the one error shape. */
 export const errorResponses = (...codes: number[]) =>
   Object.fromEntries(codes.map((code) => [code, { ...ErrorBody, description: STATUS_CODES[code] }]));
+
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+
+/** A string that is one of `values` (a union of literals, which the Fastify type provider types exactly). */
+export const StringEnum = <const T extends readonly [string, ...string[]]>(values: T, options: { description?: string } = {}) =>
+  Type.Union(values.map((value) => Type.Literal(value)) as unknown as Literals<T>, options);

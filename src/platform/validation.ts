@@ -1,6 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { OptionalKind } from '@sinclair/typebox';
 
 /**
  * Bodies are validated strictly: a string where a number belongs is an error, never coerced, and
@@ -18,5 +19,12 @@ function makeAjv(options: Options) {
 const bodyAjv = makeAjv({ coerceTypes: false });
 const textAjv = makeAjv({ coerceTypes: 'array' });
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+/**
+ * A body schema marked `Type.Optional` also accepts no body at all (state actions such as
+ * `POST /campaigns/{id}/resume` take an empty object or nothing).
+ */
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+  if (httpPart !== 'body' || (schema as Record<symbol, unknown>)[OptionalKind] !== 'Optional') return validate;
+  return Object.assign((data: unknown) => data === undefined || validate(data), { get errors() { return validate.errors; } });
+};

@@ -9,6 +9,7 @@ import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { AppError } from '../../platform/errors.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import { readCsvRows } from './csv-rows.ts';
+import * as campaigns from '../campaigns/service.ts';
 import * as contacts from './service.ts';
 import {
   BulkContactsBody,
@@ -56,7 +57,7 @@ export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
     '/contact-lists/:id',
     { schema: { tags, summary: 'Delete a contact list and all its contacts', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409) } } },
     async (request, reply) => {
-      await contacts.deleteList(ctxOf(request), request.params.id, contacts.noCampaignsYet);
+      await contacts.deleteList(ctxOf(request), request.params.id, campaigns.listInUse);
       return reply.code(204).send(null);
     },
   );

@@ -32,9 +32,8 @@ const isUniqueViolation = (error: unknown) => (error as { code?: string }).code 
 const duplicateListName = (name: string) => conflict('LIST_NAME_TAKEN', `A contact list named "${name}" already exists; choose another name.`);
 const listNotFound = () => notFound('Contact list');
 
-/** Asks the campaigns module whether a list is in use; wired when campaigns exist (seed §4.4). */
+/** Asks the campaigns module whether a list is in use (seed §4.4); passed in to keep contacts free of campaigns. */
 export type ListUsage = (ctx: TenantCtx, listId: string) => Promise<boolean>;
-export const noCampaignsYet: ListUsage = async () => false;
 
 export async function createList(ctx: TenantCtx, input: CreateListBody): Promise<ContactList> {
   try {

@@ -6,6 +6,7 @@ import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import * as agents from '../agents/service.ts';
 import { ApiKey, CreateApiKeyBody, CreatedApiKey, LoginBody, PasswordBody, Profile, Session, SignupBody } from './schemas.ts';
 import * as identity from './service.ts';
 
@@ -15,8 +16,9 @@ export const identityRoutes: ModulePlugin = async (plugin, { deps }) => {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
   const publicRoute = { auth: 'public' as const };
   const dashboardOnly = { auth: 'dashboard' as const };
-  // Filled in by the modules that own integrations, agents and calls as they arrive.
-  const onboarding: identity.OnboardingSources = { hasIntegration: nothingYet, hasFlow: nothingYet, hasTestedCall: nothingYet };
+  // Filled in by the modules that own integrations, agents and calls as they arrive. Until the
+  // integrations module exists, a registered voice number stands for "has an integration".
+  const onboarding: identity.OnboardingSources = { hasIntegration: agents.hasVoiceNumbers, hasFlow: agents.hasAgents, hasTestedCall: nothingYet };
 
   app.post(
     '/auth/signup',
@@ -48,7 +50,7 @@ export const identityRoutes: ModulePlugin = async (plugin, { deps }) => {
     '/api-keys',
     {
       config: dashboardOnly,
-      schema: { tags: ['api-keys'], summary: 'Create an API key (shown once)', body: CreateApiKeyBody, response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403) } },
+      schema: { tags: ['api-keys'], summary: 'Create an API key (shown once)', body: CreateApiKeyBody, response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403, 404) } },
     },
     async (request, reply) => {
       const principal = principalOf(request);

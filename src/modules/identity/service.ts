@@ -9,9 +9,10 @@ import type { Deps, TenantCtx } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db.ts';
 import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { formatMoney, money } from '../../platform/money.ts';
+import { formatMoney, money, type Money } from '../../platform/money.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
+import * as agents from '../agents/service.ts';
 import * as repo from './repo.ts';
 import type { ApiKey, CreateApiKeyBody, LoginBody, PasswordBody, Profile, SignupBody, User } from './schemas.ts';
 
@@ -163,6 +164,8 @@ export async function createApiKey(
   if (expiresAt && !options.allowPastExpiry && expiresAt <= owner.clock.now()) {
     throw badRequest('EXPIRY_IN_PAST', 'expiresAt must lie in the future.', [{ path: '/expiresAt', message: 'must lie in the future' }]);
   }
+  // A platform key has no tenant, so no agent can be its own.
+  if (input.agentId && (!tenantId || !(await agents.agentExists({ db: owner.db, tenantId }, input.agentId)))) throw notFound('Agent');
   const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
   const webhookSecret = input.webhookUrl ? `whsec_${randomBytes(32).toString('base64')}` : undefined;
   const row = await repo.insertApiKey(owner.db, tenantId, {
@@ -258,3 +261,23 @@ export async function creditWallet(db: Queryable, tenantId: string, amount: stri
 export const countTenants = (db: Queryable) => repo.countTenants(db);
 
 export const tenantExists = async (db: Queryable, tenantId: string): Promise<boolean> => (await repo.findTenant(db, tenantId)) !== undefined;
+
+// ---------------------------------------------------------------------------------------------
+// Wallet and tenant settings for other modules (campaigns, calls).
+
+export async function walletBalance(ctx: TenantCtx): Promise<{ amount: Money; currency: string }> {
+  const found = await repo.findTenantWithWallet(ctx.db, ctx.tenantId);
+  if (!found) throw notFound('Tenant wallet');
+  return { amount: money(found.wallet.balance), currency: found.wallet.currency };
+}
+
+export async function tenantTimezone(ctx: TenantCtx): Promise<string | null> {
+  return (await repo.findTenant(ctx.db, ctx.tenantId))?.timezone ?? null;
+}
+
+/** Debits the wallet in the caller's transaction (journalled); returns the balance after. */
+export async function debitWallet(db: Queryable, tenantId: string, amount: Money, reason: string, reference: string): Promise<Money> {
+  const wallet = await repo.applyWalletChange(db, tenantId, { id: newId(), amount: amount.neg().toFixed(4), reason, reference });
+  if (!wallet) throw notFound('Tenant wallet');
+  return money(wallet.balance);
+}

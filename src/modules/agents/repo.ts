@@ -1,0 +1,221 @@
+import type { Queryable } from '../../platform/db.ts';
+import type { Page } from '../../platform/pagination.ts';
+import type { VoiceProvider } from './schemas.ts';
+
+export interface AgentRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  description: string | null;
+  language: string;
+  voice: string | null;
+  system_prompt: string | null;
+  first_message: string | null;
+  knowledge_base_ids: string[];
+  tools: string[];
+  metadata: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface VoiceNumberRow {
+  id: string;
+  tenant_id: string;
+  phone_number: string;
+  provider: VoiceProvider;
+  label: string | null;
+  inbound_agent_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface AgentFields {
+  name: string;
+  description: string | null;
+  language: string;
+  voice: string | null;
+  systemPrompt: string | null;
+  firstMessage: string | null;
+  knowledgeBaseIds: string[];
+  tools: string[];
+  metadata: Record<string, unknown>;
+}
+
+const AGENT_COLUMNS = 'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata, created_at, updated_at';
+const NUMBER_COLUMNS = 'id, tenant_id, phone_number, provider, label, inbound_agent_id, created_at, updated_at';
+
+export const UNIQUE_VIOLATION = '23505';
+export const FOREIGN_KEY_VIOLATION = '23503';
+
+const likePattern = (search: string | undefined) => (search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null);
+
+export async function insertAgent(db: Queryable, tenantId: string, agent: AgentFields & { id: string }): Promise<AgentRow> {
+  const { rows } = await db.query<AgentRow>(
+    `INSERT INTO agents (tenant_id, id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb)
+     RETURNING ${AGENT_COLUMNS}`,
+    [
+      tenantId,
+      agent.id,
+      agent.name,
+      agent.description,
+      agent.language,
+      agent.voice,
+      agent.systemPrompt,
+      agent.firstMessage,
+      agent.knowledgeBaseIds,
+      agent.tools,
+      JSON.stringify(agent.metadata),
+    ],
+  );
+  return rows[0]!;
+}
+
+export async function findAgent(db: Queryable, tenantId: string, agentId: string): Promise<AgentRow | undefined> {
+  const { rows } = await db.query<AgentRow>(`SELECT ${AGENT_COLUMNS} FROM agents WHERE tenant_id = $1 AND id = $2`, [tenantId, agentId]);
+  return rows[0];
+}
+
+export async function agentExists(db: Queryable, tenantId: string, agentId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM agents WHERE tenant_id = $1 AND id = $2', [tenantId, agentId]);
+  return rowCount === 1;
+}
+
+/** Locks the agent until the transaction ends: a campaign cannot take it up meanwhile (its foreign key waits). */
+export async function lockAgent(db: Queryable, tenantId: string, agentId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM agents WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [tenantId, agentId]);
+  return rowCount === 1;
+}
+
+export async function tenantHasAgents(db: Queryable, tenantId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM agents WHERE tenant_id = $1 LIMIT 1', [tenantId]);
+  return rowCount === 1;
+}
+
+export async function listAgents(db: Queryable, tenantId: string, search: string | undefined, page: Page): Promise<{ rows: AgentRow[]; total: number }> {
+  const pattern = likePattern(search);
+  const [{ rows }, count] = await Promise.all([
+    db.query<AgentRow>(
+      `SELECT ${AGENT_COLUMNS} FROM agents WHERE tenant_id = $1 AND ($2::text IS NULL OR name ILIKE $2)
+       ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
+      [tenantId, pattern, page.limit, page.offset],
+    ),
+    db.query<{ n: number }>('SELECT count(*)::int AS n FROM agents WHERE tenant_id = $1 AND ($2::text IS NULL OR name ILIKE $2)', [tenantId, pattern]),
+  ]);
+  return { rows, total: count.rows[0]!.n };
+}
+
+/** Sets the fields present in `patch`; a nullable field given as null is cleared. */
+export async function updateAgent(db: Queryable, tenantId: string, agentId: string, patch: Partial<AgentFields>): Promise<AgentRow | undefined> {
+  const { rows } = await db.query<AgentRow>(
+    `UPDATE agents SET
+       name = coalesce($3, name),
+       description = CASE WHEN $4::boolean THEN $5 ELSE description END,
+       language = coalesce($6, language),
+       voice = CASE WHEN $7::boolean THEN $8 ELSE voice END,
+       system_prompt = CASE WHEN $9::boolean THEN $10 ELSE system_prompt END,
+       first_message = CASE WHEN $11::boolean THEN $12 ELSE first_message END,
+       knowledge_base_ids = coalesce($13::uuid[], knowledge_base_ids),
+       tools = coalesce($14::text[], tools),
+       metadata = coalesce($15::jsonb, metadata),
+       updated_at = now()
+     WHERE tenant_id = $1 AND id = $2 RETURNING ${AGENT_COLUMNS}`,
+    [
+      tenantId,
+      agentId,
+      patch.name ?? null,
+      patch.description !== undefined,
+      patch.description ?? null,
+      patch.language ?? null,
+      patch.voice !== undefined,
+      patch.voice ?? null,
+      patch.systemPrompt !== undefined,
+      patch.systemPrompt ?? null,
+      patch.firstMessage !== undefined,
+      patch.firstMessage ?? null,
+      patch.knowledgeBaseIds ?? null,
+      patch.tools ?? null,
+      patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
+    ],
+  );
+  return rows[0];
+}
+
+export async function deleteAgent(db: Queryable, tenantId: string, agentId: string): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM agents WHERE tenant_id = $1 AND id = $2', [tenantId, agentId]);
+  return rowCount === 1;
+}
+
+export async function insertVoiceNumber(
+  db: Queryable,
+  tenantId: string,
+  number: { id: string; phoneNumber: string; provider: VoiceProvider; label: string | null; inboundAgentId: string | null },
+): Promise<VoiceNumberRow> {
+  const { rows } = await db.query<VoiceNumberRow>(
+    `INSERT INTO voice_numbers (tenant_id, id, phone_number, provider, label, inbound_agent_id) VALUES ($1, $2, $3, $4, $5, $6)
+     RETURNING ${NUMBER_COLUMNS}`,
+    [tenantId, number.id, number.phoneNumber, number.provider, number.label, number.inboundAgentId],
+  );
+  return rows[0]!;
+}
+
+export async function findVoiceNumber(db: Queryable, tenantId: string, numberId: string): Promise<VoiceNumberRow | undefined> {
+  const { rows } = await db.query<VoiceNumberRow>(`SELECT ${NUMBER_COLUMNS} FROM voice_numbers WHERE tenant_id = $1 AND id = $2`, [tenantId, numberId]);
+  return rows[0];
+}
+
+/** The one lookup across tenants: an inbound call names only the dialled number (see the service). */
+export async function findVoiceNumberByPhone(db: Queryable, phoneNumber: string): Promise<VoiceNumberRow | undefined> {
+  const { rows } = await db.query<VoiceNumberRow>(`SELECT ${NUMBER_COLUMNS} FROM voice_numbers WHERE phone_number = $1`, [phoneNumber]);
+  return rows[0];
+}
+
+export async function voiceNumberExists(db: Queryable, tenantId: string, numberId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM voice_numbers WHERE tenant_id = $1 AND id = $2', [tenantId, numberId]);
+  return rowCount === 1;
+}
+
+/** Locks the number until the transaction ends, like `lockAgent`. */
+export async function lockVoiceNumber(db: Queryable, tenantId: string, numberId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM voice_numbers WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [tenantId, numberId]);
+  return rowCount === 1;
+}
+
+export async function tenantHasVoiceNumbers(db: Queryable, tenantId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM voice_numbers WHERE tenant_id = $1 LIMIT 1', [tenantId]);
+  return rowCount === 1;
+}
+
+export async function listVoiceNumbers(db: Queryable, tenantId: string, page: Page): Promise<{ rows: VoiceNumberRow[]; total: number }> {
+  const [{ rows }, count] = await Promise.all([
+    db.query<VoiceNumberRow>(`SELECT ${NUMBER_COLUMNS} FROM voice_numbers WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, [
+      tenantId,
+      page.limit,
+      page.offset,
+    ]),
+    db.query<{ n: number }>('SELECT count(*)::int AS n FROM voice_numbers WHERE tenant_id = $1', [tenantId]),
+  ]);
+  return { rows, total: count.rows[0]!.n };
+}
+
+export async function updateVoiceNumber(
+  db: Queryable,
+  tenantId: string,
+  numberId: string,
+  patch: { label?: string | null; inboundAgentId?: string | null },
+): Promise<VoiceNumberRow | undefined> {
+  const { rows } = await db.query<VoiceNumberRow>(
+    `UPDATE voice_numbers SET
+       label = CASE WHEN $3::boolean THEN $4 ELSE label END,
+       inbound_agent_id = CASE WHEN $5::boolean THEN $6::uuid ELSE inbound_agent_id END,
+       updated_at = now()
+     WHERE tenant_id = $1 AND id = $2 RETURNING ${NUMBER_COLUMNS}`,
+    [tenantId, numberId, patch.label !== undefined, patch.label ?? null, patch.inboundAgentId !== undefined, patch.inboundAgentId ?? null],
+  );
+  return rows[0];
+}
+
+export async function deleteVoiceNumber(db: Queryable, tenantId: string, numberId: string): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM voice_numbers WHERE tenant_id = $1 AND id = $2', [tenantId, numberId]);
+  return rowCount === 1;
+}

@@ -1,0 +1,232 @@
+import { inTx, type TenantCtx } from '../../platform/context.ts';
+import type { Queryable } from '../../platform/db.ts';
+import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import type { Page } from '../../platform/pagination.ts';
+import { INVALID_PHONE, normalizePhoneNumber } from '../contacts/contact-fields.ts';
+import * as repo from './repo.ts';
+import type { Agent, CreateAgentBody, CreateVoiceNumberBody, UpdateAgentBody, UpdateVoiceNumberBody, VoiceNumber } from './schemas.ts';
+import { AGENT_TOOLS, isAgentTool } from './tools.ts';
+
+/** What a lookup needs: the tenant and a db handle. A TenantCtx is one; so is an API-key owner's. */
+export type TenantScope = Pick<TenantCtx, 'tenantId' | 'db'>;
+
+const toAgent = (row: repo.AgentRow): Agent => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  name: row.name,
+  description: row.description,
+  language: row.language,
+  voice: row.voice,
+  systemPrompt: row.system_prompt,
+  firstMessage: row.first_message,
+  knowledgeBaseIds: row.knowledge_base_ids,
+  tools: row.tools,
+  metadata: row.metadata,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+const toVoiceNumber = (row: repo.VoiceNumberRow): VoiceNumber => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  phoneNumber: row.phone_number,
+  provider: row.provider,
+  label: row.label,
+  inboundAgentId: row.inbound_agent_id,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+const errorCode = (error: unknown) => (error as { code?: string }).code;
+const agentNotFound = () => notFound('Agent');
+const numberNotFound = () => notFound('Voice number');
+const duplicateAgentName = (name: string) => conflict('AGENT_NAME_TAKEN', `An agent named "${name}" already exists; choose another name.`);
+// Says nothing of who holds the number: it may be another tenant.
+const numberTaken = (phoneNumber: string) =>
+  conflict('VOICE_NUMBER_TAKEN', `${phoneNumber} is already registered; a phone number can be registered only once on the platform, so register another number.`);
+
+/**
+ * Asks the campaigns module whether a campaign that has not finished uses an agent or a voice
+ * number (contract §3); passed in by the routes, which keeps agents free of campaigns.
+ */
+export type CampaignUsage = (ctx: TenantCtx, id: string) => Promise<boolean>;
+
+/** The canonical casing of a tag the schema's pattern let through: en-us → en-US, zh-hant-tw → zh-Hant-TW. */
+function canonicalLanguage(tag: string): string {
+  try {
+    return Intl.getCanonicalLocales(tag)[0]!;
+  } catch {
+    throw badRequest('INVALID_LANGUAGE', `"${tag}" is not a BCP-47 language tag; use one such as en-US, es or pt-BR.`, [
+      { path: '/language', message: 'must be a BCP-47 language tag' },
+    ]);
+  }
+}
+
+function checkTools(tools: string[]): void {
+  const index = tools.findIndex((name) => !isAgentTool(name));
+  if (index === -1) return;
+  throw badRequest('UNKNOWN_TOOL', `"${tools[index]}" is not a tool agents can use; choose from ${AGENT_TOOLS.map((tool) => tool.name).join(', ')}.`, [
+    { path: `/tools/${index}`, message: 'is not a known tool' },
+  ]);
+}
+
+// Knowledge bases are not checked yet: the knowledge module will refuse ids that are not the tenant's.
+const knowledgeBaseIds = (ids: string[]) => [...new Set(ids.map((id) => id.toLowerCase()))];
+
+/** The patch as stored: language canonical, tools known, knowledge base ids without repeats. */
+function agentPatch(input: UpdateAgentBody): Partial<repo.AgentFields> {
+  if (input.tools) checkTools(input.tools);
+  return {
+    ...input,
+    language: input.language === undefined ? undefined : canonicalLanguage(input.language),
+    knowledgeBaseIds: input.knowledgeBaseIds && knowledgeBaseIds(input.knowledgeBaseIds),
+  };
+}
+
+export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promise<Agent> {
+  const patch = agentPatch(input);
+  const fields: repo.AgentFields = {
+    name: input.name,
+    description: patch.description ?? null,
+    language: patch.language ?? 'en-US',
+    voice: patch.voice ?? null,
+    systemPrompt: patch.systemPrompt ?? null,
+    firstMessage: patch.firstMessage ?? null,
+    knowledgeBaseIds: patch.knowledgeBaseIds ?? [],
+    tools: patch.tools ?? [],
+    metadata: patch.metadata ?? {},
+  };
+  try {
+    return toAgent(await repo.insertAgent(ctx.db, ctx.tenantId, { id: newId(), ...fields }));
+  } catch (error) {
+    if (errorCode(error) === repo.UNIQUE_VIOLATION) throw duplicateAgentName(input.name);
+    throw error;
+  }
+}
+
+export async function listAgents(ctx: TenantCtx, search: string | undefined, page: Page) {
+  const { rows, total } = await repo.listAgents(ctx.db, ctx.tenantId, search, page);
+  return { data: rows.map(toAgent), total };
+}
+
+export async function updateAgent(ctx: TenantCtx, agentId: string, input: UpdateAgentBody): Promise<Agent> {
+  const patch = agentPatch(input);
+  try {
+    const row = await repo.updateAgent(ctx.db, ctx.tenantId, agentId, patch);
+    if (!row) throw agentNotFound();
+    return toAgent(row);
+  } catch (error) {
+    if (errorCode(error) === repo.UNIQUE_VIOLATION) throw duplicateAgentName(input.name ?? '');
+    throw error;
+  }
+}
+
+/** Refused while a campaign that has not finished uses the agent; its numbers lose it as inbound agent. */
+export async function deleteAgent(ctx: TenantCtx, agentId: string, agentInUse: CampaignUsage): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    if (!(await repo.lockAgent(tx, ctx.tenantId, agentId))) throw agentNotFound();
+    if (await agentInUse(inTx(ctx, tx), agentId)) {
+      throw conflict('AGENT_IN_USE', 'A campaign that has not finished uses this agent; give that campaign another agent while it is a draft, or cancel it, then delete the agent.');
+    }
+    await repo.deleteAgent(tx, ctx.tenantId, agentId);
+  });
+}
+
+/** The tenant's agent, or 404 "Agent not found." (also when it belongs to another tenant). */
+export async function requireAgent(ctx: TenantScope, agentId: string): Promise<Agent> {
+  const row = await repo.findAgent(ctx.db, ctx.tenantId, agentId);
+  if (!row) throw agentNotFound();
+  return toAgent(row);
+}
+
+export const agentExists = (ctx: TenantScope, agentId: string): Promise<boolean> => repo.agentExists(ctx.db, ctx.tenantId, agentId);
+
+/** Onboarding's "has a flow": the tenant has built at least one agent. */
+export const hasAgents = (ctx: TenantScope): Promise<boolean> => repo.tenantHasAgents(ctx.db, ctx.tenantId);
+
+// Seed §4.7: these two do not exist; the answer names the route that does what was asked.
+export const executionsNotAnEndpoint = (agentId: string) =>
+  new AppError(404, 'NOT_IMPLEMENTED', `Agent executions are not an endpoint; list the agent's calls with GET /api/v1/call-logs?agentId=${agentId}.`);
+export const noBulkStopCalls = () =>
+  new AppError(404, 'NOT_IMPLEMENTED', 'There is no bulk stop of an agent\'s calls; hang up each live call with POST /api/v1/call-logs/{id}/hangup.');
+
+function phoneNumberOf(raw: string): string {
+  const phoneNumber = normalizePhoneNumber(raw.trim());
+  if (!phoneNumber) {
+    throw badRequest('INVALID_PHONE_NUMBER', 'Invalid phone number; give it in E.164 form, such as +14155550100.', [{ path: '/phoneNumber', message: INVALID_PHONE }]);
+  }
+  return phoneNumber;
+}
+
+/** Registers a number for the tenant; a number is registered once on the whole platform. */
+export async function createVoiceNumber(ctx: TenantCtx, input: CreateVoiceNumberBody): Promise<VoiceNumber> {
+  const phoneNumber = phoneNumberOf(input.phoneNumber);
+  const inboundAgentId = input.inboundAgentId ?? null;
+  if (inboundAgentId) await requireAgent(ctx, inboundAgentId);
+  try {
+    return toVoiceNumber(await repo.insertVoiceNumber(ctx.db, ctx.tenantId, { id: newId(), phoneNumber, provider: input.provider, label: input.label ?? null, inboundAgentId }));
+  } catch (error) {
+    if (errorCode(error) === repo.UNIQUE_VIOLATION) throw numberTaken(phoneNumber);
+    if (errorCode(error) === repo.FOREIGN_KEY_VIOLATION) throw agentNotFound(); // deleted since the check
+    throw error;
+  }
+}
+
+export async function listVoiceNumbers(ctx: TenantCtx, page: Page) {
+  const { rows, total } = await repo.listVoiceNumbers(ctx.db, ctx.tenantId, page);
+  return { data: rows.map(toVoiceNumber), total };
+}
+
+/** Label and inbound agent only: the number and its provider are fixed once registered. */
+export async function updateVoiceNumber(ctx: TenantCtx, numberId: string, input: UpdateVoiceNumberBody): Promise<VoiceNumber> {
+  if (input.inboundAgentId) await requireAgent(ctx, input.inboundAgentId);
+  try {
+    const row = await repo.updateVoiceNumber(ctx.db, ctx.tenantId, numberId, input);
+    if (!row) throw numberNotFound();
+    return toVoiceNumber(row);
+  } catch (error) {
+    if (errorCode(error) === repo.FOREIGN_KEY_VIOLATION) throw agentNotFound();
+    throw error;
+  }
+}
+
+export async function deleteVoiceNumber(ctx: TenantCtx, numberId: string, numberInUse: CampaignUsage): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    if (!(await repo.lockVoiceNumber(tx, ctx.tenantId, numberId))) throw numberNotFound();
+    if (await numberInUse(inTx(ctx, tx), numberId)) {
+      throw conflict('VOICE_NUMBER_IN_USE', 'A campaign that has not finished dials from this number; give that campaign another number while it is a draft, or cancel it, then delete the number.');
+    }
+    await repo.deleteVoiceNumber(tx, ctx.tenantId, numberId);
+  });
+}
+
+/** The tenant's voice number, or undefined (also when it belongs to another tenant). */
+export async function findVoiceNumber(ctx: TenantScope, numberId: string): Promise<VoiceNumber | undefined> {
+  const row = await repo.findVoiceNumber(ctx.db, ctx.tenantId, numberId);
+  return row && toVoiceNumber(row);
+}
+
+/** The tenant's voice number, or 404 "Voice number not found." (also when it belongs to another tenant). */
+export async function requireVoiceNumber(ctx: TenantScope, numberId: string): Promise<VoiceNumber> {
+  const number = await findVoiceNumber(ctx, numberId);
+  if (!number) throw numberNotFound();
+  return number;
+}
+
+export const voiceNumberExists = (ctx: TenantScope, numberId: string): Promise<boolean> => repo.voiceNumberExists(ctx.db, ctx.tenantId, numberId);
+
+/** Onboarding's "has an integration" until the integrations module answers it: a number is registered. */
+export const hasVoiceNumbers = (ctx: TenantScope): Promise<boolean> => repo.tenantHasVoiceNumbers(ctx.db, ctx.tenantId);
+
+/**
+ * The number a call was placed to, whichever tenant holds it, for telephony callbacks. Not
+ * tenant-scoped on purpose: an inbound call arrives with only the dialled number, and the number
+ * (unique on the platform) is what tells which tenant and agent answer it. Undefined when the
+ * number is not valid or not registered.
+ */
+export async function findVoiceNumberByPhone(db: Queryable, phoneNumber: string): Promise<VoiceNumber | undefined> {
+  const normalized = normalizePhoneNumber(phoneNumber.trim());
+  const row = normalized ? await repo.findVoiceNumberByPhone(db, normalized) : undefined;
+  return row && toVoiceNumber(row);
+}

@@ -1,0 +1,50 @@
+// Seed §4.7 and contract §3 (call logs), §11 (simulated inbound calls).
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import type { ModulePlugin } from '../../gateway.ts';
+import { principalOf } from '../../platform/auth.ts';
+import { tenantCtx } from '../../platform/context.ts';
+import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
+import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import * as calls from './service.ts';
+import { Call, CallQuery, InboundCallBody } from './schemas.ts';
+
+export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
+  const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+  const ctxOf = (request: Parameters<typeof principalOf>[0]) => tenantCtx(deps, principalOf(request).tenantId);
+  const tags = ['calls'];
+
+  app.get('/call-logs', { schema: { tags, summary: 'List calls, newest first', querystring: CallQuery, response: { 200: PageOf(Call), ...errorResponses(400, 401, 403) } } }, async (request) => {
+    const page = toPage(request.query);
+    const { data, total } = await calls.listCalls(ctxOf(request), request.query, page);
+    return pageOf(data, total, page);
+  });
+
+  app.get('/call-logs/:id', { schema: { tags, summary: 'Get one call with transcript, usage and cost', params: IdParams, response: { 200: Call, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
+    calls.getCall(ctxOf(request), request.params.id),
+  );
+
+  app.post(
+    '/call-logs/:id/hangup',
+    {
+      schema: {
+        tags,
+        summary: 'Hang up one live call',
+        params: IdParams,
+        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        response: { 202: Type.Null({ description: 'Accepted, no body.' }), ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request, reply: FastifyReply) => {
+      await calls.hangupCall(ctxOf(request), (request.params as { id: string }).id);
+      return reply.code(202).send();
+    },
+  );
+
+  app.post(
+    '/simulator/inbound-calls',
+    { schema: { tags, summary: 'Place a simulated incoming call to a SIMULATOR number', body: InboundCallBody, response: { 201: Call, ...errorResponses(400, 401, 403, 404, 409) } } },
+    async (request, reply) => reply.code(201).send(await calls.simulateInboundCall(ctxOf(request), request.body)),
+  );
+};

@@ -1,0 +1,42 @@
+import type { CallOutcome } from '../../providers/telephony/types.ts';
+import type { CallUsage } from './rate-card.ts';
+
+/** An outcome the simulator accepts in a contact's `metadata.simulate` (contract §11). */
+const OUTCOMES = new Set(['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED', 'INVALID_NUMBER']);
+
+export interface SimulatedAttempt {
+  outcome: CallOutcome;
+  /** An invalid number: FAILED and never retried. */
+  permanent: boolean;
+}
+
+/**
+ * The outcome of attempt `attempt` (1-based) for a contact: the attempt-th entry of
+ * `metadata.simulate` ("BUSY,UNANSWERED,ANSWERED"), ANSWERED once the list is used up or when
+ * there is none. `INVALID_NUMBER` is a permanent failure.
+ */
+export function simulatedAttempt(metadata: Record<string, unknown> | null | undefined, attempt: number): SimulatedAttempt {
+  const plan = typeof metadata?.simulate === 'string' ? metadata.simulate.split(',').map((s) => s.trim().toUpperCase()).filter((s) => OUTCOMES.has(s)) : [];
+  const step = plan[attempt - 1] ?? 'ANSWERED';
+  if (step === 'INVALID_NUMBER') return { outcome: 'FAILED', permanent: true };
+  return { outcome: step as CallOutcome, permanent: false };
+}
+
+/** Realistic usage of an answered call of `seconds`: both sides talk, the agent thinks. */
+export const simulatedUsage = (seconds: number): CallUsage => ({
+  sttSeconds: seconds,
+  ttsCharacters: Math.round(seconds * 14),
+  llmTokens: seconds * 60,
+  telephonySeconds: seconds,
+});
+
+export function simulatedTranscript(answeredAt: Date, seconds: number, contactName: string | null): { role: 'agent' | 'user'; text: string; at: string }[] {
+  const at = (fraction: number) => new Date(answeredAt.getTime() + Math.round(seconds * 1000 * fraction)).toISOString();
+  const name = contactName ? ` ${contactName}` : '';
+  return [
+    { role: 'agent', text: `Hello${name}, this is a call from your service provider. Do you have a moment?`, at: at(0) },
+    { role: 'user', text: 'Yes, go ahead.', at: at(0.3) },
+    { role: 'agent', text: 'Thank you. I am calling to confirm your appointment; is the scheduled time still good for you?', at: at(0.5) },
+    { role: 'user', text: 'Yes, that works. Thanks for calling.', at: at(0.8) },
+  ];
+}

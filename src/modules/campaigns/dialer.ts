@@ -1,0 +1,121 @@
+import type { Deps, TenantCtx } from '../../platform/context.ts';
+import type { Queryable } from '../../platform/db.ts';
+import { newId } from '../../platform/ids.ts';
+import * as agents from '../agents/service.ts';
+import * as calls from '../calls/service.ts';
+import { isInsideCallWindow } from './call-window.ts';
+import * as repo from './repo.ts';
+import { beginDialling, startProblem, windowOf } from './service.ts';
+
+const SCHEDULED_BATCH = 20;
+const CALL_BATCH = 200;
+
+const ctxOf = (deps: Deps, tenantId: string, db: Queryable = deps.db): TenantCtx => ({ tenantId, db, clock: deps.clock, jobs: deps.jobs, config: deps.config });
+const addSeconds = (at: Date, seconds: number) => new Date(at.getTime() + seconds * 1000);
+
+/**
+ * One pass of the dialer (worker role): start SCHEDULED campaigns that are due, move live calls
+ * on, dial the due contacts of every RUNNING campaign inside its call window, and complete the
+ * campaigns with nothing left to dial. Every step locks with SKIP LOCKED, so any number of worker
+ * processes can run it at once. Returns how much work it did (0: idle).
+ */
+export async function dialerTick(deps: Deps): Promise<number> {
+  const now = deps.clock.now();
+  let work = await startDueScheduled(deps, now);
+  for (;;) {
+    const moved = await calls.advanceDueCalls(deps, now, CALL_BATCH);
+    work += moved;
+    if (moved < CALL_BATCH) break;
+  }
+  for (const campaign of await repo.runningCampaigns(deps.db)) work += await dialCampaign(deps, campaign.tenant_id, campaign.id, now);
+  work += await repo.completeFinishedCampaigns(deps.db, now);
+  return work;
+}
+
+async function startDueScheduled(deps: Deps, now: Date): Promise<number> {
+  return deps.db.transaction(async (tx) => {
+    const due = await repo.lockDueScheduled(tx, now, SCHEDULED_BATCH);
+    for (const campaign of due) {
+      const ctx = ctxOf(deps, campaign.tenant_id, tx);
+      const problem = await startProblem(ctx, campaign);
+      // A campaign that cannot start stays SCHEDULED and says why; it starts once fixed.
+      if (problem) await repo.setStatusReason(tx, campaign.tenant_id, campaign.id, `Not started: ${problem.message}`);
+      else await beginDialling(ctx, campaign);
+    }
+    return due.length;
+  });
+}
+
+/** Claims and dials the campaign's due contacts, within its concurrency and its number's pace. */
+async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, now: Date): Promise<number> {
+  const claimed = await deps.db.transaction(async (tx) => {
+    const campaign = await repo.lockRunningCampaign(tx, tenantId, campaignId);
+    if (!campaign || !isInsideCallWindow(now, windowOf(campaign))) return { count: 0, toPlace: [] };
+    const ctx = ctxOf(deps, tenantId, tx);
+    const number = campaign.voice_number_id ? await agents.findVoiceNumber(ctx, campaign.voice_number_id) : undefined;
+    if (!number || !campaign.agent_id) {
+      await repo.setStatus(tx, tenantId, campaignId, ['RUNNING'], 'PAUSED', { now, reason: 'Paused: the campaign lost its agent or voice number and cannot dial; cancel it and create a new one.' });
+      return { count: 1, toPlace: [] };
+    }
+    const slots = campaign.max_concurrent_calls - (await repo.liveContactCount(tx, tenantId, campaignId));
+    if (slots <= 0) return { count: 0, toPlace: [] };
+    const due = await repo.dueContacts(tx, tenantId, campaignId, now, slots);
+    if (due.length === 0) return { count: 0, toPlace: [] };
+    const granted = await repo.takeDialSlots(tx, tenantId, number.id, due.length, now, deps.config.dialer.callsPerSecond);
+    const claims = due.slice(0, granted).map((contact) => ({ ...contact, call_id: newId() }));
+    if (claims.length === 0) return { count: 0, toPlace: [] };
+    await repo.markDialling(tx, tenantId, campaignId, claims, campaign.max_attempts);
+    const simulated = number.provider === calls.SIMULATOR;
+    const newCalls: calls.NewCall[] = claims.map((claim) => ({
+      id: claim.call_id,
+      agent_id: campaign.agent_id,
+      campaign_id: campaignId,
+      contact_id: claim.contact_id,
+      voice_number_id: number.id,
+      direction: 'OUTGOING',
+      from_number: number.phoneNumber,
+      to_number: claim.phone_number,
+      attempt: claim.attempts + 1,
+      status: simulated ? 'RINGING' : 'QUEUED',
+      provider: number.provider,
+      provider_call_id: simulated ? calls.simulatorCallId(claim.call_id) : null,
+      dial_timeout: campaign.dial_timeout,
+      deadline_at: simulated ? addSeconds(now, Math.min(deps.config.simulator.ringSeconds, campaign.dial_timeout)) : addSeconds(now, deps.config.dialer.confirmTimeoutSeconds),
+      started_at: now,
+    }));
+    await calls.insertCalls(tx, tenantId, newCalls);
+    return { count: newCalls.length, toPlace: simulated ? [] : newCalls };
+  });
+  // Provider calls are placed after the attempt is committed, never inside the transaction.
+  await Promise.all(claimed.toPlace.map((call) => calls.placeCall(ctxOf(deps, tenantId), call)));
+  return claimed.count;
+}
+
+/** The dialer loop of a worker process: at once again while there is work, else every tick. */
+export function startDialer(deps: Deps): { stop(): Promise<void> } {
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const loop = (async () => {
+    while (!stopped) {
+      let work = 0;
+      try {
+        work = await dialerTick(deps);
+      } catch (error) {
+        deps.log.error({ err: error }, 'dialer tick failed');
+      }
+      if (work === 0 && !stopped) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, deps.config.dialer.tickMs).unref();
+        });
+      }
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      wake?.();
+      await loop;
+    },
+  };
+}

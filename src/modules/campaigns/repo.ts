@@ -1,0 +1,278 @@
+import type { Queryable } from '../../platform/db.ts';
+import type { Page } from '../../platform/pagination.ts';
+import type { CampaignStatus } from './schemas.ts';
+
+export interface CampaignRow {
+  tenant_id: string;
+  id: string;
+  name: string;
+  description: string | null;
+  agent_id: string | null;
+  voice_number_id: string | null;
+  contact_list_id: string | null;
+  status: CampaignStatus;
+  status_reason: string | null;
+  scheduled_at: Date | null;
+  timezone: string;
+  call_window_start: string;
+  call_window_end: string;
+  call_days: number[];
+  dial_timeout: number;
+  max_attempts: number;
+  redial_delay_min: number;
+  max_concurrent_calls: number;
+  metadata: Record<string, unknown>;
+  started_at: Date | null;
+  completed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Writable columns, by the API's field names. */
+export const COLUMNS = {
+  name: 'name',
+  description: 'description',
+  agentId: 'agent_id',
+  voiceNumberId: 'voice_number_id',
+  contactListId: 'contact_list_id',
+  scheduledAt: 'scheduled_at',
+  timezone: 'timezone',
+  callWindowStart: 'call_window_start',
+  callWindowEnd: 'call_window_end',
+  callDays: 'call_days',
+  dialTimeout: 'dial_timeout',
+  maxAttempts: 'max_attempts',
+  redialDelayMin: 'redial_delay_min',
+  maxConcurrentCalls: 'max_concurrent_calls',
+  metadata: 'metadata',
+  status: 'status',
+} as const;
+export type CampaignValues = Partial<Record<keyof typeof COLUMNS, unknown>>;
+
+export const UNFINISHED: CampaignStatus[] = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED'];
+export const UNIQUE_VIOLATION = '23505';
+
+const sqlValue = (value: unknown) => (value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date) ? JSON.stringify(value) : value);
+
+export async function insertCampaign(db: Queryable, tenantId: string, id: string, values: CampaignValues): Promise<CampaignRow> {
+  const entries = Object.entries(values).filter(([, value]) => value !== undefined) as [keyof typeof COLUMNS, unknown][];
+  const columns = ['tenant_id', 'id', ...entries.map(([key]) => COLUMNS[key])];
+  const params = [tenantId, id, ...entries.map(([, value]) => sqlValue(value))];
+  const { rows } = await db.query<CampaignRow>(
+    `INSERT INTO campaigns (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`,
+    params,
+  );
+  return rows[0]!;
+}
+
+/** Updates the given fields of a campaign still in one of `inStatuses`; undefined when it was not. */
+export async function updateCampaign(db: Queryable, tenantId: string, id: string, values: CampaignValues, inStatuses: CampaignStatus[]): Promise<CampaignRow | undefined> {
+  const entries = Object.entries(values).filter(([, value]) => value !== undefined) as [keyof typeof COLUMNS, unknown][];
+  const sets = entries.map(([key], i) => `${COLUMNS[key]} = $${i + 4}`);
+  const { rows } = await db.query<CampaignRow>(
+    `UPDATE campaigns SET ${[...sets, 'updated_at = now()'].join(', ')}
+     WHERE tenant_id = $1 AND id = $2 AND status = ANY($3::text[]) RETURNING *`,
+    [tenantId, id, inStatuses, ...entries.map(([, value]) => sqlValue(value))],
+  );
+  return rows[0];
+}
+
+export async function findCampaign(db: Queryable, tenantId: string, id: string, forUpdate = false): Promise<CampaignRow | undefined> {
+  const { rows } = await db.query<CampaignRow>(`SELECT * FROM campaigns WHERE tenant_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [tenantId, id]);
+  return rows[0];
+}
+
+export async function listCampaigns(db: Queryable, tenantId: string, filter: { status?: string; agentId?: string }, page: Page): Promise<{ rows: CampaignRow[]; total: number }> {
+  const where = 'tenant_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR agent_id = $3)';
+  const params = [tenantId, filter.status ?? null, filter.agentId ?? null];
+  const [{ rows }, count] = await Promise.all([
+    db.query<CampaignRow>(`SELECT * FROM campaigns WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, [...params, page.limit, page.offset]),
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM campaigns WHERE ${where}`, params),
+  ]);
+  return { rows, total: count.rows[0]!.n };
+}
+
+export async function deleteCampaign(db: Queryable, tenantId: string, id: string, inStatuses: CampaignStatus[]): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM campaigns WHERE tenant_id = $1 AND id = $2 AND status = ANY($3::text[])', [tenantId, id, inStatuses]);
+  return rowCount === 1;
+}
+
+/** Whether an unfinished campaign of the tenant points at this agent, number or list. */
+export async function unfinishedCampaignUses(db: Queryable, tenantId: string, column: 'agent_id' | 'voice_number_id' | 'contact_list_id', id: string): Promise<boolean> {
+  const { rowCount } = await db.query(`SELECT 1 FROM campaigns WHERE tenant_id = $1 AND ${column} = $2 AND status = ANY($3::text[]) LIMIT 1`, [tenantId, id, UNFINISHED]);
+  return rowCount > 0;
+}
+
+export async function campaignStats(db: Queryable, tenantId: string, id: string): Promise<Record<string, number>> {
+  const { rows } = await db.query<{ status: string; n: number }>(
+    'SELECT status, count(*)::int AS n FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 GROUP BY status',
+    [tenantId, id],
+  );
+  return Object.fromEntries(rows.map((row) => [row.status, row.n]));
+}
+
+export interface CampaignContactRow {
+  contact_id: string;
+  phone_number: string;
+  name: string | null;
+  status: string;
+  attempts: number;
+  last_outcome: string | null;
+  last_call_id: string | null;
+  next_attempt_at: Date | null;
+}
+
+export async function listCampaignContacts(db: Queryable, tenantId: string, id: string, page: Page): Promise<{ rows: CampaignContactRow[]; total: number }> {
+  const [{ rows }, count] = await Promise.all([
+    db.query<CampaignContactRow>(
+      `SELECT contact_id, phone_number, name, status, attempts, last_outcome, last_call_id, next_attempt_at
+       FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 ORDER BY position LIMIT $3 OFFSET $4`,
+      [tenantId, id, page.limit, page.offset],
+    ),
+    db.query<{ n: number }>('SELECT count(*)::int AS n FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2', [tenantId, id]),
+  ]);
+  return { rows, total: count.rows[0]!.n };
+}
+
+/** Copies the list's contacts into the campaign, each due now; returns how many. */
+export async function snapshotContacts(db: Queryable, tenantId: string, campaignId: string, listId: string, now: Date): Promise<number> {
+  const { rowCount } = await db.query(
+    `INSERT INTO campaign_contacts (tenant_id, campaign_id, contact_id, position, phone_number, name, email, metadata, next_attempt_at)
+     SELECT tenant_id, $2, id, row_number() OVER (ORDER BY created_at, id), phone_number, name, email, metadata, $4
+     FROM contacts WHERE tenant_id = $1 AND list_id = $3
+     ON CONFLICT DO NOTHING`,
+    [tenantId, campaignId, listId, now],
+  );
+  return rowCount;
+}
+
+export async function hasSnapshot(db: Queryable, tenantId: string, campaignId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 LIMIT 1', [tenantId, campaignId]);
+  return rowCount > 0;
+}
+
+export async function setStatus(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  from: CampaignStatus[],
+  to: CampaignStatus,
+  extra: { reason?: string | null; now: Date },
+): Promise<CampaignRow | undefined> {
+  const { rows } = await db.query<CampaignRow>(
+    `UPDATE campaigns SET status = $4, status_reason = $5, updated_at = now(),
+       started_at = CASE WHEN $4 = 'RUNNING' THEN coalesce(started_at, $6) ELSE started_at END,
+       completed_at = CASE WHEN $4 IN ('COMPLETED', 'CANCELLED') THEN $6 ELSE completed_at END
+     WHERE tenant_id = $1 AND id = $2 AND status = ANY($3::text[]) RETURNING *`,
+    [tenantId, id, from, to, extra.reason ?? null, extra.now],
+  );
+  return rows[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The dialer's statements.
+
+export async function lockDueScheduled(db: Queryable, now: Date, limit: number): Promise<CampaignRow[]> {
+  const { rows } = await db.query<CampaignRow>(
+    `SELECT * FROM campaigns WHERE status = 'SCHEDULED' AND scheduled_at <= $1 ORDER BY scheduled_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [now, limit],
+  );
+  return rows;
+}
+
+export async function setStatusReason(db: Queryable, tenantId: string, id: string, reason: string | null): Promise<void> {
+  await db.query('UPDATE campaigns SET status_reason = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status_reason IS DISTINCT FROM $3', [tenantId, id, reason]);
+}
+
+export async function runningCampaigns(db: Queryable): Promise<{ tenant_id: string; id: string }[]> {
+  const { rows } = await db.query<{ tenant_id: string; id: string }>("SELECT tenant_id, id FROM campaigns WHERE status = 'RUNNING'");
+  return rows;
+}
+
+/** The campaign row, locked so one worker at a time claims its contacts; undefined when another holds it. */
+export async function lockRunningCampaign(db: Queryable, tenantId: string, id: string): Promise<CampaignRow | undefined> {
+  const { rows } = await db.query<CampaignRow>(`SELECT * FROM campaigns WHERE tenant_id = $1 AND id = $2 AND status = 'RUNNING' FOR UPDATE SKIP LOCKED`, [tenantId, id]);
+  return rows[0];
+}
+
+export async function liveContactCount(db: Queryable, tenantId: string, campaignId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 AND status = 'IN_PROGRESS'", [tenantId, campaignId]);
+  return rows[0]!.n;
+}
+
+export interface DueContact {
+  contact_id: string;
+  phone_number: string;
+  attempts: number;
+}
+
+export async function dueContacts(db: Queryable, tenantId: string, campaignId: string, now: Date, limit: number): Promise<DueContact[]> {
+  const { rows } = await db.query<DueContact>(
+    `SELECT contact_id, phone_number, attempts FROM campaign_contacts
+     WHERE campaign_id = $2 AND status = 'PENDING' AND next_attempt_at <= $3 AND tenant_id = $1
+     ORDER BY next_attempt_at, position LIMIT $4 FOR UPDATE SKIP LOCKED`,
+    [tenantId, campaignId, now, limit],
+  );
+  return rows;
+}
+
+/** Counts the attempt before anything is dialled: a crash after this can lose an attempt, never repeat one. */
+export async function markDialling(db: Queryable, tenantId: string, campaignId: string, claims: { contact_id: string; call_id: string }[], maxAttempts: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE campaign_contacts cc SET status = 'IN_PROGRESS', attempts = cc.attempts + 1, last_call_id = c.call_id, updated_at = now()
+     FROM jsonb_to_recordset($3::jsonb) AS c(contact_id uuid, call_id uuid)
+     WHERE cc.tenant_id = $1 AND cc.campaign_id = $2 AND cc.contact_id = c.contact_id AND cc.status = 'PENDING' AND cc.attempts < $4`,
+    [tenantId, campaignId, JSON.stringify(claims), maxAttempts],
+  );
+  return rowCount;
+}
+
+/** The contact's state after one attempt ended; only the attempt it is waiting for counts. */
+export async function recordAttempt(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  contactId: string,
+  callId: string,
+  result: { status: string; outcome: string; nextAttemptAt: Date | null },
+): Promise<void> {
+  await db.query(
+    `UPDATE campaign_contacts SET status = $5, last_outcome = $6, next_attempt_at = $7, updated_at = now()
+     WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = $3 AND last_call_id = $4 AND status = 'IN_PROGRESS'`,
+    [tenantId, campaignId, contactId, callId, result.status, result.outcome, result.nextAttemptAt],
+  );
+}
+
+export async function completeFinishedCampaigns(db: Queryable, now: Date): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE campaigns c SET status = 'COMPLETED', completed_at = $1, status_reason = NULL, updated_at = now()
+     WHERE c.status = 'RUNNING' AND NOT EXISTS (
+       SELECT 1 FROM campaign_contacts cc WHERE cc.tenant_id = c.tenant_id AND cc.campaign_id = c.id AND cc.status IN ('PENDING', 'IN_PROGRESS'))`,
+    [now],
+  );
+  return rowCount;
+}
+
+export async function pauseRunning(db: Queryable, tenantId: string, reason: string): Promise<number> {
+  const { rowCount } = await db.query("UPDATE campaigns SET status = 'PAUSED', status_reason = $2, updated_at = now() WHERE tenant_id = $1 AND status = 'RUNNING'", [tenantId, reason]);
+  return rowCount;
+}
+
+/**
+ * Takes up to `wanted` dial slots of a voice number paced at `perSecond` (a virtual-time bucket
+ * shared by every worker: at most one second of burst). Returns how many were granted.
+ */
+export async function takeDialSlots(db: Queryable, tenantId: string, numberId: string, wanted: number, now: Date, perSecond: number): Promise<number> {
+  const { rows } = await db.query<{ next_dial_at: Date }>(
+    `INSERT INTO dial_pace (tenant_id, voice_number_id, next_dial_at) VALUES ($1, $2, $3::timestamptz - interval '1 second')
+     ON CONFLICT (tenant_id, voice_number_id) DO UPDATE SET next_dial_at = greatest(dial_pace.next_dial_at, $3::timestamptz - interval '1 second')
+     RETURNING next_dial_at`,
+    [tenantId, numberId, now],
+  );
+  const from = rows[0]!.next_dial_at.getTime();
+  const granted = Math.min(wanted, Math.max(0, Math.floor(((now.getTime() - from) * perSecond) / 1000)));
+  if (granted > 0) {
+    await db.query('UPDATE dial_pace SET next_dial_at = $3 WHERE tenant_id = $1 AND voice_number_id = $2', [tenantId, numberId, new Date(from + (granted * 1000) / perSecond)]);
+  }
+  return granted;
+}

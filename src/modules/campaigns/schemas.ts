@@ -1,0 +1,93 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { PageQuery } from '../../platform/pagination.ts';
+import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+
+export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+export const CONTACT_STATUSES = ['PENDING', 'IN_PROGRESS', 'ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED'] as const;
+
+const Metadata = Type.Record(Type.String(), Type.Unknown());
+const HhMm = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:mm, 24-hour local time of the campaign timezone.' });
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** Seed §2.4 fields (all settable on create and, while DRAFT, by PATCH) plus maxConcurrentCalls. */
+const campaignFields = {
+  name: Type.String({ minLength: 1, maxLength: 200, description: 'Unique within the tenant.' }),
+  agentId: Type.Union([Uuid, Type.Null()]),
+  voiceNumberId: Type.Union([Uuid, Type.Null()]),
+  contactListId: Type.Union([Uuid, Type.Null()], { description: 'The list must have at least 2 contacts.' }),
+  description: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]),
+  scheduledAt: Type.String({ format: 'date-time', description: 'Sets the scheduled start; the status becomes SCHEDULED.' }),
+  timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. America/New_York.' }),
+  callWindowStart: HhMm,
+  callWindowEnd: HhMm,
+  callDays: Type.Array(Type.Integer({ minimum: 1, maximum: 7 }), { minItems: 1, maxItems: 7, uniqueItems: true, description: '1 = Monday … 7 = Sunday.' }),
+  dialTimeout: Type.Integer({ minimum: 10, maximum: 300, description: 'Seconds the phone rings, 10 to 300.' }),
+  maxAttempts: Type.Integer({ minimum: 1, maximum: 10, description: 'Attempts per contact, 1 to 10.' }),
+  redialDelayMin: Type.Integer({ minimum: 1, maximum: 10080, description: 'Minutes between attempts, at least 1.' }),
+  maxConcurrentCalls: Type.Integer({ minimum: 1, maximum: 50, description: 'Live calls of this campaign at once, 1 to 50.' }),
+  metadata: Metadata,
+};
+
+const { name, ...rest } = campaignFields;
+export const CreateCampaignBody = Type.Object({ name, ...Type.Partial(Type.Object(rest)).properties }, { additionalProperties: false });
+export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
+export const UpdateCampaignBody = Type.Partial(Type.Object(campaignFields, { additionalProperties: false }));
+export type UpdateCampaignBody = Static<typeof UpdateCampaignBody>;
+
+export const CampaignStats = Type.Object({
+  total: Type.Integer(),
+  pending: Type.Integer(),
+  inProgress: Type.Integer(),
+  answered: Type.Integer(),
+  unanswered: Type.Integer(),
+  busy: Type.Integer(),
+  failed: Type.Integer(),
+});
+export type CampaignStats = Static<typeof CampaignStats>;
+
+export const Campaign = Type.Object({
+  id: Uuid,
+  tenantId: Uuid,
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  agentId: Type.Union([Uuid, Type.Null()]),
+  voiceNumberId: Type.Union([Uuid, Type.Null()]),
+  contactListId: Type.Union([Uuid, Type.Null()]),
+  status: StringEnum(CAMPAIGN_STATUSES),
+  statusReason: Type.Union([Type.String(), Type.Null()], { description: 'Why the campaign paused itself, when it did.' }),
+  scheduledAt: Type.Union([Timestamp, Type.Null()]),
+  timezone: Type.String(),
+  callWindowStart: Type.String(),
+  callWindowEnd: Type.String(),
+  callDays: Type.Array(Type.Integer()),
+  dialTimeout: Type.Integer(),
+  maxAttempts: Type.Integer(),
+  redialDelayMin: Type.Integer(),
+  maxConcurrentCalls: Type.Integer(),
+  metadata: Metadata,
+  startedAt: Type.Union([Timestamp, Type.Null()]),
+  completedAt: Type.Union([Timestamp, Type.Null()]),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  stats: Type.Optional(CampaignStats),
+});
+export type Campaign = Static<typeof Campaign>;
+
+export const CampaignQuery = Type.Object({
+  ...PageQuery.properties,
+  status: Type.Optional(StringEnum(CAMPAIGN_STATUSES)),
+  agentId: Type.Optional(Uuid),
+});
+
+export const CampaignContact = Type.Object({
+  contactId: Uuid,
+  phoneNumber: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  status: StringEnum(CONTACT_STATUSES, { description: 'PENDING (waiting for its next attempt), IN_PROGRESS, or the final outcome.' }),
+  attempts: Type.Integer(),
+  lastOutcome: Type.Union([Type.String(), Type.Null()]),
+  lastCallId: Type.Union([Uuid, Type.Null()]),
+  nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
+});
+export type CampaignContact = Static<typeof CampaignContact>;

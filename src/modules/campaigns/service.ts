@@ -1,0 +1,265 @@
+import type { TenantCtx } from '../../platform/context.ts';
+import { AppError, conflict, notFound } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import type { Page } from '../../platform/pagination.ts';
+import * as agents from '../agents/service.ts';
+import * as contacts from '../contacts/service.ts';
+import * as identity from '../identity/service.ts';
+import { isValidTimeZone, minutesOfDay, nextAttemptAt as nextAttemptAfter, type CallWindow } from './call-window.ts';
+import * as repo from './repo.ts';
+import type { Campaign, CampaignContact, CampaignStats, CampaignStatus, CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
+
+export const DEFAULTS = {
+  callWindowStart: '09:00',
+  callWindowEnd: '18:00',
+  callDays: [1, 2, 3, 4, 5],
+  dialTimeout: 30,
+  maxAttempts: 3,
+  redialDelayMin: 60,
+  maxConcurrentCalls: 5,
+} as const;
+export const MIN_LIST_CONTACTS = 2;
+const FINISHED: CampaignStatus[] = ['COMPLETED', 'CANCELLED'];
+const DELETABLE: CampaignStatus[] = ['DRAFT', 'COMPLETED', 'CANCELLED'];
+
+const iso = (value: Date | null) => (value ? value.toISOString() : null);
+
+export const toCampaign = (row: repo.CampaignRow): Campaign => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  name: row.name,
+  description: row.description,
+  agentId: row.agent_id,
+  voiceNumberId: row.voice_number_id,
+  contactListId: row.contact_list_id,
+  status: row.status,
+  statusReason: row.status_reason,
+  scheduledAt: iso(row.scheduled_at),
+  timezone: row.timezone,
+  callWindowStart: row.call_window_start,
+  callWindowEnd: row.call_window_end,
+  callDays: row.call_days,
+  dialTimeout: row.dial_timeout,
+  maxAttempts: row.max_attempts,
+  redialDelayMin: row.redial_delay_min,
+  maxConcurrentCalls: row.max_concurrent_calls,
+  metadata: row.metadata,
+  startedAt: iso(row.started_at),
+  completedAt: iso(row.completed_at),
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+const campaignNotFound = () => notFound('Campaign');
+const invalid = (path: string, message: string) => new AppError(400, 'VALIDATION_FAILED', `${message}.`, [{ path, message }]);
+const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === repo.UNIQUE_VIOLATION;
+const nameTaken = (name: string) => conflict('CAMPAIGN_NAME_TAKEN', `A campaign named "${name}" already exists; choose another name.`);
+const notAllowed = (code: string, action: string, allowed: string, status: CampaignStatus) =>
+  conflict(code, `Only a campaign that is ${allowed} can be ${action}; this one is ${status}.`);
+
+/** The rules of seed §2.4 and §8 that a schema cannot say, on the campaign as it would be after the change. */
+async function checkReferences(ctx: TenantCtx, merged: { timezone: string; callWindowStart: string; callWindowEnd: string }, input: UpdateCampaignBody) {
+  if (!isValidTimeZone(merged.timezone)) throw invalid('/timezone', `Unknown time zone "${merged.timezone}"; use an IANA name such as America/New_York`);
+  if (minutesOfDay(merged.callWindowStart) >= minutesOfDay(merged.callWindowEnd)) {
+    throw invalid('/callWindowStart', `callWindowStart (${merged.callWindowStart}) must be before callWindowEnd (${merged.callWindowEnd})`);
+  }
+  if (input.agentId) await agents.requireAgent(ctx, input.agentId);
+  if (input.voiceNumberId) await agents.requireVoiceNumber(ctx, input.voiceNumberId);
+  if (input.contactListId) await requireDiallableList(ctx, input.contactListId);
+}
+
+async function requireDiallableList(ctx: TenantCtx, listId: string) {
+  const list = await contacts.getList(ctx, listId);
+  if (list.contactCount < MIN_LIST_CONTACTS) {
+    throw new AppError(400, 'LIST_TOO_SMALL', `A campaign's contact list must have at least ${MIN_LIST_CONTACTS} contacts; "${list.name}" has ${list.contactCount}.`, [
+      { path: '/contactListId', message: `at least ${MIN_LIST_CONTACTS} contacts needed` },
+    ]);
+  }
+}
+
+export async function createCampaign(ctx: TenantCtx, input: CreateCampaignBody): Promise<Campaign> {
+  const timezone = input.timezone ?? (await identity.tenantTimezone(ctx)) ?? 'UTC';
+  const values = { ...DEFAULTS, ...input, timezone };
+  await checkReferences(ctx, values, input);
+  try {
+    const row = await repo.insertCampaign(ctx.db, ctx.tenantId, newId(), { ...values, status: input.scheduledAt ? 'SCHEDULED' : 'DRAFT' });
+    return toCampaign(row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw nameTaken(input.name);
+    throw error;
+  }
+}
+
+/** Seed §4.3: only a DRAFT campaign may be changed; setting scheduledAt moves it to SCHEDULED. */
+export async function updateCampaign(ctx: TenantCtx, id: string, input: UpdateCampaignBody): Promise<Campaign> {
+  const current = await repo.findCampaign(ctx.db, ctx.tenantId, id);
+  if (!current) throw campaignNotFound();
+  if (current.status !== 'DRAFT') {
+    throw conflict('CAMPAIGN_NOT_DRAFT', `Only DRAFT campaigns can be updated; this one is ${current.status}. Create a new campaign to change its settings.`);
+  }
+  await checkReferences(
+    ctx,
+    {
+      timezone: input.timezone ?? current.timezone,
+      callWindowStart: input.callWindowStart ?? current.call_window_start,
+      callWindowEnd: input.callWindowEnd ?? current.call_window_end,
+    },
+    input,
+  );
+  try {
+    const row = await repo.updateCampaign(ctx.db, ctx.tenantId, id, { ...input, ...(input.scheduledAt ? { status: 'SCHEDULED' } : {}) }, ['DRAFT']);
+    if (!row) throw conflict('CAMPAIGN_NOT_DRAFT', 'Only DRAFT campaigns can be updated; this one changed status meanwhile.');
+    return toCampaign(row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw nameTaken(input.name ?? '');
+    throw error;
+  }
+}
+
+export async function getCampaign(ctx: TenantCtx, id: string): Promise<Campaign> {
+  const row = await repo.findCampaign(ctx.db, ctx.tenantId, id);
+  if (!row) throw campaignNotFound();
+  return { ...toCampaign(row), stats: await campaignStats(ctx, id) };
+}
+
+export async function campaignStats(ctx: TenantCtx, id: string): Promise<CampaignStats> {
+  const counts = await repo.campaignStats(ctx.db, ctx.tenantId, id);
+  const n = (status: string) => counts[status] ?? 0;
+  return {
+    total: Object.values(counts).reduce((sum, count) => sum + count, 0),
+    pending: n('PENDING'),
+    inProgress: n('IN_PROGRESS'),
+    answered: n('ANSWERED'),
+    unanswered: n('UNANSWERED'),
+    busy: n('BUSY'),
+    failed: n('FAILED'),
+  };
+}
+
+export async function listCampaigns(ctx: TenantCtx, filter: { status?: string; agentId?: string }, page: Page) {
+  const { rows, total } = await repo.listCampaigns(ctx.db, ctx.tenantId, filter, page);
+  return { data: rows.map(toCampaign), total };
+}
+
+export async function listCampaignContacts(ctx: TenantCtx, id: string, page: Page): Promise<{ data: CampaignContact[]; total: number }> {
+  if (!(await repo.findCampaign(ctx.db, ctx.tenantId, id))) throw campaignNotFound();
+  const { rows, total } = await repo.listCampaignContacts(ctx.db, ctx.tenantId, id, page);
+  const data = rows.map((row) => ({
+    contactId: row.contact_id,
+    phoneNumber: row.phone_number,
+    name: row.name,
+    status: row.status as CampaignContact['status'],
+    attempts: row.attempts,
+    lastOutcome: row.last_outcome,
+    lastCallId: row.last_call_id,
+    nextAttemptAt: row.status === 'PENDING' ? iso(row.next_attempt_at) : null,
+  }));
+  return { data, total };
+}
+
+export async function deleteCampaign(ctx: TenantCtx, id: string): Promise<void> {
+  const row = await repo.findCampaign(ctx.db, ctx.tenantId, id);
+  if (!row) throw campaignNotFound();
+  if (!(await repo.deleteCampaign(ctx.db, ctx.tenantId, id, DELETABLE))) {
+    throw conflict('CAMPAIGN_NOT_DELETABLE', `A ${row.status} campaign cannot be deleted; pause and cancel it first (DRAFT, COMPLETED and CANCELLED campaigns can be deleted).`);
+  }
+}
+
+/** Why a campaign cannot start now, as one sentence, or null when it can. */
+export async function startProblem(ctx: TenantCtx, row: repo.CampaignRow): Promise<AppError | null> {
+  const missing = (what: string, field: string) => conflict('CAMPAIGN_NOT_READY', `The campaign has no ${what}; set ${field} with PATCH while it is DRAFT, or create a new campaign.`);
+  if (!row.agent_id || !(await agents.agentExists(ctx, row.agent_id))) return missing('agent', 'agentId');
+  if (!row.voice_number_id || !(await agents.voiceNumberExists(ctx, row.voice_number_id))) return missing('voice number', 'voiceNumberId');
+  if (!row.contact_list_id) return missing('contact list', 'contactListId');
+  try {
+    await requireDiallableList(ctx, row.contact_list_id);
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  const balance = await identity.walletBalance(ctx);
+  if (!balance.amount.greaterThan(0)) {
+    return conflict('WALLET_EMPTY', `The wallet balance is ${balance.amount.toFixed(4)} ${balance.currency}; credit the wallet before starting calls.`);
+  }
+  return null;
+}
+
+/** DRAFT or SCHEDULED → RUNNING: checks readiness and copies the list's contacts, in one transaction. */
+export async function startCampaign(ctx: TenantCtx, id: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const txCtx = { ...ctx, db: tx };
+    const row = await repo.findCampaign(tx, ctx.tenantId, id, true);
+    if (!row) throw campaignNotFound();
+    if (row.status !== 'DRAFT' && row.status !== 'SCHEDULED') throw notAllowed('CAMPAIGN_NOT_STARTABLE', 'started', 'DRAFT or SCHEDULED', row.status);
+    const problem = await startProblem(txCtx, row);
+    if (problem) throw problem;
+    await beginDialling(txCtx, row);
+  });
+}
+
+/** Copies the contacts and sets RUNNING; the caller holds the campaign row locked and checked it. */
+export async function beginDialling(ctx: TenantCtx, row: repo.CampaignRow): Promise<void> {
+  const now = ctx.clock.now();
+  await repo.snapshotContacts(ctx.db, ctx.tenantId, row.id, row.contact_list_id!, now);
+  await repo.setStatus(ctx.db, ctx.tenantId, row.id, [row.status], 'RUNNING', { now });
+}
+
+export async function pauseCampaign(ctx: TenantCtx, id: string): Promise<void> {
+  await transition(ctx, id, ['RUNNING'], 'PAUSED', (status) => notAllowed('CAMPAIGN_NOT_RUNNING', 'paused', 'RUNNING', status));
+}
+
+export async function resumeCampaign(ctx: TenantCtx, id: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const row = await repo.findCampaign(tx, ctx.tenantId, id, true);
+    if (!row) throw campaignNotFound();
+    if (row.status !== 'PAUSED') throw notAllowed('CAMPAIGN_NOT_PAUSED', 'resumed', 'PAUSED', row.status);
+    const balance = await identity.walletBalance({ ...ctx, db: tx });
+    if (!balance.amount.greaterThan(0)) {
+      throw conflict('WALLET_EMPTY', `The wallet balance is ${balance.amount.toFixed(4)} ${balance.currency}; credit the wallet before resuming calls.`);
+    }
+    await repo.setStatus(tx, ctx.tenantId, id, ['PAUSED'], 'RUNNING', { now: ctx.clock.now() });
+  });
+}
+
+export async function cancelCampaign(ctx: TenantCtx, id: string): Promise<void> {
+  await transition(ctx, id, repo.UNFINISHED, 'CANCELLED', (status) => conflict('CAMPAIGN_FINISHED', `The campaign is already ${status}; there is nothing to cancel.`));
+}
+
+async function transition(ctx: TenantCtx, id: string, from: CampaignStatus[], to: CampaignStatus, refusal: (status: CampaignStatus) => AppError) {
+  const row = await repo.setStatus(ctx.db, ctx.tenantId, id, from, to, { now: ctx.clock.now() });
+  if (row) return;
+  const current = await repo.findCampaign(ctx.db, ctx.tenantId, id);
+  if (!current) throw campaignNotFound();
+  throw refusal(current.status);
+}
+
+/** Seed §4.4: a list assigned to an unfinished campaign cannot be deleted (wired into contacts). */
+export const listInUse = (ctx: TenantCtx, listId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'contact_list_id', listId);
+export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'agent_id', agentId);
+export const voiceNumberInUse = (ctx: TenantCtx, numberId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'voice_number_id', numberId);
+export const isFinished = (status: CampaignStatus) => FINISHED.includes(status);
+
+export const windowOf = (row: repo.CampaignRow): CallWindow => ({ timezone: row.timezone, start: row.call_window_start, end: row.call_window_end, days: row.call_days });
+
+/**
+ * After one attempt ended: ANSWERED, a permanent failure or the last allowed attempt is final;
+ * otherwise the contact waits `redialDelayMin` from the end of this attempt, moved to the next
+ * window opening when that falls outside the window (contract §5).
+ */
+export async function recordAttemptResult(ctx: TenantCtx, call: { id: string; campaign_id: string | null; contact_id: string | null; attempt: number; outcome: string | null; permanent_failure: boolean; ended_at: Date | null }): Promise<void> {
+  if (!call.campaign_id || !call.contact_id || !call.outcome) return;
+  const campaign = await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
+  if (!campaign) return;
+  const final = call.outcome === 'ANSWERED' || call.permanent_failure || call.attempt >= campaign.max_attempts;
+  const nextAttemptAt = final ? null : nextAttemptAfter(call.ended_at ?? ctx.clock.now(), campaign.redial_delay_min, windowOf(campaign));
+  await repo.recordAttempt(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id, call.id, {
+    status: final || !nextAttemptAt ? call.outcome : 'PENDING',
+    outcome: call.outcome,
+    nextAttemptAt,
+  });
+}
+
+/** A wallet that ran dry pauses the tenant's running campaigns and says why (contract §5). */
+export async function pauseForEmptyWallet(ctx: TenantCtx, balance: { toFixed(digits: number): string }): Promise<void> {
+  await repo.pauseRunning(ctx.db, ctx.tenantId, `Paused: the wallet balance is ${balance.toFixed(4)}; credit the wallet, then resume the campaign.`);
+}

@@ -1,0 +1,235 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialerTick } from '../src/modules/campaigns/dialer.ts';
+import { creditWallet } from '../src/modules/identity/service.ts';
+import { manualClock } from '../src/platform/clock.ts';
+import { money } from '../src/platform/money.ts';
+import { startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
+import { apiAs, createCampaign, voiceSetup } from './voice-fixtures.ts';
+
+// The dialer (contract §5, §8, §11) driven tick by tick with an injected clock on the SIMULATOR:
+// rings 2 s, answered calls last 6 s. 2026-11-23 is a Monday.
+const clock = manualClock('2026-11-23T10:00:00.000Z');
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await startTestApp({ clock, env: { SIMULATOR_RING_SECONDS: '2', SIMULATOR_TALK_SECONDS: '6', DIALER_CALLS_PER_SECOND: '1000' } });
+});
+afterAll(() => t.close());
+
+async function tenant() {
+  const { key } = await twoTenantKeys(t.app);
+  const api = apiAs(t.app, key);
+  const profile = (await api('GET', '/profile')).json().data;
+  return { key, api, tenantId: profile.tenant.id as string, balance: async () => (await api('GET', '/profile')).json().data.wallet.balance as string };
+}
+
+async function runningCampaign(key: string, contacts: Record<string, unknown>[], settings: Record<string, unknown> = {}) {
+  const setup = await voiceSetup(t.app, key, contacts);
+  const campaign = await createCampaign(t.app, key, { ...setup, timezone: 'UTC', redialDelayMin: 1, ...settings });
+  const started = await apiAs(t.app, key)('POST', `/campaigns/${campaign.id}/start`, {});
+  if (started.statusCode !== 202) throw new Error(started.body);
+  return campaign.id;
+}
+
+/** Ticks, moving the clock by `stepMs` between ticks, until `done` or the deadline. */
+async function tickUntil(done: () => Promise<boolean>, stepMs = 1000, maxTicks = 2000) {
+  for (let i = 0; i < maxTicks; i++) {
+    await dialerTick(t.runtime);
+    if (await done()) return;
+    clock.advance(stepMs);
+  }
+  throw new Error('the dialer did not get there in time');
+}
+
+const contactsOf = async (api: ReturnType<typeof apiAs>, id: string) =>
+  (await api('GET', `/campaigns/${id}/contacts`)).json().data as { phoneNumber: string; status: string; attempts: number; lastOutcome: string | null; nextAttemptAt: string | null; lastCallId: string | null }[];
+const statusOf = async (api: ReturnType<typeof apiAs>, id: string) => (await api('GET', `/campaigns/${id}`)).json().status as string;
+
+describe('dialling on the simulator', () => {
+  it('dials every contact, retries per metadata.simulate up to maxAttempts, and completes', async () => {
+    clock.set('2026-11-23T10:00:00.000Z');
+    const { key, api } = await tenant();
+    const id = await runningCampaign(key, [{}, { simulate: 'BUSY,BUSY,ANSWERED' }, { simulate: 'UNANSWERED,UNANSWERED,UNANSWERED' }, { simulate: 'INVALID_NUMBER' }], { maxAttempts: 3 });
+    await tickUntil(async () => (await statusOf(api, id)) === 'COMPLETED', 5_000);
+    const contacts = await contactsOf(api, id);
+    expect(contacts.map((c) => [c.status, c.attempts])).toEqual([
+      ['ANSWERED', 1],
+      ['ANSWERED', 3],
+      ['UNANSWERED', 3],
+      ['FAILED', 1],
+    ]);
+    const campaign = (await api('GET', `/campaigns/${id}`)).json();
+    expect(campaign.stats).toEqual({ total: 4, pending: 0, inProgress: 0, answered: 2, unanswered: 1, busy: 0, failed: 1 });
+    expect(campaign.completedAt).not.toBeNull();
+    const calls = (await api('GET', `/call-logs?campaignId=${id}&limit=200`)).json();
+    expect(calls.total).toBe(8);
+    const invalid = calls.data.find((c: { toNumber: string }) => c.toNumber === contacts[3]!.phoneNumber);
+    expect(invalid).toMatchObject({ outcome: 'FAILED', failureReason: 'The number is not a valid, callable number.' });
+  });
+
+  it('schedules a retry exactly redialDelayMin after the previous attempt ended', async () => {
+    clock.set('2026-11-23T11:00:00.000Z');
+    const { key, api } = await tenant();
+    const id = await runningCampaign(key, [{ simulate: 'BUSY' }, {}], { redialDelayMin: 7 });
+    await dialerTick(t.runtime); // both dialled at 11:00:00
+    clock.advance(2_000);
+    await dialerTick(t.runtime); // BUSY ends when the 2 s of ringing end
+    const [busy] = await contactsOf(api, id);
+    expect(busy).toMatchObject({ status: 'PENDING', attempts: 1, lastOutcome: 'BUSY', nextAttemptAt: '2026-11-23T11:07:02.000Z' });
+    clock.set('2026-11-23T11:07:01.999Z');
+    await dialerTick(t.runtime);
+    expect((await contactsOf(api, id))[0]!.attempts).toBe(1);
+    clock.set('2026-11-23T11:07:02.000Z');
+    await dialerTick(t.runtime);
+    expect((await contactsOf(api, id))[0]).toMatchObject({ status: 'IN_PROGRESS', attempts: 2 });
+  });
+
+  it('dials only inside the call window: not at exactly callWindowEnd, and again at the next opening', async () => {
+    clock.set('2026-11-23T17:59:59.000Z');
+    const { key, api } = await tenant();
+    const id = await runningCampaign(key, [{}, {}], { maxConcurrentCalls: 1, callWindowStart: '09:00', callWindowEnd: '18:00', callDays: [1, 2] });
+    await dialerTick(t.runtime);
+    expect((await contactsOf(api, id)).map((c) => c.attempts)).toEqual([1, 0]);
+    clock.set('2026-11-23T18:00:00.000Z'); // the first call ended its ringing by now
+    await tickUntil(async () => (await contactsOf(api, id))[0]!.status === 'ANSWERED', 1000, 20);
+    clock.set('2026-11-23T18:00:00.000Z');
+    await dialerTick(t.runtime);
+    expect((await contactsOf(api, id))[1]!.attempts).toBe(0);
+    clock.set('2026-11-24T08:59:59.999Z');
+    await dialerTick(t.runtime);
+    expect((await contactsOf(api, id))[1]!.attempts).toBe(0);
+    clock.set('2026-11-24T09:00:00.000Z');
+    await dialerTick(t.runtime);
+    expect((await contactsOf(api, id))[1]!.attempts).toBe(1);
+  });
+
+  it('keeps at most maxConcurrentCalls calls live', async () => {
+    clock.set('2026-11-23T12:00:00.000Z');
+    const { key, api } = await tenant();
+    const id = await runningCampaign(key, [{}, {}, {}, {}, {}], { maxConcurrentCalls: 2 });
+    let peak = 0;
+    await tickUntil(async () => {
+      peak = Math.max(peak, (await api('GET', `/campaigns/${id}`)).json().stats.inProgress);
+      return (await statusOf(api, id)) === 'COMPLETED';
+    });
+    expect(peak).toBe(2);
+  });
+
+  it('records usage and per-component cost and debits the wallet by exactly the total', async () => {
+    clock.set('2026-11-23T13:00:00.000Z');
+    const { key, api, balance } = await tenant();
+    const before = money(await balance());
+    const id = await runningCampaign(key, [{}, { simulate: 'UNANSWERED' }], { maxAttempts: 1 });
+    await tickUntil(async () => (await statusOf(api, id)) === 'COMPLETED');
+    const calls = (await api('GET', `/call-logs?campaignId=${id}`)).json().data;
+    const answered = calls.find((c: { outcome: string }) => c.outcome === 'ANSWERED');
+    expect(answered).toMatchObject({
+      status: 'ENDED',
+      durationSec: 6,
+      usage: { sttSeconds: 6, ttsCharacters: 84, llmTokens: 360, telephonySeconds: 6 },
+      // Default rate card: 6 s of STT at 0.01/min, 84 chars at 0.015/1k, 360 tokens at 0.002/1k, 6 s at 0.014/min and 0.05/min.
+      cost: { stt: '0.0010', tts: '0.0013', llm: '0.0007', telephony: '0.0014', platformFee: '0.0050', total: '0.0094' },
+    });
+    expect(answered.transcript.length).toBeGreaterThan(0);
+    const unanswered = calls.find((c: { outcome: string }) => c.outcome === 'UNANSWERED');
+    expect(unanswered.cost.total).toBe('0.0000');
+    expect(money(await balance()).toFixed(4)).toBe(before.sub('0.0094').toFixed(4));
+  });
+
+  it('pauses a running campaign when the wallet runs dry, saying why, and refuses to resume until credited', async () => {
+    clock.set('2026-11-23T14:00:00.000Z');
+    const { key, api, tenantId, balance } = await tenant();
+    const id = await runningCampaign(key, [{}, {}, {}], { maxConcurrentCalls: 1 });
+    await creditWallet(t.runtime.db, tenantId, money('0.0050').sub(await balance()).toFixed(4), 'test: nearly empty');
+    await tickUntil(async () => (await statusOf(api, id)) === 'PAUSED');
+    const campaign = (await api('GET', `/campaigns/${id}`)).json();
+    expect(campaign.statusReason).toMatch(/wallet balance is -0\.0044; credit the wallet/);
+    expect(campaign.stats).toMatchObject({ answered: 1, pending: 2 });
+    expect((await api('POST', `/campaigns/${id}/resume`, {})).json().code).toBe('WALLET_EMPTY');
+    await creditWallet(t.runtime.db, tenantId, '5', 'test: top up');
+    expect((await api('POST', `/campaigns/${id}/resume`, {})).statusCode).toBe(202);
+    await tickUntil(async () => (await statusOf(api, id)) === 'COMPLETED');
+  });
+
+  it('starts a SCHEDULED campaign by itself at scheduledAt', async () => {
+    clock.set('2026-11-23T15:00:00.000Z');
+    const { key, api } = await tenant();
+    const setup = await voiceSetup(t.app, key);
+    const { id } = await createCampaign(t.app, key, { ...setup, timezone: 'UTC', scheduledAt: '2026-11-23T15:30:00.000Z' });
+    clock.set('2026-11-23T15:29:59.999Z');
+    await dialerTick(t.runtime);
+    expect(await statusOf(api, id)).toBe('SCHEDULED');
+    clock.set('2026-11-23T15:30:00.000Z');
+    await dialerTick(t.runtime);
+    expect(await statusOf(api, id)).toBe('RUNNING');
+    expect((await api('GET', `/campaigns/${id}`)).json().stats.inProgress).toBe(2);
+  });
+
+  it('leaves a due SCHEDULED campaign that cannot start SCHEDULED, saying why', async () => {
+    clock.set('2026-11-23T15:00:00.000Z');
+    const { key, api } = await tenant();
+    const { id } = await createCampaign(t.app, key, { scheduledAt: '2026-11-23T14:00:00.000Z' });
+    await dialerTick(t.runtime);
+    const campaign = (await api('GET', `/campaigns/${id}`)).json();
+    expect(campaign).toMatchObject({ status: 'SCHEDULED' });
+    expect(campaign.statusReason).toMatch(/^Not started: The campaign has no agent/);
+  });
+
+  it('enqueues call.ended in the same transaction as every call end', async () => {
+    clock.set('2026-11-23T16:00:00.000Z');
+    const { key, api, tenantId } = await tenant();
+    const id = await runningCampaign(key, [{}, { simulate: 'BUSY' }], { maxAttempts: 1 });
+    await tickUntil(async () => (await statusOf(api, id)) === 'COMPLETED');
+    const { rows } = await t.runtime.db.query<{ call_id: string }>("SELECT data->>'callId' AS call_id FROM pgboss.job WHERE name = 'call.ended' AND data->>'tenantId' = $1", [tenantId]);
+    const calls = (await api('GET', `/call-logs?campaignId=${id}`)).json().data.map((c: { id: string }) => c.id);
+    expect(rows.map((r) => r.call_id).sort()).toEqual([...calls].sort());
+  });
+});
+
+describe('call logs', () => {
+  it('filters, paginates, hangs up a live call once, and hides other tenants’ calls', async () => {
+    clock.set('2026-11-23T10:30:00.000Z');
+    const { key, api } = await tenant();
+    const setup = await voiceSetup(t.app, key, [{}, {}, {}]);
+    const campaign = await createCampaign(t.app, key, { ...setup, timezone: 'UTC' });
+    await api('POST', `/campaigns/${campaign.id}/start`, {});
+    await dialerTick(t.runtime);
+    clock.advance(2_000);
+    await dialerTick(t.runtime); // all three answered and talking
+    const page = (await api('GET', `/call-logs?agentId=${setup.agentId}&limit=2`)).json();
+    expect(page).toMatchObject({ total: 3, page: 1, limit: 2 });
+    expect(page.data).toHaveLength(2);
+    const live = page.data[0];
+    expect(live).toMatchObject({ status: 'IN_PROGRESS', direction: 'OUTGOING', outcome: null });
+    clock.advance(3_000);
+    expect((await api('POST', `/call-logs/${live.id}/hangup`, {})).statusCode).toBe(202);
+    expect((await api('GET', `/call-logs/${live.id}`)).json()).toMatchObject({ status: 'ENDED', outcome: 'ANSWERED', durationSec: 3 });
+    expect((await api('POST', `/call-logs/${live.id}/hangup`, {})).json().code).toBe('CALL_NOT_LIVE');
+    expect((await api('GET', `/call-logs?outcome=ANSWERED&campaignId=${campaign.id}`)).json().total).toBe(1);
+    expect((await api('GET', '/call-logs?direction=INCOMING')).json().total).toBe(0);
+    expect((await api('GET', '/call-logs?from=2026-11-23T10:31:00.000Z')).json().total).toBe(0);
+    expect((await api('GET', '/call-logs?from=2026-11-24T00:00:00.000Z&to=2026-11-23T00:00:00.000Z')).statusCode).toBe(400);
+    expect((await api('GET', '/call-logs?limit=201')).statusCode).toBe(400);
+
+    const other = await tenant();
+    expect((await other.api('GET', `/call-logs/${live.id}`)).statusCode).toBe(404);
+    expect((await other.api('POST', `/call-logs/${page.data[1].id}/hangup`, {})).statusCode).toBe(404);
+    expect((await other.api('GET', '/call-logs')).json().total).toBe(0);
+  });
+
+  it('places a simulated inbound call to a SIMULATOR number, answered by its inbound agent', async () => {
+    clock.set('2026-11-23T10:45:00.000Z');
+    const { key, api } = await tenant();
+    const setup = await voiceSetup(t.app, key);
+    await api('PATCH', `/voice-numbers/${setup.voiceNumberId}`, { inboundAgentId: setup.agentId });
+    const created = await api('POST', '/simulator/inbound-calls', { voiceNumberId: setup.voiceNumberId, fromNumber: '+1 212 555 0199' });
+    expect(created.statusCode).toBe(201);
+    expect(created.json()).toMatchObject({ direction: 'INCOMING', fromNumber: '+12125550199', agentId: setup.agentId, status: 'RINGING' });
+    clock.advance(2_000);
+    await dialerTick(t.runtime);
+    clock.advance(6_000);
+    await dialerTick(t.runtime);
+    expect((await api('GET', `/call-logs/${created.json().id}`)).json()).toMatchObject({ status: 'ENDED', outcome: 'ANSWERED', durationSec: 6 });
+    expect((await api('GET', '/call-logs?direction=INCOMING')).json().total).toBe(1);
+  });
+});

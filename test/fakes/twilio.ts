@@ -1,0 +1,258 @@
+/**
+ * A local stand-in for Twilio's REST API (the subset callforge uses) speaking Twilio's wire format:
+ * form-encoded requests with HTTP Basic auth, JSON resources and Twilio's error JSON
+ * (`{code, message, more_info, status}`), and signed form-encoded status callbacks.
+ *
+ * The signature code here is deliberately written independently of src/providers/telephony/twilio.ts
+ * so the tests check one implementation against the other.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeTwilioOptions {
+  accountSid: string;
+  authToken: string;
+  /** `To` numbers answered with Twilio error 21211 (invalid phone number). */
+  invalidNumbers?: string[];
+}
+
+export interface FakeTwilioRequest {
+  method: string;
+  /** Path and query string as requested. */
+  path: string;
+  form: URLSearchParams;
+  authorized: boolean;
+}
+
+export interface FakeTwilioCall {
+  sid: string;
+  to: string;
+  from: string;
+  timeout: number;
+  statusCallback: string;
+  status: string;
+}
+
+export interface FakeTwilio {
+  /** Origin to use as the provider's `baseUrl`, e.g. `http://127.0.0.1:54321`. */
+  url: string;
+  requests: FakeTwilioRequest[];
+  calls: Map<string, FakeTwilioCall>;
+  /** Posts a signed status callback for `sid` to its StatusCallback URL; resolves with the receiver's HTTP status. */
+  sendStatus(sid: string, callStatus: string, extra?: Record<string, string>): Promise<number>;
+  /** The next request (whatever it is) is answered with this status and JSON body. */
+  failNext(status: number, body: object): void;
+  close(): Promise<void>;
+}
+
+const API_VERSION = '2010-04-01';
+
+function twilioError(status: number, code: number, message: string): object {
+  return { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status };
+}
+
+/** Twilio's RFC 2822 timestamps, e.g. `Tue, 31 Aug 2010 20:36:28 +0000`. */
+function rfc2822(date: Date): string {
+  return date.toUTCString().replace(/GMT$/, '+0000');
+}
+
+/** Independent implementation of Twilio's request-signing scheme. */
+function signLikeTwilio(authToken: string, url: string, form: URLSearchParams): string {
+  const pairs = [...form.entries()];
+  // Stable sort by parameter name only: repeated names keep their order.
+  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const payload = url + pairs.map(([name, value]) => `${name}${value}`).join('');
+  const hmac = createHmac('sha1', Buffer.from(authToken, 'utf8'));
+  hmac.update(Buffer.from(payload, 'utf8'));
+  return hmac.digest().toString('base64');
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sendJson(res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeTwilio> {
+  const { accountSid, authToken } = options;
+  const invalidNumbers = new Set(options.invalidNumbers ?? []);
+  const requests: FakeTwilioRequest[] = [];
+  const calls = new Map<string, FakeTwilioCall & { dateCreated: Date; dateUpdated: Date }>();
+  const failures: Array<{ status: number; body: object }> = [];
+  const expectedAuth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
+  const accountPrefix = `/${API_VERSION}/Accounts/${accountSid}`;
+
+  function callResource(call: FakeTwilioCall & { dateCreated: Date; dateUpdated: Date }): object {
+    const uri = `${accountPrefix}/Calls/${call.sid}.json`;
+    const ended = ['completed', 'busy', 'no-answer', 'canceled', 'failed'].includes(call.status);
+    return {
+      sid: call.sid,
+      account_sid: accountSid,
+      parent_call_sid: null,
+      to: call.to,
+      to_formatted: call.to,
+      from: call.from,
+      from_formatted: call.from,
+      phone_number_sid: null,
+      status: call.status,
+      start_time: null,
+      end_time: ended ? rfc2822(call.dateUpdated) : null,
+      duration: ended ? '0' : null,
+      price: null,
+      price_unit: 'USD',
+      direction: 'outbound-api',
+      answered_by: null,
+      api_version: API_VERSION,
+      forwarded_from: null,
+      group_sid: null,
+      caller_name: null,
+      queue_time: '0',
+      trunk_sid: null,
+      date_created: rfc2822(call.dateCreated),
+      date_updated: rfc2822(call.dateUpdated),
+      uri,
+      subresource_uris: {
+        notifications: `${accountPrefix}/Calls/${call.sid}/Notifications.json`,
+        recordings: `${accountPrefix}/Calls/${call.sid}/Recordings.json`,
+        payments: `${accountPrefix}/Calls/${call.sid}/Payments.json`,
+        events: `${accountPrefix}/Calls/${call.sid}/Events.json`,
+        siprec: `${accountPrefix}/Calls/${call.sid}/Siprec.json`,
+        streams: `${accountPrefix}/Calls/${call.sid}/Streams.json`,
+        user_defined_message_subscriptions: `${accountPrefix}/Calls/${call.sid}/UserDefinedMessageSubscriptions.json`,
+        user_defined_messages: `${accountPrefix}/Calls/${call.sid}/UserDefinedMessages.json`,
+      },
+    };
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    const form = contentType === 'application/x-www-form-urlencoded' ? new URLSearchParams(raw) : new URLSearchParams();
+    const authorized = req.headers.authorization === expectedAuth;
+    const path = req.url ?? '/';
+    requests.push({ method: req.method ?? 'GET', path, form, authorized });
+
+    const failure = failures.shift();
+    if (failure) return sendJson(res, failure.status, failure.body);
+
+    if (!authorized) {
+      return sendJson(res, 401, twilioError(401, 20003, 'Authenticate'), { 'www-authenticate': 'Basic realm="Twilio API"' });
+    }
+
+    const pathname = new URL(path, 'http://fake').pathname;
+    const notFound = () => sendJson(res, 404, twilioError(404, 20404, `The requested resource ${pathname} was not found`));
+    if (req.method !== 'POST') return notFound();
+
+    if (pathname === `${accountPrefix}/Calls.json`) {
+      const to = form.get('To');
+      const from = form.get('From');
+      const timeout = form.get('Timeout');
+      const statusCallback = form.get('StatusCallback');
+      if (!to) return sendJson(res, 400, twilioError(400, 21201, "No 'To' number is specified"));
+      if (!from) return sendJson(res, 400, twilioError(400, 21213, "No 'From' number is specified"));
+      if (timeout === null || !/^\d+$/.test(timeout)) {
+        return sendJson(res, 400, twilioError(400, 20001, `Timeout must be an integer, got ${JSON.stringify(timeout)}`));
+      }
+      if (!statusCallback) return sendJson(res, 400, twilioError(400, 20001, 'StatusCallback is required'));
+      if (!form.get('Twiml') && !form.get('Url')) return sendJson(res, 400, twilioError(400, 21205, 'Url parameter is required.'));
+      if (invalidNumbers.has(to)) {
+        return sendJson(res, 400, twilioError(400, 21211, `The 'To' number ${to} is not a valid phone number.`));
+      }
+      const now = new Date();
+      const call = {
+        sid: `CA${randomBytes(16).toString('hex')}`,
+        to,
+        from,
+        timeout: Number(timeout),
+        statusCallback,
+        status: 'queued',
+        dateCreated: now,
+        dateUpdated: now,
+      };
+      calls.set(call.sid, call);
+      return sendJson(res, 201, callResource(call));
+    }
+
+    const callsPrefix = `${accountPrefix}/Calls/`;
+    if (pathname.startsWith(callsPrefix) && pathname.endsWith('.json')) {
+      const call = calls.get(pathname.slice(callsPrefix.length, -'.json'.length));
+      if (!call) return notFound();
+      const status = form.get('Status');
+      if (status !== null) {
+        if (status !== 'completed' && status !== 'canceled') {
+          return sendJson(res, 400, twilioError(400, 20001, `Invalid Status: ${status}`));
+        }
+        call.status = status;
+        call.dateUpdated = new Date();
+      }
+      return sendJson(res, 200, callResource(call));
+    }
+
+    return notFound();
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, twilioError(500, 20500, `Fake Twilio crashed: ${String(error)}`));
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    calls,
+
+    async sendStatus(sid, callStatus, extra = {}) {
+      const call = calls.get(sid);
+      if (!call) throw new Error(`fake Twilio: no call ${sid}`);
+      call.status = callStatus;
+      call.dateUpdated = new Date();
+      const form = new URLSearchParams({
+        AccountSid: accountSid,
+        ApiVersion: API_VERSION,
+        CallSid: sid,
+        CallStatus: callStatus,
+        Called: call.to,
+        Caller: call.from,
+        Direction: 'outbound-api',
+        From: call.from,
+        To: call.to,
+        Timestamp: rfc2822(call.dateUpdated),
+      });
+      for (const [name, value] of Object.entries(extra)) form.set(name, value);
+      const response = await fetch(call.statusCallback, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'user-agent': 'TwilioProxy/1.1',
+          'x-twilio-signature': signLikeTwilio(authToken, call.statusCallback, form),
+        },
+        body: form.toString(),
+      });
+      await response.arrayBuffer();
+      return response.status;
+    },
+
+    failNext(status, body) {
+      failures.push({ status, body });
+    },
+
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import { randomInt } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { bearer } from './harness.ts';
+
+/** A distinct valid US number per call, so voice numbers (unique on the platform) never collide. */
+export const uniqueNumber = () => `+1415${String(randomInt(2_000_000, 9_999_999))}`;
+
+export function apiAs(app: FastifyInstance, key: string) {
+  return async (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
+    const response = await app.inject({ method, url: `/api/v1${url}`, headers: bearer(key), ...(payload === undefined ? {} : { payload: payload as object }) });
+    return response;
+  };
+}
+
+let counter = 0;
+
+/**
+ * What a campaign needs to start, made over HTTP: an agent, a SIMULATOR voice number and a list
+ * whose contacts carry the given metadata (e.g. `{ simulate: 'BUSY,ANSWERED' }`).
+ */
+export async function voiceSetup(app: FastifyInstance, key: string, contacts: Record<string, unknown>[] = [{}, {}]) {
+  const api = apiAs(app, key);
+  const n = ++counter;
+  const agent = (await api('POST', '/agents', { name: `Agent ${n}` })).json();
+  const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'SIMULATOR' })).json();
+  const list = (await api('POST', '/contact-lists', { name: `Voice list ${n}` })).json();
+  const bulk = await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
+    contacts: contacts.map((metadata, i) => ({ phoneNumber: `+1212555${String(1000 + i)}`, name: `Contact ${i + 1}`, metadata })),
+  });
+  if (!agent.id || !number.id || bulk.json().imported !== contacts.length) throw new Error(`voice setup failed: ${JSON.stringify({ agent, number, bulk: bulk.json() })}`);
+  return { agentId: agent.id as string, voiceNumberId: number.id as string, contactListId: list.id as string };
+}
+
+export async function createCampaign(app: FastifyInstance, key: string, body: Record<string, unknown>) {
+  const response = await apiAs(app, key)('POST', '/campaigns', { name: `Campaign ${++counter}`, ...body });
+  if (response.statusCode !== 201) throw new Error(`campaign creation failed: ${response.statusCode} ${response.body}`);
+  return response.json() as { id: string; status: string; [field: string]: unknown };
+}
