@@ -15,6 +15,7 @@ import { callRoutes } from './modules/calls/routes.ts';
 import { campaignRoutes } from './modules/campaigns/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
+import { integrationRoutes } from './modules/integrations/routes.ts';
 import * as identity from './modules/identity/service.ts';
 
 export const SERVICE_VERSION = '0.1.0';
@@ -27,6 +28,7 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   agents: agentRoutes,
   campaigns: campaignRoutes,
   calls: callRoutes,
+  integrations: integrationRoutes,
 };
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */

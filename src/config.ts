@@ -36,6 +36,7 @@ export const EnvSchema = Type.Object({
   DEMO_BOOTSTRAP: Bool(true, 'On first start of an empty embedded database, create a demo tenant and print its key.'),
   ALLOW_PRIVATE_URLS: Bool(false, 'Let knowledge URLs and webhooks reach private and loopback addresses (local testing only).'),
   PUBLIC_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://[^/]+(/.*)?[^/]$|^https?://[^/]+$', description: 'The address providers reach this service at (status callbacks, webhooks), without a trailing slash.', expected: 'an http(s) URL without a trailing slash' }),
+  TWILIO_API_URL: Type.String({ default: 'https://api.twilio.com', pattern: '^https?://[^/]+$', description: "Base URL of Twilio's REST API (a local fake in tests).", expected: 'an http(s) origin without a path' }),
   DIALER_TICK_MS: Int(500, 10, 60000, 'How often an idle dialer looks for due contacts and calls, in milliseconds (it loops at once while there is work).'),
   DIALER_CALLS_PER_SECOND: Int(10, 1, 10000, 'Calls per second each voice number may start, shared by every worker process.'),
   CALL_CONFIRM_TIMEOUT_SECONDS: Int(60, 5, 3600, 'A call its provider never confirmed (a crash between counting the attempt and dialling) is given up as FAILED after this long.'),
@@ -73,6 +74,7 @@ export interface Config {
   jobsPollSeconds: number;
   embeddedAnalyzeSeconds: number;
   publicUrl: string;
+  twilioApiUrl: string;
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   simulator: { ringSeconds: number; talkSeconds: number };
   rates: { sttPerMinute: string; ttsPer1kCharacters: string; llmPer1kTokens: string; telephonyPerMinute: string; platformFeePerMinute: string };
@@ -127,6 +129,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jobsPollSeconds: pollSeconds,
     embeddedAnalyzeSeconds: Number(env_.EMBEDDED_ANALYZE_SECONDS),
     publicUrl: env_.PUBLIC_URL,
+    twilioApiUrl: env_.TWILIO_API_URL,
     dialer: {
       tickMs: Number(env_.DIALER_TICK_MS),
       callsPerSecond: Number(env_.DIALER_CALLS_PER_SECOND),

@@ -119,6 +119,7 @@ describe('dialling on the simulator', () => {
     clock.set('2026-11-23T13:00:00.000Z');
     const { key, api, balance } = await tenant();
     const before = money(await balance());
+    expect((await api('GET', '/profile')).json().data.onboarding.hasTestedCall).toBe(false);
     const id = await runningCampaign(key, [{}, { simulate: 'UNANSWERED' }], { maxAttempts: 1 });
     await tickUntil(async () => (await statusOf(api, id)) === 'COMPLETED');
     const calls = (await api('GET', `/call-logs?campaignId=${id}`)).json().data;
@@ -134,6 +135,7 @@ describe('dialling on the simulator', () => {
     const unanswered = calls.find((c: { outcome: string }) => c.outcome === 'UNANSWERED');
     expect(unanswered.cost.total).toBe('0.0000');
     expect(money(await balance()).toFixed(4)).toBe(before.sub('0.0094').toFixed(4));
+    expect((await api('GET', '/profile')).json().data.onboarding).toEqual({ hasIntegration: true, hasFlow: true, hasTestedCall: true, completed: true });
   });
 
   it('pauses a running campaign when the wallet runs dry, saying why, and refuses to resume until credited', async () => {

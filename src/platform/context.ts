@@ -24,6 +24,8 @@ export interface TenantCtx {
   clock: Clock;
   jobs: JobQueue;
   config: Config;
+  /** Seals and opens provider secrets at rest. */
+  serverKeys: ServerKeys;
 }
 
 export const tenantCtx = (deps: Deps, tenantId: string): TenantCtx => ({
@@ -32,6 +34,7 @@ export const tenantCtx = (deps: Deps, tenantId: string): TenantCtx => ({
   clock: deps.clock,
   jobs: deps.jobs,
   config: deps.config,
+  serverKeys: deps.serverKeys,
 });
 
 /** The same context bound to an open transaction. */

@@ -63,3 +63,15 @@ export function costOf(usage: CallUsage, rates: RateCard): { cost: CallCost; tot
 }
 
 export const NO_USAGE: CallUsage = { sttSeconds: 0, ttsCharacters: 0, llmTokens: 0, telephonySeconds: 0 };
+
+/**
+ * The usage of a conversation of `seconds`, from the call's length: both sides talk, the agent
+ * speaks about 14 characters and its model spends about 60 tokens per second. The simulator uses
+ * it, and so do provider calls until the media pipeline meters speech and tokens itself.
+ */
+export const conversationUsage = (seconds: number): CallUsage => ({
+  sttSeconds: seconds,
+  ttsCharacters: Math.round(seconds * 14),
+  llmTokens: seconds * 60,
+  telephonySeconds: seconds,
+});

@@ -10,8 +10,19 @@ import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import * as calls from './service.ts';
 import { Call, CallQuery, InboundCallBody } from './schemas.ts';
 
+/** Provider callbacks are form-encoded; repeated names keep every value (signatures cover them all). */
+function parseForm(body: string): Record<string, string | string[]> {
+  const params: Record<string, string | string[]> = {};
+  for (const [name, value] of new URLSearchParams(body)) {
+    const seen = params[name];
+    params[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+  }
+  return params;
+}
+
 export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, parseForm(String(body))));
   const ctxOf = (request: Parameters<typeof principalOf>[0]) => tenantCtx(deps, principalOf(request).tenantId);
   const tags = ['calls'];
 
@@ -46,5 +57,19 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
     '/simulator/inbound-calls',
     { schema: { tags, summary: 'Place a simulated incoming call to a SIMULATOR number', body: InboundCallBody, response: { 201: Call, ...errorResponses(400, 401, 403, 404, 409) } } },
     async (request, reply) => reply.code(201).send(await calls.simulateInboundCall(ctxOf(request), request.body)),
+  );
+
+  // Twilio's status callback (contract §6: provider callbacks are the only routes without a key).
+  app.post(
+    '/telephony/twilio/status',
+    {
+      config: { auth: 'public', rateLimit: false },
+      schema: { tags, summary: "Twilio call status callback (signed with X-Twilio-Signature)", security: [], body: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])), response: { 204: Type.Null(), ...errorResponses(400, 403, 415) } },
+    },
+    async (request, reply: FastifyReply) => {
+      const signature = request.headers['x-twilio-signature'];
+      await calls.receiveTwilioStatus(deps, `${deps.config.publicUrl}${request.url}`, request.body as Record<string, string | string[]>, typeof signature === 'string' ? signature : undefined);
+      return reply.code(204).send();
+    },
   );
 };

@@ -4,15 +4,18 @@ import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { PermanentDialError, type CallOutcome } from '../../providers/telephony/types.ts';
-import { statusCallbackUrl, telephonyFor } from './telephony.ts';
+import { twilioCallUpdate, verifyTwilioSignature } from '../../providers/telephony/twilio.ts';
+import * as integrations from '../integrations/service.ts';
+import { statusCallbackUrl, telephonyFor, TWILIO } from './telephony.ts';
+export { providerProblem } from './telephony.ts';
 import * as agents from '../agents/service.ts';
 import * as campaigns from '../campaigns/service.ts';
 import * as identity from '../identity/service.ts';
 import { normalizePhoneNumber } from '../contacts/contact-fields.ts';
-import { costOf, NO_USAGE, rateCardOf, type CallUsage } from './rate-card.ts';
+import { conversationUsage, costOf, NO_USAGE, rateCardOf, type CallUsage } from './rate-card.ts';
 import * as repo from './repo.ts';
 import type { Call, CallQuery } from './schemas.ts';
-import { simulatedAttempt, simulatedTranscript, simulatedUsage } from './simulator.ts';
+import { simulatedAttempt, simulatedTranscript } from './simulator.ts';
 
 export const CALL_ENDED = 'call.ended';
 export interface CallEndedJob {
@@ -130,7 +133,7 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
           answeredAt,
           durationSec: seconds,
           transcript: simulatedTranscript(answeredAt, seconds, call.contact_name),
-          usage: simulatedUsage(seconds),
+          usage: conversationUsage(seconds),
         });
         continue;
       }
@@ -168,21 +171,64 @@ export async function getCall(ctx: TenantCtx, id: string): Promise<Call> {
   return toCall(row);
 }
 
-/** Hangs up one live call (seed §4.7: calls are hung up one by one). */
+/**
+ * Hangs up one live call (seed §4.7: calls are hung up one by one). A simulated call, or one its
+ * provider never confirmed, ends here; a provider's call is hung up at the provider, whose final
+ * status callback then ends it.
+ */
 export async function hangupCall(ctx: TenantCtx, id: string): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
+  const atProvider = await ctx.db.transaction(async (tx) => {
     const txCtx = { ...ctx, db: tx };
     const call = await repo.lockCall(tx, ctx.tenantId, id);
     if (!call) throw notFound('Call');
     if (call.status === 'ENDED') throw conflict('CALL_NOT_LIVE', 'The call has already ended; only a live call can be hung up.');
+    if (call.provider !== SIMULATOR && call.provider_call_id) return call;
     const now = ctx.clock.now();
     if (call.status === 'IN_PROGRESS') {
       const answeredAt = call.answered_at ?? now;
       const seconds = Math.max(0, Math.round((now.getTime() - answeredAt.getTime()) / 1000));
-      await finishCall(txCtx, id, { outcome: 'ANSWERED', endedAt: now, answeredAt, durationSec: seconds, failureReason: 'Hung up by the user.', usage: simulatedUsage(seconds) });
+      await finishCall(txCtx, id, { outcome: 'ANSWERED', endedAt: now, answeredAt, durationSec: seconds, failureReason: 'Hung up by the user.', usage: conversationUsage(seconds) });
     } else {
       await finishCall(txCtx, id, { outcome: 'UNANSWERED', endedAt: now, failureReason: 'Hung up by the user before it was answered.' });
     }
+    return undefined;
+  });
+  if (atProvider) {
+    try {
+      await (await telephonyFor(ctx, atProvider.provider)).hangup(atProvider.provider_call_id!);
+    } catch (error) {
+      throw new AppError(502, 'PROVIDER_ERROR', `${atProvider.provider} refused to hang up the call: ${(error as Error).message}`);
+    }
+  }
+}
+
+/**
+ * A Twilio status callback (already verified by its signature): ringing and answering move the
+ * call on; a final status ends it with its outcome, duration, usage and cost. Repeated and late
+ * callbacks change nothing.
+ */
+export async function applyTwilioStatus(
+  ctx: Omit<TenantCtx, 'tenantId'>,
+  call: repo.CallRow,
+  update: { status: 'QUEUED' | 'RINGING' | 'IN_PROGRESS' | 'ENDED'; outcome: CallOutcome | null; durationSec: number | null },
+): Promise<void> {
+  const now = ctx.clock.now();
+  const callCtx: TenantCtx = { ...ctx, tenantId: call.tenant_id };
+  if (call.status === 'ENDED') return;
+  if (update.status !== 'ENDED') {
+    if (update.status === 'QUEUED' || (update.status === 'RINGING' && call.status === 'IN_PROGRESS')) return;
+    await repo.updateLiveCall(ctx.db, call.tenant_id, call.id, { status: update.status, answeredAt: update.status === 'IN_PROGRESS' ? now : null, deadlineAt: call.deadline_at });
+    return;
+  }
+  const seconds = update.durationSec ?? 0;
+  const answered = update.outcome === 'ANSWERED';
+  await finishCall(callCtx, call.id, {
+    outcome: update.outcome!,
+    endedAt: now,
+    answeredAt: answered ? (call.answered_at ?? new Date(now.getTime() - seconds * 1000)) : null,
+    durationSec: answered ? seconds : 0,
+    failureReason: update.outcome === 'FAILED' ? 'Twilio could not connect the call.' : null,
+    usage: answered ? conversationUsage(seconds) : NO_USAGE,
   });
 }
 
@@ -244,4 +290,28 @@ export async function placeCall(ctx: TenantCtx, call: NewCall): Promise<void> {
       finishCall({ ...ctx, db: tx }, call.id, { outcome: 'FAILED', endedAt: ctx.clock.now(), permanent, failureReason: (error as Error).message }),
     );
   }
+}
+
+/**
+ * `POST /telephony/twilio/status`: finds the call by Twilio's CallSid, checks X-Twilio-Signature
+ * with that tenant's Auth Token over the URL Twilio called, and applies the status.
+ */
+export async function receiveTwilioStatus(ctx: Omit<TenantCtx, 'tenantId'>, url: string, params: Record<string, string | string[]>, signature: string | undefined): Promise<void> {
+  const callSid = typeof params.CallSid === 'string' ? params.CallSid : undefined;
+  await ctx.db.transaction(async (tx) => {
+    const call = callSid ? await repo.lockCallByProviderId(tx, TWILIO, callSid) : undefined;
+    const credentials = call ? await integrations.credentialsOf({ ...ctx, db: tx, tenantId: call.tenant_id }, 'twilio') : undefined;
+    if (!call || !credentials || !verifyTwilioSignature(url, params, signature, credentials.authToken!)) {
+      // One answer for an unknown call and a bad signature: a caller learns nothing about our calls.
+      throw new AppError(403, 'INVALID_SIGNATURE', 'The X-Twilio-Signature header does not match this request.');
+    }
+    const flat = Object.fromEntries(Object.entries(params).map(([name, value]) => [name, Array.isArray(value) ? value[value.length - 1]! : value]));
+    let update: ReturnType<typeof twilioCallUpdate>;
+    try {
+      update = twilioCallUpdate(flat, call.answered_at !== null || call.status === 'IN_PROGRESS');
+    } catch {
+      throw new AppError(400, 'UNKNOWN_CALL_STATUS', `CallStatus "${flat.CallStatus ?? ''}" is not a Twilio call status.`);
+    }
+    await applyTwilioStatus({ ...ctx, db: tx }, call, update);
+  });
 }

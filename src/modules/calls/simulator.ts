@@ -1,5 +1,4 @@
 import type { CallOutcome } from '../../providers/telephony/types.ts';
-import type { CallUsage } from './rate-card.ts';
 
 /** An outcome the simulator accepts in a contact's `metadata.simulate` (contract §11). */
 const OUTCOMES = new Set(['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED', 'INVALID_NUMBER']);
@@ -21,14 +20,6 @@ export function simulatedAttempt(metadata: Record<string, unknown> | null | unde
   if (step === 'INVALID_NUMBER') return { outcome: 'FAILED', permanent: true };
   return { outcome: step as CallOutcome, permanent: false };
 }
-
-/** Realistic usage of an answered call of `seconds`: both sides talk, the agent thinks. */
-export const simulatedUsage = (seconds: number): CallUsage => ({
-  sttSeconds: seconds,
-  ttsCharacters: Math.round(seconds * 14),
-  llmTokens: seconds * 60,
-  telephonySeconds: seconds,
-});
 
 export function simulatedTranscript(answeredAt: Date, seconds: number, contactName: string | null): { role: 'agent' | 'user'; text: string; at: string }[] {
   const at = (fraction: number) => new Date(answeredAt.getTime() + Math.round(seconds * 1000 * fraction)).toISOString();

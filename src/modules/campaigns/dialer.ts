@@ -1,4 +1,4 @@
-import type { Deps, TenantCtx } from '../../platform/context.ts';
+import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db.ts';
 import { newId } from '../../platform/ids.ts';
 import * as agents from '../agents/service.ts';
@@ -10,7 +10,7 @@ import { beginDialling, startProblem, windowOf } from './service.ts';
 const SCHEDULED_BATCH = 20;
 const CALL_BATCH = 200;
 
-const ctxOf = (deps: Deps, tenantId: string, db: Queryable = deps.db): TenantCtx => ({ tenantId, db, clock: deps.clock, jobs: deps.jobs, config: deps.config });
+const ctxOf = (deps: Deps, tenantId: string, db: Queryable = deps.db): TenantCtx => ({ ...tenantCtx(deps, tenantId), db });
 const addSeconds = (at: Date, seconds: number) => new Date(at.getTime() + seconds * 1000);
 
 /**
@@ -55,6 +55,11 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
     const number = campaign.voice_number_id ? await agents.findVoiceNumber(ctx, campaign.voice_number_id) : undefined;
     if (!number || !campaign.agent_id) {
       await repo.setStatus(tx, tenantId, campaignId, ['RUNNING'], 'PAUSED', { now, reason: 'Paused: the campaign lost its agent or voice number and cannot dial; cancel it and create a new one.' });
+      return { count: 1, toPlace: [] };
+    }
+    const providerProblem = await calls.providerProblem(ctx, number.provider);
+    if (providerProblem) {
+      await repo.setStatus(tx, tenantId, campaignId, ['RUNNING'], 'PAUSED', { now, reason: `Paused: ${providerProblem}` });
       return { count: 1, toPlace: [] };
     }
     const slots = campaign.max_concurrent_calls - (await repo.liveContactCount(tx, tenantId, campaignId));

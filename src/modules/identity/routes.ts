@@ -9,16 +9,19 @@ import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import * as agents from '../agents/service.ts';
 import { ApiKey, CreateApiKeyBody, CreatedApiKey, LoginBody, PasswordBody, Profile, Session, SignupBody } from './schemas.ts';
 import * as identity from './service.ts';
-
-const nothingYet = async () => false;
+import * as calls from '../calls/service.ts';
+import * as integrations from '../integrations/service.ts';
 
 export const identityRoutes: ModulePlugin = async (plugin, { deps }) => {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
   const publicRoute = { auth: 'public' as const };
   const dashboardOnly = { auth: 'dashboard' as const };
-  // Filled in by the modules that own integrations, agents and calls as they arrive. Until the
-  // integrations module exists, a registered voice number stands for "has an integration".
-  const onboarding: identity.OnboardingSources = { hasIntegration: agents.hasVoiceNumbers, hasFlow: agents.hasAgents, hasTestedCall: nothingYet };
+  // Contract §8: derived from real state, asked of the modules that own it.
+  const onboarding: identity.OnboardingSources = {
+    hasIntegration: async (ctx) => (await integrations.hasIntegrations(ctx)) || (await agents.hasVoiceNumbers(ctx)),
+    hasFlow: agents.hasAgents,
+    hasTestedCall: calls.hasFinishedCall,
+  };
 
   app.post(
     '/auth/signup',

@@ -1,0 +1,411 @@
+/**
+ * Dialer throughput and worker memory on PostgreSQL: a campaign of BENCH_DIALER_CONTACTS contacts
+ * (default 20,000) on the SIMULATOR with instant calls (ring 0 s, talk 0 s) and the highest
+ * concurrency a campaign allows (50), dialled by one and then by two worker processes; then a
+ * smaller campaign (BENCH_DIALER_SMALL, default 2,000) with one worker, to compare peak memory.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:dialer
+ *   BENCH_DIALER_CONTACTS=5000 BENCH_DIALER_SMALL=500 DATABASE_URL=… npm run bench:dialer   # quick run
+ *
+ * Each run gets a fresh database, one API process (`--role api`) to set the campaign up over HTTP,
+ * and N worker processes (`--role worker`). The clock starts when POST /campaigns/{id}/start is
+ * sent (after every worker logged that it started) and stops when GET /campaigns/{id} says
+ * COMPLETED (polled every 250 ms). Attempts per second = rows in `calls` for the campaign / seconds.
+ * Each worker's RSS (VmRSS of /proc/<pid>/status) is sampled every 250 ms from its start.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { createKey, fixed, getJson, intFromEnv, onCleanup, postJson, runBench, sleep, startServer, table, withClient } from './harness.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+const CONTACTS = intFromEnv('BENCH_DIALER_CONTACTS', 20_000, 2);
+const SMALL_CONTACTS = intFromEnv('BENCH_DIALER_SMALL', 2_000, 2);
+/** Seconds a campaign may take before the run fails. */
+const CAMPAIGN_TIMEOUT_S = intFromEnv('BENCH_DIALER_TIMEOUT', 1_800, 1);
+
+const BULK_BATCH = 1_000;
+const MAX_CONCURRENT_CALLS = 50; // the highest a campaign accepts
+const POLL_MS = 250;
+const RSS_SAMPLE_MS = 250;
+const PROGRESS_EVERY_MS = 5_000;
+const TARGET_ATTEMPTS_PER_SECOND = 300;
+const WORKER_READY_TIMEOUT_MS = 60_000;
+const WORKER_STOP_TIMEOUT_MS = 15_000;
+const WORKER_STARTED = 'workers and dialer started';
+/** The API gets this much starting credit; at 0 s of talk a call costs nothing, checked after each run. */
+const STARTING_CREDIT = '1000';
+
+/**
+ * What the workers run with: instant simulated calls, a short idle tick, and a pace that never
+ * limits (DIALER_CALLS_PER_SECOND accepts at most 10,000 per voice number, src/config.ts).
+ */
+const WORKER_SETTINGS = {
+  SIMULATOR_RING_SECONDS: '0',
+  SIMULATOR_TALK_SECONDS: '0',
+  DIALER_TICK_MS: '10',
+  DIALER_CALLS_PER_SECOND: '10000',
+};
+
+const PROTECTED_DATABASES = new Set(['test', 'root', 'postgres', 'template0', 'template1']);
+const BENCH_DATABASE = /^callforge_bench_[a-f0-9]+$/;
+
+// ---------------------------------------------------------------------------------------------
+// A fresh database per run, named and dropped like harness.ts does it.
+
+interface Database {
+  name: string;
+  url: string;
+  secretsKey: string;
+}
+
+function assertBenchDatabase(name: string) {
+  if (PROTECTED_DATABASES.has(name) || !BENCH_DATABASE.test(name)) throw new Error(`refusing to touch database ${JSON.stringify(name)}`);
+}
+
+async function withDatabase<T>(adminUrl: string, work: (database: Database) => Promise<T>): Promise<T> {
+  const name = `callforge_bench_${randomBytes(6).toString('hex')}`;
+  assertBenchDatabase(name);
+  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
+  const drop = onCleanup(`drop database ${name}`, async () => {
+    assertBenchDatabase(name);
+    await withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  });
+  try {
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    return await work({ name, url: url.toString(), secretsKey: randomBytes(32).toString('base64') });
+  } finally {
+    await drop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worker processes: `node --import tsx src/main.ts --role worker`; ready when it logs WORKER_STARTED.
+
+interface Worker {
+  pid: number;
+  child: ChildProcess;
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+async function startWorker(label: string, env: Record<string, string>): Promise<Worker> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+  delete childEnv.DATABASE_URL;
+  delete childEnv.SECRETS_KEY;
+  Object.assign(childEnv, { LOG_LEVEL: 'info', DEMO_BOOTSTRAP: '0', ...env });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'worker'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`${label}: could not spawn node`);
+  const pid = child.pid;
+
+  let output = '';
+  let pending = '';
+  let started = false;
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-16_384);
+  };
+  child.stderr!.on('data', keep);
+  child.stdout!.on('data', (chunk: Buffer) => {
+    keep(chunk);
+    pending += chunk.toString('utf8');
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      try {
+        if ((JSON.parse(line) as { msg?: unknown }).msg === WORKER_STARTED) started = true;
+      } catch {
+        // not a pino line
+      }
+    }
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let exitCode: number | null | undefined;
+  child.once('exit', (code, signal) => {
+    exitCode = code ?? (signal ? -1 : null);
+  });
+
+  const stop = onCleanup(`stop ${label}`, async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const stopped = await Promise.race([exited.then(() => true), sleep(WORKER_STOP_TIMEOUT_MS).then(() => false)]);
+    if (!stopped) {
+      process.stderr.write(`${label} did not exit ${WORKER_STOP_TIMEOUT_MS / 1000} s after SIGTERM; sending SIGKILL\n`);
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+
+  const deadline = performance.now() + WORKER_READY_TIMEOUT_MS;
+  while (!started) {
+    if (exitCode !== undefined) throw new Error(`${label} exited during start (code ${exitCode}):\n${output}`);
+    if (performance.now() > deadline) throw new Error(`${label} did not log "${WORKER_STARTED}" within ${WORKER_READY_TIMEOUT_MS / 1000} s:\n${output}`);
+    await sleep(50);
+  }
+  return { pid, child, output: () => output, stop };
+}
+
+/** VmRSS of a process in bytes, from /proc/<pid>/status; undefined once it is gone. */
+function rssOf(pid: number): number | undefined {
+  try {
+    const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples each pid's RSS every RSS_SAMPLE_MS; peak and first sample per pid. */
+function sampleRss(pids: number[]) {
+  const first = pids.map((pid) => rssOf(pid) ?? 0);
+  const peak = [...first];
+  const timer = setInterval(() => {
+    pids.forEach((pid, i) => {
+      const rss = rssOf(pid);
+      if (rss !== undefined && rss > peak[i]!) peak[i] = rss;
+    });
+  }, RSS_SAMPLE_MS);
+  return {
+    first,
+    stop: () => {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup over HTTP.
+
+let nextNumber = 1_000_000;
+/** Distinct valid E.164 numbers +1415XXXXXXX. */
+function phoneNumber(): string {
+  const n = nextNumber++;
+  if (n >= 10_000_000) throw new Error('ran out of +1415XXXXXXX numbers');
+  return `+1415${String(n).padStart(7, '0')}`;
+}
+
+const idOf = (what: string, body: Record<string, unknown>): string => {
+  if (typeof body.id !== 'string') throw new Error(`${what} returned no id: ${JSON.stringify(body)}`);
+  return body.id;
+};
+
+interface Setup {
+  auth: Record<string, string>;
+  campaignId: string;
+  balance: string;
+  fillSeconds: number;
+}
+
+async function setUp(base: string, contacts: number): Promise<Setup> {
+  const key = await createKey(base);
+  const auth = { authorization: `Bearer ${key}` };
+  const api = (path: string, body: unknown) => postJson(`${base}/api/v1${path}`, body, auth);
+
+  const agentId = idOf('POST /agents', await api('/agents', { name: 'Bench agent' }));
+  const voiceNumberId = idOf('POST /voice-numbers', await api('/voice-numbers', { phoneNumber: '+14159999999', provider: 'SIMULATOR' }));
+  const listId = idOf('POST /contact-lists', await api('/contact-lists', { name: 'Bench dialer list' }));
+
+  const started = performance.now();
+  for (let offset = 0; offset < contacts; offset += BULK_BATCH) {
+    const size = Math.min(BULK_BATCH, contacts - offset);
+    const batch = Array.from({ length: size }, () => {
+      const phone = phoneNumber();
+      return { phoneNumber: phone, name: `Contact ${phone.slice(1)}` };
+    });
+    const result = await api(`/contact-lists/${listId}/contacts/bulk`, { contacts: batch });
+    if (result.imported !== size || result.skipped !== 0) throw new Error(`bulk add at ${offset}: expected imported: ${size}, skipped: 0; got ${JSON.stringify(result).slice(0, 2_000)}`);
+  }
+  const fillSeconds = (performance.now() - started) / 1_000;
+
+  const campaignId = idOf(
+    'POST /campaigns',
+    await api('/campaigns', {
+      name: `Bench dialer ${contacts}`,
+      agentId,
+      voiceNumberId,
+      contactListId: listId,
+      timezone: 'UTC',
+      callWindowStart: '00:00',
+      callWindowEnd: '23:59',
+      callDays: [1, 2, 3, 4, 5, 6, 7],
+      maxConcurrentCalls: MAX_CONCURRENT_CALLS,
+      maxAttempts: 1,
+    }),
+  );
+  return { auth, campaignId, balance: await walletBalance(base, auth), fillSeconds };
+}
+
+async function walletBalance(base: string, auth: Record<string, string>): Promise<string> {
+  const profile = (await getJson(`${base}/api/v1/profile`, auth)) as { data?: { wallet?: { balance?: unknown } } };
+  const balance = profile.data?.wallet?.balance;
+  if (typeof balance !== 'string') throw new Error(`GET /profile returned no wallet balance: ${JSON.stringify(profile)}`);
+  return balance;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One run.
+
+interface RunSpec {
+  label: string;
+  workers: number;
+  contacts: number;
+}
+
+interface RunResult extends RunSpec {
+  seconds: number;
+  attempts: number;
+  attemptsPerSecond: number;
+  /** Peak RSS per worker, bytes; and RSS when the worker had just started. */
+  peakRss: number[];
+  startRss: number[];
+  answered: number;
+  startRequestMs: number;
+  fillSeconds: number;
+  balanceBefore: string;
+  balanceAfter: string;
+}
+
+interface CampaignView {
+  status?: unknown;
+  statusReason?: unknown;
+  stats?: { total?: number; pending?: number; inProgress?: number; answered?: number; unanswered?: number; busy?: number; failed?: number };
+}
+
+const mb = (bytes: number) => fixed(bytes / (1024 * 1024), 1);
+
+async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
+  const say = (line: string) => process.stdout.write(`[${spec.label}] ${line}\n`);
+  return withDatabase(adminUrl, async (database) => {
+    const dbEnv = { DATABASE_URL: database.url, SECRETS_KEY: database.secretsKey };
+    process.stdout.write('\n');
+    say(`database ${database.name}; starting the API process…`);
+    const server = await startServer(`${spec.label} API`, { ...dbEnv, ...WORKER_SETTINGS, STARTING_CREDIT, ROLE: 'api' });
+    const workers: Worker[] = [];
+    try {
+      say(`setting up: tenant, key, agent, SIMULATOR number, a list of ${spec.contacts.toLocaleString('en-US')} contacts, the campaign…`);
+      const setup = await setUp(server.base, spec.contacts);
+      say(`   list filled in ${fixed(setup.fillSeconds, 1)} s; starting ${spec.workers} worker process${spec.workers > 1 ? 'es' : ''}…`);
+      for (let i = 1; i <= spec.workers; i++) workers.push(await startWorker(`${spec.label} worker ${i}`, { ...dbEnv, ...WORKER_SETTINGS }));
+      const rss = sampleRss(workers.map((w) => w.pid));
+      say(`   workers started (pids ${workers.map((w) => w.pid).join(', ')}; RSS ${rss.first.map(mb).join(', ')} MB); starting the campaign`);
+
+      const campaignUrl = `${server.base}/api/v1/campaigns/${setup.campaignId}`;
+      const started = performance.now();
+      const response = await fetch(`${campaignUrl}/start`, { method: 'POST', headers: { ...setup.auth, 'content-type': 'application/json' }, body: '{}' });
+      const startRequestMs = performance.now() - started;
+      const text = await response.text();
+      if (response.status !== 202) throw new Error(`POST ${campaignUrl}/start answered ${response.status}, expected 202: ${text}`);
+
+      let view: CampaignView;
+      let lastProgress = started;
+      for (;;) {
+        view = (await getJson(campaignUrl, setup.auth)) as CampaignView;
+        const now = performance.now();
+        if (view.status === 'COMPLETED') break;
+        if (view.status !== 'RUNNING') throw new Error(`the campaign is ${String(view.status)} (${String(view.statusReason)}), expected RUNNING or COMPLETED: ${JSON.stringify(view.stats)}`);
+        for (const worker of workers) {
+          if (worker.child.exitCode !== null || worker.child.signalCode !== null) throw new Error(`a worker (pid ${worker.pid}) exited during the run:\n${worker.output()}`);
+        }
+        if (now - started > CAMPAIGN_TIMEOUT_S * 1_000) throw new Error(`the campaign did not complete within ${CAMPAIGN_TIMEOUT_S} s (BENCH_DIALER_TIMEOUT): ${JSON.stringify(view.stats)}`);
+        if (now - lastProgress >= PROGRESS_EVERY_MS) {
+          lastProgress = now;
+          const s = view.stats ?? {};
+          const done = (s.total ?? 0) - (s.pending ?? 0) - (s.inProgress ?? 0);
+          say(`   ${fixed((now - started) / 1_000, 0)} s: ${done.toLocaleString('en-US')} of ${(s.total ?? 0).toLocaleString('en-US')} contacts done (${fixed(done / ((now - started) / 1_000), 0)}/s)`);
+        }
+        await sleep(POLL_MS);
+      }
+      const seconds = (performance.now() - started) / 1_000;
+      const peakRss = rss.stop();
+
+      const attempts = await withClient(database.url, async (client) => {
+        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM calls WHERE campaign_id = $1', [setup.campaignId]);
+        return rows[0]!.n;
+      });
+      const stats = view.stats ?? {};
+      if (stats.total !== spec.contacts || stats.answered !== spec.contacts || attempts !== spec.contacts) {
+        throw new Error(`expected ${spec.contacts} contacts, all ANSWERED in one call each; got ${attempts} calls and stats ${JSON.stringify(stats)}`);
+      }
+      const balanceAfter = await walletBalance(server.base, setup.auth);
+      const result: RunResult = {
+        ...spec,
+        seconds,
+        attempts,
+        attemptsPerSecond: attempts / seconds,
+        peakRss,
+        startRss: rss.first,
+        answered: stats.answered,
+        startRequestMs,
+        fillSeconds: setup.fillSeconds,
+        balanceBefore: setup.balance,
+        balanceAfter,
+      };
+      say(
+        `   COMPLETED: ${attempts.toLocaleString('en-US')} calls in ${fixed(seconds, 2)} s = ${fixed(result.attemptsPerSecond, 1)} attempts/s` +
+          ` (POST …/start took ${fixed(startRequestMs, 0)} ms of it); peak RSS ${peakRss.map(mb).join(', ')} MB; wallet ${setup.balance} → ${balanceAfter}`,
+      );
+      return result;
+    } finally {
+      for (const worker of workers.reverse()) await worker.stop();
+      await server.stop();
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    process.stderr.write('bench:dialer needs PostgreSQL: set DATABASE_URL, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:dialer\n');
+    return 1;
+  }
+  const runs: RunSpec[] = [
+    { label: `${CONTACTS.toLocaleString('en-US')} contacts, 1 worker`, workers: 1, contacts: CONTACTS },
+    { label: `${CONTACTS.toLocaleString('en-US')} contacts, 2 workers`, workers: 2, contacts: CONTACTS },
+    { label: `${SMALL_CONTACTS.toLocaleString('en-US')} contacts, 1 worker`, workers: 1, contacts: SMALL_CONTACTS },
+  ];
+  process.stdout.write(
+    `callforge dialer bench on PostgreSQL: SIMULATOR, ring ${WORKER_SETTINGS.SIMULATOR_RING_SECONDS} s, talk ${WORKER_SETTINGS.SIMULATOR_TALK_SECONDS} s, ` +
+      `maxConcurrentCalls ${MAX_CONCURRENT_CALLS}, maxAttempts 1, DIALER_TICK_MS=${WORKER_SETTINGS.DIALER_TICK_MS}, DIALER_CALLS_PER_SECOND=${WORKER_SETTINGS.DIALER_CALLS_PER_SECOND}; ` +
+      `runs: ${runs.map((r) => r.label).join('; ')}; node ${process.version}\n`,
+  );
+
+  const results: RunResult[] = [];
+  for (const spec of runs) results.push(await benchRun(adminUrl, spec));
+
+  const rows = [
+    ['run', 'workers', 'contacts', 'seconds', 'attempts/s', 'peak RSS per worker (MB)', 'RSS at start (MB)'],
+    ...results.map((r, i) => [
+      String(i + 1),
+      String(r.workers),
+      r.contacts.toLocaleString('en-US'),
+      fixed(r.seconds, 2),
+      fixed(r.attemptsPerSecond, 1),
+      r.peakRss.map(mb).join(' / '),
+      r.startRss.map(mb).join(' / '),
+    ]),
+  ];
+  process.stdout.write(`\n${table(rows, (column) => column > 0 && column < 5)}\n`);
+
+  const two = results.find((r) => r.workers === 2)!;
+  const bigOne = results.find((r) => r.workers === 1 && r.contacts === CONTACTS)!;
+  const small = results[results.length - 1]!;
+  const met = two.attemptsPerSecond >= TARGET_ATTEMPTS_PER_SECOND;
+  process.stdout.write(
+    `\n≥ ${TARGET_ATTEMPTS_PER_SECOND} attempts/s with two workers: ${met ? 'met' : 'MISSED'} (${fixed(two.attemptsPerSecond, 1)} attempts/s)\n` +
+      `two workers / one worker: ${fixed(two.attemptsPerSecond / bigOne.attemptsPerSecond, 2)}x attempts/s\n` +
+      `memory in the number of contacts (1 worker): peak RSS ${mb(bigOne.peakRss[0]!)} MB with ${CONTACTS.toLocaleString('en-US')} contacts, ` +
+      `${mb(small.peakRss[0]!)} MB with ${SMALL_CONTACTS.toLocaleString('en-US')}: ratio ${fixed(bigOne.peakRss[0]! / small.peakRss[0]!, 2)}x ` +
+      `for ${fixed(CONTACTS / SMALL_CONTACTS, 1)}x the contacts\n`,
+  );
+  const charged = results.filter((r) => r.balanceAfter !== r.balanceBefore);
+  if (charged.length > 0) process.stdout.write(`note: the wallet was debited in ${charged.map((r) => `"${r.label}" (${r.balanceBefore} → ${r.balanceAfter})`).join(', ')}\n`);
+  return 0;
+}
+
+await runBench(main);

@@ -1,0 +1,39 @@
+import type { Queryable } from '../../platform/db.ts';
+
+export interface IntegrationRow {
+  kind: string;
+  settings: Record<string, string>;
+  secrets_sealed: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export async function upsertIntegration(db: Queryable, tenantId: string, kind: string, settings: Record<string, string>, secretsSealed: string): Promise<IntegrationRow> {
+  const { rows } = await db.query<IntegrationRow>(
+    `INSERT INTO integrations (tenant_id, kind, settings, secrets_sealed) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (tenant_id, kind) DO UPDATE SET settings = EXCLUDED.settings, secrets_sealed = EXCLUDED.secrets_sealed, updated_at = now()
+     RETURNING kind, settings, secrets_sealed, created_at, updated_at`,
+    [tenantId, kind, JSON.stringify(settings), secretsSealed],
+  );
+  return rows[0]!;
+}
+
+export async function findIntegration(db: Queryable, tenantId: string, kind: string): Promise<IntegrationRow | undefined> {
+  const { rows } = await db.query<IntegrationRow>('SELECT kind, settings, secrets_sealed, created_at, updated_at FROM integrations WHERE tenant_id = $1 AND kind = $2', [tenantId, kind]);
+  return rows[0];
+}
+
+export async function listIntegrations(db: Queryable, tenantId: string): Promise<IntegrationRow[]> {
+  const { rows } = await db.query<IntegrationRow>('SELECT kind, settings, secrets_sealed, created_at, updated_at FROM integrations WHERE tenant_id = $1 ORDER BY kind', [tenantId]);
+  return rows;
+}
+
+export async function deleteIntegration(db: Queryable, tenantId: string, kind: string): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM integrations WHERE tenant_id = $1 AND kind = $2', [tenantId, kind]);
+  return rowCount === 1;
+}
+
+export async function tenantHasIntegration(db: Queryable, tenantId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM integrations WHERE tenant_id = $1 LIMIT 1', [tenantId]);
+  return rowCount > 0;
+}

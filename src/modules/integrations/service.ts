@@ -1,0 +1,45 @@
+import type { TenantCtx } from '../../platform/context.ts';
+import { notFound } from '../../platform/errors.ts';
+import * as repo from './repo.ts';
+import { INTEGRATION_KINDS, type Integration, type IntegrationKind } from './schemas.ts';
+
+const toIntegration = (row: repo.IntegrationRow): Integration => ({
+  kind: row.kind,
+  settings: row.settings,
+  secretsSet: INTEGRATION_KINDS[row.kind as IntegrationKind]?.secrets ?? [],
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+const integrationNotFound = (kind: string) => notFound(`The ${kind} integration`);
+
+/** Stores a kind's credentials, replacing any before: settings in clear, secrets sealed. */
+export async function putIntegration(ctx: TenantCtx, kind: IntegrationKind, input: Record<string, string>): Promise<Integration> {
+  const secretNames = new Set<string>(INTEGRATION_KINDS[kind].secrets);
+  const settings = Object.fromEntries(Object.entries(input).filter(([name]) => !secretNames.has(name)));
+  const secrets = Object.fromEntries(Object.entries(input).filter(([name]) => secretNames.has(name)));
+  return toIntegration(await repo.upsertIntegration(ctx.db, ctx.tenantId, kind, settings, ctx.serverKeys.seal(JSON.stringify(secrets))));
+}
+
+export async function getIntegration(ctx: TenantCtx, kind: IntegrationKind): Promise<Integration> {
+  const row = await repo.findIntegration(ctx.db, ctx.tenantId, kind);
+  if (!row) throw integrationNotFound(kind);
+  return toIntegration(row);
+}
+
+export async function listIntegrations(ctx: TenantCtx): Promise<Integration[]> {
+  return (await repo.listIntegrations(ctx.db, ctx.tenantId)).map(toIntegration);
+}
+
+export async function deleteIntegration(ctx: TenantCtx, kind: IntegrationKind): Promise<void> {
+  if (!(await repo.deleteIntegration(ctx.db, ctx.tenantId, kind))) throw integrationNotFound(kind);
+}
+
+/** The tenant's credentials of a kind, secrets opened, for the provider clients; undefined when not connected. */
+export async function credentialsOf(ctx: Pick<TenantCtx, 'db' | 'tenantId' | 'serverKeys'>, kind: IntegrationKind): Promise<Record<string, string> | undefined> {
+  const row = await repo.findIntegration(ctx.db, ctx.tenantId, kind);
+  if (!row) return undefined;
+  return { ...row.settings, ...(JSON.parse(ctx.serverKeys.open(row.secrets_sealed)) as Record<string, string>) };
+}
+
+export const hasIntegrations = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>) => repo.tenantHasIntegration(ctx.db, ctx.tenantId);
