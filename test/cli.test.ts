@@ -191,8 +191,9 @@ describe('callforge CLI', () => {
     expect(JSON.parse(run.stdout).error.code).toBe('NOT_FOUND');
   }, SLOW);
 
-  it('demo creates a tenant with a key and a login', async () => {
-    const demo = await cliJson<{ tenantId: string; email: string; password: string; apiKey: string }>(['demo'], env);
+  it('demo creates a tenant with a key, a login and a running simulator campaign', async () => {
+    const demo = await cliJson<{ tenantId: string; email: string; password: string; apiKey: string; campaignId: string }>(['demo'], env);
+    expect(demo.campaignId).toMatch(/^[0-9a-f-]{36}$/);
     expect(demo.apiKey).toMatch(/^aok_/);
     expect(demo.email).toMatch(/@/);
     expect(demo.password.length).toBeGreaterThanOrEqual(8);

@@ -24,6 +24,22 @@ describe.skipIf(!!process.env.DATABASE_URL)('the embedded server process', () =>
     expect(((await response.json()) as { data: { tenant: { name: string } } }).data.tenant.name).toBe('Demo');
   });
 
+  it('shows the demo campaign dialling the simulator within a minute', async () => {
+    const key = /aok_[A-Za-z0-9_-]{43}/.exec(server.output())![0];
+    const get = async (path: string) => (await (await fetch(`${server.url}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Record<string, unknown>;
+    const campaigns = (await get('/campaigns')).data as { id: string; status: string }[];
+    expect(campaigns).toHaveLength(1);
+    expect(campaigns[0]!.status).toBe('RUNNING');
+    const deadline = Date.now() + 60_000;
+    let ended = 0;
+    while (ended === 0 && Date.now() < deadline) {
+      ended = ((await get('/call-logs?limit=200')).data as { status: string }[]).filter((call) => call.status === 'ENDED').length;
+      if (ended === 0) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(ended).toBeGreaterThan(0);
+    expect(server.output()).toContain(`/api/v1/campaigns/${campaigns[0]!.id}`);
+  }, 70_000);
+
   it('refuses a second process on the same data directory, naming the holder', async () => {
     const second = await runServerToExit({ DATA_DIR: dataDir, DATABASE_URL: undefined });
     expect(second.code).toBe(1);
