@@ -34,23 +34,10 @@ export interface CallRow {
   created_at: Date;
 }
 
-export interface NewCall {
-  id: string;
-  agent_id: string | null;
-  campaign_id: string | null;
-  contact_id: string | null;
-  voice_number_id: string | null;
-  direction: 'OUTGOING' | 'INCOMING';
-  from_number: string;
-  to_number: string;
-  attempt: number;
-  status: CallStatus;
-  provider: string;
-  provider_call_id: string | null;
-  dial_timeout: number;
-  deadline_at: Date;
-  started_at: Date;
-}
+export type NewCall = Pick<
+  CallRow,
+  'id' | 'agent_id' | 'campaign_id' | 'contact_id' | 'voice_number_id' | 'direction' | 'from_number' | 'to_number' | 'attempt' | 'status' | 'provider' | 'provider_call_id' | 'dial_timeout' | 'started_at'
+> & { deadline_at: Date };
 
 export async function insertCalls(db: Queryable, tenantId: string, calls: NewCall[]): Promise<void> {
   if (calls.length === 0) return;
