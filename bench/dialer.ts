@@ -6,12 +6,15 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:dialer
  *   BENCH_DIALER_CONTACTS=5000 BENCH_DIALER_SMALL=500 DATABASE_URL=… npm run bench:dialer   # quick run
+ *   BENCH_DIALER_ANALYZE=5 DATABASE_URL=… npm run bench:dialer   # ANALYZE the dialer's tables every 5 s of a run
  *
  * Each run gets a fresh database, one API process (`--role api`) to set the campaign up over HTTP,
  * and N worker processes (`--role worker`). The clock starts when POST /campaigns/{id}/start is
  * sent (after every worker logged that it started) and stops when GET /campaigns/{id} says
  * COMPLETED (polled every 250 ms). Attempts per second = rows in `calls` for the campaign / seconds.
  * Each worker's RSS (VmRSS of /proc/<pid>/status) is sampled every 250 ms from its start.
+ * With BENCH_DIALER_ANALYZE=N the bench runs `ANALYZE calls, campaign_contacts` every N s of a
+ * campaign, as autovacuum would; by default the tables have no planner statistics during the run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -26,6 +29,12 @@ const CONTACTS = intFromEnv('BENCH_DIALER_CONTACTS', 20_000, 2);
 const SMALL_CONTACTS = intFromEnv('BENCH_DIALER_SMALL', 2_000, 2);
 /** Seconds a campaign may take before the run fails. */
 const CAMPAIGN_TIMEOUT_S = intFromEnv('BENCH_DIALER_TIMEOUT', 1_800, 1);
+/**
+ * Every this many seconds of a campaign, `ANALYZE calls, campaign_contacts` on the bench database,
+ * as autovacuum would on a server that runs it; 0 (default): never, the planner then has no
+ * statistics on these fresh tables for the whole run (this machine's server runs with autovacuum off).
+ */
+const ANALYZE_EVERY_S = intFromEnv('BENCH_DIALER_ANALYZE', 0, 0);
 
 const BULK_BATCH = 1_000;
 const MAX_CONCURRENT_CALLS = 50; // the highest a campaign accepts
@@ -56,6 +65,14 @@ const BENCH_DATABASE = /^callforge_bench_[a-f0-9]+$/;
 // ---------------------------------------------------------------------------------------------
 // A fresh database per run, named and dropped like harness.ts does it.
 
+/**
+ * Set on Ctrl-C / SIGTERM. runBench then runs the registered cleanups and exits once they are done;
+ * a drop started from a finally block instead would be taken off that list and cut short by the
+ * exit, so after a signal the drop is left to runBench.
+ */
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void (interrupted = true));
+
 interface Database {
   name: string;
   url: string;
@@ -79,7 +96,7 @@ async function withDatabase<T>(adminUrl: string, work: (database: Database) => P
     url.pathname = `/${name}`;
     return await work({ name, url: url.toString(), secretsKey: randomBytes(32).toString('base64') });
   } finally {
-    await drop();
+    if (!interrupted) await drop();
   }
 }
 
@@ -247,6 +264,33 @@ async function walletBalance(base: string, auth: Record<string, string>): Promis
 }
 
 // ---------------------------------------------------------------------------------------------
+// Planner statistics during a run (BENCH_DIALER_ANALYZE).
+
+/** Runs ANALYZE on the dialer's tables every ANALYZE_EVERY_S seconds until stopped; stop() says how many ran. */
+function periodicAnalyze(databaseUrl: string): { stop: () => Promise<number> } {
+  if (ANALYZE_EVERY_S === 0) return { stop: () => Promise.resolve(0) };
+  let runs = 0;
+  let failure: unknown;
+  let running: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running.then(() =>
+      withClient(databaseUrl, (client) => client.query('ANALYZE calls, campaign_contacts')).then(
+        () => void runs++,
+        (error: unknown) => void (failure ??= error),
+      ),
+    );
+  }, ANALYZE_EVERY_S * 1_000);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+      if (failure !== undefined) throw new Error(`ANALYZE during the run failed: ${failure instanceof Error ? failure.message : String(failure)}`);
+      return runs;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // One run.
 
 interface RunSpec {
@@ -263,6 +307,8 @@ interface RunResult extends RunSpec {
   peakRss: number[];
   startRss: number[];
   answered: number;
+  /** ANALYZE runs during the campaign (BENCH_DIALER_ANALYZE). */
+  analyzes: number;
   startRequestMs: number;
   fillSeconds: number;
   balanceBefore: string;
@@ -294,6 +340,7 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
       say(`   workers started (pids ${workers.map((w) => w.pid).join(', ')}; RSS ${rss.first.map(mb).join(', ')} MB); starting the campaign`);
 
       const campaignUrl = `${server.base}/api/v1/campaigns/${setup.campaignId}`;
+      const analyzer = periodicAnalyze(database.url);
       const started = performance.now();
       const response = await fetch(`${campaignUrl}/start`, { method: 'POST', headers: { ...setup.auth, 'content-type': 'application/json' }, body: '{}' });
       const startRequestMs = performance.now() - started;
@@ -321,6 +368,7 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
       }
       const seconds = (performance.now() - started) / 1_000;
       const peakRss = rss.stop();
+      const analyzes = await analyzer.stop();
 
       const attempts = await withClient(database.url, async (client) => {
         const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM calls WHERE campaign_id = $1', [setup.campaignId]);
@@ -339,6 +387,7 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
         peakRss,
         startRss: rss.first,
         answered: stats.answered,
+        analyzes,
         startRequestMs,
         fillSeconds: setup.fillSeconds,
         balanceBefore: setup.balance,
@@ -346,7 +395,7 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
       };
       say(
         `   COMPLETED: ${attempts.toLocaleString('en-US')} calls in ${fixed(seconds, 2)} s = ${fixed(result.attemptsPerSecond, 1)} attempts/s` +
-          ` (POST …/start took ${fixed(startRequestMs, 0)} ms of it); peak RSS ${peakRss.map(mb).join(', ')} MB; wallet ${setup.balance} → ${balanceAfter}`,
+          ` (POST …/start took ${fixed(startRequestMs, 0)} ms of it${analyzes > 0 ? `; ${analyzes} ANALYZE runs` : ''}); peak RSS ${peakRss.map(mb).join(', ')} MB; wallet ${setup.balance} → ${balanceAfter}`,
       );
       return result;
     } finally {
@@ -369,10 +418,12 @@ async function main(): Promise<number> {
     { label: `${CONTACTS.toLocaleString('en-US')} contacts, 2 workers`, workers: 2, contacts: CONTACTS },
     { label: `${SMALL_CONTACTS.toLocaleString('en-US')} contacts, 1 worker`, workers: 1, contacts: SMALL_CONTACTS },
   ];
+  const autovacuum = await withClient(adminUrl, async (client) => (await client.query<{ autovacuum: string }>("SELECT current_setting('autovacuum') AS autovacuum")).rows[0]!.autovacuum);
   process.stdout.write(
     `callforge dialer bench on PostgreSQL: SIMULATOR, ring ${WORKER_SETTINGS.SIMULATOR_RING_SECONDS} s, talk ${WORKER_SETTINGS.SIMULATOR_TALK_SECONDS} s, ` +
       `maxConcurrentCalls ${MAX_CONCURRENT_CALLS}, maxAttempts 1, DIALER_TICK_MS=${WORKER_SETTINGS.DIALER_TICK_MS}, DIALER_CALLS_PER_SECOND=${WORKER_SETTINGS.DIALER_CALLS_PER_SECOND}; ` +
-      `runs: ${runs.map((r) => r.label).join('; ')}; node ${process.version}\n`,
+      `runs: ${runs.map((r) => r.label).join('; ')}; node ${process.version}\n` +
+      `planner statistics: ${ANALYZE_EVERY_S > 0 ? `ANALYZE calls, campaign_contacts every ${ANALYZE_EVERY_S} s of each campaign (BENCH_DIALER_ANALYZE)` : 'none on the fresh tables during a run (BENCH_DIALER_ANALYZE=0)'}; the server's autovacuum is ${autovacuum}\n`,
   );
 
   const results: RunResult[] = [];

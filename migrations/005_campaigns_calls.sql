@@ -60,7 +60,8 @@ CREATE TABLE campaign_contacts (
   FOREIGN KEY (tenant_id, campaign_id) REFERENCES campaigns (tenant_id, id) ON DELETE CASCADE
 );
 CREATE INDEX campaign_contacts_page_idx ON campaign_contacts (tenant_id, campaign_id, position);
-CREATE INDEX campaign_contacts_due_idx ON campaign_contacts (campaign_id, next_attempt_at) WHERE status = 'PENDING';
+-- The dialer's claim walks this in order (next attempt, then list order) and stops at its limit.
+CREATE INDEX campaign_contacts_due_idx ON campaign_contacts (campaign_id, next_attempt_at, position) WHERE status = 'PENDING';
 CREATE INDEX campaign_contacts_live_idx ON campaign_contacts (campaign_id) WHERE status = 'IN_PROGRESS';
 
 CREATE TABLE calls (

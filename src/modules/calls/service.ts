@@ -78,7 +78,7 @@ export interface CallResult {
  * campaign contact's next step and `call.ended`, all or nothing. A second end of the same call
  * (a repeated provider callback, a retried job) changes nothing.
  */
-export async function finishCall(ctx: TenantCtx, callId: string, result: CallResult): Promise<repo.CallRow | undefined> {
+export async function finishCall(ctx: TenantCtx, callId: string, result: CallResult, campaignsSeen?: campaigns.CampaignsSeen): Promise<repo.CallRow | undefined> {
   const usage = result.usage ?? NO_USAGE;
   const { cost, total } = costOf(usage, rateCardOf(ctx.config.rates));
   const ended = await repo.endCall(ctx.db, ctx.tenantId, callId, {
@@ -98,7 +98,7 @@ export async function finishCall(ctx: TenantCtx, callId: string, result: CallRes
     const balance = await identity.debitWallet(ctx.db, ctx.tenantId, total, `Call ${callId}`, callId);
     if (!balance.greaterThan(0)) await campaigns.pauseForEmptyWallet(ctx, balance);
   }
-  if (ended.campaign_id) await campaigns.recordAttemptResult(ctx, ended);
+  if (ended.campaign_id) await campaigns.recordAttemptResult(ctx, ended, campaignsSeen);
   await ctx.jobs.send<CallEndedJob>(CALL_ENDED, { tenantId: ctx.tenantId, callId }, { tx: ctx.db });
   return ended;
 }
@@ -112,6 +112,7 @@ export async function finishCall(ctx: TenantCtx, callId: string, result: CallRes
 export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Date, batch = 200): Promise<number> {
   return ctx.db.transaction(async (tx) => {
     const due = await repo.lockDueCalls(tx, now, batch);
+    const campaignsSeen = new Map();
     for (const call of due) {
       const callCtx: TenantCtx = { ...ctx, db: tx, tenantId: call.tenant_id };
       const at = call.deadline_at!;
@@ -120,7 +121,7 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
           outcome: 'FAILED',
           endedAt: now,
           failureReason: call.status === 'QUEUED' ? 'The provider never confirmed the call; it was given up.' : 'The provider sent no final status in time; the call was given up.',
-        });
+        }, campaignsSeen);
         continue;
       }
       const { ringSeconds, talkSeconds } = ctx.config.simulator;
@@ -134,7 +135,7 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
           durationSec: seconds,
           transcript: simulatedTranscript(answeredAt, seconds, call.contact_name),
           usage: conversationUsage(seconds),
-        });
+        }, campaignsSeen);
         continue;
       }
       if (call.status === 'QUEUED') {
@@ -150,7 +151,7 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
           endedAt: at,
           permanent: plan.permanent,
           failureReason: plan.permanent ? 'The number is not a valid, callable number.' : plan.outcome === 'FAILED' ? 'The call could not be connected.' : null,
-        });
+        }, campaignsSeen);
       }
     }
     return due.length;

@@ -220,9 +220,9 @@ export async function dueContacts(db: Queryable, tenantId: string, campaignId: s
 export async function markDialling(db: Queryable, tenantId: string, campaignId: string, claims: { contact_id: string; call_id: string }[], maxAttempts: number): Promise<number> {
   const { rowCount } = await db.query(
     `UPDATE campaign_contacts cc SET status = 'IN_PROGRESS', attempts = cc.attempts + 1, last_call_id = c.call_id, updated_at = now()
-     FROM jsonb_to_recordset($3::jsonb) AS c(contact_id uuid, call_id uuid)
-     WHERE cc.tenant_id = $1 AND cc.campaign_id = $2 AND cc.contact_id = c.contact_id AND cc.status = 'PENDING' AND cc.attempts < $4`,
-    [tenantId, campaignId, JSON.stringify(claims), maxAttempts],
+     FROM unnest($3::uuid[], $4::uuid[]) AS c(contact_id, call_id)
+     WHERE cc.tenant_id = $1 AND cc.campaign_id = $2 AND cc.contact_id = c.contact_id AND cc.status = 'PENDING' AND cc.attempts < $5`,
+    [tenantId, campaignId, claims.map((c) => c.contact_id), claims.map((c) => c.call_id), maxAttempts],
   );
   return rowCount;
 }
@@ -245,9 +245,11 @@ export async function recordAttempt(
 
 export async function completeFinishedCampaigns(db: Queryable, now: Date): Promise<number> {
   const { rowCount } = await db.query(
+    // Two NOT EXISTS, one per partial index (due, live): never a scan of the campaign's contacts.
     `UPDATE campaigns c SET status = 'COMPLETED', completed_at = $1, status_reason = NULL, updated_at = now()
-     WHERE c.status = 'RUNNING' AND NOT EXISTS (
-       SELECT 1 FROM campaign_contacts cc WHERE cc.tenant_id = c.tenant_id AND cc.campaign_id = c.id AND cc.status IN ('PENDING', 'IN_PROGRESS'))`,
+     WHERE c.status = 'RUNNING'
+       AND NOT EXISTS (SELECT 1 FROM campaign_contacts cc WHERE cc.campaign_id = c.id AND cc.status = 'PENDING')
+       AND NOT EXISTS (SELECT 1 FROM campaign_contacts cc WHERE cc.campaign_id = c.id AND cc.status = 'IN_PROGRESS')`,
     [now],
   );
   return rowCount;

@@ -239,6 +239,9 @@ export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCa
 export const voiceNumberInUse = (ctx: TenantCtx, numberId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'voice_number_id', numberId);
 export const isFinished = (status: CampaignStatus) => FINISHED.includes(status);
 
+/** Campaigns already read in one batch of ended calls, by id. */
+export type CampaignsSeen = Map<string, repo.CampaignRow | undefined>;
+
 export const windowOf = (row: repo.CampaignRow): CallWindow => ({ timezone: row.timezone, start: row.call_window_start, end: row.call_window_end, days: row.call_days });
 
 /**
@@ -246,9 +249,15 @@ export const windowOf = (row: repo.CampaignRow): CallWindow => ({ timezone: row.
  * otherwise the contact waits `redialDelayMin` from the end of this attempt, moved to the next
  * window opening when that falls outside the window (contract §5).
  */
-export async function recordAttemptResult(ctx: TenantCtx, call: { id: string; campaign_id: string | null; contact_id: string | null; attempt: number; outcome: string | null; permanent_failure: boolean; ended_at: Date | null }): Promise<void> {
+export async function recordAttemptResult(
+  ctx: TenantCtx,
+  call: { id: string; campaign_id: string | null; contact_id: string | null; attempt: number; outcome: string | null; permanent_failure: boolean; ended_at: Date | null },
+  campaignsSeen?: CampaignsSeen,
+): Promise<void> {
   if (!call.campaign_id || !call.contact_id || !call.outcome) return;
-  const campaign = await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
+  // A batch of ended calls reads each campaign's settings once, not once per call.
+  const campaign = campaignsSeen?.has(call.campaign_id) ? campaignsSeen.get(call.campaign_id) : await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
+  campaignsSeen?.set(call.campaign_id, campaign);
   if (!campaign) return;
   const final = call.outcome === 'ANSWERED' || call.permanent_failure || call.attempt >= campaign.max_attempts;
   const nextAttemptAt = final ? null : nextAttemptAfter(call.ended_at ?? ctx.clock.now(), campaign.redial_delay_min, windowOf(campaign));
