@@ -42,19 +42,21 @@ export async function startJobQueue(db: Db, options: { databaseUrl?: string; sup
 
   const define = async (definitions: JobDefinition<never>[]) => {
     for (const definition of definitions) {
-      if (await boss.getQueue(definition.name)) continue;
-      await boss
-        .createQueue(definition.name, {
-          name: definition.name,
-          retryLimit: definition.retryLimit ?? 5,
-          retryDelay: definition.retryDelaySeconds ?? 5,
-          retryBackoff: true,
-          expireInSeconds: definition.expireInSeconds ?? 300,
-        })
-        .catch(async (error: unknown) => {
-          // Another process created it between our check and our insert.
-          if (!(await boss.getQueue(definition.name))) throw error;
-        });
+      // Processes starting together on a fresh database race to create a queue: the loser sees
+      // a unique violation or a deadlock, and tries again until the queue exists.
+      for (let attempt = 1; !(await boss.getQueue(definition.name)); attempt++) {
+        await boss
+          .createQueue(definition.name, {
+            name: definition.name,
+            retryLimit: definition.retryLimit ?? 5,
+            retryDelay: definition.retryDelaySeconds ?? 5,
+            retryBackoff: true,
+            expireInSeconds: definition.expireInSeconds ?? 300,
+          })
+          .catch((error: unknown) => {
+            if (attempt >= 5) throw error;
+          });
+      }
     }
   };
 
