@@ -18,3 +18,8 @@ export function manualClock(start: Date | string): Clock & { set(to: Date | stri
     },
   };
 }
+
+export const addSeconds = (at: Date, seconds: number): Date => new Date(at.getTime() + seconds * 1000);
+
+/** An optional instant as the API shows it: ISO-8601 UTC, or null. */
+export const isoOrNull = (value: Date | null): string | null => (value ? value.toISOString() : null);

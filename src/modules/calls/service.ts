@@ -16,6 +16,7 @@ import { conversationUsage, costOf, NO_USAGE, rateCardOf, type CallUsage } from 
 import * as repo from './repo.ts';
 import type { Call, CallQuery } from './schemas.ts';
 import { simulatedAttempt, simulatedTranscript } from './simulator.ts';
+import { isoOrNull, addSeconds } from '../../platform/clock.ts';
 
 export const CALL_ENDED = 'call.ended';
 export interface CallEndedJob {
@@ -32,7 +33,6 @@ export const callEndedJob: JobDefinition<CallEndedJob> = {
   },
 };
 
-const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
 export const toCall = (row: repo.CallRow): Call => ({
   id: row.id,
@@ -48,8 +48,8 @@ export const toCall = (row: repo.CallRow): Call => ({
   outcome: row.outcome as Call['outcome'],
   failureReason: row.failure_reason,
   startedAt: row.started_at.toISOString(),
-  answeredAt: iso(row.answered_at),
-  endedAt: iso(row.ended_at),
+  answeredAt: isoOrNull(row.answered_at),
+  endedAt: isoOrNull(row.ended_at),
   durationSec: row.duration_sec,
   transcript: row.transcript as Call['transcript'],
   recordingUrl: row.recording_url,
@@ -60,7 +60,6 @@ export const toCall = (row: repo.CallRow): Call => ({
 
 export const SIMULATOR = 'SIMULATOR';
 export const simulatorCallId = (callId: string) => `sim-${callId}`;
-const addSeconds = (at: Date, seconds: number) => new Date(at.getTime() + seconds * 1000);
 
 export interface CallResult {
   outcome: CallOutcome;

@@ -6,12 +6,12 @@ import * as calls from '../calls/service.ts';
 import { isInsideCallWindow } from './call-window.ts';
 import * as repo from './repo.ts';
 import { beginDialling, startProblem, windowOf } from './service.ts';
+import { addSeconds } from '../../platform/clock.ts';
 
 const SCHEDULED_BATCH = 20;
 const CALL_BATCH = 200;
 
 const ctxOf = (deps: Deps, tenantId: string, db: Queryable = deps.db): TenantCtx => ({ ...tenantCtx(deps, tenantId), db });
-const addSeconds = (at: Date, seconds: number) => new Date(at.getTime() + seconds * 1000);
 
 /**
  * One pass of the dialer (worker role): start SCHEDULED campaigns that are due, move live calls

@@ -146,11 +146,6 @@ export async function snapshotContacts(db: Queryable, tenantId: string, campaign
   return rowCount;
 }
 
-export async function hasSnapshot(db: Queryable, tenantId: string, campaignId: string): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 LIMIT 1', [tenantId, campaignId]);
-  return rowCount > 0;
-}
-
 export async function setStatus(
   db: Queryable,
   tenantId: string,

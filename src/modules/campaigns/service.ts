@@ -8,6 +8,7 @@ import * as identity from '../identity/service.ts';
 import { isValidTimeZone, minutesOfDay, nextAttemptAt as nextAttemptAfter, type CallWindow } from './call-window.ts';
 import * as repo from './repo.ts';
 import type { Campaign, CampaignContact, CampaignStats, CampaignStatus, CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
+import { isoOrNull } from '../../platform/clock.ts';
 
 export const DEFAULTS = {
   callWindowStart: '09:00',
@@ -19,10 +20,8 @@ export const DEFAULTS = {
   maxConcurrentCalls: 5,
 } as const;
 export const MIN_LIST_CONTACTS = 2;
-const FINISHED: CampaignStatus[] = ['COMPLETED', 'CANCELLED'];
 const DELETABLE: CampaignStatus[] = ['DRAFT', 'COMPLETED', 'CANCELLED'];
 
-const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
 export const toCampaign = (row: repo.CampaignRow): Campaign => ({
   id: row.id,
@@ -34,7 +33,7 @@ export const toCampaign = (row: repo.CampaignRow): Campaign => ({
   contactListId: row.contact_list_id,
   status: row.status,
   statusReason: row.status_reason,
-  scheduledAt: iso(row.scheduled_at),
+  scheduledAt: isoOrNull(row.scheduled_at),
   timezone: row.timezone,
   callWindowStart: row.call_window_start,
   callWindowEnd: row.call_window_end,
@@ -44,8 +43,8 @@ export const toCampaign = (row: repo.CampaignRow): Campaign => ({
   redialDelayMin: row.redial_delay_min,
   maxConcurrentCalls: row.max_concurrent_calls,
   metadata: row.metadata,
-  startedAt: iso(row.started_at),
-  completedAt: iso(row.completed_at),
+  startedAt: isoOrNull(row.started_at),
+  completedAt: isoOrNull(row.completed_at),
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
@@ -152,7 +151,7 @@ export async function listCampaignContacts(ctx: TenantCtx, id: string, page: Pag
     attempts: row.attempts,
     lastOutcome: row.last_outcome,
     lastCallId: row.last_call_id,
-    nextAttemptAt: row.status === 'PENDING' ? iso(row.next_attempt_at) : null,
+    nextAttemptAt: row.status === 'PENDING' ? isoOrNull(row.next_attempt_at) : null,
   }));
   return { data, total };
 }
@@ -237,7 +236,6 @@ async function transition(ctx: TenantCtx, id: string, from: CampaignStatus[], to
 export const listInUse = (ctx: TenantCtx, listId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'contact_list_id', listId);
 export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'agent_id', agentId);
 export const voiceNumberInUse = (ctx: TenantCtx, numberId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'voice_number_id', numberId);
-export const isFinished = (status: CampaignStatus) => FINISHED.includes(status);
 
 /** Campaigns already read in one batch of ended calls, by id. */
 export type CampaignsSeen = Map<string, repo.CampaignRow | undefined>;
