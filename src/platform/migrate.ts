@@ -14,11 +14,16 @@ export interface MigrationResult {
 export async function migrate(db: Db): Promise<MigrationResult> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f)).sort();
   const applied: string[] = [];
-  await db.execScript(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version integer PRIMARY KEY,
-    name text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now()
-  )`);
+  // Under the lock too: two processes running CREATE TABLE IF NOT EXISTS at once can both try to
+  // create it, and the loser fails on the catalog's unique index.
+  await db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.execScript(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+  });
   for (const file of files) {
     const version = Number(file.slice(0, 3));
     const sql = await readFile(MIGRATIONS_DIR + file, 'utf8');
