@@ -54,7 +54,7 @@ const PAGE_SQL =
   'SELECT id, tenant_id, list_id, phone_number, name, email, metadata, created_at, updated_at FROM contacts WHERE tenant_id = $1 AND list_id = $2 ORDER BY created_at, id LIMIT 25 OFFSET 0';
 const COUNT_SQL = 'SELECT contact_count FROM contact_lists WHERE tenant_id = $1 AND id = $2';
 /** The embedded server analyzes changed tables this often during the bench (default 60 s). */
-const EMBEDDED_ANALYZE_SECONDS = 1;
+const ANALYZE_SECONDS = 1;
 
 // ---------------------------------------------------------------------------------------------
 // Data: distinct, valid E.164 numbers +1415XXXXXXX (10 million of them; a run uses 125,000 and
@@ -237,12 +237,12 @@ type AnalyzedBefore = Pick<Plans, 'autovacuum' | 'analyzedBefore'>;
 /**
  * Statistics before the load, as a production server would have them. PostgreSQL: ANALYZE (this
  * machine's server runs with autovacuum off). Embedded: the server's own analyze runs every
- * EMBEDDED_ANALYZE_SECONDS; waiting three periods lets it see the fill (the bench has no access to
+ * ANALYZE_SECONDS; waiting three periods lets it see the fill (the bench has no access to
  * the embedded database while the server holds it).
  */
 async function giveStatistics(engine: Engine): Promise<AnalyzedBefore | undefined> {
   if (!engine.databaseUrl) {
-    await new Promise((resolve) => setTimeout(resolve, 3 * EMBEDDED_ANALYZE_SECONDS * 1_000));
+    await new Promise((resolve) => setTimeout(resolve, 3 * ANALYZE_SECONDS * 1_000));
     return undefined;
   }
   return withClient(engine.databaseUrl, async (client) => {
@@ -293,7 +293,7 @@ async function benchEngine(engine: Engine): Promise<EngineResult> {
   const say = (line: string) => process.stdout.write(`[${engine.name}] ${line}\n`);
   process.stdout.write('\n');
   say('starting server…');
-  const server = await startServer(engine.name, { ...engine.serverEnv, EMBEDDED_ANALYZE_SECONDS: String(EMBEDDED_ANALYZE_SECONDS) });
+  const server = await startServer(engine.name, { ...engine.serverEnv, ANALYZE_SECONDS: String(ANALYZE_SECONDS) });
   let upload: UploadStats;
   let fill: Fill;
   let sequential: Sequential;

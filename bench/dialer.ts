@@ -6,15 +6,14 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:dialer
  *   BENCH_DIALER_CONTACTS=5000 BENCH_DIALER_SMALL=500 DATABASE_URL=… npm run bench:dialer   # quick run
- *   BENCH_DIALER_ANALYZE=5 DATABASE_URL=… npm run bench:dialer   # ANALYZE the dialer's tables every 5 s of a run
  *
  * Each run gets a fresh database, one API process (`--role api`) to set the campaign up over HTTP,
  * and N worker processes (`--role worker`). The clock starts when POST /campaigns/{id}/start is
  * sent (after every worker logged that it started) and stops when GET /campaigns/{id} says
  * COMPLETED (polled every 250 ms). Attempts per second = rows in `calls` for the campaign / seconds.
  * Each worker's RSS (VmRSS of /proc/<pid>/status) is sampled every 250 ms from its start.
- * With BENCH_DIALER_ANALYZE=N the bench runs `ANALYZE calls, campaign_contacts` every N s of a
- * campaign, as autovacuum would; by default the tables have no planner statistics during the run.
+ * The tables are new in every run. When the server runs without autovacuum (this machine's), the
+ * processes analyze changed tables themselves (ANALYZE_SECONDS, src/platform/analyze.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -29,18 +28,12 @@ const CONTACTS = intFromEnv('BENCH_DIALER_CONTACTS', 20_000, 2);
 const SMALL_CONTACTS = intFromEnv('BENCH_DIALER_SMALL', 2_000, 2);
 /** Seconds a campaign may take before the run fails. */
 const CAMPAIGN_TIMEOUT_S = intFromEnv('BENCH_DIALER_TIMEOUT', 1_800, 1);
-/**
- * Every this many seconds of a campaign, `ANALYZE calls, campaign_contacts` on the bench database,
- * as autovacuum would on a server that runs it; 0 (default): never, the planner then has no
- * statistics on these fresh tables for the whole run (this machine's server runs with autovacuum off).
- */
-const ANALYZE_EVERY_S = intFromEnv('BENCH_DIALER_ANALYZE', 0, 0);
 
 const BULK_BATCH = 1_000;
 const MAX_CONCURRENT_CALLS = 50; // the highest a campaign accepts
 const POLL_MS = 250;
 const RSS_SAMPLE_MS = 250;
-const PROGRESS_EVERY_MS = 5_000;
+const PROGRESS_EVERY_MS = 2_000;
 const TARGET_ATTEMPTS_PER_SECOND = 300;
 const WORKER_READY_TIMEOUT_MS = 60_000;
 const WORKER_STOP_TIMEOUT_MS = 15_000;
@@ -187,6 +180,7 @@ function sampleRss(pids: number[]) {
   }, RSS_SAMPLE_MS);
   return {
     first,
+    peakSoFar: () => [...peak],
     stop: () => {
       clearInterval(timer);
       return peak;
@@ -264,33 +258,6 @@ async function walletBalance(base: string, auth: Record<string, string>): Promis
 }
 
 // ---------------------------------------------------------------------------------------------
-// Planner statistics during a run (BENCH_DIALER_ANALYZE).
-
-/** Runs ANALYZE on the dialer's tables every ANALYZE_EVERY_S seconds until stopped; stop() says how many ran. */
-function periodicAnalyze(databaseUrl: string): { stop: () => Promise<number> } {
-  if (ANALYZE_EVERY_S === 0) return { stop: () => Promise.resolve(0) };
-  let runs = 0;
-  let failure: unknown;
-  let running: Promise<void> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = running.then(() =>
-      withClient(databaseUrl, (client) => client.query('ANALYZE calls, campaign_contacts')).then(
-        () => void runs++,
-        (error: unknown) => void (failure ??= error),
-      ),
-    );
-  }, ANALYZE_EVERY_S * 1_000);
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-      if (failure !== undefined) throw new Error(`ANALYZE during the run failed: ${failure instanceof Error ? failure.message : String(failure)}`);
-      return runs;
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
 // One run.
 
 interface RunSpec {
@@ -307,8 +274,6 @@ interface RunResult extends RunSpec {
   peakRss: number[];
   startRss: number[];
   answered: number;
-  /** ANALYZE runs during the campaign (BENCH_DIALER_ANALYZE). */
-  analyzes: number;
   startRequestMs: number;
   fillSeconds: number;
   balanceBefore: string;
@@ -340,7 +305,6 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
       say(`   workers started (pids ${workers.map((w) => w.pid).join(', ')}; RSS ${rss.first.map(mb).join(', ')} MB); starting the campaign`);
 
       const campaignUrl = `${server.base}/api/v1/campaigns/${setup.campaignId}`;
-      const analyzer = periodicAnalyze(database.url);
       const started = performance.now();
       const response = await fetch(`${campaignUrl}/start`, { method: 'POST', headers: { ...setup.auth, 'content-type': 'application/json' }, body: '{}' });
       const startRequestMs = performance.now() - started;
@@ -362,13 +326,12 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
           lastProgress = now;
           const s = view.stats ?? {};
           const done = (s.total ?? 0) - (s.pending ?? 0) - (s.inProgress ?? 0);
-          say(`   ${fixed((now - started) / 1_000, 0)} s: ${done.toLocaleString('en-US')} of ${(s.total ?? 0).toLocaleString('en-US')} contacts done (${fixed(done / ((now - started) / 1_000), 0)}/s)`);
+          say(`   ${fixed((now - started) / 1_000, 0)} s: ${done.toLocaleString('en-US')} of ${(s.total ?? 0).toLocaleString('en-US')} contacts done (${fixed(done / ((now - started) / 1_000), 0)}/s); peak RSS so far ${rss.peakSoFar().map(mb).join(', ')} MB`);
         }
         await sleep(POLL_MS);
       }
       const seconds = (performance.now() - started) / 1_000;
       const peakRss = rss.stop();
-      const analyzes = await analyzer.stop();
 
       const attempts = await withClient(database.url, async (client) => {
         const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM calls WHERE campaign_id = $1', [setup.campaignId]);
@@ -387,7 +350,6 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
         peakRss,
         startRss: rss.first,
         answered: stats.answered,
-        analyzes,
         startRequestMs,
         fillSeconds: setup.fillSeconds,
         balanceBefore: setup.balance,
@@ -395,7 +357,7 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
       };
       say(
         `   COMPLETED: ${attempts.toLocaleString('en-US')} calls in ${fixed(seconds, 2)} s = ${fixed(result.attemptsPerSecond, 1)} attempts/s` +
-          ` (POST …/start took ${fixed(startRequestMs, 0)} ms of it${analyzes > 0 ? `; ${analyzes} ANALYZE runs` : ''}); peak RSS ${peakRss.map(mb).join(', ')} MB; wallet ${setup.balance} → ${balanceAfter}`,
+          ` (POST …/start took ${fixed(startRequestMs, 0)} ms of it); peak RSS ${peakRss.map(mb).join(', ')} MB; wallet ${setup.balance} → ${balanceAfter}`,
       );
       return result;
     } finally {
@@ -423,7 +385,7 @@ async function main(): Promise<number> {
     `callforge dialer bench on PostgreSQL: SIMULATOR, ring ${WORKER_SETTINGS.SIMULATOR_RING_SECONDS} s, talk ${WORKER_SETTINGS.SIMULATOR_TALK_SECONDS} s, ` +
       `maxConcurrentCalls ${MAX_CONCURRENT_CALLS}, maxAttempts 1, DIALER_TICK_MS=${WORKER_SETTINGS.DIALER_TICK_MS}, DIALER_CALLS_PER_SECOND=${WORKER_SETTINGS.DIALER_CALLS_PER_SECOND}; ` +
       `runs: ${runs.map((r) => r.label).join('; ')}; node ${process.version}\n` +
-      `planner statistics: ${ANALYZE_EVERY_S > 0 ? `ANALYZE calls, campaign_contacts every ${ANALYZE_EVERY_S} s of each campaign (BENCH_DIALER_ANALYZE)` : 'none on the fresh tables during a run (BENCH_DIALER_ANALYZE=0)'}; the server's autovacuum is ${autovacuum}\n`,
+      `the server's autovacuum is ${autovacuum}${autovacuum === 'on' ? '' : '; the processes analyze changed tables themselves (ANALYZE_SECONDS, default 10)'}\n`,
   );
 
   const results: RunResult[] = [];

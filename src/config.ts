@@ -48,7 +48,7 @@ export const EnvSchema = Type.Object({
   RATE_LLM_PER_1K_TOKENS: Decimal('0.0020', 'Rate card: language model, per 1,000 tokens.'),
   RATE_TELEPHONY_PER_MINUTE: Decimal('0.0140', 'Rate card: telephony, per minute connected (billed by the second).'),
   RATE_PLATFORM_FEE_PER_MINUTE: Decimal('0.0500', 'Rate card: platform fee, per minute connected (billed by the second).'),
-  EMBEDDED_ANALYZE_SECONDS: Int(60, 1, 86400, 'How often the embedded database analyzes the tables that changed (PGlite has no autovacuum; the planner needs statistics).'),
+  ANALYZE_SECONDS: Int(10, 1, 86400, 'How often a process analyzes the tables that changed, when the database has no autovacuum to do it (PGlite, or a server with autovacuum off); the planner needs statistics.'),
   JOBS_POLL_SECONDS: Type.String({ default: '1', pattern: '^[0-9]+(\\.[0-9]+)?$', description: 'How often idle workers poll the job queue, in seconds (at least 0.5).', expected: 'a number of seconds, at least 0.5' }),
 });
 
@@ -72,7 +72,7 @@ export interface Config {
   demoBootstrap: boolean;
   allowPrivateUrls: boolean;
   jobsPollSeconds: number;
-  embeddedAnalyzeSeconds: number;
+  analyzeSeconds: number;
   publicUrl: string;
   twilioApiUrl: string;
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
@@ -127,7 +127,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     demoBootstrap: flag(env_.DEMO_BOOTSTRAP),
     allowPrivateUrls: flag(env_.ALLOW_PRIVATE_URLS),
     jobsPollSeconds: pollSeconds,
-    embeddedAnalyzeSeconds: Number(env_.EMBEDDED_ANALYZE_SECONDS),
+    analyzeSeconds: Number(env_.ANALYZE_SECONDS),
     publicUrl: env_.PUBLIC_URL,
     twilioApiUrl: env_.TWILIO_API_URL,
     dialer: {

@@ -6,7 +6,7 @@ import { systemClock, type Clock } from './platform/clock.ts';
 import type { Deps } from './platform/context.ts';
 import { holdDataDir } from './platform/data-dir-lock.ts';
 import { openPglite, openPostgres, type Db } from './platform/db.ts';
-import { startEmbeddedAnalyze } from './platform/embedded-analyze.ts';
+import { needsOwnAnalyze, startAnalyze } from './platform/analyze.ts';
 import { startJobQueue } from './platform/jobs.ts';
 import { jobDefinitions } from './jobs.ts';
 import type { Logger } from './platform/logger.ts';
@@ -57,7 +57,7 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
     await jobs.define(jobDefinitions);
     const apiKeyCache = await startApiKeyCache(db, clock, options.log, recordApiKeyUse(db));
     const opened = db;
-    const stopAnalyze = embedded ? startEmbeddedAnalyze(opened, config.embeddedAnalyzeSeconds, options.log) : () => undefined;
+    const stopAnalyze = (await needsOwnAnalyze(opened)) ? startAnalyze(opened, config.analyzeSeconds, options.log) : () => undefined;
     return {
       config,
       db: opened,

@@ -59,4 +59,52 @@ describe('job queue (transactional enqueue on pg-boss)', () => {
     expect(b.at - a.at).toBeGreaterThanOrEqual(1000);
     expect(c.at - b.at).toBeGreaterThan(b.at - a.at);
   });
+
+  it('fails only the job that threw in a batch; the others of the batch complete once', async () => {
+    const handled: number[] = [];
+    await t.runtime.jobs.work([
+      {
+        name: 'test-batch',
+        retryLimit: 0,
+        batchSize: 10,
+        handle: async (data: { n: number }) => {
+          handled.push(data.n);
+          if (data.n === 3) throw new Error('this one is broken');
+        },
+      },
+    ]);
+    await t.runtime.db.transaction(async (tx) => {
+      for (let n = 1; n <= 5; n++) await t.runtime.jobs.send('test-batch', { n }, { tx });
+    });
+    const states = async () => (await t.runtime.db.query<{ n: number; state: string }>(`SELECT (data->>'n')::int AS n, state FROM pgboss.job WHERE name = 'test-batch' ORDER BY 1`)).rows;
+    let settled: { n: number; state: string }[] = [];
+    const deadline = Date.now() + 20_000;
+    while (!(settled = await states()).every((job) => job.state === 'completed' || job.state === 'failed')) {
+      if (Date.now() > deadline) throw new Error(`jobs not settled: ${JSON.stringify(settled)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(settled).toEqual([1, 2, 3, 4, 5].map((n) => ({ n, state: n === 3 ? 'failed' : 'completed' })));
+    expect(handled.sort()).toEqual([1, 2, 3, 4, 5]);
+  });
 });
+
+describe('job queue with a long polling interval', () => {
+  let slow: TestApp;
+  beforeAll(async () => {
+    slow = await startTestApp({ env: { JOBS_POLL_SECONDS: '60' } });
+  });
+  afterAll(() => slow.close());
+
+  it('drains a backlog batch after batch without waiting a polling interval between them', async () => {
+    const seen = new Set<number>();
+    const backlog = { name: 'test-backlog', batchSize: 5, handle: async (data: { n: number }) => void seen.add(data.n) };
+    await slow.runtime.jobs.define([backlog]);
+    await slow.runtime.db.transaction(async (tx) => {
+      for (let n = 0; n < 45; n++) await slow.runtime.jobs.send('test-backlog', { n }, { tx });
+    });
+    await slow.runtime.jobs.work([backlog]);
+    // 45 jobs in batches of 5 are 9 fetches: with a 60 s pause after each this would take 8 minutes.
+    await until('all 45 jobs', () => seen.size === 45, 20_000);
+  });
+});
+

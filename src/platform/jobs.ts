@@ -14,6 +14,8 @@ export interface JobDefinition<T = unknown> {
   expireInSeconds?: number;
   /** Parallel handlers of this queue in one worker process. */
   concurrency?: number;
+  /** Jobs fetched at once by each handler (default 20); each is handled and settled on its own. */
+  batchSize?: number;
   handle(data: T, meta: { id: string; retryCount: number }): Promise<void>;
 }
 
@@ -74,10 +76,19 @@ export async function startJobQueue(db: Db, options: { databaseUrl?: string; sup
       await define(definitions);
       for (const definition of definitions) {
         for (let i = 0; i < (definition.concurrency ?? 1); i++) {
-          await boss.work(definition.name, { pollingIntervalSeconds: options.pollSeconds, includeMetadata: true }, async (jobs) => {
+          const worker: { id?: string } = {};
+          worker.id = await boss.work(definition.name, { pollingIntervalSeconds: options.pollSeconds, batchSize: definition.batchSize ?? 20, includeMetadata: true }, async (jobs) => {
             for (const job of jobs) {
-              await definition.handle(job.data as never, { id: job.id, retryCount: job.retryCount });
+              try {
+                await definition.handle(job.data as never, { id: job.id, retryCount: job.retryCount });
+              } catch (error) {
+                // Only this job fails (and is retried); the rest of the batch completes.
+                options.log.warn({ err: error, job: job.id, queue: definition.name, retryCount: job.retryCount }, 'job failed');
+                await boss.fail(definition.name, job.id, { message: error instanceof Error ? error.message : String(error) });
+              }
             }
+            // pg-boss waits a polling interval after every fetch; while jobs keep coming, fetch again at once.
+            if (jobs.length > 0 && worker.id) boss.notifyWorker(worker.id);
           });
         }
       }

@@ -15,7 +15,7 @@ import { normalizePhoneNumber } from '../contacts/contact-fields.ts';
 import { conversationUsage, costOf, NO_USAGE, rateCardOf, type CallUsage } from './rate-card.ts';
 import * as repo from './repo.ts';
 import type { Call, CallQuery } from './schemas.ts';
-import { simulatedAttempt, simulatedTranscript } from './simulator.ts';
+import { simulatedStep, simulatedTranscript, type SimulatedCall } from './simulator.ts';
 import { isoOrNull, addSeconds } from '../../platform/clock.ts';
 
 export const CALL_ENDED = 'call.ended';
@@ -114,7 +114,6 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
     const campaignsSeen = new Map();
     for (const call of due) {
       const callCtx: TenantCtx = { ...ctx, db: tx, tenantId: call.tenant_id };
-      const at = call.deadline_at!;
       if (call.provider !== SIMULATOR) {
         await finishCall(callCtx, call.id, {
           outcome: 'FAILED',
@@ -123,33 +122,30 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
         }, campaignsSeen);
         continue;
       }
-      const { ringSeconds, talkSeconds } = ctx.config.simulator;
-      if (call.status === 'IN_PROGRESS') {
-        const answeredAt = call.answered_at ?? at;
-        const seconds = Math.max(0, Math.round((at.getTime() - answeredAt.getTime()) / 1000));
+      const step = simulatedStep(
+        { status: call.status as SimulatedCall['status'], direction: call.direction, attempt: call.attempt, dialTimeout: call.dial_timeout, deadlineAt: call.deadline_at!, answeredAt: call.answered_at, contactMetadata: call.contact_metadata },
+        now,
+        ctx.config.simulator,
+      );
+      if (step.live) {
+        await repo.updateLiveCall(tx, call.tenant_id, call.id, { status: step.status, answeredAt: step.answeredAt, deadlineAt: step.deadlineAt });
+      } else if (step.outcome === 'ANSWERED') {
+        const answeredAt = step.answeredAt!;
+        const seconds = Math.max(0, Math.round((step.endedAt.getTime() - answeredAt.getTime()) / 1000));
         await finishCall(callCtx, call.id, {
           outcome: 'ANSWERED',
-          endedAt: at,
+          endedAt: step.endedAt,
           answeredAt,
           durationSec: seconds,
           transcript: simulatedTranscript(answeredAt, seconds, call.contact_name),
           usage: conversationUsage(seconds),
         }, campaignsSeen);
-        continue;
-      }
-      if (call.status === 'QUEUED') {
-        await repo.updateLiveCall(tx, call.tenant_id, call.id, { status: 'RINGING', deadlineAt: addSeconds(at, Math.min(ringSeconds, call.dial_timeout)) });
-        continue;
-      }
-      const plan = call.direction === 'INCOMING' ? { outcome: 'ANSWERED' as const, permanent: false } : simulatedAttempt(call.contact_metadata, call.attempt);
-      if (plan.outcome === 'ANSWERED') {
-        await repo.updateLiveCall(tx, call.tenant_id, call.id, { status: 'IN_PROGRESS', answeredAt: at, deadlineAt: addSeconds(at, talkSeconds) });
       } else {
         await finishCall(callCtx, call.id, {
-          outcome: plan.outcome,
-          endedAt: at,
-          permanent: plan.permanent,
-          failureReason: plan.permanent ? 'The number is not a valid, callable number.' : plan.outcome === 'FAILED' ? 'The call could not be connected.' : null,
+          outcome: step.outcome,
+          endedAt: step.endedAt,
+          permanent: step.permanent,
+          failureReason: step.permanent ? 'The number is not a valid, callable number.' : step.outcome === 'FAILED' ? 'The call could not be connected.' : null,
         }, campaignsSeen);
       }
     }

@@ -1,3 +1,4 @@
+import { addSeconds } from '../../platform/clock.ts';
 import type { CallOutcome } from '../../providers/telephony/types.ts';
 
 /** An outcome the simulator accepts in a contact's `metadata.simulate` (contract §11). */
@@ -30,4 +31,46 @@ export function simulatedTranscript(answeredAt: Date, seconds: number, contactNa
     { role: 'agent', text: 'Thank you. I am calling to confirm your appointment; is the scheduled time still good for you?', at: at(0.5) },
     { role: 'user', text: 'Yes, that works. Thanks for calling.', at: at(0.8) },
   ];
+}
+
+export interface SimulatedCall {
+  status: 'QUEUED' | 'RINGING' | 'IN_PROGRESS';
+  direction: 'OUTGOING' | 'INCOMING';
+  attempt: number;
+  dialTimeout: number;
+  /** When its current step ends. */
+  deadlineAt: Date;
+  answeredAt: Date | null;
+  contactMetadata: Record<string, unknown> | null;
+}
+
+export type SimulatedStep =
+  | { live: true; status: 'RINGING' | 'IN_PROGRESS'; answeredAt: Date | null; deadlineAt: Date }
+  | { live: false; outcome: CallOutcome; endedAt: Date; answeredAt: Date | null; permanent: boolean };
+
+/**
+ * Where a simulated call stands at `now`: every step whose time has come is taken in one go
+ * (queued, ringing for `ringSeconds` or the dial timeout, then answered for `talkSeconds` or
+ * ended as the contact's plan says), so a call of instant steps ends in one pass.
+ */
+export function simulatedStep(call: SimulatedCall, now: Date, timing: { ringSeconds: number; talkSeconds: number }): SimulatedStep {
+  let { status, answeredAt } = call;
+  let at = call.deadlineAt;
+  for (;;) {
+    let deadlineAt: Date;
+    if (status === 'QUEUED') {
+      status = 'RINGING';
+      deadlineAt = addSeconds(at, Math.min(timing.ringSeconds, call.dialTimeout));
+    } else if (status === 'RINGING') {
+      const plan = call.direction === 'INCOMING' ? { outcome: 'ANSWERED' as const, permanent: false } : simulatedAttempt(call.contactMetadata, call.attempt);
+      if (plan.outcome !== 'ANSWERED') return { live: false, outcome: plan.outcome, endedAt: at, answeredAt: null, permanent: plan.permanent };
+      status = 'IN_PROGRESS';
+      answeredAt = at;
+      deadlineAt = addSeconds(at, timing.talkSeconds);
+    } else {
+      return { live: false, outcome: 'ANSWERED', endedAt: at, answeredAt: answeredAt ?? at, permanent: false };
+    }
+    if (deadlineAt > now) return { live: true, status, answeredAt, deadlineAt };
+    at = deadlineAt;
+  }
 }

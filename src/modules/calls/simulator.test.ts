@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { simulatedAttempt, simulatedStep, type SimulatedCall } from './simulator.ts';
+
+const t0 = new Date('2026-03-02T15:00:00.000Z');
+const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+const ringing = (overrides: Partial<SimulatedCall> = {}): SimulatedCall => ({
+  status: 'RINGING',
+  direction: 'OUTGOING',
+  attempt: 1,
+  dialTimeout: 30,
+  deadlineAt: t0,
+  answeredAt: null,
+  contactMetadata: null,
+  ...overrides,
+});
+
+describe('simulated attempts', () => {
+  it('follows metadata.simulate attempt by attempt, then answers', () => {
+    const metadata = { simulate: 'busy, UNANSWERED,invalid_number' };
+    expect(simulatedAttempt(metadata, 1)).toEqual({ outcome: 'BUSY', permanent: false });
+    expect(simulatedAttempt(metadata, 2)).toEqual({ outcome: 'UNANSWERED', permanent: false });
+    expect(simulatedAttempt(metadata, 3)).toEqual({ outcome: 'FAILED', permanent: true });
+    expect(simulatedAttempt(metadata, 4)).toEqual({ outcome: 'ANSWERED', permanent: false });
+    expect(simulatedAttempt(null, 1)).toEqual({ outcome: 'ANSWERED', permanent: false });
+  });
+});
+
+describe('simulated steps', () => {
+  const timing = { ringSeconds: 4, talkSeconds: 20 };
+
+  it('takes one step at a time while the next deadline lies ahead', () => {
+    expect(simulatedStep(ringing(), t0, timing)).toEqual({ live: true, status: 'IN_PROGRESS', answeredAt: t0, deadlineAt: at(20) });
+    expect(simulatedStep(ringing({ status: 'QUEUED' }), t0, timing)).toEqual({ live: true, status: 'RINGING', answeredAt: null, deadlineAt: at(4) });
+    expect(simulatedStep(ringing({ status: 'IN_PROGRESS', answeredAt: at(-20) }), t0, timing)).toEqual({ live: false, outcome: 'ANSWERED', endedAt: t0, answeredAt: at(-20), permanent: false });
+  });
+
+  it('takes every step whose time has come in one go, each at its own time', () => {
+    expect(simulatedStep(ringing({ status: 'QUEUED' }), at(24), timing)).toEqual({ live: false, outcome: 'ANSWERED', endedAt: at(24), answeredAt: at(4), permanent: false });
+    expect(simulatedStep(ringing({ status: 'QUEUED' }), at(23), timing)).toEqual({ live: true, status: 'IN_PROGRESS', answeredAt: at(4), deadlineAt: at(24) });
+    expect(simulatedStep(ringing(), t0, { ringSeconds: 0, talkSeconds: 0 })).toEqual({ live: false, outcome: 'ANSWERED', endedAt: t0, answeredAt: t0, permanent: false });
+  });
+
+  it('rings no longer than the dial timeout', () => {
+    expect(simulatedStep(ringing({ status: 'QUEUED', dialTimeout: 10 }), t0, { ringSeconds: 45, talkSeconds: 0 })).toEqual({ live: true, status: 'RINGING', answeredAt: null, deadlineAt: at(10) });
+  });
+
+  it("ends an unanswered attempt when its ringing ends, as the contact's plan says", () => {
+    const contactMetadata = { simulate: 'BUSY,INVALID_NUMBER' };
+    expect(simulatedStep(ringing({ contactMetadata }), t0, timing)).toEqual({ live: false, outcome: 'BUSY', endedAt: t0, answeredAt: null, permanent: false });
+    expect(simulatedStep(ringing({ contactMetadata, attempt: 2, status: 'QUEUED' }), at(9), timing)).toEqual({ live: false, outcome: 'FAILED', endedAt: at(4), answeredAt: null, permanent: true });
+  });
+
+  it('answers every incoming call, whatever the plan', () => {
+    expect(simulatedStep(ringing({ direction: 'INCOMING', contactMetadata: { simulate: 'BUSY' } }), t0, timing)).toMatchObject({ live: true, status: 'IN_PROGRESS' });
+  });
+});
