@@ -16,6 +16,7 @@ import { campaignRoutes } from './modules/campaigns/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
 import { integrationRoutes } from './modules/integrations/routes.ts';
+import { messagingRoutes } from './modules/messaging/routes.ts';
 import * as identity from './modules/identity/service.ts';
 
 export const SERVICE_VERSION = '0.1.0';
@@ -29,6 +30,7 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   campaigns: campaignRoutes,
   calls: callRoutes,
   integrations: integrationRoutes,
+  messaging: messagingRoutes,
 };
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */

@@ -37,6 +37,10 @@ export const EnvSchema = Type.Object({
   ALLOW_PRIVATE_URLS: Bool(false, 'Let knowledge URLs and webhooks reach private and loopback addresses (local testing only).'),
   PUBLIC_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://[^/]+(/.*)?[^/]$|^https?://[^/]+$', description: 'The address providers reach this service at (status callbacks, webhooks), without a trailing slash.', expected: 'an http(s) URL without a trailing slash' }),
   TWILIO_API_URL: Type.String({ default: 'https://api.twilio.com', pattern: '^https?://[^/]+$', description: "Base URL of Twilio's REST API (a local fake in tests).", expected: 'an http(s) origin without a path' }),
+  WHATSAPP_API_URL: Type.String({ default: 'https://graph.facebook.com', pattern: '^https?://[^/]+$', description: "Base URL of Meta's Graph API for the WhatsApp Cloud API (a local fake in tests).", expected: 'an http(s) origin without a path' }),
+  WHATSAPP_API_VERSION: Type.String({ default: 'v21.0', pattern: '^v[0-9]+\\.[0-9]+$', description: 'Graph API version used for WhatsApp requests.', expected: 'a version such as v21.0' }),
+  MSG91_API_URL: Type.String({ default: 'https://api.msg91.com', pattern: '^https?://[^/]+$', description: "Base URL of MSG91's SMS API (India, DLT) (a local fake in tests).", expected: 'an http(s) origin without a path' }),
+  PROVIDER_TIMEOUT_MS: Int(10000, 100, 120000, 'How long a request to a messaging provider may take before it counts as a timeout (and is retried).'),
   DIALER_TICK_MS: Int(500, 10, 60000, 'How often an idle dialer looks for due contacts and calls, in milliseconds (it loops at once while there is work).'),
   DIALER_CALLS_PER_SECOND: Int(10, 1, 10000, 'Calls per second each voice number may start, shared by every worker process.'),
   CALL_CONFIRM_TIMEOUT_SECONDS: Int(60, 5, 3600, 'A call its provider never confirmed (a crash between counting the attempt and dialling) is given up as FAILED after this long.'),
@@ -75,6 +79,7 @@ export interface Config {
   analyzeSeconds: number;
   publicUrl: string;
   twilioApiUrl: string;
+  messaging: { whatsappApiUrl: string; whatsappApiVersion: string; msg91ApiUrl: string; providerTimeoutMs: number };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   simulator: { ringSeconds: number; talkSeconds: number };
   rates: { sttPerMinute: string; ttsPer1kCharacters: string; llmPer1kTokens: string; telephonyPerMinute: string; platformFeePerMinute: string };
@@ -130,6 +135,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     analyzeSeconds: Number(env_.ANALYZE_SECONDS),
     publicUrl: env_.PUBLIC_URL,
     twilioApiUrl: env_.TWILIO_API_URL,
+    messaging: {
+      whatsappApiUrl: env_.WHATSAPP_API_URL,
+      whatsappApiVersion: env_.WHATSAPP_API_VERSION,
+      msg91ApiUrl: env_.MSG91_API_URL,
+      providerTimeoutMs: Number(env_.PROVIDER_TIMEOUT_MS),
+    },
     dialer: {
       tickMs: Number(env_.DIALER_TICK_MS),
       callsPerSecond: Number(env_.DIALER_CALLS_PER_SECOND),

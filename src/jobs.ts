@@ -1,5 +1,16 @@
+import type { Deps } from './platform/context.ts';
 import type { JobDefinition } from './platform/jobs.ts';
-import { callEndedJob } from './modules/calls/service.ts';
+import { CALL_ENDED, type CallEndedJob } from './modules/calls/service.ts';
+import { afterCallEnded, sendMessageJob } from './modules/messaging/dispatch.ts';
 
-/** Every module's background jobs, run by the worker role. */
-export const jobDefinitions: JobDefinition<never>[] = [callEndedJob as JobDefinition<never>];
+/** Every module's background jobs, run by the worker role; `call.ended` is where they follow a call. */
+export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
+  const callEnded: JobDefinition<CallEndedJob> = {
+    name: CALL_ENDED,
+    retryLimit: 10,
+    async handle(data) {
+      await afterCallEnded(deps, data);
+    },
+  };
+  return [callEnded, sendMessageJob(deps)] as JobDefinition<never>[];
+}

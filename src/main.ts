@@ -33,9 +33,10 @@ async function main() {
   process.once('SIGTERM', () => void stop('SIGTERM'));
 
   if (config.role !== 'api') {
-    await runtime.jobs.work(jobDefinitions);
+    const jobs = jobDefinitions(runtime);
+    await runtime.jobs.work(jobs);
     running.dialer = startDialer(runtime);
-    log.info({ queues: jobDefinitions.map((d) => d.name) }, 'workers and dialer started');
+    log.info({ queues: jobs.map((d) => d.name) }, 'workers and dialer started');
   }
   if (config.role === 'worker') return;
 

@@ -53,9 +53,9 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
     const { applied } = await migrate(db);
     const serverKeys = deriveServerKeys(config.secretsKey ?? embeddedSecretsKey(config.dataDir));
     const jobs = await startJobQueue(db, { databaseUrl: config.databaseUrl, supervise: options.superviseJobs, pollSeconds: config.jobsPollSeconds, log: options.log });
-    // Every role sends jobs, so every queue exists before the first request or tick.
-    await jobs.define(jobDefinitions);
     const apiKeyCache = await startApiKeyCache(db, clock, options.log, recordApiKeyUse(db));
+    // Every role sends jobs, so every queue exists before the first request or tick.
+    await jobs.define(jobDefinitions({ config, db, jobs, clock, log: options.log, serverKeys, apiKeyCache }));
     const opened = db;
     const stopAnalyze = (await needsOwnAnalyze(opened)) ? startAnalyze(opened, config.analyzeSeconds, options.log) : () => undefined;
     return {

@@ -1,5 +1,5 @@
 /**
- * A local stand-in for Twilio's REST API (the subset callforge uses) speaking Twilio's wire format:
+ * A local stand-in for Twilio's REST API (the subset callforge uses: Calls and Messages) speaking Twilio's wire format:
  * form-encoded requests with HTTP Basic auth, JSON resources and Twilio's error JSON
  * (`{code, message, more_info, status}`), and signed form-encoded status callbacks.
  *
@@ -7,13 +7,14 @@
  * so the tests check one implementation against the other.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SegmentedMessage } from 'sms-segments-calculator';
 
 export interface FakeTwilioOptions {
   accountSid: string;
   authToken: string;
-  /** `To` numbers answered with Twilio error 21211 (invalid phone number). */
+  /** `To` numbers answered with Twilio error 21211 (invalid phone number), for calls and messages. */
   invalidNumbers?: string[];
 }
 
@@ -23,6 +24,9 @@ export interface FakeTwilioRequest {
   path: string;
   form: URLSearchParams;
   authorized: boolean;
+  /** The query string's parameters. */
+  query: Record<string, string>;
+  headers: IncomingHttpHeaders;
 }
 
 export interface FakeTwilioCall {
@@ -34,11 +38,23 @@ export interface FakeTwilioCall {
   status: string;
 }
 
+export interface FakeTwilioMessage {
+  sid: string;
+  to: string;
+  from: string;
+  body: string;
+  statusCallback: string | null;
+  status: string;
+  numSegments: number;
+}
+
 export interface FakeTwilio {
   /** Origin to use as the provider's `baseUrl`, e.g. `http://127.0.0.1:54321`. */
   url: string;
   requests: FakeTwilioRequest[];
   calls: Map<string, FakeTwilioCall>;
+  /** Messages accepted by `POST …/Messages.json`, by sid. */
+  messages: Map<string, FakeTwilioMessage>;
   /** Posts a signed status callback for `sid` to its StatusCallback URL; resolves with the receiver's HTTP status. */
   sendStatus(sid: string, callStatus: string, extra?: Record<string, string>): Promise<number>;
   /** The next request (whatever it is) is answered with this status and JSON body. */
@@ -85,6 +101,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   const invalidNumbers = new Set(options.invalidNumbers ?? []);
   const requests: FakeTwilioRequest[] = [];
   const calls = new Map<string, FakeTwilioCall & { dateCreated: Date; dateUpdated: Date }>();
+  const messages = new Map<string, FakeTwilioMessage & { dateCreated: Date }>();
   const failures: Array<{ status: number; body: object }> = [];
   const expectedAuth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
   const accountPrefix = `/${API_VERSION}/Accounts/${accountSid}`;
@@ -131,13 +148,40 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     };
   }
 
+  function messageResource(message: FakeTwilioMessage & { dateCreated: Date }): object {
+    const uri = `${accountPrefix}/Messages/${message.sid}.json`;
+    return {
+      account_sid: accountSid,
+      api_version: API_VERSION,
+      body: message.body,
+      date_created: rfc2822(message.dateCreated),
+      date_sent: null,
+      date_updated: rfc2822(message.dateCreated),
+      direction: 'outbound-api',
+      error_code: null,
+      error_message: null,
+      from: message.from,
+      messaging_service_sid: null,
+      num_media: '0',
+      num_segments: String(message.numSegments),
+      price: null,
+      price_unit: 'USD',
+      sid: message.sid,
+      status: message.status,
+      subresource_uris: { media: `${accountPrefix}/Messages/${message.sid}/Media.json` },
+      to: message.to,
+      uri,
+    };
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     const form = contentType === 'application/x-www-form-urlencoded' ? new URLSearchParams(raw) : new URLSearchParams();
     const authorized = req.headers.authorization === expectedAuth;
     const path = req.url ?? '/';
-    requests.push({ method: req.method ?? 'GET', path, form, authorized });
+    const query = Object.fromEntries(new URL(path, 'http://fake').searchParams);
+    requests.push({ method: req.method ?? 'GET', path, form, authorized, query, headers: req.headers });
 
     const failure = failures.shift();
     if (failure) return sendJson(res, failure.status, failure.body);
@@ -180,6 +224,34 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       return sendJson(res, 201, callResource(call));
     }
 
+    if (pathname === `${accountPrefix}/Messages.json`) {
+      const to = form.get('To');
+      const from = form.get('From');
+      const body = form.get('Body');
+      if (!to) return sendJson(res, 400, twilioError(400, 21604, "A 'To' phone number is required."));
+      if (!from && !form.get('MessagingServiceSid')) return sendJson(res, 400, twilioError(400, 21603, "A 'From' phone number is required."));
+      if (!body && !form.get('MediaUrl') && !form.get('ContentSid')) return sendJson(res, 400, twilioError(400, 21602, 'Message body is required.'));
+      if (!/^\+[1-9]\d{6,14}$/.test(to) || invalidNumbers.has(to)) {
+        return sendJson(res, 400, twilioError(400, 21211, `Invalid 'To' Phone Number: ${to}`));
+      }
+      if (body !== null && body.length > 1600) {
+        return sendJson(res, 400, twilioError(400, 21617, 'The concatenated message body exceeds the 1600 character limit.'));
+      }
+      const statusCallback = form.get('StatusCallback');
+      const message = {
+        sid: `SM${randomBytes(16).toString('hex')}`,
+        to,
+        from: from ?? '',
+        body: body ?? '',
+        statusCallback,
+        status: 'queued',
+        numSegments: new SegmentedMessage(body ?? '').segmentsCount,
+        dateCreated: new Date(),
+      };
+      messages.set(message.sid, message);
+      return sendJson(res, 201, messageResource(message));
+    }
+
     const callsPrefix = `${accountPrefix}/Calls/`;
     if (pathname.startsWith(callsPrefix) && pathname.endsWith('.json')) {
       const call = calls.get(pathname.slice(callsPrefix.length, -'.json'.length));
@@ -214,6 +286,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     url: `http://127.0.0.1:${port}`,
     requests,
     calls,
+    messages,
 
     async sendStatus(sid, callStatus, extra = {}) {
       const call = calls.get(sid);

@@ -1,7 +1,6 @@
 import type { TenantCtx } from '../../platform/context.ts';
 import { AppError, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import type { JobDefinition } from '../../platform/jobs.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { PermanentDialError, type CallOutcome } from '../../providers/telephony/types.ts';
 import { twilioCallUpdate, verifyTwilioSignature } from '../../providers/telephony/twilio.ts';
@@ -23,16 +22,6 @@ export interface CallEndedJob {
   tenantId: string;
   callId: string;
 }
-
-/** `call.ended` is enqueued with every call's end; messaging, analytics and webhooks consume it. */
-export const callEndedJob: JobDefinition<CallEndedJob> = {
-  name: CALL_ENDED,
-  retryLimit: 10,
-  async handle() {
-    // Consumers (post-call messaging, analytics, webhooks) hook in here as they arrive.
-  },
-};
-
 
 export const toCall = (row: repo.CallRow): Call => ({
   id: row.id,
@@ -160,6 +149,9 @@ export async function listCalls(ctx: TenantCtx, query: CallQuery, page: Page) {
   const { rows, total } = await repo.listCalls(ctx.db, ctx.tenantId, { ...query, from, to }, page);
   return { data: rows.map(toCall), total };
 }
+
+/** The stored call, for modules that act after it (messaging, analytics). */
+export const findCallRow = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: string) => repo.findCall(ctx.db, ctx.tenantId, id);
 
 export async function getCall(ctx: TenantCtx, id: string): Promise<Call> {
   const row = await repo.findCall(ctx.db, ctx.tenantId, id);

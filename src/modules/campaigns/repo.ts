@@ -134,6 +134,15 @@ export async function listCampaignContacts(db: Queryable, tenantId: string, id: 
   return { rows, total: count.rows[0]!.n };
 }
 
+/** The campaign's copy of a contact, as it was dialled. */
+export async function campaignContact(db: Queryable, tenantId: string, campaignId: string, contactId: string) {
+  const { rows } = await db.query<{ phone_number: string; name: string | null; email: string | null; metadata: Record<string, unknown> }>(
+    'SELECT phone_number, name, email, metadata FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = $3',
+    [tenantId, campaignId, contactId],
+  );
+  return rows[0];
+}
+
 /** Copies the list's contacts into the campaign, each due now; returns how many. */
 export async function snapshotContacts(db: Queryable, tenantId: string, campaignId: string, listId: string, now: Date): Promise<number> {
   const { rowCount } = await db.query(

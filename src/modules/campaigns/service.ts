@@ -233,6 +233,9 @@ async function transition(ctx: TenantCtx, id: string, from: CampaignStatus[], to
 }
 
 /** Seed §4.4: a list assigned to an unfinished campaign cannot be deleted (wired into contacts). */
+/** The contact a campaign call dialled, as the campaign copied it (name, email, metadata). */
+export const campaignContact = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, campaignId: string, contactId: string) => repo.campaignContact(ctx.db, ctx.tenantId, campaignId, contactId);
+
 export const listInUse = (ctx: TenantCtx, listId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'contact_list_id', listId);
 export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'agent_id', agentId);
 export const voiceNumberInUse = (ctx: TenantCtx, numberId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'voice_number_id', numberId);

@@ -37,3 +37,12 @@ export async function tenantHasIntegration(db: Queryable, tenantId: string): Pro
   const { rowCount } = await db.query('SELECT 1 FROM integrations WHERE tenant_id = $1 LIMIT 1', [tenantId]);
   return rowCount > 0;
 }
+
+/** The integrations of a kind, across tenants, whose setting `name` is `value` (a provider callback names the account). */
+export async function integrationsWithSetting(db: Queryable, kind: string, name: string, value: string): Promise<(IntegrationRow & { tenant_id: string })[]> {
+  const { rows } = await db.query<IntegrationRow & { tenant_id: string }>(
+    'SELECT tenant_id, kind, settings, secrets_sealed, created_at, updated_at FROM integrations WHERE kind = $1 AND settings ->> $2 = $3',
+    [kind, name, value],
+  );
+  return rows;
+}

@@ -18,9 +18,11 @@ export const integrationRoutes: ModulePlugin = async (plugin, { deps }) => {
     data: await integrations.listIntegrations(ctxOf(request)),
   }));
 
-  app.put('/integrations/twilio', { config, schema: { tags, summary: 'Connect Twilio (Account SID and Auth Token)', body: INTEGRATION_KINDS.twilio.body, response: { 200: Integration, ...errorResponses(400, 401, 403) } } }, async (request) =>
-    integrations.putIntegration(ctxOf(request), 'twilio', request.body),
-  );
+  for (const [kind, { body, summary }] of Object.entries(INTEGRATION_KINDS) as [IntegrationKind, (typeof INTEGRATION_KINDS)[IntegrationKind]][]) {
+    app.put(`/integrations/${kind}`, { config, schema: { tags, summary, body, response: { 200: Integration, ...errorResponses(400, 401, 403) } } }, async (request) =>
+      integrations.putIntegration(ctxOf(request), kind, request.body as Record<string, string>),
+    );
+  }
 
   app.get('/integrations/:kind', { config, schema: { tags, summary: 'One connected provider', params: KindParams, response: { 200: Integration, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
     integrations.getIntegration(ctxOf(request), request.params.kind as IntegrationKind),

@@ -42,4 +42,10 @@ export async function credentialsOf(ctx: Pick<TenantCtx, 'db' | 'tenantId' | 'se
   return { ...row.settings, ...(JSON.parse(ctx.serverKeys.open(row.secrets_sealed)) as Record<string, string>) };
 }
 
+/** Tenants whose `kind` integration has setting `name` = `value`, with their credentials opened. */
+export async function credentialsBySetting(deps: Pick<TenantCtx, 'db' | 'serverKeys'>, kind: IntegrationKind, name: string, value: string): Promise<{ tenantId: string; credentials: Record<string, string> }[]> {
+  const rows = await repo.integrationsWithSetting(deps.db, kind, name, value);
+  return rows.map((row) => ({ tenantId: row.tenant_id, credentials: { ...row.settings, ...(JSON.parse(deps.serverKeys.open(row.secrets_sealed)) as Record<string, string>) } }));
+}
+
 export const hasIntegrations = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>) => repo.tenantHasIntegration(ctx.db, ctx.tenantId);

@@ -1,0 +1,153 @@
+import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
+import { newId } from '../../platform/ids.ts';
+import type { JobDefinition } from '../../platform/jobs.ts';
+import { ProviderError } from '../../providers/errors.ts';
+import { smsSegments } from '../../providers/sms/segments.ts';
+import * as calls from '../calls/service.ts';
+import * as campaigns from '../campaigns/service.ts';
+import { NotConnectedError, smsProviderOf, whatsappNotConnected, whatsappOf } from './channels.ts';
+import * as repo from './repo.ts';
+import type { SmsProviderName } from './schemas.ts';
+import { chooseSmsTemplate, chooseWhatsAppMapping, fillPlaceholders, type Recipient } from './templates.ts';
+
+export const SEND_MESSAGE = 'message.send';
+export interface SendMessageJob {
+  tenantId: string;
+  messageId: string;
+}
+
+/** Provider 5xx and timeouts: retried 8 times, 5 s doubling (about 21 minutes in all). */
+const SEND_RETRY_LIMIT = 8;
+const SEND_RETRY_DELAY_SECONDS = 5;
+
+async function recipientOf(ctx: TenantCtx, call: NonNullable<Awaited<ReturnType<typeof calls.findCallRow>>>): Promise<Recipient> {
+  const phoneNumber = call.direction === 'OUTGOING' ? call.to_number : call.from_number;
+  const contact = call.campaign_id && call.contact_id ? await campaigns.campaignContact(ctx, call.campaign_id, call.contact_id) : undefined;
+  return { phoneNumber, name: contact?.name ?? null, email: contact?.email ?? null, metadata: contact?.metadata ?? {} };
+}
+
+/**
+ * After a call ends (contract §6): the agent's active WhatsApp and SMS campaigns each decide at
+ * most one message, recorded with its send job in one transaction. A message already recorded
+ * for the call's channel (a retried or repeated `call.ended`) is left alone, so each channel
+ * sends at most once per call.
+ */
+export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId: string }): Promise<number> {
+  const ctx = tenantCtx(deps, job.tenantId);
+  const call = await calls.findCallRow(ctx, job.callId);
+  if (!call || call.status !== 'ENDED' || !call.outcome || !call.agent_id) return 0;
+  const [whatsapp, sms] = await Promise.all([
+    repo.campaignOfAgent(ctx.db, 'whatsapp_campaigns', ctx.tenantId, call.agent_id),
+    repo.campaignOfAgent(ctx.db, 'sms_campaigns', ctx.tenantId, call.agent_id),
+  ]);
+  if (!whatsapp?.is_active && !sms?.is_active) return 0;
+  const recipient = await recipientOf(ctx, call);
+  const common = { call_id: call.id, agent_id: call.agent_id, contact_id: call.contact_id, to_number: recipient.phoneNumber };
+  const messages: repo.NewMessage[] = [];
+
+  const mapping = whatsapp?.is_active ? chooseWhatsAppMapping(whatsapp.templates, call.direction, call.outcome, recipient.metadata.language) : undefined;
+  if (whatsapp && mapping) {
+    messages.push({
+      ...common,
+      id: newId(),
+      channel: 'WHATSAPP',
+      campaign_id: whatsapp.id,
+      // null: the integration's default sender, resolved when sending.
+      sender: whatsapp.phone_number_id,
+      provider: 'WHATSAPP',
+      template_name: mapping.templateName,
+      language_code: mapping.languageCode,
+      body: null,
+      parameters: mapping.bodyParameters.map((parameter) => fillPlaceholders(parameter, recipient)),
+      dlt_sender_id: null,
+      dlt_template_id: null,
+      encoding: null,
+      segments: null,
+    });
+  }
+  const template = sms?.is_active ? chooseSmsTemplate(sms.templates, call.outcome) : undefined;
+  if (sms && template) {
+    const body = fillPlaceholders(template.messageBody, recipient);
+    const { encoding, segments } = smsSegments(body);
+    messages.push({
+      ...common,
+      id: newId(),
+      channel: 'SMS',
+      campaign_id: sms.id,
+      sender: template.dltSenderId ?? sms.sender_number,
+      provider: sms.sender_provider,
+      template_name: null,
+      language_code: null,
+      body,
+      parameters: [],
+      dlt_sender_id: template.dltSenderId,
+      dlt_template_id: template.dltTemplateId,
+      encoding,
+      segments,
+    });
+  }
+  return ctx.db.transaction(async (tx) => {
+    const created = await repo.insertMessages(tx, ctx.tenantId, messages);
+    for (const messageId of created) await ctx.jobs.send<SendMessageJob>(SEND_MESSAGE, { tenantId: ctx.tenantId, messageId }, { tx });
+    return created.length;
+  });
+}
+
+/**
+ * Hands one message to its provider. The attempt is committed as SENDING before the request,
+ * so a worker that dies after the provider accepted the message and before its answer was
+ * recorded leaves SENDING behind: the retried job then marks it FAILED as unconfirmed rather
+ * than risk a second message; a later delivery callback that names our id corrects it.
+ */
+export async function sendMessage(deps: Deps, job: SendMessageJob, meta: { retryCount: number }): Promise<void> {
+  const ctx = tenantCtx(deps, job.tenantId);
+  const now = () => ctx.clock.now();
+  const message = await repo.claimForSending(ctx.db, ctx.tenantId, job.messageId);
+  if (!message) {
+    const current = await repo.findMessage(ctx.db, ctx.tenantId, job.messageId);
+    if (current?.status === 'SENDING') {
+      await repo.markFailed(ctx.db, ctx.tenantId, current.id, 'Unconfirmed: the worker stopped while the provider was being asked, so whether it was sent is unknown; it is not sent again to avoid a duplicate.', now());
+    }
+    return;
+  }
+  try {
+    const providerMessageId = await deliver(ctx, message);
+    await repo.markSent(ctx.db, ctx.tenantId, message.id, providerMessageId, now());
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    if (error instanceof ProviderError && error.retryable && meta.retryCount < SEND_RETRY_LIMIT) {
+      await repo.requeue(ctx.db, ctx.tenantId, message.id, reason);
+      throw error; // the job queue retries with backoff
+    }
+    await repo.markFailed(ctx.db, ctx.tenantId, message.id, reason, now());
+    if (!(error instanceof ProviderError) && !(error instanceof NotConnectedError)) throw error;
+  }
+}
+
+/** Sends through the message's provider; returns the provider's message id. */
+async function deliver(ctx: TenantCtx, message: repo.MessageRow): Promise<string> {
+  if (message.channel === 'WHATSAPP') {
+    const whatsapp = await whatsappOf(ctx);
+    if (!whatsapp) throw whatsappNotConnected();
+    const sent = await whatsapp.client.sendTemplate({
+      phoneNumberId: message.sender ?? whatsapp.defaultPhoneNumberId,
+      to: message.to_number,
+      templateName: message.template_name!,
+      languageCode: message.language_code!,
+      bodyParameters: message.parameters,
+      callbackData: message.id,
+    });
+    return sent.providerMessageId;
+  }
+  const provider = await smsProviderOf(ctx, message.provider as SmsProviderName);
+  const sent = await provider.send({ from: message.sender!, to: message.to_number, body: message.body!, dltSenderId: message.dlt_sender_id, dltTemplateId: message.dlt_template_id });
+  return sent.providerMessageId;
+}
+
+export const sendMessageJob = (deps: Deps): JobDefinition<SendMessageJob> => ({
+  name: SEND_MESSAGE,
+  retryLimit: SEND_RETRY_LIMIT,
+  retryDelaySeconds: SEND_RETRY_DELAY_SECONDS,
+  concurrency: 4,
+  handle: (data, meta) => sendMessage(deps, data, meta),
+});

@@ -1,0 +1,235 @@
+import type { Queryable } from '../../platform/db.ts';
+import type { Page } from '../../platform/pagination.ts';
+import type { Channel, MessageStatus, SmsTemplate, TemplateMapping } from './schemas.ts';
+
+export const UNIQUE_VIOLATION = '23505';
+
+// ---------------------------------------------------------------------------------------------
+// WhatsApp and SMS campaigns: one table each, same shape of statements.
+
+export interface WhatsAppCampaignRow {
+  tenant_id: string;
+  id: string;
+  agent_id: string;
+  name: string;
+  phone_number_id: string | null;
+  is_active: boolean;
+  templates: TemplateMapping[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface SmsCampaignRow {
+  tenant_id: string;
+  id: string;
+  agent_id: string;
+  name: string;
+  sender_number: string;
+  sender_provider: string;
+  is_active: boolean;
+  templates: SmsTemplate[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type CampaignTable = 'whatsapp_campaigns' | 'sms_campaigns';
+type RowOf<T extends CampaignTable> = T extends 'whatsapp_campaigns' ? WhatsAppCampaignRow : SmsCampaignRow;
+
+const toSql = (value: unknown) => (Array.isArray(value) ? JSON.stringify(value) : value);
+
+/** Inserts a campaign from column values (never user-chosen column names). */
+export async function insertCampaign<T extends CampaignTable>(db: Queryable, table: T, values: Record<string, unknown>): Promise<RowOf<T>> {
+  const columns = Object.keys(values);
+  const { rows } = await db.query<RowOf<T>>(
+    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`,
+    Object.values(values).map(toSql),
+  );
+  return rows[0]!;
+}
+
+export async function updateCampaign<T extends CampaignTable>(db: Queryable, table: T, tenantId: string, id: string, values: Record<string, unknown>): Promise<RowOf<T> | undefined> {
+  const entries = Object.entries(values).filter(([, value]) => value !== undefined);
+  const sets = [...entries.map(([column], i) => `${column} = $${i + 3}`), 'updated_at = now()'];
+  const { rows } = await db.query<RowOf<T>>(`UPDATE ${table} SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2 RETURNING *`, [tenantId, id, ...entries.map(([, value]) => toSql(value))]);
+  return rows[0];
+}
+
+export async function findCampaign<T extends CampaignTable>(db: Queryable, table: T, tenantId: string, id: string): Promise<RowOf<T> | undefined> {
+  const { rows } = await db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+  return rows[0];
+}
+
+export async function campaignOfAgent<T extends CampaignTable>(db: Queryable, table: T, tenantId: string, agentId: string): Promise<RowOf<T> | undefined> {
+  const { rows } = await db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE tenant_id = $1 AND agent_id = $2`, [tenantId, agentId]);
+  return rows[0];
+}
+
+export async function listCampaigns<T extends CampaignTable>(db: Queryable, table: T, tenantId: string, agentId: string | undefined, page: Page): Promise<{ rows: RowOf<T>[]; total: number }> {
+  const where = 'tenant_id = $1 AND ($2::uuid IS NULL OR agent_id = $2)';
+  const [{ rows }, count] = await Promise.all([
+    db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [tenantId, agentId ?? null, page.limit, page.offset]),
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`, [tenantId, agentId ?? null]),
+  ]);
+  return { rows, total: count.rows[0]!.n };
+}
+
+export async function deleteCampaign(db: Queryable, table: CampaignTable, tenantId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(`DELETE FROM ${table} WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+  return rowCount === 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhook tokens.
+
+/** The tenant's token: the one stored, or `candidate` stored now (one statement, so concurrent calls agree). */
+export async function webhookToken(db: Queryable, tenantId: string, candidate: string): Promise<{ token: string; created: boolean }> {
+  const { rows } = await db.query<{ token: string; created: boolean }>(
+    `WITH inserted AS (
+       INSERT INTO whatsapp_webhook_tokens (tenant_id, token) VALUES ($1, $2) ON CONFLICT (tenant_id) DO NOTHING RETURNING token
+     )
+     SELECT token, true AS created FROM inserted
+     UNION ALL SELECT token, false AS created FROM whatsapp_webhook_tokens WHERE tenant_id = $1
+     LIMIT 1`,
+    [tenantId, candidate],
+  );
+  return rows[0]!;
+}
+
+export async function tokenExists(db: Queryable, token: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM whatsapp_webhook_tokens WHERE token = $1', [token]);
+  return rowCount > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages.
+
+export interface MessageRow {
+  tenant_id: string;
+  id: string;
+  channel: Channel;
+  call_id: string;
+  agent_id: string | null;
+  campaign_id: string | null;
+  contact_id: string | null;
+  to_number: string;
+  sender: string | null;
+  provider: string;
+  template_name: string | null;
+  language_code: string | null;
+  body: string | null;
+  parameters: string[];
+  dlt_sender_id: string | null;
+  dlt_template_id: string | null;
+  encoding: string | null;
+  segments: number | null;
+  status: MessageStatus;
+  provider_message_id: string | null;
+  failure_reason: string | null;
+  attempts: number;
+  sent_at: Date | null;
+  delivered_at: Date | null;
+  read_at: Date | null;
+  failed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type NewMessage = Pick<
+  MessageRow,
+  'id' | 'channel' | 'call_id' | 'agent_id' | 'campaign_id' | 'contact_id' | 'to_number' | 'sender' | 'provider' | 'template_name' | 'language_code' | 'body' | 'parameters' | 'dlt_sender_id' | 'dlt_template_id' | 'encoding' | 'segments'
+>;
+
+/** Records the messages a call decided; a channel already recorded for the call is left alone. Returns the new ids. */
+export async function insertMessages(db: Queryable, tenantId: string, messages: NewMessage[]): Promise<string[]> {
+  if (messages.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO messages (tenant_id, id, channel, call_id, agent_id, campaign_id, contact_id, to_number, sender, provider, template_name, language_code, body,
+                           parameters, dlt_sender_id, dlt_template_id, encoding, segments, status)
+     SELECT $1, m.id, m.channel, m.call_id, m.agent_id, m.campaign_id, m.contact_id, m.to_number, m.sender, m.provider, m.template_name, m.language_code, m.body,
+            coalesce(m.parameters, '[]'), m.dlt_sender_id, m.dlt_template_id, m.encoding, m.segments, 'QUEUED'
+     FROM jsonb_to_recordset($2::jsonb) AS m(id uuid, channel text, call_id uuid, agent_id uuid, campaign_id uuid, contact_id uuid, to_number text, sender text,
+       provider text, template_name text, language_code text, body text, parameters jsonb, dlt_sender_id text, dlt_template_id text, encoding text, segments int)
+     ON CONFLICT (tenant_id, call_id, channel) DO NOTHING
+     RETURNING id`,
+    [tenantId, JSON.stringify(messages)],
+  );
+  return rows.map((row) => row.id);
+}
+
+export async function findMessage(db: Queryable, tenantId: string, id: string): Promise<MessageRow | undefined> {
+  const { rows } = await db.query<MessageRow>('SELECT * FROM messages WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+  return rows[0];
+}
+
+/** QUEUED → SENDING, counted as an attempt and committed before the provider is asked. */
+export async function claimForSending(db: Queryable, tenantId: string, id: string): Promise<MessageRow | undefined> {
+  const { rows } = await db.query<MessageRow>(
+    `UPDATE messages SET status = 'SENDING', attempts = attempts + 1, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status = 'QUEUED' RETURNING *`,
+    [tenantId, id],
+  );
+  return rows[0];
+}
+
+export async function markSent(db: Queryable, tenantId: string, id: string, providerMessageId: string, at: Date): Promise<void> {
+  // A delivery callback may have arrived first (reconciled by our id); never move a status back.
+  await db.query(
+    `UPDATE messages SET provider_message_id = $3, sent_at = coalesce(sent_at, $4), failure_reason = NULL, updated_at = now(),
+       status = CASE WHEN status IN ('DELIVERED', 'READ') THEN status ELSE 'SENT' END
+     WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id, providerMessageId, at],
+  );
+}
+
+export async function markFailed(db: Queryable, tenantId: string, id: string, reason: string, at: Date): Promise<void> {
+  await db.query(`UPDATE messages SET status = 'FAILED', failure_reason = $3, failed_at = $4, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status IN ('QUEUED', 'SENDING')`, [tenantId, id, reason, at]);
+}
+
+/** SENDING → QUEUED after a provider error worth retrying. */
+export async function requeue(db: Queryable, tenantId: string, id: string, reason: string): Promise<void> {
+  await db.query(`UPDATE messages SET status = 'QUEUED', failure_reason = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status = 'SENDING'`, [tenantId, id, reason]);
+}
+
+const STATUS_RANK: Record<string, number> = { QUEUED: 0, SENDING: 1, SENT: 2, DELIVERED: 3, READ: 4, FAILED: 5 };
+
+/**
+ * A provider's delivery status for its message id, or for our id when the send's answer was never
+ * recorded (a worker that died mid-send). Statuses only move forward: a late `sent` after `read`
+ * changes nothing. Returns whether a message changed.
+ */
+export async function recordDeliveryStatus(
+  db: Queryable,
+  tenantId: string,
+  provider: string,
+  ids: { providerMessageId: string; ourId: string | null },
+  status: 'SENT' | 'DELIVERED' | 'READ' | 'FAILED',
+  at: Date,
+  reason: string | null,
+): Promise<boolean> {
+  const column = { SENT: 'sent_at', DELIVERED: 'delivered_at', READ: 'read_at', FAILED: 'failed_at' }[status];
+  const { rowCount } = await db.query(
+    `UPDATE messages SET status = $5, ${column} = coalesce(${column}, $6), provider_message_id = $3,
+       failure_reason = CASE WHEN $5 = 'FAILED' THEN $7 ELSE failure_reason END, updated_at = now()
+     WHERE tenant_id = $1 AND provider = $2 AND (provider_message_id = $3 OR (provider_message_id IS NULL AND id = $4::uuid))
+       AND ((CASE status ${Object.entries(STATUS_RANK).map(([name, rank]) => `WHEN '${name}' THEN ${rank}`).join(' ')} END) < $8
+            -- Failed for want of the provider's answer, yet the provider reports it: it was sent.
+            OR (status = 'FAILED' AND provider_message_id IS NULL))`,
+    [tenantId, provider, ids.providerMessageId, ids.ourId, status, at, reason, STATUS_RANK[status]],
+  );
+  return rowCount > 0;
+}
+
+export interface MessageFilter {
+  channel?: Channel;
+  callId?: string;
+  status?: MessageStatus;
+}
+
+export async function listMessages(db: Queryable, tenantId: string, filter: MessageFilter, page: Page): Promise<{ rows: MessageRow[]; total: number }> {
+  const where = 'tenant_id = $1 AND ($2::text IS NULL OR channel = $2) AND ($3::uuid IS NULL OR call_id = $3) AND ($4::text IS NULL OR status = $4)';
+  const params = [tenantId, filter.channel ?? null, filter.callId ?? null, filter.status ?? null];
+  const [{ rows }, count] = await Promise.all([
+    db.query<MessageRow>(`SELECT * FROM messages WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`, [...params, page.limit, page.offset]),
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE ${where}`, params),
+  ]);
+  return { rows, total: count.rows[0]!.n };
+}

@@ -1,0 +1,341 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Deps, TenantCtx } from '../../platform/context.ts';
+import { AppError, badRequest, conflict, notFound, type FieldError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import type { Page } from '../../platform/pagination.ts';
+import { isoOrNull } from '../../platform/clock.ts';
+import { ProviderError } from '../../providers/errors.ts';
+import { verifyWhatsAppSignature } from '../../providers/whatsapp/cloud-api.ts';
+import * as agents from '../agents/service.ts';
+import * as integrations from '../integrations/service.ts';
+import { whatsappNotConnected, whatsappOf } from './channels.ts';
+import * as repo from './repo.ts';
+import {
+  DEFAULT_LANGUAGE_CODE,
+  SMS_PROVIDERS,
+  type Channel,
+  type CreateSmsCampaignBody,
+  type CreateWhatsAppCampaignBody,
+  type Message,
+  type MessageStatus,
+  type MessageQuery,
+  type SmsCampaign,
+  type SmsProviderName,
+  type SmsTemplate,
+  type SmsTemplateInput,
+  type TemplateMapping,
+  type TemplateMappingInput,
+  type UpdateSmsCampaignBody,
+  type UpdateWhatsAppCampaignBody,
+  type WhatsAppCampaign,
+} from './schemas.ts';
+import { canonicalLanguageCode, duplicateMappings, duplicateSmsTemplates } from './templates.ts';
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === repo.UNIQUE_VIOLATION;
+const validation = (message: string, details: FieldError[]) => badRequest('VALIDATION_FAILED', message, details);
+
+// ---------------------------------------------------------------------------------------------
+// WhatsApp campaigns (seed §4.1, contract §6).
+
+const whatsappCampaignNotFound = () => notFound('WhatsApp campaign');
+
+const toWhatsAppCampaign = (row: repo.WhatsAppCampaignRow): WhatsAppCampaign => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  agentId: row.agent_id,
+  name: row.name,
+  phoneNumberId: row.phone_number_id,
+  isActive: row.is_active,
+  templates: row.templates,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+/** Service ids, `languageCode` defaulting to en_US (on create as on update), one mapping per key. */
+function whatsappTemplates(input: TemplateMappingInput[]): TemplateMapping[] {
+  const templates = input.map((template) => ({
+    id: randomUUID(),
+    templateName: template.templateName,
+    languageCode: canonicalLanguageCode(template.languageCode ?? DEFAULT_LANGUAGE_CODE),
+    process: template.process,
+    callStatus: template.callStatus,
+    bodyParameters: template.bodyParameters ?? [],
+  }));
+  const duplicates = duplicateMappings(templates);
+  if (duplicates.length > 0) throw validation('Each (process, callStatus, languageCode) may have one template mapping; remove the repeated ones.', duplicates);
+  return templates;
+}
+
+async function agentAlreadyHas(ctx: TenantCtx, channel: 'WhatsApp' | 'SMS', agentId: string): Promise<AppError> {
+  const table = channel === 'WhatsApp' ? 'whatsapp_campaigns' : 'sms_campaigns';
+  const existing = await repo.campaignOfAgent(ctx.db, table, ctx.tenantId, agentId);
+  const path = channel === 'WhatsApp' ? '/whatsapp/campaigns' : '/sms-agent/campaigns';
+  return conflict(
+    channel === 'WhatsApp' ? 'WHATSAPP_CAMPAIGN_EXISTS' : 'SMS_CAMPAIGN_EXISTS',
+    `Agent ${agentId} already has a ${channel} campaign${existing ? ` (${existing.id})` : ''}; change it with PUT ${path}/${existing?.id ?? '{id}'} instead of creating another.`,
+  );
+}
+
+export async function createWhatsAppCampaign(ctx: TenantCtx, input: CreateWhatsAppCampaignBody): Promise<WhatsAppCampaign> {
+  const agent = await agents.requireAgent(ctx, input.agentId);
+  const templates = whatsappTemplates(input.templates);
+  try {
+    const row = await repo.insertCampaign(ctx.db, 'whatsapp_campaigns', {
+      tenant_id: ctx.tenantId,
+      id: newId(),
+      agent_id: agent.id,
+      name: input.name ?? `${agent.name} WhatsApp follow-up`,
+      phone_number_id: input.phoneNumberId ?? null,
+      is_active: input.isActive ?? true,
+      templates,
+    });
+    return toWhatsAppCampaign(row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw await agentAlreadyHas(ctx, 'WhatsApp', agent.id);
+    throw error;
+  }
+}
+
+export async function updateWhatsAppCampaign(ctx: TenantCtx, id: string, input: UpdateWhatsAppCampaignBody): Promise<WhatsAppCampaign> {
+  const row = await repo.updateCampaign(ctx.db, 'whatsapp_campaigns', ctx.tenantId, id, {
+    name: input.name,
+    phone_number_id: input.phoneNumberId,
+    is_active: input.isActive,
+    // Seed §4.1: present templates replace the whole set.
+    templates: input.templates && whatsappTemplates(input.templates),
+  });
+  if (!row) throw whatsappCampaignNotFound();
+  return toWhatsAppCampaign(row);
+}
+
+export async function getWhatsAppCampaign(ctx: TenantCtx, id: string): Promise<WhatsAppCampaign> {
+  const row = await repo.findCampaign(ctx.db, 'whatsapp_campaigns', ctx.tenantId, id);
+  if (!row) throw whatsappCampaignNotFound();
+  return toWhatsAppCampaign(row);
+}
+
+export async function listWhatsAppCampaigns(ctx: TenantCtx, agentId: string | undefined, page: Page) {
+  const { rows, total } = await repo.listCampaigns(ctx.db, 'whatsapp_campaigns', ctx.tenantId, agentId, page);
+  return { data: rows.map(toWhatsAppCampaign), total };
+}
+
+export async function deleteWhatsAppCampaign(ctx: TenantCtx, id: string): Promise<void> {
+  if (!(await repo.deleteCampaign(ctx.db, 'whatsapp_campaigns', ctx.tenantId, id))) throw whatsappCampaignNotFound();
+}
+
+// ---------------------------------------------------------------------------------------------
+// SMS campaigns (seed §4.2, contract §6).
+
+const smsCampaignNotFound = () => notFound('SMS campaign');
+
+const toSmsCampaign = (row: repo.SmsCampaignRow): SmsCampaign => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  agentId: row.agent_id,
+  name: row.name,
+  senderNumber: row.sender_number,
+  senderProvider: row.sender_provider,
+  isActive: row.is_active,
+  templates: row.templates,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+function smsProviderName(value: string): SmsProviderName {
+  const name = value.trim().toUpperCase();
+  if (!(SMS_PROVIDERS as readonly string[]).includes(name)) {
+    throw validation(`senderProvider must be one of ${SMS_PROVIDERS.join(', ')}; got ${JSON.stringify(value)}.`, [{ path: '/senderProvider', message: `must be one of ${SMS_PROVIDERS.join(', ')}` }]);
+  }
+  return name as SmsProviderName;
+}
+
+function smsTemplates(input: SmsTemplateInput[]): SmsTemplate[] {
+  const duplicates = duplicateSmsTemplates(input);
+  if (duplicates.length > 0) throw validation('An SMS campaign has one template per callStatus; remove the repeated ones.', duplicates);
+  return input.map((template) => ({
+    id: randomUUID(),
+    callStatus: template.callStatus,
+    messageBody: template.messageBody,
+    dltSenderId: template.dltSenderId ?? null,
+    dltTemplateId: template.dltTemplateId ?? null,
+  }));
+}
+
+/** MSG91 sends only DLT-registered templates in India: each template needs its DLT template id. */
+function checkProviderNeeds(provider: SmsProviderName, templates: SmsTemplate[]) {
+  if (provider !== 'MSG91') return;
+  const missing = templates.flatMap((template, index) => (template.dltTemplateId ? [] : [{ path: `/templates/${index}/dltTemplateId`, message: 'required by MSG91' }]));
+  if (missing.length > 0) throw validation('MSG91 sends only DLT-registered templates: give every template its dltTemplateId.', missing);
+}
+
+export async function createSmsCampaign(ctx: TenantCtx, input: CreateSmsCampaignBody): Promise<SmsCampaign> {
+  const agent = await agents.requireAgent(ctx, input.agentId);
+  const provider = smsProviderName(input.senderProvider);
+  const templates = smsTemplates(input.templates ?? []);
+  checkProviderNeeds(provider, templates);
+  try {
+    const row = await repo.insertCampaign(ctx.db, 'sms_campaigns', {
+      tenant_id: ctx.tenantId,
+      id: newId(),
+      agent_id: agent.id,
+      name: input.name ?? `${agent.name} SMS follow-up`,
+      sender_number: input.senderNumber,
+      sender_provider: provider,
+      is_active: input.isActive ?? true,
+      templates,
+    });
+    return toSmsCampaign(row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw await agentAlreadyHas(ctx, 'SMS', agent.id);
+    throw error;
+  }
+}
+
+export async function updateSmsCampaign(ctx: TenantCtx, id: string, input: UpdateSmsCampaignBody): Promise<SmsCampaign> {
+  return ctx.db.transaction(async (tx) => {
+    const current = await repo.findCampaign(tx, 'sms_campaigns', ctx.tenantId, id);
+    if (!current) throw smsCampaignNotFound();
+    const provider = input.senderProvider === undefined ? undefined : smsProviderName(input.senderProvider);
+    const templates = input.templates && smsTemplates(input.templates);
+    checkProviderNeeds(provider ?? (current.sender_provider as SmsProviderName), templates ?? current.templates);
+    const row = await repo.updateCampaign(tx, 'sms_campaigns', ctx.tenantId, id, {
+      name: input.name,
+      sender_number: input.senderNumber,
+      sender_provider: provider,
+      is_active: input.isActive,
+      // Seed §4.2: present templates replace the existing ones wholesale.
+      templates,
+    });
+    return toSmsCampaign(row!);
+  });
+}
+
+export async function getSmsCampaign(ctx: TenantCtx, id: string): Promise<SmsCampaign> {
+  const row = await repo.findCampaign(ctx.db, 'sms_campaigns', ctx.tenantId, id);
+  if (!row) throw smsCampaignNotFound();
+  return toSmsCampaign(row);
+}
+
+export async function listSmsCampaigns(ctx: TenantCtx, agentId: string | undefined, page: Page) {
+  const { rows, total } = await repo.listCampaigns(ctx.db, 'sms_campaigns', ctx.tenantId, agentId, page);
+  return { data: rows.map(toSmsCampaign), total };
+}
+
+export async function deleteSmsCampaign(ctx: TenantCtx, id: string): Promise<void> {
+  if (!(await repo.deleteCampaign(ctx.db, 'sms_campaigns', ctx.tenantId, id))) throw smsCampaignNotFound();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The WhatsApp account: webhook token, sender numbers, webhook deliveries.
+
+/** Seed §4.1: the tenant's verification token, created on the first call and the same ever after. */
+export async function webhookToken(ctx: TenantCtx): Promise<{ token: string; created: boolean }> {
+  return repo.webhookToken(ctx.db, ctx.tenantId, randomBytes(24).toString('base64url'));
+}
+
+/** Seed §4.1, §2.9: the connected account's sender numbers, live from the Graph API. */
+export async function fetchNumbers(ctx: TenantCtx) {
+  const whatsapp = await whatsappOf(ctx);
+  if (!whatsapp) throw conflict('WHATSAPP_NOT_CONNECTED', whatsappNotConnected().message);
+  try {
+    return await whatsapp.client.listPhoneNumbers(whatsapp.businessAccountId);
+  } catch (error) {
+    if (error instanceof ProviderError) throw new AppError(502, 'PROVIDER_ERROR', `WhatsApp refused to list the sender numbers: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The provider's subscription handshake: the challenge back when the token is a tenant's. */
+export async function verifyWebhookSubscription(deps: Pick<Deps, 'db'>, query: { 'hub.mode'?: string; 'hub.verify_token'?: string; 'hub.challenge'?: string }): Promise<string> {
+  const token = query['hub.verify_token'];
+  if (query['hub.mode'] !== 'subscribe' || !token || query['hub.challenge'] === undefined || !(await repo.tokenExists(deps.db, token))) {
+    throw new AppError(403, 'WEBHOOK_VERIFICATION_FAILED', 'The verify token does not match a webhook token of this service; issue one with POST /api/v1/whatsapp/webhook-token.');
+  }
+  return query['hub.challenge'];
+}
+
+interface WebhookStatus {
+  id?: unknown;
+  status?: unknown;
+  timestamp?: unknown;
+  biz_opaque_callback_data?: unknown;
+  errors?: { code?: unknown; title?: unknown; message?: unknown; error_data?: { details?: unknown } }[];
+}
+interface WebhookPayload {
+  object?: unknown;
+  entry?: { id?: unknown; changes?: { field?: unknown; value?: { statuses?: WebhookStatus[] } }[] }[];
+}
+
+const DELIVERY_STATUS = { sent: 'SENT', delivered: 'DELIVERED', read: 'READ', failed: 'FAILED' } as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const badSignature = () => new AppError(401, 'INVALID_SIGNATURE', 'X-Hub-Signature-256 does not match this body signed with the app secret of a connected WhatsApp account.');
+
+/**
+ * A webhook delivery from Meta: verified with the app secret of the tenant that connected the
+ * business account it names, then each message status is recorded. Returns how many messages changed.
+ */
+export async function receiveWhatsAppWebhook(deps: Pick<Deps, 'db' | 'serverKeys'>, rawBody: Buffer, signature: string | undefined): Promise<number> {
+  let payload: WebhookPayload;
+  try {
+    payload = JSON.parse(rawBody.toString('utf8')) as WebhookPayload;
+  } catch {
+    throw badRequest('INVALID_JSON', 'The webhook body is not JSON.');
+  }
+  const accountIds = [...new Set((payload.entry ?? []).map((entry) => String(entry.id ?? '')))].filter(Boolean);
+  if (accountIds.length !== 1) throw badSignature();
+  const tenants = await integrations.credentialsBySetting(deps, 'whatsapp', 'businessAccountId', accountIds[0]!);
+  const tenant = tenants.find(({ credentials }) => verifyWhatsAppSignature(credentials.appSecret!, rawBody, signature));
+  if (!tenant) throw badSignature();
+
+  let changed = 0;
+  for (const entry of payload.entry ?? []) {
+    for (const change of entry.changes ?? []) {
+      for (const status of change.value?.statuses ?? []) {
+        const next = DELIVERY_STATUS[String(status.status) as keyof typeof DELIVERY_STATUS];
+        if (!next || typeof status.id !== 'string') continue;
+        const at = Number.isFinite(Number(status.timestamp)) ? new Date(Number(status.timestamp) * 1000) : new Date();
+        const ourId = typeof status.biz_opaque_callback_data === 'string' && UUID.test(status.biz_opaque_callback_data) ? status.biz_opaque_callback_data : null;
+        const error = status.errors?.[0];
+        const reason = next === 'FAILED' ? `WhatsApp: ${[error?.code, error?.title ?? error?.message, error?.error_data?.details].filter((part) => part !== undefined && part !== '').join(' ') || 'failed'}` : null;
+        if (await repo.recordDeliveryStatus(deps.db, tenant.tenantId, 'WHATSAPP', { providerMessageId: status.id, ourId }, next, at, reason)) changed++;
+      }
+    }
+  }
+  return changed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The message log.
+
+export const toMessage = (row: repo.MessageRow): Message => ({
+  id: row.id,
+  channel: row.channel,
+  callId: row.call_id,
+  agentId: row.agent_id,
+  campaignId: row.campaign_id,
+  contactId: row.contact_id,
+  toNumber: row.to_number,
+  sender: row.sender,
+  provider: row.provider,
+  templateName: row.template_name,
+  languageCode: row.language_code,
+  body: row.body,
+  parameters: row.parameters,
+  encoding: row.encoding,
+  segments: row.segments,
+  status: row.status,
+  providerMessageId: row.provider_message_id,
+  failureReason: row.failure_reason,
+  attempts: row.attempts,
+  sentAt: isoOrNull(row.sent_at),
+  deliveredAt: isoOrNull(row.delivered_at),
+  readAt: isoOrNull(row.read_at),
+  failedAt: isoOrNull(row.failed_at),
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+export async function listMessages(ctx: TenantCtx, query: MessageQuery, page: Page) {
+  const { rows, total } = await repo.listMessages(ctx.db, ctx.tenantId, { channel: query.channel?.toUpperCase() as Channel | undefined, callId: query.callId, status: query.status as MessageStatus | undefined }, page);
+  return { data: rows.map(toMessage), total };
+}
