@@ -284,8 +284,9 @@ export async function receiveWhatsAppWebhook(deps: Pick<Deps, 'db' | 'serverKeys
   const accountIds = [...new Set((payload.entry ?? []).map((entry) => String(entry.id ?? '')))].filter(Boolean);
   if (accountIds.length !== 1) throw badSignature();
   const tenants = await integrations.credentialsBySetting(deps, 'whatsapp', 'businessAccountId', accountIds[0]!);
-  const tenant = tenants.find(({ credentials }) => verifyWhatsAppSignature(credentials.appSecret!, rawBody, signature));
-  if (!tenant) throw badSignature();
+  // Normally one tenant connected the account; should several have, each verified one records its own messages.
+  const verified = tenants.filter(({ credentials }) => verifyWhatsAppSignature(credentials.appSecret!, rawBody, signature));
+  if (verified.length === 0) throw badSignature();
 
   let changed = 0;
   for (const entry of payload.entry ?? []) {
@@ -297,7 +298,9 @@ export async function receiveWhatsAppWebhook(deps: Pick<Deps, 'db' | 'serverKeys
         const ourId = typeof status.biz_opaque_callback_data === 'string' && UUID.test(status.biz_opaque_callback_data) ? status.biz_opaque_callback_data : null;
         const error = status.errors?.[0];
         const reason = next === 'FAILED' ? `WhatsApp: ${[error?.code, error?.title ?? error?.message, error?.error_data?.details].filter((part) => part !== undefined && part !== '').join(' ') || 'failed'}` : null;
-        if (await repo.recordDeliveryStatus(deps.db, tenant.tenantId, 'WHATSAPP', { providerMessageId: status.id, ourId }, next, at, reason)) changed++;
+        for (const { tenantId } of verified) {
+          if (await repo.recordDeliveryStatus(deps.db, tenantId, 'WHATSAPP', { providerMessageId: status.id, ourId }, next, at, reason)) changed++;
+        }
       }
     }
   }
