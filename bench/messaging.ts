@@ -1,0 +1,134 @@
+/**
+ * Post-call dispatch throughput on PostgreSQL: N ended calls, each with a `call.ended` job, run
+ * through the real job handlers (afterCallEnded, then `message.send`) in this process, sending one
+ * WhatsApp message (to a local fake of the Graph API) and one SMS (SIMULATOR) per call.
+ * Prints messages delivered per second. See bench/README.md.
+ */
+import { randomBytes } from 'node:crypto';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { jobDefinitions } from '../src/jobs.ts';
+import { CALL_ENDED, type CallEndedJob } from '../src/modules/calls/service.ts';
+import { createLogger } from '../src/platform/logger.ts';
+import { IN_MEMORY, openRuntime } from '../src/runtime.ts';
+import { startFakeWhatsApp } from '../test/fakes/whatsapp.ts';
+import { fixed, intFromEnv, onCleanup, runBench, sleep, table, withClient } from './harness.ts';
+
+const CALLS = intFromEnv('BENCH_MESSAGING_CALLS', 2000, 1);
+const TIMEOUT_S = 600;
+const POLL_MS = 100;
+const ENQUEUE_BATCH = 500;
+const WHATSAPP = { accessToken: 'EAAG-bench-access-token-0123456789', appSecret: 'bench-app-secret-0123456789', wabaId: '102290129340398', sender: '106540352242922' };
+const BENCH_DATABASE = /^callforge_bench_[a-f0-9]+$/;
+
+async function main(): Promise<number> {
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    process.stderr.write('bench:messaging needs PostgreSQL: set DATABASE_URL, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:messaging\n');
+    return 1;
+  }
+
+  // A fresh database, dropped at the end (also on Ctrl-C).
+  const name = `callforge_bench_${randomBytes(6).toString('hex')}`;
+  if (!BENCH_DATABASE.test(name)) throw new Error(`refusing to touch database ${name}`);
+  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
+  onCleanup(`drop database ${name}`, () => withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+
+  const graph = await startFakeWhatsApp({
+    accessToken: WHATSAPP.accessToken,
+    businessAccountId: WHATSAPP.wabaId,
+    phoneNumbers: [{ id: WHATSAPP.sender, displayPhoneNumber: '+1 555-000-1234', verifiedName: 'Bench Clinic', qualityRating: 'GREEN' }],
+  });
+  onCleanup('close the fake WhatsApp', () => graph.close());
+
+  const config = loadConfig({
+    DATA_DIR: IN_MEMORY,
+    LOG_LEVEL: 'warn',
+    DEMO_BOOTSTRAP: '0',
+    DATABASE_URL: url.toString(),
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    WHATSAPP_API_URL: graph.url,
+    JOBS_POLL_SECONDS: '0.5',
+    RATE_LIMIT_PER_MINUTE: '10000000',
+  });
+  const runtime = await openRuntime(config, { log: createLogger(config.logLevel), superviseJobs: true });
+  onCleanup('close the runtime', () => runtime.close());
+  const app = await buildApp(runtime);
+  await app.ready();
+  onCleanup('close the app', () => app.close());
+
+  process.stdout.write(`callforge messaging bench on PostgreSQL (${url.host}/${name}): ${CALLS.toLocaleString('en-US')} ended calls, WhatsApp (fake Graph API) + SMS (SIMULATOR) each; node ${process.version}\n`);
+
+  // Setup over HTTP, as a dashboard user would: tenant, WhatsApp integration, agent, campaigns.
+  const request = async (method: 'GET' | 'POST' | 'PUT', path: string, token: string | undefined, payload?: object) => {
+    const response = await app.inject({ method, url: `/api/v1${path}`, headers: token ? { authorization: `Bearer ${token}` } : {}, ...(payload ? { payload } : {}) });
+    if (response.statusCode >= 300) throw new Error(`${method} ${path} answered ${response.statusCode}: ${response.body}`);
+    return response.json() as Record<string, unknown>;
+  };
+  const suffix = randomBytes(6).toString('hex');
+  const session = await request('POST', '/auth/signup', undefined, { tenantName: `Bench ${suffix}`, email: `bench-${suffix}@example.com`, password: randomBytes(18).toString('base64url') });
+  const token = session.accessToken as string;
+  const tenantId = (session.user as { tenantId: string }).tenantId;
+  await request('PUT', '/integrations/whatsapp', token, { businessAccountId: WHATSAPP.wabaId, accessToken: WHATSAPP.accessToken, appSecret: WHATSAPP.appSecret, phoneNumberId: WHATSAPP.sender });
+  const key = (await request('POST', '/api-keys', token, { name: 'bench' })).key as string;
+  const agentId = (await request('POST', '/agents', key, { name: 'Bench agent' })).id as string;
+  await request('POST', '/whatsapp/campaigns', key, { agentId, templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED', bodyParameters: ['{{phoneNumber}}'] }] });
+  await request('POST', '/sms-agent/campaigns', key, { agentId, senderNumber: '+14155550000', senderProvider: 'SIMULATOR', templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks for talking with us.' }] });
+
+  // N ended calls, written directly, and one call.ended job each (what the end of a call enqueues).
+  const setupStarted = performance.now();
+  const { rows } = await runtime.db.query<{ id: string }>(
+    `INSERT INTO calls (tenant_id, id, agent_id, direction, from_number, to_number, status, outcome, provider, answered_at, ended_at, duration_sec)
+     SELECT $1, gen_random_uuid(), $2, 'OUTGOING', '+14155550000', '+1212' || lpad((2000000 + i)::text, 7, '0'), 'ENDED', 'ANSWERED', 'SIMULATOR', now(), now(), 30
+     FROM generate_series(1, $3::int) AS i RETURNING id`,
+    [tenantId, agentId, CALLS],
+  );
+  for (let start = 0; start < rows.length; start += ENQUEUE_BATCH) {
+    await runtime.db.transaction(async (tx) => {
+      for (const row of rows.slice(start, start + ENQUEUE_BATCH)) await runtime.jobs.send<CallEndedJob>(CALL_ENDED, { tenantId, callId: row.id }, { tx });
+    });
+  }
+  process.stdout.write(`setup: ${rows.length.toLocaleString('en-US')} calls and call.ended jobs written in ${fixed((performance.now() - setupStarted) / 1_000, 1)} s; starting the workers\n`);
+
+  // The measurement: from starting the workers until every message has left the queue.
+  const expected = 2 * CALLS;
+  const settledCount = async () =>
+    (await runtime.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE status NOT IN ('QUEUED', 'SENDING')`)).rows[0]!.n;
+  const started = performance.now();
+  await runtime.jobs.work(jobDefinitions(runtime));
+  let lastProgress = started;
+  for (;;) {
+    const settled = await settledCount();
+    const now = performance.now();
+    if (settled >= expected) break;
+    if (now - started > TIMEOUT_S * 1_000) throw new Error(`only ${settled} of ${expected} messages settled within ${TIMEOUT_S} s`);
+    if (now - lastProgress >= 5_000) {
+      lastProgress = now;
+      process.stdout.write(`   ${fixed((now - started) / 1_000, 0)} s: ${settled.toLocaleString('en-US')} of ${expected.toLocaleString('en-US')} messages settled\n`);
+    }
+    await sleep(POLL_MS);
+  }
+  const seconds = (performance.now() - started) / 1_000;
+
+  const byStatus = (await runtime.db.query<{ channel: string; status: string; n: number }>(`SELECT channel, status, count(*)::int AS n FROM messages GROUP BY 1, 2 ORDER BY 1, 2`)).rows;
+  const total = byStatus.reduce((sum, row) => sum + row.n, 0);
+  const sent = byStatus.filter((row) => row.status === 'SENT').reduce((sum, row) => sum + row.n, 0);
+  process.stdout.write(
+    `\n${table(
+      [
+        ['calls', 'messages', 'seconds', 'messages/s', 'fake WhatsApp received'],
+        [CALLS.toLocaleString('en-US'), total.toLocaleString('en-US'), fixed(seconds, 2), fixed(total / seconds, 1), graph.messages.length.toLocaleString('en-US')],
+      ],
+      () => true,
+    )}\n` + `by channel and status: ${byStatus.map((row) => `${row.channel} ${row.status} ${row.n}`).join(', ')}\n`,
+  );
+  if (graph.messages.length !== CALLS || total !== expected || sent !== expected) {
+    process.stdout.write(`FAILED: expected ${expected} messages, all SENT, and ${CALLS} WhatsApp messages at the fake; got ${total} messages, ${sent} SENT, ${graph.messages.length} at the fake\n`);
+    return 1;
+  }
+  return 0;
+}
+
+await runBench(main);
