@@ -27,6 +27,7 @@ export const EnvSchema = Type.Object({
   ROLE: Type.Union([Type.Literal('all'), Type.Literal('api'), Type.Literal('worker')], { default: 'all', description: 'What this process runs: all (API and workers), api or worker. `--role` on the command line wins.', expected: 'all, api or worker' }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info', description: 'pino log level.', expected: 'fatal, error, warn, info, debug, trace or silent' }),
   SECRETS_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/=_-]{43,}$', description: 'Base64 of 32 random bytes; signs sessions and encrypts provider secrets at rest. Required with DATABASE_URL (all processes must share it); embedded mode keeps a generated one in $DATA_DIR/secrets.key.', expected: 'base64 of 32 random bytes (openssl rand -base64 32)' })),
+  SECRETS_KEY_PREVIOUS: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/=_-]{43,}$', description: 'During a key rotation, the SECRETS_KEY being replaced: provider secrets it sealed still open until `callforge secrets reseal` seals them with the new key; then remove it.', expected: 'base64 of 32 random bytes' })),
   SIGNUP_ENABLED: Bool(true, 'Whether POST /api/v1/auth/signup creates new tenants.'),
   SESSION_TTL_SECONDS: Int(43200, 60, 2592000, 'Lifetime of a dashboard session token.'),
   STARTING_CREDIT: Decimal('10', 'Wallet credit a new tenant starts with, in its currency.'),
@@ -67,6 +68,7 @@ export interface Config {
   role: 'all' | 'api' | 'worker';
   logLevel: string;
   secretsKey: string | undefined;
+  previousSecretsKey: string | undefined;
   signupEnabled: boolean;
   sessionTtlSeconds: number;
   startingCredit: string;
@@ -123,6 +125,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     role: env_.ROLE,
     logLevel: env_.LOG_LEVEL,
     secretsKey: env_.SECRETS_KEY,
+    previousSecretsKey: env_.SECRETS_KEY_PREVIOUS,
     signupEnabled: flag(env_.SIGNUP_ENABLED),
     sessionTtlSeconds: Number(env_.SESSION_TTL_SECONDS),
     startingCredit: env_.STARTING_CREDIT,

@@ -51,7 +51,7 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
   try {
     db = config.databaseUrl ? openPostgres(config.databaseUrl, config.dbPoolSize) : await openPglite(config.dataDir === IN_MEMORY ? undefined : join(config.dataDir, 'pg'));
     const { applied } = await migrate(db);
-    const serverKeys = deriveServerKeys(config.secretsKey ?? embeddedSecretsKey(config.dataDir));
+    const serverKeys = deriveServerKeys(config.secretsKey ?? embeddedSecretsKey(config.dataDir), config.previousSecretsKey);
     const jobs = await startJobQueue(db, { databaseUrl: config.databaseUrl, supervise: options.superviseJobs, pollSeconds: config.jobsPollSeconds, log: options.log });
     const apiKeyCache = await startApiKeyCache(db, clock, options.log, recordApiKeyUse(db));
     // Every role sends jobs, so every queue exists before the first request or tick.

@@ -200,6 +200,11 @@ describe('callforge CLI', () => {
     expect(demo.tenantId).not.toBe(tenantId);
   }, SLOW);
 
+  it('secrets reseal seals every integration secret again with the current key', async () => {
+    const out = await cliJson<{ resealed: number }>(['secrets', 'reseal'], env);
+    expect(out).toEqual({ resealed: 0 });
+  }, SLOW);
+
   it('bad configuration is reported, exit 1', async () => {
     const run = await cli(['migrate'], { ...env, STARTING_CREDIT: 'lots' });
     expect(run.code).toBe(1);

@@ -87,6 +87,20 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
       emit({ applied }, applied.length === 0 ? 'The database is up to date; no migrations to apply.' : `Applied ${applied.length} migration${applied.length === 1 ? '' : 's'}: ${applied.join(', ')}.`);
     });
 
+  program
+    .command('secrets')
+    .description('provider secrets at rest')
+    .command('reseal')
+    .description('seal every integration secret again with SECRETS_KEY (after a rotation; SECRETS_KEY_PREVIOUS opens the old ones)')
+    .addOption(jsonOption())
+    .action(async () => {
+      const resealed = await withRuntime(async (runtime) => {
+        const { resealAll } = await import('../modules/integrations/service.ts');
+        return resealAll(runtime);
+      });
+      emit({ resealed }, `Re-sealed the secrets of ${resealed} integration${resealed === 1 ? '' : 's'} with the current SECRETS_KEY; SECRETS_KEY_PREVIOUS can now be removed.`);
+    });
+
   const tenant = program.command('tenant').description('manage tenants');
   tenant
     .command('create')

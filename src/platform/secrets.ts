@@ -6,16 +6,36 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
  */
 export interface ServerKeys {
   sessionSigningKey: Uint8Array;
+  /** Seals with the current key. */
   seal(plaintext: string): string;
+  /** Opens what the current key sealed, or during a rotation what the previous key sealed. */
   open(sealed: string): string;
 }
 
-export function deriveServerKeys(secretsKeyBase64: string): ServerKeys {
-  const root = Buffer.from(secretsKeyBase64, 'base64');
-  if (root.length < 32) throw new Error('SECRETS_KEY must decode to at least 32 bytes.');
-  const derive = (info: string) => new Uint8Array(hkdfSync('sha256', root, Buffer.alloc(0), info, 32));
-  const sessionSigningKey = derive('callforge/session-jwt');
-  const encryptionKey = derive('callforge/secrets-at-rest');
+const derive = (root: Buffer, info: string) => new Uint8Array(hkdfSync('sha256', root, Buffer.alloc(0), info, 32));
+
+function rootKey(base64: string, name: string): Buffer {
+  const root = Buffer.from(base64, 'base64');
+  if (root.length < 32) throw new Error(`${name} must decode to at least 32 bytes.`);
+  return root;
+}
+
+/**
+ * `previousKeyBase64` (SECRETS_KEY_PREVIOUS) is the key being rotated away from: secrets it
+ * sealed still open until `callforge secrets reseal` has sealed them again with the current one.
+ */
+export function deriveServerKeys(secretsKeyBase64: string, previousKeyBase64?: string): ServerKeys {
+  const root = rootKey(secretsKeyBase64, 'SECRETS_KEY');
+  const sessionSigningKey = derive(root, 'callforge/session-jwt');
+  const encryptionKey = derive(root, 'callforge/secrets-at-rest');
+  const previousKey = previousKeyBase64 ? derive(rootKey(previousKeyBase64, 'SECRETS_KEY_PREVIOUS'), 'callforge/secrets-at-rest') : undefined;
+  const openWith = (key: Uint8Array, sealed: string) => {
+    const [version, iv, tag, body] = sealed.split('.');
+    if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('Unrecognised sealed secret.');
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+  };
   return {
     sessionSigningKey,
     // AES-256-GCM; the sealed form is "v1.<iv>.<tag>.<ciphertext>" in base64url.
@@ -26,11 +46,13 @@ export function deriveServerKeys(secretsKeyBase64: string): ServerKeys {
       return ['v1', iv, cipher.getAuthTag(), body].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
     },
     open(sealed) {
-      const [version, iv, tag, body] = sealed.split('.');
-      if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('Unrecognised sealed secret.');
-      const decipher = createDecipheriv('aes-256-gcm', encryptionKey, Buffer.from(iv, 'base64url'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+      try {
+        return openWith(encryptionKey, sealed);
+      } catch (error) {
+        // GCM's tag check fails under the wrong key; then the previous key may be the right one.
+        if (!previousKey) throw error;
+        return openWith(previousKey, sealed);
+      }
     },
   };
 }

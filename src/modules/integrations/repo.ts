@@ -46,3 +46,13 @@ export async function integrationsWithSetting(db: Queryable, kind: string, name:
   );
   return rows;
 }
+
+/** Every sealed secret, locked, for re-sealing under a new key. */
+export async function lockAllSealed(db: Queryable): Promise<{ tenant_id: string; kind: string; secrets_sealed: string }[]> {
+  const { rows } = await db.query<{ tenant_id: string; kind: string; secrets_sealed: string }>('SELECT tenant_id, kind, secrets_sealed FROM integrations ORDER BY tenant_id, kind FOR UPDATE');
+  return rows;
+}
+
+export async function updateSealed(db: Queryable, tenantId: string, kind: string, secretsSealed: string): Promise<void> {
+  await db.query('UPDATE integrations SET secrets_sealed = $3 WHERE tenant_id = $1 AND kind = $2', [tenantId, kind, secretsSealed]);
+}

@@ -49,3 +49,15 @@ export async function credentialsBySetting(deps: Pick<TenantCtx, 'db' | 'serverK
 }
 
 export const hasIntegrations = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>) => repo.tenantHasIntegration(ctx.db, ctx.tenantId);
+
+/**
+ * Key rotation: opens every integration's secrets (with SECRETS_KEY or SECRETS_KEY_PREVIOUS) and
+ * seals them again with SECRETS_KEY, all in one transaction. Returns how many were re-sealed.
+ */
+export async function resealAll(deps: Pick<TenantCtx, 'db' | 'serverKeys'>): Promise<number> {
+  return deps.db.transaction(async (tx) => {
+    const rows = await repo.lockAllSealed(tx);
+    for (const row of rows) await repo.updateSealed(tx, row.tenant_id, row.kind, deps.serverKeys.seal(deps.serverKeys.open(row.secrets_sealed)));
+    return rows.length;
+  });
+}
