@@ -219,6 +219,9 @@ describe('exactly one message per channel per call', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect((await api('GET', `/messages?callId=${message!.callId}`)).json().total).toBe(2);
+    const other = await tenant();
+    expect((await other.api('GET', `/messages?callId=${message!.callId}`)).json().total).toBe(0);
+    expect((await other.api('GET', '/messages')).json().total).toBe(0);
     expect(graph.messages.length).toBe(graphCount);
     expect(twilio.messages.size).toBe(twilioCount);
 
