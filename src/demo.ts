@@ -3,6 +3,7 @@ import { randomInt } from 'node:crypto';
 import { tenantCtx, type Deps, type TenantCtx } from './platform/context.ts';
 import * as agents from './modules/agents/service.ts';
 import * as campaigns from './modules/campaigns/service.ts';
+import * as messaging from './modules/messaging/service.ts';
 import * as contacts from './modules/contacts/service.ts';
 import { createApiKey, createTenant } from './modules/identity/service.ts';
 
@@ -36,12 +37,22 @@ const DEMO_CONTACTS = [
   { name: 'Ken Thompson', simulate: 'ANSWERED' },
 ];
 
-/** An agent, a SIMULATOR number, a list and a RUNNING campaign that dials at any hour. */
+/** An agent with a post-call SMS on the simulator, a SIMULATOR number, a list and a RUNNING campaign that dials at any hour. */
 async function createDemoCampaign(ctx: TenantCtx): Promise<string> {
   const agent = await agents.createAgent(ctx, {
     name: 'Appointment reminder',
     systemPrompt: 'You call customers to confirm their appointment. Be brief and friendly.',
     firstMessage: 'Hello, this is a reminder about your appointment.',
+  });
+  await messaging.createSmsCampaign(ctx, {
+    agentId: agent.id,
+    name: 'Demo: follow-up SMS',
+    senderNumber: 'CALLFORGE',
+    senderProvider: 'SIMULATOR',
+    templates: [
+      { callStatus: 'ANSWERED', messageBody: 'Thanks for confirming, {{name}}. See you soon!' },
+      { callStatus: 'UNANSWERED', messageBody: 'Hi {{name}}, we tried to reach you about your appointment. Reply or call us back.' },
+    ],
   });
   const number = await agents.createVoiceNumber(ctx, { phoneNumber: `+1415${randomInt(2_000_000, 9_999_999)}`, provider: 'SIMULATOR', label: 'Demo simulator line' });
   const list = await contacts.createList(ctx, { name: 'Demo customers' });
@@ -77,6 +88,7 @@ export function describeDemo(demo: DemoTenant, baseUrl: string): string {
     `  Demo campaign:   dialling the simulator now; watch it with`,
     `                   curl -H "Authorization: Bearer ${demo.apiKey}" ${baseUrl}/api/v1/campaigns/${demo.campaignId}`,
     `                   curl -H "Authorization: Bearer ${demo.apiKey}" ${baseUrl}/api/v1/call-logs`,
+    `                   curl -H "Authorization: Bearer ${demo.apiKey}" ${baseUrl}/api/v1/messages   (the follow-up SMS)`,
     `  API docs:        ${baseUrl}/docs`,
     '',
   ].join('\n');

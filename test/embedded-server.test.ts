@@ -38,7 +38,14 @@ describe.skipIf(!!process.env.DATABASE_URL)('the embedded server process', () =>
     }
     expect(ended).toBeGreaterThan(0);
     expect(server.output()).toContain(`/api/v1/campaigns/${campaigns[0]!.id}`);
-  }, 70_000);
+    // Each ended call is followed by the demo agent's SMS on the simulator.
+    let sent: { channel: string; status: string; body: string }[] = [];
+    while (sent.length === 0 && Date.now() < deadline + 10_000) {
+      sent = ((await get('/messages?channel=sms')).data as typeof sent).filter((message) => message.status === 'SENT');
+      if (sent.length === 0) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(sent[0]).toMatchObject({ channel: 'SMS', body: expect.stringMatching(/^(Thanks for confirming|Hi) /) });
+  }, 80_000);
 
   it('refuses a second process on the same data directory, naming the holder', async () => {
     const second = await runServerToExit({ DATA_DIR: dataDir, DATABASE_URL: undefined });

@@ -101,7 +101,7 @@ describe('WhatsApp campaigns', () => {
     const first = (await api('POST', '/whatsapp/campaigns', { agentId, templates: [] })).json();
     const second = await api('POST', '/whatsapp/campaigns', { agentId, templates: [] });
     expect(second.statusCode).toBe(409);
-    expect(second.json()).toMatchObject({ code: 'WHATSAPP_CAMPAIGN_EXISTS', message: expect.stringContaining(`PUT /whatsapp/campaigns/${first.id}`) });
+    expect(second.json()).toMatchObject({ code: 'WHATSAPP_CAMPAIGN_EXISTS', message: expect.stringContaining(`PUT /api/v1/whatsapp/campaigns/${first.id}`) });
   });
 
   it('validates the body: required fields, enums, unknown properties, the agent', async () => {

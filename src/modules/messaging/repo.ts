@@ -54,8 +54,8 @@ export async function updateCampaign<T extends CampaignTable>(db: Queryable, tab
   return rows[0];
 }
 
-export async function findCampaign<T extends CampaignTable>(db: Queryable, table: T, tenantId: string, id: string): Promise<RowOf<T> | undefined> {
-  const { rows } = await db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+export async function findCampaign<T extends CampaignTable>(db: Queryable, table: T, tenantId: string, id: string, forUpdate = false): Promise<RowOf<T> | undefined> {
+  const { rows } = await db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE tenant_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [tenantId, id]);
   return rows[0];
 }
 

@@ -69,10 +69,10 @@ function whatsappTemplates(input: TemplateMappingInput[]): TemplateMapping[] {
 async function agentAlreadyHas(ctx: TenantCtx, channel: 'WhatsApp' | 'SMS', agentId: string): Promise<AppError> {
   const table = channel === 'WhatsApp' ? 'whatsapp_campaigns' : 'sms_campaigns';
   const existing = await repo.campaignOfAgent(ctx.db, table, ctx.tenantId, agentId);
-  const path = channel === 'WhatsApp' ? '/whatsapp/campaigns' : '/sms-agent/campaigns';
+  const path = channel === 'WhatsApp' ? '/api/v1/whatsapp/campaigns' : '/api/v1/sms-agent/campaigns';
   return conflict(
     channel === 'WhatsApp' ? 'WHATSAPP_CAMPAIGN_EXISTS' : 'SMS_CAMPAIGN_EXISTS',
-    `Agent ${agentId} already has a ${channel} campaign${existing ? ` (${existing.id})` : ''}; change it with PUT ${path}/${existing?.id ?? '{id}'} instead of creating another.`,
+    `Agent ${agentId} already has ${channel === 'SMS' ? 'an' : 'a'} ${channel} campaign${existing ? ` (${existing.id})` : ''}; change it with PUT ${path}/${existing?.id ?? '{id}'} instead of creating another.`,
   );
 }
 
@@ -193,7 +193,8 @@ export async function createSmsCampaign(ctx: TenantCtx, input: CreateSmsCampaign
 
 export async function updateSmsCampaign(ctx: TenantCtx, id: string, input: UpdateSmsCampaignBody): Promise<SmsCampaign> {
   return ctx.db.transaction(async (tx) => {
-    const current = await repo.findCampaign(tx, 'sms_campaigns', ctx.tenantId, id);
+    // Locked: a concurrent update could otherwise pair MSG91 with templates lacking DLT ids.
+    const current = await repo.findCampaign(tx, 'sms_campaigns', ctx.tenantId, id, true);
     if (!current) throw smsCampaignNotFound();
     const provider = input.senderProvider === undefined ? undefined : smsProviderName(input.senderProvider);
     const templates = input.templates && smsTemplates(input.templates);
