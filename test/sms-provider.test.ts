@@ -1,12 +1,12 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ProviderError } from '../src/providers/errors.ts';
 import { createMsg91Sms, type Msg91SmsOptions } from '../src/providers/sms/msg91.ts';
 import { createTwilioSms, type TwilioSmsOptions } from '../src/providers/sms/twilio.ts';
 import type { SmsSend } from '../src/providers/sms/types.ts';
 import { startFakeMsg91, type FakeMsg91 } from './fakes/msg91.ts';
 import { startFakeTwilio, type FakeTwilio } from './fakes/twilio.ts';
+import { listenOnLoopback } from './fakes/http.ts';
+import { failure } from './provider-fixtures.ts';
 
 const ACCOUNT_SID = `AC${'89abcdef01234567'.repeat(2)}`;
 const AUTH_TOKEN = 'fake-sms-auth-token-0123456789abcdef';
@@ -17,35 +17,16 @@ const DLT_TEMPLATE_ID = '1107161234567890123';
 let twilio: FakeTwilio;
 let msg91: FakeMsg91;
 
-async function failure(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ProviderError);
-  return error as ProviderError;
-}
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function closeServer(server: Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-}
-
 /** Runs `body` against a server that accepts connections and never answers. */
 async function withSilentServer(body: (url: string) => Promise<void>): Promise<void> {
   const server = createServer(() => {
     /* never answers */
   });
-  const url = await listen(server);
+  const { url, close } = await listenOnLoopback(server);
   try {
     await body(url);
   } finally {
-    await closeServer(server);
+    await close();
   }
 }
 
@@ -243,13 +224,13 @@ describe('createMsg91Sms().send', () => {
 
   it('reports an answer in neither shape', async () => {
     const server = createServer((_req, res) => res.writeHead(503, { 'content-type': 'text/html' }).end('<html>Service Unavailable</html>'));
-    const url = await listen(server);
+    const { url, close } = await listenOnLoopback(server);
     try {
       const error = await failure(sms({ baseUrl: url }).send(message()));
       expect(error.message).toMatch(/^MSG91: unexpected answer: HTTP 503: .*Service Unavailable/);
       expect(error.retryable).toBe(true);
     } finally {
-      await closeServer(server);
+      await close();
     }
   });
 
@@ -265,8 +246,8 @@ describe('createMsg91Sms().send', () => {
 
   it('treats a refused connection as retryable', async () => {
     const server = createServer();
-    const url = await listen(server);
-    await closeServer(server);
+    const { url, close } = await listenOnLoopback(server);
+    await close();
     const error = await failure(sms({ baseUrl: url }).send(message()));
     expect(error.retryable).toBe(true);
     expect(error.message).toMatch(/^MSG91: request failed: /);

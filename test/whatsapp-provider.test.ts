@@ -1,7 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ProviderError } from '../src/providers/errors.ts';
 import {
   createWhatsAppCloud,
   verifyWhatsAppSignature,
@@ -11,6 +9,8 @@ import {
   type WhatsAppTemplateSend,
 } from '../src/providers/whatsapp/cloud-api.ts';
 import { signedWhatsAppWebhook, startFakeWhatsApp, statusWebhookPayload, type FakeWhatsApp } from './fakes/whatsapp.ts';
+import { listenOnLoopback } from './fakes/http.ts';
+import { failure } from './provider-fixtures.ts';
 
 const ACCESS_TOKEN = 'EAAG-fake-system-user-token-0123456789';
 const WABA_ID = '102290129340398';
@@ -40,25 +40,6 @@ function templateSend(overrides: Partial<WhatsAppTemplateSend> = {}): WhatsAppTe
     bodyParameters: ['Asha', 'ORD-1042'],
     ...overrides,
   };
-}
-
-async function failure(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ProviderError);
-  return error as ProviderError;
-}
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function closeServer(server: Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
 beforeAll(async () => {
@@ -176,13 +157,13 @@ describe('createWhatsAppCloud().sendTemplate', () => {
 
   it('reports a non-JSON error page with its status', async () => {
     const server = createServer((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body>Bad Gateway</body></html>'));
-    const url = await listen(server);
+    const { url, close } = await listenOnLoopback(server);
     try {
       const error = await failure(cloud({ baseUrl: url }).sendTemplate(templateSend()));
       expect(error.message).toMatch(/^WhatsApp Cloud API: HTTP 502: .*Bad Gateway/);
       expect(error).toMatchObject({ status: 502, retryable: true });
     } finally {
-      await closeServer(server);
+      await close();
     }
   });
 
@@ -197,7 +178,7 @@ describe('createWhatsAppCloud().sendTemplate', () => {
     const server = createServer(() => {
       /* never answers */
     });
-    const url = await listen(server);
+    const { url, close } = await listenOnLoopback(server);
     try {
       const started = Date.now();
       const error = await failure(cloud({ baseUrl: url, timeoutMs: 100 }).sendTemplate(templateSend()));
@@ -206,14 +187,14 @@ describe('createWhatsAppCloud().sendTemplate', () => {
       expect(error.retryable).toBe(true);
       expect(error.status).toBeUndefined();
     } finally {
-      await closeServer(server);
+      await close();
     }
   });
 
   it('treats a refused connection as retryable', async () => {
     const server = createServer();
-    const url = await listen(server);
-    await closeServer(server);
+    const { url, close } = await listenOnLoopback(server);
+    await close();
     const error = await failure(cloud({ baseUrl: url }).sendTemplate(templateSend()));
     expect(error.message).toMatch(/^WhatsApp Cloud API: request failed: /);
     expect(error.retryable).toBe(true);
@@ -281,13 +262,14 @@ describe('createWhatsAppCloud().listPhoneNumbers', () => {
       const body = JSON.stringify({ data: [{ id: String(served), display_phone_number: 'n', verified_name: 'v', quality_rating: 'GREEN' }], paging: { next: `${origin}/v21.0/${WABA_ID}/phone_numbers?after=${served}` } });
       res.writeHead(200, { 'content-type': 'application/json' }).end(body);
     });
-    origin = await listen(endless);
+    const listening = await listenOnLoopback(endless);
+    origin = listening.url;
     try {
       const numbers = await cloud({ baseUrl: origin }).listPhoneNumbers(WABA_ID);
       expect(served).toBe(20);
       expect(numbers).toHaveLength(20);
     } finally {
-      await closeServer(endless);
+      await listening.close();
     }
   });
 

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback, readBody } from './http.ts';
 
 export interface FakeMsg91Options {
   authKey: string;
@@ -45,12 +45,6 @@ export interface FakeMsg91 {
   /** The next request (whatever it is) is answered with this status and JSON body. */
   failNext(status: number, body: object): void;
   close(): Promise<void>;
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function send(res: ServerResponse, status: number, body: string, contentType: string): void {
@@ -115,22 +109,15 @@ export async function startFakeMsg91(options: FakeMsg91Options): Promise<FakeMsg
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     requests,
     sent,
     failNext(status, body) {
       failures.push({ status, body });
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-    },
+    close: listening.close,
   };
 }

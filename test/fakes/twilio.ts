@@ -8,8 +8,8 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { SegmentedMessage } from 'sms-segments-calculator';
+import { listenOnLoopback, readBody, sendJson } from './http.ts';
 
 export interface FakeTwilioOptions {
   accountSid: string;
@@ -82,18 +82,6 @@ function signLikeTwilio(authToken: string, url: string, form: URLSearchParams): 
   const hmac = createHmac('sha1', Buffer.from(authToken, 'utf8'));
   hmac.update(Buffer.from(payload, 'utf8'));
   return hmac.digest().toString('base64');
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function sendJson(res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
 }
 
 export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeTwilio> {
@@ -276,14 +264,10 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     requests,
     calls,
     messages,
@@ -323,9 +307,6 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       failures.push({ status, body });
     },
 
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-    },
+    close: listening.close,
   };
 }

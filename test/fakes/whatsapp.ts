@@ -10,7 +10,7 @@
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback, readBody } from './http.ts';
 
 export interface FakeWhatsAppNumber {
   id: string;
@@ -84,12 +84,7 @@ function unsupportedGet(id: string, method: 'get' | 'post'): object {
   );
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
+// Graph spells its charset in upper case; the shared sendJson does not.
 function sendJson(res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text), ...headers });
@@ -262,11 +257,8 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const listening = await listenOnLoopback(server);
+  origin = listening.url;
 
   return {
     url: origin,
@@ -275,10 +267,7 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
     failNext(status, body) {
       failures.push({ status, body });
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-    },
+    close: listening.close,
   };
 }
 
