@@ -237,6 +237,19 @@ describe('exactly one message per channel per call', () => {
     expect(await deliver('sent')).toBe(0);
     const after = (await api('GET', `/messages?callId=${message!.callId}&channel=whatsapp`)).json().data[0];
     expect(after).toMatchObject({ status: 'READ', deliveredAt: expect.any(String), readAt: expect.any(String) });
+
+    // A failure report carries Meta's reason onto the other call's message.
+    const [, undelivered] = (await api('GET', '/messages?channel=whatsapp')).json().data as LoggedMessage[];
+    const failed = signedWhatsAppWebhook(
+      WHATSAPP.appSecret,
+      statusWebhookPayload({ phoneNumberId: WHATSAPP.sender, wabaId: WHATSAPP.wabaId, statuses: [{ id: undelivered!.providerMessageId!, status: 'failed', recipientId: undelivered!.toNumber, timestamp: clock.now(), errors: [{ code: 131026, title: 'Message undeliverable' }] }] }),
+    );
+    expect((await t.app.inject({ method: 'POST', url: '/api/v1/whatsapp/webhook', headers: failed.headers, payload: failed.body })).json().received).toBe(1);
+    expect((await api('GET', `/messages?callId=${undelivered!.callId}&channel=WHATSAPP`)).json().data[0]).toMatchObject({
+      status: 'FAILED',
+      failedAt: expect.any(String),
+      failureReason: expect.stringContaining('131026 Message undeliverable'),
+    });
   });
 
   it('retries a provider 5xx, fails a 4xx with the provider message, and never resends a message left SENDING by a dead worker', async () => {
