@@ -1,0 +1,160 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, fetch, type Dispatcher } from 'undici';
+
+/**
+ * The one HTTP client for URLs that users give us (knowledge sources, webhooks). It refuses
+ * loopback, private, link-local, unique-local, cloud-metadata and other non-public addresses:
+ * for IP literals before connecting, for names at connect time on the very address the socket
+ * uses (so a name cannot resolve to a public address when checked and a private one when used),
+ * and again on every redirect (at most `maxRedirects`). It bounds time and size and can insist
+ * on content types.
+ */
+export interface SafeFetchOptions {
+  /** ALLOW_PRIVATE_URLS: lifts the address rule (local testing only). */
+  allowPrivate: boolean;
+  /** Private addresses allowed all the same (an operator's own intranet server). */
+  allowedAddresses?: readonly string[];
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  timeoutMs?: number;
+  maxBytes?: number;
+  maxRedirects?: number;
+  /** Accepted media types (`text/html`, `application/pdf`, …); any when absent. */
+  accept?: readonly string[];
+  /** Name resolution; the system resolver by default (tests map names to fixtures). */
+  lookup?: (hostname: string) => Promise<LookupAddress[]>;
+}
+
+export interface SafeResponse {
+  status: number;
+  url: string;
+  contentType: string;
+  headers: Headers;
+  body: Buffer;
+}
+
+export type UnsafeReason = 'SCHEME' | 'ADDRESS' | 'REDIRECTS' | 'TIMEOUT' | 'TOO_LARGE' | 'CONTENT_TYPE' | 'NETWORK';
+
+export class UnsafeUrlError extends Error {
+  constructor(
+    readonly reason: UnsafeReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UnsafeUrlError';
+  }
+}
+
+const DEFAULTS = { timeoutMs: 10_000, maxBytes: 10 * 1024 * 1024, maxRedirects: 5 };
+// The cloud metadata services answer on these whatever their range is called.
+const METADATA_ADDRESSES = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200']);
+
+/** Why an address may not be fetched, or null when it is a public unicast address. */
+export function addressProblem(address: string): string | null {
+  if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  const normalized = parsed.toString();
+  if (METADATA_ADDRESSES.has(normalized)) return `${normalized} is a cloud metadata address`;
+  const range = parsed.range();
+  const names: Record<string, string> = {
+    loopback: 'a loopback address',
+    private: 'a private address',
+    linkLocal: 'a link-local address',
+    uniqueLocal: 'a unique-local address',
+    unspecified: 'an unspecified address',
+    carrierGradeNat: 'a carrier-grade NAT address',
+    multicast: 'a multicast address',
+    broadcast: 'a broadcast address',
+    reserved: 'a reserved address',
+  };
+  return range === 'unicast' ? null : `${normalized} is ${names[range] ?? `a ${range} address`}`;
+}
+
+const systemLookup = (hostname: string) =>
+  new Promise<LookupAddress[]>((resolve, reject) => dnsLookup(hostname, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))));
+
+export async function safeFetch(url: string, options: SafeFetchOptions): Promise<SafeResponse> {
+  const { timeoutMs, maxBytes, maxRedirects } = { ...DEFAULTS, ...options };
+  const allowed = new Set(options.allowedAddresses ?? []);
+  const refuse = (address: string) => (options.allowPrivate || allowed.has(address) ? null : addressProblem(address));
+  const resolve = options.lookup ?? systemLookup;
+  let refusal: string | undefined;
+
+  // Every connection goes through this lookup: the address checked is the address used.
+  const dispatcher: Dispatcher = new Agent({
+    connect: {
+      lookup(hostname, lookupOptions, callback) {
+        resolve(hostname).then(
+          (addresses) => {
+            const usable = addresses.filter((entry) => refuse(entry.address) === null);
+            if (usable.length === 0) {
+              refusal = `${hostname} resolves to no allowed address (${addresses.map((entry) => refuse(entry.address)).find(Boolean) ?? 'none found'})`;
+              return callback(new Error(refusal), '', 4);
+            }
+            // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily).
+            if ((lookupOptions as { all?: boolean }).all) return (callback as unknown as (error: null, all: LookupAddress[]) => void)(null, usable);
+            callback(null, usable[0]!.address, usable[0]!.family);
+          },
+          (error: Error) => callback(error, '', 4),
+        );
+      },
+    },
+  });
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    let current = new URL(url);
+    for (let hop = 0; ; hop++) {
+      if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new UnsafeUrlError('SCHEME', `Only http and https URLs can be fetched, not ${current.protocol.replace(':', '')}.`);
+      const host = current.hostname.replace(/^\[|\]$/g, '');
+      if (isIP(host)) {
+        const problem = refuse(host);
+        if (problem) throw new UnsafeUrlError('ADDRESS', `Refused ${current.origin}: ${problem}.`);
+      }
+      let response;
+      try {
+        response = await fetch(current, { method: options.method ?? 'GET', headers: options.headers, body: options.body, redirect: 'manual', signal, dispatcher });
+      } catch (error) {
+        if (refusal) throw new UnsafeUrlError('ADDRESS', `Refused ${current.origin}: ${refusal}.`);
+        if (signal.aborted) throw new UnsafeUrlError('TIMEOUT', `${current.origin} did not answer within ${timeoutMs} ms.`);
+        throw new UnsafeUrlError('NETWORK', `Could not reach ${current.origin}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}.`);
+      }
+      const location = response.headers.get('location');
+      if (response.status >= 300 && response.status < 400 && location) {
+        await response.body?.cancel();
+        if (hop >= maxRedirects) throw new UnsafeUrlError('REDIRECTS', `More than ${maxRedirects} redirects from ${url}.`);
+        current = new URL(location, current);
+        continue;
+      }
+      const contentType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      if (options.accept && response.status < 300 && !options.accept.includes(contentType)) {
+        await response.body?.cancel();
+        throw new UnsafeUrlError('CONTENT_TYPE', `${current.href} is ${contentType || 'of no stated type'}, not one of ${options.accept.join(', ')}.`);
+      }
+      const declared = Number(response.headers.get('content-length') ?? 0);
+      if (declared > maxBytes) {
+        await response.body?.cancel();
+        throw new UnsafeUrlError('TOO_LARGE', `${current.href} is ${declared} bytes, more than the ${maxBytes} allowed.`);
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      try {
+        for await (const chunk of response.body ?? []) {
+          size += (chunk as Uint8Array).byteLength;
+          if (size > maxBytes) throw new UnsafeUrlError('TOO_LARGE', `${current.href} is more than the ${maxBytes} bytes allowed.`);
+          chunks.push(Buffer.from(chunk as Uint8Array));
+        }
+      } catch (error) {
+        if (error instanceof UnsafeUrlError) throw error;
+        if (signal.aborted) throw new UnsafeUrlError('TIMEOUT', `${current.origin} did not finish answering within ${timeoutMs} ms.`);
+        throw new UnsafeUrlError('NETWORK', `The answer from ${current.origin} broke off: ${(error as Error).message}.`);
+      }
+      return { status: response.status, url: current.href, contentType, headers: response.headers as unknown as Headers, body: Buffer.concat(chunks) };
+    }
+  } finally {
+    await dispatcher.close().catch(() => undefined);
+  }
+}
