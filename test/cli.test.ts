@@ -201,8 +201,8 @@ describe('callforge CLI', () => {
   }, SLOW);
 
   it('secrets reseal seals every integration secret again with the current key', async () => {
-    const out = await cliJson<{ resealed: number }>(['secrets', 'reseal'], env);
-    expect(out).toEqual({ resealed: 0 });
+    const out = await cliJson<{ integrations: number; webhookSecrets: number }>(['secrets', 'reseal'], env);
+    expect(out).toEqual({ integrations: 0, webhookSecrets: 0 });
   }, SLOW);
 
   it('bad configuration is reported, exit 1', async () => {

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
-import { createTenant } from '../src/modules/identity/service.ts';
-import { credentialsOf, putIntegration, resealAll } from '../src/modules/integrations/service.ts';
+import { createApiKey, createTenant } from '../src/modules/identity/service.ts';
+import { credentialsOf, putIntegration } from '../src/modules/integrations/service.ts';
+import { resealSecrets } from '../src/secrets-rotation.ts';
 import { tenantCtx } from '../src/platform/context.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { deriveServerKeys, generateSecretsKey } from '../src/platform/secrets.ts';
@@ -52,14 +53,17 @@ describe('rotating SECRETS_KEY', () => {
     }
   }
 
-  it('keeps provider secrets readable through SECRETS_KEY_PREVIOUS and reseals them under the new key', async () => {
+  it('keeps provider and webhook secrets readable through SECRETS_KEY_PREVIOUS and reseals them under the new key', async () => {
     const [oldKey, newKey] = [generateSecretsKey(), generateSecretsKey()];
     const credentials = { accountSid: `AC${'0f'.repeat(16)}`, authToken: 'twilio-auth-token-0123456789' };
-    const tenantId = await withKeys({ SECRETS_KEY: oldKey }, async (runtime) => {
+    const { tenantId, webhookSecret } = await withKeys({ SECRETS_KEY: oldKey }, async (runtime) => {
       const { tenantId } = await createTenant(runtime.db, runtime.config, { tenantName: 'Rotating', email: 'rotate@example.com', password: 'correct horse' });
       await putIntegration(tenantCtx(runtime, tenantId), 'twilio', credentials);
-      return tenantId;
+      const key = await createApiKey(runtime, tenantId, { name: 'CRM', webhookUrl: 'https://crm.example.com/hooks' });
+      return { tenantId, webhookSecret: key.webhookSecret! };
     });
+    const storedWebhookSecret = async (runtime: Awaited<ReturnType<typeof openRuntime>>) =>
+      runtime.serverKeys.open((await runtime.db.query<{ sealed: string }>('SELECT webhook_secret_sealed AS sealed FROM api_keys WHERE tenant_id = $1', [tenantId])).rows[0]!.sealed);
     // The new key alone cannot open what the old one sealed.
     await withKeys({ SECRETS_KEY: newKey }, async (runtime) => {
       await expect(credentialsOf(tenantCtx(runtime, tenantId), 'twilio')).rejects.toThrow();
@@ -67,10 +71,11 @@ describe('rotating SECRETS_KEY', () => {
     // During the rotation both work, and the reseal moves everything to the new key.
     await withKeys({ SECRETS_KEY: newKey, SECRETS_KEY_PREVIOUS: oldKey }, async (runtime) => {
       expect(await credentialsOf(tenantCtx(runtime, tenantId), 'twilio')).toEqual(credentials);
-      expect(await resealAll(runtime)).toBe(1);
+      expect(await resealSecrets(runtime)).toEqual({ integrations: 1, webhookSecrets: 1 });
     });
     await withKeys({ SECRETS_KEY: newKey }, async (runtime) => {
       expect(await credentialsOf(tenantCtx(runtime, tenantId), 'twilio')).toEqual(credentials);
+      expect(await storedWebhookSecret(runtime)).toBe(webhookSecret);
     });
     await withKeys({ SECRETS_KEY: oldKey }, async (runtime) => {
       await expect(credentialsOf(tenantCtx(runtime, tenantId), 'twilio')).rejects.toThrow();

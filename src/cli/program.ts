@@ -91,14 +91,18 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
     .command('secrets')
     .description('provider secrets at rest')
     .command('reseal')
-    .description('seal every integration secret again with SECRETS_KEY (after a rotation; SECRETS_KEY_PREVIOUS opens the old ones)')
+    .description('seal every provider and webhook secret again with SECRETS_KEY (after a rotation; SECRETS_KEY_PREVIOUS opens the old ones)')
     .addOption(jsonOption())
     .action(async () => {
       const resealed = await withRuntime(async (runtime) => {
-        const { resealAll } = await import('../modules/integrations/service.ts');
-        return resealAll(runtime);
+        const { resealSecrets } = await import('../secrets-rotation.ts');
+        return resealSecrets(runtime);
       });
-      emit({ resealed }, `Re-sealed the secrets of ${resealed} integration${resealed === 1 ? '' : 's'} with the current SECRETS_KEY; SECRETS_KEY_PREVIOUS can now be removed.`);
+      const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+      emit(
+        resealed,
+        `Re-sealed the secrets of ${plural(resealed.integrations, 'integration')} and ${plural(resealed.webhookSecrets, 'webhook signing secret')} with the current SECRETS_KEY; SECRETS_KEY_PREVIOUS can now be removed.`,
+      );
     });
 
   const tenant = program.command('tenant').description('manage tenants');

@@ -174,3 +174,13 @@ export async function applyWalletChange(db: Queryable, tenantId: string, change:
   );
   return rows[0];
 }
+
+/** Every sealed webhook secret, locked, for re-sealing under a new key. */
+export async function lockSealedWebhookSecrets(db: Queryable): Promise<{ id: string; webhook_secret_sealed: string }[]> {
+  const { rows } = await db.query<{ id: string; webhook_secret_sealed: string }>('SELECT id, webhook_secret_sealed FROM api_keys WHERE webhook_secret_sealed IS NOT NULL ORDER BY id FOR UPDATE');
+  return rows;
+}
+
+export async function updateWebhookSecretSealed(db: Queryable, id: string, sealed: string): Promise<void> {
+  await db.query('UPDATE api_keys SET webhook_secret_sealed = $2 WHERE id = $1', [id, sealed]);
+}

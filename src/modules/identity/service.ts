@@ -281,3 +281,10 @@ export async function debitWallet(db: Queryable, tenantId: string, amount: Money
   if (!wallet) throw notFound('Tenant wallet');
   return money(wallet.balance);
 }
+
+/** Key rotation: every API key's webhook signing secret sealed again with SECRETS_KEY, in the caller's transaction. */
+export async function resealWebhookSecrets(db: Queryable, serverKeys: ServerKeys): Promise<number> {
+  const rows = await repo.lockSealedWebhookSecrets(db);
+  for (const row of rows) await repo.updateWebhookSecretSealed(db, row.id, serverKeys.seal(serverKeys.open(row.webhook_secret_sealed)));
+  return rows.length;
+}

@@ -1,3 +1,5 @@
+import type { Queryable } from '../../platform/db.ts';
+import type { ServerKeys } from '../../platform/secrets.ts';
 import type { TenantCtx } from '../../platform/context.ts';
 import { notFound } from '../../platform/errors.ts';
 import * as repo from './repo.ts';
@@ -50,14 +52,9 @@ export async function credentialsBySetting(deps: Pick<TenantCtx, 'db' | 'serverK
 
 export const hasIntegrations = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>) => repo.tenantHasIntegration(ctx.db, ctx.tenantId);
 
-/**
- * Key rotation: opens every integration's secrets (with SECRETS_KEY or SECRETS_KEY_PREVIOUS) and
- * seals them again with SECRETS_KEY, all in one transaction. Returns how many were re-sealed.
- */
-export async function resealAll(deps: Pick<TenantCtx, 'db' | 'serverKeys'>): Promise<number> {
-  return deps.db.transaction(async (tx) => {
-    const rows = await repo.lockAllSealed(tx);
-    for (const row of rows) await repo.updateSealed(tx, row.tenant_id, row.kind, deps.serverKeys.seal(deps.serverKeys.open(row.secrets_sealed)));
-    return rows.length;
-  });
+/** Key rotation: every integration's secrets opened (SECRETS_KEY or SECRETS_KEY_PREVIOUS) and sealed again with SECRETS_KEY, in the caller's transaction. */
+export async function resealAll(db: Queryable, serverKeys: ServerKeys): Promise<number> {
+  const rows = await repo.lockAllSealed(db);
+  for (const row of rows) await repo.updateSealed(db, row.tenant_id, row.kind, serverKeys.seal(serverKeys.open(row.secrets_sealed)));
+  return rows.length;
 }

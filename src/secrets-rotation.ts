@@ -1,0 +1,15 @@
+import type { Deps } from './platform/context.ts';
+import { resealWebhookSecrets } from './modules/identity/service.ts';
+import { resealAll as resealIntegrations } from './modules/integrations/service.ts';
+
+/**
+ * After SECRETS_KEY changed (the old one kept as SECRETS_KEY_PREVIOUS): everything sealed at rest,
+ * the integrations' provider secrets and the API keys' webhook signing secrets, is sealed again
+ * with the new key in one transaction. Then SECRETS_KEY_PREVIOUS can go.
+ */
+export async function resealSecrets(deps: Pick<Deps, 'db' | 'serverKeys'>): Promise<{ integrations: number; webhookSecrets: number }> {
+  return deps.db.transaction(async (tx) => ({
+    integrations: await resealIntegrations(tx, deps.serverKeys),
+    webhookSecrets: await resealWebhookSecrets(tx, deps.serverKeys),
+  }));
+}
