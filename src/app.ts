@@ -17,6 +17,7 @@ import { contactRoutes } from './modules/contacts/routes.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
 import { integrationRoutes } from './modules/integrations/routes.ts';
 import { messagingRoutes } from './modules/messaging/routes.ts';
+import { eventRoutes } from './modules/events/routes.ts';
 import * as identity from './modules/identity/service.ts';
 
 export const SERVICE_VERSION = '0.1.0';
@@ -31,6 +32,7 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   calls: callRoutes,
   integrations: integrationRoutes,
   messaging: messagingRoutes,
+  events: eventRoutes,
 };
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */

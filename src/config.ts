@@ -42,6 +42,7 @@ export const EnvSchema = Type.Object({
   WHATSAPP_API_VERSION: Type.String({ default: 'v21.0', pattern: '^v[0-9]+\\.[0-9]+$', description: 'Graph API version used for WhatsApp requests.', expected: 'a version such as v21.0' }),
   MSG91_API_URL: Type.String({ default: 'https://api.msg91.com', pattern: '^https?://[^/]+$', description: "Base URL of MSG91's SMS API (India, DLT) (a local fake in tests).", expected: 'an http(s) origin without a path' }),
   PROVIDER_TIMEOUT_MS: Int(10000, 100, 120000, 'How long a request to a messaging provider may take before it counts as a timeout (and is retried).'),
+  WEBHOOK_RETRY_SECONDS: Int(5, 1, 3600, 'First delay before a failed webhook delivery is retried; it doubles (with jitter) on each of 15 retries, over 24 hours in all.'),
   DIALER_TICK_MS: Int(500, 10, 60000, 'How often an idle dialer looks for due contacts and calls, in milliseconds (it loops at once while there is work).'),
   DIALER_CALLS_PER_SECOND: Int(10, 1, 10000, 'Calls per second each voice number may start, shared by every worker process.'),
   CALL_CONFIRM_TIMEOUT_SECONDS: Int(60, 5, 3600, 'A call its provider never confirmed (a crash between counting the attempt and dialling) is given up as FAILED after this long.'),
@@ -81,6 +82,7 @@ export interface Config {
   analyzeSeconds: number;
   publicUrl: string;
   twilioApiUrl: string;
+  webhookRetrySeconds: number;
   messaging: { whatsappApiUrl: string; whatsappApiVersion: string; msg91ApiUrl: string; providerTimeoutMs: number };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   simulator: { ringSeconds: number; talkSeconds: number };
@@ -138,6 +140,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     analyzeSeconds: Number(env_.ANALYZE_SECONDS),
     publicUrl: env_.PUBLIC_URL,
     twilioApiUrl: env_.TWILIO_API_URL,
+    webhookRetrySeconds: Number(env_.WEBHOOK_RETRY_SECONDS),
     messaging: {
       whatsappApiUrl: env_.WHATSAPP_API_URL,
       whatsappApiVersion: env_.WHATSAPP_API_VERSION,

@@ -1,6 +1,7 @@
 import type { Deps } from './platform/context.ts';
 import type { JobDefinition } from './platform/jobs.ts';
 import { CALL_ENDED, type CallEndedJob } from './modules/calls/service.ts';
+import { deliverWebhookJob } from './modules/events/service.ts';
 import { afterCallEnded, sendMessageJob } from './modules/messaging/dispatch.ts';
 
 /** Every module's background jobs, run by the worker role; `call.ended` is where they follow a call. */
@@ -12,5 +13,5 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
       await afterCallEnded(deps, data);
     },
   };
-  return [callEnded, sendMessageJob(deps)] as JobDefinition<never>[];
+  return [callEnded, sendMessageJob(deps), deliverWebhookJob(deps)] as JobDefinition<never>[];
 }

@@ -202,7 +202,7 @@ describe('callforge CLI', () => {
 
   it('secrets reseal seals every integration secret again with the current key', async () => {
     const out = await cliJson<{ integrations: number; webhookSecrets: number }>(['secrets', 'reseal'], env);
-    expect(out).toEqual({ integrations: 0, webhookSecrets: 0 });
+    expect(out).toEqual({ integrations: 0, webhookSecrets: 1 }); // the key made above with --webhook-url
   }, SLOW);
 
   it('bad configuration is reported, exit 1', async () => {

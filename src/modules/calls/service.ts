@@ -9,6 +9,7 @@ import { statusCallbackUrl, telephonyFor, TWILIO } from './telephony.ts';
 export { providerProblem } from './telephony.ts';
 import * as agents from '../agents/service.ts';
 import * as campaigns from '../campaigns/service.ts';
+import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
 import { normalizePhoneNumber } from '../contacts/contact-fields.ts';
 import { conversationUsage, costOf, NO_USAGE, rateCardOf, type CallUsage } from './rate-card.ts';
@@ -84,10 +85,13 @@ export async function finishCall(ctx: TenantCtx, callId: string, result: CallRes
   if (!ended) return undefined;
   if (total.greaterThan(0)) {
     const balance = await identity.debitWallet(ctx.db, ctx.tenantId, total, `Call ${callId}`, callId);
+    const low = await identity.crossedIntoLowBalance(ctx.db, ctx.tenantId);
+    if (low) await events.emitEvent(ctx, 'wallet.low_balance', { balance: low.balance, threshold: low.threshold, currency: low.currency }, null);
     if (!balance.greaterThan(0)) await campaigns.pauseForEmptyWallet(ctx, balance);
   }
   if (ended.campaign_id) await campaigns.recordAttemptResult(ctx, ended, campaignsSeen);
   await ctx.jobs.send<CallEndedJob>(CALL_ENDED, { tenantId: ctx.tenantId, callId }, { tx: ctx.db });
+  await events.emitEvent(ctx, 'call.completed', toCall(ended), ended.agent_id);
   return ended;
 }
 

@@ -5,7 +5,7 @@ import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import { isInsideCallWindow } from './call-window.ts';
 import * as repo from './repo.ts';
-import { beginDialling, startProblem, windowOf } from './service.ts';
+import { announceStatus, beginDialling, changeStatus, startProblem, windowOf } from './service.ts';
 import { addSeconds } from '../../platform/clock.ts';
 
 const SCHEDULED_BATCH = 20;
@@ -28,8 +28,16 @@ export async function dialerTick(deps: Deps): Promise<number> {
     if (moved < CALL_BATCH) break;
   }
   for (const campaign of await repo.runningCampaigns(deps.db)) work += await dialCampaign(deps, campaign.tenant_id, campaign.id, now);
-  work += await repo.completeFinishedCampaigns(deps.db, now);
+  work += await completeFinished(deps, now);
   return work;
+}
+
+async function completeFinished(deps: Deps, now: Date): Promise<number> {
+  return deps.db.transaction(async (tx) => {
+    const completed = await repo.completeFinishedCampaigns(tx, now);
+    for (const row of completed) await announceStatus(ctxOf(deps, row.tenant_id, tx), row);
+    return completed.length;
+  });
 }
 
 async function startDueScheduled(deps: Deps, now: Date): Promise<number> {
@@ -54,12 +62,12 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
     const ctx = ctxOf(deps, tenantId, tx);
     const number = campaign.voice_number_id ? await agents.findVoiceNumber(ctx, campaign.voice_number_id) : undefined;
     if (!number || !campaign.agent_id) {
-      await repo.setStatus(tx, tenantId, campaignId, ['RUNNING'], 'PAUSED', { now, reason: 'Paused: the campaign lost its agent or voice number and cannot dial; cancel it and create a new one.' });
+      await changeStatus(ctx, campaignId, ['RUNNING'], 'PAUSED', 'Paused: the campaign lost its agent or voice number and cannot dial; cancel it and create a new one.');
       return { count: 1, toPlace: [] };
     }
     const providerProblem = await calls.providerProblem(ctx, number.provider);
     if (providerProblem) {
-      await repo.setStatus(tx, tenantId, campaignId, ['RUNNING'], 'PAUSED', { now, reason: `Paused: ${providerProblem}` });
+      await changeStatus(ctx, campaignId, ['RUNNING'], 'PAUSED', `Paused: ${providerProblem}`);
       return { count: 1, toPlace: [] };
     }
     const slots = campaign.max_concurrent_calls - (await repo.liveContactCount(tx, tenantId, campaignId));

@@ -247,21 +247,22 @@ export async function recordAttempt(
   );
 }
 
-export async function completeFinishedCampaigns(db: Queryable, now: Date): Promise<number> {
-  const { rowCount } = await db.query(
+export async function completeFinishedCampaigns(db: Queryable, now: Date): Promise<CampaignRow[]> {
+  const { rows } = await db.query<CampaignRow>(
     // Two NOT EXISTS, one per partial index (due, live): never a scan of the campaign's contacts.
     `UPDATE campaigns c SET status = 'COMPLETED', completed_at = $1, status_reason = NULL, updated_at = now()
      WHERE c.status = 'RUNNING'
        AND NOT EXISTS (SELECT 1 FROM campaign_contacts cc WHERE cc.campaign_id = c.id AND cc.status = 'PENDING')
-       AND NOT EXISTS (SELECT 1 FROM campaign_contacts cc WHERE cc.campaign_id = c.id AND cc.status = 'IN_PROGRESS')`,
+       AND NOT EXISTS (SELECT 1 FROM campaign_contacts cc WHERE cc.campaign_id = c.id AND cc.status = 'IN_PROGRESS')
+     RETURNING c.*`,
     [now],
   );
-  return rowCount;
+  return rows;
 }
 
-export async function pauseRunning(db: Queryable, tenantId: string, reason: string): Promise<number> {
-  const { rowCount } = await db.query("UPDATE campaigns SET status = 'PAUSED', status_reason = $2, updated_at = now() WHERE tenant_id = $1 AND status = 'RUNNING'", [tenantId, reason]);
-  return rowCount;
+export async function pauseRunning(db: Queryable, tenantId: string, reason: string): Promise<CampaignRow[]> {
+  const { rows } = await db.query<CampaignRow>("UPDATE campaigns SET status = 'PAUSED', status_reason = $2, updated_at = now() WHERE tenant_id = $1 AND status = 'RUNNING' RETURNING *", [tenantId, reason]);
+  return rows;
 }
 
 /**

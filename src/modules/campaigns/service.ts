@@ -4,6 +4,7 @@ import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import * as agents from '../agents/service.ts';
 import * as contacts from '../contacts/service.ts';
+import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
 import { isValidTimeZone, minutesOfDay, nextAttemptAt as nextAttemptAfter, type CallWindow } from './call-window.ts';
 import * as repo from './repo.ts';
@@ -200,7 +201,19 @@ export async function startCampaign(ctx: TenantCtx, id: string): Promise<void> {
 export async function beginDialling(ctx: TenantCtx, row: repo.CampaignRow): Promise<void> {
   const now = ctx.clock.now();
   await repo.snapshotContacts(ctx.db, ctx.tenantId, row.id, row.contact_list_id!, now);
-  await repo.setStatus(ctx.db, ctx.tenantId, row.id, [row.status], 'RUNNING', { now });
+  await changeStatus(ctx, row.id, [row.status], 'RUNNING');
+}
+
+/** Contract §9: `campaign.status_changed`, in the transaction of the change. */
+export async function announceStatus(ctx: TenantCtx, row: repo.CampaignRow): Promise<void> {
+  await events.emitEvent(ctx, 'campaign.status_changed', { campaignId: row.id, name: row.name, status: row.status, statusReason: row.status_reason, changedAt: row.updated_at.toISOString() }, row.agent_id);
+}
+
+/** Moves a campaign still in one of `from` to `to` and announces it; undefined when it was not in `from`. Call inside a transaction. */
+export async function changeStatus(ctx: TenantCtx, id: string, from: CampaignStatus[], to: CampaignStatus, reason?: string): Promise<repo.CampaignRow | undefined> {
+  const row = await repo.setStatus(ctx.db, ctx.tenantId, id, from, to, { now: ctx.clock.now(), reason });
+  if (row) await announceStatus(ctx, row);
+  return row;
 }
 
 export async function pauseCampaign(ctx: TenantCtx, id: string): Promise<void> {
@@ -216,7 +229,7 @@ export async function resumeCampaign(ctx: TenantCtx, id: string): Promise<void> 
     if (!balance.amount.greaterThan(0)) {
       throw conflict('WALLET_EMPTY', `The wallet balance is ${balance.amount.toFixed(4)} ${balance.currency}; credit the wallet before resuming calls.`);
     }
-    await repo.setStatus(tx, ctx.tenantId, id, ['PAUSED'], 'RUNNING', { now: ctx.clock.now() });
+    await changeStatus({ ...ctx, db: tx }, id, ['PAUSED'], 'RUNNING');
   });
 }
 
@@ -225,17 +238,18 @@ export async function cancelCampaign(ctx: TenantCtx, id: string): Promise<void> 
 }
 
 async function transition(ctx: TenantCtx, id: string, from: CampaignStatus[], to: CampaignStatus, refusal: (status: CampaignStatus) => AppError) {
-  const row = await repo.setStatus(ctx.db, ctx.tenantId, id, from, to, { now: ctx.clock.now() });
-  if (row) return;
-  const current = await repo.findCampaign(ctx.db, ctx.tenantId, id);
-  if (!current) throw campaignNotFound();
-  throw refusal(current.status);
+  await ctx.db.transaction(async (tx) => {
+    if (await changeStatus({ ...ctx, db: tx }, id, from, to)) return;
+    const current = await repo.findCampaign(tx, ctx.tenantId, id);
+    if (!current) throw campaignNotFound();
+    throw refusal(current.status);
+  });
 }
 
-/** Seed §4.4: a list assigned to an unfinished campaign cannot be deleted (wired into contacts). */
 /** The contact a campaign call dialled, as the campaign copied it (name, email, metadata). */
 export const campaignContact = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, campaignId: string, contactId: string) => repo.campaignContact(ctx.db, ctx.tenantId, campaignId, contactId);
 
+/** Seed §4.4: a list assigned to an unfinished campaign cannot be deleted (wired into contacts). */
 export const listInUse = (ctx: TenantCtx, listId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'contact_list_id', listId);
 export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'agent_id', agentId);
 export const voiceNumberInUse = (ctx: TenantCtx, numberId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'voice_number_id', numberId);
@@ -271,5 +285,6 @@ export async function recordAttemptResult(
 
 /** A wallet that ran dry pauses the tenant's running campaigns and says why (contract §5). */
 export async function pauseForEmptyWallet(ctx: TenantCtx, balance: { toFixed(digits: number): string }): Promise<void> {
-  await repo.pauseRunning(ctx.db, ctx.tenantId, `Paused: the wallet balance is ${balance.toFixed(4)}; credit the wallet, then resume the campaign.`);
+  const paused = await repo.pauseRunning(ctx.db, ctx.tenantId, `Paused: the wallet balance is ${balance.toFixed(4)}; credit the wallet, then resume the campaign.`);
+  for (const row of paused) await announceStatus(ctx, row);
 }

@@ -184,3 +184,30 @@ export async function lockSealedWebhookSecrets(db: Queryable): Promise<{ id: str
 export async function updateWebhookSecretSealed(db: Queryable, id: string, sealed: string): Promise<void> {
   await db.query('UPDATE api_keys SET webhook_secret_sealed = $2 WHERE id = $1', [id, sealed]);
 }
+
+/** The tenant's live keys with a webhook: every one, or for an agent's event also those pinned to it. */
+export async function webhookSubscribers(db: Queryable, tenantId: string, agentId: string | null, now: Date): Promise<{ id: string; webhook_url: string }[]> {
+  const { rows } = await db.query<{ id: string; webhook_url: string }>(
+    `SELECT id, webhook_url FROM api_keys
+     WHERE tenant_id = $1 AND webhook_url IS NOT NULL AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
+       AND (agent_id IS NULL OR agent_id = $2::uuid)`,
+    [tenantId, agentId, now],
+  );
+  return rows;
+}
+
+export async function webhookSecretSealed(db: Queryable, tenantId: string, keyId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ sealed: string }>('SELECT webhook_secret_sealed AS sealed FROM api_keys WHERE tenant_id = $1 AND id = $2 AND webhook_secret_sealed IS NOT NULL', [tenantId, keyId]);
+  return rows[0]?.sealed;
+}
+
+/** Flips the wallet's low-balance flag to match its balance; returns the balance when it just went low. */
+export async function crossedIntoLowBalance(db: Queryable, tenantId: string): Promise<{ balance: string; threshold: string; currency: string } | undefined> {
+  const { rows } = await db.query<{ balance: string; threshold: string; currency: string; low: boolean }>(
+    `UPDATE wallets SET low_balance_notified = balance < low_balance_threshold
+     WHERE tenant_id = $1 AND low_balance_notified IS DISTINCT FROM (balance < low_balance_threshold)
+     RETURNING balance::text, low_balance_threshold::text AS threshold, currency, low_balance_notified AS low`,
+    [tenantId],
+  );
+  return rows[0]?.low ? rows[0] : undefined;
+}

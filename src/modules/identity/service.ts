@@ -253,7 +253,11 @@ export async function getProfile(ctx: TenantCtx, userId: string | null, onboardi
 
 export async function creditWallet(db: Queryable, tenantId: string, amount: string, reason: string) {
   if (!money(amount).isFinite()) throw badRequest('INVALID_AMOUNT', 'The amount must be a decimal number.');
-  const wallet = await db.transaction((tx) => repo.applyWalletChange(tx, tenantId, { id: newId(), amount: money(amount).toFixed(4), reason, reference: null }));
+  const wallet = await db.transaction(async (tx) => {
+    const changed = await repo.applyWalletChange(tx, tenantId, { id: newId(), amount: money(amount).toFixed(4), reason, reference: null });
+    await repo.crossedIntoLowBalance(tx, tenantId); // re-arms wallet.low_balance once back above the threshold
+    return changed;
+  });
   if (!wallet) throw notFound('Tenant wallet');
   return { id: wallet.id, balance: formatMoney(wallet.balance), currency: wallet.currency };
 }
@@ -288,3 +292,14 @@ export async function resealWebhookSecrets(db: Queryable, serverKeys: ServerKeys
   for (const row of rows) await repo.updateWebhookSecretSealed(db, row.id, serverKeys.seal(serverKeys.open(row.webhook_secret_sealed)));
   return rows.length;
 }
+
+export const webhookSubscribers = (db: Queryable, tenantId: string, agentId: string | null, now: Date) => repo.webhookSubscribers(db, tenantId, agentId, now);
+
+/** The key's webhook signing secret (`whsec_…`), opened; undefined when the key has none. */
+export async function webhookSecret(db: Queryable, serverKeys: ServerKeys, tenantId: string, keyId: string): Promise<string | undefined> {
+  const sealed = await repo.webhookSecretSealed(db, tenantId, keyId);
+  return sealed === undefined ? undefined : serverKeys.open(sealed);
+}
+
+/** In the caller's transaction after a debit: the wallet's figures when the balance just fell below its threshold (once per crossing). */
+export const crossedIntoLowBalance = (db: Queryable, tenantId: string) => repo.crossedIntoLowBalance(db, tenantId);

@@ -1,0 +1,138 @@
+import { performance } from 'node:perf_hooks';
+import { Webhook } from 'standardwebhooks';
+import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
+import { notFound } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { isoOrNull } from '../../platform/clock.ts';
+import type { JobDefinition } from '../../platform/jobs.ts';
+import type { Page } from '../../platform/pagination.ts';
+import { safeFetch, UnsafeUrlError } from '../../platform/safe-fetch.ts';
+import * as identity from '../identity/service.ts';
+import * as repo from './repo.ts';
+import type { Delivery, DeliveryQuery, EventType } from './schemas.ts';
+
+export const DELIVER_WEBHOOK = 'webhook.deliver';
+export interface DeliverWebhookJob {
+  tenantId: string;
+  deliveryId: string;
+}
+
+/** Retries after the first attempt: pg-boss doubles WEBHOOK_RETRY_SECONDS each time (with jitter), so 15 span well over 24 hours. */
+export const WEBHOOK_RETRY_LIMIT = 15;
+const RESPONSE_LIMIT_BYTES = 64 * 1024;
+const TIMEOUT_MS = 10_000;
+
+type EmitCtx = Pick<TenantCtx, 'db' | 'tenantId' | 'jobs' | 'clock'>;
+
+/**
+ * Writes an event and one delivery per subscribed key, with their delivery jobs, in the caller's
+ * transaction: the event exists if and only if the change that caused it committed. Keys pinned
+ * to an agent get only that agent's events. Returns the event id (undefined: nobody subscribed).
+ */
+export async function emitEvent(ctx: EmitCtx, type: EventType, data: object, agentId: string | null): Promise<string | undefined> {
+  const now = ctx.clock.now();
+  const subscribers = await identity.webhookSubscribers(ctx.db, ctx.tenantId, agentId, now);
+  if (subscribers.length === 0) return undefined;
+  const eventId = newId();
+  await repo.insertEvent(ctx.db, ctx.tenantId, { id: eventId, type, agentId, data, at: now });
+  const deliveries = subscribers.map((key) => ({ id: newId(), apiKeyId: key.id, url: key.webhook_url }));
+  await repo.insertDeliveries(ctx.db, ctx.tenantId, eventId, deliveries);
+  for (const delivery of deliveries) await ctx.jobs.send<DeliverWebhookJob>(DELIVER_WEBHOOK, { tenantId: ctx.tenantId, deliveryId: delivery.id }, { tx: ctx.db });
+  return eventId;
+}
+
+const payloadOf = (row: repo.DeliveryRow) => ({ type: row.event_type, timestamp: row.event_created_at.toISOString(), data: row.event_data });
+
+/**
+ * One attempt: the event signed per Standard Webhooks (`webhook-id` is the event id, the same on
+ * every attempt) and posted through the safe client. A 2xx delivers it; anything else is recorded
+ * and retried by the job queue with backoff until the last retry, which marks it FAILED. An
+ * address the rules refuse fails at once.
+ */
+export async function deliverWebhook(deps: Deps, job: DeliverWebhookJob, meta: { retryCount: number }): Promise<void> {
+  const ctx = tenantCtx(deps, job.tenantId);
+  const delivery = await repo.findDelivery(ctx.db, ctx.tenantId, job.deliveryId);
+  if (!delivery || delivery.status === 'DELIVERED') return;
+  const at = ctx.clock.now();
+  const record = (statusCode: number | null, error: string | null, status: 'PENDING' | 'DELIVERED' | 'FAILED', durationMs: number) =>
+    repo.recordAttempt(ctx.db, ctx.tenantId, delivery.id, { at, statusCode, error, durationMs, status });
+  const secret = await identity.webhookSecret(ctx.db, ctx.serverKeys, ctx.tenantId, delivery.api_key_id);
+  if (!secret) return record(null, 'The API key has no webhook signing secret.', 'FAILED', 0);
+
+  const body = JSON.stringify(payloadOf(delivery));
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'callforge-webhooks/1',
+    'webhook-id': delivery.event_id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new Webhook(secret).sign(delivery.event_id, at, body),
+  };
+  const started = performance.now();
+  let statusCode: number | null = null;
+  let error: string | null = null;
+  let permanent = false;
+  try {
+    const response = await safeFetch(delivery.url, { allowPrivate: ctx.config.allowPrivateUrls, method: 'POST', headers, body, timeoutMs: TIMEOUT_MS, maxBytes: RESPONSE_LIMIT_BYTES });
+    statusCode = response.status;
+    if (statusCode < 200 || statusCode >= 300) error = `The receiver answered HTTP ${statusCode}.`;
+  } catch (caught) {
+    error = caught instanceof Error ? caught.message : String(caught);
+    permanent = caught instanceof UnsafeUrlError && (caught.reason === 'ADDRESS' || caught.reason === 'SCHEME');
+  }
+  const durationMs = Math.round(performance.now() - started);
+  if (error === null) return record(statusCode, null, 'DELIVERED', durationMs);
+  const last = permanent || meta.retryCount >= WEBHOOK_RETRY_LIMIT;
+  await record(statusCode, error, last ? 'FAILED' : 'PENDING', durationMs);
+  if (!last) throw new Error(error); // the job queue retries with backoff
+}
+
+export const deliverWebhookJob = (deps: Deps): JobDefinition<DeliverWebhookJob> => ({
+  name: DELIVER_WEBHOOK,
+  retryLimit: WEBHOOK_RETRY_LIMIT,
+  retryDelaySeconds: deps.config.webhookRetrySeconds,
+  concurrency: 4,
+  handle: (data, meta) => deliverWebhook(deps, data, meta),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Routes' side.
+
+function toDelivery(row: repo.DeliveryRow, attempts: repo.AttemptRow[]): Delivery {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    eventType: row.event_type as EventType,
+    apiKeyId: row.api_key_id,
+    url: row.url,
+    status: row.status,
+    attemptCount: row.attempts,
+    lastStatusCode: row.last_status_code,
+    lastError: row.last_error,
+    deliveredAt: isoOrNull(row.delivered_at),
+    payload: payloadOf(row),
+    attempts: attempts.map((a) => ({ attempt: a.attempt, at: a.at.toISOString(), statusCode: a.status_code, error: a.error, durationMs: a.duration_ms })),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export async function listDeliveries(ctx: TenantCtx, query: DeliveryQuery, page: Page) {
+  const { rows, total } = await repo.listDeliveries(ctx.db, ctx.tenantId, { status: query.status, eventType: query.eventType }, page);
+  const attempts = await repo.attemptsOf(ctx.db, ctx.tenantId, rows.map((row) => row.id));
+  return { data: rows.map((row) => toDelivery(row, attempts.filter((a) => a.delivery_id === row.id))), total };
+}
+
+export async function getDelivery(ctx: TenantCtx, id: string): Promise<Delivery> {
+  const row = await repo.findDelivery(ctx.db, ctx.tenantId, id);
+  if (!row) throw notFound('Webhook delivery');
+  return toDelivery(row, await repo.attemptsOf(ctx.db, ctx.tenantId, [id]));
+}
+
+/** Sends a delivery again (same `webhook-id`), whatever its status. */
+export async function redeliver(ctx: TenantCtx, id: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    if (!(await repo.findDelivery(tx, ctx.tenantId, id))) throw notFound('Webhook delivery');
+    await repo.markPending(tx, ctx.tenantId, id);
+    await ctx.jobs.send<DeliverWebhookJob>(DELIVER_WEBHOOK, { tenantId: ctx.tenantId, deliveryId: id }, { tx });
+  });
+}
