@@ -18,6 +18,7 @@ import { identityRoutes } from './modules/identity/routes.ts';
 import { integrationRoutes } from './modules/integrations/routes.ts';
 import { messagingRoutes } from './modules/messaging/routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
+import { analyticsRoutes } from './modules/analytics/routes.ts';
 import * as identity from './modules/identity/service.ts';
 
 export const SERVICE_VERSION = '0.1.0';
@@ -33,6 +34,7 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   integrations: integrationRoutes,
   messaging: messagingRoutes,
   events: eventRoutes,
+  analytics: analyticsRoutes,
 };
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */

@@ -1,0 +1,92 @@
+import { DateTime } from 'luxon';
+import type { TenantCtx } from '../../platform/context.ts';
+import { badRequest } from '../../platform/errors.ts';
+import { formatMoney, money, type Money } from '../../platform/money.ts';
+import type { Page } from '../../platform/pagination.ts';
+import * as agents from '../agents/service.ts';
+import * as identity from '../identity/service.ts';
+import * as repo from './repo.ts';
+import type { Bindings, Detail, DetailQuery, PutBindingsBody, ResultsQuery, Totals, Trends, TrendsQuery } from './schemas.ts';
+
+const DEFAULT_DAYS = 30;
+const MAX_BUCKETS = 5000;
+
+function rangeOf(ctx: TenantCtx, query: { from?: string; to?: string; agentId?: string }) {
+  const to = query.to ? new Date(query.to) : ctx.clock.now();
+  const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_DAYS * 86_400_000);
+  if (from > to) throw badRequest('VALIDATION_FAILED', "'from' must not be after 'to'.", [{ path: '/from', message: 'after to' }]);
+  return { from, to, agentId: query.agentId };
+}
+
+const minutesOf = (seconds: number) => Math.round((seconds / 60) * 100) / 100;
+
+function totalsOf(rows: Pick<repo.UsageRow, 'stt' | 'tts' | 'llm' | 'telephony' | 'platform_fee' | 'total'>[]): Totals {
+  const sum = (pick: (row: (typeof rows)[number]) => string) => formatMoney(rows.reduce<Money>((acc, row) => acc.add(money(pick(row))), money(0)));
+  return { stt: sum((r) => r.stt), tts: sum((r) => r.tts), llm: sum((r) => r.llm), telephony: sum((r) => r.telephony), platformFee: sum((r) => r.platform_fee), total: sum((r) => r.total) };
+}
+
+/** Contract §8: usage and cost per component of the calls that ended in the range, by agent. */
+export async function myDetail(ctx: TenantCtx, query: DetailQuery): Promise<Detail> {
+  const range = rangeOf(ctx, query);
+  const [rows, wallet] = await Promise.all([repo.usageByAgent(ctx.db, ctx.tenantId, range), identity.walletBalance(ctx)]);
+  const head = { from: range.from.toISOString(), to: range.to.toISOString(), currency: wallet.currency, totals: totalsOf(rows) };
+  if (query.summary) return head;
+  return {
+    ...head,
+    calls: rows.reduce((n, row) => n + row.calls, 0),
+    minutes: minutesOf(rows.reduce((n, row) => n + row.seconds, 0)),
+    byAgent: rows.map((row) => ({ agentId: row.agent_id, agentName: row.agent_name, calls: row.calls, minutes: minutesOf(row.seconds), totals: totalsOf([row]) })),
+  };
+}
+
+/**
+ * Contract §8: calls, answered calls, minutes and spend per day (or hour) in the tenant's time
+ * zone, every bucket of the range listed (empty ones as zeros). A bucket is named by the instant
+ * its local day or hour starts, so a day of a daylight-saving change is 23 or 25 hours long.
+ */
+export async function myTrends(ctx: TenantCtx, query: TrendsQuery): Promise<Trends> {
+  const range = rangeOf(ctx, query);
+  const interval: 'day' | 'hour' = query.interval === 'hour' ? 'hour' : 'day';
+  const timezone = (await identity.tenantTimezone(ctx)) ?? 'UTC';
+  const rows = await repo.trend(ctx.db, ctx.tenantId, range, interval, timezone);
+  const byBucket = new Map(rows.map((row) => [row.bucket, row]));
+  const series: Trends['series'] = [];
+  let bucket = DateTime.fromJSDate(range.from, { zone: timezone }).startOf(interval);
+  const end = DateTime.fromJSDate(range.to, { zone: timezone });
+  while (bucket < end) {
+    if (series.length >= MAX_BUCKETS) throw badRequest('RANGE_TOO_LARGE', `The range holds more than ${MAX_BUCKETS} ${interval} buckets; choose a shorter range or a larger interval.`);
+    const row = byBucket.get(bucket.toFormat('yyyy-MM-dd HH:mm'));
+    series.push({ bucket: bucket.toUTC().toISO()!, calls: row?.calls ?? 0, answered: row?.answered ?? 0, minutes: minutesOf(row?.seconds ?? 0), spend: formatMoney(row?.spend ?? '0') });
+    bucket = bucket.plus({ [interval === 'day' ? 'days' : 'hours']: 1 }).startOf(interval);
+  }
+  return { interval, timezone, series };
+}
+
+export async function getBindings(ctx: TenantCtx, agentId: string): Promise<Bindings> {
+  await agents.requireAgent(ctx, agentId);
+  const stored = await repo.bindingsOf(ctx.db, ctx.tenantId, agentId);
+  return { agentId, fields: stored?.fields ?? [], updatedAt: stored ? stored.updated_at.toISOString() : null };
+}
+
+/** Replaces the fields the agent extracts; names are unique, enumValues go with type enum only. */
+export async function putBindings(ctx: TenantCtx, agentId: string, body: PutBindingsBody): Promise<Bindings> {
+  await agents.requireAgent(ctx, agentId);
+  const problems = body.fields.flatMap((field, i) => {
+    const issues: { path: string; message: string }[] = [];
+    if (body.fields.findIndex((other) => other.name === field.name) !== i) issues.push({ path: `/fields/${i}/name`, message: `repeats the field name ${field.name}` });
+    if (field.type === 'enum' && !field.enumValues) issues.push({ path: `/fields/${i}/enumValues`, message: 'required for type enum' });
+    if (field.type !== 'enum' && field.enumValues) issues.push({ path: `/fields/${i}/enumValues`, message: 'only for type enum' });
+    return issues;
+  });
+  if (problems.length > 0) throw badRequest('VALIDATION_FAILED', 'Field names must be unique, and enumValues must be given for, and only for, enum fields.', problems);
+  const stored = await repo.putBindings(ctx.db, ctx.tenantId, agentId, body.fields);
+  return { agentId, fields: stored.fields, updatedAt: stored.updated_at.toISOString() };
+}
+
+export async function listResults(ctx: TenantCtx, query: ResultsQuery, page: Page) {
+  const { rows, total } = await repo.listResults(ctx.db, ctx.tenantId, { agentId: query.agent_id?.toLowerCase(), sessionId: query.session_id?.toLowerCase() }, page);
+  return {
+    data: rows.map((row) => ({ id: row.id, sessionId: row.call_id, agentId: row.agent_id, campaignId: row.campaign_id, contactId: row.contact_id, fields: row.fields, extractedAt: row.extracted_at.toISOString() })),
+    total,
+  };
+}

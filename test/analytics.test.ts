@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_TOOLS } from '../src/modules/agents/tools.ts';
+import { dialerTick } from '../src/modules/campaigns/dialer.ts';
+import { manualClock } from '../src/platform/clock.ts';
+import { money } from '../src/platform/money.ts';
+import { startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
+import { apiAs, uniqueNumber } from './voice-fixtures.ts';
+
+// Contract §8: usage and trends computed from the calls the simulator really made and costed.
+const clock = manualClock('2026-03-07T12:00:00.000Z');
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await startTestApp({ clock, env: { SIMULATOR_RING_SECONDS: '0', SIMULATOR_TALK_SECONDS: '600', STARTING_CREDIT: '1000' } });
+});
+afterAll(() => t.close());
+
+async function tenant(timezone?: string) {
+  const { key, otherKey } = await twoTenantKeys(t.app);
+  const api = apiAs(t.app, key);
+  const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
+  if (timezone) await t.runtime.db.query('UPDATE tenants SET timezone = $2 WHERE id = $1', [tenantId, timezone]);
+  return { api, other: apiAs(t.app, otherKey) };
+}
+
+/** An inbound simulated call answered at the clock's time and ended `seconds` later (the clock moves on). */
+async function callAt(api: ReturnType<typeof apiAs>, agentId: string, at: string, seconds: number) {
+  clock.set(new Date(new Date(at).getTime() - seconds * 1000));
+  const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'SIMULATOR', inboundAgentId: agentId })).json();
+  const placed = (await api('POST', '/simulator/inbound-calls', { voiceNumberId: number.id, fromNumber: uniqueNumber() })).json();
+  await dialerTick(t.runtime);
+  await t.runtime.db.query("UPDATE calls SET deadline_at = $2 WHERE id = $1 AND status = 'IN_PROGRESS'", [placed.id, new Date(at)]); // talk exactly `seconds`
+  clock.set(at);
+  await dialerTick(t.runtime);
+  const call = (await api('GET', `/call-logs/${placed.id}`)).json();
+  expect(call).toMatchObject({ status: 'ENDED', endedAt: new Date(at).toISOString(), durationSec: seconds });
+  return call as { id: string; cost: Record<string, string> };
+}
+
+describe('GET /analytics/my-detail', () => {
+  it('totals each cost component to the cent of the recorded call costs, by agent', async () => {
+    const { api, other } = await tenant();
+    const [a, b] = [(await api('POST', '/agents', { name: 'Sales' })).json().id, (await api('POST', '/agents', { name: 'Support' })).json().id];
+    const calls = [await callAt(api, a, '2026-03-05T10:00:00Z', 37), await callAt(api, a, '2026-03-05T11:00:00Z', 61), await callAt(api, b, '2026-03-06T09:00:00Z', 123)];
+    await callAt(api, b, '2026-01-01T09:00:00Z', 50); // outside the range
+    const range = 'from=2026-03-01T00:00:00Z&to=2026-03-07T00:00:00Z';
+    const detail = (await api('GET', `/analytics/my-detail?${range}`)).json();
+    const sum = (key: string, of = calls) => of.reduce((acc, call) => acc.add(money(call.cost[key]!)), money(0)).toFixed(4);
+    expect(detail).toMatchObject({ from: '2026-03-01T00:00:00.000Z', to: '2026-03-07T00:00:00.000Z', currency: 'USD', calls: 3, minutes: Math.round(((37 + 61 + 123) / 60) * 100) / 100 });
+    expect(detail.totals).toEqual({ stt: sum('stt'), tts: sum('tts'), llm: sum('llm'), telephony: sum('telephony'), platformFee: sum('platformFee'), total: sum('total') });
+    expect(money(detail.totals.total).greaterThan(0)).toBe(true);
+    const byAgent = Object.fromEntries(detail.byAgent.map((row: { agentName: string; calls: number; totals: { total: string } }) => [row.agentName, [row.calls, row.totals.total]]));
+    expect(byAgent).toEqual({ Sales: [2, sum('total', calls.slice(0, 2))], Support: [1, sum('total', calls.slice(2))] });
+
+    const summary = (await api('GET', `/analytics/my-detail?${range}&summary=true`)).json();
+    expect(summary).toEqual({ from: detail.from, to: detail.to, currency: 'USD', totals: detail.totals });
+    expect((await api('GET', `/analytics/my-detail?${range}&agentId=${b}`)).json().totals.total).toBe(sum('total', calls.slice(2)));
+    expect((await other('GET', `/analytics/my-detail?${range}`)).json()).toMatchObject({ calls: 0, totals: { total: '0.0000' }, byAgent: [] });
+    const backwards = await api('GET', '/analytics/my-detail?from=2026-03-07T00:00:00Z&to=2026-03-01T00:00:00Z');
+    expect(backwards.statusCode).toBe(400);
+    expect(backwards.json().message).toBe("'from' must not be after 'to'.");
+  });
+});
+
+describe('GET /analytics/my-trends', () => {
+  it("buckets by the tenant's local day across the spring-forward change, listing empty days", async () => {
+    const { api } = await tenant('America/New_York');
+    const agent = (await api('POST', '/agents', { name: 'Night shift' })).json().id;
+    // 2026-03-08 is the 23-hour day: 02:00 EST jumps to 03:00 EDT.
+    await callAt(api, agent, '2026-03-08T06:30:00Z', 60); // 01:30 EST, March 8
+    await callAt(api, agent, '2026-03-08T07:30:00Z', 60); // 03:30 EDT, March 8
+    await callAt(api, agent, '2026-03-09T03:59:00Z', 60); // 23:59 EDT, March 8
+    await callAt(api, agent, '2026-03-09T04:01:00Z', 120); // 00:01 EDT, March 9
+    const trends = (await api('GET', '/analytics/my-trends?from=2026-03-07T05:00:00Z&to=2026-03-10T04:00:00Z')).json();
+    expect(trends).toMatchObject({ interval: 'day', timezone: 'America/New_York' });
+    expect(trends.series.map((b: { bucket: string; calls: number; answered: number; minutes: number }) => [b.bucket, b.calls, b.answered, b.minutes])).toEqual([
+      ['2026-03-07T05:00:00.000Z', 0, 0, 0],
+      ['2026-03-08T05:00:00.000Z', 3, 3, 3],
+      ['2026-03-09T04:00:00.000Z', 1, 1, 2],
+    ]);
+    const detail = (await api('GET', '/analytics/my-detail?from=2026-03-07T05:00:00Z&to=2026-03-10T04:00:00Z&summary=true')).json();
+    expect(trends.series.reduce((acc: ReturnType<typeof money>, b: { spend: string }) => acc.add(money(b.spend)), money(0)).toFixed(4)).toBe(detail.totals.total);
+    const hours = (await api('GET', '/analytics/my-trends?from=2026-03-08T05:00:00Z&to=2026-03-09T04:00:00Z&interval=hour')).json().series;
+    expect(hours).toHaveLength(23);
+  });
+});
+
+describe('analytics bindings, results and tools', () => {
+  it('replaces the fields an agent extracts, with their rules, and keeps them to the tenant', async () => {
+    const { api, other } = await tenant();
+    const agent = (await api('POST', '/agents', { name: 'Collector' })).json().id;
+    expect((await api('GET', `/analytics/agents/${agent}/bindings`)).json()).toEqual({ agentId: agent, fields: [], updatedAt: null });
+    const fields = [
+      { name: 'promisedAmount', type: 'number', description: 'Amount the customer promised to pay' },
+      { name: 'promiseDate', type: 'date' },
+      { name: 'mood', type: 'enum', enumValues: ['calm', 'upset'] },
+    ];
+    const put = await api('PUT', `/analytics/agents/${agent}/bindings`, { fields });
+    expect(put.statusCode).toBe(200);
+    expect(put.json()).toMatchObject({ agentId: agent, fields, updatedAt: expect.any(String) });
+    expect((await api('PUT', `/analytics/agents/${agent}/bindings`, { fields: [fields[1]] })).json().fields).toEqual([fields[1]]);
+
+    const refused: [unknown, string][] = [
+      [[fields[0], fields[0]], '/fields/1/name'],
+      [[{ name: 'mood', type: 'enum' }], '/fields/0/enumValues'],
+      [[{ name: 'age', type: 'number', enumValues: ['1'] }], '/fields/0/enumValues'],
+      [[{ name: 'age', type: 'integer' }], '/fields/0/type'],
+      [[{ name: '1st', type: 'string' }], '/fields/0/name'],
+      [Array.from({ length: 51 }, (_, i) => ({ name: `f${i}`, type: 'string' })), '/fields'],
+    ];
+    for (const [body, path] of refused) {
+      const response = await api('PUT', `/analytics/agents/${agent}/bindings`, { fields: body });
+      expect(response.statusCode, path).toBe(400);
+      expect(response.json().details.map((d: { path: string }) => d.path), path).toContain(path);
+    }
+    expect((await api('PUT', `/analytics/agents/${agent}/bindings`, { fields: Array.from({ length: 50 }, (_, i) => ({ name: `f${i}`, type: 'string' })) })).statusCode).toBe(200);
+    expect((await other('GET', `/analytics/agents/${agent}/bindings`)).statusCode).toBe(404);
+    expect((await other('PUT', `/analytics/agents/${agent}/bindings`, { fields: [] })).statusCode).toBe(404);
+    expect((await api('GET', '/analytics/agents/00000000-0000-4000-8000-000000000000/bindings')).statusCode).toBe(404);
+  });
+
+  it('lists results with the seed\'s agent_id and session_id filters, and the tools', async () => {
+    const { api } = await tenant();
+    const results = await api('GET', '/analytics/results?agent_id=00000000-0000-4000-8000-000000000000&session_id=x&channel=any');
+    expect(results.statusCode).toBe(200);
+    expect(results.json()).toEqual({ data: [], total: 0, page: 1, limit: 25 });
+    expect((await api('GET', '/analytics/tools')).json()).toEqual({ data: AGENT_TOOLS.map(({ name, description }) => ({ name, description })) });
+  });
+});
