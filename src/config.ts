@@ -43,6 +43,9 @@ export const EnvSchema = Type.Object({
   MSG91_API_URL: Type.String({ default: 'https://api.msg91.com', pattern: '^https?://[^/]+$', description: "Base URL of MSG91's SMS API (India, DLT) (a local fake in tests).", expected: 'an http(s) origin without a path' }),
   PROVIDER_TIMEOUT_MS: Int(10000, 100, 120000, 'How long a request to a messaging provider may take before it counts as a timeout (and is retried).'),
   WEBHOOK_RETRY_SECONDS: Int(5, 1, 3600, 'First delay before a failed webhook delivery is retried; it doubles (with jitter) on each of 15 retries, over 24 hours in all.'),
+  LLM_API_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'An OpenAI-compatible API base URL (up to /v1) that extracts analytics fields from call transcripts; unset: no extraction.', expected: 'an http(s) URL' })),
+  LLM_API_KEY: Type.Optional(Type.String({ minLength: 1, description: 'Bearer key for LLM_API_URL.' })),
+  LLM_MODEL: Type.String({ default: 'gpt-4o-mini', minLength: 1, description: 'Model asked for analytics extraction (it must support json_schema response formats).' }),
   DIALER_TICK_MS: Int(500, 10, 60000, 'How often an idle dialer looks for due contacts and calls, in milliseconds (it loops at once while there is work).'),
   DIALER_CALLS_PER_SECOND: Int(10, 1, 10000, 'Calls per second each voice number may start, shared by every worker process.'),
   CALL_CONFIRM_TIMEOUT_SECONDS: Int(60, 5, 3600, 'A call its provider never confirmed (a crash between counting the attempt and dialling) is given up as FAILED after this long.'),
@@ -83,6 +86,7 @@ export interface Config {
   publicUrl: string;
   twilioApiUrl: string;
   webhookRetrySeconds: number;
+  llm: { apiUrl: string | undefined; apiKey: string | undefined; model: string };
   messaging: { whatsappApiUrl: string; whatsappApiVersion: string; msg91ApiUrl: string; providerTimeoutMs: number };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   simulator: { ringSeconds: number; talkSeconds: number };
@@ -141,6 +145,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: env_.PUBLIC_URL,
     twilioApiUrl: env_.TWILIO_API_URL,
     webhookRetrySeconds: Number(env_.WEBHOOK_RETRY_SECONDS),
+    llm: { apiUrl: env_.LLM_API_URL, apiKey: env_.LLM_API_KEY, model: env_.LLM_MODEL },
     messaging: {
       whatsappApiUrl: env_.WHATSAPP_API_URL,
       whatsappApiVersion: env_.WHATSAPP_API_VERSION,

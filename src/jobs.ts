@@ -1,6 +1,7 @@
 import type { Deps } from './platform/context.ts';
 import type { JobDefinition } from './platform/jobs.ts';
 import { CALL_ENDED, type CallEndedJob } from './modules/calls/service.ts';
+import { EXTRACT_ANALYTICS, extractAnalyticsJob, type ExtractAnalyticsJob } from './modules/analytics/extraction.ts';
 import { deliverWebhookJob } from './modules/events/service.ts';
 import { afterCallEnded, sendMessageJob } from './modules/messaging/dispatch.ts';
 
@@ -11,7 +12,9 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
     retryLimit: 10,
     async handle(data) {
       await afterCallEnded(deps, data);
+      // Its own queue, so a model's retries and messaging's never repeat each other.
+      if (deps.config.llm.apiUrl) await deps.jobs.send<ExtractAnalyticsJob>(EXTRACT_ANALYTICS, data, { singletonKey: `extract-${data.callId}` });
     },
   };
-  return [callEnded, sendMessageJob(deps), deliverWebhookJob(deps)] as JobDefinition<never>[];
+  return [callEnded, sendMessageJob(deps), deliverWebhookJob(deps), extractAnalyticsJob(deps)] as JobDefinition<never>[];
 }

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import { extractAfterCall } from '../src/modules/analytics/extraction.ts';
 import { AGENT_TOOLS } from '../src/modules/agents/tools.ts';
+import { createChatCompletions } from '../src/providers/llm/chat-completions.ts';
+import { listenOnLoopback } from './fakes/http.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { money } from '../src/platform/money.ts';
@@ -127,3 +131,61 @@ describe('analytics bindings, results and tools', () => {
     expect((await api('GET', '/analytics/tools')).json()).toEqual({ data: AGENT_TOOLS.map(({ name, description }) => ({ name, description })) });
   });
 });
+
+describe('extraction of the bound fields from a transcript', () => {
+  it('asks an OpenAI-compatible model with a JSON schema of the bindings and stores only values of the right type, once per call', async () => {
+    const requests: { authorization?: string; body: Record<string, unknown> }[] = [];
+    let answer: Record<string, unknown> = {};
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        requests.push({ authorization: req.headers.authorization, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> });
+        const reply = { id: 'chatcmpl-1', object: 'chat.completion', model: 'test-model', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: JSON.stringify(answer) } }] };
+        res.writeHead(req.url === '/v1/chat/completions' ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
+      });
+    });
+    const llm = await listenOnLoopback(server);
+    try {
+      const { api } = await tenant();
+      const agent = (await api('POST', '/agents', { name: 'Collections' })).json().id;
+      await api('PUT', `/analytics/agents/${agent}/bindings`, {
+        fields: [
+          { name: 'promisedAmount', type: 'number', description: 'Amount promised' },
+          { name: 'promiseDate', type: 'date' },
+          { name: 'mood', type: 'enum', enumValues: ['calm', 'upset'] },
+          { name: 'callbackWanted', type: 'boolean' },
+          { name: 'notes', type: 'string' },
+        ],
+      });
+      const call = await callAt(api, agent, '2026-03-06T15:00:00Z', 45);
+      const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
+      const model = createChatCompletions({ baseUrl: `${llm.url}/v1`, apiKey: 'sk-test', model: 'test-model' });
+      answer = { promisedAmount: 'a lot', promiseDate: '2026-12-01', mood: 'furious', callbackWanted: true, notes: null };
+      expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id }, model)).toBe(true);
+
+      const [request] = requests;
+      expect(request!.authorization).toBe('Bearer sk-test');
+      expect(request!.body).toMatchObject({ model: 'test-model', response_format: { type: 'json_schema', json_schema: { name: 'call_analytics', strict: true } } });
+      const schema = (request!.body.response_format as { json_schema: { schema: { properties: Record<string, unknown>; required: string[] } } }).json_schema.schema;
+      expect(schema.required).toEqual(['promisedAmount', 'promiseDate', 'mood', 'callbackWanted', 'notes']);
+      expect(schema.properties.mood).toMatchObject({ enum: ['calm', 'upset', null] });
+      const user = (request!.body.messages as { role: string; content: string }[]).find((m) => m.role === 'user')!.content;
+      expect(user).toContain('agent: Hello');
+
+      const results = (await api('GET', `/analytics/results?session_id=${call.id}`)).json();
+      expect(results.total).toBe(1);
+      // "a lot" is not a number and "furious" not an allowed value: both are dropped, null is absent.
+      expect(results.data[0]).toMatchObject({ sessionId: call.id, agentId: agent, fields: { promiseDate: '2026-12-01', callbackWanted: true } });
+      expect(Object.keys(results.data[0].fields).sort()).toEqual(['callbackWanted', 'promiseDate']);
+      expect((await api('GET', `/analytics/results?agent_id=${agent}`)).json().total).toBe(1);
+
+      answer = { promisedAmount: 120, promiseDate: '2026-12-01', mood: 'calm', callbackWanted: false, notes: 'x' };
+      expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id }, model)).toBe(false); // once per call
+      expect((await api('GET', `/analytics/results?session_id=${call.id}`)).json().data[0].fields).not.toHaveProperty('mood');
+    } finally {
+      await llm.close();
+    }
+  });
+});
+

@@ -86,3 +86,17 @@ export async function listResults(db: Queryable, tenantId: string, filter: { age
   ]);
   return { rows, total: count.rows[0]!.n };
 }
+
+/** One result per call; a repeated extraction leaves the first. Returns whether it was stored. */
+export async function insertResult(
+  db: Queryable,
+  tenantId: string,
+  result: { id: string; callId: string; agentId: string | null; campaignId: string | null; contactId: string | null; fields: Record<string, unknown>; extractedAt: Date },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO analytics_results (tenant_id, id, call_id, agent_id, campaign_id, contact_id, fields, extracted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (tenant_id, call_id) DO NOTHING`,
+    [tenantId, result.id, result.callId, result.agentId, result.campaignId, result.contactId, JSON.stringify(result.fields), result.extractedAt],
+  );
+  return rowCount === 1;
+}
