@@ -358,3 +358,44 @@ export async function forEachEngine<R>(work: (engine: Engine) => Promise<R>, rep
   if (!adminUrl) process.stdout.write('\nPostgreSQL: skipped (set DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/postgres, to bench it too).\n');
   return { results, failed };
 }
+
+// ---------------------------------------------------------------------------------------------
+// In-process runtime, for benches that drive the job handlers themselves.
+
+/**
+ * The runtime and app in this process on a fresh `callforge_bench_…` database of the PostgreSQL
+ * server at `adminUrl`; everything is closed and the database dropped at exit (also on Ctrl-C).
+ */
+export async function inProcessRuntime(adminUrl: string, env: Record<string, string> = {}) {
+  const name = `callforge_bench_${randomBytes(6).toString('hex')}`;
+  assertBenchDatabase(name);
+  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
+  onCleanup(`drop database ${name}`, async () => {
+    assertBenchDatabase(name);
+    await withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  });
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const [{ loadConfig }, { IN_MEMORY, openRuntime }, { buildApp }, { createLogger }] = await Promise.all([
+    import('../src/config.ts'),
+    import('../src/runtime.ts'),
+    import('../src/app.ts'),
+    import('../src/platform/logger.ts'),
+  ]);
+  const config = loadConfig({
+    DATA_DIR: IN_MEMORY,
+    LOG_LEVEL: 'warn',
+    DEMO_BOOTSTRAP: '0',
+    DATABASE_URL: url.toString(),
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    JOBS_POLL_SECONDS: '0.5',
+    RATE_LIMIT_PER_MINUTE: '10000000',
+    ...env,
+  });
+  const runtime = await openRuntime(config, { log: createLogger(config.logLevel), superviseJobs: true });
+  onCleanup('close the runtime', () => runtime.close());
+  const app = await buildApp(runtime);
+  await app.ready();
+  onCleanup('close the app', () => app.close());
+  return { runtime, app, where: `${url.host}/${name}` };
+}

@@ -5,21 +5,16 @@
  * Prints messages delivered per second. See bench/README.md.
  */
 import { randomBytes } from 'node:crypto';
-import { buildApp } from '../src/app.ts';
-import { loadConfig } from '../src/config.ts';
 import { jobDefinitions } from '../src/jobs.ts';
 import { CALL_ENDED, type CallEndedJob } from '../src/modules/calls/service.ts';
-import { createLogger } from '../src/platform/logger.ts';
-import { IN_MEMORY, openRuntime } from '../src/runtime.ts';
 import { startFakeWhatsApp } from '../test/fakes/whatsapp.ts';
-import { fixed, intFromEnv, onCleanup, runBench, sleep, table, withClient } from './harness.ts';
+import { fixed, inProcessRuntime, intFromEnv, onCleanup, runBench, sleep, table } from './harness.ts';
 
 const CALLS = intFromEnv('BENCH_MESSAGING_CALLS', 2000, 1);
 const TIMEOUT_S = 600;
 const POLL_MS = 100;
 const ENQUEUE_BATCH = 500;
 const WHATSAPP = { accessToken: 'EAAG-bench-access-token-0123456789', appSecret: 'bench-app-secret-0123456789', wabaId: '102290129340398', sender: '106540352242922' };
-const BENCH_DATABASE = /^callforge_bench_[a-f0-9]+$/;
 
 async function main(): Promise<number> {
   const adminUrl = process.env.DATABASE_URL;
@@ -28,14 +23,6 @@ async function main(): Promise<number> {
     return 1;
   }
 
-  // A fresh database, dropped at the end (also on Ctrl-C).
-  const name = `callforge_bench_${randomBytes(6).toString('hex')}`;
-  if (!BENCH_DATABASE.test(name)) throw new Error(`refusing to touch database ${name}`);
-  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
-  onCleanup(`drop database ${name}`, () => withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined));
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-
   const graph = await startFakeWhatsApp({
     accessToken: WHATSAPP.accessToken,
     businessAccountId: WHATSAPP.wabaId,
@@ -43,23 +30,9 @@ async function main(): Promise<number> {
   });
   onCleanup('close the fake WhatsApp', () => graph.close());
 
-  const config = loadConfig({
-    DATA_DIR: IN_MEMORY,
-    LOG_LEVEL: 'warn',
-    DEMO_BOOTSTRAP: '0',
-    DATABASE_URL: url.toString(),
-    SECRETS_KEY: randomBytes(32).toString('base64'),
-    WHATSAPP_API_URL: graph.url,
-    JOBS_POLL_SECONDS: '0.5',
-    RATE_LIMIT_PER_MINUTE: '10000000',
-  });
-  const runtime = await openRuntime(config, { log: createLogger(config.logLevel), superviseJobs: true });
-  onCleanup('close the runtime', () => runtime.close());
-  const app = await buildApp(runtime);
-  await app.ready();
-  onCleanup('close the app', () => app.close());
+  const { runtime, app, where } = await inProcessRuntime(adminUrl, { WHATSAPP_API_URL: graph.url });
 
-  process.stdout.write(`callforge messaging bench on PostgreSQL (${url.host}/${name}): ${CALLS.toLocaleString('en-US')} ended calls, WhatsApp (fake Graph API) + SMS (SIMULATOR) each; node ${process.version}\n`);
+  process.stdout.write(`callforge messaging bench on PostgreSQL (${where}): ${CALLS.toLocaleString('en-US')} ended calls, WhatsApp (fake Graph API) + SMS (SIMULATOR) each; node ${process.version}\n`);
 
   // Setup over HTTP, as a dashboard user would: tenant, WhatsApp integration, agent, campaigns.
   const request = async (method: 'GET' | 'POST' | 'PUT', path: string, token: string | undefined, payload?: object) => {

@@ -7,21 +7,16 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { buildApp } from '../src/app.ts';
-import { loadConfig } from '../src/config.ts';
 import { jobDefinitions } from '../src/jobs.ts';
 import { emitEvent } from '../src/modules/events/service.ts';
 import { tenantCtx } from '../src/platform/context.ts';
-import { createLogger } from '../src/platform/logger.ts';
-import { IN_MEMORY, openRuntime } from '../src/runtime.ts';
 import { listenOnLoopback } from '../test/fakes/http.ts';
-import { fixed, intFromEnv, onCleanup, runBench, sleep, table, withClient } from './harness.ts';
+import { fixed, inProcessRuntime, intFromEnv, onCleanup, runBench, sleep, table } from './harness.ts';
 
 const EVENTS = intFromEnv('BENCH_WEBHOOK_EVENTS', 2000, 1);
 const TIMEOUT_S = 600;
 const POLL_MS = 100;
 const EMIT_BATCH = 500;
-const BENCH_DATABASE = /^callforge_bench_[a-f0-9]+$/;
 
 async function main(): Promise<number> {
   const adminUrl = process.env.DATABASE_URL;
@@ -29,13 +24,6 @@ async function main(): Promise<number> {
     process.stderr.write('bench:webhooks needs PostgreSQL: set DATABASE_URL, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:webhooks\n');
     return 1;
   }
-  const name = `callforge_bench_${randomBytes(6).toString('hex')}`;
-  if (!BENCH_DATABASE.test(name)) throw new Error(`refusing to touch database ${name}`);
-  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
-  onCleanup(`drop database ${name}`, () => withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined));
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-
   // The receiver checks every signature with the reference library; the secret is known after setup.
   const verifier: { current?: Webhook } = {};
   let verified = 0;
@@ -57,22 +45,8 @@ async function main(): Promise<number> {
   const receiver = await listenOnLoopback(server);
   onCleanup('close the receiver', () => receiver.close());
 
-  const config = loadConfig({
-    DATA_DIR: IN_MEMORY,
-    LOG_LEVEL: 'warn',
-    DEMO_BOOTSTRAP: '0',
-    DATABASE_URL: url.toString(),
-    SECRETS_KEY: randomBytes(32).toString('base64'),
-    ALLOW_PRIVATE_URLS: '1',
-    JOBS_POLL_SECONDS: '0.5',
-    RATE_LIMIT_PER_MINUTE: '10000000',
-  });
-  const runtime = await openRuntime(config, { log: createLogger(config.logLevel), superviseJobs: true });
-  onCleanup('close the runtime', () => runtime.close());
-  const app = await buildApp(runtime);
-  await app.ready();
-  onCleanup('close the app', () => app.close());
-  process.stdout.write(`callforge webhooks bench on PostgreSQL (${url.host}/${name}): ${EVENTS.toLocaleString('en-US')} events to a local receiver; node ${process.version}\n`);
+  const { runtime, app, where } = await inProcessRuntime(adminUrl, { ALLOW_PRIVATE_URLS: '1' });
+  process.stdout.write(`callforge webhooks bench on PostgreSQL (${where}): ${EVENTS.toLocaleString('en-US')} events to a local receiver; node ${process.version}\n`);
 
   const request = async (path: string, token: string | undefined, payload: object) => {
     const response = await app.inject({ method: 'POST', url: `/api/v1${path}`, headers: token ? { authorization: `Bearer ${token}` } : {}, payload });
