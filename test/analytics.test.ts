@@ -87,6 +87,22 @@ describe('GET /analytics/my-trends', () => {
     const hours = (await api('GET', '/analytics/my-trends?from=2026-03-08T05:00:00Z&to=2026-03-09T04:00:00Z&interval=hour')).json().series;
     expect(hours).toHaveLength(23);
   });
+
+  it('keeps the two 01:00 hours of the fall-back night apart', async () => {
+    const { api } = await tenant('America/New_York');
+    const agent = (await api('POST', '/agents', { name: 'Fall back' })).json().id;
+    await callAt(api, agent, '2026-11-01T05:30:00Z', 60); // 01:30 EDT
+    await callAt(api, agent, '2026-11-01T06:30:00Z', 60); // 01:30 EST, an hour later
+    const hours = (await api('GET', '/analytics/my-trends?from=2026-11-01T04:00:00Z&to=2026-11-02T05:00:00Z&interval=hour')).json().series as { bucket: string; calls: number }[];
+    expect(hours).toHaveLength(25);
+    expect(hours.filter((b) => b.calls > 0).map((b) => [b.bucket, b.calls])).toEqual([
+      ['2026-11-01T05:00:00.000Z', 1],
+      ['2026-11-01T06:00:00.000Z', 1],
+    ]);
+    const days = (await api('GET', '/analytics/my-trends?from=2026-11-01T04:00:00Z&to=2026-11-02T05:00:00Z')).json().series as { bucket: string; calls: number }[];
+    expect(days.map((b) => [b.bucket, b.calls])).toEqual([['2026-11-01T04:00:00.000Z', 2]]);
+    expect((await api('GET', '/analytics/my-trends?from=2026-12-31T23:59:60Z')).statusCode).toBe(400);
+  });
 });
 
 describe('analytics bindings, results and tools', () => {
@@ -182,6 +198,7 @@ describe('extraction of the bound fields from a transcript', () => {
 
       answer = { promisedAmount: 120, promiseDate: '2026-12-01', mood: 'calm', callbackWanted: false, notes: 'x' };
       expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id }, model)).toBe(false); // once per call
+      expect(requests).toHaveLength(1); // the model is not asked again
       expect((await api('GET', `/analytics/results?session_id=${call.id}`)).json().data[0].fields).not.toHaveProperty('mood');
     } finally {
       await llm.close();

@@ -174,6 +174,13 @@ describe('the WhatsApp webhook token and subscription handshake', () => {
     expect(theirs).not.toBe(first.json().token);
   });
 
+  it('gives concurrent first requests one token, issued once', async () => {
+    const { api } = await tenant();
+    const responses = await Promise.all(Array.from({ length: 5 }, () => api('POST', '/whatsapp/webhook-token', {})));
+    expect(responses.map((r) => r.statusCode).sort()).toEqual([200, 200, 200, 200, 201]);
+    expect(new Set(responses.map((r) => r.json().token)).size).toBe(1);
+  });
+
   it('answers the verification with the challenge for a right token, 403 otherwise', async () => {
     const { token } = (await (await tenant()).api('POST', '/whatsapp/webhook-token', {})).json();
     const verify = (query: string) => t.app.inject({ method: 'GET', url: `/api/v1/whatsapp/webhook?${query}` });
@@ -202,6 +209,11 @@ describe('the WhatsApp webhook token and subscription handshake', () => {
     const { 'x-hub-signature-256': _dropped, ...unsigned } = signed.headers;
     expect((await post(signed.body, unsigned)).statusCode).toBe(401);
     expect((await post(signed.body, signed.headers)).statusCode).toBe(200);
+    for (const body of ['null', '{"entry":{}}', '[]', '{"object":"whatsapp_business_account"}']) {
+      const malformed = await post(body, { 'content-type': 'application/json' });
+      expect(malformed.statusCode, body).toBe(400);
+      expect(malformed.json().code, body).toBe('INVALID_WEBHOOK');
+    }
   });
 });
 

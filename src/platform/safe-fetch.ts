@@ -74,6 +74,9 @@ export function addressProblem(address: string): string | null {
   return range === 'unicast' ? null : `${normalized} is ${names[range] ?? `a ${range} address`}`;
 }
 
+/** "10.1.2.3 is a private address" → "private address". */
+const kindOf = (problem: string | null) => (problem ?? '').replace(/^\S+ is (an? )?/, '');
+
 const systemLookup = (hostname: string) =>
   new Promise<LookupAddress[]>((resolve, reject) => dnsLookup(hostname, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))));
 
@@ -92,7 +95,9 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
           (addresses) => {
             const usable = addresses.filter((entry) => refuse(entry.address) === null);
             if (usable.length === 0) {
-              refusal = `${hostname} resolves to no allowed address (${addresses.map((entry) => refuse(entry.address)).find(Boolean) ?? 'none found'})`;
+              // Named by kind only: the addresses themselves would let a tenant map internal DNS.
+              const kinds = [...new Set(addresses.map((entry) => kindOf(refuse(entry.address))))];
+              refusal = `${hostname} resolves only to addresses that may not be fetched (${kinds.join(', ') || 'none found'})`;
               return callback(new Error(refusal), '', 4);
             }
             // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily).

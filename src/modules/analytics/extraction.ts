@@ -62,6 +62,8 @@ export async function extractAfterCall(deps: Deps, job: ExtractAnalyticsJob, ext
   const transcript = (call.transcript as { role: string; text: string }[]).filter((turn) => typeof turn?.text === 'string');
   const fields = (await repo.bindingsOf(ctx.db, ctx.tenantId, call.agent_id))?.fields ?? [];
   if (transcript.length === 0 || fields.length === 0) return false;
+  // A repeated call.ended enqueues the job again; the model is asked once per call.
+  if (await repo.hasResult(ctx.db, ctx.tenantId, call.id)) return false;
   const answer = await extractor.extract({
     system: 'You read a phone call transcript and fill in the requested fields. Use null for anything the call did not establish. Dates are YYYY-MM-DD.',
     user: transcript.map((turn) => `${turn.role}: ${turn.text}`).join('\n'),
@@ -83,5 +85,6 @@ export const extractAnalyticsJob = (deps: Deps): JobDefinition<ExtractAnalyticsJ
   name: EXTRACT_ANALYTICS,
   retryLimit: 5,
   retryDelaySeconds: 10,
+  batchSize: 1, // a model call can take 30 s; a batch could outlive the job's expiry
   handle: async (data) => void (await extractAfterCall(deps, data)),
 });

@@ -32,7 +32,7 @@ export async function usageByAgent(db: Queryable, tenantId: string, range: { fro
 }
 
 export interface TrendRow {
-  bucket: string; // local start of the bucket, 'YYYY-MM-DD HH24:MI'
+  bucket: Date; // the instant the local day or hour starts
   calls: number;
   answered: number;
   seconds: number;
@@ -42,7 +42,8 @@ export interface TrendRow {
 /** Ended calls per local day or hour of `timezone`. */
 export async function trend(db: Queryable, tenantId: string, range: { from: Date; to: Date; agentId?: string }, interval: 'day' | 'hour', timezone: string): Promise<TrendRow[]> {
   const { rows } = await db.query<TrendRow>(
-    `SELECT to_char(date_trunc($5, c.ended_at AT TIME ZONE $6), 'YYYY-MM-DD HH24:MI') AS bucket, count(*)::int AS calls,
+    // date_trunc in the zone keeps the two 01:00 hours of a fall-back night apart.
+    `SELECT date_trunc($5, c.ended_at, $6) AS bucket, count(*)::int AS calls,
             count(*) FILTER (WHERE c.outcome = 'ANSWERED')::int AS answered, coalesce(sum(c.duration_sec), 0)::int AS seconds,
             coalesce(sum(c.cost_total), 0)::text AS spend
      FROM calls c
@@ -78,7 +79,7 @@ export interface ResultRow {
 }
 
 export async function listResults(db: Queryable, tenantId: string, filter: { agentId?: string; sessionId?: string }, page: Page): Promise<{ rows: ResultRow[]; total: number }> {
-  const where = 'tenant_id = $1 AND ($2::text IS NULL OR agent_id::text = $2) AND ($3::text IS NULL OR call_id::text = $3)';
+  const where = 'tenant_id = $1 AND ($2::uuid IS NULL OR agent_id = $2) AND ($3::uuid IS NULL OR call_id = $3)';
   const params = [tenantId, filter.agentId ?? null, filter.sessionId ?? null];
   const [{ rows }, count] = await Promise.all([
     db.query<ResultRow>(`SELECT id, call_id, agent_id, campaign_id, contact_id, fields, extracted_at FROM analytics_results WHERE ${where} ORDER BY extracted_at DESC, id DESC LIMIT $4 OFFSET $5`, [...params, page.limit, page.offset]),
@@ -99,4 +100,9 @@ export async function insertResult(
     [tenantId, result.id, result.callId, result.agentId, result.campaignId, result.contactId, JSON.stringify(result.fields), result.extractedAt],
   );
   return rowCount === 1;
+}
+
+export async function hasResult(db: Queryable, tenantId: string, callId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM analytics_results WHERE tenant_id = $1 AND call_id = $2', [tenantId, callId]);
+  return rowCount > 0;
 }

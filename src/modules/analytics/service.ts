@@ -14,6 +14,9 @@ const MAX_BUCKETS = 5000;
 function rangeOf(ctx: TenantCtx, query: { from?: string; to?: string; agentId?: string }) {
   const to = query.to ? new Date(query.to) : ctx.clock.now();
   const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_DAYS * 86_400_000);
+  for (const [name, date] of [['from', from], ['to', to]] as const) {
+    if (Number.isNaN(date.getTime())) throw badRequest('VALIDATION_FAILED', `'${name}' is not a real instant.`, [{ path: `/${name}`, message: 'not a real instant' }]);
+  }
   if (from > to) throw badRequest('VALIDATION_FAILED', "'from' must not be after 'to'.", [{ path: '/from', message: 'after to' }]);
   return { from, to, agentId: query.agentId };
 }
@@ -49,13 +52,13 @@ export async function myTrends(ctx: TenantCtx, query: TrendsQuery): Promise<Tren
   const interval: 'day' | 'hour' = query.interval === 'hour' ? 'hour' : 'day';
   const timezone = (await identity.tenantTimezone(ctx)) ?? 'UTC';
   const rows = await repo.trend(ctx.db, ctx.tenantId, range, interval, timezone);
-  const byBucket = new Map(rows.map((row) => [row.bucket, row]));
+  const byBucket = new Map(rows.map((row) => [row.bucket.getTime(), row]));
   const series: Trends['series'] = [];
   let bucket = DateTime.fromJSDate(range.from, { zone: timezone }).startOf(interval);
   const end = DateTime.fromJSDate(range.to, { zone: timezone });
   while (bucket < end) {
     if (series.length >= MAX_BUCKETS) throw badRequest('RANGE_TOO_LARGE', `The range holds more than ${MAX_BUCKETS} ${interval} buckets; choose a shorter range or a larger interval.`);
-    const row = byBucket.get(bucket.toFormat('yyyy-MM-dd HH:mm'));
+    const row = byBucket.get(bucket.toMillis());
     series.push({ bucket: bucket.toUTC().toISO()!, calls: row?.calls ?? 0, answered: row?.answered ?? 0, minutes: minutesOf(row?.seconds ?? 0), spend: formatMoney(row?.spend ?? '0') });
     bucket = bucket.plus({ [interval === 'day' ? 'days' : 'hours']: 1 }).startOf(interval);
   }
@@ -83,8 +86,12 @@ export async function putBindings(ctx: TenantCtx, agentId: string, body: PutBind
   return { agentId, fields: stored.fields, updatedAt: stored.updated_at.toISOString() };
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export async function listResults(ctx: TenantCtx, query: ResultsQuery, page: Page) {
-  const { rows, total } = await repo.listResults(ctx.db, ctx.tenantId, { agentId: query.agent_id?.toLowerCase(), sessionId: query.session_id?.toLowerCase() }, page);
+  // The seed types these filters as strings; one that is not a UUID matches no agent or call.
+  if ([query.agent_id, query.session_id].some((value) => value !== undefined && !UUID.test(value))) return { data: [], total: 0 };
+  const { rows, total } = await repo.listResults(ctx.db, ctx.tenantId, { agentId: query.agent_id, sessionId: query.session_id }, page);
   return {
     data: rows.map((row) => ({ id: row.id, sessionId: row.call_id, agentId: row.agent_id, campaignId: row.campaign_id, contactId: row.contact_id, fields: row.fields, extractedAt: row.extracted_at.toISOString() })),
     total,

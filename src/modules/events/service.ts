@@ -91,6 +91,8 @@ export const deliverWebhookJob = (deps: Deps): JobDefinition<DeliverWebhookJob> 
   retryLimit: WEBHOOK_RETRY_LIMIT,
   retryDelaySeconds: deps.config.webhookRetrySeconds,
   concurrency: 4,
+  // One at a time per handler: a batch of slow provider calls could outlive the job's expiry and run twice.
+  batchSize: 1,
   handle: (data, meta) => deliverWebhook(deps, data, meta),
 });
 

@@ -211,3 +211,8 @@ export async function crossedIntoLowBalance(db: Queryable, tenantId: string): Pr
   );
   return rows[0]?.low ? rows[0] : undefined;
 }
+
+/** After a credit: the low-balance flag cleared once the balance is back at or above the threshold (never set here). */
+export async function rearmLowBalance(db: Queryable, tenantId: string): Promise<void> {
+  await db.query('UPDATE wallets SET low_balance_notified = false WHERE tenant_id = $1 AND low_balance_notified AND balance >= low_balance_threshold', [tenantId]);
+}

@@ -255,7 +255,8 @@ export async function creditWallet(db: Queryable, tenantId: string, amount: stri
   if (!money(amount).isFinite()) throw badRequest('INVALID_AMOUNT', 'The amount must be a decimal number.');
   const wallet = await db.transaction(async (tx) => {
     const changed = await repo.applyWalletChange(tx, tenantId, { id: newId(), amount: money(amount).toFixed(4), reason, reference: null });
-    await repo.crossedIntoLowBalance(tx, tenantId); // re-arms wallet.low_balance once back above the threshold
+    // Only re-arms: a crossing downwards is announced by the next debit (calls), which emits the event.
+    await repo.rearmLowBalance(tx, tenantId);
     return changed;
   });
   if (!wallet) throw notFound('Tenant wallet');

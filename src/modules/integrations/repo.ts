@@ -38,11 +38,11 @@ export async function tenantHasIntegration(db: Queryable, tenantId: string): Pro
   return rowCount > 0;
 }
 
-/** The integrations of a kind, across tenants, whose setting `name` is `value` (a provider callback names the account). */
-export async function integrationsWithSetting(db: Queryable, kind: string, name: string, value: string): Promise<(IntegrationRow & { tenant_id: string })[]> {
+/** The WhatsApp integrations, across tenants, of a business account (its webhook deliveries name it). */
+export async function whatsappIntegrationsOfAccount(db: Queryable, businessAccountId: string): Promise<(IntegrationRow & { tenant_id: string })[]> {
   const { rows } = await db.query<IntegrationRow & { tenant_id: string }>(
-    'SELECT tenant_id, kind, settings, secrets_sealed, created_at, updated_at FROM integrations WHERE kind = $1 AND settings ->> $2 = $3',
-    [kind, name, value],
+    "SELECT tenant_id, kind, settings, secrets_sealed, created_at, updated_at FROM integrations WHERE kind = 'whatsapp' AND settings ->> 'businessAccountId' = $1",
+    [businessAccountId],
   );
   return rows;
 }

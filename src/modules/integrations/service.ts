@@ -44,9 +44,9 @@ export async function credentialsOf(ctx: Pick<TenantCtx, 'db' | 'tenantId' | 'se
   return { ...row.settings, ...(JSON.parse(ctx.serverKeys.open(row.secrets_sealed)) as Record<string, string>) };
 }
 
-/** Tenants whose `kind` integration has setting `name` = `value`, with their credentials opened. */
-export async function credentialsBySetting(deps: Pick<TenantCtx, 'db' | 'serverKeys'>, kind: IntegrationKind, name: string, value: string): Promise<{ tenantId: string; credentials: Record<string, string> }[]> {
-  const rows = await repo.integrationsWithSetting(deps.db, kind, name, value);
+/** Tenants that connected this WhatsApp business account, with their credentials opened. */
+export async function whatsappTenantsOfAccount(deps: Pick<TenantCtx, 'db' | 'serverKeys'>, businessAccountId: string): Promise<{ tenantId: string; credentials: Record<string, string> }[]> {
+  const rows = await repo.whatsappIntegrationsOfAccount(deps.db, businessAccountId);
   return rows.map((row) => ({ tenantId: row.tenant_id, credentials: { ...row.settings, ...(JSON.parse(deps.serverKeys.open(row.secrets_sealed)) as Record<string, string>) } }));
 }
 

@@ -149,5 +149,7 @@ export const sendMessageJob = (deps: Deps): JobDefinition<SendMessageJob> => ({
   retryLimit: SEND_RETRY_LIMIT,
   retryDelaySeconds: SEND_RETRY_DELAY_SECONDS,
   concurrency: 4,
+  // One at a time per handler: a batch of slow provider calls could outlive the job's expiry and run twice.
+  batchSize: 1,
   handle: (data, meta) => sendMessage(deps, data, meta),
 });

@@ -83,13 +83,11 @@ export async function deleteCampaign(db: Queryable, table: CampaignTable, tenant
 
 /** The tenant's token: the one stored, or `candidate` stored now (one statement, so concurrent calls agree). */
 export async function webhookToken(db: Queryable, tenantId: string, candidate: string): Promise<{ token: string; created: boolean }> {
+  // DO UPDATE (to itself) returns the row a concurrent first call inserted; xmax = 0 only on an insert.
   const { rows } = await db.query<{ token: string; created: boolean }>(
-    `WITH inserted AS (
-       INSERT INTO whatsapp_webhook_tokens (tenant_id, token) VALUES ($1, $2) ON CONFLICT (tenant_id) DO NOTHING RETURNING token
-     )
-     SELECT token, true AS created FROM inserted
-     UNION ALL SELECT token, false AS created FROM whatsapp_webhook_tokens WHERE tenant_id = $1
-     LIMIT 1`,
+    `INSERT INTO whatsapp_webhook_tokens (tenant_id, token) VALUES ($1, $2)
+     ON CONFLICT (tenant_id) DO UPDATE SET token = whatsapp_webhook_tokens.token
+     RETURNING token, (xmax = 0) AS created`,
     [tenantId, candidate],
   );
   return rows[0]!;

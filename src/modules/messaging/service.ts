@@ -282,22 +282,26 @@ export async function receiveWhatsAppWebhook(deps: Pick<Deps, 'db' | 'serverKeys
   } catch {
     throw badRequest('INVALID_JSON', 'The webhook body is not JSON.');
   }
-  const accountIds = [...new Set((payload.entry ?? []).map((entry) => String(entry.id ?? '')))].filter(Boolean);
+  const list = <T>(value: unknown): T[] => (Array.isArray(value) ? (value as T[]) : []);
+  if (payload === null || typeof payload !== 'object' || !Array.isArray(payload.entry)) {
+    throw badRequest('INVALID_WEBHOOK', 'The webhook body is not a WhatsApp Business Account notification (no entry list).');
+  }
+  const accountIds = [...new Set(payload.entry.map((entry) => String(entry?.id ?? '')))].filter(Boolean);
   if (accountIds.length !== 1) throw badSignature();
-  const tenants = await integrations.credentialsBySetting(deps, 'whatsapp', 'businessAccountId', accountIds[0]!);
+  const tenants = await integrations.whatsappTenantsOfAccount(deps, accountIds[0]!);
   // Normally one tenant connected the account; should several have, each verified one records its own messages.
   const verified = tenants.filter(({ credentials }) => verifyWhatsAppSignature(credentials.appSecret!, rawBody, signature));
   if (verified.length === 0) throw badSignature();
 
   let changed = 0;
-  for (const entry of payload.entry ?? []) {
-    for (const change of entry.changes ?? []) {
-      for (const status of change.value?.statuses ?? []) {
+  for (const entry of list<NonNullable<WebhookPayload['entry']>[number]>(payload.entry)) {
+    for (const change of list<NonNullable<NonNullable<WebhookPayload['entry']>[number]['changes']>[number]>(entry?.changes)) {
+      for (const status of list<WebhookStatus>(change?.value?.statuses)) {
         const next = DELIVERY_STATUS[String(status.status) as keyof typeof DELIVERY_STATUS];
         if (!next || typeof status.id !== 'string') continue;
         const at = Number.isFinite(Number(status.timestamp)) ? new Date(Number(status.timestamp) * 1000) : new Date();
         const ourId = typeof status.biz_opaque_callback_data === 'string' && UUID.test(status.biz_opaque_callback_data) ? status.biz_opaque_callback_data : null;
-        const error = status.errors?.[0];
+        const error = list<NonNullable<WebhookStatus['errors']>[number]>(status.errors)[0];
         const reason = next === 'FAILED' ? `WhatsApp: ${[error?.code, error?.title ?? error?.message, error?.error_data?.details].filter((part) => part !== undefined && part !== '').join(' ') || 'failed'}` : null;
         for (const { tenantId } of verified) {
           if (await repo.recordDeliveryStatus(deps.db, tenantId, 'WHATSAPP', { providerMessageId: status.id, ourId }, next, at, reason)) changed++;
