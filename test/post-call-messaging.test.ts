@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
@@ -27,9 +28,12 @@ beforeAll(async () => {
   graph = await startFakeWhatsApp({ accessToken: WHATSAPP.accessToken, businessAccountId: WHATSAPP.wabaId, phoneNumbers: [{ id: WHATSAPP.sender, displayPhoneNumber: '+1 555-000-1234', verifiedName: 'Acme Clinic', qualityRating: 'GREEN' }] });
   twilio = await startFakeTwilio(TWILIO);
   msg91 = await startFakeMsg91({ authKey: MSG91_KEY });
+  // Twilio posts SMS statuses to PUBLIC_URL: the app listens there.
+  const port = await freePort();
   t = await startTestApp({
     clock,
     env: {
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
       WHATSAPP_API_URL: graph.url,
       TWILIO_API_URL: twilio.url,
       MSG91_API_URL: msg91.url,
@@ -40,7 +44,16 @@ beforeAll(async () => {
     },
   });
   await t.runtime.jobs.work(jobDefinitions(t.runtime));
+  await t.app.listen({ port, host: '127.0.0.1' });
 });
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 afterAll(async () => {
   await t.close();
   await Promise.all([graph.close(), twilio.close(), msg91.close()]);
@@ -209,6 +222,17 @@ describe('exactly one message per channel per call', () => {
     await settledMessages(api, 'sms', 2);
     const graphCount = graph.messages.length;
     const twilioCount = twilio.messages.size;
+
+    // Twilio reports the SMS's delivery to the status callback it was given, signed.
+    const sms = (await api('GET', `/messages?callId=${message!.callId}&channel=sms`)).json().data[0] as LoggedMessage;
+    expect(twilio.messages.get(sms.providerMessageId!)!.statusCallback).toMatch(/\/api\/v1\/messages\/twilio-status\?tenant=[0-9a-f-]{36}&message=[0-9a-f-]{36}$/);
+    expect(await twilio.sendMessageStatus(sms.providerMessageId!, 'delivered', {}, 'not-the-auth-token-at-all')).toBe(403);
+    expect(await twilio.sendMessageStatus(sms.providerMessageId!, 'sent')).toBe(204);
+    expect(await twilio.sendMessageStatus(sms.providerMessageId!, 'delivered')).toBe(204);
+    expect((await api('GET', `/messages?callId=${message!.callId}&channel=sms`)).json().data[0]).toMatchObject({ status: 'DELIVERED', deliveredAt: expect.any(String) });
+    const [, otherSms] = (await api('GET', '/messages?channel=sms')).json().data as LoggedMessage[];
+    expect(await twilio.sendMessageStatus(otherSms!.providerMessageId!, 'undelivered', { ErrorCode: '30003' })).toBe(204);
+    expect((await api('GET', `/messages?callId=${otherSms!.callId}&channel=sms`)).json().data[0]).toMatchObject({ status: 'FAILED', failureReason: 'Twilio: the message was undelivered (error 30003).' });
 
     // The job again (a retry, a second delivery of call.ended), directly and through the queue.
     expect(await afterCallEnded(t.runtime, { tenantId, callId: message!.callId })).toBe(0);

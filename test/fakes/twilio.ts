@@ -57,6 +57,8 @@ export interface FakeTwilio {
   messages: Map<string, FakeTwilioMessage>;
   /** Posts a signed status callback for `sid` to its StatusCallback URL; resolves with the receiver's HTTP status. */
   sendStatus(sid: string, callStatus: string, extra?: Record<string, string>): Promise<number>;
+  /** Posts a signed status callback for message `sid` to its StatusCallback URL; resolves with the receiver's HTTP status. */
+  sendMessageStatus(sid: string, messageStatus: string, extra?: Record<string, string>, authToken?: string): Promise<number>;
   /** The next request (whatever it is) is answered with this status and JSON body. */
   failNext(status: number, body: object): void;
   close(): Promise<void>;
@@ -271,6 +273,20 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     requests,
     calls,
     messages,
+
+    async sendMessageStatus(sid, messageStatus, extra = {}, signingToken = authToken) {
+      const message = messages.get(sid);
+      if (!message?.statusCallback) throw new Error(`fake Twilio: no message ${sid} with a StatusCallback`);
+      message.status = messageStatus;
+      const form = new URLSearchParams({ AccountSid: accountSid, ApiVersion: API_VERSION, MessageSid: sid, SmsSid: sid, MessageStatus: messageStatus, SmsStatus: messageStatus, To: message.to, From: message.from, ...extra });
+      const response = await fetch(message.statusCallback, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signLikeTwilio(signingToken, message.statusCallback, form), 'i-twilio-idempotency-token': randomBytes(16).toString('hex') },
+        body: form.toString(),
+      });
+      await response.text();
+      return response.status;
+    },
 
     async sendStatus(sid, callStatus, extra = {}) {
       const call = calls.get(sid);

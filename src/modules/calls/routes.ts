@@ -4,21 +4,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
+import { parseForm } from '../../platform/form.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import * as calls from './service.ts';
 import { Call, CallQuery, InboundCallBody } from './schemas.ts';
-
-/** Provider callbacks are form-encoded; repeated names keep every value (signatures cover them all). */
-function parseForm(body: string): Record<string, string | string[]> {
-  const params: Record<string, string | string[]> = {};
-  for (const [name, value] of new URLSearchParams(body)) {
-    const seen = params[name];
-    params[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
-  }
-  return params;
-}
 
 export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();

@@ -6,6 +6,7 @@ import { smsSegments } from '../../providers/sms/segments.ts';
 import * as calls from '../calls/service.ts';
 import * as campaigns from '../campaigns/service.ts';
 import { NotConnectedError, smsProviderOf, whatsappNotConnected, whatsappOf } from './channels.ts';
+import { twilioMessageStatusUrl } from './service.ts';
 import * as repo from './repo.ts';
 import type { SmsProviderName } from './schemas.ts';
 import { chooseSmsTemplate, chooseWhatsAppMapping, fillPlaceholders, type Recipient } from './templates.ts';
@@ -140,7 +141,14 @@ async function deliver(ctx: TenantCtx, message: repo.MessageRow): Promise<string
     return sent.providerMessageId;
   }
   const provider = await smsProviderOf(ctx, message.provider as SmsProviderName);
-  const sent = await provider.send({ from: message.sender!, to: message.to_number, body: message.body!, dltSenderId: message.dlt_sender_id, dltTemplateId: message.dlt_template_id });
+  const sent = await provider.send({
+    from: message.sender!,
+    to: message.to_number,
+    body: message.body!,
+    dltSenderId: message.dlt_sender_id,
+    dltTemplateId: message.dlt_template_id,
+    ...(message.provider === 'TWILIO' ? { statusCallbackUrl: twilioMessageStatusUrl(ctx, message.id) } : {}),
+  });
   return sent.providerMessageId;
 }
 

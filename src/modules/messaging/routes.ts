@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
+import { parseForm } from '../../platform/form.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
@@ -86,6 +87,23 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
         const signature = request.headers['x-hub-signature-256'];
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         return { received: await messaging.receiveWhatsAppWebhook(deps, body, typeof signature === 'string' ? signature : undefined) };
+      },
+    );
+  });
+
+  // Twilio's SMS status callback (form-encoded, signed with X-Twilio-Signature over the full URL).
+  await app.register(async (form) => {
+    form.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, parseForm(String(body))));
+    form.post(
+      '/messages/twilio-status',
+      {
+        config: { auth: 'public', rateLimit: false },
+        schema: { tags: ['messages'], summary: 'Twilio SMS status callback', security: [], body: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])), response: { 204: Type.Null(), ...errorResponses(400, 403, 415) } },
+      },
+      async (request, reply) => {
+        const signature = request.headers['x-twilio-signature'];
+        await messaging.receiveTwilioMessageStatus(deps, `${deps.config.publicUrl}${request.url}`, request.body as Record<string, string | string[]>, typeof signature === 'string' ? signature : undefined);
+        return reply.code(204).send(null);
       },
     );
   });

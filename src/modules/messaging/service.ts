@@ -5,6 +5,7 @@ import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { isoOrNull } from '../../platform/clock.ts';
 import { ProviderError } from '../../providers/errors.ts';
+import { verifyTwilioSignature } from '../../providers/telephony/twilio.ts';
 import { verifyWhatsAppSignature } from '../../providers/whatsapp/cloud-api.ts';
 import * as agents from '../agents/service.ts';
 import * as integrations from '../integrations/service.ts';
@@ -310,6 +311,31 @@ export async function receiveWhatsAppWebhook(deps: Pick<Deps, 'db' | 'serverKeys
     }
   }
   return changed;
+}
+
+/** Where Twilio reports an SMS's delivery: our ids ride in the URL, which Twilio's signature covers. */
+export const twilioMessageStatusUrl = (ctx: Pick<TenantCtx, 'config' | 'tenantId'>, messageId: string) =>
+  `${ctx.config.publicUrl}/api/v1/messages/twilio-status?tenant=${ctx.tenantId}&message=${messageId}`;
+
+const TWILIO_MESSAGE_STATUS = { sent: 'SENT', delivered: 'DELIVERED', read: 'READ', undelivered: 'FAILED', failed: 'FAILED' } as const;
+
+/**
+ * Twilio's status callback for an SMS, verified with the tenant's Auth Token over the exact URL
+ * it requested; sent, delivered, read, undelivered and failed are recorded (statuses only move
+ * forward). A callback that does not verify is refused like one for an unknown message.
+ */
+export async function receiveTwilioMessageStatus(deps: Pick<Deps, 'db' | 'serverKeys'>, url: string, params: Record<string, string | string[]>, signature: string | undefined): Promise<void> {
+  const refused = () => new AppError(403, 'INVALID_SIGNATURE', 'X-Twilio-Signature does not match this request signed with the Auth Token of the account that sent the message.');
+  const query = new URL(url).searchParams;
+  const [tenantId, messageId] = [query.get('tenant') ?? '', query.get('message') ?? ''];
+  if (!UUID.test(tenantId) || !UUID.test(messageId)) throw refused();
+  const credentials = await integrations.credentialsOf({ db: deps.db, serverKeys: deps.serverKeys, tenantId }, 'twilio');
+  if (!credentials || !verifyTwilioSignature(url, params, signature, credentials.authToken!)) throw refused();
+  const status = TWILIO_MESSAGE_STATUS[String(params.MessageStatus ?? '') as keyof typeof TWILIO_MESSAGE_STATUS];
+  const sid = typeof params.MessageSid === 'string' ? params.MessageSid : undefined;
+  if (!status || !sid) return; // queued, accepted, sending: nothing to record
+  const reason = status === 'FAILED' ? `Twilio: the message was ${String(params.MessageStatus)}${typeof params.ErrorCode === 'string' ? ` (error ${params.ErrorCode})` : ''}.` : null;
+  await repo.recordDeliveryStatus(deps.db, tenantId, 'TWILIO', { providerMessageId: sid, ourId: messageId }, status, new Date(), reason);
 }
 
 // ---------------------------------------------------------------------------------------------
