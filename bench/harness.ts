@@ -399,3 +399,29 @@ export async function inProcessRuntime(adminUrl: string, env: Record<string, str
   onCleanup('close the app', () => app.close());
   return { runtime, app, where: `${url.host}/${name}` };
 }
+
+/**
+ * Starts the workers and polls `settledCount` until it reaches `expected` (progress every 5 s,
+ * failing after `timeoutS`); returns the seconds from starting the workers.
+ */
+export async function workUntilSettled(
+  startWorkers: () => Promise<void>,
+  settledCount: () => Promise<number>,
+  options: { expected: number; what: string; timeoutS: number; pollMs: number },
+): Promise<number> {
+  const { expected, what, timeoutS, pollMs } = options;
+  const started = performance.now();
+  await startWorkers();
+  let lastProgress = started;
+  for (;;) {
+    const settled = await settledCount();
+    const now = performance.now();
+    if (settled >= expected) return (now - started) / 1_000;
+    if (now - started > timeoutS * 1_000) throw new Error(`only ${settled} of ${expected} ${what} settled within ${timeoutS} s`);
+    if (now - lastProgress >= 5_000) {
+      lastProgress = now;
+      process.stdout.write(`   ${fixed((now - started) / 1_000, 0)} s: ${settled.toLocaleString('en-US')} of ${expected.toLocaleString('en-US')} ${what} settled\n`);
+    }
+    await sleep(pollMs);
+  }
+}

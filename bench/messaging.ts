@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { jobDefinitions } from '../src/jobs.ts';
 import { CALL_ENDED, type CallEndedJob } from '../src/modules/calls/service.ts';
 import { startFakeWhatsApp } from '../test/fakes/whatsapp.ts';
-import { fixed, inProcessRuntime, intFromEnv, onCleanup, runBench, sleep, table } from './harness.ts';
+import { fixed, inProcessRuntime, intFromEnv, onCleanup, runBench, table, workUntilSettled } from './harness.ts';
 
 const CALLS = intFromEnv('BENCH_MESSAGING_CALLS', 2000, 1);
 const TIMEOUT_S = 600;
@@ -69,21 +69,7 @@ async function main(): Promise<number> {
   const expected = 2 * CALLS;
   const settledCount = async () =>
     (await runtime.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE status NOT IN ('QUEUED', 'SENDING')`)).rows[0]!.n;
-  const started = performance.now();
-  await runtime.jobs.work(jobDefinitions(runtime));
-  let lastProgress = started;
-  for (;;) {
-    const settled = await settledCount();
-    const now = performance.now();
-    if (settled >= expected) break;
-    if (now - started > TIMEOUT_S * 1_000) throw new Error(`only ${settled} of ${expected} messages settled within ${TIMEOUT_S} s`);
-    if (now - lastProgress >= 5_000) {
-      lastProgress = now;
-      process.stdout.write(`   ${fixed((now - started) / 1_000, 0)} s: ${settled.toLocaleString('en-US')} of ${expected.toLocaleString('en-US')} messages settled\n`);
-    }
-    await sleep(POLL_MS);
-  }
-  const seconds = (performance.now() - started) / 1_000;
+  const seconds = await workUntilSettled(() => runtime.jobs.work(jobDefinitions(runtime)), settledCount, { expected, what: 'messages', timeoutS: TIMEOUT_S, pollMs: POLL_MS });
 
   const byStatus = (await runtime.db.query<{ channel: string; status: string; n: number }>(`SELECT channel, status, count(*)::int AS n FROM messages GROUP BY 1, 2 ORDER BY 1, 2`)).rows;
   const total = byStatus.reduce((sum, row) => sum + row.n, 0);

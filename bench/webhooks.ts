@@ -11,7 +11,7 @@ import { jobDefinitions } from '../src/jobs.ts';
 import { emitEvent } from '../src/modules/events/service.ts';
 import { tenantCtx } from '../src/platform/context.ts';
 import { listenOnLoopback } from '../test/fakes/http.ts';
-import { fixed, inProcessRuntime, intFromEnv, onCleanup, runBench, sleep, table } from './harness.ts';
+import { fixed, inProcessRuntime, intFromEnv, onCleanup, runBench, table, workUntilSettled } from './harness.ts';
 
 const EVENTS = intFromEnv('BENCH_WEBHOOK_EVENTS', 2000, 1);
 const TIMEOUT_S = 600;
@@ -69,21 +69,7 @@ async function main(): Promise<number> {
   process.stdout.write(`setup: ${EVENTS.toLocaleString('en-US')} events with their deliveries written in ${fixed((performance.now() - setupStarted) / 1_000, 1)} s; starting the workers\n`);
 
   const settledCount = async () => (await runtime.db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status <> 'PENDING'")).rows[0]!.n;
-  const started = performance.now();
-  await runtime.jobs.work(jobDefinitions(runtime));
-  let lastProgress = started;
-  for (;;) {
-    const settled = await settledCount();
-    const now = performance.now();
-    if (settled >= EVENTS) break;
-    if (now - started > TIMEOUT_S * 1_000) throw new Error(`only ${settled} of ${EVENTS} deliveries settled within ${TIMEOUT_S} s`);
-    if (now - lastProgress >= 5_000) {
-      lastProgress = now;
-      process.stdout.write(`   ${fixed((now - started) / 1_000, 0)} s: ${settled.toLocaleString('en-US')} of ${EVENTS.toLocaleString('en-US')} deliveries settled\n`);
-    }
-    await sleep(POLL_MS);
-  }
-  const seconds = (performance.now() - started) / 1_000;
+  const seconds = await workUntilSettled(() => runtime.jobs.work(jobDefinitions(runtime)), settledCount, { expected: EVENTS, what: 'deliveries', timeoutS: TIMEOUT_S, pollMs: POLL_MS });
   const delivered = (await runtime.db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'DELIVERED'")).rows[0]!.n;
   process.stdout.write(
     `\n${table(

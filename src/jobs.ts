@@ -12,8 +12,9 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
     retryLimit: 10,
     async handle(data) {
       await afterCallEnded(deps, data);
-      // Its own queue, so a model's retries and messaging's never repeat each other.
-      if (deps.config.llm.apiUrl) await deps.jobs.send<ExtractAnalyticsJob>(EXTRACT_ANALYTICS, data, { singletonKey: `extract-${data.callId}` });
+      // Its own queue, so a model's retries and messaging's never repeat each other; a repeated
+      // call.ended enqueues it again, and the job itself asks the model only once per call.
+      if (deps.config.llm.apiUrl) await deps.jobs.send<ExtractAnalyticsJob>(EXTRACT_ANALYTICS, data);
     },
   };
   return [callEnded, sendMessageJob(deps), deliverWebhookJob(deps), extractAnalyticsJob(deps)] as JobDefinition<never>[];

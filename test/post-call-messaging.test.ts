@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { afterCallEnded, sendMessage } from '../src/modules/messaging/dispatch.ts';
 import { insertMessages } from '../src/modules/messaging/repo.ts';
 import { manualClock } from '../src/platform/clock.ts';
+import { freeLoopbackPort } from './fakes/http.ts';
 import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
 import { startFakeMsg91, type FakeMsg91 } from './fakes/msg91.ts';
 import { startFakeTwilio, type FakeTwilio } from './fakes/twilio.ts';
@@ -29,7 +29,7 @@ beforeAll(async () => {
   twilio = await startFakeTwilio(TWILIO);
   msg91 = await startFakeMsg91({ authKey: MSG91_KEY });
   // Twilio posts SMS statuses to PUBLIC_URL: the app listens there.
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   t = await startTestApp({
     clock,
     env: {
@@ -47,13 +47,6 @@ beforeAll(async () => {
   await t.app.listen({ port, host: '127.0.0.1' });
 });
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 afterAll(async () => {
   await t.close();
   await Promise.all([graph.close(), twilio.close(), msg91.close()]);

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
 import { startFakeTwilio, type FakeTwilio } from './fakes/twilio.ts';
 import { apiAs, createCampaign, uniqueNumber } from './voice-fixtures.ts';
+import { freeLoopbackPort } from './fakes/http.ts';
 
 // Contract §3 (integrations, calls) and issue 5: TWILIO numbers place real REST calls (here to a
 // local fake speaking Twilio's wire format) and are driven by signed status callbacks.
@@ -17,17 +17,10 @@ let t: TestApp;
 let twilio: FakeTwilio;
 let publicUrl: string;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   twilio = await startFakeTwilio({ accountSid, authToken, invalidNumbers: [INVALID] });
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   publicUrl = `http://127.0.0.1:${port}`;
   t = await startTestApp({ clock, env: { PUBLIC_URL: publicUrl, TWILIO_API_URL: twilio.url } });
   await t.app.listen({ port, host: '127.0.0.1' });

@@ -1,5 +1,5 @@
 // What the local provider fakes share: reading a request body, answering JSON, serving on loopback.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export async function readBody(req: IncomingMessage): Promise<string> {
@@ -27,4 +27,13 @@ export async function listenOnLoopback(server: Server): Promise<{ url: string; c
       await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
     },
   };
+}
+
+/** A port free on loopback now, for an app that must know its own URL (PUBLIC_URL) before it listens. */
+export async function freeLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

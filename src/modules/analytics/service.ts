@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import type { TenantCtx } from '../../platform/context.ts';
 import { badRequest } from '../../platform/errors.ts';
+import { isUuid } from '../../platform/ids.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
 import type { Page } from '../../platform/pagination.ts';
 import * as agents from '../agents/service.ts';
@@ -86,11 +87,9 @@ export async function putBindings(ctx: TenantCtx, agentId: string, body: PutBind
   return { agentId, fields: stored.fields, updatedAt: stored.updated_at.toISOString() };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export async function listResults(ctx: TenantCtx, query: ResultsQuery, page: Page) {
   // The seed types these filters as strings; one that is not a UUID matches no agent or call.
-  if ([query.agent_id, query.session_id].some((value) => value !== undefined && !UUID.test(value))) return { data: [], total: 0 };
+  if ([query.agent_id, query.session_id].some((value) => value !== undefined && !isUuid(value))) return { data: [], total: 0 };
   const { rows, total } = await repo.listResults(ctx.db, ctx.tenantId, { agentId: query.agent_id, sessionId: query.session_id }, page);
   return {
     data: rows.map((row) => ({ id: row.id, sessionId: row.call_id, agentId: row.agent_id, campaignId: row.campaign_id, contactId: row.contact_id, fields: row.fields, extractedAt: row.extracted_at.toISOString() })),

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Deps, TenantCtx } from '../../platform/context.ts';
 import { AppError, badRequest, conflict, notFound, type FieldError } from '../../platform/errors.ts';
-import { newId } from '../../platform/ids.ts';
+import { isUuid, newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { isoOrNull } from '../../platform/clock.ts';
 import { ProviderError } from '../../providers/errors.ts';
@@ -269,7 +269,6 @@ interface WebhookPayload {
 }
 
 const DELIVERY_STATUS = { sent: 'SENT', delivered: 'DELIVERED', read: 'READ', failed: 'FAILED' } as const;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const badSignature = () => new AppError(401, 'INVALID_SIGNATURE', 'X-Hub-Signature-256 does not match this body signed with the app secret of a connected WhatsApp account.');
 
 /**
@@ -301,7 +300,7 @@ export async function receiveWhatsAppWebhook(deps: Pick<Deps, 'db' | 'serverKeys
         const next = DELIVERY_STATUS[String(status.status) as keyof typeof DELIVERY_STATUS];
         if (!next || typeof status.id !== 'string') continue;
         const at = Number.isFinite(Number(status.timestamp)) ? new Date(Number(status.timestamp) * 1000) : new Date();
-        const ourId = typeof status.biz_opaque_callback_data === 'string' && UUID.test(status.biz_opaque_callback_data) ? status.biz_opaque_callback_data : null;
+        const ourId = typeof status.biz_opaque_callback_data === 'string' && isUuid(status.biz_opaque_callback_data) ? status.biz_opaque_callback_data : null;
         const error = list<NonNullable<WebhookStatus['errors']>[number]>(status.errors)[0];
         const reason = next === 'FAILED' ? `WhatsApp: ${[error?.code, error?.title ?? error?.message, error?.error_data?.details].filter((part) => part !== undefined && part !== '').join(' ') || 'failed'}` : null;
         for (const { tenantId } of verified) {
@@ -328,7 +327,7 @@ export async function receiveTwilioMessageStatus(deps: Pick<Deps, 'db' | 'server
   const refused = () => new AppError(403, 'INVALID_SIGNATURE', 'X-Twilio-Signature does not match this request signed with the Auth Token of the account that sent the message.');
   const query = new URL(url).searchParams;
   const [tenantId, messageId] = [query.get('tenant') ?? '', query.get('message') ?? ''];
-  if (!UUID.test(tenantId) || !UUID.test(messageId)) throw refused();
+  if (!isUuid(tenantId) || !isUuid(messageId)) throw refused();
   const credentials = await integrations.credentialsOf({ db: deps.db, serverKeys: deps.serverKeys, tenantId }, 'twilio');
   if (!credentials || !verifyTwilioSignature(url, params, signature, credentials.authToken!)) throw refused();
   const status = TWILIO_MESSAGE_STATUS[String(params.MessageStatus ?? '') as keyof typeof TWILIO_MESSAGE_STATUS];
