@@ -19,6 +19,7 @@ import { integrationRoutes } from './modules/integrations/routes.ts';
 import { messagingRoutes } from './modules/messaging/routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { analyticsRoutes } from './modules/analytics/routes.ts';
+import { knowledgeRoutes } from './modules/knowledge/routes.ts';
 import * as identity from './modules/identity/service.ts';
 
 export const SERVICE_VERSION = '0.1.0';
@@ -35,6 +36,7 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   messaging: messagingRoutes,
   events: eventRoutes,
   analytics: analyticsRoutes,
+  knowledge: knowledgeRoutes,
 };
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */

@@ -46,6 +46,12 @@ export const EnvSchema = Type.Object({
   LLM_API_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'An OpenAI-compatible API base URL (up to /v1) that extracts analytics fields from call transcripts; unset: no extraction.', expected: 'an http(s) URL' })),
   LLM_API_KEY: Type.Optional(Type.String({ minLength: 1, description: 'Bearer key for LLM_API_URL.' })),
   LLM_MODEL: Type.String({ default: 'gpt-4o-mini', minLength: 1, description: 'Model asked for analytics extraction (it must support json_schema response formats).' }),
+  EMBEDDINGS_API_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'An OpenAI-compatible API base URL (up to /v1) whose /embeddings embeds knowledge chunks and queries; unset: the offline model shipped in the package (Universal Sentence Encoder lite, 512 dimensions).', expected: 'an http(s) URL' })),
+  EMBEDDINGS_API_KEY: Type.Optional(Type.String({ minLength: 1, description: 'Bearer key for EMBEDDINGS_API_URL.' })),
+  EMBEDDINGS_MODEL: Type.String({ default: 'text-embedding-3-small', minLength: 1, description: 'Model asked by EMBEDDINGS_API_URL.' }),
+  EMBEDDINGS_DIMENSIONS: Int(512, 8, 2000, 'Vector length asked of EMBEDDINGS_API_URL (the offline model always gives 512); changing it means refreshing every source.'),
+  VECTOR_SEARCH: Type.Union([Type.Literal('auto'), Type.Literal('exact')], { default: 'auto', description: 'auto: an HNSW index (pgvector) where `CREATE EXTENSION vector` works, exact cosine otherwise; exact: always exact cosine.', expected: 'auto or exact' }),
+  KNOWLEDGE_CACHE_MB: Int(256, 0, 65536, 'Memory per process for the embeddings exact search keeps of recently queried knowledge bases.'),
   DIALER_TICK_MS: Int(500, 10, 60000, 'How often an idle dialer looks for due contacts and calls, in milliseconds (it loops at once while there is work).'),
   DIALER_CALLS_PER_SECOND: Int(10, 1, 10000, 'Calls per second each voice number may start, shared by every worker process.'),
   CALL_CONFIRM_TIMEOUT_SECONDS: Int(60, 5, 3600, 'A call its provider never confirmed (a crash between counting the attempt and dialling) is given up as FAILED after this long.'),
@@ -87,6 +93,7 @@ export interface Config {
   twilioApiUrl: string;
   webhookRetrySeconds: number;
   llm: { apiUrl: string | undefined; apiKey: string | undefined; model: string };
+  knowledge: { embeddingsApiUrl: string | undefined; embeddingsApiKey: string | undefined; embeddingsModel: string; embeddingsDimensions: number; vectorSearch: 'auto' | 'exact'; cacheBytes: number };
   messaging: { whatsappApiUrl: string; whatsappApiVersion: string; msg91ApiUrl: string; providerTimeoutMs: number };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   simulator: { ringSeconds: number; talkSeconds: number };
@@ -146,6 +153,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     twilioApiUrl: env_.TWILIO_API_URL,
     webhookRetrySeconds: Number(env_.WEBHOOK_RETRY_SECONDS),
     llm: { apiUrl: env_.LLM_API_URL, apiKey: env_.LLM_API_KEY, model: env_.LLM_MODEL },
+    knowledge: {
+      embeddingsApiUrl: env_.EMBEDDINGS_API_URL,
+      embeddingsApiKey: env_.EMBEDDINGS_API_KEY,
+      embeddingsModel: env_.EMBEDDINGS_MODEL,
+      embeddingsDimensions: Number(env_.EMBEDDINGS_DIMENSIONS),
+      vectorSearch: env_.VECTOR_SEARCH,
+      cacheBytes: Number(env_.KNOWLEDGE_CACHE_MB) * 1024 * 1024,
+    },
     messaging: {
       whatsappApiUrl: env_.WHATSAPP_API_URL,
       whatsappApiVersion: env_.WHATSAPP_API_VERSION,

@@ -4,6 +4,7 @@ import { CALL_ENDED, type CallEndedJob } from './modules/calls/service.ts';
 import { EXTRACT_ANALYTICS, extractAnalyticsJob, type ExtractAnalyticsJob } from './modules/analytics/extraction.ts';
 import { deliverWebhookJob } from './modules/events/service.ts';
 import { afterCallEnded, sendMessageJob } from './modules/messaging/dispatch.ts';
+import { processSourceJobDefinition } from './modules/knowledge/service.ts';
 
 /** Every module's background jobs, run by the worker role; `call.ended` is where they follow a call. */
 export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
@@ -17,5 +18,5 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
       if (deps.config.llm.apiUrl) await deps.jobs.send<ExtractAnalyticsJob>(EXTRACT_ANALYTICS, data);
     },
   };
-  return [callEnded, sendMessageJob(deps), deliverWebhookJob(deps), extractAnalyticsJob(deps)] as JobDefinition<never>[];
+  return [callEnded, sendMessageJob(deps), deliverWebhookJob(deps), extractAnalyticsJob(deps), processSourceJobDefinition(deps)] as JobDefinition<never>[];
 }

@@ -13,6 +13,7 @@ import type { Logger } from './platform/logger.ts';
 import { migrate } from './platform/migrate.ts';
 import { deriveServerKeys, generateSecretsKey } from './platform/secrets.ts';
 import { recordApiKeyUse } from './modules/identity/service.ts';
+import { openKnowledgeEngine } from './modules/knowledge/service.ts';
 
 export const IN_MEMORY = 'memory://';
 
@@ -54,8 +55,9 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
     const serverKeys = deriveServerKeys(config.secretsKey ?? embeddedSecretsKey(config.dataDir), config.previousSecretsKey);
     const jobs = await startJobQueue(db, { databaseUrl: config.databaseUrl, supervise: options.superviseJobs, pollSeconds: config.jobsPollSeconds, log: options.log });
     const apiKeyCache = await startApiKeyCache(db, clock, options.log, recordApiKeyUse(db));
+    const knowledge = await openKnowledgeEngine(db, config, options.log);
     // Every role sends jobs, so every queue exists before the first request or tick.
-    await jobs.define(jobDefinitions({ config, db, jobs, clock, log: options.log, serverKeys, apiKeyCache }));
+    await jobs.define(jobDefinitions({ config, db, jobs, clock, log: options.log, serverKeys, apiKeyCache, knowledge }));
     const opened = db;
     const stopAnalyze = (await needsOwnAnalyze(opened)) ? startAnalyze(opened, config.analyzeSeconds, options.log) : () => undefined;
     return {
@@ -66,6 +68,7 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
       log: options.log,
       serverKeys,
       apiKeyCache,
+      knowledge,
       appliedMigrations: applied,
       freshDatabase: applied.length > 0 && applied[0]!.startsWith('001_'),
       async close() {

@@ -42,7 +42,7 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('agents', () => {
   it('creates an agent with every field and answers the full record', async () => {
-    const kb = randomUUID();
+    const kb = (await api('POST', '/knowledge-bases', { name: 'Collections FAQ' })).json().id as string;
     const response = await api('POST', '/agents', {
       name: 'Collections',
       description: 'Friendly reminders',

@@ -5,6 +5,7 @@ import type { Db, Queryable } from './db.ts';
 import type { JobQueue } from './jobs.ts';
 import type { Logger } from './logger.ts';
 import type { ServerKeys } from './secrets.ts';
+import type { KnowledgeEngine } from '../modules/knowledge/service.ts';
 
 /** Everything a process shares: built once in main (or the test harness) and passed down. */
 export interface Deps {
@@ -15,6 +16,7 @@ export interface Deps {
   log: Logger;
   serverKeys: ServerKeys;
   apiKeyCache: ApiKeyCache;
+  knowledge: KnowledgeEngine;
 }
 
 /** What a service function works with on behalf of one tenant. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
 
 /**
  * One code path on two engines: PostgreSQL through `pg`, or PGlite in-process.
@@ -115,7 +116,9 @@ const liteResult = <R>(result: { rows: R[]; affectedRows?: number }): QueryResul
 });
 
 export async function openPglite(dataDir: string | undefined): Promise<Db> {
+  // pgvector is offered, not installed: CREATE EXTENSION decides (src/modules/knowledge/vector-index.ts).
   const lite = await PGlite.create(dataDir ?? 'memory://', {
+    extensions: { vector },
     parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: (value: string) => value },
   });
 

@@ -141,6 +141,11 @@ export async function updateAgent(db: Queryable, tenantId: string, agentId: stri
   return rows[0];
 }
 
+export async function agentNamesSearching(db: Queryable, tenantId: string, knowledgeBaseId: string): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>('SELECT name FROM agents WHERE tenant_id = $1 AND $2::uuid = ANY (knowledge_base_ids) ORDER BY name LIMIT 5', [tenantId, knowledgeBaseId]);
+  return rows.map((row) => row.name);
+}
+
 export async function deleteAgent(db: Queryable, tenantId: string, agentId: string): Promise<boolean> {
   const { rowCount } = await db.query('DELETE FROM agents WHERE tenant_id = $1 AND id = $2', [tenantId, agentId]);
   return rowCount === 1;

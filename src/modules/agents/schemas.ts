@@ -19,7 +19,7 @@ const FirstMessage = Type.String({ maxLength: 2000, description: 'What the agent
 const KnowledgeBaseIds = Type.Array(Uuid, {
   uniqueItems: true,
   maxItems: 20,
-  description: "Knowledge bases the agent searches; checked against the tenant's knowledge bases once that module exists.",
+  description: "Knowledge bases the agent searches; each must be one of the tenant's knowledge bases.",
 });
 const Tools = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   uniqueItems: true,

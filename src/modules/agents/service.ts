@@ -4,6 +4,7 @@ import { AppError, badRequest, conflict, notFound } from '../../platform/errors.
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../contacts/contact-fields.ts';
+import { assertBasesExist } from '../knowledge/service.ts';
 import * as repo from './repo.ts';
 import type { Agent, CreateAgentBody, CreateVoiceNumberBody, UpdateAgentBody, UpdateVoiceNumberBody, VoiceNumber } from './schemas.ts';
 import { AGENT_TOOLS, isAgentTool } from './tools.ts';
@@ -71,7 +72,6 @@ function checkTools(tools: string[]): void {
   ]);
 }
 
-// Knowledge bases are not checked yet: the knowledge module will refuse ids that are not the tenant's.
 const knowledgeBaseIds = (ids: string[]) => [...new Set(ids.map((id) => id.toLowerCase()))];
 
 /** The patch as stored: language canonical, tools known, knowledge base ids without repeats. */
@@ -86,6 +86,7 @@ function agentPatch(input: UpdateAgentBody): Partial<repo.AgentFields> {
 
 export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promise<Agent> {
   const patch = agentPatch(input);
+  await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   const fields: repo.AgentFields = {
     name: input.name,
     description: patch.description ?? null,
@@ -112,6 +113,7 @@ export async function listAgents(ctx: TenantCtx, search: string | undefined, pag
 
 export async function updateAgent(ctx: TenantCtx, agentId: string, input: UpdateAgentBody): Promise<Agent> {
   const patch = agentPatch(input);
+  await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   try {
     const row = await repo.updateAgent(ctx.db, ctx.tenantId, agentId, patch);
     if (!row) throw agentNotFound();
@@ -120,6 +122,11 @@ export async function updateAgent(ctx: TenantCtx, agentId: string, input: Update
     if (errorCode(error) === repo.UNIQUE_VIOLATION) throw duplicateAgentName(input.name ?? '');
     throw error;
   }
+}
+
+/** Names of the agents that search a knowledge base (a base they search is not deleted). */
+export async function agentsSearchingBase(ctx: TenantCtx, baseId: string): Promise<string[]> {
+  return repo.agentNamesSearching(ctx.db, ctx.tenantId, baseId);
 }
 
 /** Refused while a campaign that has not finished uses the agent; its numbers lose it as inbound agent. */

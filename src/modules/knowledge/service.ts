@@ -1,0 +1,308 @@
+import type { Config } from '../../config.ts';
+import { inTx, tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
+import type { Db } from '../../platform/db.ts';
+import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { isoOrNull } from '../../platform/clock.ts';
+import type { JobDefinition } from '../../platform/jobs.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { Page } from '../../platform/pagination.ts';
+import { safeFetch, UnsafeUrlError } from '../../platform/safe-fetch.ts';
+import { localSentenceEncoder } from '../../providers/embeddings/local-use.ts';
+import { openAiEmbeddings } from '../../providers/embeddings/openai-compatible.ts';
+import type { Embedder } from '../../providers/embeddings/types.ts';
+import * as events from '../events/service.ts';
+import { chunkText } from './chunking.ts';
+import { ExtractionError, extractText, FETCHABLE_MEDIA_TYPES, formatOfMediaType, type DocumentFormat } from './extract.ts';
+import * as repo from './repo.ts';
+import { SOURCE_BYTE_LIMIT, TOP_K_DEFAULT, type CreateBaseBody, type CreateSourceBody, type KnowledgeBase, type KnowledgeSource, type QueryBody, type QueryResult, type UpdateBaseBody } from './schemas.ts';
+import { openVectorSearch, type VectorSearch } from './vector-search.ts';
+
+/** What a process needs to index and search: the embedder and the way it searches vectors. */
+export interface KnowledgeEngine {
+  embedder: Embedder;
+  vectors: VectorSearch;
+}
+
+export async function openKnowledgeEngine(db: Db, config: Config, log: Logger): Promise<KnowledgeEngine> {
+  const settings = config.knowledge;
+  const embedder = settings.embeddingsApiUrl
+    ? openAiEmbeddings({ baseUrl: settings.embeddingsApiUrl, apiKey: settings.embeddingsApiKey, model: settings.embeddingsModel, dimensions: settings.embeddingsDimensions })
+    : localSentenceEncoder();
+  return { embedder, vectors: await openVectorSearch(db, embedder, settings.vectorSearch, settings.cacheBytes, log) };
+}
+
+export const toBase = (row: repo.BaseRow): KnowledgeBase => ({
+  id: row.id,
+  name: row.name,
+  description: row.description,
+  sourceCount: row.source_count,
+  chunkCount: row.chunk_count,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+export const toSource = (row: repo.SourceRow): KnowledgeSource => ({
+  id: row.id,
+  knowledgeBaseId: row.knowledge_base_id,
+  sourceName: row.source_name,
+  sourceType: row.source_type,
+  status: row.status,
+  url: row.url,
+  fileName: row.file_name,
+  chunkCount: row.chunk_count,
+  error: row.error,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+  processedAt: isoOrNull(row.processed_at),
+});
+
+const errorCode = (error: unknown) => (error as { code?: string }).code;
+const nameTaken = (name: string) => conflict('KNOWLEDGE_BASE_NAME_TAKEN', `A knowledge base named "${name}" already exists; choose another name.`);
+const baseNotFound = () => notFound('Knowledge base');
+const sourceNotFound = () => notFound('Knowledge source');
+
+// ---------------------------------------------------------------------------------------------
+// Knowledge bases
+
+export async function createBase(ctx: TenantCtx, body: CreateBaseBody): Promise<KnowledgeBase> {
+  try {
+    return toBase(await repo.insertBase(ctx.db, ctx.tenantId, { id: newId(), name: body.name.trim(), description: body.description ?? null }));
+  } catch (error) {
+    if (errorCode(error) === repo.UNIQUE_VIOLATION) throw nameTaken(body.name.trim());
+    throw error;
+  }
+}
+
+export async function getBase(ctx: TenantCtx, id: string): Promise<KnowledgeBase> {
+  const row = await repo.findBase(ctx.db, ctx.tenantId, id);
+  if (!row) throw baseNotFound();
+  return toBase(row);
+}
+
+export async function listBases(ctx: TenantCtx, page: Page): Promise<{ data: KnowledgeBase[]; total: number }> {
+  const { rows, total } = await repo.listBases(ctx.db, ctx.tenantId, page);
+  return { data: rows.map(toBase), total };
+}
+
+export async function updateBase(ctx: TenantCtx, id: string, body: UpdateBaseBody): Promise<KnowledgeBase> {
+  const name = body.name?.trim();
+  try {
+    if (!(await repo.updateBase(ctx.db, ctx.tenantId, id, { name, description: body.description }))) throw baseNotFound();
+  } catch (error) {
+    if (errorCode(error) === repo.UNIQUE_VIOLATION) throw nameTaken(name ?? '');
+    throw error;
+  }
+  return getBase(ctx, id);
+}
+
+/** Names of the agents that search a base (the agents module answers it). */
+export type BaseUsage = (ctx: TenantCtx, baseId: string) => Promise<string[]>;
+
+/** Deletes a base with its sources and chunks; refused while an agent searches it. */
+export async function deleteBase(ctx: TenantCtx, id: string, agentsSearching: BaseUsage): Promise<void> {
+  if ((await repo.baseVersion(ctx.db, ctx.tenantId, id)) === undefined) throw baseNotFound();
+  const agents = await agentsSearching(ctx, id);
+  if (agents.length > 0) {
+    throw conflict('KNOWLEDGE_BASE_IN_USE', `The agent ${agents.map((name) => `"${name}"`).join(', ')} searches this knowledge base; remove it from the agent's knowledgeBaseIds first, then delete it.`);
+  }
+  if (!(await repo.deleteBase(ctx.db, ctx.tenantId, id))) throw baseNotFound();
+}
+
+/** Refuses knowledge base ids that are not the tenant's (an agent's knowledgeBaseIds): 404, as for any other tenant's resource. */
+export async function assertBasesExist(ctx: Pick<TenantCtx, 'db' | 'tenantId'>, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const missing = await repo.missingBases(ctx.db, ctx.tenantId, ids);
+  if (missing.length > 0) {
+    throw new AppError(404, 'NOT_FOUND', `Knowledge base ${missing[0]} not found; create it first or remove it from knowledgeBaseIds.`, [
+      { path: `/knowledgeBaseIds/${ids.indexOf(missing[0]!)}`, message: 'is not a knowledge base of this account' },
+    ]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources
+
+export const PROCESS_SOURCE = 'knowledge.process';
+export interface ProcessSourceJob {
+  tenantId: string;
+  sourceId: string;
+  generation: number;
+}
+
+async function addSource(ctx: TenantCtx, baseId: string, source: Omit<Parameters<typeof repo.insertSource>[2], 'id' | 'baseId'>): Promise<KnowledgeSource> {
+  return ctx.db.transaction(async (tx) => {
+    if ((await repo.baseVersion(tx, ctx.tenantId, baseId)) === undefined) throw baseNotFound();
+    const row = await repo.insertSource(tx, ctx.tenantId, { ...source, id: newId(), baseId });
+    await ctx.jobs.send<ProcessSourceJob>(PROCESS_SOURCE, { tenantId: ctx.tenantId, sourceId: row.id, generation: row.generation }, { tx });
+    return toSource(row);
+  });
+}
+
+/** A text or url source from the seed's JSON body; it is processed by a job. */
+export async function addJsonSource(ctx: TenantCtx, baseId: string, body: CreateSourceBody): Promise<KnowledgeSource> {
+  const name = body.sourceName.trim();
+  if (body.sourceType === 'file') {
+    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Upload a file source as multipart/form-data with the fields sourceType=file, sourceName and file.');
+  }
+  if (body.sourceType === 'text') {
+    if (body.url !== undefined) throw badRequest('VALIDATION_FAILED', 'A text source takes rawText, not url.', [{ path: '/url', message: 'is only for url sources' }]);
+    if (body.rawText === undefined || body.rawText.trim() === '') {
+      throw badRequest('VALIDATION_FAILED', "Field 'rawText' is required when sourceType is text.", [{ path: '/rawText', message: 'is required when sourceType is text' }]);
+    }
+    return addSource(ctx, baseId, { name, type: 'text', url: null, fileName: null, format: 'txt', content: Buffer.from(body.rawText, 'utf8') });
+  }
+  if (body.rawText !== undefined) throw badRequest('VALIDATION_FAILED', 'A url source takes url, not rawText.', [{ path: '/rawText', message: 'is only for text sources' }]);
+  if (body.url === undefined) throw badRequest('VALIDATION_FAILED', "Field 'url' is required when sourceType is url.", [{ path: '/url', message: 'is required when sourceType is url' }]);
+  return addSource(ctx, baseId, { name, type: 'url', url: httpUrl(body.url), fileName: null, format: null, content: null });
+}
+
+function httpUrl(given: string): string {
+  let url: URL;
+  try {
+    url = new URL(given.trim());
+  } catch {
+    throw badRequest('VALIDATION_FAILED', "Field 'url' must be an absolute http or https URL.", [{ path: '/url', message: 'must be an absolute http or https URL' }]);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw badRequest('VALIDATION_FAILED', `Field 'url' must use http or https, not ${url.protocol.replace(':', '')}.`, [{ path: '/url', message: 'must use http or https' }]);
+  }
+  if (url.username || url.password) throw badRequest('VALIDATION_FAILED', "Field 'url' must not carry a user name or password.", [{ path: '/url', message: 'must not carry credentials' }]);
+  return url.href;
+}
+
+export async function addFileSource(ctx: TenantCtx, baseId: string, file: { sourceName: string; fileName: string; format: DocumentFormat; bytes: Buffer }): Promise<KnowledgeSource> {
+  return addSource(ctx, baseId, { name: file.sourceName.trim(), type: 'file', url: null, fileName: file.fileName, format: file.format, content: file.bytes });
+}
+
+export async function listSources(ctx: TenantCtx, baseId: string, page: Page): Promise<{ data: KnowledgeSource[]; total: number }> {
+  if ((await repo.baseVersion(ctx.db, ctx.tenantId, baseId)) === undefined) throw baseNotFound();
+  const { rows, total } = await repo.listSources(ctx.db, ctx.tenantId, baseId, page);
+  return { data: rows.map(toSource), total };
+}
+
+export async function getSource(ctx: TenantCtx, baseId: string, id: string): Promise<KnowledgeSource> {
+  const row = await repo.findSource(ctx.db, ctx.tenantId, baseId, id);
+  if (!row) throw sourceNotFound();
+  return toSource(row);
+}
+
+/** Deletes a source and its chunks (a job still working on it finds it gone). */
+export async function deleteSource(ctx: TenantCtx, baseId: string, id: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    if (!(await repo.deleteSource(tx, ctx.tenantId, baseId, id))) throw sourceNotFound();
+  });
+}
+
+/** Processes a source again: a url source is fetched anew, text and files are re-chunked and re-embedded. */
+export async function refreshSource(ctx: TenantCtx, baseId: string, id: string): Promise<KnowledgeSource> {
+  return ctx.db.transaction(async (tx) => {
+    const row = await repo.restartSource(tx, ctx.tenantId, baseId, id);
+    if (!row) throw sourceNotFound();
+    await ctx.jobs.send<ProcessSourceJob>(PROCESS_SOURCE, { tenantId: ctx.tenantId, sourceId: row.id, generation: row.generation }, { tx });
+    return toSource(row);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processing
+
+/** A reason a source cannot be indexed, worded for the person who added it. */
+class SourceError extends Error {}
+
+const FETCH_TIMEOUT_MS = 15_000;
+const PROCESS_RETRY_LIMIT = 3;
+
+async function fetchedDocument(ctx: TenantCtx, url: string): Promise<{ format: DocumentFormat; bytes: Buffer }> {
+  const response = await safeFetch(url, { allowPrivate: ctx.config.allowPrivateUrls, accept: FETCHABLE_MEDIA_TYPES, maxBytes: SOURCE_BYTE_LIMIT, timeoutMs: FETCH_TIMEOUT_MS });
+  if (response.status < 200 || response.status >= 300) throw new SourceError(`${response.url} answered HTTP ${response.status}; check that the address is right and the page is public.`);
+  const format = formatOfMediaType(response.contentType);
+  if (!format) throw new SourceError(`${response.url} is ${response.contentType}, which cannot be indexed.`);
+  return { format, bytes: response.body };
+}
+
+async function sourceText(ctx: TenantCtx, source: repo.SourceRow & { content: Buffer | null }): Promise<string> {
+  if (source.source_type === 'url') {
+    const document = await fetchedDocument(ctx, source.url!);
+    return extractText(document.format, document.bytes);
+  }
+  return extractText(source.format as DocumentFormat, source.content ?? Buffer.alloc(0));
+}
+
+const isUserFacing = (error: unknown) => error instanceof SourceError || error instanceof ExtractionError || error instanceof UnsafeUrlError;
+
+/**
+ * Turns a PROCESSING source into chunks: its text (fetched for a url source, extracted for a
+ * file), chunked, embedded and stored, then READY; or FAILED with the reason. Work of an older
+ * generation (the source was refreshed or deleted meanwhile) is dropped. Either way the
+ * `knowledge_source.processed` event is written with the outcome.
+ */
+export async function processSource(deps: Deps, job: ProcessSourceJob, meta: { retryCount: number }): Promise<void> {
+  const ctx = tenantCtx(deps, job.tenantId);
+  const source = await repo.sourceWithContent(ctx.db, ctx.tenantId, job.sourceId);
+  if (!source || source.generation !== job.generation || source.status !== 'PROCESSING') return;
+  let outcome: { chunks: repo.NewChunk[] } | { error: string };
+  try {
+    const pieces = chunkText(await sourceText(ctx, source));
+    if (pieces.length === 0) throw new SourceError('The source has no text to index.');
+    const embeddings = await deps.knowledge.embedder.embed(pieces);
+    outcome = { chunks: pieces.map((text, position) => ({ id: newId(), position, text, embedding: embeddings[position]! })) };
+  } catch (error) {
+    if (isUserFacing(error)) outcome = { error: (error as Error).message };
+    else if (meta.retryCount >= PROCESS_RETRY_LIMIT) outcome = { error: `Processing failed ${PROCESS_RETRY_LIMIT + 1} times (${(error as Error).message}); refresh the source to try again.` };
+    else throw error;
+  }
+  await ctx.db.transaction(async (tx) => {
+    const current = await repo.lockGeneration(tx, ctx.tenantId, source.id, job.generation);
+    if (!current || current.status !== 'PROCESSING') return;
+    const at = ctx.clock.now();
+    const done =
+      'chunks' in outcome
+        ? await repo.replaceChunks(tx, ctx.tenantId, current, deps.knowledge.embedder.model, outcome.chunks, deps.knowledge.vectors.fillsVectorColumn, at)
+        : await repo.markFailed(tx, ctx.tenantId, current.id, outcome.error, at);
+    await events.emitEvent(inTx(ctx, tx), 'knowledge_source.processed', toSource(done), null);
+  });
+}
+
+export function processSourceJobDefinition(deps: Deps): JobDefinition<ProcessSourceJob> {
+  // One at a time per process: embedding is CPU work, and a big file takes minutes.
+  return { name: PROCESS_SOURCE, retryLimit: PROCESS_RETRY_LIMIT, batchSize: 1, concurrency: 1, expireInSeconds: 3600, handle: (data, meta) => processSource(deps, data, meta) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retrieval
+
+// The usual constant of reciprocal rank fusion: it damps the weight of the very first ranks.
+const RRF_K = 60;
+
+/** Reciprocal rank fusion: each ranking adds 1 / (k + rank) to the items it ranks. */
+export function reciprocalRankFusion(rankings: string[][], k = RRF_K): { id: string; score: number }[] {
+  const scores = new Map<string, number>();
+  for (const ranking of rankings) ranking.forEach((id, index) => scores.set(id, (scores.get(id) ?? 0) + 1 / (k + index + 1)));
+  return [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+}
+
+/**
+ * Hybrid retrieval (contract §7): the full-text ranking and the vector ranking of the base's
+ * chunks, each cut at a few times topK, fused by reciprocal rank.
+ */
+export async function queryBase(deps: Deps, tenantId: string, baseId: string, body: QueryBody): Promise<QueryResult> {
+  const topK = body.topK ?? TOP_K_DEFAULT;
+  const candidates = Math.max(topK * 4, 20);
+  const { db, knowledge } = deps;
+  const chunksVersion = await repo.baseVersion(db, tenantId, baseId);
+  if (chunksVersion === undefined) throw baseNotFound();
+  const [lexical, semantic] = await Promise.all([
+    repo.rankByText(db, tenantId, baseId, body.query, candidates),
+    knowledge.embedder.embed([body.query]).then(([vector]) => knowledge.vectors.nearest(db, { tenantId, id: baseId, chunksVersion }, knowledge.embedder.model, vector!, candidates)),
+  ]);
+  const fused = reciprocalRankFusion([lexical, semantic.map((hit) => hit.id)]).slice(0, topK);
+  const chunks = new Map((await repo.chunksByIds(db, tenantId, fused.map((hit) => hit.id))).map((chunk) => [chunk.id, chunk]));
+  return {
+    results: fused.flatMap(({ id, score }) => {
+      const chunk = chunks.get(id);
+      // A chunk deleted between the rankings and this read is left out.
+      return chunk ? [{ chunkId: id, sourceId: chunk.source_id, sourceName: chunk.source_name, text: chunk.text, score: Number(score.toFixed(6)) }] : [];
+    }),
+  };
+}

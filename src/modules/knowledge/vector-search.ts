@@ -1,0 +1,148 @@
+import type { Db, Queryable } from '../../platform/db.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { Embedder } from '../../providers/embeddings/types.ts';
+import * as repo from './repo.ts';
+
+export interface Ranked {
+  id: string;
+  similarity: number;
+}
+
+export interface BaseRef {
+  tenantId: string;
+  id: string;
+  chunksVersion: number;
+}
+
+/** Nearest chunks of one base to a query vector, by cosine similarity (most similar first). */
+export interface VectorSearch {
+  readonly kind: 'hnsw' | 'exact';
+  /** Whether stored chunks also fill the pgvector column (it exists on this database). */
+  readonly fillsVectorColumn: boolean;
+  nearest(db: Queryable, base: BaseRef, model: string, query: Float32Array, limit: number): Promise<Ranked[]>;
+}
+
+// Any fixed number shared by every process: one process at a time changes the column.
+const VECTOR_LOCK = 7_140_532;
+
+/**
+ * Decides how this process searches vectors. With `auto`, pgvector is installed when the database
+ * offers it and `knowledge_chunks.embedding_vector` gets the embedder's dimensions and an HNSW
+ * index (a column of other dimensions is replaced: those vectors came from another model);
+ * without pgvector, or with `exact`, the search is exact cosine over the stored embeddings.
+ */
+export async function openVectorSearch(db: Db, embedder: Embedder, mode: 'auto' | 'exact', cacheBytes: number, log: Logger): Promise<VectorSearch> {
+  const column = await db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [VECTOR_LOCK]);
+    const { rows } = await tx.query<{ type: string }>(
+      "SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = 'knowledge_chunks'::regclass AND attname = 'embedding_vector' AND NOT attisdropped",
+    );
+    const wanted = `vector(${embedder.dimensions})`;
+    if (rows[0]?.type === wanted) return true;
+    if (mode === 'exact') return false;
+    if (!(await installVector(tx))) return false;
+    if (rows[0]) await tx.query('ALTER TABLE knowledge_chunks DROP COLUMN embedding_vector');
+    await tx.query(`ALTER TABLE knowledge_chunks ADD COLUMN embedding_vector ${wanted}`);
+    await tx.query('CREATE INDEX knowledge_chunks_vector_idx ON knowledge_chunks USING hnsw (embedding_vector vector_cosine_ops)');
+    return true;
+  });
+  if (column) await backfillVectors(db, embedder.model);
+  const kind = column && mode === 'auto' ? 'hnsw' : 'exact';
+  log.info({ vectorSearch: kind }, kind === 'hnsw' ? 'knowledge search uses the pgvector HNSW index' : 'knowledge search uses exact cosine similarity');
+  if (kind === 'hnsw') {
+    return { kind, fillsVectorColumn: true, nearest: (tx, base, model, query, limit) => repo.nearestByIndex(tx, base.tenantId, base.id, model, query, limit) };
+  }
+  return exactVectorSearch(cacheBytes, column);
+}
+
+/** CREATE EXTENSION in a savepoint: where pgvector is not installable the transaction goes on. */
+async function installVector(tx: Queryable): Promise<boolean> {
+  await tx.query('SAVEPOINT vector_extension');
+  try {
+    await tx.query('CREATE EXTENSION IF NOT EXISTS vector');
+    await tx.query('RELEASE SAVEPOINT vector_extension');
+    return true;
+  } catch {
+    await tx.query('ROLLBACK TO SAVEPOINT vector_extension');
+    return false;
+  }
+}
+
+/** Chunks stored while the column was missing (an `exact` spell) get their vectors now. */
+async function backfillVectors(db: Db, model: string): Promise<void> {
+  for (;;) {
+    const missing = await repo.chunksWithoutVector(db, model, 500);
+    if (missing.length === 0) return;
+    await repo.setVectors(db, missing);
+  }
+}
+
+interface CachedBase {
+  version: number;
+  ids: string[];
+  vectors: Float32Array;
+  dimensions: number;
+}
+
+/**
+ * Exact cosine similarity (vectors are unit length: a dot product) over a base's embeddings,
+ * kept in memory per base until its chunk version moves, least recently used first out when the
+ * cache is over `cacheBytes`. A base too big for the cache is scanned without being kept.
+ */
+export function exactVectorSearch(cacheBytes: number, fillsVectorColumn: boolean): VectorSearch {
+  const cache = new Map<string, CachedBase>();
+  let cachedBytes = 0;
+  const forget = (key: string) => {
+    const entry = cache.get(key);
+    if (!entry) return;
+    cachedBytes -= entry.vectors.byteLength;
+    cache.delete(key);
+  };
+
+  const load = async (db: Queryable, base: BaseRef, model: string, dimensions: number): Promise<CachedBase> => {
+    const key = `${base.tenantId}/${base.id}/${model}`;
+    const hit = cache.get(key);
+    if (hit && hit.version === base.chunksVersion && hit.dimensions === dimensions) {
+      cache.delete(key);
+      cache.set(key, hit);
+      return hit;
+    }
+    forget(key);
+    const rows = (await repo.baseEmbeddings(db, base.tenantId, base.id, model)).filter((row) => row.embedding.byteLength === dimensions * 4);
+    const vectors = new Float32Array(rows.length * dimensions);
+    rows.forEach((row, i) => vectors.set(repo.fromBytes(row.embedding), i * dimensions));
+    const entry = { version: base.chunksVersion, ids: rows.map((row) => row.id), vectors, dimensions };
+    if (vectors.byteLength <= cacheBytes) {
+      cache.set(key, entry);
+      cachedBytes += vectors.byteLength;
+      for (const oldest of cache.keys()) {
+        if (cachedBytes <= cacheBytes) break;
+        forget(oldest);
+      }
+    }
+    return entry;
+  };
+
+  return {
+    kind: 'exact',
+    fillsVectorColumn,
+    async nearest(db, base, model, query, limit) {
+      const { ids, vectors, dimensions } = await load(db, base, model, query.length);
+      const scores = new Float32Array(ids.length);
+      for (let row = 0; row < ids.length; row++) {
+        let dot = 0;
+        const offset = row * dimensions;
+        for (let i = 0; i < dimensions; i++) dot += vectors[offset + i]! * query[i]!;
+        scores[row] = dot;
+      }
+      return topIndices(scores, limit).map((row) => ({ id: ids[row]!, similarity: scores[row]! }));
+    },
+  };
+}
+
+/** Indices of the `limit` highest scores, highest first (ties: lower index first). */
+export function topIndices(scores: Float32Array, limit: number): number[] {
+  const order = Array.from(scores.keys());
+  order.sort((a, b) => scores[b]! - scores[a]! || a - b);
+  return order.slice(0, limit);
+}
