@@ -21,6 +21,7 @@ import { eventRoutes } from './modules/events/routes.ts';
 import { analyticsRoutes } from './modules/analytics/routes.ts';
 import { knowledgeRoutes } from './modules/knowledge/routes.ts';
 import * as identity from './modules/identity/service.ts';
+import { registerDashboard } from './dashboard/routes.ts';
 
 export const SERVICE_VERSION = '0.1.0';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -134,10 +135,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       return sendError(new AppError(503, 'DATABASE_UNAVAILABLE', 'The database is not reachable; the service cannot take requests yet.'), request, reply);
     }
   });
-  app.get('/', { config: open, schema: { hide: true } }, async () => ({
+  registerDashboard(app, () => ({
     service: 'callforge',
     version: SERVICE_VERSION,
     api: API_BASE,
+    dashboard: '/',
     docs: '/docs',
     openapi: `${API_BASE}/openapi.json`,
   }));

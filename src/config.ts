@@ -64,6 +64,7 @@ export const EnvSchema = Type.Object({
   RATE_TELEPHONY_PER_MINUTE: Decimal('0.0140', 'Rate card: telephony, per minute connected (billed by the second).'),
   RATE_PLATFORM_FEE_PER_MINUTE: Decimal('0.0500', 'Rate card: platform fee, per minute connected (billed by the second).'),
   ANALYZE_SECONDS: Int(10, 1, 86400, 'How often a process analyzes the tables that changed, when the database has no autovacuum to do it (PGlite, or a server with autovacuum off); the planner needs statistics.'),
+  JOBS_MAINTENANCE_SECONDS: Int(60, 1, 3600, 'How often the job queue looks for jobs whose worker died (they expire and are retried) and cleans up, in seconds.'),
   JOBS_POLL_SECONDS: Type.String({ default: '1', pattern: '^[0-9]+(\\.[0-9]+)?$', description: 'How often idle workers poll the job queue, in seconds (at least 0.5).', expected: 'a number of seconds, at least 0.5' }),
 });
 
@@ -88,6 +89,7 @@ export interface Config {
   demoBootstrap: boolean;
   allowPrivateUrls: boolean;
   jobsPollSeconds: number;
+  jobsMaintenanceSeconds: number;
   analyzeSeconds: number;
   publicUrl: string;
   twilioApiUrl: string;
@@ -148,6 +150,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     demoBootstrap: flag(env_.DEMO_BOOTSTRAP),
     allowPrivateUrls: flag(env_.ALLOW_PRIVATE_URLS),
     jobsPollSeconds: pollSeconds,
+    jobsMaintenanceSeconds: Number(env_.JOBS_MAINTENANCE_SECONDS),
     analyzeSeconds: Number(env_.ANALYZE_SECONDS),
     publicUrl: env_.PUBLIC_URL,
     twilioApiUrl: env_.TWILIO_API_URL,

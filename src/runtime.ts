@@ -53,7 +53,7 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
     db = config.databaseUrl ? openPostgres(config.databaseUrl, config.dbPoolSize) : await openPglite(config.dataDir === IN_MEMORY ? undefined : join(config.dataDir, 'pg'));
     const { applied } = await migrate(db);
     const serverKeys = deriveServerKeys(config.secretsKey ?? embeddedSecretsKey(config.dataDir), config.previousSecretsKey);
-    const jobs = await startJobQueue(db, { databaseUrl: config.databaseUrl, supervise: options.superviseJobs, pollSeconds: config.jobsPollSeconds, log: options.log });
+    const jobs = await startJobQueue(db, { databaseUrl: config.databaseUrl, supervise: options.superviseJobs, pollSeconds: config.jobsPollSeconds, maintenanceSeconds: config.jobsMaintenanceSeconds, log: options.log });
     const apiKeyCache = await startApiKeyCache(db, clock, options.log, recordApiKeyUse(db));
     const knowledge = await openKnowledgeEngine(db, config, options.log);
     // Every role sends jobs, so every queue exists before the first request or tick.

@@ -34,11 +34,13 @@ export interface JobQueue {
   stop(): Promise<void>;
 }
 
-export async function startJobQueue(db: Db, options: { databaseUrl?: string; supervise: boolean; pollSeconds: number; log: Logger }): Promise<JobQueue> {
+export async function startJobQueue(db: Db, options: { databaseUrl?: string; supervise: boolean; pollSeconds: number; maintenanceSeconds: number; log: Logger }): Promise<JobQueue> {
+  // Maintenance expires the jobs of workers that died mid-job, so another worker retries them.
+  const supervision = { supervise: options.supervise, schedule: options.supervise, maintenanceIntervalSeconds: options.maintenanceSeconds };
   const boss =
     db.engine === 'postgres' && options.databaseUrl
-      ? new PgBoss({ connectionString: options.databaseUrl, max: 4, supervise: options.supervise, schedule: options.supervise, application_name: 'callforge-jobs' })
-      : new PgBoss({ db: db.jobsAdapter() as PgBoss.Db, supervise: options.supervise, schedule: options.supervise });
+      ? new PgBoss({ connectionString: options.databaseUrl, max: 4, ...supervision, application_name: 'callforge-jobs' })
+      : new PgBoss({ db: db.jobsAdapter() as PgBoss.Db, ...supervision });
   boss.on('error', (error) => options.log.error({ err: error }, 'job queue error'));
   await boss.start();
 

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { reciprocalRankFusion } from './service.ts';
+import { topIndices } from './vector-search.ts';
+
+describe('reciprocal rank fusion', () => {
+  it('adds 1 / (60 + rank) from every ranking an item is in', () => {
+    const fused = reciprocalRankFusion([
+      ['a', 'b', 'c'],
+      ['c', 'a'],
+    ]);
+    expect(fused.map((hit) => hit.id)).toEqual(['a', 'c', 'b']);
+    expect(fused[0]!.score).toBeCloseTo(1 / 61 + 1 / 62, 12);
+    expect(fused[1]!.score).toBeCloseTo(1 / 63 + 1 / 61, 12);
+    expect(fused[2]!.score).toBeCloseTo(1 / 62, 12);
+  });
+
+  it('ranks an item both rankings agree on above one that tops a single ranking', () => {
+    const fused = reciprocalRankFusion([
+      ['solo', 'shared'],
+      ['other', 'shared'],
+    ]);
+    expect(fused[0]!.id).toBe('shared');
+  });
+
+  it('works with one empty ranking (a query no word of which is indexed)', () => {
+    expect(reciprocalRankFusion([[], ['x', 'y']]).map((hit) => hit.id)).toEqual(['x', 'y']);
+  });
+});
+
+describe('exact top-k', () => {
+  it('answers the indices of the highest scores, highest first, ties by position', () => {
+    expect(topIndices(Float32Array.from([0.1, 0.9, 0.5, 0.9, -1]), 3)).toEqual([1, 3, 2]);
+    expect(topIndices(Float32Array.from([0.3]), 5)).toEqual([0]);
+  });
+});

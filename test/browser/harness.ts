@@ -1,0 +1,52 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startTestApp, type TestApp } from '../harness.ts';
+
+/** Debian's chromium (installed by .ci/run); CHROMIUM_PATH points elsewhere. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+export interface Dashboard {
+  t: TestApp;
+  url: string;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/** A fresh service listening on loopback and a headless Chromium to drive its dashboard. */
+export async function startDashboard(env: Record<string, string> = {}): Promise<Dashboard> {
+  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
+  const t = await startTestApp({ env });
+  const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  return {
+    t,
+    url,
+    browser,
+    async close() {
+      await browser.close();
+      await t.close();
+    },
+  };
+}
+
+/** Collects the page's console errors and failed requests, so a test can insist there were none. */
+export function watchProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('console', (message) => message.type() === 'error' && problems.push(`console: ${message.text()}`));
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  return problems;
+}
+
+/** Signs up through the dashboard's own form and waits for the signed-in shell. */
+export async function signUpInBrowser(page: Page, url: string, company = 'Acme Clinics') {
+  const email = `owner-${Math.random().toString(36).slice(2, 10)}@example.com`;
+  await page.goto(`${url}/#/signup`);
+  await page.getByLabel('Company name').fill(company);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByRole('button', { name: 'Sign up' }).click();
+  await page.getByTestId('wallet-balance').waitFor();
+  return { email, password: 'correct horse battery' };
+}

@@ -1,0 +1,96 @@
+/** The dashboard's only way to the service: the public API under /api/v1, with the session token. */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: FieldError[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export interface Page<T> {
+  data: T[];
+  total: number;
+  page: number;
+  limit: number;
+}
+
+const TOKEN_KEY = 'callforge.session';
+const listeners = new Set<() => void>();
+
+export const session = {
+  get token(): string | null {
+    return localStorage.getItem(TOKEN_KEY);
+  },
+  start(token: string) {
+    localStorage.setItem(TOKEN_KEY, token);
+    listeners.forEach((listener) => listener());
+  },
+  end() {
+    localStorage.removeItem(TOKEN_KEY);
+    listeners.forEach((listener) => listener());
+  },
+  subscribe(listener: () => void): () => void {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  },
+};
+
+function failure(status: number, body: unknown): ApiError {
+  const error = body as { code?: string; message?: string; details?: FieldError[] } | undefined;
+  return new ApiError(status, error?.code ?? 'HTTP_' + status, error?.message ?? `The service answered HTTP ${status}.`, error?.details ?? []);
+}
+
+function headers(json: boolean): Record<string, string> {
+  const token = session.token;
+  return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(json ? { 'content-type': 'application/json' } : {}) };
+}
+
+/** Calls the API; a non-2xx answer throws ApiError with the API's own sentence. */
+export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  const isForm = body instanceof FormData;
+  const response = await fetch(`/api/v1${path}`, {
+    method,
+    headers: headers(body !== undefined && !isForm),
+    body: body === undefined ? undefined : isForm ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  const parsed: unknown = text ? JSON.parse(text) : undefined;
+  if (!response.ok) {
+    // A session that expired or was refused: back to the login page.
+    if (response.status === 401 && session.token) session.end();
+    throw failure(response.status, parsed);
+  }
+  return parsed as T;
+}
+
+/** A multipart upload that reports its progress (0..1), which fetch cannot. */
+export function upload<T>(path: string, form: FormData, onProgress: (fraction: number) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open('POST', `/api/v1${path}`);
+    for (const [name, value] of Object.entries(headers(false))) request.setRequestHeader(name, value);
+    request.upload.onprogress = (event) => event.lengthComputable && onProgress(event.loaded / event.total);
+    request.onload = () => {
+      const parsed: unknown = request.responseText ? JSON.parse(request.responseText) : undefined;
+      if (request.status >= 200 && request.status < 300) resolve(parsed as T);
+      else reject(failure(request.status, parsed));
+    };
+    request.onerror = () => reject(new ApiError(0, 'NETWORK', 'The service could not be reached; check your connection and try again.'));
+    request.send(form);
+  });
+}
+
+export const query = (params: Record<string, string | number | boolean | undefined | null>) => {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : '';
+};

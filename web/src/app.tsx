@@ -1,0 +1,82 @@
+import type { ComponentType } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, session } from './api.ts';
+import { Layout } from './layout.tsx';
+import { ProfileContext, type Profile } from './profile.ts';
+import { match, navigate, useRoute } from './router.ts';
+import { AuthPage } from './pages/auth.tsx';
+import { KeysPage } from './pages/keys.tsx';
+import { AgentsPage } from './pages/agents.tsx';
+import { CallsPage } from './pages/calls.tsx';
+import { CampaignEditPage, CampaignPage, CampaignsPage } from './pages/campaigns.tsx';
+import { ContactListPage, ContactListsPage } from './pages/contacts.tsx';
+import { IntegrationsPage } from './pages/integrations.tsx';
+import { KnowledgeBasePage, KnowledgeBasesPage } from './pages/knowledge.tsx';
+import { MessagingPage } from './pages/messaging.tsx';
+import { UsagePage } from './pages/usage.tsx';
+
+type Params = Record<string, string>;
+
+/** Every signed-in page, by hash path; the first that matches wins. */
+const ROUTES: [string, ComponentType<{ params: Params }>][] = [
+  ['/campaigns', CampaignsPage],
+  ['/campaigns/new', CampaignEditPage],
+  ['/campaigns/:id/edit', CampaignEditPage],
+  ['/campaigns/:id', CampaignPage],
+  ['/calls', CallsPage],
+  ['/contacts', ContactListsPage],
+  ['/contacts/:id', ContactListPage],
+  ['/agents', AgentsPage],
+  ['/messaging', MessagingPage],
+  ['/knowledge', KnowledgeBasesPage],
+  ['/knowledge/:id', KnowledgeBasePage],
+  ['/usage', UsagePage],
+  ['/keys', KeysPage],
+  ['/integrations', IntegrationsPage],
+];
+
+const PROFILE_REFRESH_MS = 15_000;
+
+export function App() {
+  const path = useRoute();
+  const [token, setToken] = useState(session.token);
+  const [profile, setProfile] = useState<Profile | undefined>(undefined);
+  useEffect(() => session.subscribe(() => setToken(session.token)), []);
+
+  const refresh = useCallback(() => {
+    if (!session.token) return;
+    api<{ data: Profile }>('GET', '/profile').then(
+      (answer) => setProfile(answer.data),
+      () => undefined,
+    );
+  }, []);
+  useEffect(() => {
+    setProfile(undefined);
+    if (!token) return;
+    refresh();
+    const timer = setInterval(refresh, PROFILE_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [token, refresh]);
+
+  if (!token) {
+    if (path !== '/signup' && path !== '/login') navigate('/login');
+    return <AuthPage mode={path === '/signup' ? 'signup' : 'login'} />;
+  }
+  if (path === '/' || path === '/login' || path === '/signup') {
+    navigate('/campaigns');
+    return null;
+  }
+  let page = <p>There is no page at {path}.</p>;
+  for (const [pattern, Page] of ROUTES) {
+    const params = match(pattern, path);
+    if (params) {
+      page = <Page params={params} />;
+      break;
+    }
+  }
+  return (
+    <ProfileContext.Provider value={{ profile, refresh }}>
+      <Layout path={path}>{page}</Layout>
+    </ProfileContext.Provider>
+  );
+}

@@ -1,0 +1,50 @@
+import { useState } from 'preact/hooks';
+import { api, session } from '../api.ts';
+import { navigate } from '../router.ts';
+import { ErrorMessage, Field, fieldErrorOf, useAction } from '../ui.tsx';
+
+interface SessionAnswer {
+  accessToken: string;
+}
+
+/** Log in, or sign up a new tenant; both end in a dashboard session. */
+export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
+  const [tenantName, setTenantName] = useState('');
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const submit = useAction(async () => {
+    const answer = mode === 'login' ? await api<SessionAnswer>('POST', '/auth/login', { email, password }) : await api<SessionAnswer>('POST', '/auth/signup', { tenantName, email, password });
+    session.start(answer.accessToken);
+    navigate('/campaigns');
+  });
+  const signup = mode === 'signup';
+  return (
+    <main id="main" class="auth">
+      <h1>{signup ? 'Create your callforge account' : 'Log in to callforge'}</h1>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void submit.run();
+        }}
+      >
+        {signup && <Field label="Company name" value={tenantName} onValue={setTenantName} required autoComplete="organization" problem={fieldErrorOf(submit.error, '/tenantName')} />}
+        <Field label="Email" type="email" value={email} onValue={setEmail} required autoComplete="email" problem={fieldErrorOf(submit.error, '/email')} />
+        <Field
+          label="Password"
+          type="password"
+          value={password}
+          onValue={setPassword}
+          required
+          autoComplete={signup ? 'new-password' : 'current-password'}
+          hint={signup ? 'At least 8 characters.' : undefined}
+          problem={fieldErrorOf(submit.error, '/password')}
+        />
+        <ErrorMessage error={submit.error} />
+        <button type="submit" class="primary" disabled={submit.busy}>
+          {signup ? 'Sign up' : 'Log in'}
+        </button>
+      </form>
+      <p>{signup ? <a href="#/login">I already have an account</a> : <a href="#/signup">Create an account</a>}</p>
+    </main>
+  );
+}

@@ -1,0 +1,148 @@
+import { useState } from 'preact/hooks';
+import { api, type Page } from '../api.ts';
+import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Select, Status, useAction, useLoad } from '../ui.tsx';
+
+interface ApiKey {
+  id: string;
+  name: string;
+  keyPrefix: string;
+  status: string;
+  expiresAt: string | null;
+  webhookUrl: string | null;
+  agentId: string | null;
+  lastUsedAt: string | null;
+  createdAt: string;
+}
+type CreatedKey = ApiKey & { key: string; webhookSecret?: string };
+
+/** API keys: create one (shown once), list them, revoke with confirmation. */
+export function KeysPage() {
+  const keys = useLoad(() => api<Page<ApiKey>>('GET', '/api-keys?limit=200'), []);
+  const agents = useLoad(() => api<Page<{ id: string; name: string }>>('GET', '/agents?limit=200'), []);
+  const [name, setName] = useState('');
+  const [expiresAt, setExpiresAt] = useState('');
+  const [webhookUrl, setWebhookUrl] = useState('');
+  const [agentId, setAgentId] = useState('');
+  const [created, setCreated] = useState<CreatedKey | undefined>(undefined);
+  const [copied, setCopied] = useState(false);
+  const [revoking, setRevoking] = useState<ApiKey | undefined>(undefined);
+
+  const create = useAction(async () => {
+    const body = { name, ...(expiresAt ? { expiresAt: new Date(expiresAt).toISOString() } : {}), ...(webhookUrl ? { webhookUrl } : {}), ...(agentId ? { agentId } : {}) };
+    setCreated(await api<CreatedKey>('POST', '/api-keys', body));
+    setCopied(false);
+    setName('');
+    setExpiresAt('');
+    setWebhookUrl('');
+    setAgentId('');
+    await keys.reload();
+  });
+  const revoke = useAction(async (key: ApiKey) => {
+    await api('DELETE', `/api-keys/${key.id}`);
+    setRevoking(undefined);
+    await keys.reload();
+  });
+  const copy = async () => {
+    await navigator.clipboard.writeText(created!.key);
+    setCopied(true);
+  };
+
+  return (
+    <>
+      <PageTitle>API keys</PageTitle>
+      {created && (
+        <section class="callout" aria-labelledby="new-key-title">
+          <h2 id="new-key-title">Your new key “{created.name}”</h2>
+          <p class="warning" role="alert">
+            Copy it now: it is shown only this once and cannot be recovered. Anyone who has it can use your account through the API.
+          </p>
+          <div class="secret">
+            <code data-testid="new-key">{created.key}</code>
+            <button type="button" onClick={() => void copy()}>
+              {copied ? 'Copied' : 'Copy key'}
+            </button>
+          </div>
+          {created.webhookSecret && (
+            <p>
+              Webhook signing secret (also shown once): <code data-testid="webhook-secret">{created.webhookSecret}</code>
+            </p>
+          )}
+          <button type="button" onClick={() => setCreated(undefined)}>
+            I have stored it safely
+          </button>
+        </section>
+      )}
+      <section aria-labelledby="create-key-title">
+        <h2 id="create-key-title">Create a key</h2>
+        <form
+          class="grid-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void create.run();
+          }}
+        >
+          <Field label="Name" value={name} onValue={setName} required maxLength={200} problem={fieldErrorOf(create.error, '/name')} />
+          <Field label="Expires (optional)" type="datetime-local" value={expiresAt} onValue={setExpiresAt} hint="Leave empty for a key that does not expire." problem={fieldErrorOf(create.error, '/expiresAt')} />
+          <Field label="Webhook URL (optional)" type="url" value={webhookUrl} onValue={setWebhookUrl} placeholder="https://example.com/callforge" hint="Call results and events are posted here, signed." problem={fieldErrorOf(create.error, '/webhookUrl')} />
+          <Select label="Pinned agent (optional)" value={agentId} onValue={setAgentId} options={[['', 'All agents'], ...(agents.data?.data ?? []).map((agent): [string, string] => [agent.id, agent.name])]} hint="A pinned key sees only that agent's calls." />
+          <ErrorMessage error={create.error} />
+          <button type="submit" class="primary" disabled={create.busy}>
+            Create key
+          </button>
+        </form>
+      </section>
+      <section aria-labelledby="keys-title">
+        <h2 id="keys-title">Keys</h2>
+        <ErrorMessage error={keys.error ?? revoke.error} />
+        {keys.data && keys.data.data.length === 0 && <Empty>No keys yet.</Empty>}
+        {keys.data && keys.data.data.length > 0 && (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Prefix</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {keys.data.data.map((key) => (
+                  <tr key={key.id}>
+                    <td>{key.name}</td>
+                    <td>
+                      <code>{key.keyPrefix}…</code>
+                    </td>
+                    <td>{formatDate(key.createdAt)}</td>
+                    <td>{formatDate(key.lastUsedAt)}</td>
+                    <td>{key.expiresAt ? formatDate(key.expiresAt) : 'Never'}</td>
+                    <td>
+                      <Status value={key.status} />
+                    </td>
+                    <td>
+                      {key.status === 'ACTIVE' && (
+                        <button type="button" class="danger" onClick={() => setRevoking(key)} aria-label={`Revoke ${key.name}`}>
+                          Revoke
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      <Confirm open={!!revoking} title="Revoke this key?" confirmLabel="Revoke key" onCancel={() => setRevoking(undefined)} onConfirm={() => void revoke.run(revoking!)}>
+        <p>
+          “{revoking?.name}” ({revoking?.keyPrefix}…) stops working at once, everywhere. This cannot be undone.
+        </p>
+      </Confirm>
+    </>
+  );
+}

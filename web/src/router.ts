@@ -1,0 +1,31 @@
+import { useEffect, useState } from 'preact/hooks';
+
+/** Hash routes (`#/campaigns/…`): every page is served by `/`, so no other server path exists. */
+export const currentPath = () => location.hash.replace(/^#/, '') || '/';
+
+export function navigate(path: string) {
+  if (currentPath() !== path) location.hash = path;
+}
+
+export function useRoute(): string {
+  const [path, setPath] = useState(currentPath());
+  useEffect(() => {
+    const onChange = () => setPath(currentPath());
+    addEventListener('hashchange', onChange);
+    return () => removeEventListener('hashchange', onChange);
+  }, []);
+  return path;
+}
+
+/** `/campaigns/:id` against `/campaigns/42` → `{id: '42'}`; null when it does not match. */
+export function match(pattern: string, path: string): Record<string, string> | null {
+  const want = pattern.split('/');
+  const got = path.split('?')[0]!.split('/');
+  if (want.length !== got.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    if (want[i]!.startsWith(':')) params[want[i]!.slice(1)] = decodeURIComponent(got[i]!);
+    else if (want[i] !== got[i]) return null;
+  }
+  return params;
+}
