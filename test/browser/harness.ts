@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { jobDefinitions } from '../../src/jobs.ts';
+import { startDialer } from '../../src/modules/campaigns/dialer.ts';
 import { startTestApp, type TestApp } from '../harness.ts';
 
 /** Debian's chromium (installed by .ci/run); CHROMIUM_PATH points elsewhere. */
@@ -14,10 +16,12 @@ export interface Dashboard {
   close(): Promise<void>;
 }
 
-/** A fresh service listening on loopback and a headless Chromium to drive its dashboard. */
+/** A fresh service (API, workers and dialer, as `npm start` runs them) on loopback, and a headless Chromium. */
 export async function startDashboard(env: Record<string, string> = {}): Promise<Dashboard> {
   if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
   const t = await startTestApp({ env });
+  await t.runtime.jobs.work(jobDefinitions(t.runtime));
+  const dialer = startDialer(t.runtime);
   const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   return {
@@ -26,6 +30,7 @@ export async function startDashboard(env: Record<string, string> = {}): Promise<
     browser,
     async close() {
       await browser.close();
+      await dialer.stop();
       await t.close();
     },
   };

@@ -1,10 +1,453 @@
-import { PageTitle } from '../ui.tsx';
+import './contacts.css';
+import { useState } from 'preact/hooks';
+import { api, query, upload, type Page } from '../api.ts';
+import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Pagination, TextArea, useAction, useLoad } from '../ui.tsx';
 
+interface ContactList {
+  id: string;
+  name: string;
+  metadata: Record<string, unknown>;
+  contactCount: number;
+  createdAt: string;
+}
+
+interface Contact {
+  id: string;
+  phoneNumber: string;
+  name: string | null;
+  email: string | null;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+}
+
+interface UploadResult {
+  imported: number;
+  skipped: number;
+  invalidRows: { row: number; phone: string; reason: string }[];
+}
+
+const PAGE_SIZE = 25;
+
+// The API's list record has no description field, so it travels in `metadata.description`.
+const descriptionOf = (list: ContactList) => (typeof list.metadata.description === 'string' ? list.metadata.description : '');
+
+/** Contact lists: create one, find and open them, delete with confirmation. */
 export function ContactListsPage(_props: { params: Record<string, string> }) {
-  return <PageTitle>ContactListsPage</PageTitle>;
+  const [page, setPage] = useState(1);
+  const [search, setSearch] = useState('');
+  const lists = useLoad(() => api<Page<ContactList>>('GET', `/contact-lists${query({ page, limit: PAGE_SIZE, search })}`), [page, search]);
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const [deleting, setDeleting] = useState<ContactList | undefined>(undefined);
+
+  const create = useAction(async () => {
+    await api('POST', '/contact-lists', { name, ...(description ? { metadata: { description } } : {}) });
+    setName('');
+    setDescription('');
+    await lists.reload();
+  });
+  const remove = useAction(async (list: ContactList) => {
+    await api('DELETE', `/contact-lists/${list.id}`);
+    setDeleting(undefined);
+    await lists.reload();
+  });
+  const cancelDelete = () => {
+    setDeleting(undefined);
+    remove.clearError();
+  };
+
+  return (
+    <>
+      <PageTitle>Contact lists</PageTitle>
+      <section aria-labelledby="create-list-title">
+        <h2 id="create-list-title">Create a list</h2>
+        <form
+          class="grid-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void create.run();
+          }}
+        >
+          <Field label="List name" value={name} onValue={setName} required maxLength={200} hint="Unique among your lists." problem={fieldErrorOf(create.error, '/name')} />
+          <Field label="Description (optional)" value={description} onValue={setDescription} maxLength={500} />
+          <ErrorMessage error={create.error} />
+          <button type="submit" class="primary" disabled={create.busy}>
+            Create list
+          </button>
+        </form>
+      </section>
+      <section aria-labelledby="lists-title">
+        <h2 id="lists-title">Lists</h2>
+        <div class="contacts-search">
+          <Field
+            label="Search lists by name"
+            type="search"
+            value={search}
+            maxLength={200}
+            onValue={(value) => {
+              setSearch(value);
+              setPage(1);
+            }}
+          />
+        </div>
+        <ErrorMessage error={lists.error} />
+        {lists.data && lists.data.data.length === 0 && <Empty>{search ? 'No list name matches your search.' : 'No contact lists yet.'}</Empty>}
+        {lists.data && lists.data.data.length > 0 && (
+          <>
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Description</th>
+                    <th scope="col">Contacts</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">
+                      <span class="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {lists.data.data.map((list) => (
+                    <tr key={list.id}>
+                      <td>
+                        <a href={`#/contacts/${list.id}`}>{list.name}</a>
+                      </td>
+                      <td>{descriptionOf(list)}</td>
+                      <td>{list.contactCount}</td>
+                      <td>{formatDate(list.createdAt)}</td>
+                      <td>
+                        <button type="button" class="danger" onClick={() => setDeleting(list)} aria-label={`Delete ${list.name}`}>
+                          Delete
+                        </button>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pagination page={lists.data.page} limit={lists.data.limit} total={lists.data.total} onPage={setPage} />
+          </>
+        )}
+      </section>
+      <Confirm open={!!deleting} title="Delete this list?" confirmLabel="Delete list" onCancel={cancelDelete} onConfirm={() => void remove.run(deleting!)}>
+        <p>
+          “{deleting?.name}” and its {deleting?.contactCount} contacts are deleted permanently. This cannot be undone.
+        </p>
+        <ErrorMessage error={remove.error} />
+      </Confirm>
+    </>
+  );
 }
 
-export function ContactListPage(_props: { params: Record<string, string> }) {
-  return <PageTitle>ContactListPage</PageTitle>;
+/** One list: add a contact, import a CSV with progress and a report, browse, select and delete contacts. */
+export function ContactListPage({ params }: { params: Record<string, string> }) {
+  const listId = params.id!;
+  const [page, setPage] = useState(1);
+  const list = useLoad(() => api<ContactList>('GET', `/contact-lists/${listId}`), [listId]);
+  const contacts = useLoad(() => api<Page<Contact>>('GET', `/contact-lists/${listId}/contacts${query({ page, limit: PAGE_SIZE })}`), [listId, page]);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [confirmingDelete, setConfirmingDelete] = useState(false);
+
+  const reloadAll = async () => {
+    setSelected(new Set());
+    await Promise.all([list.reload(), contacts.reload()]);
+  };
+  const goToPage = (next: number) => {
+    setSelected(new Set());
+    setPage(next);
+  };
+  const deleteSelected = useAction(async () => {
+    const contactIds = [...selected];
+    await api('POST', `/contact-lists/${listId}/contacts/delete-batch`, { contactIds });
+    setConfirmingDelete(false);
+    // Deleting a whole last page would leave us past the end.
+    const remaining = (contacts.data?.total ?? 0) - contactIds.length;
+    const lastPage = Math.max(1, Math.ceil(remaining / PAGE_SIZE));
+    if (page > lastPage) goToPage(lastPage);
+    else await reloadAll();
+    await list.reload();
+  });
+
+  return (
+    <>
+      <p class="contacts-back">
+        <a href="#/contacts">← All contact lists</a>
+      </p>
+      <PageTitle>{list.data ? list.data.name : 'Contact list'}</PageTitle>
+      <ErrorMessage error={list.error} />
+      {list.data && (
+        <p>
+          {descriptionOf(list.data) && <>{descriptionOf(list.data)} · </>}
+          {list.data.contactCount} contacts
+        </p>
+      )}
+      <div class="contacts-tools">
+        <AddContact listId={listId} onAdded={reloadAll} />
+        <UploadCsv listId={listId} onImported={reloadAll} />
+      </div>
+      <ContactsTable
+        contacts={contacts.data}
+        error={contacts.error ?? deleteSelected.error}
+        selected={selected}
+        onSelect={setSelected}
+        onPage={goToPage}
+        onDeleteSelected={() => {
+          deleteSelected.clearError();
+          setConfirmingDelete(true);
+        }}
+      />
+      <Confirm
+        open={confirmingDelete}
+        title={`Delete ${selected.size} ${selected.size === 1 ? 'contact' : 'contacts'}?`}
+        confirmLabel="Delete contacts"
+        onCancel={() => setConfirmingDelete(false)}
+        onConfirm={() => void deleteSelected.run()}
+      >
+        <p>The selected contacts are removed from this list permanently. This cannot be undone.</p>
+        <ErrorMessage error={deleteSelected.error} />
+      </Confirm>
+    </>
+  );
 }
 
+/** `name=value` lines → custom variables, the same string entries a CSV's extra columns become. */
+function parseVariables(text: string): Record<string, string> {
+  const variables: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const equals = line.indexOf('=');
+    if (equals < 1) throw new Error(`Write each custom variable as name=value; “${line.trim()}” has no name.`);
+    variables[line.slice(0, equals).trim()] = line.slice(equals + 1).trim();
+  }
+  return variables;
+}
+
+function AddContact({ listId, onAdded }: { listId: string; onAdded: () => Promise<void> }) {
+  const [phoneNumber, setPhoneNumber] = useState('');
+  const [name, setName] = useState('');
+  const [email, setEmail] = useState('');
+  const [variables, setVariables] = useState('');
+  const add = useAction(async () => {
+    const metadata = parseVariables(variables);
+    const body = { phoneNumber, ...(name ? { name } : {}), ...(email ? { email } : {}), ...(Object.keys(metadata).length ? { metadata } : {}) };
+    await api('POST', `/contact-lists/${listId}/contacts`, body);
+    setPhoneNumber('');
+    setName('');
+    setEmail('');
+    setVariables('');
+    await onAdded();
+  });
+  return (
+    <section aria-labelledby="add-contact-title">
+      <h2 id="add-contact-title">Add a contact</h2>
+      <form
+        class="grid-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void add.run();
+        }}
+      >
+        <Field
+          label="Phone number"
+          type="tel"
+          inputMode="tel"
+          autoComplete="off"
+          value={phoneNumber}
+          onValue={setPhoneNumber}
+          required
+          maxLength={40}
+          placeholder="+14155550123"
+          hint="E.164: + and country code."
+          problem={fieldErrorOf(add.error, '/phoneNumber')}
+        />
+        <Field label="Name (optional)" value={name} onValue={setName} maxLength={200} autoComplete="off" problem={fieldErrorOf(add.error, '/name')} />
+        <Field label="Email (optional)" type="email" value={email} onValue={setEmail} maxLength={254} autoComplete="off" problem={fieldErrorOf(add.error, '/email')} />
+        <div class="wide">
+          <TextArea label="Custom variables (optional)" rows={3} value={variables} onValue={setVariables} hint="One per line, as name=value (for example appointment_date=2026-12-01)." />
+        </div>
+        <ErrorMessage error={add.error} />
+        <button type="submit" class="primary" disabled={add.busy}>
+          Add contact
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function UploadCsv({ listId, onImported }: { listId: string; onImported: () => Promise<void> }) {
+  const [file, setFile] = useState<File | undefined>(undefined);
+  const [progress, setProgress] = useState(0);
+  const [result, setResult] = useState<UploadResult | undefined>(undefined);
+  const send = useAction(async () => {
+    const form = new FormData();
+    form.append('file', file!);
+    setProgress(0);
+    setResult(undefined);
+    setResult(await upload<UploadResult>(`/contact-lists/${listId}/upload`, form, setProgress));
+    await onImported();
+  });
+  const percent = Math.round(progress * 100);
+  return (
+    <section aria-labelledby="upload-title">
+      <h2 id="upload-title">Import a CSV file</h2>
+      <form
+        class="grid-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void send.run();
+        }}
+      >
+        <div class="field wide">
+          <label for="contacts-csv">CSV file</label>
+          <input id="contacts-csv" type="file" accept=".csv,text/csv" required aria-describedby="contacts-csv-hint" onChange={(event) => setFile(event.currentTarget.files?.[0])} />
+          <small id="contacts-csv-hint" class="hint">
+            At most 500 rows and 5 MB. A phone column is required (phone_number, phone, mobile or customer_number); name, email and metadata (JSON) are optional; other columns become custom variables.
+          </small>
+        </div>
+        <ErrorMessage error={send.error} />
+        <button type="submit" class="primary" disabled={send.busy || !file}>
+          Upload CSV
+        </button>
+        {send.busy && (
+          <div class="wide contacts-progress">
+            <label for="contacts-upload-progress">Upload progress</label>
+            <progress id="contacts-upload-progress" max={100} value={percent}>
+              {percent}%
+            </progress>
+            <span aria-live="polite">{percent < 100 ? `${percent}% sent` : 'Sent; importing the rows…'}</span>
+          </div>
+        )}
+      </form>
+      {result && <UploadReport result={result} />}
+    </section>
+  );
+}
+
+function UploadReport({ result }: { result: UploadResult }) {
+  return (
+    <section class="callout contacts-report" aria-labelledby="upload-result-title" role="status">
+      <h3 id="upload-result-title">Upload result</h3>
+      <dl class="contacts-counts">
+        <div>
+          <dt>Imported</dt>
+          <dd data-testid="upload-imported">{result.imported}</dd>
+        </div>
+        <div>
+          <dt>Skipped</dt>
+          <dd data-testid="upload-skipped">{result.skipped}</dd>
+        </div>
+      </dl>
+      {result.invalidRows.length > 0 && (
+        <div class="table-wrap">
+          <table aria-labelledby="invalid-rows-caption">
+            <caption id="invalid-rows-caption">Invalid rows (not imported)</caption>
+            <thead>
+              <tr>
+                <th scope="col">Row</th>
+                <th scope="col">Phone</th>
+                <th scope="col">Reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              {result.invalidRows.map((row) => (
+                <tr key={row.row}>
+                  <td>{row.row}</td>
+                  <td>{row.phone}</td>
+                  <td>{row.reason}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+const variablesText = (metadata: Record<string, unknown>) =>
+  Object.entries(metadata)
+    .map(([name, value]) => `${name}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(', ');
+
+function ContactsTable({
+  contacts,
+  error,
+  selected,
+  onSelect,
+  onPage,
+  onDeleteSelected,
+}: {
+  contacts: Page<Contact> | undefined;
+  error: Error | undefined;
+  selected: Set<string>;
+  onSelect: (selected: Set<string>) => void;
+  onPage: (page: number) => void;
+  onDeleteSelected: () => void;
+}) {
+  const [filter, setFilter] = useState('');
+  const needle = filter.trim().toLowerCase();
+  const shown = (contacts?.data ?? []).filter((contact) => !needle || [contact.phoneNumber, contact.name ?? '', contact.email ?? ''].some((text) => text.toLowerCase().includes(needle)));
+  const allShownSelected = shown.length > 0 && shown.every((contact) => selected.has(contact.id));
+  const toggle = (id: string, on: boolean) => {
+    const next = new Set(selected);
+    if (on) next.add(id);
+    else next.delete(id);
+    onSelect(next);
+  };
+  const toggleAll = (on: boolean) => {
+    const next = new Set(selected);
+    for (const contact of shown) on ? next.add(contact.id) : next.delete(contact.id);
+    onSelect(next);
+  };
+
+  return (
+    <section aria-labelledby="contacts-title">
+      <h2 id="contacts-title">Contacts</h2>
+      <div class="contacts-bar">
+        <div class="contacts-search">
+          <Field label="Search this page (phone, name or email)" type="search" value={filter} onValue={setFilter} maxLength={200} hint="Filters the contacts shown on this page only." />
+        </div>
+        <button type="button" class="danger" disabled={selected.size === 0} onClick={onDeleteSelected}>
+          Delete selected ({selected.size})
+        </button>
+      </div>
+      <ErrorMessage error={error} />
+      {contacts && contacts.total === 0 && <Empty>No contacts yet: add one or import a CSV file.</Empty>}
+      {contacts && contacts.total > 0 && shown.length === 0 && <Empty>No contact on this page matches “{filter}”.</Empty>}
+      {shown.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col" class="contacts-check">
+                  <input type="checkbox" aria-label="Select all contacts on this page" checked={allShownSelected} onChange={(event) => toggleAll(event.currentTarget.checked)} />
+                </th>
+                <th scope="col">Phone</th>
+                <th scope="col">Name</th>
+                <th scope="col">Email</th>
+                <th scope="col">Custom variables</th>
+                <th scope="col">Added</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((contact) => (
+                <tr key={contact.id}>
+                  <td class="contacts-check">
+                    <input type="checkbox" aria-label={`Select ${contact.name ?? contact.phoneNumber}`} checked={selected.has(contact.id)} onChange={(event) => toggle(contact.id, event.currentTarget.checked)} />
+                  </td>
+                  <td>{contact.phoneNumber}</td>
+                  <td>{contact.name ?? '—'}</td>
+                  <td>{contact.email ?? '—'}</td>
+                  <td>{variablesText(contact.metadata) || '—'}</td>
+                  <td>{formatDate(contact.createdAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {contacts && contacts.total > 0 && <Pagination page={contacts.page} limit={contacts.limit} total={contacts.total} onPage={onPage} />}
+    </section>
+  );
+}

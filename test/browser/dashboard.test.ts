@@ -1,0 +1,195 @@
+import { mkdirSync } from 'node:fs';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dashboardAssets } from '../../src/dashboard/assets.ts';
+import { DESKTOP, PHONE, signUpInBrowser, startDashboard, watchProblems, type Dashboard } from './harness.ts';
+
+// Issue 8: the dashboard in a real browser (Debian's chromium through playwright-core) on a fresh
+// service running API, workers and dialer: sign up, create a key and see it once, upload a CSV
+// with two bad rows, create and start a SIMULATOR campaign, watch calls appear, hang one up,
+// revoke the key and see the API refuse it. Every page is saved at desktop and phone width.
+const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url);
+const DEADLINE_MS = 30_000;
+
+let dashboard: Dashboard;
+let page: Page;
+let problems: string[];
+
+beforeAll(async () => {
+  // Calls last long enough to be hung up; the dialer looks for work often.
+  dashboard = await startDashboard({ SIMULATOR_RING_SECONDS: '1', SIMULATOR_TALK_SECONDS: '120', DIALER_TICK_MS: '100' });
+  page = await dashboard.browser.newPage({ viewport: DESKTOP });
+  problems = watchProblems(page);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+}, 60_000);
+afterAll(() => dashboard?.close());
+
+async function screenshots(name: string) {
+  await page.waitForLoadState('networkidle');
+  await page.screenshot({ path: new URL(`${name}-desktop.png`, SCREENSHOTS).pathname, fullPage: true });
+  await page.setViewportSize(PHONE);
+  await page.screenshot({ path: new URL(`${name}-phone.png`, SCREENSHOTS).pathname, fullPage: true });
+  await page.setViewportSize(DESKTOP);
+}
+
+/** Every form control on the page has an accessible name (a label or aria-label). */
+async function expectLabelledControls() {
+  const unlabelled = await page.$$eval('input:not([type=hidden]), select, textarea', (controls) =>
+    controls.filter((control) => (control as HTMLInputElement).labels?.length === 0 && !control.getAttribute('aria-label') && !control.getAttribute('aria-labelledby')).map((control) => control.outerHTML.slice(0, 120)),
+  );
+  expect(unlabelled).toEqual([]);
+}
+
+async function open(path: string, heading: string | RegExp) {
+  await page.goto(`${dashboard.url}/#${path}`);
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+}
+
+/** Picks the option whose text matches (option texts carry more than the name). */
+async function selectByText(label: string, text: RegExp) {
+  const select = page.getByLabel(label, { exact: true });
+  const value = await select.evaluate((element, source) => [...(element as HTMLSelectElement).options].find((option) => new RegExp(source).test(option.text))?.value, text.source);
+  expect(value, `${label}: an option matching ${text}`).toBeTruthy();
+  await select.selectOption(value!);
+}
+
+const api = (path: string, key: string) => fetch(`${dashboard.url}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
+
+describe('the dashboard in a browser', () => {
+  let apiKey: string;
+
+  it('signs up and shows the account and wallet balance', async () => {
+    await page.goto(`${dashboard.url}/#/login`);
+    await screenshots('login');
+    await signUpInBrowser(page, dashboard.url, 'Acme Clinics');
+    await expect(page.getByTestId('wallet-balance').textContent()).resolves.toMatch(/Balance/);
+    await expect(page.locator('.tenant').textContent()).resolves.toBe('Acme Clinics');
+  });
+
+  it('creates an API key, shows it once with a copy button and a warning, and lists only its prefix', async () => {
+    await open('/keys', 'API keys');
+    await page.getByLabel('Name').fill('CRM sync');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByTestId('new-key');
+    apiKey = (await shown.textContent())!;
+    expect(apiKey).toMatch(/^aok_/);
+    await expect(page.getByText('it is shown only this once').count()).resolves.toBe(1);
+    await expect(page.getByRole('button', { name: 'Copy key' }).count()).resolves.toBe(1);
+    expect((await api('/profile', apiKey)).status).toBe(200);
+    await screenshots('api-keys');
+    await page.getByRole('button', { name: 'I have stored it safely' }).click();
+    await page.reload();
+    await page.getByRole('cell', { name: 'CRM sync' }).waitFor();
+    expect(await page.content()).not.toContain(apiKey);
+    await expect(page.getByRole('cell', { name: `${apiKey.slice(0, 12)}…` }).count()).resolves.toBe(1);
+    await expectLabelledControls();
+  });
+
+  it('creates an agent and a SIMULATOR voice number', async () => {
+    await open('/agents', /Agents/);
+    await page.getByLabel('Agent name').fill('Reminder agent');
+    await page.getByRole('button', { name: /Create agent/ }).click();
+    await page.getByRole('cell', { name: 'Reminder agent' }).first().waitFor();
+    await page.getByLabel('Phone number').fill('+14155550100');
+    await page.getByLabel('Provider').selectOption('SIMULATOR');
+    await page.getByRole('button', { name: /Register number/ }).click();
+    await page.getByRole('cell', { name: '+14155550100' }).waitFor();
+    await expectLabelledControls();
+    await screenshots('agents');
+  });
+
+  it('uploads a CSV with a progress indicator and reports its two bad rows', async () => {
+    await open('/contacts', 'Contacts');
+    await page.getByLabel('List name').fill('Spring reminders');
+    await page.getByRole('button', { name: /Create list/ }).click();
+    await page.getByRole('link', { name: 'Spring reminders' }).click();
+    await page.getByRole('heading', { level: 1, name: /Spring reminders/ }).waitFor();
+    const csv = ['phone,name', '+14155552671,Ada', '+14155552672,Grace', 'not-a-number,Bad', '+14155552673,Linus', '+14155552671,Ada again', '+14155552674,Barbara'].join('\n');
+    await page.getByLabel(/CSV file/).setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.getByRole('button', { name: /Upload/ }).click();
+    const report = page.getByRole('region', { name: 'Upload result' });
+    await report.waitFor();
+    await expect(report.textContent()).resolves.toMatch(/4\D+imported/i);
+    const rows = report.getByRole('row');
+    await expect(rows.count()).resolves.toBe(3); // the header and the two bad rows
+    await expect(report.getByRole('cell', { name: 'Invalid phone number' }).count()).resolves.toBe(1);
+    await expect(report.getByRole('cell', { name: 'Duplicate phone number in this list' }).count()).resolves.toBe(1);
+    await expect(page.locator('progress').count()).resolves.toBeGreaterThan(0);
+    await expectLabelledControls();
+    await screenshots('contact-list');
+    await open('/contacts', 'Contacts');
+    await screenshots('contacts');
+  });
+
+  it('creates and starts a SIMULATOR campaign, shows its calls live and hangs one up', async () => {
+    await open('/campaigns/new', /campaign/i);
+    await page.getByLabel('Campaign name').fill('Spring reminder calls');
+    await selectByText('Agent', /Reminder agent/);
+    await selectByText('Voice number', /\+14155550100/);
+    await selectByText('Contact list', /Spring reminders/);
+    await expectLabelledControls();
+    await screenshots('campaign-edit');
+    await page.getByRole('button', { name: 'Save campaign' }).click();
+    await page.getByRole('heading', { level: 1, name: /Spring reminder calls/ }).waitFor();
+    await page.getByRole('button', { name: 'Start' }).click();
+    const hangUp = page.getByRole('button', { name: /Hang up/ }).first();
+    await hangUp.waitFor({ timeout: DEADLINE_MS });
+    await screenshots('campaign-live');
+    const liveBefore = await page.getByRole('button', { name: /Hang up/ }).count();
+    await hangUp.click();
+    await page.waitForFunction((before) => document.querySelectorAll('button').length > 0 && [...document.querySelectorAll('button')].filter((b) => /Hang up/.test(b.textContent ?? '')).length < before, liveBefore, { timeout: DEADLINE_MS });
+    const calls = await (await api('/call-logs?limit=200', apiKey)).json();
+    expect(calls.data.some((call: { status: string; durationSec: number | null }) => call.status === 'ENDED')).toBe(true);
+    await open('/campaigns', 'Campaigns');
+    await screenshots('campaigns');
+    await open('/calls', 'Calls');
+    await page.getByRole('cell', { name: /ENDED|Ended/ }).first().waitFor({ timeout: DEADLINE_MS });
+    await screenshots('calls');
+  });
+
+  it('shows the other pages without errors', async () => {
+    for (const [path, heading, name] of [
+      ['/messaging', /Messaging/, 'messaging'],
+      ['/knowledge', /Knowledge/, 'knowledge'],
+      ['/usage', /Usage/, 'usage'],
+      ['/integrations', /Integrations/, 'integrations'],
+    ] as const) {
+      await open(path, heading);
+      await expectLabelledControls();
+      await screenshots(name);
+    }
+  });
+
+  it('is keyboard usable: the skip link and the navigation take focus visibly', async () => {
+    await open('/campaigns', 'Campaigns');
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Skip to content');
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    expect(outline).not.toBe('none');
+  });
+
+  it('revokes the key after confirmation, and the API refuses it', async () => {
+    await open('/keys', 'API keys');
+    await page.getByRole('button', { name: 'Revoke CRM sync' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByRole('cell', { name: 'REVOKED' }).waitFor();
+    const refused = await api('/profile', apiKey);
+    expect(refused.status).toBe(401);
+    expect((await refused.json()).message).toBe('Invalid API key');
+  });
+
+  it('logged no console errors and prints the page weight and the time to first render of the campaigns page', async () => {
+    expect(problems).toEqual([]);
+    const assets = await dashboardAssets();
+    const fresh = await dashboard.browser.newPage({ viewport: DESKTOP });
+    await fresh.goto(`${dashboard.url}/#/login`);
+    const token = await page.evaluate(() => localStorage.getItem('callforge.session'));
+    await fresh.evaluate((value) => localStorage.setItem('callforge.session', value!), token);
+    const started = Date.now();
+    await fresh.goto(`${dashboard.url}/#/campaigns`);
+    await fresh.getByRole('heading', { level: 1, name: 'Campaigns' }).waitFor();
+    const firstRender = Date.now() - started;
+    console.log(`page weight: JS ${assets.script.body.length} B (${assets.script.gzip.length} B gzipped), CSS ${assets.style.body.length} B (${assets.style.gzip.length} B gzipped); campaigns page first render ${firstRender} ms`);
+    await fresh.close();
+  });
+});
