@@ -1,6 +1,344 @@
-import { PageTitle } from '../ui.tsx';
+import './agents.css';
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { api, query, type Page } from '../api.ts';
+import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Pagination, Select, useAction, useLoad } from '../ui.tsx';
 
-export function AgentsPage(_props: { params: Record<string, string> }) {
-  return <PageTitle>AgentsPage</PageTitle>;
+interface Agent {
+  id: string;
+  name: string;
+  description: string | null;
+  language: string;
+  voice: string | null;
+  knowledgeBaseIds: string[];
+  tools: string[];
+  createdAt: string;
 }
 
+interface VoiceNumber {
+  id: string;
+  phoneNumber: string;
+  provider: string;
+  label: string | null;
+  inboundAgentId: string | null;
+  createdAt: string;
+}
+
+interface Named {
+  id: string;
+  name: string;
+}
+
+type Deleting = { kind: 'agent'; record: Agent } | { kind: 'number'; record: VoiceNumber };
+
+const PAGE_SIZE = 25;
+const MAX_KNOWLEDGE_BASES = 20;
+const PROVIDERS: [string, string][] = [
+  ['SIMULATOR', 'Simulator (test calls, no carrier)'],
+  ['TWILIO', 'Twilio'],
+];
+
+/** Agents and the voice numbers they call from and answer on. */
+export function AgentsPage(_props: { params: Record<string, string> }) {
+  const [agentPage, setAgentPage] = useState(1);
+  const agents = useLoad(() => api<Page<Agent>>('GET', `/agents${query({ page: agentPage, limit: PAGE_SIZE })}`), [agentPage]);
+  // Every agent (up to the API's page maximum), to pick an inbound agent and name it in the numbers table.
+  const allAgents = useLoad(() => api<Page<Named>>('GET', '/agents?limit=200'), []);
+  const numbers = useLoad(() => api<Page<VoiceNumber>>('GET', '/voice-numbers?limit=200'), []);
+  const [deleting, setDeleting] = useState<Deleting | undefined>(undefined);
+
+  const reloadAgents = async () => {
+    await Promise.all([agents.reload(), allAgents.reload()]);
+  };
+  const remove = useAction(async (target: Deleting) => {
+    if (target.kind === 'agent') {
+      await api('DELETE', `/agents/${target.record.id}`);
+      await reloadAgents();
+    } else {
+      await api('DELETE', `/voice-numbers/${target.record.id}`);
+      await numbers.reload();
+    }
+    setDeleting(undefined);
+  });
+  const cancelDelete = () => {
+    setDeleting(undefined);
+    remove.clearError();
+  };
+  const agentNames = new Map((allAgents.data?.data ?? []).map((agent) => [agent.id, agent.name]));
+  const deletingName = deleting?.kind === 'agent' ? deleting.record.name : deleting?.record.phoneNumber;
+
+  return (
+    <>
+      <PageTitle>Agents &amp; numbers</PageTitle>
+      <CreateAgent onCreated={reloadAgents} />
+      <section aria-labelledby="agents-title">
+        <h2 id="agents-title">Agents</h2>
+        <ErrorMessage error={agents.error} />
+        {agents.data && agents.data.total === 0 && <Empty>No agents yet.</Empty>}
+        {agents.data && agents.data.data.length > 0 && (
+          <>
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Language</th>
+                    <th scope="col">Tools</th>
+                    <th scope="col">Knowledge bases</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">
+                      <span class="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {agents.data.data.map((agent) => (
+                    <tr key={agent.id}>
+                      <td>
+                        <strong>{agent.name}</strong>
+                        {agent.description && <div class="agents-description">{agent.description}</div>}
+                      </td>
+                      <td>{agent.language}</td>
+                      <td>{agent.tools.length ? agent.tools.join(', ') : '—'}</td>
+                      <td>{agent.knowledgeBaseIds.length}</td>
+                      <td>{formatDate(agent.createdAt)}</td>
+                      <td>
+                        <button type="button" class="danger" onClick={() => setDeleting({ kind: 'agent', record: agent })} aria-label={`Delete agent ${agent.name}`}>
+                          Delete
+                        </button>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pagination page={agents.data.page} limit={agents.data.limit} total={agents.data.total} onPage={setAgentPage} />
+          </>
+        )}
+      </section>
+      <RegisterNumber agents={allAgents.data?.data ?? []} onRegistered={numbers.reload} />
+      <section aria-labelledby="numbers-title">
+        <h2 id="numbers-title">Voice numbers</h2>
+        <ErrorMessage error={numbers.error} />
+        {numbers.data && numbers.data.total === 0 && <Empty>No voice numbers yet.</Empty>}
+        {numbers.data && numbers.data.data.length > 0 && (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Number</th>
+                  <th scope="col">Provider</th>
+                  <th scope="col">Label</th>
+                  <th scope="col">Inbound agent</th>
+                  <th scope="col">Registered</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {numbers.data.data.map((number) => (
+                  <tr key={number.id}>
+                    <td>{number.phoneNumber}</td>
+                    <td>{number.provider}</td>
+                    <td>{number.label ?? '—'}</td>
+                    <td>{number.inboundAgentId ? (agentNames.get(number.inboundAgentId) ?? 'Another agent') : 'None'}</td>
+                    <td>{formatDate(number.createdAt)}</td>
+                    <td>
+                      <button type="button" class="danger" onClick={() => setDeleting({ kind: 'number', record: number })} aria-label={`Delete number ${number.phoneNumber}`}>
+                        Delete
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      <Confirm
+        open={!!deleting}
+        title={deleting?.kind === 'agent' ? 'Delete this agent?' : 'Delete this number?'}
+        confirmLabel={deleting?.kind === 'agent' ? 'Delete agent' : 'Delete number'}
+        onCancel={cancelDelete}
+        onConfirm={() => void remove.run(deleting!)}
+      >
+        <p>
+          {deleting?.kind === 'agent'
+            ? `“${deletingName}” is deleted permanently; its past calls stay in the call logs.`
+            : `${deletingName} is removed from your account; campaigns can no longer call from it and calls to it are no longer answered.`}
+        </p>
+        <ErrorMessage error={remove.error} />
+      </Confirm>
+    </>
+  );
+}
+
+/** A labelled multi-line input; the shared TextArea has no length limit or field error. */
+function LongText({ id, label, value, onValue, maxLength, hint, problem }: { id: string; label: string; value: string; onValue: (value: string) => void; maxLength: number; hint: string; problem?: string }) {
+  const described = [`${id}-hint`, problem ? `${id}-problem` : ''].filter(Boolean).join(' ');
+  return (
+    <div class="field wide agents-long">
+      <label for={id}>{label}</label>
+      <textarea id={id} rows={4} maxLength={maxLength} value={value} onInput={(event) => onValue(event.currentTarget.value)} aria-describedby={described} aria-invalid={problem ? true : undefined} />
+      <small id={`${id}-hint`} class="hint">
+        {hint}
+      </small>
+      {problem && (
+        <small id={`${id}-problem`} class="problem">
+          {problem}
+        </small>
+      )}
+    </div>
+  );
+}
+
+/** Checkboxes for picking names out of a catalogue, in a fieldset with its legend. */
+function Choices({ legend, options, chosen, onChosen, empty }: { legend: string; options: { value: string; label: string; hint?: string }[]; chosen: string[]; onChosen: (chosen: string[]) => void; empty: ComponentChildren }) {
+  return (
+    <fieldset class="agents-choices wide">
+      <legend>{legend}</legend>
+      {options.length === 0 && <p class="empty">{empty}</p>}
+      {options.map((option) => (
+        <label key={option.value}>
+          <input
+            type="checkbox"
+            checked={chosen.includes(option.value)}
+            onChange={(event) => onChosen(event.currentTarget.checked ? [...chosen, option.value] : chosen.filter((value) => value !== option.value))}
+          />
+          <span>
+            {option.label}
+            {option.hint && <small class="hint"> — {option.hint}</small>}
+          </span>
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
+  const tools = useLoad(() => api<{ data: { name: string; description: string }[] }>('GET', '/analytics/tools'), []);
+  const knowledgeBases = useLoad(() => api<Page<Named>>('GET', '/knowledge-bases?limit=200'), []);
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const [language, setLanguage] = useState('en-US');
+  const [voice, setVoice] = useState('');
+  const [systemPrompt, setSystemPrompt] = useState('');
+  const [firstMessage, setFirstMessage] = useState('');
+  const [chosenTools, setChosenTools] = useState<string[]>([]);
+  const [knowledgeBaseIds, setKnowledgeBaseIds] = useState<string[]>([]);
+
+  const create = useAction(async () => {
+    const optional = { description, voice, systemPrompt, firstMessage };
+    const given = Object.fromEntries(Object.entries(optional).filter(([, value]) => value.trim() !== ''));
+    await api('POST', '/agents', { name, language, ...given, tools: chosenTools, knowledgeBaseIds });
+    setName('');
+    setDescription('');
+    setLanguage('en-US');
+    setVoice('');
+    setSystemPrompt('');
+    setFirstMessage('');
+    setChosenTools([]);
+    setKnowledgeBaseIds([]);
+    await onCreated();
+  });
+  const tooManyBases = knowledgeBaseIds.length > MAX_KNOWLEDGE_BASES;
+
+  return (
+    <section aria-labelledby="create-agent-title">
+      <h2 id="create-agent-title">Create an agent</h2>
+      <form
+        class="grid-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void create.run();
+        }}
+      >
+        <Field label="Agent name" value={name} onValue={setName} required maxLength={200} autoComplete="off" hint="Unique among your agents." problem={fieldErrorOf(create.error, '/name')} />
+        <Field
+          label="Language"
+          value={language}
+          onValue={setLanguage}
+          required
+          maxLength={16}
+          pattern="[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?"
+          hint="A BCP-47 tag such as en-US, es or pt-BR."
+          problem={fieldErrorOf(create.error, '/language')}
+        />
+        <Field label="Voice (optional)" value={voice} onValue={setVoice} maxLength={200} hint="The text-to-speech voice's identifier." problem={fieldErrorOf(create.error, '/voice')} />
+        <Field label="Description (optional)" value={description} onValue={setDescription} maxLength={2000} problem={fieldErrorOf(create.error, '/description')} />
+        <LongText id="agent-system-prompt" label="System prompt (optional)" value={systemPrompt} onValue={setSystemPrompt} maxLength={50_000} hint="Instructions the agent follows on every call." problem={fieldErrorOf(create.error, '/systemPrompt')} />
+        <LongText id="agent-first-message" label="First message (optional)" value={firstMessage} onValue={setFirstMessage} maxLength={2000} hint="What the agent says first when the call is answered." problem={fieldErrorOf(create.error, '/firstMessage')} />
+        <ErrorMessage error={tools.error ?? knowledgeBases.error} />
+        <Choices legend="Tools" options={(tools.data?.data ?? []).map((tool) => ({ value: tool.name, label: tool.name, hint: tool.description }))} chosen={chosenTools} onChosen={setChosenTools} empty="No tools are available." />
+        <Choices
+          legend={`Knowledge bases (at most ${MAX_KNOWLEDGE_BASES})`}
+          options={(knowledgeBases.data?.data ?? []).map((base) => ({ value: base.id, label: base.name }))}
+          chosen={knowledgeBaseIds}
+          onChosen={setKnowledgeBaseIds}
+          empty={
+            <>
+              No knowledge bases yet; <a href="#/knowledge">create one under Knowledge</a>.
+            </>
+          }
+        />
+        {tooManyBases && (
+          <p class="error wide" role="alert">
+            Choose at most {MAX_KNOWLEDGE_BASES} knowledge bases.
+          </p>
+        )}
+        <ErrorMessage error={create.error} />
+        <button type="submit" class="primary" disabled={create.busy || tooManyBases}>
+          Create agent
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function RegisterNumber({ agents, onRegistered }: { agents: Named[]; onRegistered: () => Promise<void> }) {
+  const [phoneNumber, setPhoneNumber] = useState('');
+  const [provider, setProvider] = useState('SIMULATOR');
+  const [label, setLabel] = useState('');
+  const [inboundAgentId, setInboundAgentId] = useState('');
+  const register = useAction(async () => {
+    await api('POST', '/voice-numbers', { phoneNumber, provider, ...(label ? { label } : {}), inboundAgentId: inboundAgentId || null });
+    setPhoneNumber('');
+    setLabel('');
+    setInboundAgentId('');
+    await onRegistered();
+  });
+  return (
+    <section aria-labelledby="register-number-title">
+      <h2 id="register-number-title">Register a voice number</h2>
+      <form
+        class="grid-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void register.run();
+        }}
+      >
+        <Field
+          label="Phone number"
+          type="tel"
+          inputMode="tel"
+          autoComplete="off"
+          value={phoneNumber}
+          onValue={setPhoneNumber}
+          required
+          maxLength={40}
+          placeholder="+14155550100"
+          hint="E.164: + and country code."
+          problem={fieldErrorOf(register.error, '/phoneNumber')}
+        />
+        <Select label="Provider" value={provider} onValue={setProvider} options={PROVIDERS} hint="Twilio numbers call with the credentials on the Integrations page." />
+        <Field label="Label (optional)" value={label} onValue={setLabel} maxLength={200} problem={fieldErrorOf(register.error, '/label')} />
+        <Select label="Inbound agent" value={inboundAgentId} onValue={setInboundAgentId} options={[['', 'None'], ...agents.map((agent): [string, string] => [agent.id, agent.name])]} hint="The agent that answers calls to this number." />
+        <ErrorMessage error={register.error} />
+        <button type="submit" class="primary" disabled={register.busy}>
+          Register number
+        </button>
+      </form>
+    </section>
+  );
+}

@@ -164,9 +164,10 @@ export function ContactListPage({ params }: { params: Record<string, string> }) 
     // Deleting a whole last page would leave us past the end.
     const remaining = (contacts.data?.total ?? 0) - contactIds.length;
     const lastPage = Math.max(1, Math.ceil(remaining / PAGE_SIZE));
-    if (page > lastPage) goToPage(lastPage);
-    else await reloadAll();
-    await list.reload();
+    if (page > lastPage) {
+      goToPage(lastPage);
+      await list.reload();
+    } else await reloadAll();
   });
 
   return (
@@ -263,7 +264,7 @@ function AddContact({ listId, onAdded }: { listId: string; onAdded: () => Promis
         />
         <Field label="Name (optional)" value={name} onValue={setName} maxLength={200} autoComplete="off" problem={fieldErrorOf(add.error, '/name')} />
         <Field label="Email (optional)" type="email" value={email} onValue={setEmail} maxLength={254} autoComplete="off" problem={fieldErrorOf(add.error, '/email')} />
-        <div class="wide">
+        <div class="wide contacts-variables">
           <TextArea label="Custom variables (optional)" rows={3} value={variables} onValue={setVariables} hint="One per line, as name=value (for example appointment_date=2026-12-01)." />
         </div>
         <ErrorMessage error={add.error} />
@@ -315,9 +316,12 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
             <progress id="contacts-upload-progress" max={100} value={percent}>
               {percent}%
             </progress>
-            <span aria-live="polite">{percent < 100 ? `${percent}% sent` : 'Sent; importing the rows…'}</span>
           </div>
         )}
+        <p class="wide contacts-upload-status" aria-live="polite">
+          {send.busy && (percent < 100 ? `${percent}% sent.` : 'Sent; importing the rows…')}
+          {!send.busy && result && `Imported ${result.imported}, skipped ${result.skipped}.`}
+        </p>
       </form>
       {result && <UploadReport result={result} />}
     </section>
@@ -326,7 +330,7 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
 
 function UploadReport({ result }: { result: UploadResult }) {
   return (
-    <section class="callout contacts-report" aria-labelledby="upload-result-title" role="status">
+    <section class="callout contacts-report" aria-labelledby="upload-result-title">
       <h3 id="upload-result-title">Upload result</h3>
       <dl class="contacts-counts">
         <div>
@@ -340,8 +344,8 @@ function UploadReport({ result }: { result: UploadResult }) {
       </dl>
       {result.invalidRows.length > 0 && (
         <div class="table-wrap">
-          <table aria-labelledby="invalid-rows-caption">
-            <caption id="invalid-rows-caption">Invalid rows (not imported)</caption>
+          <table>
+            <caption>Invalid rows (not imported)</caption>
             <thead>
               <tr>
                 <th scope="col">Row</th>
@@ -397,7 +401,10 @@ function ContactsTable({
   };
   const toggleAll = (on: boolean) => {
     const next = new Set(selected);
-    for (const contact of shown) on ? next.add(contact.id) : next.delete(contact.id);
+    for (const contact of shown) {
+      if (on) next.add(contact.id);
+      else next.delete(contact.id);
+    }
     onSelect(next);
   };
 

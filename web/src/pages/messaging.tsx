@@ -1,6 +1,666 @@
-import { PageTitle } from '../ui.tsx';
+import './messaging.css';
+import type { ComponentChildren } from 'preact';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { api, query, type Page } from '../api.ts';
+import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Pagination, Select, Status, TextArea, useAction, useLoad } from '../ui.tsx';
 
-export function MessagingPage(_props: { params: Record<string, string> }) {
-  return <PageTitle>MessagingPage</PageTitle>;
+// The service's limits and enums (src/modules/messaging/schemas.ts).
+const MAX_WHATSAPP_TEMPLATES = 20;
+const MAX_BODY_PARAMETERS = 10;
+const SMS_BODY_LIMIT = 1600;
+const PROCESSES = ['INCOMING', 'OUTGOING'] as const;
+const WHATSAPP_CALL_STATUSES = ['ANSWERED', 'UNANSWERED', 'FAILED', 'BUSY'] as const;
+const SMS_CALL_STATUSES = ['ANSWERED', 'UNANSWERED'] as const;
+const SMS_PROVIDERS = ['TWILIO', 'MSG91', 'SIMULATOR'] as const;
+const MESSAGE_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'READ', 'FAILED'] as const;
+const CAMPAIGNS_PER_PAGE = 50;
+const MESSAGES_PER_PAGE = 25;
+const PLACEHOLDERS_HINT = 'Placeholders {{name}}, {{phoneNumber}}, {{email}} and {{<metadata key>}} are filled from the contact.';
+
+type SmsCallStatus = (typeof SMS_CALL_STATUSES)[number];
+
+interface Agent {
+  id: string;
+  name: string;
 }
 
+interface Campaign {
+  id: string;
+  agentId: string;
+  name: string;
+  isActive: boolean;
+  updatedAt: string;
+}
+
+interface WhatsAppTemplate {
+  templateName: string;
+  languageCode: string;
+  process: string;
+  callStatus: string;
+  bodyParameters: string[];
+}
+interface WhatsAppCampaign extends Campaign {
+  phoneNumberId: string | null;
+  templates: WhatsAppTemplate[];
+}
+
+interface SmsTemplate {
+  callStatus: SmsCallStatus;
+  messageBody: string;
+  dltSenderId: string | null;
+  dltTemplateId: string | null;
+}
+interface SmsCampaign extends Campaign {
+  senderNumber: string;
+  senderProvider: string;
+  templates: SmsTemplate[];
+}
+
+interface Message {
+  id: string;
+  channel: 'WHATSAPP' | 'SMS';
+  agentId: string | null;
+  toNumber: string;
+  sender: string | null;
+  provider: string;
+  templateName: string | null;
+  languageCode: string | null;
+  body: string | null;
+  encoding: string | null;
+  segments: number | null;
+  status: string;
+  failureReason: string | null;
+  sentAt: string | null;
+  deliveredAt: string | null;
+  readAt: string | null;
+  failedAt: string | null;
+  createdAt: string;
+}
+
+const options = (values: readonly string[]): [string, string][] => values.map((value) => [value, value]);
+const sentenceCase = (value: string) => value.charAt(0) + value.slice(1).toLowerCase();
+
+/** Post-call messaging: WhatsApp and SMS campaigns per agent, and the log of what was sent. */
+export function MessagingPage(_props: { params: Record<string, string> }) {
+  const agents = useLoad(() => api<Page<Agent>>('GET', '/agents?limit=200'), []);
+  const agentList = agents.data?.data ?? [];
+  const agentName = (id: string | null) => (id ? (agentList.find((agent) => agent.id === id)?.name ?? 'Deleted agent') : '—');
+  return (
+    <>
+      <PageTitle>Messaging</PageTitle>
+      <p class="hint">When a call ends, the agent's active campaigns send at most one WhatsApp message and one SMS to the contact.</p>
+      <ErrorMessage error={agents.error} />
+      <CampaignsSection<WhatsAppCampaign>
+        title="WhatsApp campaigns"
+        channel="WhatsApp"
+        path="/whatsapp/campaigns"
+        agents={agentList}
+        agentName={agentName}
+        columns={[
+          ['Sender', (campaign) => (campaign.phoneNumberId ? <code>{campaign.phoneNumberId}</code> : 'Integration default')],
+          ['Templates', (campaign) => `${campaign.templates.length} of ${MAX_WHATSAPP_TEMPLATES}`],
+        ]}
+        editor={(props) => <WhatsAppEditor {...props} />}
+      />
+      <CampaignsSection<SmsCampaign>
+        title="SMS campaigns"
+        channel="SMS"
+        path="/sms-agent/campaigns"
+        agents={agentList}
+        agentName={agentName}
+        columns={[
+          [
+            'Sender',
+            (campaign) => (
+              <>
+                <code>{campaign.senderNumber}</code> via {campaign.senderProvider}
+              </>
+            ),
+          ],
+          ['Templates', (campaign) => campaign.templates.map((template) => sentenceCase(template.callStatus)).join(', ') || 'None'],
+        ]}
+        editor={(props) => <SmsEditor {...props} />}
+      />
+      <MessageLog agentName={agentName} />
+    </>
+  );
+}
+
+interface EditorProps<C> {
+  campaign: C | undefined;
+  /** Agents that may get a new campaign of this channel (one per agent). */
+  freeAgents: Agent[];
+  onSaved: () => void;
+  onCancel: () => void;
+}
+
+/** A campaign list of one channel with its editor, active toggle and delete. */
+function CampaignsSection<C extends Campaign>({
+  title,
+  channel,
+  path,
+  agents,
+  agentName,
+  columns,
+  editor,
+}: {
+  title: string;
+  channel: 'WhatsApp' | 'SMS';
+  path: string;
+  agents: Agent[];
+  agentName: (id: string | null) => string;
+  columns: [string, (campaign: C) => ComponentChildren][];
+  editor: (props: EditorProps<C>) => ComponentChildren;
+}) {
+  const [page, setPage] = useState(1);
+  const [editing, setEditing] = useState<C | 'new' | undefined>(undefined);
+  const [deleting, setDeleting] = useState<C | undefined>(undefined);
+  const campaigns = useLoad(() => api<Page<C>>('GET', `${path}${query({ page, limit: CAMPAIGNS_PER_PAGE })}`), [path, page]);
+  const list = campaigns.data?.data ?? [];
+  const headingId = useId();
+
+  const toggle = useAction(async (campaign: C) => {
+    await api('PUT', `${path}/${campaign.id}`, { isActive: !campaign.isActive });
+    await campaigns.reload();
+  });
+  const remove = useAction(async (campaign: C) => {
+    await api('DELETE', `${path}/${campaign.id}`);
+    setDeleting(undefined);
+    if (editing !== 'new' && editing?.id === campaign.id) setEditing(undefined);
+    await campaigns.reload();
+  });
+  const saved = async () => {
+    setEditing(undefined);
+    await campaigns.reload();
+  };
+
+  return (
+    <section aria-labelledby={headingId} class="messaging-section">
+      <div class="section-title">
+        <h2 id={headingId}>{title}</h2>
+        {!editing && (
+          <button type="button" class="primary" onClick={() => setEditing('new')}>
+            New {channel} campaign
+          </button>
+        )}
+      </div>
+      {editing &&
+        editor({
+          campaign: editing === 'new' ? undefined : editing,
+          freeAgents: agents.filter((agent) => !list.some((campaign) => campaign.agentId === agent.id)),
+          onSaved: () => void saved(),
+          onCancel: () => setEditing(undefined),
+        })}
+      <ErrorMessage error={campaigns.error ?? toggle.error} />
+      {campaigns.data && list.length === 0 && <Empty>No {channel} campaigns yet.</Empty>}
+      {list.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Agent</th>
+                {columns.map(([heading]) => (
+                  <th scope="col" key={heading}>
+                    {heading}
+                  </th>
+                ))}
+                <th scope="col">Status</th>
+                <th scope="col">Updated</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((campaign) => (
+                <tr key={campaign.id}>
+                  <td>{campaign.name}</td>
+                  <td>{agentName(campaign.agentId)}</td>
+                  {columns.map(([heading, cell]) => (
+                    <td key={heading}>{cell(campaign)}</td>
+                  ))}
+                  <td>
+                    <Status value={campaign.isActive ? 'ACTIVE' : 'INACTIVE'} />
+                  </td>
+                  <td>{formatDate(campaign.updatedAt)}</td>
+                  <td>
+                    <div class="actions row-actions">
+                      <button type="button" onClick={() => setEditing(campaign)} aria-label={`Edit ${campaign.name}`}>
+                        Edit
+                      </button>
+                      <button type="button" disabled={toggle.busy} onClick={() => void toggle.run(campaign)} aria-label={`${campaign.isActive ? 'Deactivate' : 'Activate'} ${campaign.name}`}>
+                        {campaign.isActive ? 'Deactivate' : 'Activate'}
+                      </button>
+                      <button type="button" class="danger" onClick={() => (remove.clearError(), setDeleting(campaign))} aria-label={`Delete ${campaign.name}`}>
+                        Delete
+                      </button>
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {campaigns.data && campaigns.data.total > CAMPAIGNS_PER_PAGE && <Pagination page={page} limit={CAMPAIGNS_PER_PAGE} total={campaigns.data.total} onPage={setPage} />}
+      <Confirm open={!!deleting} title={`Delete this ${channel} campaign?`} confirmLabel="Delete campaign" onCancel={() => setDeleting(undefined)} onConfirm={() => void remove.run(deleting!)}>
+        <p>
+          “{deleting?.name}” stops sending {channel} messages after {agentName(deleting?.agentId ?? null)}'s calls. Messages already sent stay in the log.
+        </p>
+        <ErrorMessage error={remove.error} />
+      </Confirm>
+    </section>
+  );
+}
+
+/** The editor's frame: a heading that takes focus when it opens, the form, save and cancel. */
+function EditorForm({ title, busy, error, onSubmit, onCancel, children }: { title: string; busy: boolean; error: Error | undefined; onSubmit: () => void; onCancel: () => void; children: ComponentChildren }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  const headingId = useId();
+  useEffect(() => heading.current?.focus(), []);
+  return (
+    <form
+      class="grid-form campaign-editor"
+      aria-labelledby={headingId}
+      onSubmit={(event) => {
+        event.preventDefault();
+        onSubmit();
+      }}
+    >
+      <h3 id={headingId} ref={heading} tabIndex={-1} class="wide">
+        {title}
+      </h3>
+      {children}
+      <ErrorMessage error={error} />
+      <div class="actions wide">
+        <button type="submit" class="primary" disabled={busy}>
+          Save campaign
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function AgentChoice({ campaign, freeAgents, agentId, setAgentId }: { campaign: Campaign | undefined; freeAgents: Agent[]; agentId: string; setAgentId: (id: string) => void }) {
+  if (campaign) return null;
+  if (freeAgents.length === 0) {
+    return (
+      <p class="warning wide">
+        Every agent already has a campaign of this kind (one per agent). <a href="#/agents">Create an agent</a> or edit its campaign.
+      </p>
+    );
+  }
+  return <Select label="Agent" value={agentId} onValue={setAgentId} options={freeAgents.map((agent): [string, string] => [agent.id, agent.name])} hint="One campaign per agent; it cannot be moved later." />;
+}
+
+function ActiveCheckbox({ checked, onChange }: { checked: boolean; onChange: (checked: boolean) => void }) {
+  return (
+    <label class="check">
+      <input type="checkbox" checked={checked} onChange={(event) => onChange(event.currentTarget.checked)} /> Active (sends after calls)
+    </label>
+  );
+}
+
+/** Field errors the service reported under a path prefix, e.g. every problem of `/templates/2`. */
+const problemsUnder = (error: Error | undefined, prefix: string) =>
+  error && 'details' in error ? (error.details as { path: string; message: string }[]).filter((detail) => detail.path === prefix || detail.path.startsWith(`${prefix}/bodyParameters`)) : [];
+
+interface MappingDraft {
+  templateName: string;
+  languageCode: string;
+  process: string;
+  callStatus: string;
+  /** One value per line. */
+  bodyParameters: string;
+}
+
+const blankMapping = (): MappingDraft => ({ templateName: '', languageCode: 'en_US', process: 'OUTGOING', callStatus: 'ANSWERED', bodyParameters: '' });
+const linesOf = (text: string) =>
+  text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+
+function WhatsAppEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<WhatsAppCampaign>) {
+  const [agentId, setAgentId] = useState(freeAgents[0]?.id ?? '');
+  const [name, setName] = useState(campaign?.name ?? '');
+  const [phoneNumberId, setPhoneNumberId] = useState(campaign?.phoneNumberId ?? '');
+  const [isActive, setIsActive] = useState(campaign?.isActive ?? true);
+  const [mappings, setMappings] = useState<MappingDraft[]>(campaign ? campaign.templates.map((template) => ({ ...template, bodyParameters: template.bodyParameters.join('\n') })) : [blankMapping()]);
+  const full = mappings.length >= MAX_WHATSAPP_TEMPLATES;
+
+  const update = (index: number, change: Partial<MappingDraft>) => setMappings(mappings.map((mapping, i) => (i === index ? { ...mapping, ...change } : mapping)));
+  const save = useAction(async () => {
+    const templates = mappings.map((mapping) => ({
+      templateName: mapping.templateName.trim(),
+      ...(mapping.languageCode.trim() ? { languageCode: mapping.languageCode.trim() } : {}),
+      process: mapping.process,
+      callStatus: mapping.callStatus,
+      bodyParameters: linesOf(mapping.bodyParameters),
+    }));
+    const common = { ...(name.trim() ? { name: name.trim() } : {}), isActive, templates };
+    if (campaign) await api('PUT', `/whatsapp/campaigns/${campaign.id}`, { ...common, phoneNumberId: phoneNumberId.trim() || null });
+    else await api('POST', '/whatsapp/campaigns', { agentId, ...common, ...(phoneNumberId.trim() ? { phoneNumberId: phoneNumberId.trim() } : {}) });
+    onSaved();
+  });
+
+  return (
+    <EditorForm title={campaign ? `Edit “${campaign.name}”` : 'New WhatsApp campaign'} busy={save.busy} error={save.error} onSubmit={() => void save.run()} onCancel={onCancel}>
+      <AgentChoice campaign={campaign} freeAgents={freeAgents} agentId={agentId} setAgentId={setAgentId} />
+      <Field label="Name (optional)" value={name} onValue={setName} maxLength={200} hint={campaign ? undefined : 'Default: the agent name and “WhatsApp follow-up”.'} problem={fieldErrorOf(save.error, '/name')} />
+      <Field
+        label="Sender phone number ID (optional)"
+        value={phoneNumberId}
+        onValue={setPhoneNumberId}
+        inputMode="numeric"
+        pattern="[0-9]{1,32}"
+        maxLength={32}
+        hint="The WhatsApp phone number ID (digits). Empty: the WhatsApp integration's default sender."
+        problem={fieldErrorOf(save.error, '/phoneNumberId')}
+      />
+      <ActiveCheckbox checked={isActive} onChange={setIsActive} />
+      <div class="wide mappings">
+        <h4>Template mappings</h4>
+        <p class="hint">
+          The mapping of the call's direction and outcome in the contact's language (metadata.language) is sent, else the first listed for that pair. One mapping per direction, outcome and language.
+        </p>
+        {mappings.map((mapping, index) => (
+          <fieldset class="mapping" key={index}>
+            <legend>Mapping {index + 1}</legend>
+            <Field
+              label="Template name"
+              value={mapping.templateName}
+              onValue={(templateName) => update(index, { templateName })}
+              required
+              maxLength={512}
+              pattern="[a-z0-9_]+"
+              hint="An approved template: lower-case letters, digits, underscores."
+              problem={fieldErrorOf(save.error, `/templates/${index}/templateName`)}
+            />
+            <Field
+              label="Language code"
+              value={mapping.languageCode}
+              onValue={(languageCode) => update(index, { languageCode })}
+              maxLength={12}
+              pattern="[A-Za-z]{2,3}([_\-][A-Za-z0-9]{2,4})?"
+              hint="Such as en_US or es; empty means en_US."
+              problem={fieldErrorOf(save.error, `/templates/${index}/languageCode`)}
+            />
+            <Select label="Call direction" value={mapping.process} onValue={(process) => update(index, { process })} options={options(PROCESSES)} />
+            <Select label="Call outcome" value={mapping.callStatus} onValue={(callStatus) => update(index, { callStatus })} options={options(WHATSAPP_CALL_STATUSES)} />
+            <div class="wide">
+              <TextArea
+                label="Body parameters (optional)"
+                rows={2}
+                value={mapping.bodyParameters}
+                onValue={(bodyParameters) => update(index, { bodyParameters })}
+                hint={`One per line, filling the template's {{1}}, {{2}}… in order; at most ${MAX_BODY_PARAMETERS}. ${PLACEHOLDERS_HINT}`}
+              />
+            </div>
+            {problemsUnder(save.error, `/templates/${index}`).map((detail) => (
+              <p class="problem wide" key={detail.path}>
+                {detail.message}
+              </p>
+            ))}
+            <button type="button" class="danger" onClick={() => setMappings(mappings.filter((_, i) => i !== index))} aria-label={`Remove mapping ${index + 1}`}>
+              Remove
+            </button>
+          </fieldset>
+        ))}
+        <div class="actions">
+          <button type="button" disabled={full} onClick={() => setMappings([...mappings, blankMapping()])}>
+            Add mapping
+          </button>
+          <span class="hint" aria-live="polite">
+            {mappings.length} of {MAX_WHATSAPP_TEMPLATES} mappings{full ? ': the most a campaign can have.' : ''}
+          </span>
+        </div>
+      </div>
+    </EditorForm>
+  );
+}
+
+// GSM 03.38: the basic set costs one septet a character, the extension set two; anything else makes the text UCS-2.
+const GSM_BASIC = new Set("@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà");
+const GSM_EXTENSION = new Set('^{}\\[~]|€\f');
+
+/** Encoding and segment count as carriers bill them, before placeholders are filled. */
+function smsSegments(text: string): { encoding: string; segments: number } {
+  const characters = [...text];
+  if (characters.every((character) => GSM_BASIC.has(character) || GSM_EXTENSION.has(character))) {
+    const septets = characters.reduce((sum, character) => sum + (GSM_EXTENSION.has(character) ? 2 : 1), 0);
+    return { encoding: 'GSM-7', segments: septets <= 160 ? 1 : Math.ceil(septets / 153) };
+  }
+  return { encoding: 'UCS-2', segments: text.length <= 70 ? 1 : Math.ceil(text.length / 67) };
+}
+
+function MessageBodyField({ label, value, onValue, problem }: { label: string; value: string; onValue: (value: string) => void; problem?: string }) {
+  const id = useId();
+  const { encoding, segments } = smsSegments(value);
+  return (
+    <div class="field wide">
+      <label for={id}>{label}</label>
+      <textarea
+        id={id}
+        rows={4}
+        required
+        maxLength={SMS_BODY_LIMIT}
+        value={value}
+        onInput={(event) => onValue(event.currentTarget.value)}
+        aria-describedby={`${id}-hint ${id}-count${problem ? ` ${id}-problem` : ''}`}
+        aria-invalid={problem ? true : undefined}
+      />
+      <small id={`${id}-hint`} class="hint">
+        {PLACEHOLDERS_HINT}
+      </small>
+      <small id={`${id}-count`} class="hint">
+        {value.length} of {SMS_BODY_LIMIT} characters · {encoding} · {segments} {segments === 1 ? 'segment' : 'segments'} (before placeholders are filled)
+      </small>
+      {problem && (
+        <small id={`${id}-problem`} class="problem">
+          {problem}
+        </small>
+      )}
+    </div>
+  );
+}
+
+interface SmsTemplateDraft {
+  enabled: boolean;
+  messageBody: string;
+  dltSenderId: string;
+  dltTemplateId: string;
+}
+
+const OUTCOME_TEXT: Record<SmsCallStatus, string> = { ANSWERED: 'answered calls', UNANSWERED: 'unanswered, busy and failed calls' };
+
+function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsCampaign>) {
+  const [agentId, setAgentId] = useState(freeAgents[0]?.id ?? '');
+  const [name, setName] = useState(campaign?.name ?? '');
+  const [senderNumber, setSenderNumber] = useState(campaign?.senderNumber ?? '');
+  const [senderProvider, setSenderProvider] = useState(campaign?.senderProvider ?? 'TWILIO');
+  const [isActive, setIsActive] = useState(campaign?.isActive ?? true);
+  const [drafts, setDrafts] = useState(() =>
+    Object.fromEntries(
+      SMS_CALL_STATUSES.map((callStatus) => {
+        const template = campaign?.templates.find((candidate) => candidate.callStatus === callStatus);
+        return [callStatus, { enabled: !campaign || !!template, messageBody: template?.messageBody ?? '', dltSenderId: template?.dltSenderId ?? '', dltTemplateId: template?.dltTemplateId ?? '' }];
+      }),
+    ) as Record<SmsCallStatus, SmsTemplateDraft>,
+  );
+  const enabled = SMS_CALL_STATUSES.filter((callStatus) => drafts[callStatus].enabled);
+  // The service names problems by the index of the template in the sent array.
+  const problem = (callStatus: SmsCallStatus, field: string) => fieldErrorOf(save.error, `/templates/${enabled.indexOf(callStatus)}/${field}`);
+  const update = (callStatus: SmsCallStatus, change: Partial<SmsTemplateDraft>) => setDrafts({ ...drafts, [callStatus]: { ...drafts[callStatus], ...change } });
+
+  const save = useAction(async () => {
+    const templates = enabled.map((callStatus) => ({
+      callStatus,
+      messageBody: drafts[callStatus].messageBody,
+      dltSenderId: drafts[callStatus].dltSenderId.trim() || null,
+      dltTemplateId: drafts[callStatus].dltTemplateId.trim() || null,
+    }));
+    const body = { ...(name.trim() ? { name: name.trim() } : {}), senderNumber: senderNumber.trim(), senderProvider, isActive, templates };
+    if (campaign) await api('PUT', `/sms-agent/campaigns/${campaign.id}`, body);
+    else await api('POST', '/sms-agent/campaigns', { agentId, ...body });
+    onSaved();
+  });
+
+  return (
+    <EditorForm title={campaign ? `Edit “${campaign.name}”` : 'New SMS campaign'} busy={save.busy} error={save.error} onSubmit={() => void save.run()} onCancel={onCancel}>
+      <AgentChoice campaign={campaign} freeAgents={freeAgents} agentId={agentId} setAgentId={setAgentId} />
+      <Field label="Name (optional)" value={name} onValue={setName} maxLength={200} hint={campaign ? undefined : 'Default: the agent name and “SMS follow-up”.'} problem={fieldErrorOf(save.error, '/name')} />
+      <Field
+        label="Sender number or ID"
+        value={senderNumber}
+        onValue={setSenderNumber}
+        required
+        maxLength={16}
+        pattern="\+[1-9][0-9]{6,14}|[A-Za-z0-9]{3,11}"
+        hint="An E.164 number such as +14155550100, or a sender ID of 3 to 11 letters and digits."
+        problem={fieldErrorOf(save.error, '/senderNumber')}
+      />
+      <Select label="Provider" value={senderProvider} onValue={setSenderProvider} options={options(SMS_PROVIDERS)} hint="MSG91 needs a DLT template ID on every template." />
+      <ActiveCheckbox checked={isActive} onChange={setIsActive} />
+      {SMS_CALL_STATUSES.map((callStatus) => {
+        const draft = drafts[callStatus];
+        return (
+          <fieldset class="mapping wide" key={callStatus}>
+            <legend>{sentenceCase(callStatus)} calls</legend>
+            <label class="check wide">
+              <input type="checkbox" checked={draft.enabled} onChange={(event) => update(callStatus, { enabled: event.currentTarget.checked })} /> Send an SMS after {OUTCOME_TEXT[callStatus]}
+            </label>
+            {draft.enabled && (
+              <>
+                <MessageBodyField label="Message" value={draft.messageBody} onValue={(messageBody) => update(callStatus, { messageBody })} problem={problem(callStatus, 'messageBody')} />
+                <Field label="DLT sender ID (optional)" value={draft.dltSenderId} onValue={(dltSenderId) => update(callStatus, { dltSenderId })} maxLength={32} hint="DLT header (India)." problem={problem(callStatus, 'dltSenderId')} />
+                <Field
+                  label="DLT template ID (optional)"
+                  value={draft.dltTemplateId}
+                  onValue={(dltTemplateId) => update(callStatus, { dltTemplateId })}
+                  maxLength={64}
+                  required={senderProvider === 'MSG91'}
+                  hint="DLT template (India); required by MSG91."
+                  problem={problem(callStatus, 'dltTemplateId') ?? problem(callStatus, 'callStatus')}
+                />
+              </>
+            )}
+          </fieldset>
+        );
+      })}
+    </EditorForm>
+  );
+}
+
+/** Every post-call message, newest first, with its delivery status. */
+function MessageLog({ agentName }: { agentName: (id: string | null) => string }) {
+  const [channel, setChannel] = useState('');
+  const [status, setStatus] = useState('');
+  const [page, setPage] = useState(1);
+  const messages = useLoad(() => api<Page<Message>>('GET', `/messages${query({ channel, status, page, limit: MESSAGES_PER_PAGE })}`), [channel, status, page]);
+  const filter = (set: (value: string) => void) => (value: string) => {
+    set(value);
+    setPage(1);
+  };
+  return (
+    <section aria-labelledby="message-log-title" class="messaging-section">
+      <div class="section-title">
+        <h2 id="message-log-title">Message log</h2>
+        <button type="button" onClick={() => void messages.reload()} disabled={messages.loading}>
+          Refresh log
+        </button>
+      </div>
+      <div class="log-filters">
+        <Select label="Channel" value={channel} onValue={filter(setChannel)} options={[['', 'All channels'], ['WHATSAPP', 'WhatsApp'], ['SMS', 'SMS']]} />
+        <Select label="Status" value={status} onValue={filter(setStatus)} options={[['', 'All statuses'], ...options(MESSAGE_STATUSES)]} />
+      </div>
+      <ErrorMessage error={messages.error} />
+      {messages.data && messages.data.data.length === 0 && <Empty>{channel || status ? 'No messages match these filters.' : 'No messages yet: they are sent when calls of agents with an active campaign end.'}</Empty>}
+      {messages.data && messages.data.data.length > 0 && (
+        <>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Created</th>
+                  <th scope="col">Channel</th>
+                  <th scope="col">To</th>
+                  <th scope="col">Agent</th>
+                  <th scope="col">Content</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Progress</th>
+                </tr>
+              </thead>
+              <tbody>
+                {messages.data.data.map((message) => (
+                  <tr key={message.id}>
+                    <td>{formatDate(message.createdAt)}</td>
+                    <td>{message.channel === 'SMS' ? 'SMS' : 'WhatsApp'}</td>
+                    <td>
+                      <code>{message.toNumber}</code>
+                      <br />
+                      <small class="hint">
+                        from {message.sender ?? 'default sender'} via {message.provider}
+                      </small>
+                    </td>
+                    <td>{agentName(message.agentId)}</td>
+                    <td class="message-content">
+                      {message.channel === 'SMS' ? (
+                        <>
+                          <span class="message-body">{message.body}</span>
+                          {message.segments !== null && (
+                            <small class="hint">
+                              {message.segments} {message.segments === 1 ? 'segment' : 'segments'}, {message.encoding}
+                            </small>
+                          )}
+                        </>
+                      ) : (
+                        <>
+                          Template <code>{message.templateName}</code> ({message.languageCode})
+                        </>
+                      )}
+                    </td>
+                    <td>
+                      <Status value={message.status} />
+                      {message.failureReason && <small class="problem message-failure">{message.failureReason}</small>}
+                    </td>
+                    <td>
+                      <MessageProgress message={message} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pagination page={page} limit={MESSAGES_PER_PAGE} total={messages.data.total} onPage={setPage} />
+        </>
+      )}
+    </section>
+  );
+}
+
+function MessageProgress({ message }: { message: Message }) {
+  const steps = (
+    [
+      ['Sent', message.sentAt],
+      ['Delivered', message.deliveredAt],
+      ['Read', message.readAt],
+      ['Failed', message.failedAt],
+    ] as const
+  ).filter(([, at]) => at);
+  if (steps.length === 0) return <>—</>;
+  return (
+    <dl class="message-progress">
+      {steps.map(([label, at]) => (
+        <div key={label}>
+          <dt>{label}</dt>
+          <dd>{formatDate(at)}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
