@@ -175,6 +175,9 @@ describe('lifecycle', () => {
     const campaign = (await api('GET', `/campaigns/${id}`)).json();
     expect(campaign).toMatchObject({ status: 'RUNNING', stats: { total: 2, pending: 2, inProgress: 0, answered: 0, unanswered: 0, busy: 0, failed: 0 } });
     expect(campaign.startedAt).not.toBeNull();
+    // The list carries each campaign's stats too (one grouped query for the page).
+    const listed = (await api('GET', '/campaigns?status=RUNNING&limit=200')).json().data.find((item: { id: string }) => item.id === id);
+    expect(listed.stats).toEqual(campaign.stats);
     const contacts = (await api('GET', `/campaigns/${id}/contacts`)).json();
     expect(contacts).toMatchObject({ total: 2, page: 1, limit: 25 });
     expect(contacts.data[0]).toMatchObject({ status: 'PENDING', attempts: 0, lastOutcome: null, phoneNumber: '+12125551000' });

@@ -39,9 +39,10 @@ async function screenshots(name: string) {
 
 /** Every form control on the page has an accessible name (a label or aria-label). */
 async function expectLabelledControls() {
-  const unlabelled = await page.$$eval('input:not([type=hidden]), select, textarea', (controls) =>
-    controls.filter((control) => (control as HTMLInputElement).labels?.length === 0 && !control.getAttribute('aria-label') && !control.getAttribute('aria-labelledby')).map((control) => control.outerHTML.slice(0, 120)),
-  );
+  // Browser-side code as text: this project's TypeScript has no DOM types outside web/.
+  const unlabelled = await page.evaluate<string[]>(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+    .filter((control) => control.labels.length === 0 && !control.getAttribute('aria-label') && !control.getAttribute('aria-labelledby'))
+    .map((control) => control.outerHTML.slice(0, 120))`);
   expect(unlabelled).toEqual([]);
 }
 
@@ -53,7 +54,8 @@ async function open(path: string, heading: string | RegExp) {
 /** Picks the option whose text matches (option texts carry more than the name). */
 async function selectByText(label: string, text: RegExp) {
   const select = page.getByLabel(label, { exact: true });
-  const value = await select.evaluate((element, source) => [...(element as HTMLSelectElement).options].find((option) => new RegExp(source).test(option.text))?.value, text.source);
+  const options = await select.locator('option').evaluateAll((found) => found.map((option) => ({ value: option.getAttribute('value'), text: option.textContent ?? '' })));
+  const value = options.find((option) => text.test(option.text))?.value;
   expect(value, `${label}: an option matching ${text}`).toBeTruthy();
   await select.selectOption(value!);
 }
@@ -142,9 +144,9 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await screenshots('campaign-live');
     const liveBefore = await page.getByRole('button', { name: /Hang up/ }).count();
     await hangUp.click();
-    await page.waitForFunction((before) => document.querySelectorAll('button').length > 0 && [...document.querySelectorAll('button')].filter((b) => /Hang up/.test(b.textContent ?? '')).length < before, liveBefore, { timeout: DEADLINE_MS });
-    const calls = await (await api('/call-logs?limit=200', apiKey)).json();
-    expect(calls.data.some((call: { status: string; durationSec: number | null }) => call.status === 'ENDED')).toBe(true);
+    await expect.poll(() => page.getByRole('button', { name: /Hang up/ }).count(), { timeout: DEADLINE_MS }).toBeLessThan(liveBefore);
+    const calls = (await (await api('/call-logs?limit=200', apiKey)).json()) as { data: { status: string }[] };
+    expect(calls.data.some((call) => call.status === 'ENDED')).toBe(true);
     await open('/campaigns', 'Campaigns');
     await screenshots('campaigns');
     await open('/calls', 'Calls');
@@ -168,8 +170,8 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
   it('is keyboard usable: the skip link and the navigation take focus visibly', async () => {
     await open('/campaigns', 'Campaigns');
     await page.keyboard.press('Tab');
-    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Skip to content');
-    const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    await expect(page.evaluate<string>('document.activeElement.textContent')).resolves.toBe('Skip to content');
+    const outline = await page.evaluate<string>('getComputedStyle(document.activeElement).outlineStyle');
     expect(outline).not.toBe('none');
   });
 
@@ -180,7 +182,7 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await page.getByRole('cell', { name: 'REVOKED' }).waitFor();
     const refused = await api('/profile', apiKey);
     expect(refused.status).toBe(401);
-    expect((await refused.json()).message).toBe('Invalid API key');
+    expect(((await refused.json()) as { message: string }).message).toBe('Invalid API key');
   });
 
   it('logged no console errors and prints the page weight and the time to first render of the campaigns page', async () => {
@@ -188,8 +190,8 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     const assets = await dashboardAssets();
     const fresh = await dashboard.browser.newPage({ viewport: DESKTOP });
     await fresh.goto(`${dashboard.url}/#/login`);
-    const token = await page.evaluate(() => localStorage.getItem('callforge.session'));
-    await fresh.evaluate((value) => localStorage.setItem('callforge.session', value!), token);
+    const token = await page.evaluate<string>("localStorage.getItem('callforge.session')");
+    await fresh.evaluate(`localStorage.setItem('callforge.session', ${JSON.stringify(token)})`);
     const started = Date.now();
     await fresh.goto(`${dashboard.url}/#/campaigns`);
     await fresh.getByRole('heading', { level: 1, name: 'Campaigns' }).waitFor();

@@ -123,7 +123,10 @@ export async function getCampaign(ctx: TenantCtx, id: string): Promise<Campaign>
 }
 
 export async function campaignStats(ctx: TenantCtx, id: string): Promise<CampaignStats> {
-  const counts = await repo.campaignStats(ctx.db, ctx.tenantId, id);
+  return toStats((await repo.campaignStats(ctx.db, ctx.tenantId, [id])).get(id)!);
+}
+
+function toStats(counts: Record<string, number>): CampaignStats {
   const n = (status: string) => counts[status] ?? 0;
   return {
     total: Object.values(counts).reduce((sum, count) => sum + count, 0),
@@ -138,7 +141,8 @@ export async function campaignStats(ctx: TenantCtx, id: string): Promise<Campaig
 
 export async function listCampaigns(ctx: TenantCtx, filter: { status?: string; agentId?: string }, page: Page) {
   const { rows, total } = await repo.listCampaigns(ctx.db, ctx.tenantId, filter, page);
-  return { data: rows.map(toCampaign), total };
+  const stats = await repo.campaignStats(ctx.db, ctx.tenantId, rows.map((row) => row.id));
+  return { data: rows.map((row) => ({ ...toCampaign(row), stats: toStats(stats.get(row.id)!) })), total };
 }
 
 export async function listCampaignContacts(ctx: TenantCtx, id: string, page: Page): Promise<{ data: CampaignContact[]; total: number }> {

@@ -77,7 +77,7 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
         {agents.data && agents.data.total === 0 && <Empty>No agents yet.</Empty>}
         {agents.data && agents.data.data.length > 0 && (
           <>
-            <div class="table-wrap">
+            <div class="table-wrap agents-table-wrap">
               <table>
                 <thead>
                   <tr>
@@ -95,7 +95,7 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
                   {agents.data.data.map((agent) => (
                     <tr key={agent.id}>
                       <td>
-                        <strong>{agent.name}</strong>
+                        <strong id={`agent-${agent.id}`}>{agent.name}</strong>
                         {agent.description && <div class="agents-description">{agent.description}</div>}
                       </td>
                       <td>{agent.language}</td>
@@ -103,7 +103,7 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
                       <td>{agent.knowledgeBaseIds.length}</td>
                       <td>{formatDate(agent.createdAt)}</td>
                       <td>
-                        <button type="button" class="danger" onClick={() => setDeleting({ kind: 'agent', record: agent })} aria-label={`Delete agent ${agent.name}`}>
+                        <button type="button" class="danger" onClick={() => setDeleting({ kind: 'agent', record: agent })} aria-describedby={`agent-${agent.id}`}>
                           Delete
                         </button>
                       </td>
@@ -122,7 +122,7 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
         <ErrorMessage error={numbers.error} />
         {numbers.data && numbers.data.total === 0 && <Empty>No voice numbers yet.</Empty>}
         {numbers.data && numbers.data.data.length > 0 && (
-          <div class="table-wrap">
+          <div class="table-wrap agents-table-wrap">
             <table>
               <thead>
                 <tr>
@@ -139,13 +139,13 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
               <tbody>
                 {numbers.data.data.map((number) => (
                   <tr key={number.id}>
-                    <td>{number.phoneNumber}</td>
+                    <td id={`number-${number.id}`}>{number.phoneNumber}</td>
                     <td>{number.provider}</td>
                     <td>{number.label ?? '—'}</td>
                     <td>{number.inboundAgentId ? (agentNames.get(number.inboundAgentId) ?? 'Another agent') : 'None'}</td>
                     <td>{formatDate(number.createdAt)}</td>
                     <td>
-                      <button type="button" class="danger" onClick={() => setDeleting({ kind: 'number', record: number })} aria-label={`Delete number ${number.phoneNumber}`}>
+                      <button type="button" class="danger" onClick={() => setDeleting({ kind: 'number', record: number })} aria-describedby={`number-${number.id}`}>
                         Delete
                       </button>
                     </td>

@@ -117,7 +117,7 @@ export function CallsPage(_props: { params: Record<string, string> }) {
   return (
     <>
       <PageTitle>Calls</PageTitle>
-      <form class="grid-form" role="search" aria-label="Filter calls" onSubmit={(event) => event.preventDefault()}>
+      <form class="grid-form call-filters" role="search" aria-label="Filter calls" onSubmit={(event) => event.preventDefault()}>
         <Select label="Agent" value={filters.agentId} onValue={filterBy('agentId')} options={named(agents.data?.data, 'All agents')} />
         <Select label="Campaign" value={filters.campaignId} onValue={filterBy('campaignId')} options={named(campaigns.data?.data, 'All campaigns')} />
         <Select label="Outcome" value={filters.outcome} onValue={filterBy('outcome')} options={[['', 'Any outcome'], ...OUTCOMES.map((outcome): [string, string] => [outcome, outcome])]} />
@@ -180,7 +180,9 @@ export function CallsPage(_props: { params: Record<string, string> }) {
                     </tr>
                     <tr id={`call-${call.id}-details`} class="call-details" hidden={!expanded.has(call.id)}>
                       <td colSpan={9}>
-                        <CallDetails call={call} />
+                        <div class="call-details-body">
+                          <CallDetails call={call} />
+                        </div>
                       </td>
                     </tr>
                   </Fragment>

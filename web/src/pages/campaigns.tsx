@@ -1,14 +1,665 @@
-import { PageTitle } from '../ui.tsx';
+import './campaigns.css';
+import { useState } from 'preact/hooks';
+import { api, query, type Page } from '../api.ts';
+import { navigate } from '../router.ts';
+import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Pagination, Select, Status, useAction, useLoad } from '../ui.tsx';
+import { HangUpButton, isLive, type Call } from './calls.tsx';
 
+const STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const;
+type CampaignStatus = (typeof STATUSES)[number];
+const UNFINISHED: CampaignStatus[] = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED'];
+
+interface CampaignStats {
+  total: number;
+  pending: number;
+  inProgress: number;
+  answered: number;
+  unanswered: number;
+  busy: number;
+  failed: number;
+}
+
+interface Campaign {
+  id: string;
+  name: string;
+  description: string | null;
+  agentId: string | null;
+  voiceNumberId: string | null;
+  contactListId: string | null;
+  status: CampaignStatus;
+  statusReason: string | null;
+  scheduledAt: string | null;
+  timezone: string;
+  callWindowStart: string;
+  callWindowEnd: string;
+  callDays: number[];
+  dialTimeout: number;
+  maxAttempts: number;
+  redialDelayMin: number;
+  maxConcurrentCalls: number;
+  startedAt: string | null;
+  completedAt: string | null;
+  createdAt: string;
+  stats?: CampaignStats;
+}
+
+interface CampaignContact {
+  contactId: string;
+  phoneNumber: string;
+  name: string | null;
+  status: string;
+  attempts: number;
+  lastOutcome: string | null;
+  nextAttemptAt: string | null;
+}
+
+interface Named {
+  id: string;
+  name: string;
+}
+interface VoiceNumber {
+  id: string;
+  phoneNumber: string;
+  provider: string;
+  label: string | null;
+}
+interface ContactList extends Named {
+  contactCount: number;
+}
+
+const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
+const COMMON_TIME_ZONES = [
+  'UTC',
+  'America/New_York',
+  'America/Chicago',
+  'America/Denver',
+  'America/Los_Angeles',
+  'America/Sao_Paulo',
+  'America/Mexico_City',
+  'Europe/London',
+  'Europe/Paris',
+  'Europe/Berlin',
+  'Europe/Madrid',
+  'Africa/Johannesburg',
+  'Africa/Lagos',
+  'Asia/Dubai',
+  'Asia/Kolkata',
+  'Asia/Singapore',
+  'Asia/Tokyo',
+  'Australia/Sydney',
+];
+const LIVE_REFRESH_MS = 2000;
+const PAGE_SIZE = 25;
+
+const finished = (stats: CampaignStats) => stats.answered + stats.unanswered + stats.busy + stats.failed;
+const agentsLoad = () => api<Page<Named>>('GET', '/agents?limit=200');
+const numbersLoad = () => api<Page<VoiceNumber>>('GET', '/voice-numbers?limit=200');
+const listsLoad = () => api<Page<ContactList>>('GET', '/contact-lists?limit=200');
+const numberText = (number: VoiceNumber) => `${number.phoneNumber} (${number.label ?? number.provider})`;
+const nameOf = (items: Named[] | undefined, id: string | null) => (id ? (items?.find((item) => item.id === id)?.name ?? '…') : 'None');
+
+/** Campaigns, filtered by status, each with its progress (the list carries every campaign's stats). */
 export function CampaignsPage(_props: { params: Record<string, string> }) {
-  return <PageTitle>CampaignsPage</PageTitle>;
+  const [status, setStatus] = useState('');
+  const [page, setPage] = useState(1);
+  const agents = useLoad(agentsLoad, []);
+  const campaigns = useLoad(() => api<Page<Campaign>>('GET', `/campaigns${query({ status, page, limit: PAGE_SIZE })}`), [status, page]);
+
+  return (
+    <>
+      <PageTitle
+        actions={
+          <button type="button" class="primary" onClick={() => navigate('/campaigns/new')}>
+            New campaign
+          </button>
+        }
+      >
+        Campaigns
+      </PageTitle>
+      <form class="filters" role="search" aria-label="Filter campaigns" onSubmit={(event) => event.preventDefault()}>
+        <Select
+          label="Status"
+          value={status}
+          onValue={(value) => {
+            setStatus(value);
+            setPage(1);
+          }}
+          options={[['', 'All statuses'], ...STATUSES.map((value): [string, string] => [value, value])]}
+        />
+      </form>
+      <ErrorMessage error={campaigns.error ?? agents.error} />
+      {campaigns.loading && !campaigns.data && <p>Loading campaigns…</p>}
+      {campaigns.data && campaigns.data.data.length === 0 && <Empty>{status ? `No ${status} campaigns.` : 'No campaigns yet: create one to start calling a contact list.'}</Empty>}
+      {campaigns.data && campaigns.data.data.length > 0 && (
+        <>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Agent</th>
+                  <th scope="col">Progress</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {campaigns.data.data.map((campaign) => (
+                  <tr key={campaign.id}>
+                    <td>
+                      <a href={`#/campaigns/${campaign.id}`}>{campaign.name}</a>
+                    </td>
+                    <td>
+                      <Status value={campaign.status} />
+                      {campaign.statusReason && <div class="hint">{campaign.statusReason}</div>}
+                    </td>
+                    <td>{nameOf(agents.data?.data, campaign.agentId)}</td>
+                    <td>{campaign.stats && <Progress name={campaign.name} stats={campaign.stats} />}</td>
+                    <td>{formatDate(campaign.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pagination page={campaigns.data.page} limit={campaigns.data.limit} total={campaigns.data.total} onPage={setPage} />
+        </>
+      )}
+    </>
+  );
 }
 
-export function CampaignEditPage(_props: { params: Record<string, string> }) {
-  return <PageTitle>CampaignEditPage</PageTitle>;
+function Progress({ name, stats }: { name: string; stats: CampaignStats }) {
+  if (stats.total === 0) return <span class="hint">Not started</span>;
+  return (
+    <div class="progress">
+      <progress value={finished(stats)} max={stats.total} aria-label={`Progress of ${name}`} />
+      <span>
+        {finished(stats)} of {stats.total} done
+      </span>
+    </div>
+  );
 }
 
-export function CampaignPage(_props: { params: Record<string, string> }) {
-  return <PageTitle>CampaignPage</PageTitle>;
+/** New campaign, or edit one that is still DRAFT (the API refuses changes after that). */
+export function CampaignEditPage({ params }: { params: Record<string, string> }) {
+  const existing = useLoad(() => (params.id ? api<Campaign>('GET', `/campaigns/${params.id}`) : Promise.resolve(undefined)), [params.id]);
+  const campaign = existing.data;
+  if (params.id && !campaign) {
+    return (
+      <>
+        <PageTitle>Edit campaign</PageTitle>
+        <ErrorMessage error={existing.error} />
+        {existing.loading && <p>Loading the campaign…</p>}
+      </>
+    );
+  }
+  if (campaign && campaign.status !== 'DRAFT') {
+    return (
+      <>
+        <PageTitle>Edit “{campaign.name}”</PageTitle>
+        <p class="warning">
+          This campaign is {campaign.status}. Only a DRAFT campaign can be edited: once it is scheduled or started, its settings are fixed. Create a new campaign to call with other settings.
+        </p>
+        <p>
+          <a href={`#/campaigns/${campaign.id}`}>Back to the campaign</a>
+        </p>
+      </>
+    );
+  }
+  return (
+    <>
+      <PageTitle>{campaign ? `Edit “${campaign.name}”` : 'New campaign'}</PageTitle>
+      <CampaignForm key={campaign?.id ?? 'new'} campaign={campaign} />
+    </>
+  );
 }
 
+interface FormValues {
+  name: string;
+  description: string;
+  agentId: string;
+  voiceNumberId: string;
+  contactListId: string;
+  timezone: string;
+  callWindowStart: string;
+  callWindowEnd: string;
+  callDays: number[];
+  maxAttempts: string;
+  redialDelayMin: string;
+  dialTimeout: string;
+  maxConcurrentCalls: string;
+  scheduledAt: string;
+}
+
+/** The API's defaults (contract §5), except the time zone: the browser's is a better guess than UTC. */
+const initialValues = (campaign: Campaign | undefined): FormValues => ({
+  name: campaign?.name ?? '',
+  description: campaign?.description ?? '',
+  agentId: campaign?.agentId ?? '',
+  voiceNumberId: campaign?.voiceNumberId ?? '',
+  contactListId: campaign?.contactListId ?? '',
+  timezone: campaign?.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+  callWindowStart: campaign?.callWindowStart ?? '09:00',
+  callWindowEnd: campaign?.callWindowEnd ?? '18:00',
+  callDays: campaign?.callDays ?? [1, 2, 3, 4, 5],
+  maxAttempts: String(campaign?.maxAttempts ?? 3),
+  redialDelayMin: String(campaign?.redialDelayMin ?? 60),
+  dialTimeout: String(campaign?.dialTimeout ?? 30),
+  maxConcurrentCalls: String(campaign?.maxConcurrentCalls ?? 5),
+  scheduledAt: '',
+});
+
+function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
+  const [values, setValues] = useState<FormValues>(() => initialValues(campaign));
+  const agents = useLoad(agentsLoad, []);
+  const numbers = useLoad(numbersLoad, []);
+  const lists = useLoad(listsLoad, []);
+  const set = (field: keyof FormValues) => (value: string) => setValues({ ...values, [field]: value });
+  const toggleDay = (day: number) =>
+    setValues({ ...values, callDays: values.callDays.includes(day) ? values.callDays.filter((d) => d !== day) : [...values.callDays, day].sort((a, b) => a - b) });
+
+  const save = useAction(async () => {
+    const body = {
+      name: values.name,
+      description: values.description || null,
+      agentId: values.agentId || null,
+      voiceNumberId: values.voiceNumberId || null,
+      contactListId: values.contactListId || null,
+      timezone: values.timezone,
+      callWindowStart: values.callWindowStart,
+      callWindowEnd: values.callWindowEnd,
+      callDays: values.callDays,
+      maxAttempts: Number(values.maxAttempts),
+      redialDelayMin: Number(values.redialDelayMin),
+      dialTimeout: Number(values.dialTimeout),
+      maxConcurrentCalls: Number(values.maxConcurrentCalls),
+      ...(values.scheduledAt ? { scheduledAt: new Date(values.scheduledAt).toISOString() } : {}),
+    };
+    const saved = campaign ? await api<Campaign>('PATCH', `/campaigns/${campaign.id}`, body) : await api<Campaign>('POST', '/campaigns', body);
+    navigate(`/campaigns/${saved.id}`);
+  });
+  const problem = (path: string) => fieldErrorOf(save.error, path);
+  const choices = <T extends { id: string }>(items: T[] | undefined, text: (item: T) => string): [string, string][] => [['', 'Not chosen yet'], ...(items ?? []).map((item): [string, string] => [item.id, text(item)])];
+
+  return (
+    <form
+      class="grid-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void save.run();
+      }}
+    >
+      <Field label="Campaign name" value={values.name} onValue={set('name')} required maxLength={200} hint="Unique among your campaigns." problem={problem('/name')} />
+      <Field label="Description (optional)" value={values.description} onValue={set('description')} maxLength={2000} problem={problem('/description')} />
+      <ErrorMessage error={agents.error ?? numbers.error ?? lists.error} />
+      <SelectWithProblem
+        label="Agent"
+        value={values.agentId}
+        onValue={set('agentId')}
+        options={choices(agents.data?.data, (agent) => agent.name)}
+        hint={agents.data?.total === 0 ? 'No agents yet: create one under Agents & numbers.' : 'The voice agent that speaks on each call.'}
+        problem={problem('/agentId')}
+      />
+      <SelectWithProblem
+        label="Voice number"
+        value={values.voiceNumberId}
+        onValue={set('voiceNumberId')}
+        options={choices(numbers.data?.data, numberText)}
+        hint={numbers.data?.total === 0 ? 'No numbers yet: add one under Agents & numbers.' : 'The number the calls come from.'}
+        problem={problem('/voiceNumberId')}
+      />
+      <SelectWithProblem
+        label="Contact list"
+        value={values.contactListId}
+        onValue={set('contactListId')}
+        options={choices(lists.data?.data, (list) => `${list.name} (${list.contactCount} contacts)`)}
+        hint="At least 2 contacts; the list's contacts are copied when the campaign starts."
+        problem={problem('/contactListId')}
+      />
+      <Field label="Call window start" type="time" value={values.callWindowStart} onValue={set('callWindowStart')} required hint="Earliest dial time, local to the time zone." problem={problem('/callWindowStart')} />
+      <Field label="Call window end" type="time" value={values.callWindowEnd} onValue={set('callWindowEnd')} required hint="No call starts at or after this time; must be after the start." problem={problem('/callWindowEnd')} />
+      <TimeZoneField value={values.timezone} onValue={set('timezone')} problem={problem('/timezone')} />
+      <fieldset class="wide call-days" aria-describedby={problem('/callDays') ? 'call-days-problem' : undefined}>
+        <legend>Call days</legend>
+        {DAYS.map((day, index) => (
+          <label key={day}>
+            <input type="checkbox" checked={values.callDays.includes(index + 1)} onChange={() => toggleDay(index + 1)} /> {day}
+          </label>
+        ))}
+        {problem('/callDays') && (
+          <small id="call-days-problem" class="problem">
+            {problem('/callDays')}
+          </small>
+        )}
+      </fieldset>
+      <Field label="Attempts per contact" type="number" inputMode="numeric" min={1} max={10} step={1} required value={values.maxAttempts} onValue={set('maxAttempts')} hint="1 to 10." problem={problem('/maxAttempts')} />
+      <Field
+        label="Minutes between attempts"
+        type="number"
+        inputMode="numeric"
+        min={1}
+        max={10080}
+        step={1}
+        required
+        value={values.redialDelayMin}
+        onValue={set('redialDelayMin')}
+        hint="1 to 10080 (one week)."
+        problem={problem('/redialDelayMin')}
+      />
+      <Field label="Ring time (seconds)" type="number" inputMode="numeric" min={10} max={300} step={1} required value={values.dialTimeout} onValue={set('dialTimeout')} hint="10 to 300 seconds before a call counts as unanswered." problem={problem('/dialTimeout')} />
+      <Field label="Calls at once" type="number" inputMode="numeric" min={1} max={50} step={1} required value={values.maxConcurrentCalls} onValue={set('maxConcurrentCalls')} hint="1 to 50 live calls of this campaign at a time." problem={problem('/maxConcurrentCalls')} />
+      <Field
+        label="Scheduled start (optional)"
+        type="datetime-local"
+        value={values.scheduledAt}
+        onValue={set('scheduledAt')}
+        hint="Leave empty to start it yourself. With a date it becomes SCHEDULED, starts by itself and can no longer be edited."
+        problem={problem('/scheduledAt')}
+      />
+      <ErrorMessage error={save.error} />
+      <div class="wide actions">
+        <button type="submit" class="primary" disabled={save.busy}>
+          Save campaign
+        </button>
+        <a href={campaign ? `#/campaigns/${campaign.id}` : '#/campaigns'}>Back without saving</a>
+      </div>
+    </form>
+  );
+}
+
+/** The shared Select has no field-problem slot; the API's complaint replaces the hint, which the select already points at. */
+function SelectWithProblem({ problem, hint, ...props }: { label: string; value: string; onValue: (value: string) => void; options: [string, string][]; hint: string; problem: string | undefined }) {
+  return (
+    <div class={problem ? 'has-problem' : undefined}>
+      <Select {...props} hint={problem ?? hint} />
+    </div>
+  );
+}
+
+function TimeZoneField({ value, onValue, problem }: { value: string; onValue: (value: string) => void; problem: string | undefined }) {
+  return (
+    <div class="field">
+      <label for="campaign-timezone">Time zone</label>
+      <input
+        id="campaign-timezone"
+        list="campaign-timezones"
+        required
+        maxLength={64}
+        value={value}
+        onInput={(event) => onValue(event.currentTarget.value)}
+        aria-describedby={problem ? 'campaign-timezone-hint campaign-timezone-problem' : 'campaign-timezone-hint'}
+        aria-invalid={problem ? true : undefined}
+      />
+      <datalist id="campaign-timezones">
+        {COMMON_TIME_ZONES.map((zone) => (
+          <option key={zone} value={zone} />
+        ))}
+      </datalist>
+      <small id="campaign-timezone-hint" class="hint">
+        IANA name, e.g. America/New_York; the call window and days are in its local time.
+      </small>
+      {problem && (
+        <small id="campaign-timezone-problem" class="problem">
+          {problem}
+        </small>
+      )}
+    </div>
+  );
+}
+
+/** One campaign, live: status and progress, its actions, calls in progress and each contact's dial state. */
+export function CampaignPage({ params }: { params: Record<string, string> }) {
+  const id = params.id!;
+  const [contactsPage, setContactsPage] = useState(1);
+  const [cancelling, setCancelling] = useState(false);
+  // Nothing changes any more once the campaign is over and its last calls have ended.
+  const [over, setOver] = useState(false);
+  const [anyLive, setAnyLive] = useState(false);
+  const refreshMs = over && !anyLive ? undefined : LIVE_REFRESH_MS;
+  const agents = useLoad(agentsLoad, []);
+  const numbers = useLoad(numbersLoad, []);
+  const lists = useLoad(listsLoad, []);
+  const campaign = useLoad(
+    async () => {
+      const found = await api<Campaign>('GET', `/campaigns/${id}`);
+      setOver(!UNFINISHED.includes(found.status));
+      return found;
+    },
+    [id],
+    refreshMs,
+  );
+  const contacts = useLoad(() => api<Page<CampaignContact>>('GET', `/campaigns/${id}/contacts${query({ page: contactsPage, limit: PAGE_SIZE })}`), [id, contactsPage], refreshMs);
+  // Newest first: the live calls are among the latest, as at most 50 of a campaign are live at once.
+  const calls = useLoad(
+    async () => {
+      const found = await api<Page<Call>>('GET', `/call-logs${query({ campaignId: id, limit: 100 })}`);
+      setAnyLive(found.data.some(isLive));
+      return found;
+    },
+    [id],
+    refreshMs,
+  );
+
+  const act = useAction(async (action: 'start' | 'pause' | 'resume' | 'cancel') => {
+    await api('POST', `/campaigns/${id}/${action}`);
+    await Promise.all([campaign.reload(), contacts.reload(), calls.reload()]);
+  });
+
+  const data = campaign.data;
+  if (!data) {
+    return (
+      <>
+        <PageTitle>Campaign</PageTitle>
+        <ErrorMessage error={campaign.error} />
+        {campaign.loading && <p>Loading the campaign…</p>}
+      </>
+    );
+  }
+  const liveCalls = calls.data?.data.filter(isLive) ?? [];
+  const button = (action: 'start' | 'pause' | 'resume', label: string) => (
+    <button type="button" class={action === 'pause' ? undefined : 'primary'} disabled={act.busy} onClick={() => void act.run(action)}>
+      {label}
+    </button>
+  );
+
+  return (
+    <>
+      <PageTitle
+        actions={
+          <>
+            {data.status === 'DRAFT' && (
+              <a class="button" href={`#/campaigns/${id}/edit`}>
+                Edit
+              </a>
+            )}
+            {(data.status === 'DRAFT' || data.status === 'SCHEDULED') && button('start', 'Start')}
+            {data.status === 'RUNNING' && button('pause', 'Pause')}
+            {data.status === 'PAUSED' && button('resume', 'Resume')}
+            {UNFINISHED.includes(data.status) && (
+              <button type="button" class="danger" disabled={act.busy} onClick={() => setCancelling(true)}>
+                Cancel campaign
+              </button>
+            )}
+          </>
+        }
+      >
+        {data.name}
+      </PageTitle>
+      <p>
+        <a href="#/campaigns">All campaigns</a>
+      </p>
+      <ErrorMessage error={act.error} />
+      {data.statusReason && <p class="warning">{data.statusReason}</p>}
+      <section class="card live-progress" aria-labelledby="progress-title">
+        <h2 id="progress-title">Progress</h2>
+        <div aria-live="polite" aria-atomic="true" class="summary">
+          <Status value={data.status} /> {summary(data)}
+        </div>
+        {data.stats && data.stats.total > 0 && (
+          <>
+            <progress value={finished(data.stats)} max={data.stats.total} aria-label="Contacts with a final result" />
+            <Counts stats={data.stats} over={!UNFINISHED.includes(data.status)} />
+          </>
+        )}
+      </section>
+      <Settings campaign={data} agents={agents.data?.data} numbers={numbers.data?.data} lists={lists.data?.data} />
+      <section aria-labelledby="live-calls-title">
+        <h2 id="live-calls-title">Calls in progress</h2>
+        <ErrorMessage error={calls.error} />
+        {calls.data && liveCalls.length === 0 && <Empty>No call is live right now.</Empty>}
+        {liveCalls.length > 0 && (
+          <div class="table-wrap">
+            <table class="live-calls">
+              <thead>
+                <tr>
+                  <th scope="col">Started</th>
+                  <th scope="col">To</th>
+                  <th scope="col">Attempt</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {liveCalls.map((call) => (
+                  <tr key={call.id}>
+                    <td>{formatDate(call.startedAt)}</td>
+                    <td>{call.toNumber}</td>
+                    <td>{call.attempt}</td>
+                    <td>
+                      <Status value={call.status} />
+                    </td>
+                    <td>
+                      <HangUpButton call={call} onDone={() => void calls.reload()} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {calls.data && calls.data.total > 0 && (
+          <p>
+            <a href={`#/calls?campaignId=${id}`}>All {calls.data.total} calls of this campaign, with transcripts</a>
+          </p>
+        )}
+      </section>
+      <section aria-labelledby="contacts-title">
+        <h2 id="contacts-title">Contacts</h2>
+        <ErrorMessage error={contacts.error} />
+        {contacts.data && contacts.data.total === 0 && <Empty>The list's contacts are copied here when the campaign starts.</Empty>}
+        {contacts.data && contacts.data.total > 0 && (
+          <>
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Phone</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Attempts</th>
+                    <th scope="col">Last outcome</th>
+                    <th scope="col">Next attempt</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {contacts.data.data.map((contact) => (
+                    <tr key={contact.contactId}>
+                      <td>{contact.name ?? '—'}</td>
+                      <td>{contact.phoneNumber}</td>
+                      <td>
+                        <Status value={contact.status} />
+                      </td>
+                      <td>
+                        {contact.attempts} of {data.maxAttempts}
+                      </td>
+                      <td>{contact.lastOutcome ?? '—'}</td>
+                      <td>{UNFINISHED.includes(data.status) ? formatDate(contact.nextAttemptAt) : '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pagination page={contacts.data.page} limit={contacts.data.limit} total={contacts.data.total} onPage={setContactsPage} />
+          </>
+        )}
+      </section>
+      <Confirm
+        open={cancelling}
+        title="Cancel this campaign?"
+        confirmLabel="Yes, cancel campaign"
+        onCancel={() => setCancelling(false)}
+        onConfirm={() => {
+          // Closed first, so that a refusal shows on the page rather than behind the modal.
+          setCancelling(false);
+          void act.run('cancel');
+        }}
+      >
+        <p>“{data.name}” stops dialling for good: calls in progress finish, no new call starts, and it cannot be resumed.</p>
+      </Confirm>
+    </>
+  );
+}
+
+/** One sentence for the live region, so a screen reader hears each change of status or progress. */
+function summary(campaign: Campaign): string {
+  const stats = campaign.stats;
+  if (!stats || stats.total === 0) {
+    if (campaign.status === 'SCHEDULED') return `Starts by itself at ${formatDate(campaign.scheduledAt)}.`;
+    return campaign.status === 'DRAFT' ? 'Not started yet.' : 'No contacts were dialled.';
+  }
+  const pending = UNFINISHED.includes(campaign.status) ? 'waiting' : 'never finished';
+  return `${finished(stats)} of ${stats.total} contacts done: ${stats.answered} answered, ${stats.unanswered} unanswered, ${stats.busy} busy, ${stats.failed} failed; ${stats.inProgress} in a call, ${stats.pending} ${pending}.`;
+}
+
+function Counts({ stats, over }: { stats: CampaignStats; over: boolean }) {
+  const counts: [string, number][] = [
+    ['Answered', stats.answered],
+    ['Unanswered', stats.unanswered],
+    ['Busy', stats.busy],
+    ['Failed', stats.failed],
+    ['In a call', stats.inProgress],
+    [over ? 'Never finished' : 'Waiting', stats.pending],
+  ];
+  return (
+    <dl class="cards counts">
+      {counts.map(([label, count]) => (
+        <div key={label} class="card">
+          <dt>{label}</dt>
+          <dd class="metric">{count}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+function Settings({ campaign, agents, numbers, lists }: { campaign: Campaign; agents: Named[] | undefined; numbers: VoiceNumber[] | undefined; lists: ContactList[] | undefined }) {
+  const days = campaign.callDays.map((day) => DAYS[day - 1]!.slice(0, 3)).join(', ');
+  const number = numbers?.find((candidate) => candidate.id === campaign.voiceNumberId);
+  const rows: [string, string][] = [
+    ['Agent', nameOf(agents, campaign.agentId)],
+    ['Voice number', number ? numberText(number) : nameOf(undefined, campaign.voiceNumberId)],
+    ['Contact list', nameOf(lists, campaign.contactListId)],
+    ['Call window', `${campaign.callWindowStart}–${campaign.callWindowEnd} ${campaign.timezone}, ${days}`],
+    ['Attempts', `up to ${campaign.maxAttempts}, ${campaign.redialDelayMin} min apart`],
+    ['Ring time', `${campaign.dialTimeout} s`],
+    ['Calls at once', String(campaign.maxConcurrentCalls)],
+    ['Started', formatDate(campaign.startedAt)],
+    ['Finished', formatDate(campaign.completedAt)],
+  ];
+  return (
+    <section aria-labelledby="settings-title">
+      <h2 id="settings-title">Settings</h2>
+      {campaign.description && <p>{campaign.description}</p>}
+      <dl class="settings">
+        {rows.map(([label, value]) => (
+          <div key={label}>
+            <dt>{label}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+    </section>
+  );
+}

@@ -58,9 +58,9 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
 
   return (
     <>
-      <PageTitle>Contact lists</PageTitle>
+      <PageTitle>Contacts</PageTitle>
       <section aria-labelledby="create-list-title">
-        <h2 id="create-list-title">Create a list</h2>
+        <h2 id="create-list-title">Create a contact list</h2>
         <form
           class="grid-form"
           onSubmit={(event) => {
@@ -77,7 +77,7 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
         </form>
       </section>
       <section aria-labelledby="lists-title">
-        <h2 id="lists-title">Lists</h2>
+        <h2 id="lists-title">Contact lists</h2>
         <div class="contacts-search">
           <Field
             label="Search lists by name"
@@ -94,7 +94,7 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
         {lists.data && lists.data.data.length === 0 && <Empty>{search ? 'No list name matches your search.' : 'No contact lists yet.'}</Empty>}
         {lists.data && lists.data.data.length > 0 && (
           <>
-            <div class="table-wrap">
+            <div class="table-wrap contacts-table-wrap">
               <table>
                 <thead>
                   <tr>
@@ -291,7 +291,7 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
   const percent = Math.round(progress * 100);
   return (
     <section aria-labelledby="upload-title">
-      <h2 id="upload-title">Import a CSV file</h2>
+      <h2 id="upload-title">Upload contacts</h2>
       <form
         class="grid-form"
         onSubmit={(event) => {
@@ -299,7 +299,7 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
           void send.run();
         }}
       >
-        <div class="field wide">
+        <div class="field wide contacts-file">
           <label for="contacts-csv">CSV file</label>
           <input id="contacts-csv" type="file" accept=".csv,text/csv" required aria-describedby="contacts-csv-hint" onChange={(event) => setFile(event.currentTarget.files?.[0])} />
           <small id="contacts-csv-hint" class="hint">
@@ -332,16 +332,14 @@ function UploadReport({ result }: { result: UploadResult }) {
   return (
     <section class="callout contacts-report" aria-labelledby="upload-result-title">
       <h3 id="upload-result-title">Upload result</h3>
-      <dl class="contacts-counts">
-        <div>
-          <dt>Imported</dt>
-          <dd data-testid="upload-imported">{result.imported}</dd>
-        </div>
-        <div>
-          <dt>Skipped</dt>
-          <dd data-testid="upload-skipped">{result.skipped}</dd>
-        </div>
-      </dl>
+      <ul class="contacts-counts">
+        <li>
+          <strong data-testid="upload-imported">{result.imported}</strong> imported
+        </li>
+        <li>
+          <strong data-testid="upload-skipped">{result.skipped}</strong> skipped
+        </li>
+      </ul>
       {result.invalidRows.length > 0 && (
         <div class="table-wrap">
           <table>
@@ -390,8 +388,17 @@ function ContactsTable({
   onDeleteSelected: () => void;
 }) {
   const [filter, setFilter] = useState('');
-  const needle = filter.trim().toLowerCase();
-  const shown = (contacts?.data ?? []).filter((contact) => !needle || [contact.phoneNumber, contact.name ?? '', contact.email ?? ''].some((text) => text.toLowerCase().includes(needle)));
+  const shownFor = (text: string) => {
+    const needle = text.trim().toLowerCase();
+    return (contacts?.data ?? []).filter((contact) => !needle || [contact.phoneNumber, contact.name ?? '', contact.email ?? ''].some((field) => field.toLowerCase().includes(needle)));
+  };
+  const shown = shownFor(filter);
+  // Only what can be seen stays selected, so "Delete selected" never removes a hidden contact.
+  const changeFilter = (text: string) => {
+    setFilter(text);
+    const visible = new Set(shownFor(text).map((contact) => contact.id));
+    onSelect(new Set([...selected].filter((id) => visible.has(id))));
+  };
   const allShownSelected = shown.length > 0 && shown.every((contact) => selected.has(contact.id));
   const toggle = (id: string, on: boolean) => {
     const next = new Set(selected);
@@ -413,7 +420,7 @@ function ContactsTable({
       <h2 id="contacts-title">Contacts</h2>
       <div class="contacts-bar">
         <div class="contacts-search">
-          <Field label="Search this page (phone, name or email)" type="search" value={filter} onValue={setFilter} maxLength={200} hint="Filters the contacts shown on this page only." />
+          <Field label="Search this page (phone, name or email)" type="search" value={filter} onValue={changeFilter} maxLength={200} hint="Filters the contacts shown on this page only." />
         </div>
         <button type="button" class="danger" disabled={selected.size === 0} onClick={onDeleteSelected}>
           Delete selected ({selected.size})

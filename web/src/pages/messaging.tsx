@@ -1,7 +1,7 @@
 import './messaging.css';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import { api, query, type Page } from '../api.ts';
+import { api, ApiError, query, type Page } from '../api.ts';
 import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Pagination, Select, Status, TextArea, useAction, useLoad } from '../ui.tsx';
 
 // The service's limits and enums (src/modules/messaging/schemas.ts).
@@ -158,6 +158,11 @@ function CampaignsSection<C extends Campaign>({
   const campaigns = useLoad(() => api<Page<C>>('GET', `${path}${query({ page, limit: CAMPAIGNS_PER_PAGE })}`), [path, page]);
   const list = campaigns.data?.data ?? [];
   const headingId = useId();
+  const heading = useRef<HTMLHeadingElement>(null);
+  const closeEditor = () => {
+    setEditing(undefined);
+    heading.current?.focus();
+  };
 
   const toggle = useAction(async (campaign: C) => {
     await api('PUT', `${path}/${campaign.id}`, { isActive: !campaign.isActive });
@@ -170,27 +175,33 @@ function CampaignsSection<C extends Campaign>({
     await campaigns.reload();
   });
   const saved = async () => {
-    setEditing(undefined);
+    closeEditor();
     await campaigns.reload();
   };
 
   return (
     <section aria-labelledby={headingId} class="messaging-section">
-      <div class="section-title">
-        <h2 id={headingId}>{title}</h2>
+      <div class="messaging-heading">
+        <h2 id={headingId} ref={heading} tabIndex={-1}>
+          {title}
+        </h2>
         {!editing && (
           <button type="button" class="primary" onClick={() => setEditing('new')}>
             New {channel} campaign
           </button>
         )}
       </div>
-      {editing &&
-        editor({
-          campaign: editing === 'new' ? undefined : editing,
-          freeAgents: agents.filter((agent) => !list.some((campaign) => campaign.agentId === agent.id)),
-          onSaved: () => void saved(),
-          onCancel: () => setEditing(undefined),
-        })}
+      {editing && (
+        // Keyed so that editing another campaign starts from that campaign's values.
+        <div key={editing === 'new' ? 'new' : editing.id}>
+          {editor({
+            campaign: editing === 'new' ? undefined : editing,
+            freeAgents: agents.filter((agent) => !list.some((campaign) => campaign.agentId === agent.id)),
+            onSaved: () => void saved(),
+            onCancel: closeEditor,
+          })}
+        </div>
+      )}
       <ErrorMessage error={campaigns.error ?? toggle.error} />
       {campaigns.data && list.length === 0 && <Empty>No {channel} campaigns yet.</Empty>}
       {list.length > 0 && (
@@ -225,7 +236,7 @@ function CampaignsSection<C extends Campaign>({
                   </td>
                   <td>{formatDate(campaign.updatedAt)}</td>
                   <td>
-                    <div class="actions row-actions">
+                    <div class="actions messaging-row-actions">
                       <button type="button" onClick={() => setEditing(campaign)} aria-label={`Edit ${campaign.name}`}>
                         Edit
                       </button>
@@ -244,12 +255,15 @@ function CampaignsSection<C extends Campaign>({
         </div>
       )}
       {campaigns.data && campaigns.data.total > CAMPAIGNS_PER_PAGE && <Pagination page={page} limit={CAMPAIGNS_PER_PAGE} total={campaigns.data.total} onPage={setPage} />}
-      <Confirm open={!!deleting} title={`Delete this ${channel} campaign?`} confirmLabel="Delete campaign" onCancel={() => setDeleting(undefined)} onConfirm={() => void remove.run(deleting!)}>
-        <p>
-          “{deleting?.name}” stops sending {channel} messages after {agentName(deleting?.agentId ?? null)}'s calls. Messages already sent stay in the log.
-        </p>
-        <ErrorMessage error={remove.error} />
-      </Confirm>
+      {/* Mounted only while asked: both sections' dialogs would otherwise share the title's id. */}
+      {deleting && (
+        <Confirm open title={`Delete this ${channel} campaign?`} confirmLabel="Delete campaign" onCancel={() => setDeleting(undefined)} onConfirm={() => void remove.run(deleting)}>
+          <p>
+            “{deleting.name}” stops sending {channel} messages after {agentName(deleting.agentId)}'s calls. Messages already sent stay in the log.
+          </p>
+          <ErrorMessage error={remove.error} />
+        </Confirm>
+      )}
     </section>
   );
 }
@@ -261,7 +275,7 @@ function EditorForm({ title, busy, error, onSubmit, onCancel, children }: { titl
   useEffect(() => heading.current?.focus(), []);
   return (
     <form
-      class="grid-form campaign-editor"
+      class="grid-form messaging-editor"
       aria-labelledby={headingId}
       onSubmit={(event) => {
         event.preventDefault();
@@ -299,15 +313,15 @@ function AgentChoice({ campaign, freeAgents, agentId, setAgentId }: { campaign: 
 
 function ActiveCheckbox({ checked, onChange }: { checked: boolean; onChange: (checked: boolean) => void }) {
   return (
-    <label class="check">
+    <label class="messaging-check">
       <input type="checkbox" checked={checked} onChange={(event) => onChange(event.currentTarget.checked)} /> Active (sends after calls)
     </label>
   );
 }
 
-/** Field errors the service reported under a path prefix, e.g. every problem of `/templates/2`. */
+/** A mapping's own problems (a repeated mapping, its body parameters); its named fields show theirs. */
 const problemsUnder = (error: Error | undefined, prefix: string) =>
-  error && 'details' in error ? (error.details as { path: string; message: string }[]).filter((detail) => detail.path === prefix || detail.path.startsWith(`${prefix}/bodyParameters`)) : [];
+  error instanceof ApiError ? error.details.filter((detail) => detail.path === prefix || detail.path.startsWith(`${prefix}/bodyParameters`)) : [];
 
 interface MappingDraft {
   templateName: string;
@@ -363,13 +377,13 @@ function WhatsAppEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps
         problem={fieldErrorOf(save.error, '/phoneNumberId')}
       />
       <ActiveCheckbox checked={isActive} onChange={setIsActive} />
-      <div class="wide mappings">
+      <div class="wide messaging-mappings">
         <h4>Template mappings</h4>
         <p class="hint">
           The mapping of the call's direction and outcome in the contact's language (metadata.language) is sent, else the first listed for that pair. One mapping per direction, outcome and language.
         </p>
         {mappings.map((mapping, index) => (
-          <fieldset class="mapping" key={index}>
+          <fieldset class="messaging-mapping" key={index}>
             <legend>Mapping {index + 1}</legend>
             <Field
               label="Template name"
@@ -493,8 +507,6 @@ function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsC
     ) as Record<SmsCallStatus, SmsTemplateDraft>,
   );
   const enabled = SMS_CALL_STATUSES.filter((callStatus) => drafts[callStatus].enabled);
-  // The service names problems by the index of the template in the sent array.
-  const problem = (callStatus: SmsCallStatus, field: string) => fieldErrorOf(save.error, `/templates/${enabled.indexOf(callStatus)}/${field}`);
   const update = (callStatus: SmsCallStatus, change: Partial<SmsTemplateDraft>) => setDrafts({ ...drafts, [callStatus]: { ...drafts[callStatus], ...change } });
 
   const save = useAction(async () => {
@@ -509,6 +521,8 @@ function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsC
     else await api('POST', '/sms-agent/campaigns', { agentId, ...body });
     onSaved();
   });
+  // The service names problems by the index of the template in the array sent.
+  const problem = (callStatus: SmsCallStatus, field: string) => fieldErrorOf(save.error, `/templates/${enabled.indexOf(callStatus)}/${field}`);
 
   return (
     <EditorForm title={campaign ? `Edit “${campaign.name}”` : 'New SMS campaign'} busy={save.busy} error={save.error} onSubmit={() => void save.run()} onCancel={onCancel}>
@@ -529,9 +543,9 @@ function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsC
       {SMS_CALL_STATUSES.map((callStatus) => {
         const draft = drafts[callStatus];
         return (
-          <fieldset class="mapping wide" key={callStatus}>
+          <fieldset class="messaging-mapping wide" key={callStatus}>
             <legend>{sentenceCase(callStatus)} calls</legend>
-            <label class="check wide">
+            <label class="messaging-check wide">
               <input type="checkbox" checked={draft.enabled} onChange={(event) => update(callStatus, { enabled: event.currentTarget.checked })} /> Send an SMS after {OUTCOME_TEXT[callStatus]}
             </label>
             {draft.enabled && (
@@ -568,13 +582,13 @@ function MessageLog({ agentName }: { agentName: (id: string | null) => string })
   };
   return (
     <section aria-labelledby="message-log-title" class="messaging-section">
-      <div class="section-title">
+      <div class="messaging-heading">
         <h2 id="message-log-title">Message log</h2>
         <button type="button" onClick={() => void messages.reload()} disabled={messages.loading}>
           Refresh log
         </button>
       </div>
-      <div class="log-filters">
+      <div class="messaging-filters">
         <Select label="Channel" value={channel} onValue={filter(setChannel)} options={[['', 'All channels'], ['WHATSAPP', 'WhatsApp'], ['SMS', 'SMS']]} />
         <Select label="Status" value={status} onValue={filter(setStatus)} options={[['', 'All statuses'], ...options(MESSAGE_STATUSES)]} />
       </div>
@@ -592,7 +606,6 @@ function MessageLog({ agentName }: { agentName: (id: string | null) => string })
                   <th scope="col">Agent</th>
                   <th scope="col">Content</th>
                   <th scope="col">Status</th>
-                  <th scope="col">Progress</th>
                 </tr>
               </thead>
               <tbody>
@@ -608,10 +621,10 @@ function MessageLog({ agentName }: { agentName: (id: string | null) => string })
                       </small>
                     </td>
                     <td>{agentName(message.agentId)}</td>
-                    <td class="message-content">
+                    <td class="messaging-content">
                       {message.channel === 'SMS' ? (
                         <>
-                          <span class="message-body">{message.body}</span>
+                          <span class="messaging-body">{message.body}</span>
                           {message.segments !== null && (
                             <small class="hint">
                               {message.segments} {message.segments === 1 ? 'segment' : 'segments'}, {message.encoding}
@@ -624,11 +637,9 @@ function MessageLog({ agentName }: { agentName: (id: string | null) => string })
                         </>
                       )}
                     </td>
-                    <td>
+                    <td class="messaging-status">
                       <Status value={message.status} />
-                      {message.failureReason && <small class="problem message-failure">{message.failureReason}</small>}
-                    </td>
-                    <td>
+                      {message.failureReason && <small class="problem messaging-failure">{message.failureReason}</small>}
                       <MessageProgress message={message} />
                     </td>
                   </tr>
@@ -652,9 +663,9 @@ function MessageProgress({ message }: { message: Message }) {
       ['Failed', message.failedAt],
     ] as const
   ).filter(([, at]) => at);
-  if (steps.length === 0) return <>—</>;
+  if (steps.length === 0) return null;
   return (
-    <dl class="message-progress">
+    <dl class="messaging-progress">
       {steps.map(([label, at]) => (
         <div key={label}>
           <dt>{label}</dt>
