@@ -201,6 +201,25 @@ describe('pagination of contacts', () => {
     const body = (await api('GET', `/contact-lists/${listId}/contacts?page=3&limit=200`)).json();
     expect(body).toMatchObject({ total: 230, page: 3, limit: 200, data: [] });
   });
+
+  it('searches phone, name and email in any case, counting the matches, wildcards taken literally', async () => {
+    const searched = await newList();
+    await api('POST', `/contact-lists/${searched.id}/contacts/bulk`, {
+      contacts: [
+        { phoneNumber: '+14155550111', name: 'Ada Lovelace', email: 'ada@example.com' },
+        { phoneNumber: '+14155550112', name: 'Grace Hopper', email: 'grace@navy.example' },
+        { phoneNumber: '+14155550999', name: '100% Linus', email: null },
+      ],
+    });
+    const search = async (text: string, paging = '') => (await api('GET', `/contact-lists/${searched.id}/contacts?search=${encodeURIComponent(text)}${paging}`)).json();
+    expect((await search('ada')).data.map((c: { name: string }) => c.name)).toEqual(['Ada Lovelace']);
+    expect((await search('NAVY')).data.map((c: { name: string }) => c.name)).toEqual(['Grace Hopper']);
+    const byPhone = await search('5550', '&limit=1');
+    expect(byPhone).toMatchObject({ total: 3, limit: 1 });
+    expect(byPhone.data).toHaveLength(1);
+    expect((await search('%')).data.map((c: { name: string }) => c.name)).toEqual(['100% Linus']);
+    expect((await search('nobody')).total).toBe(0);
+  });
 });
 
 describe('batch delete', () => {

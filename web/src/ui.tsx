@@ -141,13 +141,14 @@ export function TextArea({ label, value, onValue, rows = 4, hint }: { label: str
 /** A confirmation in a modal <dialog> (focus is trapped and Escape cancels, natively). */
 export function Confirm({ open, title, children, confirmLabel, onConfirm, onCancel }: { open: boolean; title: string; children: ComponentChildren; confirmLabel: string; onConfirm: () => void; onCancel: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const titleId = useFieldId();
   useEffect(() => {
     if (open && !dialog.current?.open) dialog.current?.showModal();
     if (!open && dialog.current?.open) dialog.current.close();
   }, [open]);
   return (
-    <dialog ref={dialog} onClose={onCancel} aria-labelledby="confirm-title">
-      <h2 id="confirm-title">{title}</h2>
+    <dialog ref={dialog} onClose={onCancel} aria-labelledby={titleId}>
+      <h2 id={titleId}>{title}</h2>
       <div>{children}</div>
       <div class="actions">
         <button type="button" onClick={onCancel}>

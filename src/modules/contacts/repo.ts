@@ -48,8 +48,11 @@ export async function listExists(db: Queryable, tenantId: string, listId: string
   return rowCount === 1;
 }
 
+/** An ILIKE pattern matching `search` anywhere, its wildcards taken literally; null for no search. */
+const containing = (search: string | undefined) => (search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null);
+
 export async function listLists(db: Queryable, tenantId: string, search: string | undefined, page: Page): Promise<{ rows: ListRow[]; total: number }> {
-  const pattern = search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+  const pattern = containing(search);
   const [{ rows }, count] = await Promise.all([
     db.query<ListRow>(
       `SELECT ${LIST_COLUMNS} FROM contact_lists l WHERE l.tenant_id = $1 AND ($2::text IS NULL OR l.name ILIKE $2)
@@ -99,17 +102,22 @@ export async function findContact(db: Queryable, tenantId: string, listId: strin
 }
 
 /** A page of a list's contacts with the list's count, or undefined when the list does not exist. */
-export async function listContacts(db: Queryable, tenantId: string, listId: string, page: Page | undefined): Promise<{ rows: ContactRow[]; total: number } | undefined> {
-  const [{ rows }, list] = await Promise.all([
+/** A page of a list's contacts, optionally those whose phone, name or email contains `search`. */
+export async function listContacts(db: Queryable, tenantId: string, listId: string, page: Page | undefined, search?: string): Promise<{ rows: ContactRow[]; total: number } | undefined> {
+  const pattern = containing(search);
+  const matches = '($3::text IS NULL OR phone_number ILIKE $3 OR name ILIKE $3 OR email ILIKE $3)';
+  const [{ rows }, list, matching] = await Promise.all([
     db.query<ContactRow>(
-      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND list_id = $2
-       ORDER BY created_at, id LIMIT $3 OFFSET $4`,
-      [tenantId, listId, page?.limit ?? null, page?.offset ?? 0],
+      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND ${matches}
+       ORDER BY created_at, id LIMIT $4 OFFSET $5`,
+      [tenantId, listId, pattern, page?.limit ?? null, page?.offset ?? 0],
     ),
     db.query<{ contact_count: number }>('SELECT contact_count FROM contact_lists WHERE tenant_id = $1 AND id = $2', [tenantId, listId]),
+    // Without a search the list's kept count is the total; with one, the matches are counted.
+    pattern ? db.query<{ n: number }>(`SELECT count(*)::int AS n FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND ${matches}`, [tenantId, listId, pattern]) : undefined,
   ]);
   const count = list.rows[0];
-  return count && { rows, total: count.contact_count };
+  return count && { rows, total: matching ? matching.rows[0]!.n : count.contact_count };
 }
 
 export async function updateContact(

@@ -116,9 +116,9 @@ export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
     '/contact-lists/:id/contacts',
     { schema: { tags, summary: 'List the contacts of a list (all of them when neither page nor limit is given)', params: IdParams, querystring: ContactsQuery, response: { 200: PageOf(Contact), ...errorResponses(400, 401, 403, 404) } } },
     async (request) => {
-      const { page, limit } = request.query;
+      const { page, limit, search } = request.query;
       const paged = page === undefined && limit === undefined ? undefined : toPage({ page, limit });
-      return contacts.listContacts(ctxOf(request), request.params.id, paged);
+      return contacts.listContacts(ctxOf(request), request.params.id, paged, search?.trim() || undefined);
     },
   );
 

@@ -79,6 +79,7 @@ export const DeleteBatchBody = Type.Object({ contactIds: Type.Array(Uuid, { minI
 export const ContactsQuery = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1, description: '1-based; default 1.' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'Default 25, at most 200. With neither page nor limit every contact is returned.' })),
+  search: Type.Optional(Type.String({ maxLength: 200, description: 'Only contacts whose phone number, name or email contains this text (any case).' })),
 });
 
 export const ContactParams = Type.Object({ id: Uuid, contactId: Uuid });

@@ -125,8 +125,8 @@ export async function getContact(ctx: TenantCtx, listId: string, contactId: stri
 }
 
 /** A page of contacts; with no page asked for, every contact of the list (seed §4.4). */
-export async function listContacts(ctx: TenantCtx, listId: string, page: Page | undefined) {
-  const found = await repo.listContacts(ctx.db, ctx.tenantId, listId, page);
+export async function listContacts(ctx: TenantCtx, listId: string, page: Page | undefined, search?: string) {
+  const found = await repo.listContacts(ctx.db, ctx.tenantId, listId, page, search);
   if (!found) throw listNotFound();
   const { rows, total } = found;
   return { data: rows.map(toContact), total, page: page?.page ?? 1, limit: page?.limit ?? total };

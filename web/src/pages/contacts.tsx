@@ -144,8 +144,9 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
 export function ContactListPage({ params }: { params: Record<string, string> }) {
   const listId = params.id!;
   const [page, setPage] = useState(1);
+  const [search, setSearch] = useState('');
   const list = useLoad(() => api<ContactList>('GET', `/contact-lists/${listId}`), [listId]);
-  const contacts = useLoad(() => api<Page<Contact>>('GET', `/contact-lists/${listId}/contacts${query({ page, limit: PAGE_SIZE })}`), [listId, page]);
+  const contacts = useLoad(() => api<Page<Contact>>('GET', `/contact-lists/${listId}/contacts${query({ page, limit: PAGE_SIZE, search: search.trim() })}`), [listId, page, search]);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [confirmingDelete, setConfirmingDelete] = useState(false);
 
@@ -156,6 +157,11 @@ export function ContactListPage({ params }: { params: Record<string, string> }) 
   const goToPage = (next: number) => {
     setSelected(new Set());
     setPage(next);
+  };
+  // A new search starts at its first page with nothing selected, so no hidden contact is deleted.
+  const searchFor = (text: string) => {
+    setSearch(text);
+    goToPage(1);
   };
   const deleteSelected = useAction(async () => {
     const contactIds = [...selected];
@@ -189,6 +195,8 @@ export function ContactListPage({ params }: { params: Record<string, string> }) 
       </div>
       <ContactsTable
         contacts={contacts.data}
+        search={search}
+        onSearch={searchFor}
         error={contacts.error ?? deleteSelected.error}
         selected={selected}
         onSelect={setSelected}
@@ -285,7 +293,10 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
     form.append('file', file!);
     setProgress(0);
     setResult(undefined);
-    setResult(await upload<UploadResult>(`/contact-lists/${listId}/upload`, form, setProgress));
+    const answer = await upload<UploadResult>(`/contact-lists/${listId}/upload`, form, setProgress);
+    // A small file may finish without a single progress event.
+    setProgress(1);
+    setResult(answer);
     await onImported();
   });
   const percent = Math.round(progress * 100);
@@ -310,7 +321,7 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
         <button type="submit" class="primary" disabled={send.busy || !file}>
           Upload CSV
         </button>
-        {send.busy && (
+        {(send.busy || result) && (
           <div class="wide contacts-progress">
             <label for="contacts-upload-progress">Upload progress</label>
             <progress id="contacts-upload-progress" max={100} value={percent}>
@@ -374,6 +385,8 @@ const variablesText = (metadata: Record<string, unknown>) =>
 
 function ContactsTable({
   contacts,
+  search,
+  onSearch,
   error,
   selected,
   onSelect,
@@ -381,24 +394,15 @@ function ContactsTable({
   onDeleteSelected,
 }: {
   contacts: Page<Contact> | undefined;
+  search: string;
+  onSearch: (text: string) => void;
   error: Error | undefined;
   selected: Set<string>;
   onSelect: (selected: Set<string>) => void;
   onPage: (page: number) => void;
   onDeleteSelected: () => void;
 }) {
-  const [filter, setFilter] = useState('');
-  const shownFor = (text: string) => {
-    const needle = text.trim().toLowerCase();
-    return (contacts?.data ?? []).filter((contact) => !needle || [contact.phoneNumber, contact.name ?? '', contact.email ?? ''].some((field) => field.toLowerCase().includes(needle)));
-  };
-  const shown = shownFor(filter);
-  // Only what can be seen stays selected, so "Delete selected" never removes a hidden contact.
-  const changeFilter = (text: string) => {
-    setFilter(text);
-    const visible = new Set(shownFor(text).map((contact) => contact.id));
-    onSelect(new Set([...selected].filter((id) => visible.has(id))));
-  };
+  const shown = contacts?.data ?? [];
   const allShownSelected = shown.length > 0 && shown.every((contact) => selected.has(contact.id));
   const toggle = (id: string, on: boolean) => {
     const next = new Set(selected);
@@ -420,15 +424,14 @@ function ContactsTable({
       <h2 id="contacts-title">Contacts</h2>
       <div class="contacts-bar">
         <div class="contacts-search">
-          <Field label="Search this page (phone, name or email)" type="search" value={filter} onValue={changeFilter} maxLength={200} hint="Filters the contacts shown on this page only." />
+          <Field label="Search contacts (phone, name or email)" type="search" value={search} onValue={onSearch} maxLength={200} />
         </div>
         <button type="button" class="danger" disabled={selected.size === 0} onClick={onDeleteSelected}>
           Delete selected ({selected.size})
         </button>
       </div>
       <ErrorMessage error={error} />
-      {contacts && contacts.total === 0 && <Empty>No contacts yet: add one or import a CSV file.</Empty>}
-      {contacts && contacts.total > 0 && shown.length === 0 && <Empty>No contact on this page matches “{filter}”.</Empty>}
+      {contacts && contacts.total === 0 && <Empty>{search.trim() ? `No contact matches “${search.trim()}”.` : 'No contacts yet: add one or import a CSV file.'}</Empty>}
       {shown.length > 0 && (
         <div class="table-wrap">
           <table>

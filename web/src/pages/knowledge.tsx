@@ -335,7 +335,7 @@ function Sources({ baseId, onChange }: { baseId: string; onChange: () => void })
                   {sources.data.data.map((source) => (
                     <tr key={source.id}>
                       <td>{source.sourceName}</td>
-                      <td>
+                      <td class="knowledge-origin">
                         <SourceOrigin source={source} />
                       </td>
                       <td>

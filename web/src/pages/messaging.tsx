@@ -1,5 +1,5 @@
 import './messaging.css';
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, ComponentType } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, ApiError, query, type Page } from '../api.ts';
 import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Pagination, Select, Status, TextArea, useAction, useLoad } from '../ui.tsx';
@@ -100,7 +100,7 @@ export function MessagingPage(_props: { params: Record<string, string> }) {
           ['Sender', (campaign) => (campaign.phoneNumberId ? <code>{campaign.phoneNumberId}</code> : 'Integration default')],
           ['Templates', (campaign) => `${campaign.templates.length} of ${MAX_WHATSAPP_TEMPLATES}`],
         ]}
-        editor={(props) => <WhatsAppEditor {...props} />}
+        Editor={WhatsAppEditor}
       />
       <CampaignsSection<SmsCampaign>
         title="SMS campaigns"
@@ -119,7 +119,7 @@ export function MessagingPage(_props: { params: Record<string, string> }) {
           ],
           ['Templates', (campaign) => campaign.templates.map((template) => sentenceCase(template.callStatus)).join(', ') || 'None'],
         ]}
-        editor={(props) => <SmsEditor {...props} />}
+        Editor={SmsEditor}
       />
       <MessageLog agentName={agentName} />
     </>
@@ -142,7 +142,7 @@ function CampaignsSection<C extends Campaign>({
   agents,
   agentName,
   columns,
-  editor,
+  Editor,
 }: {
   title: string;
   channel: 'WhatsApp' | 'SMS';
@@ -150,7 +150,7 @@ function CampaignsSection<C extends Campaign>({
   agents: Agent[];
   agentName: (id: string | null) => string;
   columns: [string, (campaign: C) => ComponentChildren][];
-  editor: (props: EditorProps<C>) => ComponentChildren;
+  Editor: ComponentType<EditorProps<C>>;
 }) {
   const [page, setPage] = useState(1);
   const [editing, setEditing] = useState<C | 'new' | undefined>(undefined);
@@ -193,14 +193,13 @@ function CampaignsSection<C extends Campaign>({
       </div>
       {editing && (
         // Keyed so that editing another campaign starts from that campaign's values.
-        <div key={editing === 'new' ? 'new' : editing.id}>
-          {editor({
-            campaign: editing === 'new' ? undefined : editing,
-            freeAgents: agents.filter((agent) => !list.some((campaign) => campaign.agentId === agent.id)),
-            onSaved: () => void saved(),
-            onCancel: closeEditor,
-          })}
-        </div>
+        <Editor
+          key={editing === 'new' ? 'new' : editing.id}
+          campaign={editing === 'new' ? undefined : editing}
+          freeAgents={agents.filter((agent) => !list.some((campaign) => campaign.agentId === agent.id))}
+          onSaved={() => void saved()}
+          onCancel={closeEditor}
+        />
       )}
       <ErrorMessage error={campaigns.error ?? toggle.error} />
       {campaigns.data && list.length === 0 && <Empty>No {channel} campaigns yet.</Empty>}
@@ -269,7 +268,7 @@ function CampaignsSection<C extends Campaign>({
 }
 
 /** The editor's frame: a heading that takes focus when it opens, the form, save and cancel. */
-function EditorForm({ title, busy, error, onSubmit, onCancel, children }: { title: string; busy: boolean; error: Error | undefined; onSubmit: () => void; onCancel: () => void; children: ComponentChildren }) {
+function EditorForm({ title, saveDisabled, error, onSubmit, onCancel, children }: { title: string; saveDisabled: boolean; error: Error | undefined; onSubmit: () => void; onCancel: () => void; children: ComponentChildren }) {
   const heading = useRef<HTMLHeadingElement>(null);
   const headingId = useId();
   useEffect(() => heading.current?.focus(), []);
@@ -288,7 +287,7 @@ function EditorForm({ title, busy, error, onSubmit, onCancel, children }: { titl
       {children}
       <ErrorMessage error={error} />
       <div class="actions wide">
-        <button type="submit" class="primary" disabled={busy}>
+        <button type="submit" class="primary" disabled={saveDisabled}>
           Save campaign
         </button>
         <button type="button" onClick={onCancel}>
@@ -340,7 +339,9 @@ const linesOf = (text: string) =>
     .filter(Boolean);
 
 function WhatsAppEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<WhatsAppCampaign>) {
-  const [agentId, setAgentId] = useState(freeAgents[0]?.id ?? '');
+  const [agentId, setAgentId] = useState('');
+  // The first free agent until one is chosen (the agents may load after the editor opens).
+  const chosenAgent = agentId || freeAgents[0]?.id || '';
   const [name, setName] = useState(campaign?.name ?? '');
   const [phoneNumberId, setPhoneNumberId] = useState(campaign?.phoneNumberId ?? '');
   const [isActive, setIsActive] = useState(campaign?.isActive ?? true);
@@ -358,13 +359,13 @@ function WhatsAppEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps
     }));
     const common = { ...(name.trim() ? { name: name.trim() } : {}), isActive, templates };
     if (campaign) await api('PUT', `/whatsapp/campaigns/${campaign.id}`, { ...common, phoneNumberId: phoneNumberId.trim() || null });
-    else await api('POST', '/whatsapp/campaigns', { agentId, ...common, ...(phoneNumberId.trim() ? { phoneNumberId: phoneNumberId.trim() } : {}) });
+    else await api('POST', '/whatsapp/campaigns', { agentId: chosenAgent, ...common, ...(phoneNumberId.trim() ? { phoneNumberId: phoneNumberId.trim() } : {}) });
     onSaved();
   });
 
   return (
-    <EditorForm title={campaign ? `Edit “${campaign.name}”` : 'New WhatsApp campaign'} busy={save.busy} error={save.error} onSubmit={() => void save.run()} onCancel={onCancel}>
-      <AgentChoice campaign={campaign} freeAgents={freeAgents} agentId={agentId} setAgentId={setAgentId} />
+    <EditorForm title={campaign ? `Edit “${campaign.name}”` : 'New WhatsApp campaign'} saveDisabled={save.busy || (!campaign && !chosenAgent)} error={save.error} onSubmit={() => void save.run()} onCancel={onCancel}>
+      <AgentChoice campaign={campaign} freeAgents={freeAgents} agentId={chosenAgent} setAgentId={setAgentId} />
       <Field label="Name (optional)" value={name} onValue={setName} maxLength={200} hint={campaign ? undefined : 'Default: the agent name and “WhatsApp follow-up”.'} problem={fieldErrorOf(save.error, '/name')} />
       <Field
         label="Sender phone number ID (optional)"
@@ -493,7 +494,9 @@ interface SmsTemplateDraft {
 const OUTCOME_TEXT: Record<SmsCallStatus, string> = { ANSWERED: 'answered calls', UNANSWERED: 'unanswered, busy and failed calls' };
 
 function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsCampaign>) {
-  const [agentId, setAgentId] = useState(freeAgents[0]?.id ?? '');
+  const [agentId, setAgentId] = useState('');
+  // The first free agent until one is chosen (the agents may load after the editor opens).
+  const chosenAgent = agentId || freeAgents[0]?.id || '';
   const [name, setName] = useState(campaign?.name ?? '');
   const [senderNumber, setSenderNumber] = useState(campaign?.senderNumber ?? '');
   const [senderProvider, setSenderProvider] = useState(campaign?.senderProvider ?? 'TWILIO');
@@ -518,15 +521,15 @@ function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsC
     }));
     const body = { ...(name.trim() ? { name: name.trim() } : {}), senderNumber: senderNumber.trim(), senderProvider, isActive, templates };
     if (campaign) await api('PUT', `/sms-agent/campaigns/${campaign.id}`, body);
-    else await api('POST', '/sms-agent/campaigns', { agentId, ...body });
+    else await api('POST', '/sms-agent/campaigns', { agentId: chosenAgent, ...body });
     onSaved();
   });
   // The service names problems by the index of the template in the array sent.
   const problem = (callStatus: SmsCallStatus, field: string) => fieldErrorOf(save.error, `/templates/${enabled.indexOf(callStatus)}/${field}`);
 
   return (
-    <EditorForm title={campaign ? `Edit “${campaign.name}”` : 'New SMS campaign'} busy={save.busy} error={save.error} onSubmit={() => void save.run()} onCancel={onCancel}>
-      <AgentChoice campaign={campaign} freeAgents={freeAgents} agentId={agentId} setAgentId={setAgentId} />
+    <EditorForm title={campaign ? `Edit “${campaign.name}”` : 'New SMS campaign'} saveDisabled={save.busy || (!campaign && !chosenAgent)} error={save.error} onSubmit={() => void save.run()} onCancel={onCancel}>
+      <AgentChoice campaign={campaign} freeAgents={freeAgents} agentId={chosenAgent} setAgentId={setAgentId} />
       <Field label="Name (optional)" value={name} onValue={setName} maxLength={200} hint={campaign ? undefined : 'Default: the agent name and “SMS follow-up”.'} problem={fieldErrorOf(save.error, '/name')} />
       <Field
         label="Sender number or ID"

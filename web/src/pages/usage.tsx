@@ -167,7 +167,8 @@ function TrendCharts({ trends, currency }: { trends: Trends; currency: string })
       <button type="button" aria-expanded={showTable} aria-controls={tableId} onClick={() => setShowTable(!showTable)}>
         {showTable ? 'Hide the data table' : 'Show the data as a table'}
       </button>
-      <div id={tableId} hidden={!showTable} class="table-wrap usage-data">
+      {/* Focusable so that the scrolling table can be scrolled from the keyboard. */}
+      <div id={tableId} hidden={!showTable} class="table-wrap usage-table usage-data" role="region" aria-label="Usage data" tabIndex={0}>
         {showTable && (
           <table>
             <caption class="visually-hidden">Calls, answered calls, minutes and spend per {unit}</caption>
@@ -247,7 +248,7 @@ function CostBreakdown({ detail }: { detail: Detail }) {
   return (
     <section aria-labelledby="components-title">
       <h2 id="components-title">Cost per component</h2>
-      <div class="table-wrap">
+      <div class="table-wrap usage-table">
         <table>
           <thead>
             <tr>
@@ -297,7 +298,7 @@ function AgentTotals({ detail }: { detail: Detail }) {
       <h2 id="agents-title">Per agent</h2>
       {rows.length === 0 && <Empty>No calls ended in this range.</Empty>}
       {rows.length > 0 && (
-        <div class="table-wrap">
+        <div class="table-wrap usage-table">
           <table>
             <thead>
               <tr>
