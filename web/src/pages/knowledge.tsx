@@ -45,6 +45,7 @@ export function KnowledgeBasesPage(_props: { params: Record<string, string> }) {
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [deleting, setDeleting] = useState<KnowledgeBase | undefined>(undefined);
+  const listHeading = useRef<HTMLHeadingElement>(null);
 
   const create = useAction(async () => {
     await api('POST', '/knowledge-bases', { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) });
@@ -56,6 +57,8 @@ export function KnowledgeBasesPage(_props: { params: Record<string, string> }) {
     await api('DELETE', `/knowledge-bases/${base.id}`);
     setDeleting(undefined);
     await bases.reload();
+    // Its row, which held the focus, is gone.
+    listHeading.current?.focus();
   });
 
   return (
@@ -80,7 +83,9 @@ export function KnowledgeBasesPage(_props: { params: Record<string, string> }) {
         </form>
       </section>
       <section aria-labelledby="bases-title">
-        <h2 id="bases-title">Knowledge bases</h2>
+        <h2 id="bases-title" ref={listHeading} tabIndex={-1}>
+          Knowledge bases
+        </h2>
         <ErrorMessage error={bases.error} />
         {bases.data && bases.data.data.length === 0 && <Empty>No knowledge bases yet.</Empty>}
         {bases.data && bases.data.data.length > 0 && (
@@ -276,6 +281,7 @@ function Sources({ baseId, onChange }: { baseId: string; onChange: () => void })
   const [announcement, setAnnouncement] = useState('');
   const [deleting, setDeleting] = useState<KnowledgeSource | undefined>(undefined);
   const lastStatuses = useRef(new Map<string, string>());
+  const listHeading = useRef<HTMLHeadingElement>(null);
   const sources = useLoad(() => api<Page<KnowledgeSource>>('GET', `/knowledge-bases/${baseId}/sources${query({ page, limit: PER_PAGE })}`), [baseId, page], polling ? POLL_MS : undefined);
 
   useEffect(() => {
@@ -302,13 +308,17 @@ function Sources({ baseId, onChange }: { baseId: string; onChange: () => void })
     await api('DELETE', `/knowledge-bases/${baseId}/sources/${source.id}`);
     setDeleting(undefined);
     await changed();
+    // Its row, which held the focus, is gone.
+    listHeading.current?.focus();
   });
 
   return (
     <>
       <AddSource baseId={baseId} onAdded={() => void changed()} />
       <section aria-labelledby="sources-title">
-        <h2 id="sources-title">Sources</h2>
+        <h2 id="sources-title" ref={listHeading} tabIndex={-1}>
+          Sources
+        </h2>
         <p class="visually-hidden" aria-live="polite">
           {announcement}
         </p>

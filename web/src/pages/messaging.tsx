@@ -173,6 +173,8 @@ function CampaignsSection<C extends Campaign>({
     setDeleting(undefined);
     if (editing !== 'new' && editing?.id === campaign.id) setEditing(undefined);
     await campaigns.reload();
+    // Its row, which held the focus, is gone.
+    heading.current?.focus();
   });
   const saved = async () => {
     closeEditor();
@@ -254,15 +256,12 @@ function CampaignsSection<C extends Campaign>({
         </div>
       )}
       {campaigns.data && campaigns.data.total > CAMPAIGNS_PER_PAGE && <Pagination page={page} limit={CAMPAIGNS_PER_PAGE} total={campaigns.data.total} onPage={setPage} />}
-      {/* Mounted only while asked: both sections' dialogs would otherwise share the title's id. */}
-      {deleting && (
-        <Confirm open title={`Delete this ${channel} campaign?`} confirmLabel="Delete campaign" onCancel={() => setDeleting(undefined)} onConfirm={() => void remove.run(deleting)}>
-          <p>
-            “{deleting.name}” stops sending {channel} messages after {agentName(deleting.agentId)}'s calls. Messages already sent stay in the log.
-          </p>
-          <ErrorMessage error={remove.error} />
-        </Confirm>
-      )}
+      <Confirm open={!!deleting} title={`Delete this ${channel} campaign?`} confirmLabel="Delete campaign" onCancel={() => setDeleting(undefined)} onConfirm={() => void remove.run(deleting!)}>
+        <p>
+          “{deleting?.name}” stops sending {channel} messages after {agentName(deleting?.agentId ?? null)}'s calls. Messages already sent stay in the log.
+        </p>
+        <ErrorMessage error={remove.error} />
+      </Confirm>
     </section>
   );
 }
