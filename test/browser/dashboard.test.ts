@@ -158,6 +158,23 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await screenshots('calls');
   });
 
+  it('adds a text source to a knowledge base, watches it become READY and queries it', async () => {
+    await open('/knowledge', /Knowledge/);
+    await page.getByLabel('Name').fill('Clinic answers');
+    await page.getByRole('button', { name: 'Create knowledge base' }).click();
+    await page.getByRole('link', { name: 'Clinic answers' }).click();
+    await page.getByRole('heading', { level: 1, name: /Clinic answers/ }).waitFor();
+    await page.getByLabel('Source name').fill('Opening hours');
+    await page.getByLabel('Text', { exact: true }).fill('The clinic opens at 8:00 on weekdays. Parking is free behind the building.');
+    await page.getByRole('button', { name: /Add source/ }).click();
+    await page.getByRole('cell', { name: 'READY' }).waitFor({ timeout: DEADLINE_MS });
+    await page.getByLabel('Query', { exact: true }).fill('Where do I park?');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('Parking is free behind the building.').last().waitFor();
+    await expectLabelledControls();
+    await screenshots('knowledge-base');
+  });
+
   it('shows the other pages without errors', async () => {
     for (const [path, heading, name] of [
       ['/messaging', /Messaging/, 'messaging'],
