@@ -254,6 +254,20 @@ describe('sources', () => {
     expect(now).toContain('until 23:00');
     expect(now).not.toContain('21:00');
 
+    // The fixture documents themselves, served as a web site serves them.
+    pages['/help.html'] = [200, 'text/html; charset=utf-8', fixture('page.html')];
+    pages['/handbook.pdf'] = [200, 'application/pdf', fixture('handbook.pdf')];
+    pages['/handbook.docx'] = [200, 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', fixture('handbook.docx')];
+    for (const [path, phrase, question] of [
+      ['/help.html', 'Our helpline answers within two minutes', 'How fast does the helpline answer?'],
+      ['/handbook.pdf', 'free parking behind the building', 'Is there parking at the clinic?'],
+      ['/handbook.docx', 'Bring your insurance card to every visit', 'What should I bring to my visit?'],
+    ] as const) {
+      const source = (await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'url', sourceName: path, url: `${site.url}${path}` })).json();
+      expect(await settled(api, base.id, source.id), path).toMatchObject({ status: 'READY' });
+      expect((await texts(api, base.id, question, 3)).join('\n'), path).toContain(phrase);
+    }
+
     pages['/gone'] = [404, 'text/html', 'missing'];
     pages['/broken'] = [500, 'text/html', 'oops'];
     pages['/logo'] = [200, 'image/png', Buffer.from([137, 80, 78, 71])];
