@@ -1,4 +1,4 @@
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, FormHTMLAttributes } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type FieldError } from './api.ts';
 
@@ -80,17 +80,22 @@ interface InputProps {
   problem?: string;
 }
 
-/** A labelled input; `hint` and `problem` are tied to it for assistive technology. */
-export function Field({ label, value, onValue, hint, problem, ...rest }: InputProps) {
-  const id = useFieldId();
-  const described = [hint ? `${id}-hint` : '', problem ? `${id}-problem` : ''].filter(Boolean).join(' ') || undefined;
+/** The ids of a control's hint, note and problem, for its aria-describedby. */
+const describedBy = (id: string, hint: unknown, note: unknown, problem: unknown) =>
+  [hint ? `${id}-hint` : '', note ? `${id}-note` : '', problem ? `${id}-problem` : ''].filter(Boolean).join(' ') || undefined;
+
+/** What a control's aria-describedby points at: its hint, a further note and the API's problem with it. */
+function Notes({ id, hint, note, problem }: { id: string; hint?: string; note?: ComponentChildren; problem?: string }) {
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
-      <input id={id} value={value} onInput={(event) => onValue(event.currentTarget.value)} aria-describedby={described} aria-invalid={problem ? true : undefined} {...(rest as Record<string, unknown>)} />
+    <>
       {hint && (
         <small id={`${id}-hint`} class="hint">
           {hint}
+        </small>
+      )}
+      {note && (
+        <small id={`${id}-note`} class="hint">
+          {note}
         </small>
       )}
       {problem && (
@@ -98,43 +103,173 @@ export function Field({ label, value, onValue, hint, problem, ...rest }: InputPr
           {problem}
         </small>
       )}
-    </div>
+    </>
   );
 }
 
-export function Select({ label, value, onValue, options, hint }: { label: string; value: string; onValue: (value: string) => void; options: [string, string][]; hint?: string }) {
+/** A labelled input; `hint` and `problem` are tied to it for assistive technology. */
+export function Field({ label, value, onValue, hint, problem, ...rest }: InputProps) {
   const id = useFieldId();
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <select id={id} value={value} onChange={(event) => onValue(event.currentTarget.value)} aria-describedby={hint ? `${id}-hint` : undefined}>
+      <input id={id} value={value} onInput={(event) => onValue(event.currentTarget.value)} aria-describedby={describedBy(id, hint, undefined, problem)} aria-invalid={problem ? true : undefined} {...(rest as Record<string, unknown>)} />
+      <Notes id={id} hint={hint} problem={problem} />
+    </div>
+  );
+}
+
+export function Select({ label, value, onValue, options, hint, problem }: { label: string; value: string; onValue: (value: string) => void; options: [string, string][]; hint?: string; problem?: string }) {
+  const id = useFieldId();
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={(event) => onValue(event.currentTarget.value)} aria-describedby={describedBy(id, hint, undefined, problem)} aria-invalid={problem ? true : undefined}>
         {options.map(([optionValue, text]) => (
           <option key={optionValue} value={optionValue}>
             {text}
           </option>
         ))}
       </select>
-      {hint && (
-        <small id={`${id}-hint`} class="hint">
-          {hint}
-        </small>
-      )}
+      <Notes id={id} hint={hint} problem={problem} />
     </div>
   );
 }
 
-export function TextArea({ label, value, onValue, rows = 4, hint }: { label: string; value: string; onValue: (value: string) => void; rows?: number; hint?: string }) {
-  const id = useFieldId();
+/** A required E.164 phone number. */
+export function PhoneField(props: { value: string; onValue: (value: string) => void; placeholder: string; problem: string | undefined }) {
+  return <Field label="Phone number" type="tel" inputMode="tel" autoComplete="off" required maxLength={40} hint="E.164: + and country code." {...props} />;
+}
+
+/** A Select's options for records, after a first choice such as `['', 'All agents']`: the id, and the name or `text`. */
+export const namedOptions = <T extends { id: string; name?: string }>(items: T[] | undefined, first: [string, string], text: (item: T) => string = (item) => item.name ?? item.id): [string, string][] => [
+  first,
+  ...(items ?? []).map((item): [string, string] => [item.id, text(item)]),
+];
+
+/** A Select's options where each value is its own text. */
+export const valueOptions = (values: readonly string[]): [string, string][] => values.map((value) => [value, value]);
+
+interface TextAreaProps {
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  rows?: number;
+  maxLength?: number;
+  required?: boolean;
+  hint?: string;
+  /** A second hint under the first, such as a live character count. */
+  note?: ComponentChildren;
+  problem?: string;
+  /** A fixed id (else one is made up). */
+  id?: string;
+  /** Classes beside `field` on the wrapper, such as `wide`. */
+  class?: string;
+}
+
+/** A labelled multi-line input; like Field, `hint`, `note` and `problem` are tied to it. */
+export function TextArea({ label, value, onValue, rows = 4, maxLength, required, hint, note, problem, id: fixedId, class: extraClass }: TextAreaProps) {
+  const madeUpId = useFieldId();
+  const id = fixedId ?? madeUpId;
   return (
-    <div class="field">
+    <div class={extraClass ? `field ${extraClass}` : 'field'}>
       <label for={id}>{label}</label>
-      <textarea id={id} rows={rows} value={value} onInput={(event) => onValue(event.currentTarget.value)} aria-describedby={hint ? `${id}-hint` : undefined} />
-      {hint && (
-        <small id={`${id}-hint`} class="hint">
-          {hint}
-        </small>
-      )}
+      <textarea
+        id={id}
+        rows={rows}
+        maxLength={maxLength}
+        required={required}
+        value={value}
+        onInput={(event) => onValue(event.currentTarget.value)}
+        aria-describedby={describedBy(id, hint, note, problem)}
+        aria-invalid={problem ? true : undefined}
+      />
+      <Notes id={id} hint={hint} note={note} problem={problem} />
     </div>
+  );
+}
+
+export interface Column<T> {
+  header: ComponentChildren;
+  cell: (row: T) => ComponentChildren;
+  /** The class of this column's cells. */
+  className?: string;
+  /** The class of its header cell. */
+  headerClass?: string;
+  /** The cell names its row (`<th scope="row">`). */
+  rowHeader?: boolean;
+}
+
+/** A plain table of rows in its scrolling `.table-wrap`, one header cell and one cell a column. */
+export function DataTable<T>({
+  rows,
+  columns,
+  rowKey,
+  caption,
+  foot,
+  wrapClass,
+  tableClass,
+}: {
+  rows: readonly T[];
+  columns: Column<T>[];
+  rowKey: (row: T) => string | number;
+  caption?: ComponentChildren;
+  /** The rows of a `<tfoot>`, such as a total. */
+  foot?: ComponentChildren;
+  wrapClass?: string;
+  tableClass?: string;
+}) {
+  return (
+    <div class={wrapClass ? `table-wrap ${wrapClass}` : 'table-wrap'}>
+      <table class={tableClass}>
+        {caption && <caption>{caption}</caption>}
+        <thead>
+          <tr>
+            {columns.map((column, index) => (
+              <th scope="col" class={column.headerClass} key={index}>
+                {column.header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={rowKey(row)}>
+              {columns.map((column, index) =>
+                column.rowHeader ? (
+                  <th scope="row" class={column.className} key={index}>
+                    {column.cell(row)}
+                  </th>
+                ) : (
+                  <td class={column.className} key={index}>
+                    {column.cell(row)}
+                  </td>
+                ),
+              )}
+            </tr>
+          ))}
+        </tbody>
+        {foot && <tfoot>{foot}</tfoot>}
+      </table>
+    </div>
+  );
+}
+
+/** The header of a column of row buttons: named for screen readers, not shown. */
+export function ActionsHeader() {
+  return <span class="visually-hidden">Actions</span>;
+}
+
+/** A form that stays on the page: submitting it runs `onSubmit` (an action's `run`, say) instead of navigating. */
+export function Form({ onSubmit, ...props }: Omit<FormHTMLAttributes<HTMLFormElement>, 'onSubmit'> & { onSubmit?: () => unknown }) {
+  return (
+    <form
+      {...props}
+      onSubmit={(event) => {
+        event.preventDefault();
+        void onSubmit?.();
+      }}
+    />
   );
 }
 

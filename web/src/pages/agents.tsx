@@ -2,7 +2,7 @@ import './agents.css';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, query, type Page } from '../api.ts';
-import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Pagination, Select, useAction, useLoad } from '../ui.tsx';
+import { ActionsHeader, Confirm, DataTable, Empty, ErrorMessage, Field, fieldErrorOf, Form, formatDate, namedOptions, PageTitle, Pagination, PhoneField, Select, TextArea, useAction, useLoad } from '../ui.tsx';
 
 interface Agent {
   id: string;
@@ -77,41 +77,34 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
         {agents.data && agents.data.total === 0 && <Empty>No agents yet.</Empty>}
         {agents.data && agents.data.data.length > 0 && (
           <>
-            <div class="table-wrap agents-table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Language</th>
-                    <th scope="col">Tools</th>
-                    <th scope="col">Knowledge bases</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {agents.data.data.map((agent) => (
-                    <tr key={agent.id}>
-                      <td>
-                        <strong id={`agent-${agent.id}`}>{agent.name}</strong>
-                        {agent.description && <div class="agents-description">{agent.description}</div>}
-                      </td>
-                      <td>{agent.language}</td>
-                      <td>{agent.tools.length ? agent.tools.join(', ') : '—'}</td>
-                      <td>{agent.knowledgeBaseIds.length}</td>
-                      <td>{formatDate(agent.createdAt)}</td>
-                      <td>
-                        <button type="button" class="danger" onClick={() => setDeleting({ kind: 'agent', record: agent })} aria-describedby={`agent-${agent.id}`}>
-                          Delete
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              wrapClass="agents-table-wrap"
+              rows={agents.data.data}
+              rowKey={(agent) => agent.id}
+              columns={[
+                {
+                  header: 'Name',
+                  cell: (agent) => (
+                    <>
+                      <strong id={`agent-${agent.id}`}>{agent.name}</strong>
+                      {agent.description && <div class="agents-description">{agent.description}</div>}
+                    </>
+                  ),
+                },
+                { header: 'Language', cell: (agent) => agent.language },
+                { header: 'Tools', cell: (agent) => (agent.tools.length ? agent.tools.join(', ') : '—') },
+                { header: 'Knowledge bases', cell: (agent) => agent.knowledgeBaseIds.length },
+                { header: 'Created', cell: (agent) => formatDate(agent.createdAt) },
+                {
+                  header: <ActionsHeader />,
+                  cell: (agent) => (
+                    <button type="button" class="danger" onClick={() => setDeleting({ kind: 'agent', record: agent })} aria-describedby={`agent-${agent.id}`}>
+                      Delete
+                    </button>
+                  ),
+                },
+              ]}
+            />
             <Pagination page={agents.data.page} limit={agents.data.limit} total={agents.data.total} onPage={setAgentPage} />
           </>
         )}
@@ -122,38 +115,26 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
         <ErrorMessage error={numbers.error} />
         {numbers.data && numbers.data.total === 0 && <Empty>No voice numbers yet.</Empty>}
         {numbers.data && numbers.data.data.length > 0 && (
-          <div class="table-wrap agents-table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Number</th>
-                  <th scope="col">Provider</th>
-                  <th scope="col">Label</th>
-                  <th scope="col">Inbound agent</th>
-                  <th scope="col">Registered</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {numbers.data.data.map((number) => (
-                  <tr key={number.id}>
-                    <td id={`number-${number.id}`}>{number.phoneNumber}</td>
-                    <td>{number.provider}</td>
-                    <td>{number.label ?? '—'}</td>
-                    <td>{number.inboundAgentId ? (agentNames.get(number.inboundAgentId) ?? 'Another agent') : 'None'}</td>
-                    <td>{formatDate(number.createdAt)}</td>
-                    <td>
-                      <button type="button" class="danger" onClick={() => setDeleting({ kind: 'number', record: number })} aria-describedby={`number-${number.id}`}>
-                        Delete
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            wrapClass="agents-table-wrap"
+            rows={numbers.data.data}
+            rowKey={(number) => number.id}
+            columns={[
+              { header: 'Number', cell: (number) => <span id={`number-${number.id}`}>{number.phoneNumber}</span> },
+              { header: 'Provider', cell: (number) => number.provider },
+              { header: 'Label', cell: (number) => number.label ?? '—' },
+              { header: 'Inbound agent', cell: (number) => (number.inboundAgentId ? (agentNames.get(number.inboundAgentId) ?? 'Another agent') : 'None') },
+              { header: 'Registered', cell: (number) => formatDate(number.createdAt) },
+              {
+                header: <ActionsHeader />,
+                cell: (number) => (
+                  <button type="button" class="danger" onClick={() => setDeleting({ kind: 'number', record: number })} aria-describedby={`number-${number.id}`}>
+                    Delete
+                  </button>
+                ),
+              },
+            ]}
+          />
         )}
       </section>
       <Confirm
@@ -171,25 +152,6 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
         <ErrorMessage error={remove.error} />
       </Confirm>
     </>
-  );
-}
-
-/** A labelled multi-line input; the shared TextArea has no length limit or field error. */
-function LongText({ id, label, value, onValue, maxLength, hint, problem }: { id: string; label: string; value: string; onValue: (value: string) => void; maxLength: number; hint: string; problem?: string }) {
-  const described = [`${id}-hint`, problem ? `${id}-problem` : ''].filter(Boolean).join(' ');
-  return (
-    <div class="field wide agents-long">
-      <label for={id}>{label}</label>
-      <textarea id={id} rows={4} maxLength={maxLength} value={value} onInput={(event) => onValue(event.currentTarget.value)} aria-describedby={described} aria-invalid={problem ? true : undefined} />
-      <small id={`${id}-hint`} class="hint">
-        {hint}
-      </small>
-      {problem && (
-        <small id={`${id}-problem`} class="problem">
-          {problem}
-        </small>
-      )}
-    </div>
   );
 }
 
@@ -247,13 +209,7 @@ function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
   return (
     <section aria-labelledby="create-agent-title">
       <h2 id="create-agent-title">Create an agent</h2>
-      <form
-        class="grid-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void create.run();
-        }}
-      >
+      <Form class="grid-form" onSubmit={create.run}>
         <Field label="Agent name" value={name} onValue={setName} required maxLength={200} autoComplete="off" hint="Unique among your agents." problem={fieldErrorOf(create.error, '/name')} />
         <Field
           label="Language"
@@ -267,8 +223,8 @@ function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
         />
         <Field label="Voice (optional)" value={voice} onValue={setVoice} maxLength={200} hint="The text-to-speech voice's identifier." problem={fieldErrorOf(create.error, '/voice')} />
         <Field label="Description (optional)" value={description} onValue={setDescription} maxLength={2000} problem={fieldErrorOf(create.error, '/description')} />
-        <LongText id="agent-system-prompt" label="System prompt (optional)" value={systemPrompt} onValue={setSystemPrompt} maxLength={50_000} hint="Instructions the agent follows on every call." problem={fieldErrorOf(create.error, '/systemPrompt')} />
-        <LongText id="agent-first-message" label="First message (optional)" value={firstMessage} onValue={setFirstMessage} maxLength={2000} hint="What the agent says first when the call is answered." problem={fieldErrorOf(create.error, '/firstMessage')} />
+        <TextArea class="wide agents-long" label="System prompt (optional)" value={systemPrompt} onValue={setSystemPrompt} maxLength={50_000} hint="Instructions the agent follows on every call." problem={fieldErrorOf(create.error, '/systemPrompt')} />
+        <TextArea class="wide agents-long" label="First message (optional)" value={firstMessage} onValue={setFirstMessage} maxLength={2000} hint="What the agent says first when the call is answered." problem={fieldErrorOf(create.error, '/firstMessage')} />
         <ErrorMessage error={tools.error ?? knowledgeBases.error} />
         <Choices legend="Tools" options={(tools.data?.data ?? []).map((tool) => ({ value: tool.name, label: tool.name, hint: tool.description }))} chosen={chosenTools} onChosen={setChosenTools} empty="No tools are available." />
         <Choices
@@ -291,7 +247,7 @@ function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
         <button type="submit" class="primary" disabled={create.busy || tooManyBases}>
           Create agent
         </button>
-      </form>
+      </Form>
     </section>
   );
 }
@@ -311,34 +267,16 @@ function RegisterNumber({ agents, onRegistered }: { agents: Named[]; onRegistere
   return (
     <section aria-labelledby="register-number-title">
       <h2 id="register-number-title">Register a voice number</h2>
-      <form
-        class="grid-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void register.run();
-        }}
-      >
-        <Field
-          label="Phone number"
-          type="tel"
-          inputMode="tel"
-          autoComplete="off"
-          value={phoneNumber}
-          onValue={setPhoneNumber}
-          required
-          maxLength={40}
-          placeholder="+14155550100"
-          hint="E.164: + and country code."
-          problem={fieldErrorOf(register.error, '/phoneNumber')}
-        />
+      <Form class="grid-form" onSubmit={register.run}>
+        <PhoneField value={phoneNumber} onValue={setPhoneNumber} placeholder="+14155550100" problem={fieldErrorOf(register.error, '/phoneNumber')} />
         <Select label="Provider" value={provider} onValue={setProvider} options={PROVIDERS} hint="Twilio numbers call with the credentials on the Integrations page." />
         <Field label="Label (optional)" value={label} onValue={setLabel} maxLength={200} problem={fieldErrorOf(register.error, '/label')} />
-        <Select label="Inbound agent" value={inboundAgentId} onValue={setInboundAgentId} options={[['', 'None'], ...agents.map((agent): [string, string] => [agent.id, agent.name])]} hint="The agent that answers calls to this number." />
+        <Select label="Inbound agent" value={inboundAgentId} onValue={setInboundAgentId} options={namedOptions(agents, ['', 'None'])} hint="The agent that answers calls to this number." />
         <ErrorMessage error={register.error} />
         <button type="submit" class="primary" disabled={register.busy}>
           Register number
         </button>
-      </form>
+      </Form>
     </section>
   );
 }

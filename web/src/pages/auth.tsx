@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, session } from '../api.ts';
 import { navigate } from '../router.ts';
-import { ErrorMessage, Field, fieldErrorOf, useAction } from '../ui.tsx';
+import { ErrorMessage, Field, fieldErrorOf, Form, useAction } from '../ui.tsx';
 
 interface SessionAnswer {
   accessToken: string;
@@ -21,12 +21,7 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
   return (
     <main id="main" class="auth">
       <h1>{signup ? 'Create your callforge account' : 'Log in to callforge'}</h1>
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          void submit.run();
-        }}
-      >
+      <Form onSubmit={submit.run}>
         {signup && <Field label="Company name" value={tenantName} onValue={setTenantName} required autoComplete="organization" problem={fieldErrorOf(submit.error, '/tenantName')} />}
         <Field label="Email" type="email" value={email} onValue={setEmail} required autoComplete="email" problem={fieldErrorOf(submit.error, '/email')} />
         <Field
@@ -43,7 +38,7 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
         <button type="submit" class="primary" disabled={submit.busy}>
           {signup ? 'Sign up' : 'Log in'}
         </button>
-      </form>
+      </Form>
       <p>{signup ? <a href="#/login">I already have an account</a> : <a href="#/signup">Create an account</a>}</p>
     </main>
   );

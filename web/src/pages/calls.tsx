@@ -3,7 +3,7 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, query, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
-import { Empty, ErrorMessage, Field, formatDate, formatMoney, PageTitle, Pagination, Select, Status, useAction, useLoad } from '../ui.tsx';
+import { Empty, ErrorMessage, Field, Form, formatDate, formatMoney, namedOptions, PageTitle, Pagination, Select, Status, useAction, useLoad, valueOptions } from '../ui.tsx';
 
 export interface Call {
   id: string;
@@ -112,15 +112,14 @@ export function CallsPage(_props: { params: Record<string, string> }) {
     setExpanded(next);
   };
   const money = (amount: string) => (profile ? formatMoney(amount, profile.wallet.currency) : amount);
-  const named = (items: { id: string; name: string }[] | undefined, all: string): [string, string][] => [['', all], ...(items ?? []).map((item): [string, string] => [item.id, item.name])];
 
   return (
     <>
       <PageTitle>Calls</PageTitle>
-      <form class="grid-form call-filters" role="search" aria-label="Filter calls" onSubmit={(event) => event.preventDefault()}>
-        <Select label="Agent" value={filters.agentId} onValue={filterBy('agentId')} options={named(agents.data?.data, 'All agents')} />
-        <Select label="Campaign" value={filters.campaignId} onValue={filterBy('campaignId')} options={named(campaigns.data?.data, 'All campaigns')} />
-        <Select label="Outcome" value={filters.outcome} onValue={filterBy('outcome')} options={[['', 'Any outcome'], ...OUTCOMES.map((outcome): [string, string] => [outcome, outcome])]} />
+      <Form class="grid-form call-filters" role="search" aria-label="Filter calls">
+        <Select label="Agent" value={filters.agentId} onValue={filterBy('agentId')} options={namedOptions(agents.data?.data, ['', 'All agents'])} />
+        <Select label="Campaign" value={filters.campaignId} onValue={filterBy('campaignId')} options={namedOptions(campaigns.data?.data, ['', 'All campaigns'])} />
+        <Select label="Outcome" value={filters.outcome} onValue={filterBy('outcome')} options={[['', 'Any outcome'], ...valueOptions(OUTCOMES)]} />
         <Select
           label="Direction"
           value={filters.direction}
@@ -133,7 +132,7 @@ export function CallsPage(_props: { params: Record<string, string> }) {
         />
         <Field label="From (day)" type="date" value={filters.from} onValue={filterBy('from')} max={filters.to || undefined} />
         <Field label="To (day, included)" type="date" value={filters.to} onValue={filterBy('to')} min={filters.from || undefined} />
-      </form>
+      </Form>
       <ErrorMessage error={agents.error ?? campaigns.error ?? calls.error} />
       {calls.data && calls.data.data.length === 0 && <Empty>No calls match these filters.</Empty>}
       {calls.data && calls.data.data.length > 0 && (

@@ -2,7 +2,7 @@ import './campaigns.css';
 import { useState } from 'preact/hooks';
 import { api, query, type Page } from '../api.ts';
 import { navigate } from '../router.ts';
-import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Pagination, Select, Status, useAction, useLoad } from '../ui.tsx';
+import { ActionsHeader, Confirm, DataTable, Empty, ErrorMessage, Field, fieldErrorOf, Form, formatDate, namedOptions, PageTitle, Pagination, Select, Status, useAction, useLoad, valueOptions } from '../ui.tsx';
 import { HangUpButton, isLive, type Call } from './calls.tsx';
 
 const STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const;
@@ -89,6 +89,7 @@ const COMMON_TIME_ZONES = [
   'Australia/Sydney',
 ];
 const LIVE_REFRESH_MS = 2000;
+const NOT_CHOSEN: [string, string] = ['', 'Not chosen yet'];
 const PAGE_SIZE = 25;
 
 const finished = (stats: CampaignStats) => stats.answered + stats.unanswered + stats.busy + stats.failed;
@@ -116,7 +117,7 @@ export function CampaignsPage(_props: { params: Record<string, string> }) {
       >
         Campaigns
       </PageTitle>
-      <form class="filters" role="search" aria-label="Filter campaigns" onSubmit={(event) => event.preventDefault()}>
+      <Form class="filters" role="search" aria-label="Filter campaigns">
         <Select
           label="Status"
           value={status}
@@ -124,43 +125,33 @@ export function CampaignsPage(_props: { params: Record<string, string> }) {
             setStatus(value);
             setPage(1);
           }}
-          options={[['', 'All statuses'], ...STATUSES.map((value): [string, string] => [value, value])]}
+          options={[['', 'All statuses'], ...valueOptions(STATUSES)]}
         />
-      </form>
+      </Form>
       <ErrorMessage error={campaigns.error ?? agents.error} />
       {campaigns.loading && !campaigns.data && <p>Loading campaigns…</p>}
       {campaigns.data && campaigns.data.data.length === 0 && <Empty>{status ? `No ${status} campaigns.` : 'No campaigns yet: create one to start calling a contact list.'}</Empty>}
       {campaigns.data && campaigns.data.data.length > 0 && (
         <>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Agent</th>
-                  <th scope="col">Progress</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {campaigns.data.data.map((campaign) => (
-                  <tr key={campaign.id}>
-                    <td>
-                      <a href={`#/campaigns/${campaign.id}`}>{campaign.name}</a>
-                    </td>
-                    <td>
-                      <Status value={campaign.status} />
-                      {campaign.statusReason && <div class="hint">{campaign.statusReason}</div>}
-                    </td>
-                    <td>{nameOf(agents.data?.data, campaign.agentId)}</td>
-                    <td>{campaign.stats && <Progress name={campaign.name} stats={campaign.stats} />}</td>
-                    <td>{formatDate(campaign.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            rows={campaigns.data.data}
+            rowKey={(campaign) => campaign.id}
+            columns={[
+              { header: 'Name', cell: (campaign) => <a href={`#/campaigns/${campaign.id}`}>{campaign.name}</a> },
+              {
+                header: 'Status',
+                cell: (campaign) => (
+                  <>
+                    <Status value={campaign.status} />
+                    {campaign.statusReason && <div class="hint">{campaign.statusReason}</div>}
+                  </>
+                ),
+              },
+              { header: 'Agent', cell: (campaign) => nameOf(agents.data?.data, campaign.agentId) },
+              { header: 'Progress', cell: (campaign) => campaign.stats && <Progress name={campaign.name} stats={campaign.stats} /> },
+              { header: 'Created', cell: (campaign) => formatDate(campaign.createdAt) },
+            ]}
+          />
           <Pagination page={campaigns.data.page} limit={campaigns.data.limit} total={campaigns.data.total} onPage={setPage} />
         </>
       )}
@@ -180,19 +171,22 @@ function Progress({ name, stats }: { name: string; stats: CampaignStats }) {
   );
 }
 
+/** A campaign page while its campaign loads, or failed to. */
+function NotLoaded({ title, load }: { title: string; load: { error: Error | undefined; loading: boolean } }) {
+  return (
+    <>
+      <PageTitle>{title}</PageTitle>
+      <ErrorMessage error={load.error} />
+      {load.loading && <p>Loading the campaign…</p>}
+    </>
+  );
+}
+
 /** New campaign, or edit one that is still DRAFT (the API refuses changes after that). */
 export function CampaignEditPage({ params }: { params: Record<string, string> }) {
   const existing = useLoad(() => (params.id ? api<Campaign>('GET', `/campaigns/${params.id}`) : Promise.resolve(undefined)), [params.id]);
   const campaign = existing.data;
-  if (params.id && !campaign) {
-    return (
-      <>
-        <PageTitle>Edit campaign</PageTitle>
-        <ErrorMessage error={existing.error} />
-        {existing.loading && <p>Loading the campaign…</p>}
-      </>
-    );
-  }
+  if (params.id && !campaign) return <NotLoaded title="Edit campaign" load={existing} />;
   if (campaign && campaign.status !== 'DRAFT') {
     return (
       <>
@@ -279,40 +273,33 @@ function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
     navigate(`/campaigns/${saved.id}`);
   });
   const problem = (path: string) => fieldErrorOf(save.error, path);
-  const choices = <T extends { id: string }>(items: T[] | undefined, text: (item: T) => string): [string, string][] => [['', 'Not chosen yet'], ...(items ?? []).map((item): [string, string] => [item.id, text(item)])];
 
   return (
-    <form
-      class="grid-form"
-      onSubmit={(event) => {
-        event.preventDefault();
-        void save.run();
-      }}
-    >
+    <Form class="grid-form" onSubmit={save.run}>
       <Field label="Campaign name" value={values.name} onValue={set('name')} required maxLength={200} hint="Unique among your campaigns." problem={problem('/name')} />
       <Field label="Description (optional)" value={values.description} onValue={set('description')} maxLength={2000} problem={problem('/description')} />
       <ErrorMessage error={agents.error ?? numbers.error ?? lists.error} />
-      <SelectWithProblem
+      <Select
         label="Agent"
         value={values.agentId}
         onValue={set('agentId')}
-        options={choices(agents.data?.data, (agent) => agent.name)}
+        options={namedOptions(agents.data?.data, NOT_CHOSEN)}
         hint={agents.data?.total === 0 ? 'No agents yet: create one under Agents & numbers.' : 'The voice agent that speaks on each call.'}
         problem={problem('/agentId')}
       />
-      <SelectWithProblem
+      <Select
         label="Voice number"
         value={values.voiceNumberId}
         onValue={set('voiceNumberId')}
-        options={choices(numbers.data?.data, numberText)}
+        options={namedOptions(numbers.data?.data, NOT_CHOSEN, numberText)}
         hint={numbers.data?.total === 0 ? 'No numbers yet: add one under Agents & numbers.' : 'The number the calls come from.'}
         problem={problem('/voiceNumberId')}
       />
-      <SelectWithProblem
+      <Select
         label="Contact list"
         value={values.contactListId}
         onValue={set('contactListId')}
-        options={choices(lists.data?.data, (list) => `${list.name} (${list.contactCount} contacts)`)}
+        options={namedOptions(lists.data?.data, NOT_CHOSEN, (list) => `${list.name} (${list.contactCount} contacts)`)}
         hint="At least 2 contacts; the list's contacts are copied when the campaign starts."
         problem={problem('/contactListId')}
       />
@@ -363,16 +350,7 @@ function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
         </button>
         <a href={campaign ? `#/campaigns/${campaign.id}` : '#/campaigns'}>Back without saving</a>
       </div>
-    </form>
-  );
-}
-
-/** The shared Select has no field-problem slot; the API's complaint replaces the hint, which the select already points at. */
-function SelectWithProblem({ problem, hint, ...props }: { label: string; value: string; onValue: (value: string) => void; options: [string, string][]; hint: string; problem: string | undefined }) {
-  return (
-    <div class={problem ? 'has-problem' : undefined}>
-      <Select {...props} hint={problem ?? hint} />
-    </div>
+    </Form>
   );
 }
 
@@ -446,15 +424,7 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
   });
 
   const data = campaign.data;
-  if (!data) {
-    return (
-      <>
-        <PageTitle>Campaign</PageTitle>
-        <ErrorMessage error={campaign.error} />
-        {campaign.loading && <p>Loading the campaign…</p>}
-      </>
-    );
-  }
+  if (!data) return <NotLoaded title="Campaign" load={campaign} />;
   const liveCalls = calls.data?.data.filter(isLive) ?? [];
   const button = (action: 'start' | 'pause' | 'resume', label: string) => (
     <button type="button" class={action === 'pause' ? undefined : 'primary'} disabled={act.busy} onClick={() => void act.run(action)}>
@@ -508,36 +478,18 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
         <ErrorMessage error={calls.error} />
         {calls.data && liveCalls.length === 0 && <Empty>No call is live right now.</Empty>}
         {liveCalls.length > 0 && (
-          <div class="table-wrap">
-            <table class="live-calls">
-              <thead>
-                <tr>
-                  <th scope="col">Started</th>
-                  <th scope="col">To</th>
-                  <th scope="col">Attempt</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {liveCalls.map((call) => (
-                  <tr key={call.id}>
-                    <td>{formatDate(call.startedAt)}</td>
-                    <td>{call.toNumber}</td>
-                    <td>{call.attempt}</td>
-                    <td>
-                      <Status value={call.status} />
-                    </td>
-                    <td>
-                      <HangUpButton call={call} onDone={() => void calls.reload()} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            tableClass="live-calls"
+            rows={liveCalls}
+            rowKey={(call) => call.id}
+            columns={[
+              { header: 'Started', cell: (call) => formatDate(call.startedAt) },
+              { header: 'To', cell: (call) => call.toNumber },
+              { header: 'Attempt', cell: (call) => call.attempt },
+              { header: 'Status', cell: (call) => <Status value={call.status} /> },
+              { header: <ActionsHeader />, cell: (call) => <HangUpButton call={call} onDone={() => void calls.reload()} /> },
+            ]}
+          />
         )}
         {calls.data && calls.data.total > 0 && (
           <p>
@@ -551,36 +503,18 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
         {contacts.data && contacts.data.total === 0 && <Empty>The list's contacts are copied here when the campaign starts.</Empty>}
         {contacts.data && contacts.data.total > 0 && (
           <>
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Phone</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Attempts</th>
-                    <th scope="col">Last outcome</th>
-                    <th scope="col">Next attempt</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {contacts.data.data.map((contact) => (
-                    <tr key={contact.contactId}>
-                      <td>{contact.name ?? '—'}</td>
-                      <td>{contact.phoneNumber}</td>
-                      <td>
-                        <Status value={contact.status} />
-                      </td>
-                      <td>
-                        {contact.attempts} of {data.maxAttempts}
-                      </td>
-                      <td>{contact.lastOutcome ?? '—'}</td>
-                      <td>{UNFINISHED.includes(data.status) ? formatDate(contact.nextAttemptAt) : '—'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              rows={contacts.data.data}
+              rowKey={(contact) => contact.contactId}
+              columns={[
+                { header: 'Name', cell: (contact) => contact.name ?? '—' },
+                { header: 'Phone', cell: (contact) => contact.phoneNumber },
+                { header: 'State', cell: (contact) => <Status value={contact.status} /> },
+                { header: 'Attempts', cell: (contact) => `${contact.attempts} of ${data.maxAttempts}` },
+                { header: 'Last outcome', cell: (contact) => contact.lastOutcome ?? '—' },
+                { header: 'Next attempt', cell: (contact) => (UNFINISHED.includes(data.status) ? formatDate(contact.nextAttemptAt) : '—') },
+              ]}
+            />
             <Pagination page={contacts.data.page} limit={contacts.data.limit} total={contacts.data.total} onPage={setContactsPage} />
           </>
         )}

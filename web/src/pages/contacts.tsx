@@ -1,7 +1,7 @@
 import './contacts.css';
 import { useState } from 'preact/hooks';
 import { api, query, upload, type Page } from '../api.ts';
-import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Pagination, TextArea, useAction, useLoad } from '../ui.tsx';
+import { ActionsHeader, Confirm, DataTable, Empty, ErrorMessage, Field, fieldErrorOf, Form, formatDate, PageTitle, Pagination, PhoneField, TextArea, useAction, useLoad } from '../ui.tsx';
 
 interface ContactList {
   id: string;
@@ -61,20 +61,14 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
       <PageTitle>Contacts</PageTitle>
       <section aria-labelledby="create-list-title">
         <h2 id="create-list-title">Create a contact list</h2>
-        <form
-          class="grid-form"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void create.run();
-          }}
-        >
+        <Form class="grid-form" onSubmit={create.run}>
           <Field label="List name" value={name} onValue={setName} required maxLength={200} hint="Unique among your lists." problem={fieldErrorOf(create.error, '/name')} />
           <Field label="Description (optional)" value={description} onValue={setDescription} maxLength={500} />
           <ErrorMessage error={create.error} />
           <button type="submit" class="primary" disabled={create.busy}>
             Create list
           </button>
-        </form>
+        </Form>
       </section>
       <section aria-labelledby="lists-title">
         <h2 id="lists-title">Contact lists</h2>
@@ -94,38 +88,25 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
         {lists.data && lists.data.data.length === 0 && <Empty>{search ? 'No list name matches your search.' : 'No contact lists yet.'}</Empty>}
         {lists.data && lists.data.data.length > 0 && (
           <>
-            <div class="table-wrap contacts-table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Description</th>
-                    <th scope="col">Contacts</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {lists.data.data.map((list) => (
-                    <tr key={list.id}>
-                      <td>
-                        <a href={`#/contacts/${list.id}`}>{list.name}</a>
-                      </td>
-                      <td>{descriptionOf(list)}</td>
-                      <td>{list.contactCount}</td>
-                      <td>{formatDate(list.createdAt)}</td>
-                      <td>
-                        <button type="button" class="danger" onClick={() => setDeleting(list)} aria-label={`Delete ${list.name}`}>
-                          Delete
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              wrapClass="contacts-table-wrap"
+              rows={lists.data.data}
+              rowKey={(list) => list.id}
+              columns={[
+                { header: 'Name', cell: (list) => <a href={`#/contacts/${list.id}`}>{list.name}</a> },
+                { header: 'Description', cell: descriptionOf },
+                { header: 'Contacts', cell: (list) => list.contactCount },
+                { header: 'Created', cell: (list) => formatDate(list.createdAt) },
+                {
+                  header: <ActionsHeader />,
+                  cell: (list) => (
+                    <button type="button" class="danger" onClick={() => setDeleting(list)} aria-label={`Delete ${list.name}`}>
+                      Delete
+                    </button>
+                  ),
+                },
+              ]}
+            />
             <Pagination page={lists.data.page} limit={lists.data.limit} total={lists.data.total} onPage={setPage} />
           </>
         )}
@@ -250,26 +231,8 @@ function AddContact({ listId, onAdded }: { listId: string; onAdded: () => Promis
   return (
     <section aria-labelledby="add-contact-title">
       <h2 id="add-contact-title">Add a contact</h2>
-      <form
-        class="grid-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void add.run();
-        }}
-      >
-        <Field
-          label="Phone number"
-          type="tel"
-          inputMode="tel"
-          autoComplete="off"
-          value={phoneNumber}
-          onValue={setPhoneNumber}
-          required
-          maxLength={40}
-          placeholder="+14155550123"
-          hint="E.164: + and country code."
-          problem={fieldErrorOf(add.error, '/phoneNumber')}
-        />
+      <Form class="grid-form" onSubmit={add.run}>
+        <PhoneField value={phoneNumber} onValue={setPhoneNumber} placeholder="+14155550123" problem={fieldErrorOf(add.error, '/phoneNumber')} />
         <Field label="Name (optional)" value={name} onValue={setName} maxLength={200} autoComplete="off" problem={fieldErrorOf(add.error, '/name')} />
         <Field label="Email (optional)" type="email" value={email} onValue={setEmail} maxLength={254} autoComplete="off" problem={fieldErrorOf(add.error, '/email')} />
         <div class="wide contacts-variables">
@@ -279,7 +242,7 @@ function AddContact({ listId, onAdded }: { listId: string; onAdded: () => Promis
         <button type="submit" class="primary" disabled={add.busy}>
           Add contact
         </button>
-      </form>
+      </Form>
     </section>
   );
 }
@@ -303,13 +266,7 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
   return (
     <section aria-labelledby="upload-title">
       <h2 id="upload-title">Upload contacts</h2>
-      <form
-        class="grid-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void send.run();
-        }}
-      >
+      <Form class="grid-form" onSubmit={send.run}>
         <div class="field wide contacts-file">
           <label for="contacts-csv">CSV file</label>
           <input id="contacts-csv" type="file" accept=".csv,text/csv" required aria-describedby="contacts-csv-hint" onChange={(event) => setFile(event.currentTarget.files?.[0])} />
@@ -333,7 +290,7 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
           {send.busy && (percent < 100 ? `${percent}% sent.` : 'Sent; importing the rows…')}
           {!send.busy && result && `Imported ${result.imported}, skipped ${result.skipped}.`}
         </p>
-      </form>
+      </Form>
       {result && <UploadReport result={result} />}
     </section>
   );
@@ -352,27 +309,16 @@ function UploadReport({ result }: { result: UploadResult }) {
         </li>
       </ul>
       {result.invalidRows.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption>Invalid rows (not imported)</caption>
-            <thead>
-              <tr>
-                <th scope="col">Row</th>
-                <th scope="col">Phone</th>
-                <th scope="col">Reason</th>
-              </tr>
-            </thead>
-            <tbody>
-              {result.invalidRows.map((row) => (
-                <tr key={row.row}>
-                  <td>{row.row}</td>
-                  <td>{row.phone}</td>
-                  <td>{row.reason}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="Invalid rows (not imported)"
+          rows={result.invalidRows}
+          rowKey={(row) => row.row}
+          columns={[
+            { header: 'Row', cell: (row) => row.row },
+            { header: 'Phone', cell: (row) => row.phone },
+            { header: 'Reason', cell: (row) => row.reason },
+          ]}
+        />
       )}
     </section>
   );
@@ -433,36 +379,23 @@ function ContactsTable({
       <ErrorMessage error={error} />
       {contacts && contacts.total === 0 && <Empty>{search.trim() ? `No contact matches “${search.trim()}”.` : 'No contacts yet: add one or import a CSV file.'}</Empty>}
       {shown.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col" class="contacts-check">
-                  <input type="checkbox" aria-label="Select all contacts on this page" checked={allShownSelected} onChange={(event) => toggleAll(event.currentTarget.checked)} />
-                </th>
-                <th scope="col">Phone</th>
-                <th scope="col">Name</th>
-                <th scope="col">Email</th>
-                <th scope="col">Custom variables</th>
-                <th scope="col">Added</th>
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((contact) => (
-                <tr key={contact.id}>
-                  <td class="contacts-check">
-                    <input type="checkbox" aria-label={`Select ${contact.name ?? contact.phoneNumber}`} checked={selected.has(contact.id)} onChange={(event) => toggle(contact.id, event.currentTarget.checked)} />
-                  </td>
-                  <td>{contact.phoneNumber}</td>
-                  <td>{contact.name ?? '—'}</td>
-                  <td>{contact.email ?? '—'}</td>
-                  <td>{variablesText(contact.metadata) || '—'}</td>
-                  <td>{formatDate(contact.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={shown}
+          rowKey={(contact) => contact.id}
+          columns={[
+            {
+              header: <input type="checkbox" aria-label="Select all contacts on this page" checked={allShownSelected} onChange={(event) => toggleAll(event.currentTarget.checked)} />,
+              headerClass: 'contacts-check',
+              className: 'contacts-check',
+              cell: (contact) => <input type="checkbox" aria-label={`Select ${contact.name ?? contact.phoneNumber}`} checked={selected.has(contact.id)} onChange={(event) => toggle(contact.id, event.currentTarget.checked)} />,
+            },
+            { header: 'Phone', cell: (contact) => contact.phoneNumber },
+            { header: 'Name', cell: (contact) => contact.name ?? '—' },
+            { header: 'Email', cell: (contact) => contact.email ?? '—' },
+            { header: 'Custom variables', cell: (contact) => variablesText(contact.metadata) || '—' },
+            { header: 'Added', cell: (contact) => formatDate(contact.createdAt) },
+          ]}
+        />
       )}
       {contacts && contacts.total > 0 && <Pagination page={contacts.page} limit={contacts.limit} total={contacts.total} onPage={onPage} />}
     </section>

@@ -1,7 +1,7 @@
 import './integrations.css';
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { Confirm, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, useAction, useLoad } from '../ui.tsx';
+import { Confirm, ErrorMessage, Field, fieldErrorOf, Form, formatDate, PageTitle, useAction, useLoad } from '../ui.tsx';
 
 interface Integration {
   kind: string;
@@ -128,12 +128,7 @@ function IntegrationCard({ kind, current, onSaved, onDisconnect }: { kind: Kind;
           </p>
         )}
       </div>
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          void save.run();
-        }}
-      >
+      <Form onSubmit={save.run}>
         {kind.fields.map((field) => (
           <Field
             key={field.name}
@@ -160,7 +155,7 @@ function IntegrationCard({ kind, current, onSaved, onDisconnect }: { kind: Kind;
             </button>
           )}
         </div>
-      </form>
+      </Form>
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type Page } from '../api.ts';
-import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Select, Status, useAction, useLoad } from '../ui.tsx';
+import { ActionsHeader, Confirm, DataTable, Empty, ErrorMessage, Field, fieldErrorOf, Form, formatDate, namedOptions, PageTitle, Select, Status, useAction, useLoad } from '../ui.tsx';
 
 interface ApiKey {
   id: string;
@@ -74,68 +74,43 @@ export function KeysPage() {
       )}
       <section aria-labelledby="create-key-title">
         <h2 id="create-key-title">Create a key</h2>
-        <form
-          class="grid-form"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void create.run();
-          }}
-        >
+        <Form class="grid-form" onSubmit={create.run}>
           <Field label="Name" value={name} onValue={setName} required maxLength={200} problem={fieldErrorOf(create.error, '/name')} />
           <Field label="Expires (optional)" type="datetime-local" value={expiresAt} onValue={setExpiresAt} hint="Leave empty for a key that does not expire." problem={fieldErrorOf(create.error, '/expiresAt')} />
           <Field label="Webhook URL (optional)" type="url" value={webhookUrl} onValue={setWebhookUrl} placeholder="https://example.com/callforge" hint="Call results and events are posted here, signed." problem={fieldErrorOf(create.error, '/webhookUrl')} />
-          <Select label="Pinned agent (optional)" value={agentId} onValue={setAgentId} options={[['', 'All agents'], ...(agents.data?.data ?? []).map((agent): [string, string] => [agent.id, agent.name])]} hint="A pinned key sees only that agent's calls." />
+          <Select label="Pinned agent (optional)" value={agentId} onValue={setAgentId} options={namedOptions(agents.data?.data, ['', 'All agents'])} hint="A pinned key sees only that agent's calls." />
           <ErrorMessage error={create.error} />
           <button type="submit" class="primary" disabled={create.busy}>
             Create key
           </button>
-        </form>
+        </Form>
       </section>
       <section aria-labelledby="keys-title">
         <h2 id="keys-title">Keys</h2>
         <ErrorMessage error={keys.error ?? revoke.error} />
         {keys.data && keys.data.data.length === 0 && <Empty>No keys yet.</Empty>}
         {keys.data && keys.data.data.length > 0 && (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.data.data.map((key) => (
-                  <tr key={key.id}>
-                    <td>{key.name}</td>
-                    <td>
-                      <code>{key.keyPrefix}…</code>
-                    </td>
-                    <td>{formatDate(key.createdAt)}</td>
-                    <td>{formatDate(key.lastUsedAt)}</td>
-                    <td>{key.expiresAt ? formatDate(key.expiresAt) : 'Never'}</td>
-                    <td>
-                      <Status value={key.status} />
-                    </td>
-                    <td>
-                      {key.status === 'ACTIVE' && (
-                        <button type="button" class="danger" onClick={() => setRevoking(key)} aria-label={`Revoke ${key.name}`}>
-                          Revoke
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            rows={keys.data.data}
+            rowKey={(key) => key.id}
+            columns={[
+              { header: 'Name', cell: (key) => key.name },
+              { header: 'Prefix', cell: (key) => <code>{key.keyPrefix}…</code> },
+              { header: 'Created', cell: (key) => formatDate(key.createdAt) },
+              { header: 'Last used', cell: (key) => formatDate(key.lastUsedAt) },
+              { header: 'Expires', cell: (key) => (key.expiresAt ? formatDate(key.expiresAt) : 'Never') },
+              { header: 'Status', cell: (key) => <Status value={key.status} /> },
+              {
+                header: <ActionsHeader />,
+                cell: (key) =>
+                  key.status === 'ACTIVE' && (
+                    <button type="button" class="danger" onClick={() => setRevoking(key)} aria-label={`Revoke ${key.name}`}>
+                      Revoke
+                    </button>
+                  ),
+              },
+            ]}
+          />
         )}
       </section>
       <Confirm open={!!revoking} title="Revoke this key?" confirmLabel="Revoke key" onCancel={() => setRevoking(undefined)} onConfirm={() => void revoke.run(revoking!)}>

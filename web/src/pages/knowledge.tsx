@@ -1,7 +1,7 @@
 import './knowledge.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, query, upload, type Page } from '../api.ts';
-import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Pagination, Select, Status, useAction, useLoad } from '../ui.tsx';
+import { ActionsHeader, Confirm, DataTable, Empty, ErrorMessage, Field, fieldErrorOf, Form, formatDate, PageTitle, Pagination, Select, Status, TextArea, useAction, useLoad } from '../ui.tsx';
 
 // The service's limits (src/modules/knowledge/schemas.ts).
 const TOP_K_DEFAULT = 5;
@@ -67,20 +67,14 @@ export function KnowledgeBasesPage(_props: { params: Record<string, string> }) {
       <p class="hint">Agents search the knowledge bases they are given during calls. Add text, web pages or documents to a base, then try a query to see what an agent would find.</p>
       <section aria-labelledby="create-base-title">
         <h2 id="create-base-title">Create a knowledge base</h2>
-        <form
-          class="grid-form"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void create.run();
-          }}
-        >
+        <Form class="grid-form" onSubmit={create.run}>
           <Field label="Name" value={name} onValue={setName} required maxLength={200} hint="Unique in your account." problem={fieldErrorOf(create.error, '/name')} />
           <Field label="Description (optional)" value={description} onValue={setDescription} maxLength={2000} problem={fieldErrorOf(create.error, '/description')} />
           <ErrorMessage error={create.error} />
           <button type="submit" class="primary" disabled={create.busy}>
             Create knowledge base
           </button>
-        </form>
+        </Form>
       </section>
       <section aria-labelledby="bases-title">
         <h2 id="bases-title" ref={listHeading} tabIndex={-1}>
@@ -90,40 +84,25 @@ export function KnowledgeBasesPage(_props: { params: Record<string, string> }) {
         {bases.data && bases.data.data.length === 0 && <Empty>No knowledge bases yet.</Empty>}
         {bases.data && bases.data.data.length > 0 && (
           <>
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Description</th>
-                    <th scope="col">Sources</th>
-                    <th scope="col">Chunks</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {bases.data.data.map((base) => (
-                    <tr key={base.id}>
-                      <td>
-                        <a href={`#/knowledge/${base.id}`}>{base.name}</a>
-                      </td>
-                      <td>{base.description ?? '—'}</td>
-                      <td>{base.sourceCount}</td>
-                      <td>{base.chunkCount}</td>
-                      <td>{formatDate(base.createdAt)}</td>
-                      <td>
-                        <button type="button" class="danger" onClick={() => (remove.clearError(), setDeleting(base))} aria-label={`Delete ${base.name}`}>
-                          Delete
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              rows={bases.data.data}
+              rowKey={(base) => base.id}
+              columns={[
+                { header: 'Name', cell: (base) => <a href={`#/knowledge/${base.id}`}>{base.name}</a> },
+                { header: 'Description', cell: (base) => base.description ?? '—' },
+                { header: 'Sources', cell: (base) => base.sourceCount },
+                { header: 'Chunks', cell: (base) => base.chunkCount },
+                { header: 'Created', cell: (base) => formatDate(base.createdAt) },
+                {
+                  header: <ActionsHeader />,
+                  cell: (base) => (
+                    <button type="button" class="danger" onClick={() => (remove.clearError(), setDeleting(base))} aria-label={`Delete ${base.name}`}>
+                      Delete
+                    </button>
+                  ),
+                },
+              ]}
+            />
             {bases.data.total > PER_PAGE && <Pagination page={page} limit={PER_PAGE} total={bases.data.total} onPage={setPage} />}
           </>
         )}
@@ -199,13 +178,7 @@ function AddSource({ baseId, onAdded }: { baseId: string; onAdded: () => void })
   return (
     <section aria-labelledby="add-source-title">
       <h2 id="add-source-title">Add a source</h2>
-      <form
-        class="grid-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void add.run();
-        }}
-      >
+      <Form class="grid-form" onSubmit={add.run}>
         <Select
           label="Type"
           value={sourceType}
@@ -218,15 +191,7 @@ function AddSource({ baseId, onAdded }: { baseId: string; onAdded: () => void })
         />
         <Field label="Source name" value={sourceName} onValue={setSourceName} required maxLength={200} hint="A title, shown with search results." problem={fieldErrorOf(add.error, '/sourceName')} />
         {sourceType === 'text' && (
-          <div class="field wide">
-            <label for="source-raw-text">Text</label>
-            <textarea id="source-raw-text" rows={8} required value={rawText} onInput={(event) => setRawText(event.currentTarget.value)} aria-describedby={fieldErrorOf(add.error, '/rawText') ? 'source-raw-text-problem' : undefined} />
-            {fieldErrorOf(add.error, '/rawText') && (
-              <small id="source-raw-text-problem" class="problem">
-                {fieldErrorOf(add.error, '/rawText')}
-              </small>
-            )}
-          </div>
+          <TextArea id="source-raw-text" class="wide" label="Text" rows={8} required value={rawText} onValue={setRawText} problem={fieldErrorOf(add.error, '/rawText')} />
         )}
         {sourceType === 'url' && (
           <Field
@@ -262,7 +227,7 @@ function AddSource({ baseId, onAdded }: { baseId: string; onAdded: () => void })
         <button type="submit" class="primary" disabled={add.busy}>
           Add source
         </button>
-      </form>
+      </Form>
     </section>
   );
 }
@@ -327,48 +292,38 @@ function Sources({ baseId, onChange }: { baseId: string; onChange: () => void })
         {sources.data && sources.data.data.length === 0 && <Empty>No sources yet: add one above.</Empty>}
         {sources.data && sources.data.data.length > 0 && (
           <>
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Chunks</th>
-                    <th scope="col">Processed</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {sources.data.data.map((source) => (
-                    <tr key={source.id}>
-                      <td>{source.sourceName}</td>
-                      <td class="knowledge-origin">
-                        <SourceOrigin source={source} />
-                      </td>
-                      <td>
-                        <Status value={source.status} />
-                        {source.status === 'FAILED' && source.error && <small class="problem knowledge-source-error">{source.error}</small>}
-                      </td>
-                      <td>{source.status === 'READY' ? source.chunkCount : '—'}</td>
-                      <td>{formatDate(source.processedAt)}</td>
-                      <td>
-                        <div class="actions knowledge-source-actions">
-                          <button type="button" disabled={refresh.busy || source.status === 'PROCESSING'} onClick={() => void refresh.run(source)} aria-label={`Process ${source.sourceName} again`}>
-                            Refresh
-                          </button>
-                          <button type="button" class="danger" onClick={() => (remove.clearError(), setDeleting(source))} aria-label={`Delete ${source.sourceName}`}>
-                            Delete
-                          </button>
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              rows={sources.data.data}
+              rowKey={(source) => source.id}
+              columns={[
+                { header: 'Name', cell: (source) => source.sourceName },
+                { header: 'Type', className: 'knowledge-origin', cell: (source) => <SourceOrigin source={source} /> },
+                {
+                  header: 'Status',
+                  cell: (source) => (
+                    <>
+                      <Status value={source.status} />
+                      {source.status === 'FAILED' && source.error && <small class="problem knowledge-source-error">{source.error}</small>}
+                    </>
+                  ),
+                },
+                { header: 'Chunks', cell: (source) => (source.status === 'READY' ? source.chunkCount : '—') },
+                { header: 'Processed', cell: (source) => formatDate(source.processedAt) },
+                {
+                  header: <ActionsHeader />,
+                  cell: (source) => (
+                    <div class="actions knowledge-source-actions">
+                      <button type="button" disabled={refresh.busy || source.status === 'PROCESSING'} onClick={() => void refresh.run(source)} aria-label={`Process ${source.sourceName} again`}>
+                        Refresh
+                      </button>
+                      <button type="button" class="danger" onClick={() => (remove.clearError(), setDeleting(source))} aria-label={`Delete ${source.sourceName}`}>
+                        Delete
+                      </button>
+                    </div>
+                  ),
+                },
+              ]}
+            />
             {sources.data.total > PER_PAGE && <Pagination page={page} limit={PER_PAGE} total={sources.data.total} onPage={setPage} />}
           </>
         )}
@@ -406,21 +361,14 @@ function TryQuery({ baseId }: { baseId: string }) {
   return (
     <section aria-labelledby="try-query-title">
       <h2 id="try-query-title">Try a query</h2>
-      <form
-        class="grid-form"
-        role="search"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void search.run();
-        }}
-      >
+      <Form class="grid-form" role="search" onSubmit={search.run}>
         <Field label="Query" type="search" value={text} onValue={setText} required maxLength={2000} hint="What a caller might ask, in plain words." problem={fieldErrorOf(search.error, '/query')} />
         <Field label="Results wanted" type="number" inputMode="numeric" value={topK} onValue={setTopK} required min={1} max={TOP_K_MAX} step={1} hint={`1 to ${TOP_K_MAX}.`} problem={fieldErrorOf(search.error, '/topK')} />
         <ErrorMessage error={search.error} />
         <button type="submit" class="primary" disabled={search.busy}>
           Search
         </button>
-      </form>
+      </Form>
       <div aria-live="polite">
         {answer && answer.results.length === 0 && <Empty>Nothing in this knowledge base matches that query.</Empty>}
         {answer && answer.results.length > 0 && (

@@ -2,7 +2,7 @@ import './messaging.css';
 import type { ComponentChildren, ComponentType } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, ApiError, query, type Page } from '../api.ts';
-import { Confirm, Empty, ErrorMessage, Field, fieldErrorOf, formatDate, PageTitle, Pagination, Select, Status, TextArea, useAction, useLoad } from '../ui.tsx';
+import { ActionsHeader, type Column, Confirm, DataTable, Empty, ErrorMessage, Field, fieldErrorOf, Form, formatDate, PageTitle, Pagination, Select, Status, TextArea, useAction, useLoad, valueOptions as options } from '../ui.tsx';
 
 // The service's limits and enums (src/modules/messaging/schemas.ts).
 const MAX_WHATSAPP_TEMPLATES = 20;
@@ -77,7 +77,6 @@ interface Message {
   createdAt: string;
 }
 
-const options = (values: readonly string[]): [string, string][] => values.map((value) => [value, value]);
 const sentenceCase = (value: string) => value.charAt(0) + value.slice(1).toLowerCase();
 
 /** Post-call messaging: WhatsApp and SMS campaigns per agent, and the log of what was sent. */
@@ -97,8 +96,8 @@ export function MessagingPage(_props: { params: Record<string, string> }) {
         agents={agentList}
         agentName={agentName}
         columns={[
-          ['Sender', (campaign) => (campaign.phoneNumberId ? <code>{campaign.phoneNumberId}</code> : 'Integration default')],
-          ['Templates', (campaign) => `${campaign.templates.length} of ${MAX_WHATSAPP_TEMPLATES}`],
+          { header: 'Sender', cell: (campaign) => (campaign.phoneNumberId ? <code>{campaign.phoneNumberId}</code> : 'Integration default') },
+          { header: 'Templates', cell: (campaign) => `${campaign.templates.length} of ${MAX_WHATSAPP_TEMPLATES}` },
         ]}
         Editor={WhatsAppEditor}
       />
@@ -109,15 +108,15 @@ export function MessagingPage(_props: { params: Record<string, string> }) {
         agents={agentList}
         agentName={agentName}
         columns={[
-          [
-            'Sender',
-            (campaign) => (
+          {
+            header: 'Sender',
+            cell: (campaign) => (
               <>
                 <code>{campaign.senderNumber}</code> via {campaign.senderProvider}
               </>
             ),
-          ],
-          ['Templates', (campaign) => campaign.templates.map((template) => sentenceCase(template.callStatus)).join(', ') || 'None'],
+          },
+          { header: 'Templates', cell: (campaign) => campaign.templates.map((template) => sentenceCase(template.callStatus)).join(', ') || 'None' },
         ]}
         Editor={SmsEditor}
       />
@@ -149,7 +148,8 @@ function CampaignsSection<C extends Campaign>({
   path: string;
   agents: Agent[];
   agentName: (id: string | null) => string;
-  columns: [string, (campaign: C) => ComponentChildren][];
+  /** The channel's own columns, between Agent and Status. */
+  columns: Column<C>[];
   Editor: ComponentType<EditorProps<C>>;
 }) {
   const [page, setPage] = useState(1);
@@ -206,54 +206,33 @@ function CampaignsSection<C extends Campaign>({
       <ErrorMessage error={campaigns.error ?? toggle.error} />
       {campaigns.data && list.length === 0 && <Empty>No {channel} campaigns yet.</Empty>}
       {list.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Agent</th>
-                {columns.map(([heading]) => (
-                  <th scope="col" key={heading}>
-                    {heading}
-                  </th>
-                ))}
-                <th scope="col">Status</th>
-                <th scope="col">Updated</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((campaign) => (
-                <tr key={campaign.id}>
-                  <td>{campaign.name}</td>
-                  <td>{agentName(campaign.agentId)}</td>
-                  {columns.map(([heading, cell]) => (
-                    <td key={heading}>{cell(campaign)}</td>
-                  ))}
-                  <td>
-                    <Status value={campaign.isActive ? 'ACTIVE' : 'INACTIVE'} />
-                  </td>
-                  <td>{formatDate(campaign.updatedAt)}</td>
-                  <td>
-                    <div class="actions messaging-row-actions">
-                      <button type="button" onClick={() => setEditing(campaign)} aria-label={`Edit ${campaign.name}`}>
-                        Edit
-                      </button>
-                      <button type="button" disabled={toggle.busy} onClick={() => void toggle.run(campaign)} aria-label={`${campaign.isActive ? 'Deactivate' : 'Activate'} ${campaign.name}`}>
-                        {campaign.isActive ? 'Deactivate' : 'Activate'}
-                      </button>
-                      <button type="button" class="danger" onClick={() => (remove.clearError(), setDeleting(campaign))} aria-label={`Delete ${campaign.name}`}>
-                        Delete
-                      </button>
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          rows={list}
+          rowKey={(campaign) => campaign.id}
+          columns={[
+            { header: 'Name', cell: (campaign) => campaign.name },
+            { header: 'Agent', cell: (campaign) => agentName(campaign.agentId) },
+            ...columns,
+            { header: 'Status', cell: (campaign) => <Status value={campaign.isActive ? 'ACTIVE' : 'INACTIVE'} /> },
+            { header: 'Updated', cell: (campaign) => formatDate(campaign.updatedAt) },
+            {
+              header: <ActionsHeader />,
+              cell: (campaign) => (
+                <div class="actions messaging-row-actions">
+                  <button type="button" onClick={() => setEditing(campaign)} aria-label={`Edit ${campaign.name}`}>
+                    Edit
+                  </button>
+                  <button type="button" disabled={toggle.busy} onClick={() => void toggle.run(campaign)} aria-label={`${campaign.isActive ? 'Deactivate' : 'Activate'} ${campaign.name}`}>
+                    {campaign.isActive ? 'Deactivate' : 'Activate'}
+                  </button>
+                  <button type="button" class="danger" onClick={() => (remove.clearError(), setDeleting(campaign))} aria-label={`Delete ${campaign.name}`}>
+                    Delete
+                  </button>
+                </div>
+              ),
+            },
+          ]}
+        />
       )}
       {campaigns.data && campaigns.data.total > CAMPAIGNS_PER_PAGE && <Pagination page={page} limit={CAMPAIGNS_PER_PAGE} total={campaigns.data.total} onPage={setPage} />}
       <Confirm open={!!deleting} title={`Delete this ${channel} campaign?`} confirmLabel="Delete campaign" onCancel={() => setDeleting(undefined)} onConfirm={() => void remove.run(deleting!)}>
@@ -272,14 +251,7 @@ function EditorForm({ title, saveDisabled, error, onSubmit, onCancel, children }
   const headingId = useId();
   useEffect(() => heading.current?.focus(), []);
   return (
-    <form
-      class="grid-form messaging-editor"
-      aria-labelledby={headingId}
-      onSubmit={(event) => {
-        event.preventDefault();
-        onSubmit();
-      }}
-    >
+    <Form class="grid-form messaging-editor" aria-labelledby={headingId} onSubmit={onSubmit}>
       <h3 id={headingId} ref={heading} tabIndex={-1} class="wide">
         {title}
       </h3>
@@ -293,7 +265,7 @@ function EditorForm({ title, saveDisabled, error, onSubmit, onCancel, children }
           Cancel
         </button>
       </div>
-    </form>
+    </Form>
   );
 }
 
@@ -453,33 +425,19 @@ function smsSegments(text: string): { encoding: string; segments: number } {
 }
 
 function MessageBodyField({ label, value, onValue, problem }: { label: string; value: string; onValue: (value: string) => void; problem?: string }) {
-  const id = useId();
   const { encoding, segments } = smsSegments(value);
   return (
-    <div class="field wide">
-      <label for={id}>{label}</label>
-      <textarea
-        id={id}
-        rows={4}
-        required
-        maxLength={SMS_BODY_LIMIT}
-        value={value}
-        onInput={(event) => onValue(event.currentTarget.value)}
-        aria-describedby={`${id}-hint ${id}-count${problem ? ` ${id}-problem` : ''}`}
-        aria-invalid={problem ? true : undefined}
-      />
-      <small id={`${id}-hint`} class="hint">
-        {PLACEHOLDERS_HINT}
-      </small>
-      <small id={`${id}-count`} class="hint">
-        {value.length} of {SMS_BODY_LIMIT} characters · {encoding} · {segments} {segments === 1 ? 'segment' : 'segments'} (before placeholders are filled)
-      </small>
-      {problem && (
-        <small id={`${id}-problem`} class="problem">
-          {problem}
-        </small>
-      )}
-    </div>
+    <TextArea
+      class="wide"
+      label={label}
+      value={value}
+      onValue={onValue}
+      required
+      maxLength={SMS_BODY_LIMIT}
+      hint={PLACEHOLDERS_HINT}
+      note={`${value.length} of ${SMS_BODY_LIMIT} characters · ${encoding} · ${segments} ${segments === 1 ? 'segment' : 'segments'} (before placeholders are filled)`}
+      problem={problem}
+    />
   );
 }
 
@@ -598,61 +556,63 @@ function MessageLog({ agentName }: { agentName: (id: string | null) => string })
       {messages.data && messages.data.data.length === 0 && <Empty>{channel || status ? 'No messages match these filters.' : 'No messages yet: they are sent when calls of agents with an active campaign end.'}</Empty>}
       {messages.data && messages.data.data.length > 0 && (
         <>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Created</th>
-                  <th scope="col">Channel</th>
-                  <th scope="col">To</th>
-                  <th scope="col">Agent</th>
-                  <th scope="col">Content</th>
-                  <th scope="col">Status</th>
-                </tr>
-              </thead>
-              <tbody>
-                {messages.data.data.map((message) => (
-                  <tr key={message.id}>
-                    <td>{formatDate(message.createdAt)}</td>
-                    <td>{message.channel === 'SMS' ? 'SMS' : 'WhatsApp'}</td>
-                    <td>
-                      <code>{message.toNumber}</code>
-                      <br />
-                      <small class="hint">
-                        from {message.sender ?? 'default sender'} via {message.provider}
-                      </small>
-                    </td>
-                    <td>{agentName(message.agentId)}</td>
-                    <td class="messaging-content">
-                      {message.channel === 'SMS' ? (
-                        <>
-                          <span class="messaging-body">{message.body}</span>
-                          {message.segments !== null && (
-                            <small class="hint">
-                              {message.segments} {message.segments === 1 ? 'segment' : 'segments'}, {message.encoding}
-                            </small>
-                          )}
-                        </>
-                      ) : (
-                        <>
-                          Template <code>{message.templateName}</code> ({message.languageCode})
-                        </>
-                      )}
-                    </td>
-                    <td class="messaging-status">
-                      <Status value={message.status} />
-                      {message.failureReason && <small class="problem messaging-failure">{message.failureReason}</small>}
-                      <MessageProgress message={message} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            rows={messages.data.data}
+            rowKey={(message) => message.id}
+            columns={[
+              { header: 'Created', cell: (message) => formatDate(message.createdAt) },
+              { header: 'Channel', cell: (message) => (message.channel === 'SMS' ? 'SMS' : 'WhatsApp') },
+              {
+                header: 'To',
+                cell: (message) => (
+                  <>
+                    <code>{message.toNumber}</code>
+                    <br />
+                    <small class="hint">
+                      from {message.sender ?? 'default sender'} via {message.provider}
+                    </small>
+                  </>
+                ),
+              },
+              { header: 'Agent', cell: (message) => agentName(message.agentId) },
+              { header: 'Content', className: 'messaging-content', cell: (message) => <MessageContent message={message} /> },
+              {
+                header: 'Status',
+                className: 'messaging-status',
+                cell: (message) => (
+                  <>
+                    <Status value={message.status} />
+                    {message.failureReason && <small class="problem messaging-failure">{message.failureReason}</small>}
+                    <MessageProgress message={message} />
+                  </>
+                ),
+              },
+            ]}
+          />
           <Pagination page={page} limit={MESSAGES_PER_PAGE} total={messages.data.total} onPage={setPage} />
         </>
       )}
     </section>
+  );
+}
+
+function MessageContent({ message }: { message: Message }) {
+  if (message.channel === 'SMS') {
+    return (
+      <>
+        <span class="messaging-body">{message.body}</span>
+        {message.segments !== null && (
+          <small class="hint">
+            {message.segments} {message.segments === 1 ? 'segment' : 'segments'}, {message.encoding}
+          </small>
+        )}
+      </>
+    );
+  }
+  return (
+    <>
+      Template <code>{message.templateName}</code> ({message.languageCode})
+    </>
   );
 }
 

@@ -2,7 +2,7 @@ import './usage.css';
 import { useId, useState } from 'preact/hooks';
 import { api, query, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
-import { Empty, ErrorMessage, formatMoney, PageTitle, Select, useLoad } from '../ui.tsx';
+import { DataTable, Empty, ErrorMessage, formatMoney, namedOptions, PageTitle, Select, useLoad } from '../ui.tsx';
 
 const DAY_MS = 86_400_000;
 
@@ -28,7 +28,15 @@ interface Detail {
   totals: Totals;
   calls?: number;
   minutes?: number;
-  byAgent?: { agentId: string | null; agentName: string | null; calls: number; minutes: number; totals: Totals }[];
+  byAgent?: AgentRow[];
+}
+
+interface AgentRow {
+  agentId: string | null;
+  agentName: string | null;
+  calls: number;
+  minutes: number;
+  totals: Totals;
 }
 
 const COMPONENTS: [keyof Omit<Totals, 'total'>, string][] = [
@@ -87,7 +95,7 @@ export function UsagePage(_props: { params: Record<string, string> }) {
             ['hour', 'Per hour'],
           ]}
         />
-        <Select label="Agent" value={agentId} onValue={setAgentId} options={[['', 'All agents'], ...(agents.data?.data ?? []).map((agent): [string, string] => [agent.id, agent.name])]} />
+        <Select label="Agent" value={agentId} onValue={setAgentId} options={namedOptions(agents.data?.data, ['', 'All agents'])} />
       </div>
       <ErrorMessage error={detail.error} />
       {detail.data && <Summary detail={detail.data} trends={trends.data} />}
@@ -248,45 +256,38 @@ function CostBreakdown({ detail }: { detail: Detail }) {
   return (
     <section aria-labelledby="components-title">
       <h2 id="components-title">Cost per component</h2>
-      <div class="table-wrap usage-table">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Component</th>
-              <th scope="col">Cost</th>
-              <th scope="col">Share</th>
-            </tr>
-          </thead>
-          <tbody>
-            {COMPONENTS.map(([key, name]) => {
+      <DataTable
+        wrapClass="usage-table"
+        rows={COMPONENTS}
+        rowKey={([key]) => key}
+        columns={[
+          { header: 'Component', rowHeader: true, cell: ([, name]) => name },
+          { header: 'Cost', cell: ([key]) => formatMoney(detail.totals[key], detail.currency) },
+          {
+            header: 'Share',
+            cell: ([key]) => {
               const share = total > 0 ? (Number(detail.totals[key]) / total) * 100 : 0;
               return (
-                <tr key={key}>
-                  <th scope="row">{name}</th>
-                  <td>{formatMoney(detail.totals[key], detail.currency)}</td>
-                  <td>
-                    <div class="usage-share-cell">
-                      <span class="usage-share" aria-hidden="true">
-                        <span style={{ width: `${share}%` }} />
-                      </span>
-                      {share.toFixed(1)}%
-                    </div>
-                  </td>
-                </tr>
+                <div class="usage-share-cell">
+                  <span class="usage-share" aria-hidden="true">
+                    <span style={{ width: `${share}%` }} />
+                  </span>
+                  {share.toFixed(1)}%
+                </div>
               );
-            })}
-          </tbody>
-          <tfoot>
-            <tr class="usage-total">
-              <th scope="row">Total</th>
-              <td>
-                <strong>{formatMoney(detail.totals.total, detail.currency)}</strong>
-              </td>
-              <td />
-            </tr>
-          </tfoot>
-        </table>
-      </div>
+            },
+          },
+        ]}
+        foot={
+          <tr class="usage-total">
+            <th scope="row">Total</th>
+            <td>
+              <strong>{formatMoney(detail.totals.total, detail.currency)}</strong>
+            </td>
+            <td />
+          </tr>
+        }
+      />
     </section>
   );
 }
@@ -298,38 +299,18 @@ function AgentTotals({ detail }: { detail: Detail }) {
       <h2 id="agents-title">Per agent</h2>
       {rows.length === 0 && <Empty>No calls ended in this range.</Empty>}
       {rows.length > 0 && (
-        <div class="table-wrap usage-table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Agent</th>
-                <th scope="col">Calls</th>
-                <th scope="col">Minutes</th>
-                {COMPONENTS.map(([key, name]) => (
-                  <th scope="col" key={key}>
-                    {name}
-                  </th>
-                ))}
-                <th scope="col">Total</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={row.agentId ?? 'none'}>
-                  <th scope="row">{row.agentName ?? (row.agentId ? 'Deleted agent' : 'No agent')}</th>
-                  <td>{row.calls}</td>
-                  <td>{row.minutes}</td>
-                  {COMPONENTS.map(([key]) => (
-                    <td key={key}>{formatMoney(row.totals[key], detail.currency)}</td>
-                  ))}
-                  <td>
-                    <strong>{formatMoney(row.totals.total, detail.currency)}</strong>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          wrapClass="usage-table"
+          rows={rows}
+          rowKey={(row) => row.agentId ?? 'none'}
+          columns={[
+            { header: 'Agent', rowHeader: true, cell: (row) => row.agentName ?? (row.agentId ? 'Deleted agent' : 'No agent') },
+            { header: 'Calls', cell: (row) => row.calls },
+            { header: 'Minutes', cell: (row) => row.minutes },
+            ...COMPONENTS.map(([key, name]) => ({ header: name, cell: (row: AgentRow) => formatMoney(row.totals[key], detail.currency) })),
+            { header: 'Total', cell: (row) => <strong>{formatMoney(row.totals.total, detail.currency)}</strong> },
+          ]}
+        />
       )}
     </section>
   );
