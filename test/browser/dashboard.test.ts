@@ -68,9 +68,23 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
   it('signs up and shows the account and wallet balance', async () => {
     await page.goto(`${dashboard.url}/#/login`);
     await screenshots('login');
-    await signUpInBrowser(page, dashboard.url, 'Acme Clinics');
+    const owner = await signUpInBrowser(page, dashboard.url, 'Acme Clinics');
     await expect(page.getByTestId('wallet-balance').textContent()).resolves.toMatch(/Balance/);
     await expect(page.locator('.tenant').textContent()).resolves.toBe('Acme Clinics');
+
+    // Log out, a wrong password shows the API's sentence, the right one signs in again.
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Log in to callforge' }).waitFor();
+    await page.getByLabel('Email').fill(owner.email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toBe('Invalid email or password.');
+    // The browser logs that refused request (a 401) as a console error: expected, and only that.
+    expect(problems).toEqual([expect.stringContaining('status of 401')]);
+    problems.length = 0;
+    await page.getByLabel('Password').fill(owner.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByTestId('wallet-balance').waitFor();
   });
 
   it('creates an API key, shows it once with a copy button and a warning, and lists only its prefix', async () => {
