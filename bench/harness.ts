@@ -363,19 +363,26 @@ export async function forEachEngine<R>(work: (engine: Engine) => Promise<R>, rep
 // In-process runtime, for benches that drive the job handlers themselves.
 
 /**
- * The runtime and app in this process on a fresh `callforge_bench_…` database of the PostgreSQL
- * server at `adminUrl`; everything is closed and the database dropped at exit (also on Ctrl-C).
+ * The runtime and app in this process: on a fresh `callforge_bench_…` database of the PostgreSQL
+ * server at `adminUrl`, or on PGlite in memory when `adminUrl` is undefined; everything is closed
+ * (and the database dropped) at exit, also on Ctrl-C.
  */
-export async function inProcessRuntime(adminUrl: string, env: Record<string, string> = {}) {
-  const name = `callforge_bench_${randomBytes(6).toString('hex')}`;
-  assertBenchDatabase(name);
-  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
-  onCleanup(`drop database ${name}`, async () => {
+export async function inProcessRuntime(adminUrl: string | undefined, env: Record<string, string> = {}) {
+  let databaseUrl: string | undefined;
+  let where = 'PGlite in memory';
+  if (adminUrl) {
+    const name = `callforge_bench_${randomBytes(6).toString('hex')}`;
     assertBenchDatabase(name);
-    await withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  });
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
+    await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
+    onCleanup(`drop database ${name}`, async () => {
+      assertBenchDatabase(name);
+      await withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+    });
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    where = `${url.host}/${name}`;
+  }
   const [{ loadConfig }, { IN_MEMORY, openRuntime }, { buildApp }, { createLogger }] = await Promise.all([
     import('../src/config.ts'),
     import('../src/runtime.ts'),
@@ -386,7 +393,7 @@ export async function inProcessRuntime(adminUrl: string, env: Record<string, str
     DATA_DIR: IN_MEMORY,
     LOG_LEVEL: 'warn',
     DEMO_BOOTSTRAP: '0',
-    DATABASE_URL: url.toString(),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     SECRETS_KEY: randomBytes(32).toString('base64'),
     JOBS_POLL_SECONDS: '0.5',
     RATE_LIMIT_PER_MINUTE: '10000000',
@@ -397,7 +404,7 @@ export async function inProcessRuntime(adminUrl: string, env: Record<string, str
   const app = await buildApp(runtime);
   await app.ready();
   onCleanup('close the app', () => app.close());
-  return { runtime, app, where: `${url.host}/${name}` };
+  return { runtime, app, where };
 }
 
 /**

@@ -12,7 +12,7 @@ import { jobDefinitions } from '../src/jobs.ts';
 import { chunkText } from '../src/modules/knowledge/chunking.ts';
 import * as repo from '../src/modules/knowledge/repo.ts';
 import { newId } from '../src/platform/ids.ts';
-import { fixed, inProcessRuntime, intFromEnv, onCleanup, runBench, table, workUntilSettled } from './harness.ts';
+import { fixed, inProcessRuntime, intFromEnv, runBench, table, workUntilSettled } from './harness.ts';
 
 const CHUNKS = intFromEnv('BENCH_KNOWLEDGE_CHUNKS', 10_000, 100);
 const INGEST_SOURCES = intFromEnv('BENCH_KNOWLEDGE_SOURCES', 20, 1);
@@ -32,23 +32,6 @@ const question = (seed: number) => `How long until ${pick(SUBJECTS, seed).toLowe
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 type Opened = Awaited<ReturnType<typeof inProcessRuntime>>;
-
-/** Opens an in-process runtime on PGlite in memory (same shape as inProcessRuntime's). */
-async function embeddedRuntime(env: Record<string, string>): Promise<Opened> {
-  const [{ loadConfig }, { IN_MEMORY, openRuntime }, { buildApp }, { createLogger }] = await Promise.all([
-    import('../src/config.ts'),
-    import('../src/runtime.ts'),
-    import('../src/app.ts'),
-    import('../src/platform/logger.ts'),
-  ]);
-  const config = loadConfig({ DATA_DIR: IN_MEMORY, LOG_LEVEL: 'warn', DEMO_BOOTSTRAP: '0', SECRETS_KEY: randomBytes(32).toString('base64'), JOBS_POLL_SECONDS: '0.5', RATE_LIMIT_PER_MINUTE: '10000000', ...env });
-  const runtime = await openRuntime(config, { log: createLogger(config.logLevel), superviseJobs: true });
-  onCleanup('close the runtime', () => runtime.close());
-  const app = await buildApp(runtime);
-  await app.ready();
-  onCleanup('close the app', () => app.close());
-  return { runtime, app, where: 'in memory' };
-}
 
 async function tenantKey(opened: Opened): Promise<{ key: string; tenantId: string }> {
   const signup = await opened.app.inject({ method: 'POST', url: '/api/v1/auth/signup', payload: { tenantName: 'Bench', email: `bench-${randomBytes(4).toString('hex')}@example.com`, password: 'correct horse battery' } });
@@ -139,9 +122,8 @@ async function main(): Promise<number> {
 
   const rows: Row[] = [];
   for (const mode of ['auto', 'exact'] as const) {
-    const opened = await embeddedRuntime({ VECTOR_SEARCH: mode });
+    const opened = await inProcessRuntime(undefined, { VECTOR_SEARCH: mode });
     rows.push(await measureEngine(opened, 'embedded (PGlite)', corpus));
-    await opened.app.close();
   }
   if (adminUrl) {
     const opened = await inProcessRuntime(adminUrl);

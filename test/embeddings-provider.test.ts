@@ -3,7 +3,7 @@ import { jobDefinitions } from '../src/jobs.ts';
 import { openAiEmbeddings } from '../src/providers/embeddings/openai-compatible.ts';
 import { ProviderError } from '../src/providers/errors.ts';
 import { startFakeEmbeddings } from './fakes/embeddings.ts';
-import { createKey, signUp, startTestApp, type TestApp } from './harness.ts';
+import { createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
 import { apiAs } from './voice-fixtures.ts';
 
 // Issue 7: embeddings behind a small interface; EMBEDDINGS_API_URL selects an OpenAI-compatible
@@ -28,11 +28,7 @@ describe('an OpenAI-compatible embeddings endpoint', () => {
     const base = (await api('POST', '/knowledge-bases', { name: 'Remote vectors' })).json();
     const texts = ['# Parking\n\nVisitors park in the garage on Elm Street.', '# Payments\n\nInvoices are paid by bank transfer within thirty days.'];
     for (const [i, rawText] of texts.entries()) await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'text', sourceName: `Doc ${i}`, rawText });
-    const deadline = Date.now() + 30_000;
-    while ((await api('GET', `/knowledge-bases/${base.id}`)).json().chunkCount < 2) {
-      if (Date.now() > deadline) throw new Error('sources did not become READY');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await until('the sources to be READY', async () => (await api('GET', `/knowledge-bases/${base.id}`)).json().chunkCount === 2);
     const chunkRequests = fake.received.length;
     expect(chunkRequests).toBe(2);
     for (const request of fake.received) {

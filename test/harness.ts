@@ -69,6 +69,17 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
   };
 }
 
+/** Polls `probe` every 50 ms until it answers something truthy, which it returns; fails after `ms`. */
+export async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 let counter = 0;
 
 /** Signs up a new tenant over HTTP and returns its session token. */

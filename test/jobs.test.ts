@@ -1,21 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './harness.ts';
+import { startTestApp, until, type TestApp } from './harness.ts';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp();
 });
 afterAll(() => t.close());
-
-async function until<T>(what: string, probe: () => T | undefined | false, deadlineMs = 20_000): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('job queue (transactional enqueue on pg-boss)', () => {
   it('runs a job enqueued in a committed transaction and never one from a rolled-back transaction', async () => {
@@ -33,7 +23,7 @@ describe('job queue (transactional enqueue on pg-boss)', () => {
       await t.runtime.jobs.send('test-echo', { tag: 'committed' }, { tx });
     });
 
-    await until('the committed job', () => seen.includes('committed'));
+    await until('the committed job', () => seen.includes('committed'), 20_000);
     const stored = await t.runtime.db.query(`SELECT data FROM pgboss.job WHERE name = 'test-echo' AND data->>'tag' = 'rolled-back'`);
     expect(stored.rowCount).toBe(0);
     expect(seen).toEqual(['committed']);

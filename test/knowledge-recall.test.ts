@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
-import { createKey, signUp, startTestApp } from './harness.ts';
+import { createKey, signUp, startTestApp, until } from './harness.ts';
 import { apiAs } from './voice-fixtures.ts';
 
 // Retrieval quality (issue 7): a corpus written for this test, its documents added as text
@@ -37,17 +37,12 @@ describe('retrieval quality', () => {
         for (const document of corpus.documents) {
           ids.push((await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'text', sourceName: document.name, rawText: asText(document) })).json().id);
         }
-        const deadline = Date.now() + 120_000;
         for (const id of ids) {
-          for (;;) {
-            const source = (await api('GET', `/knowledge-bases/${base.id}/sources/${id}`)).json();
-            if (source.status !== 'PROCESSING') {
-              expect(source.status, source.error).toBe('READY');
-              break;
-            }
-            if (Date.now() > deadline) throw new Error('sources did not finish processing');
-            await new Promise((resolve) => setTimeout(resolve, 50));
-          }
+          const source = await until('the corpus sources to be processed', async () => {
+            const current = (await api('GET', `/knowledge-bases/${base.id}/sources/${id}`)).json();
+            return current.status !== 'PROCESSING' && current;
+          }, 120_000);
+          expect(source.status, source.error).toBe('READY');
         }
         const misses: string[] = [];
         for (const q of corpus.questions) {

@@ -3,12 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
-import { loadConfig } from '../src/config.ts';
-import { createLogger } from '../src/platform/logger.ts';
 import { generateSecretsKey } from '../src/platform/secrets.ts';
-import { buildApp } from '../src/app.ts';
-import { openRuntime } from '../src/runtime.ts';
-import { createKey, signUp } from './harness.ts';
+import { createKey, signUp, startTestApp, until } from './harness.ts';
 import { apiAs } from './voice-fixtures.ts';
 
 // The pgvector path on one embedded database across restarts: chunks stored while the process ran
@@ -19,13 +15,8 @@ describe.skipIf(!!process.env.DATABASE_URL)('the HNSW index over chunks stored w
   const secretsKey = generateSecretsKey();
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  async function open(mode: 'auto' | 'exact') {
-    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO_BOOTSTRAP: '0', SECRETS_KEY: secretsKey, JOBS_POLL_SECONDS: '0.5', VECTOR_SEARCH: mode });
-    const runtime = await openRuntime(config, { log: createLogger('silent'), superviseJobs: true });
-    const app = await buildApp(runtime);
-    await app.ready();
-    return { runtime, app, close: async () => (await app.close(), await runtime.close()) };
-  }
+  // One data directory and one secrets key across both starts: the key made first still works.
+  const open = (mode: 'auto' | 'exact') => startTestApp({ env: { DATA_DIR: dataDir, SECRETS_KEY: secretsKey, VECTOR_SEARCH: mode } });
 
   it('backfills the vectors, then finds the same chunks by index as by exact search', async () => {
     const exact = await open('exact');
@@ -36,11 +27,7 @@ describe.skipIf(!!process.env.DATABASE_URL)('the HNSW index over chunks stored w
     const base = (await api('POST', '/knowledge-bases', { name: 'Restarts' })).json();
     const facts = ['The museum is closed on Mondays.', 'Guided tours start every hour on the hour.', 'Children under twelve enter for free.', 'The café serves lunch from noon to three.'];
     for (const [i, fact] of facts.entries()) await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'text', sourceName: `Fact ${i}`, rawText: fact });
-    const deadline = Date.now() + 60_000;
-    while ((await api('GET', `/knowledge-bases/${base.id}`)).json().chunkCount < facts.length) {
-      if (Date.now() > deadline) throw new Error('sources did not become READY');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await until('the sources to be READY', async () => (await api('GET', `/knowledge-bases/${base.id}`)).json().chunkCount === facts.length, 60_000);
     const ask = async () => ((await api('POST', `/knowledge-bases/${base.id}/query`, { query: 'When can I have lunch?', topK: 4 })).json().results as { chunkId: string }[]).map((r) => r.chunkId);
     const exactAnswer = await ask();
     await exact.close();

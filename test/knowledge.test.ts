@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import { freeLoopbackPort, listenOnLoopback } from './fakes/http.ts';
-import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
+import { bearer, createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
 import { apiAs } from './voice-fixtures.ts';
 
 // Contract §7: knowledge bases, sources of every type processed by a real job on a real database,
@@ -46,22 +46,12 @@ async function newBase(api: Api, name = `Base ${Math.random().toString(36).slice
   return response.json() as { id: string; name: string };
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** Polls a source until it leaves PROCESSING and answers its final record. */
 async function settled(api: Api, baseId: string, sourceId: string) {
   return until(`source ${sourceId} to settle`, async () => {
     const current = (await api('GET', `/knowledge-bases/${baseId}/sources/${sourceId}`)).json();
     return current.status !== 'PROCESSING' && current;
-  });
+  }, 60_000);
 }
 
 /** A multipart/form-data upload as a browser sends it: the fields, then the file. */
@@ -367,10 +357,7 @@ describe('the address rule on knowledge URLs', () => {
     ];
     for (const [url, reason] of refused) {
       const source = (await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'url', sourceName: url, url })).json();
-      const failed = await until(`${url} to fail`, async () => {
-        const current = (await api('GET', `/knowledge-bases/${base.id}/sources/${source.id}`)).json();
-        return current.status !== 'PROCESSING' && current;
-      });
+      const failed = await settled(api, base.id, source.id);
       expect(failed.status, url).toBe('FAILED');
       expect(failed.error, url).toContain(reason);
     }

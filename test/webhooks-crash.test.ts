@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretsKey } from '../src/platform/secrets.ts';
 import { listenOnLoopback } from './fakes/http.ts';
-import { createTestDatabase } from './harness.ts';
+import { createTestDatabase, until } from './harness.ts';
 import { startServerProcess, type ServerProcess } from './processes.ts';
 
 // Contract §9, issue 7: "a crashed worker loses no event". A worker process is SIGKILLed while
@@ -66,16 +66,6 @@ describe.skipIf(!process.env.DATABASE_URL)('webhook delivery when a worker is ki
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return (await response.json()) as Record<string, unknown>;
-  }
-
-  async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms: number): Promise<T> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const value = await probe();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
   }
 
   it('delivers the event once another worker takes over, with the same webhook-id and a valid signature', async () => {

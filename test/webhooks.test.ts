@@ -10,7 +10,7 @@ import { creditWallet } from '../src/modules/identity/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { tenantCtx } from '../src/platform/context.ts';
 import { listenOnLoopback } from './fakes/http.ts';
-import { createKey, signUp, startTestApp, type TestApp } from './harness.ts';
+import { createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
 import { apiAs, uniqueNumber } from './voice-fixtures.ts';
 
 // Contract §9: events from real changes, signed per Standard Webhooks, retried with backoff,
@@ -69,16 +69,6 @@ async function call(api: ReturnType<typeof apiAs>, agentId: string, talkSeconds 
   clock.advance(talkSeconds * 1000);
   await dialerTick(t.runtime); // ended
   return placed.id as string;
-}
-
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('webhook deliveries', () => {
