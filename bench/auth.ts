@@ -9,7 +9,21 @@
  *
  * The server runs as a child process (`node --import tsx src/main.ts`); autocannon runs here.
  */
-import { checkClean, CONNECTIONS, createKey, DURATION, type Engine, fixed, forEachEngine, measure, type Measurement, runBench, startServer, table, WARMUP } from './harness.ts';
+import {
+  checkClean,
+  CONNECTIONS,
+  createKey,
+  DURATION,
+  type Engine,
+  fixed,
+  forEachEngine,
+  measure,
+  type Measurement,
+  runBench,
+  startServer,
+  table,
+  WARMUP,
+} from './harness.ts';
 
 interface EngineResult {
   engine: string;
@@ -21,7 +35,15 @@ function report(result: EngineResult): boolean {
   const { healthz, profile } = result;
   const rows = [
     ['endpoint', 'req/s (avg)', 'p99 (ms)', '2xx', 'non-2xx', 'errors', 'timeouts'],
-    ...[healthz, profile].map((m) => [`GET ${m.path}`, fixed(m.reqPerSec, 1), fixed(m.p99, 2), String(m.ok), String(m.non2xx), String(m.errors), String(m.timeouts)]),
+    ...[healthz, profile].map((m) => [
+      `GET ${m.path}`,
+      fixed(m.reqPerSec, 1),
+      fixed(m.p99, 2),
+      String(m.ok),
+      String(m.non2xx),
+      String(m.errors),
+      String(m.timeouts),
+    ]),
     ['profile / healthz', `${fixed(profile.reqPerSec / healthz.reqPerSec, 3)}x`, `${fixed(profile.p99 / healthz.p99, 2)}x`, '', '', '', ''],
   ];
   process.stdout.write(`\n${result.engine}\n${table(rows, (column) => column > 0)}\n`);
@@ -46,7 +68,9 @@ async function benchEngine(engine: Engine): Promise<EngineResult> {
 
 async function main(): Promise<number> {
   process.stdout.write(
-    `callforge auth bench: ${CONNECTIONS} connections, ${DURATION} s per endpoint` + (WARMUP > 0 ? ` (after ${WARMUP} s unmeasured warm-up each)` : '') + `, node ${process.version}\n`,
+    `callforge auth bench: ${CONNECTIONS} connections, ${DURATION} s per endpoint` +
+      (WARMUP > 0 ? ` (after ${WARMUP} s unmeasured warm-up each)` : '') +
+      `, node ${process.version}\n`,
   );
   const { results, failed } = await forEachEngine(benchEngine, report);
 

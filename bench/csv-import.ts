@@ -81,7 +81,10 @@ function csvOf(rows: number): string {
 function multipart(csv: string): { body: Buffer; contentType: string } {
   const boundary = `----callforge-bench-${randomBytes(12).toString('hex')}`;
   const body = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="contacts.csv"\r\nContent-Type: text/csv\r\n\r\n`, 'utf8'),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="contacts.csv"\r\nContent-Type: text/csv\r\n\r\n`,
+      'utf8',
+    ),
     Buffer.from(csv, 'utf8'),
     Buffer.from(`\r\n--${boundary}--\r\n`, 'utf8'),
   ]);
@@ -105,7 +108,8 @@ const percentile = (sorted: number[], p: number) => sorted[Math.max(0, Math.ceil
 
 async function createList(base: string, auth: Record<string, string>, name: string): Promise<{ id: string; tenantId: string }> {
   const list = await postJson(`${base}/api/v1/contact-lists`, { name }, auth);
-  if (typeof list.id !== 'string' || typeof list.tenantId !== 'string') throw new Error(`POST /contact-lists returned no id: ${JSON.stringify(list)}`);
+  if (typeof list.id !== 'string' || typeof list.tenantId !== 'string')
+    throw new Error(`POST /contact-lists returned no id: ${JSON.stringify(list)}`);
   return { id: list.id, tenantId: list.tenantId };
 }
 
@@ -120,7 +124,8 @@ async function uploadOnce(base: string, auth: Record<string, string>, name: stri
   const text = await response.text();
   const elapsed = performance.now() - started;
 
-  if (response.status !== 200) throw new Error(`upload "${name}": POST ${url} answered ${response.status}, expected 200: ${text.slice(0, 2_000)}`);
+  if (response.status !== 200)
+    throw new Error(`upload "${name}": POST ${url} answered ${response.status}, expected 200: ${text.slice(0, 2_000)}`);
   const result = JSON.parse(text) as { imported?: unknown; skipped?: unknown };
   if (result.imported !== CSV_ROWS || result.skipped !== 0) {
     throw new Error(`upload "${name}": expected imported: ${CSV_ROWS}, skipped: 0; got ${text.slice(0, 2_000)}`);
@@ -168,15 +173,19 @@ async function fillList(base: string, auth: Record<string, string>, listId: stri
   for (const [index, body] of bodies.entries()) {
     const response = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body });
     const text = await response.text();
-    if (response.status !== 200) throw new Error(`bulk request ${index + 1}: POST ${url} answered ${response.status}: ${text.slice(0, 2_000)}`);
+    if (response.status !== 200)
+      throw new Error(`bulk request ${index + 1}: POST ${url} answered ${response.status}: ${text.slice(0, 2_000)}`);
     const result = JSON.parse(text) as { imported?: unknown; skipped?: unknown };
-    if (result.imported !== BULK_BATCH || result.skipped !== 0) throw new Error(`bulk request ${index + 1}: expected imported: ${BULK_BATCH}, skipped: 0; got ${text.slice(0, 2_000)}`);
+    if (result.imported !== BULK_BATCH || result.skipped !== 0)
+      throw new Error(`bulk request ${index + 1}: expected imported: ${BULK_BATCH}, skipped: 0; got ${text.slice(0, 2_000)}`);
   }
   const seconds = (performance.now() - started) / 1_000;
 
   const page = await getJson(`${base}/api/v1/contact-lists/${listId}/contacts?limit=${PAGE_LIMIT}`, auth);
   if (page.total !== BIG_LIST_CONTACTS || !Array.isArray(page.data) || page.data.length !== PAGE_LIMIT) {
-    throw new Error(`the big list should hold ${BIG_LIST_CONTACTS} contacts and answer pages of ${PAGE_LIMIT}; got total ${String(page.total)}, ${Array.isArray(page.data) ? page.data.length : 'no'} rows`);
+    throw new Error(
+      `the big list should hold ${BIG_LIST_CONTACTS} contacts and answer pages of ${PAGE_LIMIT}; got total ${String(page.total)}, ${Array.isArray(page.data) ? page.data.length : 'no'} rows`,
+    );
   }
   return { contacts: BIG_LIST_CONTACTS, requests, seconds };
 }
@@ -268,7 +277,10 @@ async function explain(databaseUrl: string, tenantId: string, listId: string): P
     );
     const row = stats.rows[0]!;
     return {
-      plans: [planOf('page query', `EXPLAIN (ANALYZE, BUFFERS) ${PAGE_SQL}`, page.rows), planOf('count read', `EXPLAIN ANALYZE ${COUNT_SQL}`, count.rows)],
+      plans: [
+        planOf('page query', `EXPLAIN (ANALYZE, BUFFERS) ${PAGE_SQL}`, page.rows),
+        planOf('count read', `EXPLAIN ANALYZE ${COUNT_SQL}`, count.rows),
+      ],
       tableRows: row.table_rows,
       listRows: row.list_rows,
       pages: row.pages,
@@ -305,15 +317,21 @@ async function benchEngine(engine: Engine): Promise<EngineResult> {
     const auth = { authorization: `Bearer ${key}` };
     say(`ready at ${server.base}; key ${key.slice(0, 12)}…`);
 
-    say(`1. CSV import: ${WARMUP_UPLOADS > 0 ? `${WARMUP_UPLOADS} unmeasured, then ` : ''}${UPLOADS} uploads of ${CSV_ROWS} rows, one after the other, each into a fresh list…`);
+    say(
+      `1. CSV import: ${WARMUP_UPLOADS > 0 ? `${WARMUP_UPLOADS} unmeasured, then ` : ''}${UPLOADS} uploads of ${CSV_ROWS} rows, one after the other, each into a fresh list…`,
+    );
     upload = await benchUploads(server.base, auth);
 
-    say(`2. filling one list with ${BIG_LIST_CONTACTS.toLocaleString('en-US')} contacts (${BIG_LIST_CONTACTS / BULK_BATCH} bulk requests of ${BULK_BATCH.toLocaleString('en-US')})…`);
+    say(
+      `2. filling one list with ${BIG_LIST_CONTACTS.toLocaleString('en-US')} contacts (${BIG_LIST_CONTACTS / BULK_BATCH} bulk requests of ${BULK_BATCH.toLocaleString('en-US')})…`,
+    );
     bigList = await createList(server.base, auth, 'big list');
     fill = await fillList(server.base, auth, bigList.id);
     analyzedBefore = await giveStatistics(engine);
     sequential = await sequentialPages(server.base, auth, bigList.id);
-    say(`   filled in ${fixed(fill.seconds, 1)} s; loading GET …/contacts?limit=${PAGE_LIMIT} (${CONNECTIONS} connections, ${DURATION} s${WARMUP > 0 ? ` after ${WARMUP} s warm-up` : ''})…`);
+    say(
+      `   filled in ${fixed(fill.seconds, 1)} s; loading GET …/contacts?limit=${PAGE_LIMIT} (${CONNECTIONS} connections, ${DURATION} s${WARMUP > 0 ? ` after ${WARMUP} s warm-up` : ''})…`,
+    );
     page = await measure(server.base, `/api/v1/contact-lists/${bigList.id}/contacts?limit=${PAGE_LIMIT}`, auth);
   } finally {
     await server.stop();
@@ -337,7 +355,9 @@ function report(result: EngineResult): boolean {
   const { upload, fill, sequential, page, plans } = result;
   const out: string[] = [`\n${result.engine}`];
 
-  out.push(`\n1. CSV import: ${upload.samples} uploads of ${CSV_ROWS} rows (multipart, each into a fresh list), all 200 with imported: ${CSV_ROWS}`);
+  out.push(
+    `\n1. CSV import: ${upload.samples} uploads of ${CSV_ROWS} rows (multipart, each into a fresh list), all 200 with imported: ${CSV_ROWS}`,
+  );
   out.push(
     table(
       [
@@ -363,7 +383,15 @@ function report(result: EngineResult): boolean {
     table(
       [
         ['endpoint', 'req/s (avg)', 'p99 (ms)', '2xx', 'non-2xx', 'errors', 'timeouts'],
-        [`GET …/contacts?limit=${PAGE_LIMIT}`, fixed(page.reqPerSec, 1), fixed(page.p99, 2), String(page.ok), String(page.non2xx), String(page.errors), String(page.timeouts)],
+        [
+          `GET …/contacts?limit=${PAGE_LIMIT}`,
+          fixed(page.reqPerSec, 1),
+          fixed(page.p99, 2),
+          String(page.ok),
+          String(page.non2xx),
+          String(page.errors),
+          String(page.timeouts),
+        ],
       ],
       (column) => column > 0,
     ),
@@ -375,7 +403,9 @@ function report(result: EngineResult): boolean {
         `\n   the table holds ${plans.tableRows.toLocaleString('en-US')} contacts, ${plans.listRows.toLocaleString('en-US')} of them (${fixed((100 * plans.listRows) / plans.tableRows, 0)}%) in this list;` +
         ` ${plans.allVisiblePages} of its ${plans.pages} pages are all-visible (what an index-only scan needs)` +
         `\n   autovacuum is ${plans.autovacuum} on this server; before this ANALYZE contacts had ` +
-        (plans.analyzedBefore ? `last been analyzed at ${plans.analyzedBefore}` : 'never been analyzed (autovacuum would have done it on a production server)'),
+        (plans.analyzedBefore
+          ? `last been analyzed at ${plans.analyzedBefore}`
+          : 'never been analyzed (autovacuum would have done it on a production server)'),
     );
     for (const plan of plans.plans) {
       out.push(`\n${plan.label}: ${plan.sql}\n${plan.text}`);
@@ -403,7 +433,18 @@ async function main(): Promise<number> {
 
   if (results.length > 1) {
     const rows = [
-      ['engine', 'upload p50', 'upload p99', 'upload mean', 'fill (s)', 'page alone p50', 'page req/s', 'page p99', 'page non-2xx', 'plans use an index'],
+      [
+        'engine',
+        'upload p50',
+        'upload p99',
+        'upload mean',
+        'fill (s)',
+        'page alone p50',
+        'page req/s',
+        'page p99',
+        'page non-2xx',
+        'plans use an index',
+      ],
       ...results.map((r) => [
         r.engine.split(' ')[0]!,
         fixed(r.upload.p50, 1),
@@ -417,7 +458,9 @@ async function main(): Promise<number> {
         r.plans ? r.plans.plans.map((plan) => `${plan.label.split(' ')[0]}: ${plan.usesIndex ? 'yes' : 'NO'}`).join(', ') : '-',
       ]),
     ];
-    process.stdout.write(`\nsummary (times in ms unless stated; target: upload p50 < ${UPLOAD_TARGET_P50_MS} ms on PostgreSQL)\n${table(rows, (column) => column > 0)}\n`);
+    process.stdout.write(
+      `\nsummary (times in ms unless stated; target: upload p50 < ${UPLOAD_TARGET_P50_MS} ms on PostgreSQL)\n${table(rows, (column) => column > 0)}\n`,
+    );
   }
   return failed ? 1 : 0;
 }

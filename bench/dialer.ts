@@ -108,7 +108,11 @@ async function startWorker(label: string, env: Record<string, string>): Promise<
   delete childEnv.DATABASE_URL;
   delete childEnv.SECRETS_KEY;
   Object.assign(childEnv, { LOG_LEVEL: 'info', DEMO_BOOTSTRAP: '0', ...env });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'worker'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'worker'], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   if (child.pid === undefined) throw new Error(`${label}: could not spawn node`);
   const pid = child.pid;
 
@@ -152,7 +156,8 @@ async function startWorker(label: string, env: Record<string, string>): Promise<
   const deadline = performance.now() + WORKER_READY_TIMEOUT_MS;
   while (!started) {
     if (exitCode !== undefined) throw new Error(`${label} exited during start (code ${exitCode}):\n${output}`);
-    if (performance.now() > deadline) throw new Error(`${label} did not log "${WORKER_STARTED}" within ${WORKER_READY_TIMEOUT_MS / 1000} s:\n${output}`);
+    if (performance.now() > deadline)
+      throw new Error(`${label} did not log "${WORKER_STARTED}" within ${WORKER_READY_TIMEOUT_MS / 1000} s:\n${output}`);
     await sleep(50);
   }
   return { pid, child, output: () => output, stop };
@@ -228,7 +233,8 @@ async function setUp(base: string, contacts: number): Promise<Setup> {
       return { phoneNumber: phone, name: `Contact ${phone.slice(1)}` };
     });
     const result = await api(`/contact-lists/${listId}/contacts/bulk`, { contacts: batch });
-    if (result.imported !== size || result.skipped !== 0) throw new Error(`bulk add at ${offset}: expected imported: ${size}, skipped: 0; got ${JSON.stringify(result).slice(0, 2_000)}`);
+    if (result.imported !== size || result.skipped !== 0)
+      throw new Error(`bulk add at ${offset}: expected imported: ${size}, skipped: 0; got ${JSON.stringify(result).slice(0, 2_000)}`);
   }
   const fillSeconds = (performance.now() - started) / 1_000;
 
@@ -300,13 +306,20 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
       say(`setting up: tenant, key, agent, SIMULATOR number, a list of ${spec.contacts.toLocaleString('en-US')} contacts, the campaign…`);
       const setup = await setUp(server.base, spec.contacts);
       say(`   list filled in ${fixed(setup.fillSeconds, 1)} s; starting ${spec.workers} worker process${spec.workers > 1 ? 'es' : ''}…`);
-      for (let i = 1; i <= spec.workers; i++) workers.push(await startWorker(`${spec.label} worker ${i}`, { ...dbEnv, ...WORKER_SETTINGS }));
+      for (let i = 1; i <= spec.workers; i++)
+        workers.push(await startWorker(`${spec.label} worker ${i}`, { ...dbEnv, ...WORKER_SETTINGS }));
       const rss = sampleRss(workers.map((w) => w.pid));
-      say(`   workers started (pids ${workers.map((w) => w.pid).join(', ')}; RSS ${rss.first.map(mb).join(', ')} MB); starting the campaign`);
+      say(
+        `   workers started (pids ${workers.map((w) => w.pid).join(', ')}; RSS ${rss.first.map(mb).join(', ')} MB); starting the campaign`,
+      );
 
       const campaignUrl = `${server.base}/api/v1/campaigns/${setup.campaignId}`;
       const started = performance.now();
-      const response = await fetch(`${campaignUrl}/start`, { method: 'POST', headers: { ...setup.auth, 'content-type': 'application/json' }, body: '{}' });
+      const response = await fetch(`${campaignUrl}/start`, {
+        method: 'POST',
+        headers: { ...setup.auth, 'content-type': 'application/json' },
+        body: '{}',
+      });
       const startRequestMs = performance.now() - started;
       const text = await response.text();
       if (response.status !== 202) throw new Error(`POST ${campaignUrl}/start answered ${response.status}, expected 202: ${text}`);
@@ -317,16 +330,25 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
         view = (await getJson(campaignUrl, setup.auth)) as CampaignView;
         const now = performance.now();
         if (view.status === 'COMPLETED') break;
-        if (view.status !== 'RUNNING') throw new Error(`the campaign is ${String(view.status)} (${String(view.statusReason)}), expected RUNNING or COMPLETED: ${JSON.stringify(view.stats)}`);
+        if (view.status !== 'RUNNING')
+          throw new Error(
+            `the campaign is ${String(view.status)} (${String(view.statusReason)}), expected RUNNING or COMPLETED: ${JSON.stringify(view.stats)}`,
+          );
         for (const worker of workers) {
-          if (worker.child.exitCode !== null || worker.child.signalCode !== null) throw new Error(`a worker (pid ${worker.pid}) exited during the run:\n${worker.output()}`);
+          if (worker.child.exitCode !== null || worker.child.signalCode !== null)
+            throw new Error(`a worker (pid ${worker.pid}) exited during the run:\n${worker.output()}`);
         }
-        if (now - started > CAMPAIGN_TIMEOUT_S * 1_000) throw new Error(`the campaign did not complete within ${CAMPAIGN_TIMEOUT_S} s (BENCH_DIALER_TIMEOUT): ${JSON.stringify(view.stats)}`);
+        if (now - started > CAMPAIGN_TIMEOUT_S * 1_000)
+          throw new Error(
+            `the campaign did not complete within ${CAMPAIGN_TIMEOUT_S} s (BENCH_DIALER_TIMEOUT): ${JSON.stringify(view.stats)}`,
+          );
         if (now - lastProgress >= PROGRESS_EVERY_MS) {
           lastProgress = now;
           const s = view.stats ?? {};
           const done = (s.total ?? 0) - (s.pending ?? 0) - (s.inProgress ?? 0);
-          say(`   ${fixed((now - started) / 1_000, 0)} s: ${done.toLocaleString('en-US')} of ${(s.total ?? 0).toLocaleString('en-US')} contacts done (${fixed(done / ((now - started) / 1_000), 0)}/s); peak RSS so far ${rss.peakSoFar().map(mb).join(', ')} MB`);
+          say(
+            `   ${fixed((now - started) / 1_000, 0)} s: ${done.toLocaleString('en-US')} of ${(s.total ?? 0).toLocaleString('en-US')} contacts done (${fixed(done / ((now - started) / 1_000), 0)}/s); peak RSS so far ${rss.peakSoFar().map(mb).join(', ')} MB`,
+          );
         }
         await sleep(POLL_MS);
       }
@@ -334,12 +356,16 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
       const peakRss = rss.stop();
 
       const attempts = await withClient(database.url, async (client) => {
-        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM calls WHERE campaign_id = $1', [setup.campaignId]);
+        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM calls WHERE campaign_id = $1', [
+          setup.campaignId,
+        ]);
         return rows[0]!.n;
       });
       const stats = view.stats ?? {};
       if (stats.total !== spec.contacts || stats.answered !== spec.contacts || attempts !== spec.contacts) {
-        throw new Error(`expected ${spec.contacts} contacts, all ANSWERED in one call each; got ${attempts} calls and stats ${JSON.stringify(stats)}`);
+        throw new Error(
+          `expected ${spec.contacts} contacts, all ANSWERED in one call each; got ${attempts} calls and stats ${JSON.stringify(stats)}`,
+        );
       }
       const balanceAfter = await walletBalance(server.base, setup.auth);
       const result: RunResult = {
@@ -372,7 +398,9 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
 async function main(): Promise<number> {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
-    process.stderr.write('bench:dialer needs PostgreSQL: set DATABASE_URL, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:dialer\n');
+    process.stderr.write(
+      'bench:dialer needs PostgreSQL: set DATABASE_URL, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:dialer\n',
+    );
     return 1;
   }
   const runs: RunSpec[] = [
@@ -380,7 +408,11 @@ async function main(): Promise<number> {
     { label: `${CONTACTS.toLocaleString('en-US')} contacts, 2 workers`, workers: 2, contacts: CONTACTS },
     { label: `${SMALL_CONTACTS.toLocaleString('en-US')} contacts, 1 worker`, workers: 1, contacts: SMALL_CONTACTS },
   ];
-  const autovacuum = await withClient(adminUrl, async (client) => (await client.query<{ autovacuum: string }>("SELECT current_setting('autovacuum') AS autovacuum")).rows[0]!.autovacuum);
+  const autovacuum = await withClient(
+    adminUrl,
+    async (client) =>
+      (await client.query<{ autovacuum: string }>("SELECT current_setting('autovacuum') AS autovacuum")).rows[0]!.autovacuum,
+  );
   process.stdout.write(
     `callforge dialer bench on PostgreSQL: SIMULATOR, ring ${WORKER_SETTINGS.SIMULATOR_RING_SECONDS} s, talk ${WORKER_SETTINGS.SIMULATOR_TALK_SECONDS} s, ` +
       `maxConcurrentCalls ${MAX_CONCURRENT_CALLS}, maxAttempts 1, DIALER_TICK_MS=${WORKER_SETTINGS.DIALER_TICK_MS}, DIALER_CALLS_PER_SECOND=${WORKER_SETTINGS.DIALER_CALLS_PER_SECOND}; ` +
@@ -417,7 +449,10 @@ async function main(): Promise<number> {
       `for ${fixed(CONTACTS / SMALL_CONTACTS, 1)}x the contacts\n`,
   );
   const charged = results.filter((r) => r.balanceAfter !== r.balanceBefore);
-  if (charged.length > 0) process.stdout.write(`note: the wallet was debited in ${charged.map((r) => `"${r.label}" (${r.balanceBefore} → ${r.balanceAfter})`).join(', ')}\n`);
+  if (charged.length > 0)
+    process.stdout.write(
+      `note: the wallet was debited in ${charged.map((r) => `"${r.label}" (${r.balanceBefore} → ${r.balanceAfter})`).join(', ')}\n`,
+    );
   return 0;
 }
 

@@ -19,7 +19,8 @@ export function intFromEnv(name: string, fallback: number, min: number): number 
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name}=${JSON.stringify(raw)} is invalid: expected an integer of at least ${min}.`);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`${name}=${JSON.stringify(raw)} is invalid: expected an integer of at least ${min}.`);
   return value;
 }
 
@@ -128,7 +129,11 @@ export async function startServer(label: string, env: Record<string, string>): P
     DEMO_BOOTSTRAP: '0',
     ...env,
   });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 
   let output = '';
   const keep = (chunk: Buffer) => {
@@ -173,7 +178,11 @@ export async function startServer(label: string, env: Record<string, string>): P
 // HTTP helpers and a key, by signing up and creating one, as a dashboard user would.
 
 export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await response.text();
   if (!response.ok) throw new Error(`POST ${url} answered ${response.status}: ${text}`);
   return JSON.parse(text) as Record<string, unknown>;
@@ -196,7 +205,8 @@ export async function createKey(base: string): Promise<string> {
   });
   if (typeof session.accessToken !== 'string') throw new Error(`signup returned no accessToken: ${JSON.stringify(session)}`);
   const created = await postJson(`${base}/api/v1/api-keys`, { name: 'bench' }, { authorization: `Bearer ${session.accessToken}` });
-  if (typeof created.key !== 'string' || !created.key.startsWith('aok_')) throw new Error(`POST /api-keys returned no key: ${JSON.stringify(created)}`);
+  if (typeof created.key !== 'string' || !created.key.startsWith('aok_'))
+    throw new Error(`POST /api-keys returned no key: ${JSON.stringify(created)}`);
 
   const check = await fetch(`${base}/api/v1/profile`, { headers: { authorization: `Bearer ${created.key}` } });
   if (check.status !== 200) throw new Error(`GET /api/v1/profile with the new key answered ${check.status}: ${await check.text()}`);
@@ -257,7 +267,9 @@ export function checkClean(m: Measurement): boolean {
     return false;
   }
   if (m.non2xx === 0 && m.errors === 0 && m.timeouts === 0) return true;
-  process.stdout.write(`WARNING: GET ${m.path} had ${m.non2xx} non-2xx responses, ${m.errors} errors and ${m.timeouts} timeouts; its figures are not a valid measurement.\n`);
+  process.stdout.write(
+    `WARNING: GET ${m.path} had ${m.non2xx} non-2xx responses, ${m.errors} errors and ${m.timeouts} timeouts; its figures are not a valid measurement.\n`,
+  );
   return false;
 }
 
@@ -267,7 +279,12 @@ export function checkClean(m: Measurement): boolean {
 export function table(rows: string[][], rightAligned: (column: number) => boolean): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows
-    .map((row) => row.map((cell, column) => (rightAligned(column) ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd())
+    .map((row) =>
+      row
+        .map((cell, column) => (rightAligned(column) ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n');
 }
 
@@ -338,7 +355,10 @@ async function withPostgres<T>(adminUrl: string, work: (engine: Engine) => Promi
  * other; `report` prints a result and says whether it is valid. A failing engine is reported and
  * the next one still runs. Returns the results and whether anything failed.
  */
-export async function forEachEngine<R>(work: (engine: Engine) => Promise<R>, report: (result: R) => boolean): Promise<{ results: R[]; failed: boolean }> {
+export async function forEachEngine<R>(
+  work: (engine: Engine) => Promise<R>,
+  report: (result: R) => boolean,
+): Promise<{ results: R[]; failed: boolean }> {
   const results: R[] = [];
   let failed = false;
   const engines: [string, () => Promise<R>][] = [['embedded', () => withEmbedded(work)]];
@@ -355,7 +375,8 @@ export async function forEachEngine<R>(work: (engine: Engine) => Promise<R>, rep
       process.stderr.write(`\n[${label}] failed: ${errorMessage(error)}\n`);
     }
   }
-  if (!adminUrl) process.stdout.write('\nPostgreSQL: skipped (set DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/postgres, to bench it too).\n');
+  if (!adminUrl)
+    process.stdout.write('\nPostgreSQL: skipped (set DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/postgres, to bench it too).\n');
   return { results, failed };
 }
 
@@ -427,7 +448,9 @@ export async function workUntilSettled(
     if (now - started > timeoutS * 1_000) throw new Error(`only ${settled} of ${expected} ${what} settled within ${timeoutS} s`);
     if (now - lastProgress >= 5_000) {
       lastProgress = now;
-      process.stdout.write(`   ${fixed((now - started) / 1_000, 0)} s: ${settled.toLocaleString('en-US')} of ${expected.toLocaleString('en-US')} ${what} settled\n`);
+      process.stdout.write(
+        `   ${fixed((now - started) / 1_000, 0)} s: ${settled.toLocaleString('en-US')} of ${expected.toLocaleString('en-US')} ${what} settled\n`,
+      );
     }
     await sleep(pollMs);
   }

@@ -14,12 +14,19 @@ const CALLS = intFromEnv('BENCH_MESSAGING_CALLS', 2000, 1);
 const TIMEOUT_S = 600;
 const POLL_MS = 100;
 const ENQUEUE_BATCH = 500;
-const WHATSAPP = { accessToken: 'EAAG-bench-access-token-0123456789', appSecret: 'bench-app-secret-0123456789', wabaId: '102290129340398', sender: '106540352242922' };
+const WHATSAPP = {
+  accessToken: 'EAAG-bench-access-token-0123456789',
+  appSecret: 'bench-app-secret-0123456789',
+  wabaId: '102290129340398',
+  sender: '106540352242922',
+};
 
 async function main(): Promise<number> {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
-    process.stderr.write('bench:messaging needs PostgreSQL: set DATABASE_URL, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:messaging\n');
+    process.stderr.write(
+      'bench:messaging needs PostgreSQL: set DATABASE_URL, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:messaging\n',
+    );
     return 1;
   }
 
@@ -32,23 +39,47 @@ async function main(): Promise<number> {
 
   const { runtime, app, where } = await inProcessRuntime(adminUrl, { WHATSAPP_API_URL: graph.url });
 
-  process.stdout.write(`callforge messaging bench on PostgreSQL (${where}): ${CALLS.toLocaleString('en-US')} ended calls, WhatsApp (fake Graph API) + SMS (SIMULATOR) each; node ${process.version}\n`);
+  process.stdout.write(
+    `callforge messaging bench on PostgreSQL (${where}): ${CALLS.toLocaleString('en-US')} ended calls, WhatsApp (fake Graph API) + SMS (SIMULATOR) each; node ${process.version}\n`,
+  );
 
   // Setup over HTTP, as a dashboard user would: tenant, WhatsApp integration, agent, campaigns.
   const request = async (method: 'GET' | 'POST' | 'PUT', path: string, token: string | undefined, payload?: object) => {
-    const response = await app.inject({ method, url: `/api/v1${path}`, headers: token ? { authorization: `Bearer ${token}` } : {}, ...(payload ? { payload } : {}) });
+    const response = await app.inject({
+      method,
+      url: `/api/v1${path}`,
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      ...(payload ? { payload } : {}),
+    });
     if (response.statusCode >= 300) throw new Error(`${method} ${path} answered ${response.statusCode}: ${response.body}`);
     return response.json() as Record<string, unknown>;
   };
   const suffix = randomBytes(6).toString('hex');
-  const session = await request('POST', '/auth/signup', undefined, { tenantName: `Bench ${suffix}`, email: `bench-${suffix}@example.com`, password: randomBytes(18).toString('base64url') });
+  const session = await request('POST', '/auth/signup', undefined, {
+    tenantName: `Bench ${suffix}`,
+    email: `bench-${suffix}@example.com`,
+    password: randomBytes(18).toString('base64url'),
+  });
   const token = session.accessToken as string;
   const tenantId = (session.user as { tenantId: string }).tenantId;
-  await request('PUT', '/integrations/whatsapp', token, { businessAccountId: WHATSAPP.wabaId, accessToken: WHATSAPP.accessToken, appSecret: WHATSAPP.appSecret, phoneNumberId: WHATSAPP.sender });
+  await request('PUT', '/integrations/whatsapp', token, {
+    businessAccountId: WHATSAPP.wabaId,
+    accessToken: WHATSAPP.accessToken,
+    appSecret: WHATSAPP.appSecret,
+    phoneNumberId: WHATSAPP.sender,
+  });
   const key = (await request('POST', '/api-keys', token, { name: 'bench' })).key as string;
   const agentId = (await request('POST', '/agents', key, { name: 'Bench agent' })).id as string;
-  await request('POST', '/whatsapp/campaigns', key, { agentId, templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED', bodyParameters: ['{{phoneNumber}}'] }] });
-  await request('POST', '/sms-agent/campaigns', key, { agentId, senderNumber: '+14155550000', senderProvider: 'SIMULATOR', templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks for talking with us.' }] });
+  await request('POST', '/whatsapp/campaigns', key, {
+    agentId,
+    templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED', bodyParameters: ['{{phoneNumber}}'] }],
+  });
+  await request('POST', '/sms-agent/campaigns', key, {
+    agentId,
+    senderNumber: '+14155550000',
+    senderProvider: 'SIMULATOR',
+    templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks for talking with us.' }],
+  });
 
   // N ended calls, written directly, and one call.ended job each (what the end of a call enqueues).
   const setupStarted = performance.now();
@@ -60,31 +91,51 @@ async function main(): Promise<number> {
   );
   for (let start = 0; start < rows.length; start += ENQUEUE_BATCH) {
     await runtime.db.transaction(async (tx) => {
-      for (const row of rows.slice(start, start + ENQUEUE_BATCH)) await runtime.jobs.send<CallEndedJob>(CALL_ENDED, { tenantId, callId: row.id }, { tx });
+      for (const row of rows.slice(start, start + ENQUEUE_BATCH))
+        await runtime.jobs.send<CallEndedJob>(CALL_ENDED, { tenantId, callId: row.id }, { tx });
     });
   }
-  process.stdout.write(`setup: ${rows.length.toLocaleString('en-US')} calls and call.ended jobs written in ${fixed((performance.now() - setupStarted) / 1_000, 1)} s; starting the workers\n`);
+  process.stdout.write(
+    `setup: ${rows.length.toLocaleString('en-US')} calls and call.ended jobs written in ${fixed((performance.now() - setupStarted) / 1_000, 1)} s; starting the workers\n`,
+  );
 
   // The measurement: from starting the workers until every message has left the queue.
   const expected = 2 * CALLS;
   const settledCount = async () =>
     (await runtime.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE status NOT IN ('QUEUED', 'SENDING')`)).rows[0]!.n;
-  const seconds = await workUntilSettled(() => runtime.jobs.work(jobDefinitions(runtime)), settledCount, { expected, what: 'messages', timeoutS: TIMEOUT_S, pollMs: POLL_MS });
+  const seconds = await workUntilSettled(() => runtime.jobs.work(jobDefinitions(runtime)), settledCount, {
+    expected,
+    what: 'messages',
+    timeoutS: TIMEOUT_S,
+    pollMs: POLL_MS,
+  });
 
-  const byStatus = (await runtime.db.query<{ channel: string; status: string; n: number }>(`SELECT channel, status, count(*)::int AS n FROM messages GROUP BY 1, 2 ORDER BY 1, 2`)).rows;
+  const byStatus = (
+    await runtime.db.query<{ channel: string; status: string; n: number }>(
+      `SELECT channel, status, count(*)::int AS n FROM messages GROUP BY 1, 2 ORDER BY 1, 2`,
+    )
+  ).rows;
   const total = byStatus.reduce((sum, row) => sum + row.n, 0);
   const sent = byStatus.filter((row) => row.status === 'SENT').reduce((sum, row) => sum + row.n, 0);
   process.stdout.write(
     `\n${table(
       [
         ['calls', 'messages', 'seconds', 'messages/s', 'fake WhatsApp received'],
-        [CALLS.toLocaleString('en-US'), total.toLocaleString('en-US'), fixed(seconds, 2), fixed(total / seconds, 1), graph.messages.length.toLocaleString('en-US')],
+        [
+          CALLS.toLocaleString('en-US'),
+          total.toLocaleString('en-US'),
+          fixed(seconds, 2),
+          fixed(total / seconds, 1),
+          graph.messages.length.toLocaleString('en-US'),
+        ],
       ],
       () => true,
     )}\n` + `by channel and status: ${byStatus.map((row) => `${row.channel} ${row.status} ${row.n}`).join(', ')}\n`,
   );
   if (graph.messages.length !== CALLS || total !== expected || sent !== expected) {
-    process.stdout.write(`FAILED: expected ${expected} messages, all SENT, and ${CALLS} WhatsApp messages at the fake; got ${total} messages, ${sent} SENT, ${graph.messages.length} at the fake\n`);
+    process.stdout.write(
+      `FAILED: expected ${expected} messages, all SENT, and ${CALLS} WhatsApp messages at the fake; got ${total} messages, ${sent} SENT, ${graph.messages.length} at the fake\n`,
+    );
     return 1;
   }
   return 0;

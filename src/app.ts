@@ -93,7 +93,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       return `ip:${request.ip}`;
     },
     errorResponseBuilder: (_request, context) =>
-      new AppError(429, 'RATE_LIMITED', `Too many requests: at most ${context.max} per minute are allowed for this key; retry in ${context.after}.`),
+      new AppError(
+        429,
+        'RATE_LIMITED',
+        `Too many requests: at most ${context.max} per minute are allowed for this key; retry in ${context.after}.`,
+      ),
   });
 
   registerIdempotency(app, deps.db, deps.clock, deps.config.idempotencyTtlHours);
@@ -104,7 +108,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       info: {
         title: 'callforge API',
         version: SERVICE_VERSION,
-        description: 'Voice-agent campaigns, contacts, post-call messaging, knowledge bases and usage. Authenticate with `Authorization: Bearer <API key>`.',
+        description:
+          'Voice-agent campaigns, contacts, post-call messaging, knowledge bases and usage. Authenticate with `Authorization: Bearer <API key>`.',
       },
       servers: [{ url: '/' }],
       components: {
@@ -132,7 +137,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await deps.db.query('SELECT 1');
       return { status: 'ok' };
     } catch {
-      return sendError(new AppError(503, 'DATABASE_UNAVAILABLE', 'The database is not reachable; the service cannot take requests yet.'), request, reply);
+      return sendError(
+        new AppError(503, 'DATABASE_UNAVAILABLE', 'The database is not reachable; the service cannot take requests yet.'),
+        request,
+        reply,
+      );
     }
   });
   registerDashboard(app, () => ({

@@ -4,14 +4,24 @@ import { ConfigError, loadConfig } from './config.ts';
 describe('configuration from the environment', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 3000, dataDir: './data', databaseUrl: undefined, role: 'all', signupEnabled: true, startingCredit: '10', rateLimitPerMinute: 1200 });
+    expect(config).toMatchObject({
+      port: 3000,
+      dataDir: './data',
+      databaseUrl: undefined,
+      role: 'all',
+      signupEnabled: true,
+      startingCredit: '10',
+      rateLimitPerMinute: 1200,
+    });
   });
 
   it('names the bad variable and what it should be', () => {
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: 'abc' })).toThrow('PORT="abc" is invalid: expected an integer from 0 to 65535.');
     expect(() => loadConfig({ PORT: '70000' })).toThrow('PORT="70000"');
-    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow('DATABASE_URL="mysql://x" is invalid: expected a postgres:// or postgresql:// URL.');
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(
+      'DATABASE_URL="mysql://x" is invalid: expected a postgres:// or postgresql:// URL.',
+    );
     expect(() => loadConfig({ SIGNUP_ENABLED: 'maybe' })).toThrow('SIGNUP_ENABLED="maybe" is invalid: expected 1, 0, true or false.');
     expect(() => loadConfig({ STARTING_CREDIT: '-1' })).toThrow('STARTING_CREDIT');
     expect(() => loadConfig({ JOBS_POLL_SECONDS: '0.1' })).toThrow('JOBS_POLL_SECONDS');

@@ -13,48 +13,169 @@ const Bool = (defaultValue: boolean, description: string) =>
   });
 
 const Int = (defaultValue: number, minimum: number, maximum: number, description: string) =>
-  Type.String({ default: String(defaultValue), pattern: '^[0-9]+$', minimum, maximum, description, expected: `an integer from ${minimum} to ${maximum}` });
+  Type.String({
+    default: String(defaultValue),
+    pattern: '^[0-9]+$',
+    minimum,
+    maximum,
+    description,
+    expected: `an integer from ${minimum} to ${maximum}`,
+  });
 
 const Decimal = (defaultValue: string, description: string) =>
-  Type.String({ default: defaultValue, pattern: '^[0-9]{1,14}(\\.[0-9]{1,4})?$', description, expected: 'a decimal amount such as 10 or 12.5' });
+  Type.String({
+    default: defaultValue,
+    pattern: '^[0-9]{1,14}(\\.[0-9]{1,4})?$',
+    description,
+    expected: 'a decimal amount such as 10 or 12.5',
+  });
 
 export const EnvSchema = Type.Object({
   PORT: Int(3000, 0, 65535, 'HTTP port of the API (0 picks a free one).'),
   HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'Address the API listens on.' }),
-  DATA_DIR: Type.String({ default: './data', minLength: 1, description: 'Directory of the embedded PostgreSQL (PGlite) when DATABASE_URL is not set.' }),
-  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL server to use instead of the embedded database, e.g. postgres://user@127.0.0.1:5432/callforge.', expected: 'a postgres:// or postgresql:// URL' })),
+  DATA_DIR: Type.String({
+    default: './data',
+    minLength: 1,
+    description: 'Directory of the embedded PostgreSQL (PGlite) when DATABASE_URL is not set.',
+  }),
+  DATABASE_URL: Type.Optional(
+    Type.String({
+      pattern: '^postgres(ql)?://',
+      description: 'PostgreSQL server to use instead of the embedded database, e.g. postgres://user@127.0.0.1:5432/callforge.',
+      expected: 'a postgres:// or postgresql:// URL',
+    }),
+  ),
   DB_POOL_SIZE: Int(10, 1, 200, 'Connections per process to the PostgreSQL server.'),
-  ROLE: Type.Union([Type.Literal('all'), Type.Literal('api'), Type.Literal('worker')], { default: 'all', description: 'What this process runs: all (API and workers), api or worker. `--role` on the command line wins.', expected: 'all, api or worker' }),
-  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info', description: 'pino log level.', expected: 'fatal, error, warn, info, debug, trace or silent' }),
-  SECRETS_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/=_-]{43,}$', description: 'Base64 of 32 random bytes; signs sessions and encrypts provider secrets at rest. Required with DATABASE_URL (all processes must share it); embedded mode keeps a generated one in $DATA_DIR/secrets.key.', expected: 'base64 of 32 random bytes (openssl rand -base64 32)' })),
-  SECRETS_KEY_PREVIOUS: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/=_-]{43,}$', description: 'During a key rotation, the SECRETS_KEY being replaced: provider secrets it sealed still open until `callforge secrets reseal` seals them with the new key; then remove it.', expected: 'base64 of 32 random bytes' })),
+  ROLE: Type.Union([Type.Literal('all'), Type.Literal('api'), Type.Literal('worker')], {
+    default: 'all',
+    description: 'What this process runs: all (API and workers), api or worker. `--role` on the command line wins.',
+    expected: 'all, api or worker',
+  }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info', description: 'pino log level.', expected: 'fatal, error, warn, info, debug, trace or silent' },
+  ),
+  SECRETS_KEY: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9+/=_-]{43,}$',
+      description:
+        'Base64 of 32 random bytes; signs sessions and encrypts provider secrets at rest. Required with DATABASE_URL (all processes must share it); embedded mode keeps a generated one in $DATA_DIR/secrets.key.',
+      expected: 'base64 of 32 random bytes (openssl rand -base64 32)',
+    }),
+  ),
+  SECRETS_KEY_PREVIOUS: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9+/=_-]{43,}$',
+      description:
+        'During a key rotation, the SECRETS_KEY being replaced: provider secrets it sealed still open until `callforge secrets reseal` seals them with the new key; then remove it.',
+      expected: 'base64 of 32 random bytes',
+    }),
+  ),
   SIGNUP_ENABLED: Bool(true, 'Whether POST /api/v1/auth/signup creates new tenants.'),
   SESSION_TTL_SECONDS: Int(43200, 60, 2592000, 'Lifetime of a dashboard session token.'),
   STARTING_CREDIT: Decimal('10', 'Wallet credit a new tenant starts with, in its currency.'),
   LOW_BALANCE_THRESHOLD: Decimal('5', 'Default low-balance threshold of a new wallet.'),
-  RATE_LIMIT_PER_MINUTE: Int(1200, 1, 10000000, 'Requests per minute allowed to one API key or session (per IP when unauthenticated), per API process.'),
+  RATE_LIMIT_PER_MINUTE: Int(
+    1200,
+    1,
+    10000000,
+    'Requests per minute allowed to one API key or session (per IP when unauthenticated), per API process.',
+  ),
   IDEMPOTENCY_TTL_HOURS: Int(24, 1, 720, 'How long an Idempotency-Key is remembered.'),
   DEMO_BOOTSTRAP: Bool(true, 'On first start of an empty embedded database, create a demo tenant and print its key.'),
   ALLOW_PRIVATE_URLS: Bool(false, 'Let knowledge URLs and webhooks reach private and loopback addresses (local testing only).'),
-  PUBLIC_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://[^/]+(/.*)?[^/]$|^https?://[^/]+$', description: 'The address providers reach this service at (status callbacks, webhooks), without a trailing slash.', expected: 'an http(s) URL without a trailing slash' }),
-  TWILIO_API_URL: Type.String({ default: 'https://api.twilio.com', pattern: '^https?://[^/]+$', description: "Base URL of Twilio's REST API (a local fake in tests).", expected: 'an http(s) origin without a path' }),
-  WHATSAPP_API_URL: Type.String({ default: 'https://graph.facebook.com', pattern: '^https?://[^/]+$', description: "Base URL of Meta's Graph API for the WhatsApp Cloud API (a local fake in tests).", expected: 'an http(s) origin without a path' }),
-  WHATSAPP_API_VERSION: Type.String({ default: 'v21.0', pattern: '^v[0-9]+\\.[0-9]+$', description: 'Graph API version used for WhatsApp requests.', expected: 'a version such as v21.0' }),
-  MSG91_API_URL: Type.String({ default: 'https://api.msg91.com', pattern: '^https?://[^/]+$', description: "Base URL of MSG91's SMS API (India, DLT) (a local fake in tests).", expected: 'an http(s) origin without a path' }),
-  PROVIDER_TIMEOUT_MS: Int(10000, 100, 120000, 'How long a request to a messaging provider may take before it counts as a timeout (and is retried).'),
-  WEBHOOK_RETRY_SECONDS: Int(5, 1, 3600, 'First delay before a failed webhook delivery is retried; it doubles (with jitter) on each of 15 retries, over 24 hours in all.'),
-  LLM_API_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'An OpenAI-compatible API base URL (up to /v1) that extracts analytics fields from call transcripts; unset: no extraction.', expected: 'an http(s) URL' })),
+  PUBLIC_URL: Type.String({
+    default: 'http://localhost:3000',
+    pattern: '^https?://[^/]+(/.*)?[^/]$|^https?://[^/]+$',
+    description: 'The address providers reach this service at (status callbacks, webhooks), without a trailing slash.',
+    expected: 'an http(s) URL without a trailing slash',
+  }),
+  TWILIO_API_URL: Type.String({
+    default: 'https://api.twilio.com',
+    pattern: '^https?://[^/]+$',
+    description: "Base URL of Twilio's REST API (a local fake in tests).",
+    expected: 'an http(s) origin without a path',
+  }),
+  WHATSAPP_API_URL: Type.String({
+    default: 'https://graph.facebook.com',
+    pattern: '^https?://[^/]+$',
+    description: "Base URL of Meta's Graph API for the WhatsApp Cloud API (a local fake in tests).",
+    expected: 'an http(s) origin without a path',
+  }),
+  WHATSAPP_API_VERSION: Type.String({
+    default: 'v21.0',
+    pattern: '^v[0-9]+\\.[0-9]+$',
+    description: 'Graph API version used for WhatsApp requests.',
+    expected: 'a version such as v21.0',
+  }),
+  MSG91_API_URL: Type.String({
+    default: 'https://api.msg91.com',
+    pattern: '^https?://[^/]+$',
+    description: "Base URL of MSG91's SMS API (India, DLT) (a local fake in tests).",
+    expected: 'an http(s) origin without a path',
+  }),
+  PROVIDER_TIMEOUT_MS: Int(
+    10000,
+    100,
+    120000,
+    'How long a request to a messaging provider may take before it counts as a timeout (and is retried).',
+  ),
+  WEBHOOK_RETRY_SECONDS: Int(
+    5,
+    1,
+    3600,
+    'First delay before a failed webhook delivery is retried; it doubles (with jitter) on each of 15 retries, over 24 hours in all.',
+  ),
+  LLM_API_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://',
+      description:
+        'An OpenAI-compatible API base URL (up to /v1) that extracts analytics fields from call transcripts; unset: no extraction.',
+      expected: 'an http(s) URL',
+    }),
+  ),
   LLM_API_KEY: Type.Optional(Type.String({ minLength: 1, description: 'Bearer key for LLM_API_URL.' })),
-  LLM_MODEL: Type.String({ default: 'gpt-4o-mini', minLength: 1, description: 'Model asked for analytics extraction (it must support json_schema response formats).' }),
-  EMBEDDINGS_API_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'An OpenAI-compatible API base URL (up to /v1) whose /embeddings embeds knowledge chunks and queries; unset: the offline model shipped in the package (Universal Sentence Encoder lite, 512 dimensions).', expected: 'an http(s) URL' })),
+  LLM_MODEL: Type.String({
+    default: 'gpt-4o-mini',
+    minLength: 1,
+    description: 'Model asked for analytics extraction (it must support json_schema response formats).',
+  }),
+  EMBEDDINGS_API_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://',
+      description:
+        'An OpenAI-compatible API base URL (up to /v1) whose /embeddings embeds knowledge chunks and queries; unset: the offline model shipped in the package (Universal Sentence Encoder lite, 512 dimensions).',
+      expected: 'an http(s) URL',
+    }),
+  ),
   EMBEDDINGS_API_KEY: Type.Optional(Type.String({ minLength: 1, description: 'Bearer key for EMBEDDINGS_API_URL.' })),
   EMBEDDINGS_MODEL: Type.String({ default: 'text-embedding-3-small', minLength: 1, description: 'Model asked by EMBEDDINGS_API_URL.' }),
-  EMBEDDINGS_DIMENSIONS: Int(512, 8, 2000, 'Vector length asked of EMBEDDINGS_API_URL (the offline model always gives 512); changing it means refreshing every source.'),
-  VECTOR_SEARCH: Type.Union([Type.Literal('auto'), Type.Literal('exact')], { default: 'auto', description: 'auto: an HNSW index (pgvector) where `CREATE EXTENSION vector` works, exact cosine otherwise; exact: always exact cosine.', expected: 'auto or exact' }),
+  EMBEDDINGS_DIMENSIONS: Int(
+    512,
+    8,
+    2000,
+    'Vector length asked of EMBEDDINGS_API_URL (the offline model always gives 512); changing it means refreshing every source.',
+  ),
+  VECTOR_SEARCH: Type.Union([Type.Literal('auto'), Type.Literal('exact')], {
+    default: 'auto',
+    description:
+      'auto: an HNSW index (pgvector) where `CREATE EXTENSION vector` works, exact cosine otherwise; exact: always exact cosine.',
+    expected: 'auto or exact',
+  }),
   KNOWLEDGE_CACHE_MB: Int(256, 0, 65536, 'Memory per process for the embeddings exact search keeps of recently queried knowledge bases.'),
-  DIALER_TICK_MS: Int(500, 10, 60000, 'How often an idle dialer looks for due contacts and calls, in milliseconds (it loops at once while there is work).'),
+  DIALER_TICK_MS: Int(
+    500,
+    10,
+    60000,
+    'How often an idle dialer looks for due contacts and calls, in milliseconds (it loops at once while there is work).',
+  ),
   DIALER_CALLS_PER_SECOND: Int(10, 1, 10000, 'Calls per second each voice number may start, shared by every worker process.'),
-  CALL_CONFIRM_TIMEOUT_SECONDS: Int(60, 5, 3600, 'A call its provider never confirmed (a crash between counting the attempt and dialling) is given up as FAILED after this long.'),
+  CALL_CONFIRM_TIMEOUT_SECONDS: Int(
+    60,
+    5,
+    3600,
+    'A call its provider never confirmed (a crash between counting the attempt and dialling) is given up as FAILED after this long.',
+  ),
   MAX_CALL_SECONDS: Int(7200, 60, 86400, 'A provider call with no final status this long after it was placed is given up as FAILED.'),
   SIMULATOR_RING_SECONDS: Int(2, 0, 300, 'How long a SIMULATOR call rings before its outcome.'),
   SIMULATOR_TALK_SECONDS: Int(6, 0, 3600, 'How long an answered SIMULATOR call lasts.'),
@@ -63,9 +184,24 @@ export const EnvSchema = Type.Object({
   RATE_LLM_PER_1K_TOKENS: Decimal('0.0020', 'Rate card: language model, per 1,000 tokens.'),
   RATE_TELEPHONY_PER_MINUTE: Decimal('0.0140', 'Rate card: telephony, per minute connected (billed by the second).'),
   RATE_PLATFORM_FEE_PER_MINUTE: Decimal('0.0500', 'Rate card: platform fee, per minute connected (billed by the second).'),
-  ANALYZE_SECONDS: Int(10, 1, 86400, 'How often a process analyzes the tables that changed, when the database has no autovacuum to do it (PGlite, or a server with autovacuum off); the planner needs statistics.'),
-  JOBS_MAINTENANCE_SECONDS: Int(60, 1, 3600, 'How often the job queue looks for jobs whose worker died (they expire and are retried) and cleans up, in seconds.'),
-  JOBS_POLL_SECONDS: Type.String({ default: '1', pattern: '^[0-9]+(\\.[0-9]+)?$', description: 'How often idle workers poll the job queue, in seconds (at least 0.5).', expected: 'a number of seconds, at least 0.5' }),
+  ANALYZE_SECONDS: Int(
+    10,
+    1,
+    86400,
+    'How often a process analyzes the tables that changed, when the database has no autovacuum to do it (PGlite, or a server with autovacuum off); the planner needs statistics.',
+  ),
+  JOBS_MAINTENANCE_SECONDS: Int(
+    60,
+    1,
+    3600,
+    'How often the job queue looks for jobs whose worker died (they expire and are retried) and cleans up, in seconds.',
+  ),
+  JOBS_POLL_SECONDS: Type.String({
+    default: '1',
+    pattern: '^[0-9]+(\\.[0-9]+)?$',
+    description: 'How often idle workers poll the job queue, in seconds (at least 0.5).',
+    expected: 'a number of seconds, at least 0.5',
+  }),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -95,11 +231,24 @@ export interface Config {
   twilioApiUrl: string;
   webhookRetrySeconds: number;
   llm: { apiUrl: string | undefined; apiKey: string | undefined; model: string };
-  knowledge: { embeddingsApiUrl: string | undefined; embeddingsApiKey: string | undefined; embeddingsModel: string; embeddingsDimensions: number; vectorSearch: 'auto' | 'exact'; cacheBytes: number };
+  knowledge: {
+    embeddingsApiUrl: string | undefined;
+    embeddingsApiKey: string | undefined;
+    embeddingsModel: string;
+    embeddingsDimensions: number;
+    vectorSearch: 'auto' | 'exact';
+    cacheBytes: number;
+  };
   messaging: { whatsappApiUrl: string; whatsappApiVersion: string; msg91ApiUrl: string; providerTimeoutMs: number };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   simulator: { ringSeconds: number; talkSeconds: number };
-  rates: { sttPerMinute: string; ttsPer1kCharacters: string; llmPer1kTokens: string; telephonyPerMinute: string; platformFeePerMinute: string };
+  rates: {
+    sttPerMinute: string;
+    ttsPer1kCharacters: string;
+    llmPer1kTokens: string;
+    telephonyPerMinute: string;
+    platformFeePerMinute: string;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -126,7 +275,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
   }
   const pollSeconds = Number(withDefaults.JOBS_POLL_SECONDS);
-  if (problems.length === 0 && pollSeconds < 0.5) problems.push(`JOBS_POLL_SECONDS=${JSON.stringify(withDefaults.JOBS_POLL_SECONDS)} is invalid: expected a number of seconds, at least 0.5.`);
+  if (problems.length === 0 && pollSeconds < 0.5)
+    problems.push(
+      `JOBS_POLL_SECONDS=${JSON.stringify(withDefaults.JOBS_POLL_SECONDS)} is invalid: expected a number of seconds, at least 0.5.`,
+    );
   if (problems.length > 0) throw new ConfigError(`Invalid configuration: ${problems.join(' ')}`);
 
   const env_ = withDefaults as Env;

@@ -54,12 +54,19 @@ async function createDemoCampaign(ctx: TenantCtx): Promise<string> {
       { callStatus: 'UNANSWERED', messageBody: 'Hi {{name}}, we tried to reach you about your appointment. Reply or call us back.' },
     ],
   });
-  const number = await agents.createVoiceNumber(ctx, { phoneNumber: `+1415${randomInt(2_000_000, 9_999_999)}`, provider: 'SIMULATOR', label: 'Demo simulator line' });
+  const number = await agents.createVoiceNumber(ctx, {
+    phoneNumber: `+1415${randomInt(2_000_000, 9_999_999)}`,
+    provider: 'SIMULATOR',
+    label: 'Demo simulator line',
+  });
   const list = await contacts.createList(ctx, { name: 'Demo customers' });
   await contacts.importContacts(
     ctx,
     list.id,
-    DEMO_CONTACTS.map(({ name, simulate }, i) => ({ row: i + 1, fields: { phoneNumber: `+1212555${String(1000 + i)}`, name, metadata: { simulate } } })),
+    DEMO_CONTACTS.map(({ name, simulate }, i) => ({
+      row: i + 1,
+      fields: { phoneNumber: `+1212555${String(1000 + i)}`, name, metadata: { simulate } },
+    })),
   );
   const campaign = await campaigns.createCampaign(ctx, {
     name: 'Demo: appointment reminders',

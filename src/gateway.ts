@@ -4,7 +4,18 @@ import { AppError, sendError } from './platform/errors.ts';
 
 export const API_BASE = '/api/v1';
 
-export type ModuleName = 'platform' | 'identity' | 'contacts' | 'agents' | 'campaigns' | 'calls' | 'messaging' | 'integrations' | 'knowledge' | 'analytics' | 'events';
+export type ModuleName =
+  | 'platform'
+  | 'identity'
+  | 'contacts'
+  | 'agents'
+  | 'campaigns'
+  | 'calls'
+  | 'messaging'
+  | 'integrations'
+  | 'knowledge'
+  | 'analytics'
+  | 'events';
 
 /**
  * The gateway's prefix table (contract §10): every first path segment under /api/v1 named by the
@@ -50,7 +61,8 @@ export async function mountModules(app: FastifyInstance, deps: Deps, modules: Pa
     await app.register(
       async (scope) => {
         scope.addHook('onRoute', (route) => {
-          if (ownerOf(route.url) !== name) throw new Error(`Module ${name} may not add route ${route.url}: its prefix belongs to ${ownerOf(route.url) ?? 'no module'}`);
+          if (ownerOf(route.url) !== name)
+            throw new Error(`Module ${name} may not add route ${route.url}: its prefix belongs to ${ownerOf(route.url) ?? 'no module'}`);
         });
         await scope.register(plugin, { deps });
       },
@@ -63,7 +75,11 @@ export function gatewayNotFound(request: FastifyRequest, reply: FastifyReply) {
   const path = request.url.split('?')[0]!;
   const owner = ownerOf(path);
   const error = owner
-    ? new AppError(404, 'ROUTE_NOT_FOUND', `The ${owner} service has no route ${request.method} ${path}; see /docs for the routes it offers.`)
+    ? new AppError(
+        404,
+        'ROUTE_NOT_FOUND',
+        `The ${owner} service has no route ${request.method} ${path}; see /docs for the routes it offers.`,
+      )
     : new AppError(404, 'NO_GATEWAY_ROUTE', `No gateway route for ${request.method} ${path}`);
   return sendError(error, request, reply);
 }

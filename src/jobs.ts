@@ -18,5 +18,11 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
       if (deps.config.llm.apiUrl) await deps.jobs.send<ExtractAnalyticsJob>(EXTRACT_ANALYTICS, data);
     },
   };
-  return [callEnded, sendMessageJob(deps), deliverWebhookJob(deps), extractAnalyticsJob(deps), processSourceJobDefinition(deps)] as JobDefinition<never>[];
+  return [
+    callEnded,
+    sendMessageJob(deps),
+    deliverWebhookJob(deps),
+    extractAnalyticsJob(deps),
+    processSourceJobDefinition(deps),
+  ] as JobDefinition<never>[];
 }

@@ -45,15 +45,25 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
   const clock = options.clock ?? systemClock;
   const embedded = !config.databaseUrl;
   if (!embedded && !config.secretsKey) {
-    throw new ConfigError('Invalid configuration: SECRETS_KEY is required with DATABASE_URL, and every process must share it. Generate one with `openssl rand -base64 32`.');
+    throw new ConfigError(
+      'Invalid configuration: SECRETS_KEY is required with DATABASE_URL, and every process must share it. Generate one with `openssl rand -base64 32`.',
+    );
   }
   const release = embedded && config.dataDir !== IN_MEMORY ? holdDataDir(config.dataDir) : () => undefined;
   let db: Db | undefined;
   try {
-    db = config.databaseUrl ? openPostgres(config.databaseUrl, config.dbPoolSize) : await openPglite(config.dataDir === IN_MEMORY ? undefined : join(config.dataDir, 'pg'));
+    db = config.databaseUrl
+      ? openPostgres(config.databaseUrl, config.dbPoolSize)
+      : await openPglite(config.dataDir === IN_MEMORY ? undefined : join(config.dataDir, 'pg'));
     const { applied } = await migrate(db);
     const serverKeys = deriveServerKeys(config.secretsKey ?? embeddedSecretsKey(config.dataDir), config.previousSecretsKey);
-    const jobs = await startJobQueue(db, { databaseUrl: config.databaseUrl, supervise: options.superviseJobs, pollSeconds: config.jobsPollSeconds, maintenanceSeconds: config.jobsMaintenanceSeconds, log: options.log });
+    const jobs = await startJobQueue(db, {
+      databaseUrl: config.databaseUrl,
+      supervise: options.superviseJobs,
+      pollSeconds: config.jobsPollSeconds,
+      maintenanceSeconds: config.jobsMaintenanceSeconds,
+      log: options.log,
+    });
     const apiKeyCache = await startApiKeyCache(db, clock, options.log, recordApiKeyUse(db));
     const knowledge = await openKnowledgeEngine(db, config, options.log);
     // Every role sends jobs, so every queue exists before the first request or tick.

@@ -91,9 +91,19 @@ describe('agents', () => {
 
   it('updates only the fields given, clears nullable ones with null and stores the language in canonical case', async () => {
     const agent = await newAgent({ description: 'old', voice: 'nova', tools: ['end_call'] });
-    const response = await api('PATCH', `/agents/${agent.id}`, { description: null, language: 'pt-br', tools: ['transfer_call', 'knowledge_search'] });
+    const response = await api('PATCH', `/agents/${agent.id}`, {
+      description: null,
+      language: 'pt-br',
+      tools: ['transfer_call', 'knowledge_search'],
+    });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toMatchObject({ name: agent.name, description: null, voice: 'nova', language: 'pt-BR', tools: ['transfer_call', 'knowledge_search'] });
+    expect(response.json()).toMatchObject({
+      name: agent.name,
+      description: null,
+      voice: 'nova',
+      language: 'pt-BR',
+      tools: ['transfer_call', 'knowledge_search'],
+    });
   });
 
   it('deletes an agent with 204', async () => {
@@ -109,7 +119,10 @@ describe('agents', () => {
     await newAgent({ name: 'Front Desk' });
     const again = await api('POST', '/agents', { name: 'FRONT DESK' });
     expect(again.statusCode).toBe(409);
-    expect(again.json()).toMatchObject({ code: 'AGENT_NAME_TAKEN', message: 'An agent named "FRONT DESK" already exists; choose another name.' });
+    expect(again.json()).toMatchObject({
+      code: 'AGENT_NAME_TAKEN',
+      message: 'An agent named "FRONT DESK" already exists; choose another name.',
+    });
     expect((await api('POST', '/agents', { name: 'Front Desk' }, otherKey)).statusCode).toBe(201);
     const renamed = await api('PATCH', `/agents/${(await newAgent()).id}`, { name: 'front desk' });
     expect(renamed.statusCode).toBe(409);
@@ -175,10 +188,16 @@ describe('agents', () => {
   it('answers 409 AGENT_IN_USE while a campaign that has not finished uses the agent', async () => {
     const agent = await newAgent();
     const ctx = tenantCtx(t.runtime, owner.tenantId);
-    await expect(agents.deleteAgent(ctx, agent.id, async (_ctx, id) => id === agent.id)).rejects.toMatchObject({ statusCode: 409, code: 'AGENT_IN_USE' });
+    await expect(agents.deleteAgent(ctx, agent.id, async (_ctx, id) => id === agent.id)).rejects.toMatchObject({
+      statusCode: 409,
+      code: 'AGENT_IN_USE',
+    });
     expect((await api('GET', `/agents/${agent.id}`)).statusCode).toBe(200);
     const number = await newNumber();
-    await expect(agents.deleteVoiceNumber(ctx, number.id, async () => true)).rejects.toMatchObject({ statusCode: 409, code: 'VOICE_NUMBER_IN_USE' });
+    await expect(agents.deleteVoiceNumber(ctx, number.id, async () => true)).rejects.toMatchObject({
+      statusCode: 409,
+      code: 'VOICE_NUMBER_IN_USE',
+    });
     expect((await api('GET', `/voice-numbers/${number.id}`)).statusCode).toBe(200);
   });
 });
@@ -251,18 +270,28 @@ describe('voice numbers', () => {
     for (const phoneNumber of ['555-0100', '+1 415 555', 'call me', '+0123456789']) {
       const response = await api('POST', '/voice-numbers', { phoneNumber, provider: 'SIMULATOR' });
       expect(response.statusCode, phoneNumber).toBe(400);
-      expect(response.json()).toMatchObject({ code: 'INVALID_PHONE_NUMBER', details: [{ path: '/phoneNumber', message: 'Invalid phone number' }] });
+      expect(response.json()).toMatchObject({
+        code: 'INVALID_PHONE_NUMBER',
+        details: [{ path: '/phoneNumber', message: 'Invalid phone number' }],
+      });
     }
   });
 
   it('refuses a number already registered, by this tenant or another, with the same 409 that names no tenant', async () => {
     const number = await newNumber();
     const mine = await api('POST', '/voice-numbers', { phoneNumber: number.phoneNumber, provider: 'TWILIO' });
-    const theirs = await api('POST', '/voice-numbers', { phoneNumber: number.phoneNumber.replace(/^\+1(\d{3})/, '+1 ($1) '), provider: 'SIMULATOR' }, otherKey);
+    const theirs = await api(
+      'POST',
+      '/voice-numbers',
+      { phoneNumber: number.phoneNumber.replace(/^\+1(\d{3})/, '+1 ($1) '), provider: 'SIMULATOR' },
+      otherKey,
+    );
     for (const response of [mine, theirs]) {
       expect(response.statusCode).toBe(409);
       expect(response.json().code).toBe('VOICE_NUMBER_TAKEN');
-      expect(response.json().message).toBe(`${number.phoneNumber} is already registered; a phone number can be registered only once on the platform, so register another number.`);
+      expect(response.json().message).toBe(
+        `${number.phoneNumber} is already registered; a phone number can be registered only once on the platform, so register another number.`,
+      );
       expect(response.body).not.toContain(owner.tenantId);
       expect(response.body).not.toContain(number.id);
     }
@@ -304,14 +333,20 @@ describe('voice numbers', () => {
     const number = await newNumber();
     expect((await api('DELETE', `/voice-numbers/${number.id}`)).statusCode).toBe(204);
     expect((await api('GET', `/voice-numbers/${number.id}`)).statusCode).toBe(404);
-    expect((await api('POST', '/voice-numbers', { phoneNumber: number.phoneNumber, provider: 'SIMULATOR' }, otherKey)).statusCode).toBe(201);
+    expect((await api('POST', '/voice-numbers', { phoneNumber: number.phoneNumber, provider: 'SIMULATOR' }, otherKey)).statusCode).toBe(
+      201,
+    );
   });
 
   it("clears a number's inbound agent when the agent is deleted", async () => {
     const agent = await newAgent();
     const number = await newNumber({ inboundAgentId: agent.id, label: 'Kept' });
     expect((await api('DELETE', `/agents/${agent.id}`)).statusCode).toBe(204);
-    expect((await api('GET', `/voice-numbers/${number.id}`)).json()).toMatchObject({ inboundAgentId: null, label: 'Kept', tenantId: owner.tenantId });
+    expect((await api('GET', `/voice-numbers/${number.id}`)).json()).toMatchObject({
+      inboundAgentId: null,
+      label: 'Kept',
+      tenantId: owner.tenantId,
+    });
   });
 
   it('finds a number by the dialled number across tenants, for inbound calls', async () => {
@@ -328,7 +363,12 @@ describe('API keys pinned to an agent (contract §2)', () => {
   it("refuses another tenant's agent or an unknown one with 404, and accepts the tenant's own", async () => {
     const theirAgent = await newAgent({}, otherKey);
     for (const agentId of [theirAgent.id, randomUUID()]) {
-      const response = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(owner.token), payload: { name: 'pinned', agentId } });
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: bearer(owner.token),
+        payload: { name: 'pinned', agentId },
+      });
       expect(response.statusCode).toBe(404);
       expect(response.json()).toMatchObject({ code: 'NOT_FOUND', message: 'Agent not found.' });
     }
@@ -379,7 +419,10 @@ describe('tenant isolation', () => {
 
   it("cannot point its own number at another tenant's agent through the service either", async () => {
     const theirAgent = await newAgent({}, otherKey);
-    await expect(agents.requireAgent(tenantCtx(t.runtime, owner.tenantId), theirAgent.id)).rejects.toMatchObject({ statusCode: 404, message: 'Agent not found.' });
+    await expect(agents.requireAgent(tenantCtx(t.runtime, owner.tenantId), theirAgent.id)).rejects.toMatchObject({
+      statusCode: 404,
+      message: 'Agent not found.',
+    });
     expect(await agents.agentExists(tenantCtx(t.runtime, owner.tenantId), theirAgent.id)).toBe(false);
     expect(await agents.agentExists(tenantCtx(t.runtime, other.tenantId), theirAgent.id)).toBe(true);
   });

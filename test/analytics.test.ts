@@ -30,7 +30,9 @@ async function tenant(timezone?: string) {
 /** An inbound simulated call answered at the clock's time and ended `seconds` later (the clock moves on). */
 async function callAt(api: ReturnType<typeof apiAs>, agentId: string, at: string, seconds: number) {
   clock.set(new Date(new Date(at).getTime() - seconds * 1000));
-  const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'SIMULATOR', inboundAgentId: agentId })).json();
+  const number = (
+    await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'SIMULATOR', inboundAgentId: agentId })
+  ).json();
   const placed = (await api('POST', '/simulator/inbound-calls', { voiceNumberId: number.id, fromNumber: uniqueNumber() })).json();
   await dialerTick(t.runtime);
   await t.runtime.db.query("UPDATE calls SET deadline_at = $2 WHERE id = $1 AND status = 'IN_PROGRESS'", [placed.id, new Date(at)]); // talk exactly `seconds`
@@ -44,22 +46,51 @@ async function callAt(api: ReturnType<typeof apiAs>, agentId: string, at: string
 describe('GET /analytics/my-detail', () => {
   it('totals each cost component to the cent of the recorded call costs, by agent', async () => {
     const { api, other } = await tenant();
-    const [a, b] = [(await api('POST', '/agents', { name: 'Sales' })).json().id, (await api('POST', '/agents', { name: 'Support' })).json().id];
-    const calls = [await callAt(api, a, '2026-03-05T10:00:00Z', 37), await callAt(api, a, '2026-03-05T11:00:00Z', 61), await callAt(api, b, '2026-03-06T09:00:00Z', 123)];
+    const [a, b] = [
+      (await api('POST', '/agents', { name: 'Sales' })).json().id,
+      (await api('POST', '/agents', { name: 'Support' })).json().id,
+    ];
+    const calls = [
+      await callAt(api, a, '2026-03-05T10:00:00Z', 37),
+      await callAt(api, a, '2026-03-05T11:00:00Z', 61),
+      await callAt(api, b, '2026-03-06T09:00:00Z', 123),
+    ];
     await callAt(api, b, '2026-01-01T09:00:00Z', 50); // outside the range
     const range = 'from=2026-03-01T00:00:00Z&to=2026-03-07T00:00:00Z';
     const detail = (await api('GET', `/analytics/my-detail?${range}`)).json();
     const sum = (key: string, of = calls) => of.reduce((acc, call) => acc.add(money(call.cost[key]!)), money(0)).toFixed(4);
-    expect(detail).toMatchObject({ from: '2026-03-01T00:00:00.000Z', to: '2026-03-07T00:00:00.000Z', currency: 'USD', calls: 3, minutes: Math.round(((37 + 61 + 123) / 60) * 100) / 100 });
-    expect(detail.totals).toEqual({ stt: sum('stt'), tts: sum('tts'), llm: sum('llm'), telephony: sum('telephony'), platformFee: sum('platformFee'), total: sum('total') });
+    expect(detail).toMatchObject({
+      from: '2026-03-01T00:00:00.000Z',
+      to: '2026-03-07T00:00:00.000Z',
+      currency: 'USD',
+      calls: 3,
+      minutes: Math.round(((37 + 61 + 123) / 60) * 100) / 100,
+    });
+    expect(detail.totals).toEqual({
+      stt: sum('stt'),
+      tts: sum('tts'),
+      llm: sum('llm'),
+      telephony: sum('telephony'),
+      platformFee: sum('platformFee'),
+      total: sum('total'),
+    });
     expect(money(detail.totals.total).greaterThan(0)).toBe(true);
-    const byAgent = Object.fromEntries(detail.byAgent.map((row: { agentName: string; calls: number; totals: { total: string } }) => [row.agentName, [row.calls, row.totals.total]]));
+    const byAgent = Object.fromEntries(
+      detail.byAgent.map((row: { agentName: string; calls: number; totals: { total: string } }) => [
+        row.agentName,
+        [row.calls, row.totals.total],
+      ]),
+    );
     expect(byAgent).toEqual({ Sales: [2, sum('total', calls.slice(0, 2))], Support: [1, sum('total', calls.slice(2))] });
 
     const summary = (await api('GET', `/analytics/my-detail?${range}&summary=true`)).json();
     expect(summary).toEqual({ from: detail.from, to: detail.to, currency: 'USD', totals: detail.totals });
     expect((await api('GET', `/analytics/my-detail?${range}&agentId=${b}`)).json().totals.total).toBe(sum('total', calls.slice(2)));
-    expect((await other('GET', `/analytics/my-detail?${range}`)).json()).toMatchObject({ calls: 0, totals: { total: '0.0000' }, byAgent: [] });
+    expect((await other('GET', `/analytics/my-detail?${range}`)).json()).toMatchObject({
+      calls: 0,
+      totals: { total: '0.0000' },
+      byAgent: [],
+    });
     const backwards = await api('GET', '/analytics/my-detail?from=2026-03-07T00:00:00Z&to=2026-03-01T00:00:00Z');
     expect(backwards.statusCode).toBe(400);
     expect(backwards.json().message).toBe("'from' must not be after 'to'.");
@@ -77,13 +108,22 @@ describe('GET /analytics/my-trends', () => {
     await callAt(api, agent, '2026-03-09T04:01:00Z', 120); // 00:01 EDT, March 9
     const trends = (await api('GET', '/analytics/my-trends?from=2026-03-07T05:00:00Z&to=2026-03-10T04:00:00Z')).json();
     expect(trends).toMatchObject({ interval: 'day', timezone: 'America/New_York' });
-    expect(trends.series.map((b: { bucket: string; calls: number; answered: number; minutes: number }) => [b.bucket, b.calls, b.answered, b.minutes])).toEqual([
+    expect(
+      trends.series.map((b: { bucket: string; calls: number; answered: number; minutes: number }) => [
+        b.bucket,
+        b.calls,
+        b.answered,
+        b.minutes,
+      ]),
+    ).toEqual([
       ['2026-03-07T05:00:00.000Z', 0, 0, 0],
       ['2026-03-08T05:00:00.000Z', 3, 3, 3],
       ['2026-03-09T04:00:00.000Z', 1, 1, 2],
     ]);
     const detail = (await api('GET', '/analytics/my-detail?from=2026-03-07T05:00:00Z&to=2026-03-10T04:00:00Z&summary=true')).json();
-    expect(trends.series.reduce((acc: ReturnType<typeof money>, b: { spend: string }) => acc.add(money(b.spend)), money(0)).toFixed(4)).toBe(detail.totals.total);
+    expect(
+      trends.series.reduce((acc: ReturnType<typeof money>, b: { spend: string }) => acc.add(money(b.spend)), money(0)).toFixed(4),
+    ).toBe(detail.totals.total);
     const hours = (await api('GET', '/analytics/my-trends?from=2026-03-08T05:00:00Z&to=2026-03-09T04:00:00Z&interval=hour')).json().series;
     expect(hours).toHaveLength(23);
   });
@@ -93,13 +133,17 @@ describe('GET /analytics/my-trends', () => {
     const agent = (await api('POST', '/agents', { name: 'Fall back' })).json().id;
     await callAt(api, agent, '2026-11-01T05:30:00Z', 60); // 01:30 EDT
     await callAt(api, agent, '2026-11-01T06:30:00Z', 60); // 01:30 EST, an hour later
-    const hours = (await api('GET', '/analytics/my-trends?from=2026-11-01T04:00:00Z&to=2026-11-02T05:00:00Z&interval=hour')).json().series as { bucket: string; calls: number }[];
+    const hours = (await api('GET', '/analytics/my-trends?from=2026-11-01T04:00:00Z&to=2026-11-02T05:00:00Z&interval=hour')).json()
+      .series as { bucket: string; calls: number }[];
     expect(hours).toHaveLength(25);
     expect(hours.filter((b) => b.calls > 0).map((b) => [b.bucket, b.calls])).toEqual([
       ['2026-11-01T05:00:00.000Z', 1],
       ['2026-11-01T06:00:00.000Z', 1],
     ]);
-    const days = (await api('GET', '/analytics/my-trends?from=2026-11-01T04:00:00Z&to=2026-11-02T05:00:00Z')).json().series as { bucket: string; calls: number }[];
+    const days = (await api('GET', '/analytics/my-trends?from=2026-11-01T04:00:00Z&to=2026-11-02T05:00:00Z')).json().series as {
+      bucket: string;
+      calls: number;
+    }[];
     expect(days.map((b) => [b.bucket, b.calls])).toEqual([['2026-11-01T04:00:00.000Z', 2]]);
     expect((await api('GET', '/analytics/my-trends?from=2026-12-31T23:59:60Z')).statusCode).toBe(400);
   });
@@ -131,20 +175,31 @@ describe('analytics bindings, results and tools', () => {
     for (const [body, path] of refused) {
       const response = await api('PUT', `/analytics/agents/${agent}/bindings`, { fields: body });
       expect(response.statusCode, path).toBe(400);
-      expect(response.json().details.map((d: { path: string }) => d.path), path).toContain(path);
+      expect(
+        response.json().details.map((d: { path: string }) => d.path),
+        path,
+      ).toContain(path);
     }
-    expect((await api('PUT', `/analytics/agents/${agent}/bindings`, { fields: Array.from({ length: 50 }, (_, i) => ({ name: `f${i}`, type: 'string' })) })).statusCode).toBe(200);
+    expect(
+      (
+        await api('PUT', `/analytics/agents/${agent}/bindings`, {
+          fields: Array.from({ length: 50 }, (_, i) => ({ name: `f${i}`, type: 'string' })),
+        })
+      ).statusCode,
+    ).toBe(200);
     expect((await other('GET', `/analytics/agents/${agent}/bindings`)).statusCode).toBe(404);
     expect((await other('PUT', `/analytics/agents/${agent}/bindings`, { fields: [] })).statusCode).toBe(404);
     expect((await api('GET', '/analytics/agents/00000000-0000-4000-8000-000000000000/bindings')).statusCode).toBe(404);
   });
 
-  it('lists results with the seed\'s agent_id and session_id filters, and the tools', async () => {
+  it("lists results with the seed's agent_id and session_id filters, and the tools", async () => {
     const { api } = await tenant();
     const results = await api('GET', '/analytics/results?agent_id=00000000-0000-4000-8000-000000000000&session_id=x&channel=any');
     expect(results.statusCode).toBe(200);
     expect(results.json()).toEqual({ data: [], total: 0, page: 1, limit: 25 });
-    expect((await api('GET', '/analytics/tools')).json()).toEqual({ data: AGENT_TOOLS.map(({ name, description }) => ({ name, description })) });
+    expect((await api('GET', '/analytics/tools')).json()).toEqual({
+      data: AGENT_TOOLS.map(({ name, description }) => ({ name, description })),
+    });
   });
 });
 
@@ -156,8 +211,16 @@ describe('extraction of the bound fields from a transcript', () => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        requests.push({ authorization: req.headers.authorization, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> });
-        const reply = { id: 'chatcmpl-1', object: 'chat.completion', model: 'test-model', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: JSON.stringify(answer) } }] };
+        requests.push({
+          authorization: req.headers.authorization,
+          body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
+        });
+        const reply = {
+          id: 'chatcmpl-1',
+          object: 'chat.completion',
+          model: 'test-model',
+          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: JSON.stringify(answer) } }],
+        };
         res.writeHead(req.url === '/v1/chat/completions' ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
       });
     });
@@ -182,8 +245,13 @@ describe('extraction of the bound fields from a transcript', () => {
 
       const [request] = requests;
       expect(request!.authorization).toBe('Bearer sk-test');
-      expect(request!.body).toMatchObject({ model: 'test-model', response_format: { type: 'json_schema', json_schema: { name: 'call_analytics', strict: true } } });
-      const schema = (request!.body.response_format as { json_schema: { schema: { properties: Record<string, unknown>; required: string[] } } }).json_schema.schema;
+      expect(request!.body).toMatchObject({
+        model: 'test-model',
+        response_format: { type: 'json_schema', json_schema: { name: 'call_analytics', strict: true } },
+      });
+      const schema = (
+        request!.body.response_format as { json_schema: { schema: { properties: Record<string, unknown>; required: string[] } } }
+      ).json_schema.schema;
       expect(schema.required).toEqual(['promisedAmount', 'promiseDate', 'mood', 'callbackWanted', 'notes']);
       expect(schema.properties.mood).toMatchObject({ enum: ['calm', 'upset', null] });
       const user = (request!.body.messages as { role: string; content: string }[]).find((m) => m.role === 'user')!.content;
@@ -192,7 +260,11 @@ describe('extraction of the bound fields from a transcript', () => {
       const results = (await api('GET', `/analytics/results?session_id=${call.id}`)).json();
       expect(results.total).toBe(1);
       // "a lot" is not a number and "furious" not an allowed value: both are dropped, null is absent.
-      expect(results.data[0]).toMatchObject({ sessionId: call.id, agentId: agent, fields: { promiseDate: '2026-12-01', callbackWanted: true } });
+      expect(results.data[0]).toMatchObject({
+        sessionId: call.id,
+        agentId: agent,
+        fields: { promiseDate: '2026-12-01', callbackWanted: true },
+      });
       expect(Object.keys(results.data[0].fields).sort()).toEqual(['callbackWanted', 'promiseDate']);
       expect((await api('GET', `/analytics/results?agent_id=${agent}`)).json().total).toBe(1);
 
@@ -205,4 +277,3 @@ describe('extraction of the bound fields from a transcript', () => {
     }
   });
 });
-

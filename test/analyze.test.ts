@@ -10,7 +10,10 @@ async function waitForCountedChanges(t: TestApp, table: string, changes: number)
   const deadline = Date.now() + 15_000;
   for (;;) {
     await t.runtime.db.query('SELECT pg_stat_force_next_flush()');
-    const { rows } = await t.runtime.db.query<{ n: number }>('SELECT n_mod_since_analyze::int AS n FROM pg_stat_user_tables WHERE relname = $1', [table]);
+    const { rows } = await t.runtime.db.query<{ n: number }>(
+      'SELECT n_mod_since_analyze::int AS n FROM pg_stat_user_tables WHERE relname = $1',
+      [table],
+    );
     if ((rows[0]?.n ?? 0) >= changes) return;
     if (Date.now() > deadline) throw new Error(`${table}: ${rows[0]?.n} of ${changes} changes counted after 15 s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -34,19 +37,30 @@ describe('analyze of changed tables', () => {
   it('analyzes a table once enough of it changed, and then the page query walks the index', async (ctx) => {
     if (!(await needsOwnAnalyze(t.runtime.db))) ctx.skip(); // the server's autovacuum would race this test
     const { key } = await createKey(t.app, (await signUp(t.app)).token);
-    const list = (await t.app.inject({ method: 'POST', url: '/api/v1/contact-lists', headers: bearer(key), payload: { name: 'Big' } })).json();
+    const list = (
+      await t.app.inject({ method: 'POST', url: '/api/v1/contact-lists', headers: bearer(key), payload: { name: 'Big' } })
+    ).json();
     const contacts = Array.from({ length: 1000 }, (_, i) => ({ phoneNumber: `+1415555${String(i).padStart(4, '0')}` }));
     for (let batch = 0; batch < 3; batch++) {
       const payload = { contacts: contacts.map((c) => ({ phoneNumber: c.phoneNumber.replace('+1415', `+1${batch + 2}12`) })) };
-      expect((await t.app.inject({ method: 'POST', url: `/api/v1/contact-lists/${list.id}/contacts/bulk`, headers: bearer(key), payload })).json().imported).toBe(1000);
+      expect(
+        (
+          await t.app.inject({ method: 'POST', url: `/api/v1/contact-lists/${list.id}/contacts/bulk`, headers: bearer(key), payload })
+        ).json().imported,
+      ).toBe(1000);
     }
     const plan = async () =>
-      (await t.runtime.db.query<{ 'QUERY PLAN': string }>(
-        `EXPLAIN SELECT * FROM contacts WHERE tenant_id = $1 AND list_id = $2 ORDER BY created_at, id LIMIT 25`,
-        [list.tenantId, list.id],
-      )).rows.map((row) => row['QUERY PLAN']).join('\n');
+      (
+        await t.runtime.db.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN SELECT * FROM contacts WHERE tenant_id = $1 AND list_id = $2 ORDER BY created_at, id LIMIT 25`,
+          [list.tenantId, list.id],
+        )
+      ).rows
+        .map((row) => row['QUERY PLAN'])
+        .join('\n');
 
-    const estimatedRows = async () => (await t.runtime.db.query<{ n: number }>(`SELECT reltuples::int AS n FROM pg_class WHERE oid = 'contacts'::regclass`)).rows[0]!.n;
+    const estimatedRows = async () =>
+      (await t.runtime.db.query<{ n: number }>(`SELECT reltuples::int AS n FROM pg_class WHERE oid = 'contacts'::regclass`)).rows[0]!.n;
     expect(await estimatedRows()).toBe(-1); // never analyzed: the planner guesses
     await waitForCountedChanges(t, 'contacts', 3000);
     expect(await analyzeChangedTables(t.runtime.db)).toContain('public.contacts');
@@ -57,7 +71,9 @@ describe('analyze of changed tables', () => {
   });
 
   it.skipIf(!process.env.DATABASE_URL)('leaves the round to the process that holds it', async () => {
-    await t.runtime.db.query("INSERT INTO tenants (id, name, slug) SELECT gen_random_uuid(), 'T' || i, 'analyze-lock-' || i FROM generate_series(1, 200) i");
+    await t.runtime.db.query(
+      "INSERT INTO tenants (id, name, slug) SELECT gen_random_uuid(), 'T' || i, 'analyze-lock-' || i FROM generate_series(1, 200) i",
+    );
     await waitForCountedChanges(t, 'tenants', 200);
     const other = new pg.Client({ connectionString: t.databaseUrl });
     await other.connect();

@@ -121,7 +121,11 @@ describe('sessions (contract §2)', () => {
 
   it('logs in with e-mail and password and returns the user in the profile', async () => {
     const person = await signUp(t.app, { name: 'Ada' });
-    const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: person.email.toUpperCase(), password: person.password } });
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: person.email.toUpperCase(), password: person.password },
+    });
     expect(login.statusCode).toBe(200);
     const session = login.json();
     expect(session.expiresIn).toBe(43200);
@@ -131,26 +135,51 @@ describe('sessions (contract §2)', () => {
   });
 
   it('refuses a wrong password with 401 and one message for unknown e-mails too', async () => {
-    const wrong = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: owner.email, password: 'wrong password' } });
-    const unknown = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'nobody@example.com', password: 'wrong password' } });
+    const wrong = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: owner.email, password: 'wrong password' },
+    });
+    const unknown = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: 'nobody@example.com', password: 'wrong password' },
+    });
     expect(wrong.statusCode).toBe(401);
     expect(unknown.statusCode).toBe(401);
     expect(wrong.json().message).toBe(unknown.json().message);
   });
 
   it('refuses a second sign-up with the same e-mail with 409', async () => {
-    const response = await t.app.inject({ method: 'POST', url: '/api/v1/auth/signup', payload: { tenantName: 'Again', email: owner.email, password: 'another password' } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/signup',
+      payload: { tenantName: 'Again', email: owner.email, password: 'another password' },
+    });
     expect(response.statusCode).toBe(409);
     expect(response.json().code).toBe('EMAIL_TAKEN');
   });
 
   it('changes the password for a session, after which only the new one logs in', async () => {
     const person = await signUp(t.app);
-    const change = await t.app.inject({ method: 'POST', url: '/api/v1/auth/password', headers: bearer(person.token), payload: { currentPassword: person.password, newPassword: 'a brand new secret' } });
+    const change = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/password',
+      headers: bearer(person.token),
+      payload: { currentPassword: person.password, newPassword: 'a brand new secret' },
+    });
     expect(change.statusCode).toBe(204);
-    const old = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: person.email, password: person.password } });
+    const old = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: person.email, password: person.password },
+    });
     expect(old.statusCode).toBe(401);
-    const fresh = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: person.email, password: 'a brand new secret' } });
+    const fresh = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: person.email, password: 'a brand new secret' },
+    });
     expect(fresh.statusCode).toBe(200);
   });
 });

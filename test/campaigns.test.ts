@@ -24,7 +24,11 @@ const statusOf = async (id: string) => (await api('GET', `/campaigns/${id}`)).js
 
 /** A campaign brought to `status` through the API. */
 async function campaignIn(status: 'DRAFT' | 'SCHEDULED' | 'RUNNING' | 'PAUSED' | 'CANCELLED') {
-  const campaign = await createCampaign(t.app, key, status === 'SCHEDULED' ? { ...ready(), scheduledAt: '2099-01-01T09:00:00.000Z' } : ready());
+  const campaign = await createCampaign(
+    t.app,
+    key,
+    status === 'SCHEDULED' ? { ...ready(), scheduledAt: '2099-01-01T09:00:00.000Z' } : ready(),
+  );
   if (status === 'RUNNING' || status === 'PAUSED') expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);
   if (status === 'PAUSED') expect((await api('POST', `/campaigns/${campaign.id}/pause`, {})).statusCode).toBe(202);
   if (status === 'CANCELLED') expect((await api('POST', `/campaigns/${campaign.id}/cancel`, {})).statusCode).toBe(202);
@@ -130,11 +134,26 @@ describe('creating a campaign', () => {
 describe('updating a campaign (seed §4.3)', () => {
   it('updates a DRAFT and answers with the seed fields', async () => {
     const { id } = await createCampaign(t.app, key, {});
-    const response = await api('PATCH', `/campaigns/${id}`, { callWindowStart: '10:00', callWindowEnd: '16:30', maxAttempts: 5, redialDelayMin: 1, description: 'second round' });
+    const response = await api('PATCH', `/campaigns/${id}`, {
+      callWindowStart: '10:00',
+      callWindowEnd: '16:30',
+      maxAttempts: 5,
+      redialDelayMin: 1,
+      description: 'second round',
+    });
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    for (const field of ['id', 'name', 'status', 'callWindowStart', 'callWindowEnd', 'maxAttempts', 'redialDelayMin', 'updatedAt']) expect(body).toHaveProperty(field);
-    expect(body).toMatchObject({ id, status: 'DRAFT', callWindowStart: '10:00', callWindowEnd: '16:30', maxAttempts: 5, redialDelayMin: 1, description: 'second round' });
+    for (const field of ['id', 'name', 'status', 'callWindowStart', 'callWindowEnd', 'maxAttempts', 'redialDelayMin', 'updatedAt'])
+      expect(body).toHaveProperty(field);
+    expect(body).toMatchObject({
+      id,
+      status: 'DRAFT',
+      callWindowStart: '10:00',
+      callWindowEnd: '16:30',
+      maxAttempts: 5,
+      redialDelayMin: 1,
+      description: 'second round',
+    });
   });
 
   it('moves a DRAFT to SCHEDULED when scheduledAt is set', async () => {
@@ -160,7 +179,11 @@ describe('updating a campaign (seed §4.3)', () => {
 
   it('applies the §8 ranges on update too', async () => {
     const { id } = await createCampaign(t.app, key, {});
-    for (const [field, value] of [['dialTimeout', 301], ['maxAttempts', 11], ['redialDelayMin', 0]] as const) {
+    for (const [field, value] of [
+      ['dialTimeout', 301],
+      ['maxAttempts', 11],
+      ['redialDelayMin', 0],
+    ] as const) {
       expect((await api('PATCH', `/campaigns/${id}`, { [field]: value })).statusCode).toBe(400);
     }
   });
@@ -173,7 +196,10 @@ describe('lifecycle', () => {
     expect(response.statusCode).toBe(202);
     expect(response.body).toBe('');
     const campaign = (await api('GET', `/campaigns/${id}`)).json();
-    expect(campaign).toMatchObject({ status: 'RUNNING', stats: { total: 2, pending: 2, inProgress: 0, answered: 0, unanswered: 0, busy: 0, failed: 0 } });
+    expect(campaign).toMatchObject({
+      status: 'RUNNING',
+      stats: { total: 2, pending: 2, inProgress: 0, answered: 0, unanswered: 0, busy: 0, failed: 0 },
+    });
     expect(campaign.startedAt).not.toBeNull();
     // The list carries each campaign's stats too (one grouped query for the page).
     const listed = (await api('GET', '/campaigns?status=RUNNING&limit=200')).json().data.find((item: { id: string }) => item.id === id);

@@ -83,151 +83,237 @@ describe('callforge CLI', () => {
   let tenantId: string;
   let firstKey: CreatedKey;
 
-  it('migrate applies the migrations once', async () => {
-    const first = await cliJson<{ applied: string[] }>(['migrate'], env);
-    expect(first.applied).toContain('001_identity.sql');
-    expect(first.applied).toEqual([...first.applied].sort());
-    const again = await cli(['migrate'], env);
-    expect(again.code).toBe(0);
-    expect(again.stdout).toMatch(/up to date/);
-  }, SLOW * 2);
+  it(
+    'migrate applies the migrations once',
+    async () => {
+      const first = await cliJson<{ applied: string[] }>(['migrate'], env);
+      expect(first.applied).toContain('001_identity.sql');
+      expect(first.applied).toEqual([...first.applied].sort());
+      const again = await cli(['migrate'], env);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toMatch(/up to date/);
+    },
+    SLOW * 2,
+  );
 
-  it('tenant create makes a tenant with its owner', async () => {
-    const email = `owner-${randomBytes(4).toString('hex')}@example.com`;
-    const created = await cliJson<{ tenantId: string; userId: string; email: string }>(['tenant', 'create', '--name', 'Acme CLI', '--email', email, '--password', 'correct horse'], env);
-    expect(created.tenantId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(created.userId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(created.email).toBe(email);
-    tenantId = created.tenantId;
-  }, SLOW);
+  it(
+    'tenant create makes a tenant with its owner',
+    async () => {
+      const email = `owner-${randomBytes(4).toString('hex')}@example.com`;
+      const created = await cliJson<{ tenantId: string; userId: string; email: string }>(
+        ['tenant', 'create', '--name', 'Acme CLI', '--email', email, '--password', 'correct horse'],
+        env,
+      );
+      expect(created.tenantId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(created.userId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(created.email).toBe(email);
+      tenantId = created.tenantId;
+    },
+    SLOW,
+  );
 
-  it('key create --tenant returns the key, shown once', async () => {
-    firstKey = await cliJson<CreatedKey>(['key', 'create', '--tenant', tenantId, '--name', 'ci'], env);
-    expect(firstKey.key).toMatch(/^aok_[A-Za-z0-9_-]{43}$/);
-    expect(firstKey.keyPrefix).toBe(firstKey.key.slice(0, 12));
-    expect(firstKey.keyPrefix).toMatch(/^aok_.{8}$/);
-    expect(firstKey.status).toBe('ACTIVE');
-    expect(firstKey.expiresAt).toBeNull();
-    expect(firstKey).not.toHaveProperty('webhookSecret');
-  }, SLOW);
+  it(
+    'key create --tenant returns the key, shown once',
+    async () => {
+      firstKey = await cliJson<CreatedKey>(['key', 'create', '--tenant', tenantId, '--name', 'ci'], env);
+      expect(firstKey.key).toMatch(/^aok_[A-Za-z0-9_-]{43}$/);
+      expect(firstKey.keyPrefix).toBe(firstKey.key.slice(0, 12));
+      expect(firstKey.keyPrefix).toMatch(/^aok_.{8}$/);
+      expect(firstKey.status).toBe('ACTIVE');
+      expect(firstKey.expiresAt).toBeNull();
+      expect(firstKey).not.toHaveProperty('webhookSecret');
+    },
+    SLOW,
+  );
 
-  it('key create accepts an expiry in the past (backfill) and a webhook', async () => {
-    const key = await cliJson<CreatedKey>(
-      ['key', 'create', '--tenant', tenantId, '--name', 'old', '--expires-at', '2020-01-01', '--webhook-url', 'https://hooks.example.com/calls'],
-      env,
-    );
-    expect(key.status).toBe('EXPIRED');
-    expect(key.expiresAt).toBe('2020-01-02T00:00:00.000Z'); // a bare date means the end of that day
-    expect(key.webhookUrl).toBe('https://hooks.example.com/calls');
-    expect(key.webhookSecret).toMatch(/^whsec_/);
-  }, SLOW);
+  it(
+    'key create accepts an expiry in the past (backfill) and a webhook',
+    async () => {
+      const key = await cliJson<CreatedKey>(
+        [
+          'key',
+          'create',
+          '--tenant',
+          tenantId,
+          '--name',
+          'old',
+          '--expires-at',
+          '2020-01-01',
+          '--webhook-url',
+          'https://hooks.example.com/calls',
+        ],
+        env,
+      );
+      expect(key.status).toBe('EXPIRED');
+      expect(key.expiresAt).toBe('2020-01-02T00:00:00.000Z'); // a bare date means the end of that day
+      expect(key.webhookUrl).toBe('https://hooks.example.com/calls');
+      expect(key.webhookSecret).toMatch(/^whsec_/);
+    },
+    SLOW,
+  );
 
-  it('key create --platform makes a key of no tenant', async () => {
-    const key = await cliJson<CreatedKey>(['key', 'create', '--platform', '--name', 'platform ops', '--expires-at', '2999-12-31T23:00:00+01:00'], env);
-    expect(key.key).toMatch(/^aok_/);
-    expect(key.status).toBe('ACTIVE');
-    expect(key.expiresAt).toBe('2999-12-31T22:00:00.000Z');
-  }, SLOW);
+  it(
+    'key create --platform makes a key of no tenant',
+    async () => {
+      const key = await cliJson<CreatedKey>(
+        ['key', 'create', '--platform', '--name', 'platform ops', '--expires-at', '2999-12-31T23:00:00+01:00'],
+        env,
+      );
+      expect(key.key).toMatch(/^aok_/);
+      expect(key.status).toBe('ACTIVE');
+      expect(key.expiresAt).toBe('2999-12-31T22:00:00.000Z');
+    },
+    SLOW,
+  );
 
-  it('key create needs exactly one of --tenant and --platform', async () => {
-    const [both, neither] = await Promise.all([
-      cli(['key', 'create', '--tenant', randomUUID(), '--platform', '--name', 'x'], env),
-      cli(['key', 'create', '--name', 'x', '--json'], env),
-    ]);
-    for (const run of [both, neither]) {
-      expect(run.code).toBe(2);
-      expect(run.stderr).toMatch(/exactly one of --tenant .* or --platform/);
-    }
-    expect(both.stdout).toBe('');
-    expect(JSON.parse(neither.stdout)).toEqual({ error: { code: 'USAGE', message: expect.stringMatching(/--platform/) } });
-  }, SLOW);
-
-  it('refuses bad option values, naming the option, before opening the database', async () => {
-    const runs = await Promise.all([
-      cli(['wallet', 'credit', '--tenant', randomUUID(), '--amount', '12,5'], env),
-      cli(['wallet', 'credit', '--tenant', randomUUID(), '--amount', '-3'], env),
-      cli(['key', 'create', '--platform', '--name', 'x', '--expires-at', 'next tuesday'], env),
-      cli(['key', 'create', '--platform', '--name', 'x', '--expires-at', '2026-02-30'], env),
-      cli(['key', 'create', '--tenant', 'acme', '--name', 'x'], env),
-      cli(['tenant', 'create', '--name', 'N', '--email', 'not-an-email', '--password', 'long enough'], env),
-      cli(['tenant', 'create', '--name', 'N', '--email', 'a@example.com', '--password', 'short'], env),
-      cli(['wallet', 'credit', '--tenant', randomUUID()], env),
-    ]);
-    const options = ['--amount', '--amount', '--expires-at', '--expires-at', '--tenant', '--email', '--password', '--amount'];
-    runs.forEach((run, i) => {
-      expect(run.code, run.stderr).toBe(2);
-      expect(run.stderr).toContain(options[i]);
-      expect(run.stdout).toBe('');
-    });
-  }, SLOW);
-
-  it('an unknown tenant is a clear error', async () => {
-    const unknown = randomUUID();
-    const run = await cli(['key', 'create', '--tenant', unknown, '--name', 'x', '--json'], env);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`No tenant with id ${unknown}`);
-    expect(JSON.parse(run.stdout)).toEqual({ error: { code: 'NOT_FOUND', message: `No tenant with id ${unknown}.` } });
-  }, SLOW);
-
-  it('wallet credit adds exactly', async () => {
-    const wallet = await cliJson<{ walletId: string; balance: string; currency: string }>(['wallet', 'credit', '--tenant', tenantId, '--amount', '2.5'], env);
-    expect(wallet).toEqual({ walletId: expect.stringMatching(/^[0-9a-f-]{36}$/), balance: '12.5000', currency: 'USD' });
-  }, SLOW);
-
-  it('key revoke revokes a key, and key list shows it', async () => {
-    const revoked = await cli(['key', 'revoke', firstKey.id], env);
-    expect(revoked.code).toBe(0);
-    expect(revoked.stdout).toBe(`Revoked API key ${firstKey.id}.\n`);
-    const list = await cliJson<{ data: { id: string; status: string; name: string }[]; total: number }>(['key', 'list', '--tenant', tenantId], env);
-    expect(list.total).toBe(2);
-    expect(Object.fromEntries(list.data.map((k) => [k.name, k.status]))).toEqual({ ci: 'REVOKED', old: 'EXPIRED' });
-    expect(JSON.stringify(list)).not.toContain(firstKey.key);
-  }, SLOW * 2);
-
-  it('key revoke of an unknown key fails', async () => {
-    const run = await cli(['key', 'revoke', randomUUID(), '--json'], env);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/API key not found/);
-    expect(JSON.parse(run.stdout).error.code).toBe('NOT_FOUND');
-  }, SLOW);
-
-  it('demo creates a tenant with a key, a login and a running simulator campaign', async () => {
-    const demo = await cliJson<{ tenantId: string; email: string; password: string; apiKey: string; campaignId: string }>(['demo'], env);
-    expect(demo.campaignId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(demo.apiKey).toMatch(/^aok_/);
-    expect(demo.email).toMatch(/@/);
-    expect(demo.password.length).toBeGreaterThanOrEqual(8);
-    expect(demo.tenantId).not.toBe(tenantId);
-  }, SLOW);
-
-  it('secrets reseal seals every integration secret again with the current key', async () => {
-    const out = await cliJson<{ integrations: number; webhookSecrets: number }>(['secrets', 'reseal'], env);
-    expect(out).toEqual({ integrations: 0, webhookSecrets: 1 }); // the key made above with --webhook-url
-  }, SLOW);
-
-  it('bad configuration is reported, exit 1', async () => {
-    const run = await cli(['migrate'], { ...env, STARTING_CREDIT: 'lots' });
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain('STARTING_CREDIT');
-  }, SLOW);
-
-  it('refuses at once when another process holds the embedded data directory', async () => {
-    // The lock exists only in embedded mode, so this runs on a data directory of its own either way.
-    const dataDir = mkdtempSync(join(tmpdir(), 'callforge-cli-held-'));
-    try {
-      writeFileSync(join(dataDir, 'callforge.lock'), String(process.pid)); // this test runner: alive
-      const heldEnv = { LOG_LEVEL: 'silent', DEMO_BOOTSTRAP: '0', DATA_DIR: dataDir };
-      const runs = await Promise.all([cli(['migrate'], heldEnv), cli(['tenant', 'create', '--name', 'N', '--email', 'held@example.com', '--password', 'long enough', '--json'], heldEnv)]);
-      for (const run of runs) {
-        expect(run.code).toBe(1);
-        expect(run.stderr).toContain(`held by process ${process.pid}`);
-        expect(run.stderr).toMatch(/DATABASE_URL/);
+  it(
+    'key create needs exactly one of --tenant and --platform',
+    async () => {
+      const [both, neither] = await Promise.all([
+        cli(['key', 'create', '--tenant', randomUUID(), '--platform', '--name', 'x'], env),
+        cli(['key', 'create', '--name', 'x', '--json'], env),
+      ]);
+      for (const run of [both, neither]) {
+        expect(run.code).toBe(2);
+        expect(run.stderr).toMatch(/exactly one of --tenant .* or --platform/);
       }
-      expect(JSON.parse(runs[1]!.stdout).error.code).toBe('DATA_DIR_BUSY');
-      expect(existsSync(join(dataDir, 'pg'))).toBe(false); // nothing written before the lock
-      expect(existsSync(join(dataDir, 'secrets.key'))).toBe(false);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  }, SLOW);
+      expect(both.stdout).toBe('');
+      expect(JSON.parse(neither.stdout)).toEqual({ error: { code: 'USAGE', message: expect.stringMatching(/--platform/) } });
+    },
+    SLOW,
+  );
+
+  it(
+    'refuses bad option values, naming the option, before opening the database',
+    async () => {
+      const runs = await Promise.all([
+        cli(['wallet', 'credit', '--tenant', randomUUID(), '--amount', '12,5'], env),
+        cli(['wallet', 'credit', '--tenant', randomUUID(), '--amount', '-3'], env),
+        cli(['key', 'create', '--platform', '--name', 'x', '--expires-at', 'next tuesday'], env),
+        cli(['key', 'create', '--platform', '--name', 'x', '--expires-at', '2026-02-30'], env),
+        cli(['key', 'create', '--tenant', 'acme', '--name', 'x'], env),
+        cli(['tenant', 'create', '--name', 'N', '--email', 'not-an-email', '--password', 'long enough'], env),
+        cli(['tenant', 'create', '--name', 'N', '--email', 'a@example.com', '--password', 'short'], env),
+        cli(['wallet', 'credit', '--tenant', randomUUID()], env),
+      ]);
+      const options = ['--amount', '--amount', '--expires-at', '--expires-at', '--tenant', '--email', '--password', '--amount'];
+      runs.forEach((run, i) => {
+        expect(run.code, run.stderr).toBe(2);
+        expect(run.stderr).toContain(options[i]);
+        expect(run.stdout).toBe('');
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    'an unknown tenant is a clear error',
+    async () => {
+      const unknown = randomUUID();
+      const run = await cli(['key', 'create', '--tenant', unknown, '--name', 'x', '--json'], env);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`No tenant with id ${unknown}`);
+      expect(JSON.parse(run.stdout)).toEqual({ error: { code: 'NOT_FOUND', message: `No tenant with id ${unknown}.` } });
+    },
+    SLOW,
+  );
+
+  it(
+    'wallet credit adds exactly',
+    async () => {
+      const wallet = await cliJson<{ walletId: string; balance: string; currency: string }>(
+        ['wallet', 'credit', '--tenant', tenantId, '--amount', '2.5'],
+        env,
+      );
+      expect(wallet).toEqual({ walletId: expect.stringMatching(/^[0-9a-f-]{36}$/), balance: '12.5000', currency: 'USD' });
+    },
+    SLOW,
+  );
+
+  it(
+    'key revoke revokes a key, and key list shows it',
+    async () => {
+      const revoked = await cli(['key', 'revoke', firstKey.id], env);
+      expect(revoked.code).toBe(0);
+      expect(revoked.stdout).toBe(`Revoked API key ${firstKey.id}.\n`);
+      const list = await cliJson<{ data: { id: string; status: string; name: string }[]; total: number }>(
+        ['key', 'list', '--tenant', tenantId],
+        env,
+      );
+      expect(list.total).toBe(2);
+      expect(Object.fromEntries(list.data.map((k) => [k.name, k.status]))).toEqual({ ci: 'REVOKED', old: 'EXPIRED' });
+      expect(JSON.stringify(list)).not.toContain(firstKey.key);
+    },
+    SLOW * 2,
+  );
+
+  it(
+    'key revoke of an unknown key fails',
+    async () => {
+      const run = await cli(['key', 'revoke', randomUUID(), '--json'], env);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/API key not found/);
+      expect(JSON.parse(run.stdout).error.code).toBe('NOT_FOUND');
+    },
+    SLOW,
+  );
+
+  it(
+    'demo creates a tenant with a key, a login and a running simulator campaign',
+    async () => {
+      const demo = await cliJson<{ tenantId: string; email: string; password: string; apiKey: string; campaignId: string }>(['demo'], env);
+      expect(demo.campaignId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(demo.apiKey).toMatch(/^aok_/);
+      expect(demo.email).toMatch(/@/);
+      expect(demo.password.length).toBeGreaterThanOrEqual(8);
+      expect(demo.tenantId).not.toBe(tenantId);
+    },
+    SLOW,
+  );
+
+  it(
+    'secrets reseal seals every integration secret again with the current key',
+    async () => {
+      const out = await cliJson<{ integrations: number; webhookSecrets: number }>(['secrets', 'reseal'], env);
+      expect(out).toEqual({ integrations: 0, webhookSecrets: 1 }); // the key made above with --webhook-url
+    },
+    SLOW,
+  );
+
+  it(
+    'bad configuration is reported, exit 1',
+    async () => {
+      const run = await cli(['migrate'], { ...env, STARTING_CREDIT: 'lots' });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('STARTING_CREDIT');
+    },
+    SLOW,
+  );
+
+  it(
+    'refuses at once when another process holds the embedded data directory',
+    async () => {
+      // The lock exists only in embedded mode, so this runs on a data directory of its own either way.
+      const dataDir = mkdtempSync(join(tmpdir(), 'callforge-cli-held-'));
+      try {
+        writeFileSync(join(dataDir, 'callforge.lock'), String(process.pid)); // this test runner: alive
+        const heldEnv = { LOG_LEVEL: 'silent', DEMO_BOOTSTRAP: '0', DATA_DIR: dataDir };
+        const runs = await Promise.all([
+          cli(['migrate'], heldEnv),
+          cli(['tenant', 'create', '--name', 'N', '--email', 'held@example.com', '--password', 'long enough', '--json'], heldEnv),
+        ]);
+        for (const run of runs) {
+          expect(run.code).toBe(1);
+          expect(run.stderr).toContain(`held by process ${process.pid}`);
+          expect(run.stderr).toMatch(/DATABASE_URL/);
+        }
+        expect(JSON.parse(runs[1]!.stdout).error.code).toBe('DATA_DIR_BUSY');
+        expect(existsSync(join(dataDir, 'pg'))).toBe(false); // nothing written before the lock
+        expect(existsSync(join(dataDir, 'secrets.key'))).toBe(false);
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+    SLOW,
+  );
 });

@@ -90,7 +90,9 @@ describe('contact count', () => {
     expect((await api('POST', `/contact-lists/${listId}/contacts`, { phoneNumber: phone(9) })).statusCode).toBe(201);
     const ids = (await api('GET', `/contact-lists/${listId}/contacts`)).json().data.map((c: { id: string }) => c.id) as string[];
     expect((await api('DELETE', `/contact-lists/${listId}/contacts/${ids[0]}`)).statusCode).toBe(204);
-    expect((await api('POST', `/contact-lists/${listId}/contacts/delete-batch`, { contactIds: [ids[1], randomUUID()] })).statusCode).toBe(404);
+    expect((await api('POST', `/contact-lists/${listId}/contacts/delete-batch`, { contactIds: [ids[1], randomUUID()] })).statusCode).toBe(
+      404,
+    );
     expect((await api('POST', `/contact-lists/${listId}/contacts/delete-batch`, { contactIds: [ids[1], ids[2]] })).statusCode).toBe(200);
     expect(await counted(listId)).toEqual({ stored: 3, shown: 3, total: 3 });
     expect(await counted(other.id)).toEqual({ stored: 3, shown: 3, total: 3 });
@@ -100,9 +102,20 @@ describe('contact count', () => {
 describe('contacts', () => {
   it('adds one contact, normalising the phone number to E.164', async () => {
     const list = await newList();
-    const response = await api('POST', `/contact-lists/${list.id}/contacts`, { phoneNumber: '+1 (415) 555-2671', name: 'Ada', email: 'ada@example.com', metadata: { language: 'en' } });
+    const response = await api('POST', `/contact-lists/${list.id}/contacts`, {
+      phoneNumber: '+1 (415) 555-2671',
+      name: 'Ada',
+      email: 'ada@example.com',
+      metadata: { language: 'en' },
+    });
     expect(response.statusCode).toBe(201);
-    expect(response.json()).toMatchObject({ contactListId: list.id, phoneNumber: '+14155552671', name: 'Ada', email: 'ada@example.com', metadata: { language: 'en' } });
+    expect(response.json()).toMatchObject({
+      contactListId: list.id,
+      phoneNumber: '+14155552671',
+      name: 'Ada',
+      email: 'ada@example.com',
+      metadata: { language: 'en' },
+    });
   });
 
   it('refuses a phone number already in the list with 409, and an invalid one or e-mail with 400', async () => {
@@ -211,7 +224,8 @@ describe('pagination of contacts', () => {
         { phoneNumber: '+14155550999', name: '100% Linus', email: null },
       ],
     });
-    const search = async (text: string, paging = '') => (await api('GET', `/contact-lists/${searched.id}/contacts?search=${encodeURIComponent(text)}${paging}`)).json();
+    const search = async (text: string, paging = '') =>
+      (await api('GET', `/contact-lists/${searched.id}/contacts?search=${encodeURIComponent(text)}${paging}`)).json();
     expect((await search('ada')).data.map((c: { name: string }) => c.name)).toEqual(['Ada Lovelace']);
     expect((await search('NAVY')).data.map((c: { name: string }) => c.name)).toEqual(['Grace Hopper']);
     const byPhone = await search('5550', '&limit=1');

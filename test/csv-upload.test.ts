@@ -16,18 +16,32 @@ afterAll(() => t.close());
 function multipart(content: string | Buffer, field = 'file', filename = 'contacts.csv') {
   const boundary = `----callforge${randomUUID()}`;
   const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: text/csv\r\n\r\n`;
-  const body = Buffer.concat([Buffer.from(head), Buffer.isBuffer(content) ? content : Buffer.from(content), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+  const body = Buffer.concat([
+    Buffer.from(head),
+    Buffer.isBuffer(content) ? content : Buffer.from(content),
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
   return { body, contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 async function newList() {
-  const response = await t.app.inject({ method: 'POST', url: '/api/v1/contact-lists', headers: bearer(key), payload: { name: `CSV ${randomUUID()}` } });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/contact-lists',
+    headers: bearer(key),
+    payload: { name: `CSV ${randomUUID()}` },
+  });
   return response.json().id as string;
 }
 
 async function upload(listId: string, content: string | Buffer, options: { field?: string; as?: string } = {}) {
   const { body, contentType } = multipart(content, options.field);
-  return t.app.inject({ method: 'POST', url: `/api/v1/contact-lists/${listId}/upload`, headers: { ...bearer(options.as ?? key), 'content-type': contentType }, payload: body });
+  return t.app.inject({
+    method: 'POST',
+    url: `/api/v1/contact-lists/${listId}/upload`,
+    headers: { ...bearer(options.as ?? key), 'content-type': contentType },
+    payload: body,
+  });
 }
 
 const contactsOf = async (listId: string) =>
@@ -67,7 +81,9 @@ describe('CSV upload', () => {
         { row: 8, phone: '+1-415-555-2671', reason: 'Duplicate phone number in this list' },
       ],
     });
-    expect(await contactsOf(listId)).toMatchObject([{ phoneNumber: '+14155552671', name: 'Ada', email: 'ada@example.com', metadata: { tier: 'gold', plan: 'pro' } }]);
+    expect(await contactsOf(listId)).toMatchObject([
+      { phoneNumber: '+14155552671', name: 'Ada', email: 'ada@example.com', metadata: { tier: 'gold', plan: 'pro' } },
+    ]);
   });
 
   it('accepts every header alias, in any case, with spaces, underscores or hyphens', async () => {
@@ -119,7 +135,11 @@ describe('CSV upload', () => {
     const listId = await newList();
     await upload(listId, 'phone\n+14155550301\n');
     const again = await upload(listId, 'phone\n+14155550301\n+14155550302\n');
-    expect(again.json()).toEqual({ imported: 1, skipped: 1, invalidRows: [{ row: 2, phone: '+14155550301', reason: 'Duplicate phone number in this list' }] });
+    expect(again.json()).toEqual({
+      imported: 1,
+      skipped: 1,
+      invalidRows: [{ row: 2, phone: '+14155550301', reason: 'Duplicate phone number in this list' }],
+    });
   });
 
   it('refuses a file over 5 MB with 413 and imports nothing', async () => {
@@ -139,7 +159,12 @@ describe('CSV upload', () => {
     expect(unclosed.statusCode).toBe(400);
     expect(unclosed.json().code).toBe('INVALID_CSV');
     expect((await upload(listId, 'phone\n+14155550502\n', { field: 'upload' })).statusCode).toBe(400);
-    const json = await t.app.inject({ method: 'POST', url: `/api/v1/contact-lists/${listId}/upload`, headers: bearer(key), payload: { file: 'x' } });
+    const json = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/contact-lists/${listId}/upload`,
+      headers: bearer(key),
+      payload: { file: 'x' },
+    });
     expect(json.statusCode).toBe(415);
     expect(await contactsOf(listId)).toHaveLength(0);
   });

@@ -52,7 +52,11 @@ describe.skipIf(!process.env.DATABASE_URL)('dialer worker processes: killed at r
   beforeAll(async () => {
     database = await createTestDatabase('callforge_dialcrash');
     // STARTING_CREDIT: the wallet must never pause a campaign here (answered calls cost money).
-    api = await startServerProcess({ DATABASE_URL: database!.url, SECRETS_KEY: secretsKey, STARTING_CREDIT: '100000' }, ['--role', 'api'], 90_000);
+    api = await startServerProcess(
+      { DATABASE_URL: database!.url, SECRETS_KEY: secretsKey, STARTING_CREDIT: '100000' },
+      ['--role', 'api'],
+      90_000,
+    );
     sql = new pg.Client({ connectionString: database!.url });
     await sql.connect();
   }, 120_000);
@@ -100,7 +104,10 @@ describe.skipIf(!process.env.DATABASE_URL)('dialer worker processes: killed at r
   async function http(method: string, path: string, token: string | undefined, body?: unknown) {
     const response = await fetch(`${api.url}/api/v1${path}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
@@ -110,7 +117,11 @@ describe.skipIf(!process.env.DATABASE_URL)('dialer worker processes: killed at r
   /** A tenant, agent, SIMULATOR number, list of contacts with the given plans, and a RUNNING campaign. */
   async function runningCampaign(plans: string[], maxConcurrentCalls: number) {
     const tag = randomInt(1_000_000_000).toString(36);
-    const signup = await http('POST', '/auth/signup', undefined, { tenantName: `Dialer crash ${tag}`, email: `crash-${tag}@example.com`, password: 'long enough password' });
+    const signup = await http('POST', '/auth/signup', undefined, {
+      tenantName: `Dialer crash ${tag}`,
+      email: `crash-${tag}@example.com`,
+      password: 'long enough password',
+    });
     expect(signup.status).toBe(201);
     const created = await http('POST', '/api-keys', signup.body.accessToken as string, { name: 'dialer crash' });
     expect(created.status).toBe(201);
@@ -120,7 +131,11 @@ describe.skipIf(!process.env.DATABASE_URL)('dialer worker processes: killed at r
     const list = await http('POST', '/contact-lists', key, { name: `List ${tag}` });
     expect([agent.status, number.status, list.status]).toEqual([201, 201, 201]);
     const bulk = await http('POST', `/contact-lists/${list.body.id as string}/contacts/bulk`, key, {
-      contacts: plans.map((simulate, i) => ({ phoneNumber: `+1212555${String(1000 + i)}`, name: `Contact ${i + 1}`, metadata: simulate ? { simulate } : {} })),
+      contacts: plans.map((simulate, i) => ({
+        phoneNumber: `+1212555${String(1000 + i)}`,
+        name: `Contact ${i + 1}`,
+        metadata: simulate ? { simulate } : {},
+      })),
     });
     expect(bulk.body.imported).toBe(plans.length);
     // The window is 00:00–23:59 local; in the last minutes of a UTC day the campaign would stop
@@ -152,7 +167,10 @@ describe.skipIf(!process.env.DATABASE_URL)('dialer worker processes: killed at r
    * contacts forward to now. This only shortens waiting; attempts and statuses are untouched.
    */
   const hurryRetries = (campaignId: string) =>
-    sql.query("UPDATE campaign_contacts SET next_attempt_at = now() WHERE campaign_id = $1 AND status = 'PENDING' AND next_attempt_at > now()", [campaignId]);
+    sql.query(
+      "UPDATE campaign_contacts SET next_attempt_at = now() WHERE campaign_id = $1 AND status = 'PENDING' AND next_attempt_at > now()",
+      [campaignId],
+    );
 
   /** Polls the campaign over HTTP (hurrying retries) until COMPLETED or the deadline. */
   async function waitForCompletion(key: string, id: string, deadlineMs: number) {
@@ -206,10 +224,18 @@ describe.skipIf(!process.env.DATABASE_URL)('dialer worker processes: killed at r
     const miscounted = rows.filter((row) => row.calls !== row.attempts);
     expect(miscounted, 'contacts whose attempts differ from their calls').toEqual([]);
     // Each attempt number once, 1..n, and the contact's last call is its last attempt.
-    const badSequence = rows.filter((row) => row.distinct_attempts !== row.calls || row.max_attempt !== row.calls || row.last_call_id !== row.last_attempt_call);
+    const badSequence = rows.filter(
+      (row) => row.distinct_attempts !== row.calls || row.max_attempt !== row.calls || row.last_call_id !== row.last_attempt_call,
+    );
     expect(badSequence, 'contacts with a repeated attempt number or a stale last call').toEqual([]);
-    expect(rows.filter((row) => row.live > 0), 'contacts with a call not ENDED').toEqual([]);
-    expect(rows.filter((row) => !['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED'].includes(row.status)), 'contacts without a final status').toEqual([]);
+    expect(
+      rows.filter((row) => row.live > 0),
+      'contacts with a call not ENDED',
+    ).toEqual([]);
+    expect(
+      rows.filter((row) => !['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED'].includes(row.status)),
+      'contacts without a final status',
+    ).toEqual([]);
     // The simulator decides each attempt's outcome from its number, so the plans fix the result.
     const offPlan = rows.filter((row) => {
       const expected = expectedOf(row.simulate ?? '');
@@ -231,77 +257,77 @@ describe.skipIf(!process.env.DATABASE_URL)('dialer worker processes: killed at r
 
     const campaign = await http('GET', `/campaigns/${id}`, key);
     expect(campaign.body.status).toBe('COMPLETED');
-    const stats = campaign.body.stats as { total: number; pending: number; inProgress: number; answered: number; unanswered: number; busy: number; failed: number };
+    const stats = campaign.body.stats as {
+      total: number;
+      pending: number;
+      inProgress: number;
+      answered: number;
+      unanswered: number;
+      busy: number;
+      failed: number;
+    };
     expect(stats.total).toBe(plans.length);
     expect(stats.pending + stats.inProgress).toBe(0);
     expect(stats.answered + stats.unanswered + stats.busy + stats.failed).toBe(plans.length);
     return total.calls;
   }
 
-  it(
-    'never dials a contact more than maxAttempts times while its worker is SIGKILLed at random moments',
-    async () => {
-      const began = Date.now();
-      const plans = Array.from({ length: 150 }, (_, i) => PLANS[i % PLANS.length]!);
-      const { key, id } = await runningCampaign(plans, 20);
+  it('never dials a contact more than maxAttempts times while its worker is SIGKILLed at random moments', async () => {
+    const began = Date.now();
+    const plans = Array.from({ length: 150 }, (_, i) => PLANS[i % PLANS.length]!);
+    const { key, id } = await runningCampaign(plans, 20);
 
-      // At least 20 kills; up to 25 while the machine is quick enough (a worker takes ~3 s to start).
-      let kills = 0;
-      let killsWhileUnfinished = 0;
-      let orphanedLive = 0;
-      let startupMs = 0;
-      while (kills < 20 || (kills < 25 && Date.now() - began < 90_000)) {
-        const spawnedAt = Date.now();
-        const worker = await startWorker(1);
-        startupMs += Date.now() - spawnedAt;
-        await sleep(randomInt(50, 601));
-        await killWorker(worker);
-        kills++;
-        // Calls left live by the killed worker: the next one must carry them on, never redial them.
-        const { rows } = await sql.query<{ live: number; unfinished: number }>(
-          `SELECT (SELECT count(*)::int FROM calls WHERE campaign_id = $1 AND status <> 'ENDED') AS live,
+    // At least 20 kills; up to 25 while the machine is quick enough (a worker takes ~3 s to start).
+    let kills = 0;
+    let killsWhileUnfinished = 0;
+    let orphanedLive = 0;
+    let startupMs = 0;
+    while (kills < 20 || (kills < 25 && Date.now() - began < 90_000)) {
+      const spawnedAt = Date.now();
+      const worker = await startWorker(1);
+      startupMs += Date.now() - spawnedAt;
+      await sleep(randomInt(50, 601));
+      await killWorker(worker);
+      kills++;
+      // Calls left live by the killed worker: the next one must carry them on, never redial them.
+      const { rows } = await sql.query<{ live: number; unfinished: number }>(
+        `SELECT (SELECT count(*)::int FROM calls WHERE campaign_id = $1 AND status <> 'ENDED') AS live,
              (SELECT count(*)::int FROM campaign_contacts WHERE campaign_id = $1 AND status IN ('PENDING', 'IN_PROGRESS')) AS unfinished`,
-          [id],
-        );
-        orphanedLive += rows[0]!.live;
-        if (rows[0]!.unfinished > 0) killsWhileUnfinished++;
-        // Retries brought forward only every eighth kill: they spread over the loop, so most kills
-        // land while contacts are still being dialled.
-        if (kills % 8 === 0) await hurryRetries(id);
-      }
-      const { rows: progress } = await sql.query<{ calls: number; done: number }>(
-        `SELECT (SELECT count(*)::int FROM calls WHERE campaign_id = $1) AS calls,
-           (SELECT count(*)::int FROM campaign_contacts WHERE campaign_id = $1 AND status NOT IN ('PENDING', 'IN_PROGRESS')) AS done`,
         [id],
       );
-      const killPhaseMs = Date.now() - began;
+      orphanedLive += rows[0]!.live;
+      if (rows[0]!.unfinished > 0) killsWhileUnfinished++;
+      // Retries brought forward only every eighth kill: they spread over the loop, so most kills
+      // land while contacts are still being dialled.
+      if (kills % 8 === 0) await hurryRetries(id);
+    }
+    const { rows: progress } = await sql.query<{ calls: number; done: number }>(
+      `SELECT (SELECT count(*)::int FROM calls WHERE campaign_id = $1) AS calls,
+           (SELECT count(*)::int FROM campaign_contacts WHERE campaign_id = $1 AND status NOT IN ('PENDING', 'IN_PROGRESS')) AS done`,
+      [id],
+    );
+    const killPhaseMs = Date.now() - began;
 
-      const finalStart = Date.now();
-      const worker = await startWorker(1);
-      await waitForCompletion(key, id, 90_000);
-      await stopWorker(worker);
-      const calls = await checkCampaign(key, id, plans);
-      console.log(
-        `dialer crash: ${kills} SIGKILLs (${killsWhileUnfinished} with contacts still unfinished; mean worker start ${Math.round(startupMs / kills)} ms), ${orphanedLive} live calls orphaned by kills in total, ` +
-          `${progress[0]!.calls} calls / ${progress[0]!.done} of ${plans.length} contacts final after the kills (${killPhaseMs} ms); ` +
-          `${calls} calls in all, completed by the last worker in ${Date.now() - finalStart} ms`,
-      );
-    },
-    180_000,
-  );
+    const finalStart = Date.now();
+    const worker = await startWorker(1);
+    await waitForCompletion(key, id, 90_000);
+    await stopWorker(worker);
+    const calls = await checkCampaign(key, id, plans);
+    console.log(
+      `dialer crash: ${kills} SIGKILLs (${killsWhileUnfinished} with contacts still unfinished; mean worker start ${Math.round(startupMs / kills)} ms), ${orphanedLive} live calls orphaned by kills in total, ` +
+        `${progress[0]!.calls} calls / ${progress[0]!.done} of ${plans.length} contacts final after the kills (${killPhaseMs} ms); ` +
+        `${calls} calls in all, completed by the last worker in ${Date.now() - finalStart} ms`,
+    );
+  }, 180_000);
 
-  it(
-    'dials every contact exactly as its plan says with two workers running at once',
-    async () => {
-      const began = Date.now();
-      const plans = Array.from({ length: 300 }, (_, i) => PLANS[i % PLANS.length]!);
-      const [a, b] = await Promise.all([startWorker(0), startWorker(0)]);
-      const { key, id } = await runningCampaign(plans, 50);
-      await waitForCompletion(key, id, 90_000);
-      await Promise.all([stopWorker(a!), stopWorker(b!)]);
-      const calls = await checkCampaign(key, id, plans);
-      console.log(`two workers: ${calls} calls for ${plans.length} contacts in ${Date.now() - began} ms`);
-    },
-    120_000,
-  );
+  it('dials every contact exactly as its plan says with two workers running at once', async () => {
+    const began = Date.now();
+    const plans = Array.from({ length: 300 }, (_, i) => PLANS[i % PLANS.length]!);
+    const [a, b] = await Promise.all([startWorker(0), startWorker(0)]);
+    const { key, id } = await runningCampaign(plans, 50);
+    await waitForCompletion(key, id, 90_000);
+    await Promise.all([stopWorker(a!), stopWorker(b!)]);
+    const calls = await checkCampaign(key, id, plans);
+    console.log(`two workers: ${calls} calls for ${plans.length} contacts in ${Date.now() - began} ms`);
+  }, 120_000);
 });

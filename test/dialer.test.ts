@@ -20,7 +20,12 @@ async function tenant() {
   const { key } = await twoTenantKeys(t.app);
   const api = apiAs(t.app, key);
   const profile = (await api('GET', '/profile')).json().data;
-  return { key, api, tenantId: profile.tenant.id as string, balance: async () => (await api('GET', '/profile')).json().data.wallet.balance as string };
+  return {
+    key,
+    api,
+    tenantId: profile.tenant.id as string,
+    balance: async () => (await api('GET', '/profile')).json().data.wallet.balance as string,
+  };
 }
 
 async function runningCampaign(key: string, contacts: Record<string, unknown>[], settings: Record<string, unknown> = {}) {
@@ -42,14 +47,25 @@ async function tickUntil(done: () => Promise<boolean>, stepMs = 1000, maxTicks =
 }
 
 const contactsOf = async (api: ReturnType<typeof apiAs>, id: string) =>
-  (await api('GET', `/campaigns/${id}/contacts`)).json().data as { phoneNumber: string; status: string; attempts: number; lastOutcome: string | null; nextAttemptAt: string | null; lastCallId: string | null }[];
+  (await api('GET', `/campaigns/${id}/contacts`)).json().data as {
+    phoneNumber: string;
+    status: string;
+    attempts: number;
+    lastOutcome: string | null;
+    nextAttemptAt: string | null;
+    lastCallId: string | null;
+  }[];
 const statusOf = async (api: ReturnType<typeof apiAs>, id: string) => (await api('GET', `/campaigns/${id}`)).json().status as string;
 
 describe('dialling on the simulator', () => {
   it('dials every contact, retries per metadata.simulate up to maxAttempts, and completes', async () => {
     clock.set('2026-11-23T10:00:00.000Z');
     const { key, api } = await tenant();
-    const id = await runningCampaign(key, [{}, { simulate: 'BUSY,BUSY,ANSWERED' }, { simulate: 'UNANSWERED,UNANSWERED,UNANSWERED' }, { simulate: 'INVALID_NUMBER' }], { maxAttempts: 3 });
+    const id = await runningCampaign(
+      key,
+      [{}, { simulate: 'BUSY,BUSY,ANSWERED' }, { simulate: 'UNANSWERED,UNANSWERED,UNANSWERED' }, { simulate: 'INVALID_NUMBER' }],
+      { maxAttempts: 3 },
+    );
     await tickUntil(async () => (await statusOf(api, id)) === 'COMPLETED', 5_000);
     const contacts = await contactsOf(api, id);
     expect(contacts.map((c) => [c.status, c.attempts])).toEqual([
@@ -87,7 +103,12 @@ describe('dialling on the simulator', () => {
   it('dials only inside the call window: not at exactly callWindowEnd, and again at the next opening', async () => {
     clock.set('2026-11-23T17:59:59.000Z');
     const { key, api } = await tenant();
-    const id = await runningCampaign(key, [{}, {}], { maxConcurrentCalls: 1, callWindowStart: '09:00', callWindowEnd: '18:00', callDays: [1, 2] });
+    const id = await runningCampaign(key, [{}, {}], {
+      maxConcurrentCalls: 1,
+      callWindowStart: '09:00',
+      callWindowEnd: '18:00',
+      callDays: [1, 2],
+    });
     await dialerTick(t.runtime);
     expect((await contactsOf(api, id)).map((c) => c.attempts)).toEqual([1, 0]);
     clock.set('2026-11-23T18:00:00.000Z'); // the first call ended its ringing by now
@@ -135,14 +156,26 @@ describe('dialling on the simulator', () => {
     const unanswered = calls.find((c: { outcome: string }) => c.outcome === 'UNANSWERED');
     expect(unanswered.cost.total).toBe('0.0000');
     expect(money(await balance()).toFixed(4)).toBe(before.sub('0.0094').toFixed(4));
-    expect((await api('GET', '/profile')).json().data.onboarding).toEqual({ hasIntegration: true, hasFlow: true, hasTestedCall: true, completed: true });
+    expect((await api('GET', '/profile')).json().data.onboarding).toEqual({
+      hasIntegration: true,
+      hasFlow: true,
+      hasTestedCall: true,
+      completed: true,
+    });
   });
 
   it('pauses a running campaign when the wallet runs dry, saying why, and refuses to resume until credited', async () => {
     clock.set('2026-11-23T14:00:00.000Z');
     const { key, api, tenantId, balance } = await tenant();
     const id = await runningCampaign(key, [{}, {}, {}], { maxConcurrentCalls: 1 });
-    await creditWallet(t.runtime.db, tenantId, money('0.0050').sub(await balance()).toFixed(4), 'test: nearly empty');
+    await creditWallet(
+      t.runtime.db,
+      tenantId,
+      money('0.0050')
+        .sub(await balance())
+        .toFixed(4),
+      'test: nearly empty',
+    );
     await tickUntil(async () => (await statusOf(api, id)) === 'PAUSED');
     const campaign = (await api('GET', `/campaigns/${id}`)).json();
     expect(campaign.statusReason).toMatch(/wallet balance is -0\.0044; credit the wallet/);
@@ -182,7 +215,10 @@ describe('dialling on the simulator', () => {
     const { key, api, tenantId } = await tenant();
     const id = await runningCampaign(key, [{}, { simulate: 'BUSY' }], { maxAttempts: 1 });
     await tickUntil(async () => (await statusOf(api, id)) === 'COMPLETED');
-    const { rows } = await t.runtime.db.query<{ call_id: string }>("SELECT data->>'callId' AS call_id FROM pgboss.job WHERE name = 'call.ended' AND data->>'tenantId' = $1", [tenantId]);
+    const { rows } = await t.runtime.db.query<{ call_id: string }>(
+      "SELECT data->>'callId' AS call_id FROM pgboss.job WHERE name = 'call.ended' AND data->>'tenantId' = $1",
+      [tenantId],
+    );
     const calls = (await api('GET', `/call-logs?campaignId=${id}`)).json().data.map((c: { id: string }) => c.id);
     expect(rows.map((r) => r.call_id).sort()).toEqual([...calls].sort());
   });
@@ -231,7 +267,11 @@ describe('call logs', () => {
     await dialerTick(t.runtime);
     clock.advance(6_000);
     await dialerTick(t.runtime);
-    expect((await api('GET', `/call-logs/${created.json().id}`)).json()).toMatchObject({ status: 'ENDED', outcome: 'ANSWERED', durationSec: 6 });
+    expect((await api('GET', `/call-logs/${created.json().id}`)).json()).toMatchObject({
+      status: 'ENDED',
+      outcome: 'ANSWERED',
+      durationSec: 6,
+    });
     expect((await api('GET', '/call-logs?direction=INCOMING')).json().total).toBe(1);
   });
 });

@@ -26,7 +26,11 @@ describe.skipIf(!!process.env.DATABASE_URL)('the embedded server process', () =>
 
   it('shows the demo campaign dialling the simulator within a minute', async () => {
     const key = /aok_[A-Za-z0-9_-]{43}/.exec(server.output())![0];
-    const get = async (path: string) => (await (await fetch(`${server.url}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Record<string, unknown>;
+    const get = async (path: string) =>
+      (await (await fetch(`${server.url}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Record<
+        string,
+        unknown
+      >;
     const campaigns = (await get('/campaigns')).data as { id: string; status: string }[];
     expect(campaigns).toHaveLength(1);
     expect(campaigns[0]!.status).toBe('RUNNING');

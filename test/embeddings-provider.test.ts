@@ -13,7 +13,14 @@ let t: TestApp;
 
 beforeAll(async () => {
   fake = await startFakeEmbeddings();
-  t = await startTestApp({ env: { EMBEDDINGS_API_URL: `${fake.url}/v1`, EMBEDDINGS_API_KEY: 'sk-test', EMBEDDINGS_MODEL: 'text-embedding-3-small', EMBEDDINGS_DIMENSIONS: '64' } });
+  t = await startTestApp({
+    env: {
+      EMBEDDINGS_API_URL: `${fake.url}/v1`,
+      EMBEDDINGS_API_KEY: 'sk-test',
+      EMBEDDINGS_MODEL: 'text-embedding-3-small',
+      EMBEDDINGS_DIMENSIONS: '64',
+    },
+  });
   await t.runtime.jobs.work(jobDefinitions(t.runtime));
 });
 afterAll(async () => {
@@ -26,8 +33,12 @@ describe('an OpenAI-compatible embeddings endpoint', () => {
     expect(t.runtime.knowledge.embedder).toMatchObject({ model: 'text-embedding-3-small:64', dimensions: 64 });
     const api = apiAs(t.app, (await createKey(t.app, (await signUp(t.app)).token)).key);
     const base = (await api('POST', '/knowledge-bases', { name: 'Remote vectors' })).json();
-    const texts = ['# Parking\n\nVisitors park in the garage on Elm Street.', '# Payments\n\nInvoices are paid by bank transfer within thirty days.'];
-    for (const [i, rawText] of texts.entries()) await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'text', sourceName: `Doc ${i}`, rawText });
+    const texts = [
+      '# Parking\n\nVisitors park in the garage on Elm Street.',
+      '# Payments\n\nInvoices are paid by bank transfer within thirty days.',
+    ];
+    for (const [i, rawText] of texts.entries())
+      await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'text', sourceName: `Doc ${i}`, rawText });
     await until('the sources to be READY', async () => (await api('GET', `/knowledge-bases/${base.id}`)).json().chunkCount === 2);
     const chunkRequests = fake.received.length;
     expect(chunkRequests).toBe(2);
@@ -52,10 +63,14 @@ describe('an OpenAI-compatible embeddings endpoint', () => {
         retryable: true,
         message: 'Embeddings: The model is overloaded.',
       });
-      const notFound = await openAiEmbeddings({ baseUrl: `${fake.url}/nowhere`, model: 'm', dimensions: 8 }).embed(['a']).catch((caught: unknown) => caught);
+      const notFound = await openAiEmbeddings({ baseUrl: `${fake.url}/nowhere`, model: 'm', dimensions: 8 })
+        .embed(['a'])
+        .catch((caught: unknown) => caught);
       expect(notFound).toBeInstanceOf(ProviderError);
       expect(notFound).toMatchObject({ retryable: false, status: 404 });
-      await expect(openAiEmbeddings({ baseUrl: `${wrongLength.url}/v1`, model: 'm', dimensions: 8 }).embed(['a', 'b'])).rejects.toMatchObject({
+      await expect(
+        openAiEmbeddings({ baseUrl: `${wrongLength.url}/v1`, model: 'm', dimensions: 8 }).embed(['a', 'b']),
+      ).rejects.toMatchObject({
         retryable: false,
         message: 'Embeddings: the answer does not hold 2 vectors of 8 numbers.',
       });

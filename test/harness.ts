@@ -100,9 +100,21 @@ export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** Creates an API key through the dashboard route. */
 export async function createKey(app: FastifyInstance, sessionToken: string, body: Record<string, unknown> = {}) {
-  const response = await app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(sessionToken), payload: { name: 'test key', ...body } });
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/api-keys',
+    headers: bearer(sessionToken),
+    payload: { name: 'test key', ...body },
+  });
   if (response.statusCode !== 201) throw new Error(`key creation failed: ${response.statusCode} ${response.body}`);
-  return response.json() as { id: string; key: string; keyPrefix: string; webhookSecret?: string; status: string; expiresAt: string | null };
+  return response.json() as {
+    id: string;
+    key: string;
+    keyPrefix: string;
+    webhookSecret?: string;
+    status: string;
+    expiresAt: string | null;
+  };
 }
 
 /** An API key for each of two fresh tenants: the caller's and another tenant's, for isolation checks. */

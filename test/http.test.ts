@@ -42,7 +42,23 @@ describe('gateway (contract §10)', () => {
   });
 
   it('names every prefix of the seed and the contract', () => {
-    for (const prefix of ['whatsapp', 'sms-agent', 'campaigns', 'contact-lists', 'knowledge-bases', 'analytics', 'profile', 'agents', 'call-logs', 'api-keys', 'integrations', 'auth', 'voice-numbers', 'messages', 'simulator']) {
+    for (const prefix of [
+      'whatsapp',
+      'sms-agent',
+      'campaigns',
+      'contact-lists',
+      'knowledge-bases',
+      'analytics',
+      'profile',
+      'agents',
+      'call-logs',
+      'api-keys',
+      'integrations',
+      'auth',
+      'voice-numbers',
+      'messages',
+      'simulator',
+    ]) {
       expect(PREFIXES[prefix], prefix).toBeDefined();
     }
   });
@@ -132,9 +148,22 @@ describe('errors (contract §1)', () => {
 
 describe('API keys routes (contract §2)', () => {
   it('creates a key with webhook URL and agent, shows key and secret once, and lists without them', async () => {
-    const agentId = (await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: bearer(owner.token), payload: { name: 'CRM agent' } })).json().id;
-    const created = await createKey(t.app, owner.token, { name: 'CRM', webhookUrl: 'https://crm.example.com/hooks', agentId, expiresAt: '2099-01-31' });
-    expect(created).toMatchObject({ name: 'CRM', webhookUrl: 'https://crm.example.com/hooks', agentId, status: 'ACTIVE', expiresAt: '2099-02-01T00:00:00.000Z' });
+    const agentId = (
+      await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: bearer(owner.token), payload: { name: 'CRM agent' } })
+    ).json().id;
+    const created = await createKey(t.app, owner.token, {
+      name: 'CRM',
+      webhookUrl: 'https://crm.example.com/hooks',
+      agentId,
+      expiresAt: '2099-01-31',
+    });
+    expect(created).toMatchObject({
+      name: 'CRM',
+      webhookUrl: 'https://crm.example.com/hooks',
+      agentId,
+      status: 'ACTIVE',
+      expiresAt: '2099-02-01T00:00:00.000Z',
+    });
     expect(created.webhookSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const list = await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(owner.token) });
     expect(list.statusCode).toBe(200);
@@ -146,7 +175,12 @@ describe('API keys routes (contract §2)', () => {
   });
 
   it('refuses an expiry in the past through the API', async () => {
-    const response = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(owner.token), payload: { name: 'old', expiresAt: '2001-01-01T00:00:00Z' } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: bearer(owner.token),
+      payload: { name: 'old', expiresAt: '2001-01-01T00:00:00Z' },
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json().details[0].path).toBe('/expiresAt');
   });

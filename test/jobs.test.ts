@@ -66,7 +66,12 @@ describe('job queue (transactional enqueue on pg-boss)', () => {
     await t.runtime.db.transaction(async (tx) => {
       for (let n = 1; n <= 5; n++) await t.runtime.jobs.send('test-batch', { n }, { tx });
     });
-    const states = async () => (await t.runtime.db.query<{ n: number; state: string }>(`SELECT (data->>'n')::int AS n, state FROM pgboss.job WHERE name = 'test-batch' ORDER BY 1`)).rows;
+    const states = async () =>
+      (
+        await t.runtime.db.query<{ n: number; state: string }>(
+          `SELECT (data->>'n')::int AS n, state FROM pgboss.job WHERE name = 'test-batch' ORDER BY 1`,
+        )
+      ).rows;
     let settled: { n: number; state: string }[] = [];
     const deadline = Date.now() + 20_000;
     while (!(settled = await states()).every((job) => job.state === 'completed' || job.state === 'failed')) {
@@ -97,4 +102,3 @@ describe('job queue with a long polling interval', () => {
     await until('all 45 jobs', () => seen.size === 45, 20_000);
   });
 });
-

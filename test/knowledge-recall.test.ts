@@ -14,7 +14,10 @@ interface Corpus {
 }
 const corpus = JSON.parse(readFileSync(new URL('./fixtures/knowledge/corpus.json', import.meta.url), 'utf8')) as Corpus;
 const asText = (document: Corpus['documents'][number]) =>
-  [`# ${document.name}`, ...document.sections.map((section) => [`## ${section.heading}`, ...section.passages.map((p) => p.text)].join('\n\n'))].join('\n\n');
+  [
+    `# ${document.name}`,
+    ...document.sections.map((section) => [`## ${section.heading}`, ...section.passages.map((p) => p.text)].join('\n\n')),
+  ].join('\n\n');
 
 const REQUIRED_RECALL = 0.9;
 
@@ -35,22 +38,38 @@ describe('retrieval quality', () => {
         const base = (await api('POST', '/knowledge-bases', { name: 'Corpus' })).json();
         const ids: string[] = [];
         for (const document of corpus.documents) {
-          ids.push((await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'text', sourceName: document.name, rawText: asText(document) })).json().id);
+          ids.push(
+            (
+              await api('POST', `/knowledge-bases/${base.id}/sources`, {
+                sourceType: 'text',
+                sourceName: document.name,
+                rawText: asText(document),
+              })
+            ).json().id,
+          );
         }
         for (const id of ids) {
-          const source = await until('the corpus sources to be processed', async () => {
-            const current = (await api('GET', `/knowledge-bases/${base.id}/sources/${id}`)).json();
-            return current.status !== 'PROCESSING' && current;
-          }, 120_000);
+          const source = await until(
+            'the corpus sources to be processed',
+            async () => {
+              const current = (await api('GET', `/knowledge-bases/${base.id}/sources/${id}`)).json();
+              return current.status !== 'PROCESSING' && current;
+            },
+            120_000,
+          );
           expect(source.status, source.error).toBe('READY');
         }
         const misses: string[] = [];
         for (const q of corpus.questions) {
-          const results = (await api('POST', `/knowledge-bases/${base.id}/query`, { query: q.question, topK: 5 })).json().results as { text: string }[];
+          const results = (await api('POST', `/knowledge-bases/${base.id}/query`, { query: q.question, topK: 5 })).json().results as {
+            text: string;
+          }[];
           if (!results.some((r) => r.text.includes(q.answer))) misses.push(q.question);
         }
         const recall = 1 - misses.length / corpus.questions.length;
-        console.log(`recall@5 ${recall.toFixed(3)} (${corpus.questions.length - misses.length}/${corpus.questions.length}) on ${t.runtime.db.engine}, vector search ${t.runtime.knowledge.vectors.kind}${misses.length ? `; missed: ${misses.join(' | ')}` : ''}`);
+        console.log(
+          `recall@5 ${recall.toFixed(3)} (${corpus.questions.length - misses.length}/${corpus.questions.length}) on ${t.runtime.db.engine}, vector search ${t.runtime.knowledge.vectors.kind}${misses.length ? `; missed: ${misses.join(' | ')}` : ''}`,
+        );
         if (mode === 'exact') expect(t.runtime.knowledge.vectors.kind).toBe('exact');
         if (mode === 'auto' && t.runtime.db.engine === 'pglite') expect(t.runtime.knowledge.vectors.kind).toBe('hnsw');
         expect(recall).toBeGreaterThanOrEqual(REQUIRED_RECALL);

@@ -26,10 +26,17 @@ afterAll(() => t.close());
 /** A base with `count` chunks of known unit vectors, stored directly (no embedding model). */
 async function baseWith(count: number): Promise<BaseRef> {
   const base = (await api('POST', '/knowledge-bases', { name: `Cache ${newId()}` })).json();
-  const source = (await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'text', sourceName: 'Vectors', rawText: 'placeholder' })).json();
+  const source = (
+    await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'text', sourceName: 'Vectors', rawText: 'placeholder' })
+  ).json();
   await t.runtime.db.transaction(async (tx) => {
     const row = (await repo.lockGeneration(tx, tenantId, source.id, 1))!;
-    const chunks = Array.from({ length: count }, (_, i) => ({ id: newId(), position: i, text: `chunk ${i}`, embedding: Float32Array.from({ length: DIMENSIONS }, (_, d) => (d === i % DIMENSIONS ? 1 : 0)) }));
+    const chunks = Array.from({ length: count }, (_, i) => ({
+      id: newId(),
+      position: i,
+      text: `chunk ${i}`,
+      embedding: Float32Array.from({ length: DIMENSIONS }, (_, d) => (d === i % DIMENSIONS ? 1 : 0)),
+    }));
     await repo.replaceChunks(tx, tenantId, row, MODEL, chunks, false, new Date());
   });
   return { tenantId, id: base.id, chunksVersion: (await repo.baseVersion(t.runtime.db, tenantId, base.id))! };

@@ -25,23 +25,42 @@ describe.skipIf(!!process.env.DATABASE_URL)('the HNSW index over chunks stored w
     const key = (await createKey(exact.app, (await signUp(exact.app)).token)).key;
     let api = apiAs(exact.app, key);
     const base = (await api('POST', '/knowledge-bases', { name: 'Restarts' })).json();
-    const facts = ['The museum is closed on Mondays.', 'Guided tours start every hour on the hour.', 'Children under twelve enter for free.', 'The café serves lunch from noon to three.'];
-    for (const [i, fact] of facts.entries()) await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'text', sourceName: `Fact ${i}`, rawText: fact });
-    await until('the sources to be READY', async () => (await api('GET', `/knowledge-bases/${base.id}`)).json().chunkCount === facts.length, 60_000);
-    const ask = async () => ((await api('POST', `/knowledge-bases/${base.id}/query`, { query: 'When can I have lunch?', topK: 4 })).json().results as { chunkId: string }[]).map((r) => r.chunkId);
+    const facts = [
+      'The museum is closed on Mondays.',
+      'Guided tours start every hour on the hour.',
+      'Children under twelve enter for free.',
+      'The café serves lunch from noon to three.',
+    ];
+    for (const [i, fact] of facts.entries())
+      await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'text', sourceName: `Fact ${i}`, rawText: fact });
+    await until(
+      'the sources to be READY',
+      async () => (await api('GET', `/knowledge-bases/${base.id}`)).json().chunkCount === facts.length,
+      60_000,
+    );
+    const ask = async () =>
+      (
+        (await api('POST', `/knowledge-bases/${base.id}/query`, { query: 'When can I have lunch?', topK: 4 })).json().results as {
+          chunkId: string;
+        }[]
+      ).map((r) => r.chunkId);
     const exactAnswer = await ask();
     await exact.close();
 
     const indexed = await open('auto');
     try {
       expect(indexed.runtime.knowledge.vectors).toMatchObject({ kind: 'hnsw', fillsVectorColumn: true });
-      const { rows } = await indexed.runtime.db.query<{ missing: number }>('SELECT count(*)::int AS missing FROM knowledge_chunks WHERE embedding_vector IS NULL');
+      const { rows } = await indexed.runtime.db.query<{ missing: number }>(
+        'SELECT count(*)::int AS missing FROM knowledge_chunks WHERE embedding_vector IS NULL',
+      );
       expect(rows[0]!.missing).toBe(0);
       api = apiAs(indexed.app, key);
       expect(await ask()).toEqual(exactAnswer);
       const plan = await indexed.runtime.db.transaction(async (tx) => {
         await tx.query('SET LOCAL enable_seqscan = off');
-        const explained = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT id FROM knowledge_chunks ORDER BY embedding_vector <=> (SELECT embedding_vector FROM knowledge_chunks LIMIT 1) LIMIT 5`);
+        const explained = await tx.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN SELECT id FROM knowledge_chunks ORDER BY embedding_vector <=> (SELECT embedding_vector FROM knowledge_chunks LIMIT 1) LIMIT 5`,
+        );
         return explained.rows.map((row) => row['QUERY PLAN']).join('\n');
       });
       expect(plan).toContain('knowledge_chunks_vector_idx');

@@ -48,18 +48,30 @@ async function newBase(api: Api, name = `Base ${Math.random().toString(36).slice
 
 /** Polls a source until it leaves PROCESSING and answers its final record. */
 async function settled(api: Api, baseId: string, sourceId: string) {
-  return until(`source ${sourceId} to settle`, async () => {
-    const current = (await api('GET', `/knowledge-bases/${baseId}/sources/${sourceId}`)).json();
-    return current.status !== 'PROCESSING' && current;
-  }, 60_000);
+  return until(
+    `source ${sourceId} to settle`,
+    async () => {
+      const current = (await api('GET', `/knowledge-bases/${baseId}/sources/${sourceId}`)).json();
+      return current.status !== 'PROCESSING' && current;
+    },
+    60_000,
+  );
 }
 
 /** A multipart/form-data upload as a browser sends it: the fields, then the file. */
 function upload(key: string, baseId: string, fields: Record<string, string>, file?: { name: string; type: string; bytes: Buffer }) {
   const boundary = '----callforge-test-boundary';
-  const parts: Buffer[] = Object.entries(fields).map(([name, value]) => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  const parts: Buffer[] = Object.entries(fields).map(([name, value]) =>
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
+  );
   if (file) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: ${file.type}\r\n\r\n`), file.bytes, Buffer.from('\r\n'));
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: ${file.type}\r\n\r\n`,
+      ),
+      file.bytes,
+      Buffer.from('\r\n'),
+    );
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return t.app.inject({
@@ -122,9 +134,15 @@ describe('knowledge bases', () => {
     const post = (body: object) => api('POST', `/knowledge-bases/${base.id}/sources`, body);
     const noText = await post({ sourceType: 'text', sourceName: 'Empty' });
     expect(noText.statusCode).toBe(400);
-    expect(noText.json()).toMatchObject({ code: 'VALIDATION_FAILED', message: "Field 'rawText' is required when sourceType is text.", details: [{ path: '/rawText' }] });
+    expect(noText.json()).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: "Field 'rawText' is required when sourceType is text.",
+      details: [{ path: '/rawText' }],
+    });
     expect((await post({ sourceType: 'url', sourceName: 'No url' })).json().details[0].path).toBe('/url');
-    expect((await post({ sourceType: 'url', sourceName: 'Ftp', url: 'ftp://example.com/a.txt' })).json().message).toBe("Field 'url' must use http or https, not ftp.");
+    expect((await post({ sourceType: 'url', sourceName: 'Ftp', url: 'ftp://example.com/a.txt' })).json().message).toBe(
+      "Field 'url' must use http or https, not ftp.",
+    );
     expect((await post({ sourceType: 'url', sourceName: 'Bad', url: 'not a url' })).statusCode).toBe(400);
     expect((await post({ sourceType: 'pdf', sourceName: 'Odd' })).json().details[0].path).toBe('/sourceType');
     expect((await post({ sourceType: 'text', rawText: 'hello' })).json().details[0].path).toBe('/sourceName');
@@ -148,17 +166,33 @@ describe('sources', () => {
     const created = await api('POST', `/knowledge-bases/${base.id}/sources`, {
       sourceType: 'text',
       sourceName: 'Refunds',
-      rawText: '# Refunds\n\nRefunds reach your card within five business days. Store credit is instant.\n\n# Parking\n\nVisitors park free in the garage on Elm Street.',
+      rawText:
+        '# Refunds\n\nRefunds reach your card within five business days. Store credit is instant.\n\n# Parking\n\nVisitors park free in the garage on Elm Street.',
     });
     expect(created.statusCode).toBe(201);
-    expect(created.json()).toMatchObject({ knowledgeBaseId: base.id, sourceName: 'Refunds', sourceType: 'text', status: 'PROCESSING', chunkCount: 0, error: null });
+    expect(created.json()).toMatchObject({
+      knowledgeBaseId: base.id,
+      sourceName: 'Refunds',
+      sourceType: 'text',
+      status: 'PROCESSING',
+      chunkCount: 0,
+      error: null,
+    });
     const ready = await settled(api, base.id, created.json().id);
     expect(ready).toMatchObject({ status: 'READY', error: null, processedAt: expect.stringMatching(/Z$/) });
     expect(ready.chunkCount).toBe(2);
     expect((await api('GET', `/knowledge-bases/${base.id}`)).json()).toMatchObject({ sourceCount: 1, chunkCount: 2 });
 
     const answer = (await api('POST', `/knowledge-bases/${base.id}/query`, { query: 'Where can I leave my car?', topK: 1 })).json();
-    expect(answer.results).toEqual([{ chunkId: expect.any(String), sourceId: ready.id, sourceName: 'Refunds', text: expect.stringContaining('Elm Street'), score: expect.any(Number) }]);
+    expect(answer.results).toEqual([
+      {
+        chunkId: expect.any(String),
+        sourceId: ready.id,
+        sourceName: 'Refunds',
+        text: expect.stringContaining('Elm Street'),
+        score: expect.any(Number),
+      },
+    ]);
     expect(answer.results[0].score).toBeGreaterThan(0);
 
     const events = (await api('GET', '/webhook-deliveries?eventType=knowledge_source.processed')).json();
@@ -170,20 +204,50 @@ describe('sources', () => {
     const { api, key } = await tenant();
     const base = await newBase(api);
     const files = [
-      { name: 'handbook.pdf', type: 'application/pdf', phrase: 'free parking behind the building', query: 'Is there parking at the clinic?' },
-      { name: 'handbook.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', phrase: 'Bring your insurance card to every visit', query: 'What should I bring to my visit?' },
-      { name: 'page.html', type: 'text/html', phrase: 'Our helpline answers within two minutes', query: 'How fast does the helpline answer?' },
-      { name: 'notes.md', type: 'text/markdown', phrase: 'Invoices are sent on the first working day of the month', query: 'When are invoices sent?' },
+      {
+        name: 'handbook.pdf',
+        type: 'application/pdf',
+        phrase: 'free parking behind the building',
+        query: 'Is there parking at the clinic?',
+      },
+      {
+        name: 'handbook.docx',
+        type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        phrase: 'Bring your insurance card to every visit',
+        query: 'What should I bring to my visit?',
+      },
+      {
+        name: 'page.html',
+        type: 'text/html',
+        phrase: 'Our helpline answers within two minutes',
+        query: 'How fast does the helpline answer?',
+      },
+      {
+        name: 'notes.md',
+        type: 'text/markdown',
+        phrase: 'Invoices are sent on the first working day of the month',
+        query: 'When are invoices sent?',
+      },
     ];
     for (const file of files) {
-      const response = await upload(key, base.id, { sourceType: 'file', sourceName: file.name }, { name: file.name, type: file.type, bytes: fixture(file.name) });
+      const response = await upload(
+        key,
+        base.id,
+        { sourceType: 'file', sourceName: file.name },
+        { name: file.name, type: file.type, bytes: fixture(file.name) },
+      );
       expect(response.statusCode, response.body).toBe(201);
       expect(response.json()).toMatchObject({ sourceType: 'file', fileName: file.name, status: 'PROCESSING' });
       const ready = await settled(api, base.id, response.json().id);
       expect(ready, `${file.name}: ${ready.error}`).toMatchObject({ status: 'READY' });
       expect((await texts(api, base.id, file.query, 3)).join('\n')).toContain(file.phrase);
     }
-    const plain = await upload(key, base.id, { sourceName: 'Plain', sourceType: 'file' }, { name: 'hours.txt', type: 'text/plain', bytes: Buffer.from('The front desk opens at 7:30 on Saturdays.') });
+    const plain = await upload(
+      key,
+      base.id,
+      { sourceName: 'Plain', sourceType: 'file' },
+      { name: 'hours.txt', type: 'text/plain', bytes: Buffer.from('The front desk opens at 7:30 on Saturdays.') },
+    );
     expect(await settled(api, base.id, plain.json().id)).toMatchObject({ status: 'READY', chunkCount: 1 });
     const html = (await texts(api, base.id, 'helpline', 5)).join('\n');
     expect(html).not.toContain('<');
@@ -193,34 +257,76 @@ describe('sources', () => {
   it('refuses an empty file, an unsupported type, an oversized file and a malformed upload before storing anything', async () => {
     const { api, key } = await tenant();
     const base = await newBase(api);
-    const empty = await upload(key, base.id, { sourceType: 'file', sourceName: 'Empty' }, { name: 'empty.txt', type: 'text/plain', bytes: Buffer.alloc(0) });
+    const empty = await upload(
+      key,
+      base.id,
+      { sourceType: 'file', sourceName: 'Empty' },
+      { name: 'empty.txt', type: 'text/plain', bytes: Buffer.alloc(0) },
+    );
     expect(empty.statusCode).toBe(400);
     expect(empty.json()).toMatchObject({ code: 'EMPTY_FILE', message: '"empty.txt" is empty; upload a file with text in it.' });
-    const exe = await upload(key, base.id, { sourceType: 'file', sourceName: 'Tool' }, { name: 'setup.exe', type: 'application/octet-stream', bytes: Buffer.from('MZ') });
+    const exe = await upload(
+      key,
+      base.id,
+      { sourceType: 'file', sourceName: 'Tool' },
+      { name: 'setup.exe', type: 'application/octet-stream', bytes: Buffer.from('MZ') },
+    );
     expect(exe.statusCode).toBe(415);
     expect(exe.json().message).toBe('"setup.exe" is not a supported document; upload a PDF, DOCX, TXT, Markdown (.md) or HTML file.');
     const limit = 10 * 1024 * 1024;
     // Exactly at the limit is accepted (and, not being a PDF inside, fails quickly in the job).
-    const atLimit = await upload(key, base.id, { sourceType: 'file', sourceName: 'Big' }, { name: 'big.pdf', type: 'application/pdf', bytes: Buffer.alloc(limit, 'a') });
+    const atLimit = await upload(
+      key,
+      base.id,
+      { sourceType: 'file', sourceName: 'Big' },
+      { name: 'big.pdf', type: 'application/pdf', bytes: Buffer.alloc(limit, 'a') },
+    );
     expect(atLimit.statusCode).toBe(201);
     expect((await settled(api, base.id, atLimit.json().id)).status).toBe('FAILED');
-    const over = await upload(key, base.id, { sourceType: 'file', sourceName: 'Bigger' }, { name: 'bigger.txt', type: 'text/plain', bytes: Buffer.alloc(limit + 1, 'a ') });
+    const over = await upload(
+      key,
+      base.id,
+      { sourceType: 'file', sourceName: 'Bigger' },
+      { name: 'bigger.txt', type: 'text/plain', bytes: Buffer.alloc(limit + 1, 'a ') },
+    );
     expect(over.statusCode).toBe(413);
     expect(over.json().message).toBe('The file is larger than 10 MB; split it or upload a smaller one.');
     expect((await upload(key, base.id, { sourceType: 'file', sourceName: 'No file' })).json().code).toBe('FILE_REQUIRED');
-    expect((await upload(key, base.id, { sourceType: 'text', sourceName: 'Wrong' }, { name: 'a.txt', type: 'text/plain', bytes: Buffer.from('a') })).json().details[0].path).toBe('/sourceType');
-    expect((await upload(key, base.id, { sourceType: 'file' }, { name: 'a.txt', type: 'text/plain', bytes: Buffer.from('a') })).json().details[0].path).toBe('/sourceName');
+    expect(
+      (
+        await upload(
+          key,
+          base.id,
+          { sourceType: 'text', sourceName: 'Wrong' },
+          { name: 'a.txt', type: 'text/plain', bytes: Buffer.from('a') },
+        )
+      ).json().details[0].path,
+    ).toBe('/sourceType');
+    expect(
+      (await upload(key, base.id, { sourceType: 'file' }, { name: 'a.txt', type: 'text/plain', bytes: Buffer.from('a') })).json().details[0]
+        .path,
+    ).toBe('/sourceName');
     expect((await api('GET', `/knowledge-bases/${base.id}/sources`)).json().total).toBe(1);
   });
 
   it('fails a file with no extractable text and a corrupt document, saying why', async () => {
     const { api, key } = await tenant();
     const base = await newBase(api);
-    const blank = await upload(key, base.id, { sourceType: 'file', sourceName: 'Scan' }, { name: 'blank.pdf', type: 'application/pdf', bytes: fixture('blank.pdf') });
+    const blank = await upload(
+      key,
+      base.id,
+      { sourceType: 'file', sourceName: 'Scan' },
+      { name: 'blank.pdf', type: 'application/pdf', bytes: fixture('blank.pdf') },
+    );
     const failed = await settled(api, base.id, blank.json().id);
     expect(failed).toMatchObject({ status: 'FAILED', chunkCount: 0 });
     expect(failed.error).toMatch(/no extractable text/i);
-    const corrupt = await upload(key, base.id, { sourceType: 'file', sourceName: 'Broken' }, { name: 'broken.docx', type: 'application/octet-stream', bytes: Buffer.from('this is not a zip archive') });
+    const corrupt = await upload(
+      key,
+      base.id,
+      { sourceType: 'file', sourceName: 'Broken' },
+      { name: 'broken.docx', type: 'application/octet-stream', bytes: Buffer.from('this is not a zip archive') },
+    );
     const broken = await settled(api, base.id, corrupt.json().id);
     expect(broken.status).toBe('FAILED');
     expect(broken.error).toMatch(/DOCX/);
@@ -230,7 +336,11 @@ describe('sources', () => {
     const { api } = await tenant();
     const base = await newBase(api);
     pages['/faq'] = [200, 'text/html; charset=utf-8', '<html><body><h1>FAQ</h1><p>Our kiosk sells tickets until 21:00.</p></body></html>'];
-    const created = await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'url', sourceName: 'FAQ', url: `${site.url}/faq` });
+    const created = await api('POST', `/knowledge-bases/${base.id}/sources`, {
+      sourceType: 'url',
+      sourceName: 'FAQ',
+      url: `${site.url}/faq`,
+    });
     expect(created.json()).toMatchObject({ sourceType: 'url', url: `${site.url}/faq`, status: 'PROCESSING' });
     expect(await settled(api, base.id, created.json().id)).toMatchObject({ status: 'READY', chunkCount: 1 });
     expect((await texts(api, base.id, 'When does the kiosk close?')).join()).toContain('until 21:00');
@@ -253,7 +363,9 @@ describe('sources', () => {
       ['/handbook.pdf', 'free parking behind the building', 'Is there parking at the clinic?'],
       ['/handbook.docx', 'Bring your insurance card to every visit', 'What should I bring to my visit?'],
     ] as const) {
-      const source = (await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'url', sourceName: path, url: `${site.url}${path}` })).json();
+      const source = (
+        await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'url', sourceName: path, url: `${site.url}${path}` })
+      ).json();
       expect(await settled(api, base.id, source.id), path).toMatchObject({ status: 'READY' });
       expect((await texts(api, base.id, question, 3)).join('\n'), path).toContain(phrase);
     }
@@ -325,7 +437,11 @@ describe('tenancy and agents', () => {
     const foreign = await newBase(stranger.api);
     const refused = await owner.api('POST', '/agents', { name: 'Helper', knowledgeBaseIds: [base.id, foreign.id] });
     expect(refused.statusCode).toBe(404);
-    expect(refused.json()).toMatchObject({ code: 'NOT_FOUND', message: `Knowledge base ${foreign.id} not found; create it first or remove it from knowledgeBaseIds.`, details: [{ path: '/knowledgeBaseIds/1' }] });
+    expect(refused.json()).toMatchObject({
+      code: 'NOT_FOUND',
+      message: `Knowledge base ${foreign.id} not found; create it first or remove it from knowledgeBaseIds.`,
+      details: [{ path: '/knowledgeBaseIds/1' }],
+    });
     const agent = await owner.api('POST', '/agents', { name: 'Helper', knowledgeBaseIds: [base.id] });
     expect(agent.statusCode).toBe(201);
     const inUse = await owner.api('DELETE', `/knowledge-bases/${base.id}`);

@@ -9,13 +9,19 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const countKeys = async (token: string) => (await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(token) })).json().total as number;
+const countKeys = async (token: string) =>
+  (await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(token) })).json().total as number;
 
 describe('Idempotency-Key', () => {
   it('replays the first response for the same key and body, creating one record', async () => {
     const person = await signUp(t.app);
     const send = () =>
-      t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { ...bearer(person.token), 'idempotency-key': 'create-crm-key' }, payload: { name: 'CRM' } });
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: { ...bearer(person.token), 'idempotency-key': 'create-crm-key' },
+        payload: { name: 'CRM' },
+      });
     const first = await send();
     const second = await send();
     expect(first.statusCode).toBe(201);
@@ -39,7 +45,13 @@ describe('Idempotency-Key', () => {
   it('scopes keys by tenant: another tenant using the same key gets its own result', async () => {
     const a = await signUp(t.app);
     const b = await signUp(t.app);
-    const post = (token: string) => t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { ...bearer(token), 'idempotency-key': 'shared' }, payload: { name: 'x' } });
+    const post = (token: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: { ...bearer(token), 'idempotency-key': 'shared' },
+        payload: { name: 'x' },
+      });
     const first = await post(a.token);
     const second = await post(b.token);
     expect(second.statusCode).toBe(201);

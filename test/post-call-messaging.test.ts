@@ -14,7 +14,12 @@ import { apiAs, createCampaign, uniqueNumber, voiceSetup } from './voice-fixture
 
 // Contract §6 end to end: simulated calls end, `call.ended` runs on the real job queue, and the
 // agent's WhatsApp and SMS campaigns send through local fakes of the providers' real APIs.
-const WHATSAPP = { accessToken: 'EAAG-test-access-token-0123456789', appSecret: 'app-secret-0123456789abcdef', wabaId: '102290129340398', sender: '106540352242922' };
+const WHATSAPP = {
+  accessToken: 'EAAG-test-access-token-0123456789',
+  appSecret: 'app-secret-0123456789abcdef',
+  wabaId: '102290129340398',
+  sender: '106540352242922',
+};
 const TWILIO = { accountSid: `AC${'a1'.repeat(16)}`, authToken: 'twilio-auth-token-0123456789' };
 const MSG91_KEY = 'msg91-auth-key-0123';
 
@@ -25,7 +30,11 @@ let twilio: FakeTwilio;
 let msg91: FakeMsg91;
 
 beforeAll(async () => {
-  graph = await startFakeWhatsApp({ accessToken: WHATSAPP.accessToken, businessAccountId: WHATSAPP.wabaId, phoneNumbers: [{ id: WHATSAPP.sender, displayPhoneNumber: '+1 555-000-1234', verifiedName: 'Acme Clinic', qualityRating: 'GREEN' }] });
+  graph = await startFakeWhatsApp({
+    accessToken: WHATSAPP.accessToken,
+    businessAccountId: WHATSAPP.wabaId,
+    phoneNumbers: [{ id: WHATSAPP.sender, displayPhoneNumber: '+1 555-000-1234', verifiedName: 'Acme Clinic', qualityRating: 'GREEN' }],
+  });
   twilio = await startFakeTwilio(TWILIO);
   msg91 = await startFakeMsg91({ authKey: MSG91_KEY });
   // Twilio posts SMS statuses to PUBLIC_URL: the app listens there.
@@ -59,7 +68,12 @@ async function tenant() {
     const response = await t.app.inject({ method: 'PUT', url: `/api/v1/integrations/${kind}`, headers: bearer(session), payload });
     if (response.statusCode !== 200) throw new Error(response.body);
   };
-  await connect('whatsapp', { businessAccountId: WHATSAPP.wabaId, accessToken: WHATSAPP.accessToken, appSecret: WHATSAPP.appSecret, phoneNumberId: WHATSAPP.sender });
+  await connect('whatsapp', {
+    businessAccountId: WHATSAPP.wabaId,
+    accessToken: WHATSAPP.accessToken,
+    appSecret: WHATSAPP.appSecret,
+    phoneNumberId: WHATSAPP.sender,
+  });
   await connect('twilio', TWILIO);
   await connect('msg91', { authKey: MSG91_KEY });
   const api = apiAs(t.app, key);
@@ -85,7 +99,20 @@ async function runCampaign(api: ReturnType<typeof apiAs>, campaignId: string) {
   throw new Error('the campaign did not complete');
 }
 
-type LoggedMessage = { id: string; channel: string; callId: string; toNumber: string; status: string; templateName: string | null; body: string | null; providerMessageId: string | null; failureReason: string | null; attempts: number; encoding: string | null; segments: number | null };
+type LoggedMessage = {
+  id: string;
+  channel: string;
+  callId: string;
+  toNumber: string;
+  status: string;
+  templateName: string | null;
+  body: string | null;
+  providerMessageId: string | null;
+  failureReason: string | null;
+  attempts: number;
+  encoding: string | null;
+  segments: number | null;
+};
 
 /** Polls GET /messages until `count` messages of the channel have left the queue. */
 async function settledMessages(api: ReturnType<typeof apiAs>, channel: string, count: number): Promise<LoggedMessage[]> {
@@ -94,7 +121,8 @@ async function settledMessages(api: ReturnType<typeof apiAs>, channel: string, c
     const page = (await api('GET', `/messages?channel=${channel}&limit=200`)).json() as { data: LoggedMessage[] };
     const settled = page.data.filter((message) => message.status !== 'QUEUED' && message.status !== 'SENDING');
     if (settled.length >= count) return page.data;
-    if (Date.now() > deadline) throw new Error(`only ${settled.length} of ${count} ${channel} messages settled: ${JSON.stringify(page.data)}`);
+    if (Date.now() > deadline)
+      throw new Error(`only ${settled.length} of ${count} ${channel} messages settled: ${JSON.stringify(page.data)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -104,8 +132,13 @@ const OUTCOMES = ['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED'] as const;
 describe('post-call messages chosen by the call', () => {
   it('sends the WhatsApp template of each (process, callStatus) pair and the SMS of each outcome', async () => {
     const { key, api } = await tenant();
-    const campaign = await dialAll(key, OUTCOMES.map((outcome) => ({ simulate: outcome })));
-    const templates = ['OUTGOING', 'INCOMING'].flatMap((process) => OUTCOMES.map((callStatus) => ({ templateName: `${process}_${callStatus}`.toLowerCase(), process, callStatus })));
+    const campaign = await dialAll(
+      key,
+      OUTCOMES.map((outcome) => ({ simulate: outcome })),
+    );
+    const templates = ['OUTGOING', 'INCOMING'].flatMap((process) =>
+      OUTCOMES.map((callStatus) => ({ templateName: `${process}_${callStatus}`.toLowerCase(), process, callStatus })),
+    );
     expect((await api('POST', '/whatsapp/campaigns', { agentId: campaign.agentId, templates })).statusCode).toBe(201);
     const sms = await api('POST', '/sms-agent/campaigns', {
       agentId: campaign.agentId,
@@ -120,7 +153,9 @@ describe('post-call messages chosen by the call', () => {
     // An incoming call to the campaign's number, answered by the same agent.
     expect((await api('PATCH', `/voice-numbers/${campaign.voiceNumberId}`, { inboundAgentId: campaign.agentId })).statusCode).toBe(200);
     const caller = uniqueNumber();
-    expect((await api('POST', '/simulator/inbound-calls', { voiceNumberId: campaign.voiceNumberId, fromNumber: caller })).statusCode).toBe(201);
+    expect((await api('POST', '/simulator/inbound-calls', { voiceNumberId: campaign.voiceNumberId, fromNumber: caller })).statusCode).toBe(
+      201,
+    );
     const graphBefore = graph.messages.length;
     await campaign.run();
 
@@ -128,7 +163,10 @@ describe('post-call messages chosen by the call', () => {
     const smsLog = await settledMessages(api, 'sms', 5);
     expect(whatsapp.map((message) => [message.status, message.failureReason])).toEqual(Array(5).fill(['SENT', null]));
     expect(whatsapp.every((message) => message.providerMessageId?.startsWith('wamid.'))).toBe(true);
-    const contacts = (await api('GET', `/campaigns/${campaign.campaignId}/contacts`)).json().data as { phoneNumber: string; lastOutcome: string }[];
+    const contacts = (await api('GET', `/campaigns/${campaign.campaignId}/contacts`)).json().data as {
+      phoneNumber: string;
+      lastOutcome: string;
+    }[];
     const sent = graph.messages.slice(graphBefore);
     for (const contact of contacts) {
       expect(sent.filter((m) => `+${m.to}` === contact.phoneNumber).map((m) => [m.templateName, m.languageCode, m.phoneNumberId])).toEqual([
@@ -136,7 +174,11 @@ describe('post-call messages chosen by the call', () => {
       ]);
       const text = smsLog.find((message) => message.toNumber === contact.phoneNumber)!.body;
       const name = `Contact ${contacts.indexOf(contact) + 1}`;
-      expect(text).toBe(contact.lastOutcome === 'ANSWERED' ? `Thanks for talking with us, ${name}.` : `Sorry we missed you, ${name}. Call us back at ${contact.phoneNumber}.`);
+      expect(text).toBe(
+        contact.lastOutcome === 'ANSWERED'
+          ? `Thanks for talking with us, ${name}.`
+          : `Sorry we missed you, ${name}. Call us back at ${contact.phoneNumber}.`,
+      );
     }
     expect(sent.filter((m) => `+${m.to}` === caller).map((m) => m.templateName)).toEqual(['incoming_answered']);
     // Twilio got each SMS as its Messages API expects it.
@@ -147,7 +189,11 @@ describe('post-call messages chosen by the call', () => {
     // The Graph API got the bearer token and Meta's message shape, with our id to echo in statuses.
     const request = graph.requests.filter((r) => r.method === 'POST').at(-1)!;
     expect(request.headers.authorization).toBe(`Bearer ${WHATSAPP.accessToken}`);
-    expect(request.body).toMatchObject({ messaging_product: 'whatsapp', type: 'template', biz_opaque_callback_data: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(request.body).toMatchObject({
+      messaging_product: 'whatsapp',
+      type: 'template',
+      biz_opaque_callback_data: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
   });
 
   it("picks the mapping in the contact's language, else the first listed, and fills body parameters", async () => {
@@ -164,7 +210,9 @@ describe('post-call messages chosen by the call', () => {
     const before = graph.messages.length;
     await campaign.run();
     await settledMessages(api, 'whatsapp', 4);
-    const byContact = Object.fromEntries(graph.messages.slice(before).map((m) => [m.to.slice(-4), [m.templateName, m.languageCode, m.bodyParameters]]));
+    const byContact = Object.fromEntries(
+      graph.messages.slice(before).map((m) => [m.to.slice(-4), [m.templateName, m.languageCode, m.bodyParameters]]),
+    );
     expect(byContact).toEqual({
       '1000': ['saludo', 'es_ES', ['Contact 1']],
       '1001': ['greet', 'en_US', ['Contact 2', '+12125551001']],
@@ -176,8 +224,17 @@ describe('post-call messages chosen by the call', () => {
   it('sends nothing for an inactive campaign, nor for an outcome without a mapping', async () => {
     const { key, api } = await tenant();
     const campaign = await dialAll(key, [{ simulate: 'BUSY' }, {}]);
-    await api('POST', '/whatsapp/campaigns', { agentId: campaign.agentId, templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED' }] });
-    await api('POST', '/sms-agent/campaigns', { agentId: campaign.agentId, senderNumber: '+14155550000', senderProvider: 'SIMULATOR', isActive: false, templates: [{ callStatus: 'UNANSWERED', messageBody: 'Missed you' }] });
+    await api('POST', '/whatsapp/campaigns', {
+      agentId: campaign.agentId,
+      templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED' }],
+    });
+    await api('POST', '/sms-agent/campaigns', {
+      agentId: campaign.agentId,
+      senderNumber: '+14155550000',
+      senderProvider: 'SIMULATOR',
+      isActive: false,
+      templates: [{ callStatus: 'UNANSWERED', messageBody: 'Missed you' }],
+    });
     await campaign.run();
     const whatsapp = await settledMessages(api, 'whatsapp', 1);
     expect(whatsapp.map((m) => m.templateName)).toEqual(['thanks']);
@@ -191,7 +248,14 @@ describe('post-call messages chosen by the call', () => {
       agentId: campaign.agentId,
       senderNumber: 'ACMEIN',
       senderProvider: 'msg91',
-      templates: [{ callStatus: 'ANSWERED', messageBody: 'धन्यवाद {{name}}, आपकी अपॉइंटमेंट की पुष्टि हो गई है। हम जल्द ही आपसे संपर्क करेंगे।', dltSenderId: 'ACMEDL', dltTemplateId: '1207161234567890123' }],
+      templates: [
+        {
+          callStatus: 'ANSWERED',
+          messageBody: 'धन्यवाद {{name}}, आपकी अपॉइंटमेंट की पुष्टि हो गई है। हम जल्द ही आपसे संपर्क करेंगे।',
+          dltSenderId: 'ACMEDL',
+          dltTemplateId: '1207161234567890123',
+        },
+      ],
     });
     const before = msg91.sent.length;
     await campaign.run();
@@ -199,7 +263,11 @@ describe('post-call messages chosen by the call', () => {
     expect(log.every((m) => m.status === 'SENT' && m.encoding === 'UCS-2' && m.segments === 2)).toBe(true);
     const sent = msg91.sent.slice(before);
     expect(sent).toHaveLength(2);
-    expect(sent.every((s) => s.sender === 'ACMEDL' && s.dltTemplateId === '1207161234567890123' && s.unicode && s.message.startsWith('धन्यवाद Contact'))).toBe(true);
+    expect(
+      sent.every(
+        (s) => s.sender === 'ACMEDL' && s.dltTemplateId === '1207161234567890123' && s.unicode && s.message.startsWith('धन्यवाद Contact'),
+      ),
+    ).toBe(true);
     expect(msg91.requests.at(-1)!.query.authkey ?? msg91.requests.at(-1)!.headers.authkey).toBe(MSG91_KEY);
   });
 });
@@ -208,8 +276,16 @@ describe('exactly one message per channel per call', () => {
   it('sends no second message when call.ended runs again, and records delivery statuses from the webhook', async () => {
     const { key, api, tenantId } = await tenant();
     const campaign = await dialAll(key, [{}, {}]);
-    await api('POST', '/whatsapp/campaigns', { agentId: campaign.agentId, templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED' }] });
-    await api('POST', '/sms-agent/campaigns', { agentId: campaign.agentId, senderNumber: '+14155550000', senderProvider: 'TWILIO', templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks' }] });
+    await api('POST', '/whatsapp/campaigns', {
+      agentId: campaign.agentId,
+      templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED' }],
+    });
+    await api('POST', '/sms-agent/campaigns', {
+      agentId: campaign.agentId,
+      senderNumber: '+14155550000',
+      senderProvider: 'TWILIO',
+      templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks' }],
+    });
     await campaign.run();
     const [message] = await settledMessages(api, 'whatsapp', 2);
     await settledMessages(api, 'sms', 2);
@@ -218,20 +294,34 @@ describe('exactly one message per channel per call', () => {
 
     // Twilio reports the SMS's delivery to the status callback it was given, signed.
     const sms = (await api('GET', `/messages?callId=${message!.callId}&channel=sms`)).json().data[0] as LoggedMessage;
-    expect(twilio.messages.get(sms.providerMessageId!)!.statusCallback).toMatch(/\/api\/v1\/messages\/twilio-status\?tenant=[0-9a-f-]{36}&message=[0-9a-f-]{36}$/);
+    expect(twilio.messages.get(sms.providerMessageId!)!.statusCallback).toMatch(
+      /\/api\/v1\/messages\/twilio-status\?tenant=[0-9a-f-]{36}&message=[0-9a-f-]{36}$/,
+    );
     expect(await twilio.sendMessageStatus(sms.providerMessageId!, 'delivered', {}, 'not-the-auth-token-at-all')).toBe(403);
     expect(await twilio.sendMessageStatus(sms.providerMessageId!, 'sent')).toBe(204);
     expect(await twilio.sendMessageStatus(sms.providerMessageId!, 'delivered')).toBe(204);
-    expect((await api('GET', `/messages?callId=${message!.callId}&channel=sms`)).json().data[0]).toMatchObject({ status: 'DELIVERED', deliveredAt: expect.any(String) });
+    expect((await api('GET', `/messages?callId=${message!.callId}&channel=sms`)).json().data[0]).toMatchObject({
+      status: 'DELIVERED',
+      deliveredAt: expect.any(String),
+    });
     const [, otherSms] = (await api('GET', '/messages?channel=sms')).json().data as LoggedMessage[];
     expect(await twilio.sendMessageStatus(otherSms!.providerMessageId!, 'undelivered', { ErrorCode: '30003' })).toBe(204);
-    expect((await api('GET', `/messages?callId=${otherSms!.callId}&channel=sms`)).json().data[0]).toMatchObject({ status: 'FAILED', failureReason: 'Twilio: the message was undelivered (error 30003).' });
+    expect((await api('GET', `/messages?callId=${otherSms!.callId}&channel=sms`)).json().data[0]).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'Twilio: the message was undelivered (error 30003).',
+    });
 
     // The job again (a retry, a second delivery of call.ended), directly and through the queue.
     expect(await afterCallEnded(t.runtime, { tenantId, callId: message!.callId })).toBe(0);
     await t.runtime.jobs.send('call.ended', { tenantId, callId: message!.callId });
     const deadline = Date.now() + 10_000;
-    while ((await t.runtime.db.query(`SELECT 1 FROM pgboss.job WHERE name = 'call.ended' AND data->>'callId' = $1 AND state <> 'completed'`, [message!.callId])).rowCount > 0) {
+    while (
+      (
+        await t.runtime.db.query(`SELECT 1 FROM pgboss.job WHERE name = 'call.ended' AND data->>'callId' = $1 AND state <> 'completed'`, [
+          message!.callId,
+        ])
+      ).rowCount > 0
+    ) {
       if (Date.now() > deadline) throw new Error('call.ended was not handled');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -244,8 +334,20 @@ describe('exactly one message per channel per call', () => {
 
     // Delivery statuses move forward only.
     const deliver = async (status: 'delivered' | 'read' | 'sent') => {
-      const signed = signedWhatsAppWebhook(WHATSAPP.appSecret, statusWebhookPayload({ phoneNumberId: WHATSAPP.sender, wabaId: WHATSAPP.wabaId, statuses: [{ id: message!.providerMessageId!, status, recipientId: message!.toNumber, timestamp: clock.now() }] }));
-      const response = await t.app.inject({ method: 'POST', url: '/api/v1/whatsapp/webhook', headers: signed.headers, payload: signed.body });
+      const signed = signedWhatsAppWebhook(
+        WHATSAPP.appSecret,
+        statusWebhookPayload({
+          phoneNumberId: WHATSAPP.sender,
+          wabaId: WHATSAPP.wabaId,
+          statuses: [{ id: message!.providerMessageId!, status, recipientId: message!.toNumber, timestamp: clock.now() }],
+        }),
+      );
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/whatsapp/webhook',
+        headers: signed.headers,
+        payload: signed.body,
+      });
       expect(response.statusCode).toBe(200);
       return response.json().received as number;
     };
@@ -259,9 +361,24 @@ describe('exactly one message per channel per call', () => {
     const [, undelivered] = (await api('GET', '/messages?channel=whatsapp')).json().data as LoggedMessage[];
     const failed = signedWhatsAppWebhook(
       WHATSAPP.appSecret,
-      statusWebhookPayload({ phoneNumberId: WHATSAPP.sender, wabaId: WHATSAPP.wabaId, statuses: [{ id: undelivered!.providerMessageId!, status: 'failed', recipientId: undelivered!.toNumber, timestamp: clock.now(), errors: [{ code: 131026, title: 'Message undeliverable' }] }] }),
+      statusWebhookPayload({
+        phoneNumberId: WHATSAPP.sender,
+        wabaId: WHATSAPP.wabaId,
+        statuses: [
+          {
+            id: undelivered!.providerMessageId!,
+            status: 'failed',
+            recipientId: undelivered!.toNumber,
+            timestamp: clock.now(),
+            errors: [{ code: 131026, title: 'Message undeliverable' }],
+          },
+        ],
+      }),
     );
-    expect((await t.app.inject({ method: 'POST', url: '/api/v1/whatsapp/webhook', headers: failed.headers, payload: failed.body })).json().received).toBe(1);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/api/v1/whatsapp/webhook', headers: failed.headers, payload: failed.body })).json()
+        .received,
+    ).toBe(1);
     expect((await api('GET', `/messages?callId=${undelivered!.callId}&channel=WHATSAPP`)).json().data[0]).toMatchObject({
       status: 'FAILED',
       failedAt: expect.any(String),
@@ -278,11 +395,35 @@ describe('exactly one message per channel per call', () => {
     const record = async (call: { id: string; toNumber: string }) => {
       const id = randomUUID();
       await insertMessages(t.runtime.db, tenantId, [
-        { id, channel: 'WHATSAPP', call_id: call.id, agent_id: campaign.agentId, campaign_id: null, contact_id: null, to_number: call.toNumber, sender: null, provider: 'WHATSAPP', template_name: 'thanks', language_code: 'en_US', body: null, parameters: [], dlt_sender_id: null, dlt_template_id: null, encoding: null, segments: null },
+        {
+          id,
+          channel: 'WHATSAPP',
+          call_id: call.id,
+          agent_id: campaign.agentId,
+          campaign_id: null,
+          contact_id: null,
+          to_number: call.toNumber,
+          sender: null,
+          provider: 'WHATSAPP',
+          template_name: 'thanks',
+          language_code: 'en_US',
+          body: null,
+          parameters: [],
+          dlt_sender_id: null,
+          dlt_template_id: null,
+          encoding: null,
+          segments: null,
+        },
       ]);
       return id;
     };
-    const status = async (id: string) => (await t.runtime.db.query<{ status: string; failure_reason: string | null; attempts: number }>('SELECT status, failure_reason, attempts FROM messages WHERE id = $1', [id])).rows[0]!;
+    const status = async (id: string) =>
+      (
+        await t.runtime.db.query<{ status: string; failure_reason: string | null; attempts: number }>(
+          'SELECT status, failure_reason, attempts FROM messages WHERE id = $1',
+          [id],
+        )
+      ).rows[0]!;
     const [first, second] = [await record(calls[0]!), await record(calls[1]!)];
 
     graph.failNext(503, graphError('Service temporarily unavailable', 'OAuthException', 2));
@@ -293,21 +434,34 @@ describe('exactly one message per channel per call', () => {
 
     graph.failNext(400, graphError('(#132001) Template name does not exist in the translation', 'OAuthException', 132001));
     await sendMessage(t.runtime, { tenantId, messageId: second }, { retryCount: 0 });
-    expect(await status(second)).toMatchObject({ status: 'FAILED', failure_reason: expect.stringContaining('Template name does not exist'), attempts: 1 });
+    expect(await status(second)).toMatchObject({
+      status: 'FAILED',
+      failure_reason: expect.stringContaining('Template name does not exist'),
+      attempts: 1,
+    });
 
     // A worker died after handing the message over: SENDING stays behind; the retry does not resend.
-    await t.runtime.db.query("UPDATE messages SET status = 'SENDING', provider_message_id = NULL, failure_reason = NULL WHERE id = $1", [first]);
+    await t.runtime.db.query("UPDATE messages SET status = 'SENDING', provider_message_id = NULL, failure_reason = NULL WHERE id = $1", [
+      first,
+    ]);
     const sentBefore = graph.messages.length;
     await sendMessage(t.runtime, { tenantId, messageId: first }, { retryCount: 2 });
     expect(graph.messages.length).toBe(sentBefore);
     expect(await status(first)).toMatchObject({ status: 'FAILED', failure_reason: expect.stringContaining('Unconfirmed') });
     // The provider's status callback names our id: the record is corrected.
-    const payload = statusWebhookPayload({ phoneNumberId: WHATSAPP.sender, wabaId: WHATSAPP.wabaId, statuses: [{ id: 'wamid.HBgLMTQxNTU1NTAxMDAVAgARGBI', status: 'delivered', recipientId: '12125551000', timestamp: clock.now() }] }) as {
+    const payload = statusWebhookPayload({
+      phoneNumberId: WHATSAPP.sender,
+      wabaId: WHATSAPP.wabaId,
+      statuses: [{ id: 'wamid.HBgLMTQxNTU1NTAxMDAVAgARGBI', status: 'delivered', recipientId: '12125551000', timestamp: clock.now() }],
+    }) as {
       entry: { changes: { value: { statuses: Record<string, unknown>[] } }[] }[];
     };
     payload.entry[0]!.changes[0]!.value.statuses[0]!.biz_opaque_callback_data = first;
     const signed = signedWhatsAppWebhook(WHATSAPP.appSecret, payload);
-    expect((await t.app.inject({ method: 'POST', url: '/api/v1/whatsapp/webhook', headers: signed.headers, payload: signed.body })).json().received).toBe(1);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/api/v1/whatsapp/webhook', headers: signed.headers, payload: signed.body })).json()
+        .received,
+    ).toBe(1);
     expect(await status(first)).toMatchObject({ status: 'DELIVERED' });
   });
 });

@@ -17,8 +17,15 @@ function serverEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
 }
 
 /** Runs `src/main.ts` expecting it to refuse to start; resolves with its exit code and output. */
-export function runServerToExit(env: Record<string, string | undefined>, args: string[] = []): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: ROOT, env: serverEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export function runServerToExit(
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    cwd: ROOT,
+    env: serverEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

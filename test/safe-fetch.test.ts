@@ -32,7 +32,10 @@ beforeAll(async () => {
 afterAll(() => close());
 
 /** A public-looking name for the fixture: it resolves to 127.0.0.1, which these calls allow. */
-const names: Record<string, LookupAddress[]> = { 'docs.example.test': [{ address: '127.0.0.1', family: 4 }], 'intranet.example.test': [{ address: '10.1.2.3', family: 4 }] };
+const names: Record<string, LookupAddress[]> = {
+  'docs.example.test': [{ address: '127.0.0.1', family: 4 }],
+  'intranet.example.test': [{ address: '10.1.2.3', family: 4 }],
+};
 const fixture = {
   allowPrivate: false,
   allowedAddresses: ['127.0.0.1'],
@@ -70,12 +73,21 @@ describe('the address rule', () => {
 
   it('refuses a name that resolves to loopback, on the address the connection would use', async () => {
     const error = await refusal(safeFetch(`http://localhost:${port}/page`, { allowPrivate: false }));
-    expect(error).toMatchObject({ reason: 'ADDRESS', message: 'Refused http://localhost:' + port + ': localhost resolves only to addresses that may not be fetched (loopback address).' });
+    expect(error).toMatchObject({
+      reason: 'ADDRESS',
+      message: 'Refused http://localhost:' + port + ': localhost resolves only to addresses that may not be fetched (loopback address).',
+    });
   });
 
   it('refuses a public-looking URL that redirects to a private one, on every hop', async () => {
-    expect(await refusal(safeFetch(publicLooking('/to-metadata'), fixture))).toMatchObject({ reason: 'ADDRESS', message: expect.stringContaining('169.254.169.254 is a cloud metadata address') });
-    expect(await refusal(safeFetch(publicLooking('/to-private-name'), fixture))).toMatchObject({ reason: 'ADDRESS', message: expect.stringContaining('intranet.example.test resolves only to addresses that may not be fetched (private address)') });
+    expect(await refusal(safeFetch(publicLooking('/to-metadata'), fixture))).toMatchObject({
+      reason: 'ADDRESS',
+      message: expect.stringContaining('169.254.169.254 is a cloud metadata address'),
+    });
+    expect(await refusal(safeFetch(publicLooking('/to-private-name'), fixture))).toMatchObject({
+      reason: 'ADDRESS',
+      message: expect.stringContaining('intranet.example.test resolves only to addresses that may not be fetched (private address)'),
+    });
   });
 
   it('classifies public addresses as fetchable', () => {
@@ -99,13 +111,19 @@ describe('bounds', () => {
   it('follows at most maxRedirects (default 5) redirects', async () => {
     // /chain/0 redirects 5 times before it answers.
     expect((await safeFetch(publicLooking('/chain/0'), fixture)).body.toString()).toBe('end of the chain');
-    expect(await refusal(safeFetch(publicLooking('/chain/0'), { ...fixture, maxRedirects: 4 }))).toMatchObject({ reason: 'REDIRECTS', message: expect.stringContaining('More than 4 redirects') });
+    expect(await refusal(safeFetch(publicLooking('/chain/0'), { ...fixture, maxRedirects: 4 }))).toMatchObject({
+      reason: 'REDIRECTS',
+      message: expect.stringContaining('More than 4 redirects'),
+    });
   });
 
   it('refuses a body over maxBytes, a content type not accepted, and a server that does not answer in time', async () => {
     expect((await refusal(safeFetch(publicLooking('/big'), { ...fixture, maxBytes: 2047 }))).reason).toBe('TOO_LARGE');
     expect((await safeFetch(publicLooking('/big'), { ...fixture, maxBytes: 2048 })).body.length).toBe(2048);
-    expect(await refusal(safeFetch(publicLooking('/page'), { ...fixture, accept: ['application/pdf'] }))).toMatchObject({ reason: 'CONTENT_TYPE', message: expect.stringContaining('text/html') });
+    expect(await refusal(safeFetch(publicLooking('/page'), { ...fixture, accept: ['application/pdf'] }))).toMatchObject({
+      reason: 'CONTENT_TYPE',
+      message: expect.stringContaining('text/html'),
+    });
     expect((await safeFetch(publicLooking('/pdf'), { ...fixture, accept: ['application/pdf'] })).contentType).toBe('application/pdf');
     expect((await refusal(safeFetch(publicLooking('/slow'), { ...fixture, timeoutMs: 200 }))).reason).toBe('TIMEOUT');
   });

@@ -21,7 +21,12 @@ describe('sealed secrets', () => {
     expect(() => deriveServerKeys(newKey).open(sealed)).toThrow();
     expect(deriveServerKeys(newKey, oldKey).open(sealed)).toBe('auth-token-123');
     const [version, iv, tag, body] = sealed.split('.');
-    const tampered = [version, iv, tag, Buffer.from(Buffer.from(body!, 'base64url').map((byte, i) => (i === 0 ? byte ^ 1 : byte))).toString('base64url')].join('.');
+    const tampered = [
+      version,
+      iv,
+      tag,
+      Buffer.from(Buffer.from(body!, 'base64url').map((byte, i) => (i === 0 ? byte ^ 1 : byte))).toString('base64url'),
+    ].join('.');
     expect(() => deriveServerKeys(newKey, oldKey).open(tampered)).toThrow();
   });
 });
@@ -43,7 +48,10 @@ describe('rotating SECRETS_KEY', () => {
   afterAll(() => cleanup());
 
   /** Runs `work` on a runtime of the test's database with these keys, then closes it. */
-  async function withKeys<T>(keys: Record<string, string>, work: (runtime: Awaited<ReturnType<typeof openRuntime>>) => Promise<T>): Promise<T> {
+  async function withKeys<T>(
+    keys: Record<string, string>,
+    work: (runtime: Awaited<ReturnType<typeof openRuntime>>) => Promise<T>,
+  ): Promise<T> {
     const config = loadConfig({ LOG_LEVEL: 'silent', DEMO_BOOTSTRAP: '0', ...location, ...keys });
     const runtime = await openRuntime(config, { log: createLogger('silent'), superviseJobs: false });
     try {
@@ -57,13 +65,23 @@ describe('rotating SECRETS_KEY', () => {
     const [oldKey, newKey] = [generateSecretsKey(), generateSecretsKey()];
     const credentials = { accountSid: `AC${'0f'.repeat(16)}`, authToken: 'twilio-auth-token-0123456789' };
     const { tenantId, webhookSecret } = await withKeys({ SECRETS_KEY: oldKey }, async (runtime) => {
-      const { tenantId } = await createTenant(runtime.db, runtime.config, { tenantName: 'Rotating', email: 'rotate@example.com', password: 'correct horse' });
+      const { tenantId } = await createTenant(runtime.db, runtime.config, {
+        tenantName: 'Rotating',
+        email: 'rotate@example.com',
+        password: 'correct horse',
+      });
       await putIntegration(tenantCtx(runtime, tenantId), 'twilio', credentials);
       const key = await createApiKey(runtime, tenantId, { name: 'CRM', webhookUrl: 'https://crm.example.com/hooks' });
       return { tenantId, webhookSecret: key.webhookSecret! };
     });
     const storedWebhookSecret = async (runtime: Awaited<ReturnType<typeof openRuntime>>) =>
-      runtime.serverKeys.open((await runtime.db.query<{ sealed: string }>('SELECT webhook_secret_sealed AS sealed FROM api_keys WHERE tenant_id = $1', [tenantId])).rows[0]!.sealed);
+      runtime.serverKeys.open(
+        (
+          await runtime.db.query<{ sealed: string }>('SELECT webhook_secret_sealed AS sealed FROM api_keys WHERE tenant_id = $1', [
+            tenantId,
+          ])
+        ).rows[0]!.sealed,
+      );
     // The new key alone cannot open what the old one sealed.
     await withKeys({ SECRETS_KEY: newKey }, async (runtime) => {
       await expect(credentialsOf(tenantCtx(runtime, tenantId), 'twilio')).rejects.toThrow();

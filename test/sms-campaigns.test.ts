@@ -54,7 +54,13 @@ const unanswered = { callStatus: 'UNANSWERED', messageBody: 'Sorry we missed you
 
 async function newCampaign(body: Record<string, unknown> = {}, as = api) {
   const agentId = (body.agentId as string | undefined) ?? (await newAgent(as)).id;
-  const response = await as('POST', '/sms-agent/campaigns', { senderNumber: '+14155550123', senderProvider: 'SIMULATOR', templates: [answered], ...body, agentId });
+  const response = await as('POST', '/sms-agent/campaigns', {
+    senderNumber: '+14155550123',
+    senderProvider: 'SIMULATOR',
+    templates: [answered],
+    ...body,
+    agentId,
+  });
   expect(response.statusCode, response.body).toBe(201);
   return response.json() as SmsCampaign;
 }
@@ -81,7 +87,13 @@ describe('POST /sms-agent/campaigns', () => {
       isActive: true,
       templates: [
         { id: expect.any(String), callStatus: 'ANSWERED', messageBody: answered.messageBody, dltSenderId: null, dltTemplateId: null },
-        { id: expect.any(String), callStatus: 'UNANSWERED', messageBody: unanswered.messageBody, dltSenderId: 'CALLFG', dltTemplateId: null },
+        {
+          id: expect.any(String),
+          callStatus: 'UNANSWERED',
+          messageBody: unanswered.messageBody,
+          dltSenderId: 'CALLFG',
+          dltTemplateId: null,
+        },
       ],
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
@@ -100,9 +112,19 @@ describe('POST /sms-agent/campaigns', () => {
 
   it('refuses a provider the service does not support with 400 VALIDATION_FAILED naming /senderProvider', async () => {
     const agent = await newAgent();
-    const response = await api('POST', '/sms-agent/campaigns', { agentId: agent.id, senderNumber: '+14155550123', senderProvider: 'ACME', templates: [answered] });
+    const response = await api('POST', '/sms-agent/campaigns', {
+      agentId: agent.id,
+      senderNumber: '+14155550123',
+      senderProvider: 'ACME',
+      templates: [answered],
+    });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'VALIDATION_FAILED', requestId: expect.any(String) });
+    expect(response.json()).toMatchObject({
+      statusCode: 400,
+      error: 'Bad Request',
+      code: 'VALIDATION_FAILED',
+      requestId: expect.any(String),
+    });
     expect(response.json().details).toEqual([{ path: '/senderProvider', message: expect.stringContaining('TWILIO') }]);
     expect(response.json().message).toContain('ACME');
     expect((await api('GET', `/sms-agent/campaigns?agentId=${agent.id}`)).json().total).toBe(0);
@@ -122,24 +144,42 @@ describe('POST /sms-agent/campaigns', () => {
   });
 
   it('answers 404 for an agent that does not exist', async () => {
-    const response = await api('POST', '/sms-agent/campaigns', { agentId: randomUUID(), senderNumber: '+14155550123', senderProvider: 'SIMULATOR' });
+    const response = await api('POST', '/sms-agent/campaigns', {
+      agentId: randomUUID(),
+      senderNumber: '+14155550123',
+      senderProvider: 'SIMULATOR',
+    });
     expect(response.statusCode).toBe(404);
     expect(response.json()).toMatchObject({ code: 'NOT_FOUND', message: 'Agent not found.' });
   });
 
   it('refuses an unknown body property with 400 naming it', async () => {
     const agent = await newAgent();
-    const response = await api('POST', '/sms-agent/campaigns', { agentId: agent.id, senderNumber: '+14155550123', senderProvider: 'SIMULATOR', sender: 'x' });
+    const response = await api('POST', '/sms-agent/campaigns', {
+      agentId: agent.id,
+      senderNumber: '+14155550123',
+      senderProvider: 'SIMULATOR',
+      sender: 'x',
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json().details).toEqual([{ path: '/sender', message: 'is not an accepted property' }]);
-    const inTemplate = await api('POST', '/sms-agent/campaigns', { agentId: agent.id, senderNumber: '+14155550123', senderProvider: 'SIMULATOR', templates: [{ ...answered, language: 'en' }] });
+    const inTemplate = await api('POST', '/sms-agent/campaigns', {
+      agentId: agent.id,
+      senderNumber: '+14155550123',
+      senderProvider: 'SIMULATOR',
+      templates: [{ ...answered, language: 'en' }],
+    });
     expect(inTemplate.statusCode).toBe(400);
     expect(inTemplate.json().details).toEqual([{ path: '/templates/0/language', message: 'is not an accepted property' }]);
   });
 
   it('refuses a second SMS campaign for the same agent with 409 SMS_CAMPAIGN_EXISTS pointing at PUT of the existing one', async () => {
     const existing = await newCampaign();
-    const response = await api('POST', '/sms-agent/campaigns', { agentId: existing.agentId, senderNumber: '+14155550199', senderProvider: 'TWILIO' });
+    const response = await api('POST', '/sms-agent/campaigns', {
+      agentId: existing.agentId,
+      senderNumber: '+14155550199',
+      senderProvider: 'TWILIO',
+    });
     expect(response.statusCode).toBe(409);
     expect(response.json()).toMatchObject({ statusCode: 409, error: 'Conflict', code: 'SMS_CAMPAIGN_EXISTS' });
     expect(response.json().message).toContain('PUT');
@@ -151,7 +191,12 @@ describe('POST /sms-agent/campaigns', () => {
 
   it('refuses two templates with the same callStatus with 400 at /templates/1/callStatus', async () => {
     const agent = await newAgent();
-    const response = await api('POST', '/sms-agent/campaigns', { agentId: agent.id, senderNumber: '+14155550123', senderProvider: 'SIMULATOR', templates: [answered, { ...answered, messageBody: 'Again' }] });
+    const response = await api('POST', '/sms-agent/campaigns', {
+      agentId: agent.id,
+      senderNumber: '+14155550123',
+      senderProvider: 'SIMULATOR',
+      templates: [answered, { ...answered, messageBody: 'Again' }],
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json().code).toBe('VALIDATION_FAILED');
     expect(response.json().details).toEqual([{ path: '/templates/1/callStatus', message: expect.any(String) }]);
@@ -182,14 +227,26 @@ describe('POST /sms-agent/campaigns', () => {
     expect(without.statusCode).toBe(400);
     expect(without.json().code).toBe('VALIDATION_FAILED');
     expect(without.json().details).toEqual([{ path: '/templates/0/dltTemplateId', message: expect.any(String) }]);
-    const nulled = await api('POST', '/sms-agent/campaigns', { ...base, templates: [{ ...answered, dltTemplateId: '1207161234567890123' }, { ...unanswered, dltTemplateId: null }] });
+    const nulled = await api('POST', '/sms-agent/campaigns', {
+      ...base,
+      templates: [
+        { ...answered, dltTemplateId: '1207161234567890123' },
+        { ...unanswered, dltTemplateId: null },
+      ],
+    });
     expect(nulled.statusCode).toBe(400);
     expect(nulled.json().details).toEqual([{ path: '/templates/1/dltTemplateId', message: expect.any(String) }]);
     expect((await api('GET', `/sms-agent/campaigns?agentId=${agent.id}`)).json().total).toBe(0);
 
-    const withId = await api('POST', '/sms-agent/campaigns', { ...base, templates: [{ ...answered, dltSenderId: 'CALLFG', dltTemplateId: '1207161234567890123' }] });
+    const withId = await api('POST', '/sms-agent/campaigns', {
+      ...base,
+      templates: [{ ...answered, dltSenderId: 'CALLFG', dltTemplateId: '1207161234567890123' }],
+    });
     expect(withId.statusCode, withId.body).toBe(201);
-    expect(withId.json()).toMatchObject({ senderProvider: 'MSG91', templates: [{ callStatus: 'ANSWERED', dltSenderId: 'CALLFG', dltTemplateId: '1207161234567890123' }] });
+    expect(withId.json()).toMatchObject({
+      senderProvider: 'MSG91',
+      templates: [{ callStatus: 'ANSWERED', dltSenderId: 'CALLFG', dltTemplateId: '1207161234567890123' }],
+    });
   });
 });
 
@@ -216,7 +273,12 @@ describe('GET, list and DELETE /sms-agent/campaigns', () => {
     expect((all.json().data as SmsCampaign[]).map((c) => c.id).sort()).toEqual([first.id, second.id].sort());
     const filtered = (await tenantApi('GET', `/sms-agent/campaigns?agentId=${first.agentId}`)).json();
     expect(filtered).toEqual({ data: [first], total: 1, page: 1, limit: 25 });
-    expect((await tenantApi('GET', `/sms-agent/campaigns?agentId=${randomUUID()}`)).json()).toEqual({ data: [], total: 0, page: 1, limit: 25 });
+    expect((await tenantApi('GET', `/sms-agent/campaigns?agentId=${randomUUID()}`)).json()).toEqual({
+      data: [],
+      total: 0,
+      page: 1,
+      limit: 25,
+    });
     const paged = (await tenantApi('GET', '/sms-agent/campaigns?page=2&limit=1')).json();
     expect(paged).toMatchObject({ total: 2, page: 2, limit: 1 });
     expect(paged.data).toHaveLength(1);
@@ -245,7 +307,14 @@ describe('PUT /sms-agent/campaigns/{id}', () => {
     const updated = response.json() as SmsCampaign;
     expect(updated.templates).toEqual([{ id: expect.any(String), ...replacement, dltTemplateId: null }]);
     expect(campaign.templates.map((template) => template.id)).not.toContain(updated.templates[0]!.id);
-    expect(updated).toMatchObject({ id: campaign.id, name: campaign.name, senderNumber: campaign.senderNumber, senderProvider: campaign.senderProvider, isActive: true, createdAt: campaign.createdAt });
+    expect(updated).toMatchObject({
+      id: campaign.id,
+      name: campaign.name,
+      senderNumber: campaign.senderNumber,
+      senderProvider: campaign.senderProvider,
+      isActive: true,
+      createdAt: campaign.createdAt,
+    });
     expect((await api('GET', `/sms-agent/campaigns/${campaign.id}`)).json()).toEqual(updated);
     const cleared = await api('PUT', `/sms-agent/campaigns/${campaign.id}`, { templates: [] });
     expect(cleared.json().templates).toEqual([]);
@@ -253,9 +322,19 @@ describe('PUT /sms-agent/campaigns/{id}', () => {
 
   it('keeps the templates when the body has none, and changes only the fields given', async () => {
     const campaign = await newCampaign({ templates: [answered, unanswered] });
-    const response = await api('PUT', `/sms-agent/campaigns/${campaign.id}`, { name: 'Renamed', senderNumber: '+14155550777', senderProvider: 'twilio' });
+    const response = await api('PUT', `/sms-agent/campaigns/${campaign.id}`, {
+      name: 'Renamed',
+      senderNumber: '+14155550777',
+      senderProvider: 'twilio',
+    });
     expect(response.statusCode, response.body).toBe(200);
-    expect(response.json()).toEqual({ ...campaign, name: 'Renamed', senderNumber: '+14155550777', senderProvider: 'TWILIO', updatedAt: expect.stringMatching(ISO) });
+    expect(response.json()).toEqual({
+      ...campaign,
+      name: 'Renamed',
+      senderNumber: '+14155550777',
+      senderProvider: 'TWILIO',
+      updatedAt: expect.stringMatching(ISO),
+    });
     const empty = await api('PUT', `/sms-agent/campaigns/${campaign.id}`, {});
     expect(empty.statusCode).toBe(200);
     expect(empty.json().templates).toEqual(campaign.templates);
@@ -273,13 +352,20 @@ describe('PUT /sms-agent/campaigns/{id}', () => {
 
   it('refuses a switch to MSG91 while a template lacks dltTemplateId with 400, changing nothing', async () => {
     const campaign = await newCampaign({ senderProvider: 'TWILIO', templates: [answered] });
-    const response = await api('PUT', `/sms-agent/campaigns/${campaign.id}`, { senderProvider: 'MSG91', name: 'Should not stick', isActive: false });
+    const response = await api('PUT', `/sms-agent/campaigns/${campaign.id}`, {
+      senderProvider: 'MSG91',
+      name: 'Should not stick',
+      isActive: false,
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json().code).toBe('VALIDATION_FAILED');
     expect(response.json().details).toEqual([{ path: '/templates/0/dltTemplateId', message: expect.any(String) }]);
     expect((await api('GET', `/sms-agent/campaigns/${campaign.id}`)).json()).toEqual(campaign);
 
-    const switched = await api('PUT', `/sms-agent/campaigns/${campaign.id}`, { senderProvider: 'MSG91', templates: [{ ...answered, dltTemplateId: '1207161234567890123' }] });
+    const switched = await api('PUT', `/sms-agent/campaigns/${campaign.id}`, {
+      senderProvider: 'MSG91',
+      templates: [{ ...answered, dltTemplateId: '1207161234567890123' }],
+    });
     expect(switched.statusCode, switched.body).toBe(200);
     expect(switched.json()).toMatchObject({ senderProvider: 'MSG91', templates: [{ dltTemplateId: '1207161234567890123' }] });
     const dropped = await api('PUT', `/sms-agent/campaigns/${campaign.id}`, { templates: [answered] });
@@ -311,7 +397,11 @@ describe('PUT /sms-agent/campaigns/{id}', () => {
 describe('tenant isolation of SMS campaigns', () => {
   it("answers 404 to another tenant for GET, PUT and DELETE, hides it from that tenant's list and leaves it untouched", async () => {
     const campaign = await newCampaign({ templates: [answered, unanswered] });
-    const routes: ['GET' | 'PUT' | 'DELETE', unknown?][] = [['GET'], ['PUT', { name: 'Stolen', isActive: false, templates: [] }], ['DELETE']];
+    const routes: ['GET' | 'PUT' | 'DELETE', unknown?][] = [
+      ['GET'],
+      ['PUT', { name: 'Stolen', isActive: false, templates: [] }],
+      ['DELETE'],
+    ];
     for (const [method, payload] of routes) {
       const response = await otherApi(method, `/sms-agent/campaigns/${campaign.id}`, payload);
       expect(response.statusCode, method).toBe(404);
@@ -327,7 +417,12 @@ describe('tenant isolation of SMS campaigns', () => {
 
   it("cannot create a campaign for another tenant's agent (404), even one that has none yet", async () => {
     const agent = await newAgent();
-    const response = await otherApi('POST', '/sms-agent/campaigns', { agentId: agent.id, senderNumber: '+14155550123', senderProvider: 'SIMULATOR', templates: [answered] });
+    const response = await otherApi('POST', '/sms-agent/campaigns', {
+      agentId: agent.id,
+      senderNumber: '+14155550123',
+      senderProvider: 'SIMULATOR',
+      templates: [answered],
+    });
     expect(response.statusCode).toBe(404);
     expect(response.json()).toMatchObject({ code: 'NOT_FOUND', message: 'Agent not found.' });
     expect((await api('GET', `/sms-agent/campaigns?agentId=${agent.id}`)).json().total).toBe(0);
@@ -337,7 +432,10 @@ describe('tenant isolation of SMS campaigns', () => {
 
 describe('SMS and WhatsApp provider integrations', () => {
   const storedSecrets = async (tenantId: string, kind: string) => {
-    const { rows } = await t.runtime.db.query<{ secrets_sealed: string; settings: unknown }>('SELECT secrets_sealed, settings FROM integrations WHERE tenant_id = $1 AND kind = $2', [tenantId, kind]);
+    const { rows } = await t.runtime.db.query<{ secrets_sealed: string; settings: unknown }>(
+      'SELECT secrets_sealed, settings FROM integrations WHERE tenant_id = $1 AND kind = $2',
+      [tenantId, kind],
+    );
     expect(rows).toHaveLength(1);
     return rows[0]!;
   };
@@ -356,7 +454,13 @@ describe('SMS and WhatsApp provider integrations', () => {
 
     const put = await dashboard('PUT', '/integrations/msg91', { authKey });
     expect(put.statusCode, put.body).toBe(200);
-    expect(put.json()).toEqual({ kind: 'msg91', settings: {}, secretsSet: ['authKey'], createdAt: expect.stringMatching(ISO), updatedAt: expect.stringMatching(ISO) });
+    expect(put.json()).toEqual({
+      kind: 'msg91',
+      settings: {},
+      secretsSet: ['authKey'],
+      createdAt: expect.stringMatching(ISO),
+      updatedAt: expect.stringMatching(ISO),
+    });
     expect(put.body).not.toContain(authKey);
 
     const get = await dashboard('GET', '/integrations/msg91');

@@ -46,7 +46,8 @@ beforeEach(() => {
 });
 
 describe('createTwilioSms().send', () => {
-  const sms = (overrides: Partial<TwilioSmsOptions> = {}) => createTwilioSms({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, baseUrl: twilio.url, ...overrides });
+  const sms = (overrides: Partial<TwilioSmsOptions> = {}) =>
+    createTwilioSms({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, baseUrl: twilio.url, ...overrides });
   const message = (overrides: Partial<SmsSend> = {}): SmsSend => ({
     from: '+15550001000',
     to: '+15550002000',
@@ -109,8 +110,18 @@ describe('createTwilioSms().send', () => {
   });
 
   it('treats 5xx and 429 as retryable', async () => {
-    twilio.failNext(500, { code: 20500, message: 'Internal Server Error', more_info: 'https://www.twilio.com/docs/errors/20500', status: 500 });
-    expect(await failure(sms().send(message()))).toMatchObject({ status: 500, code: 20500, retryable: true, message: 'Twilio SMS: Internal Server Error (Twilio error 20500)' });
+    twilio.failNext(500, {
+      code: 20500,
+      message: 'Internal Server Error',
+      more_info: 'https://www.twilio.com/docs/errors/20500',
+      status: 500,
+    });
+    expect(await failure(sms().send(message()))).toMatchObject({
+      status: 500,
+      code: 20500,
+      retryable: true,
+      message: 'Twilio SMS: Internal Server Error (Twilio error 20500)',
+    });
     twilio.failNext(429, { code: 20429, message: 'Too Many Requests', more_info: 'https://www.twilio.com/docs/errors/20429', status: 429 });
     expect(await failure(sms().send(message()))).toMatchObject({ status: 429, code: 20429, retryable: true });
   });
@@ -197,9 +208,14 @@ describe('createMsg91Sms().send', () => {
     expect(msg91.requests).toHaveLength(0);
   });
 
-  it('maps a type:error answer on HTTP 200 to a non-retryable ProviderError with MSG91\'s message and code', async () => {
+  it("maps a type:error answer on HTTP 200 to a non-retryable ProviderError with MSG91's message and code", async () => {
     const badKey = await failure(sms({ authKey: 'wrong-auth-key' }).send(message()));
-    expect(badKey).toMatchObject({ status: 200, code: '207', retryable: false, message: 'MSG91: Invalid authentication key (MSG91 error 207)' });
+    expect(badKey).toMatchObject({
+      status: 200,
+      code: '207',
+      retryable: false,
+      message: 'MSG91: Invalid authentication key (MSG91 error 207)',
+    });
     expect(badKey.message).not.toContain('wrong-auth-key');
 
     // A phone number is no DLT header.
@@ -210,7 +226,11 @@ describe('createMsg91Sms().send', () => {
     expect(badMobile).toMatchObject({ code: '202', retryable: false });
 
     msg91.failNext(200, { type: 'error', message: 'Insufficient balance to send SMS', code: '301' });
-    expect(await failure(sms().send(message()))).toMatchObject({ code: '301', retryable: false, message: 'MSG91: Insufficient balance to send SMS (MSG91 error 301)' });
+    expect(await failure(sms().send(message()))).toMatchObject({
+      code: '301',
+      retryable: false,
+      message: 'MSG91: Insufficient balance to send SMS (MSG91 error 301)',
+    });
   });
 
   it("treats 5xx, 429 and MSG91's system errors as retryable", async () => {

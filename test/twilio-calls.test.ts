@@ -17,7 +17,6 @@ let t: TestApp;
 let twilio: FakeTwilio;
 let publicUrl: string;
 
-
 beforeAll(async () => {
   twilio = await startFakeTwilio({ accountSid, authToken, invalidNumbers: [INVALID] });
   const port = await freeLoopbackPort();
@@ -35,19 +34,45 @@ async function twilioTenant(connect = true) {
   const { key } = await createKey(t.app, owner.token);
   const api = apiAs(t.app, key);
   if (connect) {
-    const put = await t.app.inject({ method: 'PUT', url: '/api/v1/integrations/twilio', headers: bearer(owner.token), payload: { accountSid, authToken } });
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/integrations/twilio',
+      headers: bearer(owner.token),
+      payload: { accountSid, authToken },
+    });
     expect(put.statusCode).toBe(200);
   }
   const agent = (await api('POST', '/agents', { name: 'Twilio agent' })).json();
   const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'TWILIO' })).json();
   const list = (await api('POST', '/contact-lists', { name: 'Twilio list' })).json();
-  await api('POST', `/contact-lists/${list.id}/contacts/bulk`, { contacts: ['+12125551000', '+12125551001', INVALID].map((phoneNumber) => ({ phoneNumber })) });
-  const campaign = await createCampaign(t.app, key, { agentId: agent.id, voiceNumberId: number.id, contactListId: list.id, timezone: 'UTC', dialTimeout: 25, maxAttempts: 2, redialDelayMin: 1 });
+  await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
+    contacts: ['+12125551000', '+12125551001', INVALID].map((phoneNumber) => ({ phoneNumber })),
+  });
+  const campaign = await createCampaign(t.app, key, {
+    agentId: agent.id,
+    voiceNumberId: number.id,
+    contactListId: list.id,
+    timezone: 'UTC',
+    dialTimeout: 25,
+    maxAttempts: 2,
+    redialDelayMin: 1,
+  });
   return { owner, key, api, campaignId: campaign.id, from: number.phoneNumber as string };
 }
 
 const callTo = async (api: ReturnType<typeof apiAs>, to: string) =>
-  ((await api('GET', '/call-logs?limit=200')).json().data as { id: string; toNumber: string; status: string; outcome: string | null; attempt: number; durationSec: number | null; cost: { total: string } | null; failureReason: string | null }[])
+  (
+    (await api('GET', '/call-logs?limit=200')).json().data as {
+      id: string;
+      toNumber: string;
+      status: string;
+      outcome: string | null;
+      attempt: number;
+      durationSec: number | null;
+      cost: { total: string } | null;
+      failureReason: string | null;
+    }[]
+  )
     .filter((c) => c.toNumber === to)
     .sort((a, b) => a.attempt - b.attempt);
 const sidFor = (to: string) => [...twilio.calls.values()].filter((c) => c.to === to).at(-1)!.sid;
@@ -58,13 +83,20 @@ describe('Twilio calls', () => {
     const shown = await t.app.inject({ method: 'GET', url: '/api/v1/integrations/twilio', headers: bearer(owner.token) });
     expect(shown.json()).toMatchObject({ kind: 'twilio', settings: { accountSid }, secretsSet: ['authToken'] });
     expect(shown.body).not.toContain(authToken);
-    const { rows } = await t.runtime.db.query<{ secrets_sealed: string }>('SELECT secrets_sealed FROM integrations WHERE tenant_id = $1', [owner.tenantId]);
+    const { rows } = await t.runtime.db.query<{ secrets_sealed: string }>('SELECT secrets_sealed FROM integrations WHERE tenant_id = $1', [
+      owner.tenantId,
+    ]);
     expect(rows[0]!.secrets_sealed).toMatch(/^v1\./);
     expect(rows[0]!.secrets_sealed).not.toContain(authToken);
     const byKey = await t.app.inject({ method: 'GET', url: '/api/v1/integrations/twilio', headers: bearer(key) });
     expect(byKey.statusCode).toBe(403);
     expect(byKey.json().message).toBe('API key authentication is not allowed for this route');
-    const bad = await t.app.inject({ method: 'PUT', url: '/api/v1/integrations/twilio', headers: bearer(owner.token), payload: { accountSid: 'nope', authToken } });
+    const bad = await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/integrations/twilio',
+      headers: bearer(owner.token),
+      payload: { accountSid: 'nope', authToken },
+    });
     expect(bad.statusCode).toBe(400);
   });
 
@@ -114,7 +146,7 @@ describe('Twilio calls', () => {
     await dialerTick(t.runtime);
     const campaign = (await api('GET', `/campaigns/${campaignId}`)).json();
     expect(campaign).toMatchObject({ status: 'COMPLETED', stats: { total: 3, answered: 1, unanswered: 1, failed: 1 } });
-    expect((await callTo(api, INVALID))).toHaveLength(1);
+    expect(await callTo(api, INVALID)).toHaveLength(1);
   });
 
   it('refuses a callback whose signature does not match, changing nothing', async () => {

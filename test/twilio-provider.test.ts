@@ -1,12 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTwilioTelephony,
-  twilioCallUpdate,
-  twilioSignature,
-  verifyTwilioSignature,
-} from '../src/providers/telephony/twilio.ts';
+import { createTwilioTelephony, twilioCallUpdate, twilioSignature, verifyTwilioSignature } from '../src/providers/telephony/twilio.ts';
 import { PermanentDialError, type DialRequest } from '../src/providers/telephony/types.ts';
 import { startFakeTwilio, type FakeTwilio } from './fakes/twilio.ts';
 
@@ -16,7 +11,11 @@ const MEDIA_STREAM_URL = 'wss://voice.callforge.test/media-stream';
 const INVALID_NUMBER = '+15005550001';
 
 let fake: FakeTwilio;
-let receiver: { url: string; server: Server; received: Array<{ url: string; params: Record<string, string | string[]>; signature: string | undefined }> };
+let receiver: {
+  url: string;
+  server: Server;
+  received: Array<{ url: string; params: Record<string, string | string[]>; signature: string | undefined }>;
+};
 
 function dialRequest(overrides: Partial<DialRequest> = {}): DialRequest {
   return {
@@ -30,7 +29,13 @@ function dialRequest(overrides: Partial<DialRequest> = {}): DialRequest {
 }
 
 function provider(overrides: Partial<Parameters<typeof createTwilioTelephony>[0]> = {}) {
-  return createTwilioTelephony({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, baseUrl: fake.url, mediaStreamUrl: MEDIA_STREAM_URL, ...overrides });
+  return createTwilioTelephony({
+    accountSid: ACCOUNT_SID,
+    authToken: AUTH_TOKEN,
+    baseUrl: fake.url,
+    mediaStreamUrl: MEDIA_STREAM_URL,
+    ...overrides,
+  });
 }
 
 function formToParams(form: URLSearchParams): Record<string, string | string[]> {
@@ -128,7 +133,9 @@ describe('createTwilioTelephony().dial', () => {
   });
 
   it("throws PermanentDialError with Twilio's message for an invalid number", async () => {
-    const error = await provider().dial(dialRequest({ to: INVALID_NUMBER })).catch((e: unknown) => e);
+    const error = await provider()
+      .dial(dialRequest({ to: INVALID_NUMBER }))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PermanentDialError);
     expect((error as Error).message).toBe(`The 'To' number ${INVALID_NUMBER} is not a valid phone number.`);
   });
@@ -139,8 +146,15 @@ describe('createTwilioTelephony().dial', () => {
   });
 
   it('throws a plain, retryable Error for a 500', async () => {
-    fake.failNext(500, { code: 20500, message: 'Internal Server Error', more_info: 'https://www.twilio.com/docs/errors/20500', status: 500 });
-    const error = await provider().dial(dialRequest()).catch((e: unknown) => e);
+    fake.failNext(500, {
+      code: 20500,
+      message: 'Internal Server Error',
+      more_info: 'https://www.twilio.com/docs/errors/20500',
+      status: 500,
+    });
+    const error = await provider()
+      .dial(dialRequest())
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(PermanentDialError);
     expect((error as Error).message).toContain('500');
@@ -148,7 +162,9 @@ describe('createTwilioTelephony().dial', () => {
   });
 
   it('throws a plain Error for a 401 (wrong credentials)', async () => {
-    const error = await provider({ authToken: 'wrong-token' }).dial(dialRequest()).catch((e: unknown) => e);
+    const error = await provider({ authToken: 'wrong-token' })
+      .dial(dialRequest())
+      .catch((e: unknown) => e);
     expect(fake.requests.at(-1)?.authorized).toBe(false);
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(PermanentDialError);
@@ -159,7 +175,9 @@ describe('createTwilioTelephony().dial', () => {
 
   it('throws a plain Error for other 4xx codes and for a permanent code on a 5xx', async () => {
     fake.failNext(429, { code: 20429, message: 'Too Many Requests', more_info: 'https://www.twilio.com/docs/errors/20429', status: 429 });
-    const rateLimited = await provider().dial(dialRequest()).catch((e: unknown) => e);
+    const rateLimited = await provider()
+      .dial(dialRequest())
+      .catch((e: unknown) => e);
     expect(rateLimited).not.toBeInstanceOf(PermanentDialError);
     expect((rateLimited as Error).message).toMatch(/429.*Too Many Requests/);
 
@@ -171,7 +189,9 @@ describe('createTwilioTelephony().dial', () => {
     const server = createServer((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>'));
     const url = await listen(server);
     try {
-      const error = await provider({ baseUrl: url }).dial(dialRequest()).catch((e: unknown) => e);
+      const error = await provider({ baseUrl: url })
+        .dial(dialRequest())
+        .catch((e: unknown) => e);
       expect(error).not.toBeInstanceOf(PermanentDialError);
       expect((error as Error).message).toMatch(/502.*Bad Gateway/);
     } finally {
@@ -186,7 +206,9 @@ describe('createTwilioTelephony().dial', () => {
     const url = await listen(server);
     try {
       const started = Date.now();
-      const error = await provider({ baseUrl: url, timeoutMs: 100 }).dial(dialRequest()).catch((e: unknown) => e);
+      const error = await provider({ baseUrl: url, timeoutMs: 100 })
+        .dial(dialRequest())
+        .catch((e: unknown) => e);
       const elapsed = Date.now() - started;
       expect(error).toBeInstanceOf(Error);
       expect(error).not.toBeInstanceOf(PermanentDialError);
@@ -201,7 +223,9 @@ describe('createTwilioTelephony().dial', () => {
     const server = createServer();
     const url = await listen(server);
     await closeServer(server);
-    const error = await provider({ baseUrl: url }).dial(dialRequest()).catch((e: unknown) => e);
+    const error = await provider({ baseUrl: url })
+      .dial(dialRequest())
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(PermanentDialError);
   });
@@ -251,7 +275,9 @@ describe('twilioSignature / verifyTwilioSignature', () => {
 
   it('appends repeated names once per value, in order', () => {
     // url + "A1" + "B2" + "B3" is the same string as url + "A" + "1B2B3".
-    expect(twilioSignature('https://x.test/cb', { B: ['2', '3'], A: '1' }, 'k')).toBe(twilioSignature('https://x.test/cb', { A: '1B2B3' }, 'k'));
+    expect(twilioSignature('https://x.test/cb', { B: ['2', '3'], A: '1' }, 'k')).toBe(
+      twilioSignature('https://x.test/cb', { A: '1B2B3' }, 'k'),
+    );
     expect(twilioSignature('https://x.test/cb', { A: '1', B: ['2', '3'] }, 'k')).not.toBe(
       twilioSignature('https://x.test/cb', { A: '1', B: ['3', '2'] }, 'k'),
     );
@@ -280,8 +306,18 @@ describe('twilioSignature / verifyTwilioSignature', () => {
     expect(callbacks.map((c) => c.params.CallStatus)).toEqual(['ringing', 'in-progress', 'completed']);
     const last = callbacks.at(-1)!;
     expect(last.url).toBe(`${receiver.url}/webhooks/twilio/status?callId=call_01`);
-    expect(last.params).toMatchObject({ CallSid: providerCallId, AccountSid: ACCOUNT_SID, To: '+15550002000', From: '+15550001000', CallDuration: '42' });
-    expect(twilioCallUpdate(last.params as Record<string, string>, true)).toEqual({ status: 'ENDED', outcome: 'ANSWERED', durationSec: 42 });
+    expect(last.params).toMatchObject({
+      CallSid: providerCallId,
+      AccountSid: ACCOUNT_SID,
+      To: '+15550002000',
+      From: '+15550001000',
+      CallDuration: '42',
+    });
+    expect(twilioCallUpdate(last.params as Record<string, string>, true)).toEqual({
+      status: 'ENDED',
+      outcome: 'ANSWERED',
+      durationSec: 42,
+    });
 
     // The same callback fails verification under another token or with a changed param.
     expect(verifyTwilioSignature(last.url, last.params, last.signature, 'other-token')).toBe(false);
@@ -291,7 +327,12 @@ describe('twilioSignature / verifyTwilioSignature', () => {
   it('rejects a callback signed with another account token', async () => {
     const impostor = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: 'not-our-token' });
     try {
-      const telephony = createTwilioTelephony({ accountSid: ACCOUNT_SID, authToken: 'not-our-token', baseUrl: impostor.url, mediaStreamUrl: MEDIA_STREAM_URL });
+      const telephony = createTwilioTelephony({
+        accountSid: ACCOUNT_SID,
+        authToken: 'not-our-token',
+        baseUrl: impostor.url,
+        mediaStreamUrl: MEDIA_STREAM_URL,
+      });
       const { providerCallId } = await telephony.dial(dialRequest());
       expect(await impostor.sendStatus(providerCallId, 'completed', { CallDuration: '5' })).toBe(403);
     } finally {
@@ -317,7 +358,12 @@ describe('fake Twilio wire checks', () => {
   it('answers bad credentials with Twilio 20003', async () => {
     const response = await fetch(`${fake.url}/2010-04-01/Accounts/${ACCOUNT_SID}/Calls.json`, { method: 'POST' });
     expect(response.status).toBe(401);
-    expect(await response.json()).toEqual({ code: 20003, message: 'Authenticate', more_info: 'https://www.twilio.com/docs/errors/20003', status: 401 });
+    expect(await response.json()).toEqual({
+      code: 20003,
+      message: 'Authenticate',
+      more_info: 'https://www.twilio.com/docs/errors/20003',
+      status: 401,
+    });
   });
 });
 

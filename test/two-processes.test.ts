@@ -50,7 +50,12 @@ describe.skipIf(!process.env.DATABASE_URL)('two API processes on one PostgreSQL'
   });
 
   it('runs the worker role alone beside the API processes, without serving HTTP', async () => {
-    const worker = await startServerProcess({ DATABASE_URL: database!.url, SECRETS_KEY: generateSecretsKey() }, ['--role', 'worker'], 60_000, /"msg":"workers and dialer started"/);
+    const worker = await startServerProcess(
+      { DATABASE_URL: database!.url, SECRETS_KEY: generateSecretsKey() },
+      ['--role', 'worker'],
+      60_000,
+      /"msg":"workers and dialer started"/,
+    );
     try {
       expect(worker.output()).not.toContain('Server listening');
       expect(worker.child.exitCode).toBeNull();

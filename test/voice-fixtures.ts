@@ -7,7 +7,12 @@ export const uniqueNumber = () => `+1415${String(randomInt(2_000_000, 9_999_999)
 
 export function apiAs(app: FastifyInstance, key: string) {
   return async (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
-    const response = await app.inject({ method, url: `/api/v1${url}`, headers: bearer(key), ...(payload === undefined ? {} : { payload: payload as object }) });
+    const response = await app.inject({
+      method,
+      url: `/api/v1${url}`,
+      headers: bearer(key),
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
     return response;
   };
 }
@@ -27,7 +32,8 @@ export async function voiceSetup(app: FastifyInstance, key: string, contacts: Re
   const bulk = await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
     contacts: contacts.map((metadata, i) => ({ phoneNumber: `+1212555${String(1000 + i)}`, name: `Contact ${i + 1}`, metadata })),
   });
-  if (!agent.id || !number.id || bulk.json().imported !== contacts.length) throw new Error(`voice setup failed: ${JSON.stringify({ agent, number, bulk: bulk.json() })}`);
+  if (!agent.id || !number.id || bulk.json().imported !== contacts.length)
+    throw new Error(`voice setup failed: ${JSON.stringify({ agent, number, bulk: bulk.json() })}`);
   return { agentId: agent.id as string, voiceNumberId: number.id as string, contactListId: list.id as string };
 }
 

@@ -50,7 +50,14 @@ describe.skipIf(!process.env.DATABASE_URL)('webhook delivery when a worker is ki
 
   const startWorker = async () => {
     const worker = await startServerProcess(
-      { DATABASE_URL: database!.url, SECRETS_KEY: secretsKey, ALLOW_PRIVATE_URLS: '1', WEBHOOK_RETRY_SECONDS: '1', JOBS_MAINTENANCE_SECONDS: '1', JOBS_POLL_SECONDS: '0.5' },
+      {
+        DATABASE_URL: database!.url,
+        SECRETS_KEY: secretsKey,
+        ALLOW_PRIVATE_URLS: '1',
+        WEBHOOK_RETRY_SECONDS: '1',
+        JOBS_MAINTENANCE_SECONDS: '1',
+        JOBS_POLL_SECONDS: '0.5',
+      },
       ['--role', 'worker'],
       60_000,
       WORKER_READY,
@@ -62,7 +69,10 @@ describe.skipIf(!process.env.DATABASE_URL)('webhook delivery when a worker is ki
   async function http(method: string, path: string, token: string | undefined, body?: unknown) {
     const response = await fetch(`${api.url}/api/v1${path}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return (await response.json()) as Record<string, unknown>;
@@ -70,7 +80,11 @@ describe.skipIf(!process.env.DATABASE_URL)('webhook delivery when a worker is ki
 
   it('delivers the event once another worker takes over, with the same webhook-id and a valid signature', async () => {
     const tag = randomInt(1_000_000_000).toString(36);
-    const signup = await http('POST', '/auth/signup', undefined, { tenantName: `Hook crash ${tag}`, email: `hook-${tag}@example.com`, password: 'long enough password' });
+    const signup = await http('POST', '/auth/signup', undefined, {
+      tenantName: `Hook crash ${tag}`,
+      email: `hook-${tag}@example.com`,
+      password: 'long enough password',
+    });
     const created = await http('POST', '/api-keys', signup.accessToken as string, { name: 'crash', webhookUrl: `${receiver.url}/hook` });
     const key = created.key as string;
     const verifier = new Webhook(created.webhookSecret as string);
@@ -78,7 +92,11 @@ describe.skipIf(!process.env.DATABASE_URL)('webhook delivery when a worker is ki
     const first = await startWorker();
     // A processed knowledge source is the event: the change and its outbox row commit together.
     const base = await http('POST', '/knowledge-bases', key, { name: 'Crash' });
-    await http('POST', `/knowledge-bases/${base.id as string}/sources`, key, { sourceType: 'text', sourceName: 'Note', rawText: 'The gate opens at nine.' });
+    await http('POST', `/knowledge-bases/${base.id as string}/sources`, key, {
+      sourceType: 'text',
+      sourceName: 'Note',
+      rawText: 'The gate opens at nine.',
+    });
 
     await until('the first delivery attempt to reach the receiver', () => received.length === 1, 60_000);
     const exited = new Promise((resolve) => first.child.once('exit', resolve));

@@ -38,7 +38,15 @@ beforeAll(async () => {
   receiver = await listenOnLoopback(server);
   t = await startTestApp({
     clock,
-    env: { ALLOW_PRIVATE_URLS: '1', WEBHOOK_RETRY_SECONDS: '1', SIMULATOR_RING_SECONDS: '0', SIMULATOR_TALK_SECONDS: '30', JOBS_POLL_SECONDS: '0.5', STARTING_CREDIT: '10', LOW_BALANCE_THRESHOLD: '5' },
+    env: {
+      ALLOW_PRIVATE_URLS: '1',
+      WEBHOOK_RETRY_SECONDS: '1',
+      SIMULATOR_RING_SECONDS: '0',
+      SIMULATOR_TALK_SECONDS: '30',
+      JOBS_POLL_SECONDS: '0.5',
+      STARTING_CREDIT: '10',
+      LOW_BALANCE_THRESHOLD: '5',
+    },
   });
 });
 afterAll(async () => {
@@ -63,7 +71,9 @@ async function tenant() {
 
 /** An answered inbound call of `talkSeconds` on a fresh SIMULATOR number of the agent. */
 async function call(api: ReturnType<typeof apiAs>, agentId: string, talkSeconds = 30) {
-  const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'SIMULATOR', inboundAgentId: agentId })).json();
+  const number = (
+    await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'SIMULATOR', inboundAgentId: agentId })
+  ).json();
   const placed = (await api('POST', '/simulator/inbound-calls', { voiceNumberId: number.id, fromNumber: uniqueNumber() })).json();
   await dialerTick(t.runtime); // answered at once (ring 0 s)
   clock.advance(talkSeconds * 1000);
@@ -85,10 +95,19 @@ describe('webhook deliveries', () => {
     expect(new Set(attempts.map((a) => a.headers['webhook-id'])).size).toBe(1);
     const verifier = new Webhook(hook.webhookSecret!);
     for (const attempt of attempts) {
-      const payload = verifier.verify(attempt.body, attempt.headers as Record<string, string>) as { type: string; timestamp: string; data: { id: string; status: string; outcome: string } };
+      const payload = verifier.verify(attempt.body, attempt.headers as Record<string, string>) as {
+        type: string;
+        timestamp: string;
+        data: { id: string; status: string; outcome: string };
+      };
       expect(payload).toMatchObject({ type: 'call.completed', data: { id: callId, status: 'ENDED', outcome: 'ANSWERED' } });
     }
-    expect(() => new Webhook(`whsec_${Buffer.from('not the secret, not at all').toString('base64')}`).verify(attempts[0]!.body, attempts[0]!.headers as Record<string, string>)).toThrow();
+    expect(() =>
+      new Webhook(`whsec_${Buffer.from('not the secret, not at all').toString('base64')}`).verify(
+        attempts[0]!.body,
+        attempts[0]!.headers as Record<string, string>,
+      ),
+    ).toThrow();
 
     // Each attempt is recorded on the delivery.
     const list = await until('the delivery recorded as DELIVERED', async () => {
@@ -96,20 +115,30 @@ describe('webhook deliveries', () => {
       return page.data[0]?.status === 'DELIVERED' && page;
     });
     expect(list.total).toBe(1);
-    expect(list.data[0]).toMatchObject({ status: 'DELIVERED', attemptCount: 4, lastStatusCode: 200, eventId: attempts[0]!.headers['webhook-id'], apiKeyId: hook.id, url: `${receiver.url}/retry` });
+    expect(list.data[0]).toMatchObject({
+      status: 'DELIVERED',
+      attemptCount: 4,
+      lastStatusCode: 200,
+      eventId: attempts[0]!.headers['webhook-id'],
+      apiKeyId: hook.id,
+      url: `${receiver.url}/retry`,
+    });
     expect(list.data[0].attempts.map((a: { statusCode: number }) => a.statusCode)).toEqual([500, 500, 500, 200]);
   }, 60_000);
 
-  it('sends a key pinned to an agent only that agent\'s calls, and an unpinned key every call', async () => {
+  it("sends a key pinned to an agent only that agent's calls, and an unpinned key every call", async () => {
     const { session, api } = await tenant();
-    const [first, second] = [(await api('POST', '/agents', { name: 'First' })).json().id, (await api('POST', '/agents', { name: 'Second' })).json().id];
+    const [first, second] = [
+      (await api('POST', '/agents', { name: 'First' })).json().id,
+      (await api('POST', '/agents', { name: 'Second' })).json().id,
+    ];
     await createKey(t.app, session, { name: 'All', webhookUrl: `${receiver.url}/all-${first}` });
     await createKey(t.app, session, { name: 'Pinned', webhookUrl: `${receiver.url}/pinned-${first}`, agentId: first });
     await startWorkers();
     const calls = [await call(api, first), await call(api, second)];
     const callIds = (path: string) => (received[path] ?? []).map((r) => (JSON.parse(r.body) as { data: { id: string } }).data.id).sort();
     await until('both calls at the unpinned key', () => callIds(`/all-${first}`).length === 2);
-    await until('the first agent\'s call at the pinned key', () => callIds(`/pinned-${first}`).length === 1);
+    await until("the first agent's call at the pinned key", () => callIds(`/pinned-${first}`).length === 1);
     expect(callIds(`/all-${first}`)).toEqual([...calls].sort());
     expect(callIds(`/pinned-${first}`)).toEqual([calls[0]]);
   }, 60_000);
@@ -148,26 +177,55 @@ describe('webhook deliveries', () => {
     await creditWallet(t.runtime.db, tenantId, '10', 'test: top up'); // back above
     await call(api, agentId, 1);
     expect(await lowEvents()).toBe(1);
-    await creditWallet(t.runtime.db, tenantId, (-(Number((await api('GET', '/profile')).json().data.wallet.balance) - 5.0001)).toFixed(4), 'test: down to 5.0001');
+    await creditWallet(
+      t.runtime.db,
+      tenantId,
+      (-(Number((await api('GET', '/profile')).json().data.wallet.balance) - 5.0001)).toFixed(4),
+      'test: down to 5.0001',
+    );
     await call(api, agentId, 60); // crosses again
     expect(await lowEvents()).toBe(2);
-    const first = await until('the first low-balance delivery', () => received[`/wallet-${tenantId}`]?.find((r) => r.body.includes('"wallet.low_balance"')));
-    expect(JSON.parse(first.body)).toMatchObject({ type: 'wallet.low_balance', data: { threshold: '5.0000', currency: 'USD', balance: expect.stringMatching(/^4\.\d{4}$/) } });
+    const first = await until('the first low-balance delivery', () =>
+      received[`/wallet-${tenantId}`]?.find((r) => r.body.includes('"wallet.low_balance"')),
+    );
+    expect(JSON.parse(first.body)).toMatchObject({
+      type: 'wallet.low_balance',
+      data: { threshold: '5.0000', currency: 'USD', balance: expect.stringMatching(/^4\.\d{4}$/) },
+    });
   }, 60_000);
 
-  it('announces campaign status changes, lists deliveries with filters, redelivers with the same webhook-id, and hides other tenants\' deliveries', async () => {
+  it("announces campaign status changes, lists deliveries with filters, redelivers with the same webhook-id, and hides other tenants' deliveries", async () => {
     const { session, api, tenantId } = await tenant();
     await createKey(t.app, session, { name: 'CRM', webhookUrl: `${receiver.url}/campaigns-${tenantId}` });
     await startWorkers();
     const agentId = (await api('POST', '/agents', { name: 'Dialer' })).json().id;
     const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'SIMULATOR' })).json();
     const list = (await api('POST', '/contact-lists', { name: 'Two' })).json();
-    await api('POST', `/contact-lists/${list.id}/contacts/bulk`, { contacts: [{ phoneNumber: uniqueNumber() }, { phoneNumber: uniqueNumber() }] });
-    const campaign = (await api('POST', '/campaigns', { name: 'Webhooked', agentId, voiceNumberId: number.id, contactListId: list.id, timezone: 'UTC', callWindowStart: '00:00', callWindowEnd: '23:59' })).json();
+    await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
+      contacts: [{ phoneNumber: uniqueNumber() }, { phoneNumber: uniqueNumber() }],
+    });
+    const campaign = (
+      await api('POST', '/campaigns', {
+        name: 'Webhooked',
+        agentId,
+        voiceNumberId: number.id,
+        contactListId: list.id,
+        timezone: 'UTC',
+        callWindowStart: '00:00',
+        callWindowEnd: '23:59',
+      })
+    ).json();
     expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);
     expect((await api('POST', `/campaigns/${campaign.id}/pause`, {})).statusCode).toBe(202);
     const statuses = async () =>
-      ((await api('GET', '/webhook-deliveries?eventType=campaign.status_changed&limit=200')).json().data as { payload: { data: { status: string } }; createdAt: string }[]).map((d) => d.payload.data.status).reverse();
+      (
+        (await api('GET', '/webhook-deliveries?eventType=campaign.status_changed&limit=200')).json().data as {
+          payload: { data: { status: string } };
+          createdAt: string;
+        }[]
+      )
+        .map((d) => d.payload.data.status)
+        .reverse();
     expect(await statuses()).toEqual(['RUNNING', 'PAUSED']);
 
     const delivered = await until('both deliveries made', async () => {
@@ -182,7 +240,9 @@ describe('webhook deliveries', () => {
       return view.attemptCount === 2 && view.status === 'DELIVERED' && view;
     });
     expect(again.attempts).toHaveLength(2);
-    const ids = (received[`/campaigns-${tenantId}`] ?? []).filter((r) => (JSON.parse(r.body) as { data: { status: string } }).data.status === one.payload.data.status).map((r) => r.headers['webhook-id']);
+    const ids = (received[`/campaigns-${tenantId}`] ?? [])
+      .filter((r) => (JSON.parse(r.body) as { data: { status: string } }).data.status === one.payload.data.status)
+      .map((r) => r.headers['webhook-id']);
     expect(ids).toEqual([one.eventId, one.eventId]);
 
     const other = await tenant();
@@ -209,4 +269,3 @@ describe('webhook deliveries', () => {
     });
   });
 });
-

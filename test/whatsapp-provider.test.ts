@@ -43,7 +43,12 @@ function templateSend(overrides: Partial<WhatsAppTemplateSend> = {}): WhatsAppTe
 }
 
 beforeAll(async () => {
-  fake = await startFakeWhatsApp({ accessToken: ACCESS_TOKEN, businessAccountId: WABA_ID, phoneNumbers: NUMBERS, disallowedRecipients: [NOT_ALLOWED] });
+  fake = await startFakeWhatsApp({
+    accessToken: ACCESS_TOKEN,
+    businessAccountId: WABA_ID,
+    phoneNumbers: NUMBERS,
+    disallowedRecipients: [NOT_ALLOWED],
+  });
 });
 
 afterAll(async () => {
@@ -97,7 +102,9 @@ describe('createWhatsAppCloud().sendTemplate', () => {
   });
 
   it('omits components for a template without parameters, and honours apiVersion and a trailing slash on baseUrl', async () => {
-    await cloud({ apiVersion: 'v22.0', baseUrl: `${fake.url}/` }).sendTemplate(templateSend({ templateName: 'hello_world', bodyParameters: [], languageCode: 'hi' }));
+    await cloud({ apiVersion: 'v22.0', baseUrl: `${fake.url}/` }).sendTemplate(
+      templateSend({ templateName: 'hello_world', bodyParameters: [], languageCode: 'hi' }),
+    );
     const request = fake.requests.at(-1)!;
     expect(request.path).toBe(`/v22.0/${PHONE_NUMBER_ID}/messages`);
     expect(request.body).toEqual({
@@ -136,27 +143,39 @@ describe('createWhatsAppCloud().sendTemplate', () => {
     expect(error.retryable).toBe(false);
   });
 
-  it('treats 5xx and 429 as retryable, keeping Graph\'s message', async () => {
+  it("treats 5xx and 429 as retryable, keeping Graph's message", async () => {
     fake.failNext(500, { error: { message: 'An unknown error has occurred.', type: 'OAuthException', code: 1, fbtrace_id: 'AbC' } });
     const serverError = await failure(cloud().sendTemplate(templateSend()));
     expect(serverError).toMatchObject({ status: 500, code: 1, retryable: true });
     expect(serverError.message).toBe('WhatsApp Cloud API: (#1) An unknown error has occurred.');
 
-    fake.failNext(429, { error: { message: '(#4) Application request limit reached', type: 'OAuthException', code: 4, fbtrace_id: 'AbC' } });
+    fake.failNext(429, {
+      error: { message: '(#4) Application request limit reached', type: 'OAuthException', code: 4, fbtrace_id: 'AbC' },
+    });
     const tooMany = await failure(cloud().sendTemplate(templateSend()));
     expect(tooMany).toMatchObject({ status: 429, code: 4, retryable: true });
     expect(tooMany.message).toBe('WhatsApp Cloud API: (#4) Application request limit reached');
   });
 
   it("treats Graph's throttling codes as retryable even on a 400", async () => {
-    fake.failNext(400, { error: { message: '(#130429) Rate limit hit', type: 'OAuthException', code: 130429, error_data: { messaging_product: 'whatsapp', details: 'Cloud API message throughput has been reached.' }, fbtrace_id: 'AbC' } });
+    fake.failNext(400, {
+      error: {
+        message: '(#130429) Rate limit hit',
+        type: 'OAuthException',
+        code: 130429,
+        error_data: { messaging_product: 'whatsapp', details: 'Cloud API message throughput has been reached.' },
+        fbtrace_id: 'AbC',
+      },
+    });
     const error = await failure(cloud().sendTemplate(templateSend()));
     expect(error).toMatchObject({ status: 400, code: 130429, retryable: true });
     expect(error.message).toBe('WhatsApp Cloud API: (#130429) Rate limit hit (Cloud API message throughput has been reached.)');
   });
 
   it('reports a non-JSON error page with its status', async () => {
-    const server = createServer((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body>Bad Gateway</body></html>'));
+    const server = createServer((_req, res) =>
+      res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body>Bad Gateway</body></html>'),
+    );
     const { url, close } = await listenOnLoopback(server);
     try {
       const error = await failure(cloud({ baseUrl: url }).sendTemplate(templateSend()));
@@ -243,7 +262,10 @@ describe('createWhatsAppCloud().listPhoneNumbers', () => {
   });
 
   it('does not follow paging.next to another origin (it would carry our token)', async () => {
-    fake.failNext(200, { data: [{ id: '1', display_phone_number: '+1 555', verified_name: 'X', quality_rating: 'GREEN' }], paging: { next: 'https://evil.example/v21.0/1/phone_numbers?after=x' } });
+    fake.failNext(200, {
+      data: [{ id: '1', display_phone_number: '+1 555', verified_name: 'X', quality_rating: 'GREEN' }],
+      paging: { next: 'https://evil.example/v21.0/1/phone_numbers?after=x' },
+    });
     const error = await failure(cloud().listPhoneNumbers(WABA_ID));
     expect(error.message).toMatch(/not following it/);
     expect(fake.requests).toHaveLength(1);
@@ -251,15 +273,23 @@ describe('createWhatsAppCloud().listPhoneNumbers', () => {
 
   it('stops at a cursor that loops back, and caps the walk at 20 pages', async () => {
     const loopUrl = `${fake.url}/v21.0/${WABA_ID}/phone_numbers?fields=id,display_phone_number,verified_name,quality_rating`;
-    fake.failNext(200, { data: [{ id: '7', display_phone_number: '+1 555 7', verified_name: 'Loop', quality_rating: 'GREEN' }], paging: { next: loopUrl } });
-    expect(await cloud().listPhoneNumbers(WABA_ID)).toEqual([{ id: '7', displayPhoneNumber: '+1 555 7', verifiedName: 'Loop', qualityRating: 'GREEN' }]);
+    fake.failNext(200, {
+      data: [{ id: '7', display_phone_number: '+1 555 7', verified_name: 'Loop', quality_rating: 'GREEN' }],
+      paging: { next: loopUrl },
+    });
+    expect(await cloud().listPhoneNumbers(WABA_ID)).toEqual([
+      { id: '7', displayPhoneNumber: '+1 555 7', verifiedName: 'Loop', qualityRating: 'GREEN' },
+    ]);
     expect(fake.requests).toHaveLength(1);
 
     let served = 0;
     let origin = '';
     const endless = createServer((_req, res) => {
       served++;
-      const body = JSON.stringify({ data: [{ id: String(served), display_phone_number: 'n', verified_name: 'v', quality_rating: 'GREEN' }], paging: { next: `${origin}/v21.0/${WABA_ID}/phone_numbers?after=${served}` } });
+      const body = JSON.stringify({
+        data: [{ id: String(served), display_phone_number: 'n', verified_name: 'v', quality_rating: 'GREEN' }],
+        paging: { next: `${origin}/v21.0/${WABA_ID}/phone_numbers?after=${served}` },
+      });
       res.writeHead(200, { 'content-type': 'application/json' }).end(body);
     });
     const listening = await listenOnLoopback(endless);
@@ -286,7 +316,14 @@ describe('whatsappSignature / verifyWhatsAppSignature', () => {
   const payload = statusWebhookPayload({
     phoneNumberId: PHONE_NUMBER_ID,
     wabaId: WABA_ID,
-    statuses: [{ id: 'wamid.HBgLMTU1NTAwMDIwMDAVAgARGBI=', status: 'delivered', recipientId: '+15550002000', timestamp: new Date('2026-11-23T10:00:05Z') }],
+    statuses: [
+      {
+        id: 'wamid.HBgLMTU1NTAwMDIwMDAVAgARGBI=',
+        status: 'delivered',
+        recipientId: '+15550002000',
+        timestamp: new Date('2026-11-23T10:00:05Z'),
+      },
+    ],
   });
 
   it("accepts the fake's independently signed delivery", () => {
@@ -325,7 +362,13 @@ describe('fake WhatsApp wire checks', () => {
         displayPhoneNumber: '15550001234',
         statuses: [
           { id: 'wamid.A', status: 'sent', recipientId: '+15550002000', timestamp: sent },
-          { id: 'wamid.B', status: 'failed', recipientId: '15550002001', timestamp: '1795428000', errors: [{ code: 131026, title: 'Message undeliverable' }] },
+          {
+            id: 'wamid.B',
+            status: 'failed',
+            recipientId: '15550002001',
+            timestamp: '1795428000',
+            errors: [{ code: 131026, title: 'Message undeliverable' }],
+          },
         ],
       }),
     ).toEqual({
@@ -345,7 +388,11 @@ describe('fake WhatsApp wire checks', () => {
                     status: 'sent',
                     timestamp: String(sent.getTime() / 1000),
                     recipient_id: '15550002000',
-                    conversation: { id: expect.any(String), expiration_timestamp: String(sent.getTime() / 1000 + 86_400), origin: { type: 'marketing' } },
+                    conversation: {
+                      id: expect.any(String),
+                      expiration_timestamp: String(sent.getTime() / 1000 + 86_400),
+                      origin: { type: 'marketing' },
+                    },
                     pricing: { billable: true, pricing_model: 'CBP', category: 'marketing' },
                   },
                   {
@@ -353,7 +400,15 @@ describe('fake WhatsApp wire checks', () => {
                     status: 'failed',
                     timestamp: '1795428000',
                     recipient_id: '15550002001',
-                    errors: [{ code: 131026, title: 'Message undeliverable', message: 'Message undeliverable', error_data: { details: 'Message undeliverable' }, href: expect.any(String) }],
+                    errors: [
+                      {
+                        code: 131026,
+                        title: 'Message undeliverable',
+                        message: 'Message undeliverable',
+                        error_data: { details: 'Message undeliverable' },
+                        href: expect.any(String),
+                      },
+                    ],
                   },
                 ],
               },
@@ -371,7 +426,14 @@ describe('fake WhatsApp wire checks', () => {
       body: JSON.stringify({ messaging_product: 'whatsapp', to: '15550002000', type: 'template', template: { name: 'x' } }),
     });
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: { message: '(#100) The parameter template[language][code] is required.', type: 'OAuthException', code: 100, fbtrace_id: expect.any(String) } });
+    expect(await response.json()).toMatchObject({
+      error: {
+        message: '(#100) The parameter template[language][code] is required.',
+        type: 'OAuthException',
+        code: 100,
+        fbtrace_id: expect.any(String),
+      },
+    });
 
     const notJson = await fetch(`${fake.url}/v21.0/${PHONE_NUMBER_ID}/messages`, {
       method: 'POST',

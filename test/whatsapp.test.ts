@@ -46,19 +46,38 @@ const connectWhatsApp = (session: string) =>
     payload: { businessAccountId: WABA_ID, accessToken: ACCESS_TOKEN, appSecret: APP_SECRET, phoneNumberId: DEFAULT_SENDER },
   });
 
-const PAIRS = ['INCOMING', 'OUTGOING'].flatMap((process) => ['ANSWERED', 'UNANSWERED', 'FAILED', 'BUSY'].map((callStatus) => ({ process, callStatus })));
+const PAIRS = ['INCOMING', 'OUTGOING'].flatMap((process) =>
+  ['ANSWERED', 'UNANSWERED', 'FAILED', 'BUSY'].map((callStatus) => ({ process, callStatus })),
+);
 /** `n` distinct mappings: the 8 (process, callStatus) pairs in as many languages as needed. */
 const mappings = (n: number) =>
-  Array.from({ length: n }, (_, i) => ({ templateName: `follow_up_${i}`, languageCode: ['en_US', 'es_ES', 'pt_BR'][Math.floor(i / 8)], ...PAIRS[i % 8]! }));
+  Array.from({ length: n }, (_, i) => ({
+    templateName: `follow_up_${i}`,
+    languageCode: ['en_US', 'es_ES', 'pt_BR'][Math.floor(i / 8)],
+    ...PAIRS[i % 8]!,
+  }));
 
 describe('WhatsApp campaigns', () => {
   it('creates a campaign with service ids and en_US as the default language', async () => {
     const { api, agentId } = await tenant();
-    const response = await api('POST', '/whatsapp/campaigns', { agentId, name: 'Follow-ups', templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED' }] });
+    const response = await api('POST', '/whatsapp/campaigns', {
+      agentId,
+      name: 'Follow-ups',
+      templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED' }],
+    });
     expect(response.statusCode).toBe(201);
     const campaign = response.json();
     expect(campaign).toMatchObject({ agentId, name: 'Follow-ups', phoneNumberId: null, isActive: true });
-    expect(campaign.templates).toEqual([{ id: expect.any(String), templateName: 'thanks', languageCode: 'en_US', process: 'OUTGOING', callStatus: 'ANSWERED', bodyParameters: [] }]);
+    expect(campaign.templates).toEqual([
+      {
+        id: expect.any(String),
+        templateName: 'thanks',
+        languageCode: 'en_US',
+        process: 'OUTGOING',
+        callStatus: 'ANSWERED',
+        bodyParameters: [],
+      },
+    ]);
     expect((await api('GET', `/whatsapp/campaigns/${campaign.id}`)).json()).toEqual(campaign);
   });
 
@@ -85,7 +104,9 @@ describe('WhatsApp campaigns', () => {
       ],
     });
     expect(twice.statusCode).toBe(400);
-    expect(twice.json().details).toEqual([{ path: '/templates/1', message: expect.stringContaining('one mapping per process, callStatus and languageCode') }]);
+    expect(twice.json().details).toEqual([
+      { path: '/templates/1', message: expect.stringContaining('one mapping per process, callStatus and languageCode') },
+    ]);
     const languages = await api('POST', '/whatsapp/campaigns', {
       agentId,
       templates: [
@@ -101,7 +122,10 @@ describe('WhatsApp campaigns', () => {
     const first = (await api('POST', '/whatsapp/campaigns', { agentId, templates: [] })).json();
     const second = await api('POST', '/whatsapp/campaigns', { agentId, templates: [] });
     expect(second.statusCode).toBe(409);
-    expect(second.json()).toMatchObject({ code: 'WHATSAPP_CAMPAIGN_EXISTS', message: expect.stringContaining(`PUT /api/v1/whatsapp/campaigns/${first.id}`) });
+    expect(second.json()).toMatchObject({
+      code: 'WHATSAPP_CAMPAIGN_EXISTS',
+      message: expect.stringContaining(`PUT /api/v1/whatsapp/campaigns/${first.id}`),
+    });
   });
 
   it('validates the body: required fields, enums, unknown properties, the agent', async () => {
@@ -119,7 +143,10 @@ describe('WhatsApp campaigns', () => {
     for (const [body, status, path] of cases) {
       const response = await api('POST', '/whatsapp/campaigns', body);
       expect(response.statusCode, JSON.stringify(body)).toBe(status);
-      expect(response.json().details.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(path);
+      expect(
+        response.json().details.map((d: { path: string }) => d.path),
+        JSON.stringify(body),
+      ).toContain(path);
     }
     const unknownAgent = await api('POST', '/whatsapp/campaigns', { agentId: '00000000-0000-4000-8000-000000000000', templates: [] });
     expect(unknownAgent.statusCode).toBe(404);
@@ -128,12 +155,30 @@ describe('WhatsApp campaigns', () => {
   it('replaces the templates wholesale on PUT, defaulting languageCode to en_US, and keeps them when absent', async () => {
     const { api, agentId } = await tenant();
     const created = (await api('POST', '/whatsapp/campaigns', { agentId, templates: mappings(3) })).json();
-    const replaced = await api('PUT', `/whatsapp/campaigns/${created.id}`, { templates: [{ templateName: 'only_one', process: 'INCOMING', callStatus: 'FAILED' }] });
+    const replaced = await api('PUT', `/whatsapp/campaigns/${created.id}`, {
+      templates: [{ templateName: 'only_one', process: 'INCOMING', callStatus: 'FAILED' }],
+    });
     expect(replaced.statusCode).toBe(200);
-    expect(replaced.json().templates).toEqual([{ id: expect.any(String), templateName: 'only_one', languageCode: 'en_US', process: 'INCOMING', callStatus: 'FAILED', bodyParameters: [] }]);
+    expect(replaced.json().templates).toEqual([
+      {
+        id: expect.any(String),
+        templateName: 'only_one',
+        languageCode: 'en_US',
+        process: 'INCOMING',
+        callStatus: 'FAILED',
+        bodyParameters: [],
+      },
+    ]);
     expect(created.templates.map((m: { id: string }) => m.id)).not.toContain(replaced.json().templates[0].id);
-    const renamed = (await api('PUT', `/whatsapp/campaigns/${created.id}`, { name: 'Renamed', isActive: false, phoneNumberId: '106540352242923' })).json();
-    expect(renamed).toMatchObject({ name: 'Renamed', isActive: false, phoneNumberId: '106540352242923', templates: replaced.json().templates });
+    const renamed = (
+      await api('PUT', `/whatsapp/campaigns/${created.id}`, { name: 'Renamed', isActive: false, phoneNumberId: '106540352242923' })
+    ).json();
+    expect(renamed).toMatchObject({
+      name: 'Renamed',
+      isActive: false,
+      phoneNumberId: '106540352242923',
+      templates: replaced.json().templates,
+    });
   });
 
   it('lists, filters by agent, deletes', async () => {
@@ -141,7 +186,12 @@ describe('WhatsApp campaigns', () => {
     const otherAgent = (await api('POST', '/agents', { name: 'Second agent' })).json().id;
     const a = (await api('POST', '/whatsapp/campaigns', { agentId, templates: [] })).json();
     const b = (await api('POST', '/whatsapp/campaigns', { agentId: otherAgent, templates: [] })).json();
-    expect((await api('GET', '/whatsapp/campaigns')).json()).toMatchObject({ total: 2, page: 1, limit: 25, data: [{ id: b.id }, { id: a.id }] });
+    expect((await api('GET', '/whatsapp/campaigns')).json()).toMatchObject({
+      total: 2,
+      page: 1,
+      limit: 25,
+      data: [{ id: b.id }, { id: a.id }],
+    });
     expect((await api('GET', `/whatsapp/campaigns?agentId=${agentId}`)).json()).toMatchObject({ total: 1, data: [{ id: a.id }] });
     expect((await api('DELETE', `/whatsapp/campaigns/${a.id}`)).statusCode).toBe(204);
     expect((await api('GET', `/whatsapp/campaigns/${a.id}`)).statusCode).toBe(404);
@@ -188,7 +238,11 @@ describe('the WhatsApp webhook token and subscription handshake', () => {
     expect(right.statusCode).toBe(200);
     expect(right.body).toBe('1158201444');
     expect(right.headers['content-type']).toMatch(/^text\/plain/);
-    for (const query of [`hub.mode=subscribe&hub.verify_token=wrong-${token}&hub.challenge=1`, `hub.mode=unsubscribe&hub.verify_token=${token}&hub.challenge=1`, `hub.mode=subscribe&hub.challenge=1`]) {
+    for (const query of [
+      `hub.mode=subscribe&hub.verify_token=wrong-${token}&hub.challenge=1`,
+      `hub.mode=unsubscribe&hub.verify_token=${token}&hub.challenge=1`,
+      `hub.mode=subscribe&hub.challenge=1`,
+    ]) {
       const wrong = await verify(query);
       expect(wrong.statusCode, query).toBe(403);
       expect(wrong.json().code).toBe('WEBHOOK_VERIFICATION_FAILED');
@@ -198,9 +252,14 @@ describe('the WhatsApp webhook token and subscription handshake', () => {
   it('refuses a delivery whose X-Hub-Signature-256 is forged, missing or made with another secret', async () => {
     const { session } = await tenant();
     expect((await connectWhatsApp(session)).statusCode).toBe(200);
-    const payload = statusWebhookPayload({ phoneNumberId: DEFAULT_SENDER, wabaId: WABA_ID, statuses: [{ id: 'wamid.forged', status: 'read', recipientId: '14155550100', timestamp: new Date() }] });
+    const payload = statusWebhookPayload({
+      phoneNumberId: DEFAULT_SENDER,
+      wabaId: WABA_ID,
+      statuses: [{ id: 'wamid.forged', status: 'read', recipientId: '14155550100', timestamp: new Date() }],
+    });
     const signed = signedWhatsAppWebhook(APP_SECRET, payload);
-    const post = (body: string, headers: Record<string, string>) => t.app.inject({ method: 'POST', url: '/api/v1/whatsapp/webhook', headers, payload: body });
+    const post = (body: string, headers: Record<string, string>) =>
+      t.app.inject({ method: 'POST', url: '/api/v1/whatsapp/webhook', headers, payload: body });
     const tampered = await post(signed.body.replace('"read"', '"delivered"'), signed.headers);
     expect(tampered.statusCode).toBe(401);
     expect(tampered.json().code).toBe('INVALID_SIGNATURE');
@@ -221,7 +280,10 @@ describe('GET /whatsapp/fetch-numbers', () => {
   it('says how to connect WhatsApp when it is not connected', async () => {
     const response = await (await tenant()).api('GET', '/whatsapp/fetch-numbers');
     expect(response.statusCode).toBe(409);
-    expect(response.json()).toMatchObject({ code: 'WHATSAPP_NOT_CONNECTED', message: expect.stringContaining('PUT /api/v1/integrations/whatsapp') });
+    expect(response.json()).toMatchObject({
+      code: 'WHATSAPP_NOT_CONNECTED',
+      message: expect.stringContaining('PUT /api/v1/integrations/whatsapp'),
+    });
   });
 
   it("lists the account's numbers live from the Graph API, every page, mapped to seed §2.9", async () => {

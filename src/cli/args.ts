@@ -30,7 +30,8 @@ export function parseAmount(value: string): string {
 
 /** An amount of money that may be 0 (a tenant's starting credit). */
 export function parseCredit(value: string): string {
-  if (!AMOUNT.test(value.trim())) throw new InvalidArgumentError('expected a decimal amount with at most 4 decimals, such as 0, 10 or 12.5.');
+  if (!AMOUNT.test(value.trim()))
+    throw new InvalidArgumentError('expected a decimal amount with at most 4 decimals, such as 0, 10 or 12.5.');
   return value.trim();
 }
 
@@ -59,7 +60,8 @@ export function parseCurrency(value: string): string {
 
 export function parsePositiveInt(max: number) {
   return (value: string): number => {
-    if (!/^[0-9]+$/.test(value) || Number(value) < 1 || Number(value) > max) throw new InvalidArgumentError(`expected a whole number from 1 to ${max}.`);
+    if (!/^[0-9]+$/.test(value) || Number(value) < 1 || Number(value) > max)
+      throw new InvalidArgumentError(`expected a whole number from 1 to ${max}.`);
     return Number(value);
   };
 }
@@ -72,7 +74,7 @@ export function checkAgainst(schema: object, input: Record<string, unknown>, opt
   const validate = ajv.compile(schema);
   if (validate(input)) return;
   const error = validate.errors![0]!;
-  const property = error.keyword === 'required' ? String(error.params.missingProperty) : error.instancePath.split('/')[1] ?? '';
+  const property = error.keyword === 'required' ? String(error.params.missingProperty) : (error.instancePath.split('/')[1] ?? '');
   const option = options[property] ?? property;
   const reason =
     error.keyword === 'format'

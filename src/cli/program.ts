@@ -84,14 +84,21 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
     .addOption(jsonOption())
     .action(async () => {
       const applied = await runMigrations();
-      emit({ applied }, applied.length === 0 ? 'The database is up to date; no migrations to apply.' : `Applied ${applied.length} migration${applied.length === 1 ? '' : 's'}: ${applied.join(', ')}.`);
+      emit(
+        { applied },
+        applied.length === 0
+          ? 'The database is up to date; no migrations to apply.'
+          : `Applied ${applied.length} migration${applied.length === 1 ? '' : 's'}: ${applied.join(', ')}.`,
+      );
     });
 
   program
     .command('secrets')
     .description('provider secrets at rest')
     .command('reseal')
-    .description('seal every provider and webhook secret again with SECRETS_KEY (after a rotation; SECRETS_KEY_PREVIOUS opens the old ones)')
+    .description(
+      'seal every provider and webhook secret again with SECRETS_KEY (after a rotation; SECRETS_KEY_PREVIOUS opens the old ones)',
+    )
     .addOption(jsonOption())
     .action(async () => {
       const resealed = await withRuntime(async (runtime) => {
@@ -138,7 +145,7 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
   const key = program.command('key').description('manage API keys');
   key
     .command('create')
-    .description("create an API key for a tenant (--tenant) or the platform (--platform); its value is shown once")
+    .description('create an API key for a tenant (--tenant) or the platform (--platform); its value is shown once')
     .option('--tenant <id>', 'the tenant the key belongs to', parseUuid)
     .option('--platform', 'a platform key, belonging to no tenant')
     .requiredOption('--name <name>', 'a name to recognise the key by')
@@ -146,29 +153,31 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
     .option('--webhook-url <url>', 'where call results are posted (http:// or https://)')
     .option('--agent <id>', 'pin the key to this agent', parseUuid)
     .addOption(jsonOption())
-    .action(async (opts: { tenant?: string; platform?: boolean; name: string; expiresAt?: string; webhookUrl?: string; agent?: string }) => {
-      if ((opts.tenant === undefined) === !opts.platform) {
-        throw new UsageError('Pass exactly one of --tenant <id> (a key of that tenant) or --platform (a platform key, of no tenant).');
-      }
-      const body = { name: opts.name, expiresAt: opts.expiresAt, webhookUrl: opts.webhookUrl, agentId: opts.agent };
-      checkAgainst(CreateApiKeyBody, JSON.parse(JSON.stringify(body)) as Record<string, unknown>, {
-        name: '--name',
-        expiresAt: '--expires-at',
-        webhookUrl: '--webhook-url',
-        agentId: '--agent',
-      });
-      const created = await withRuntime(async (runtime) => {
-        const { createApiKey } = await import('../modules/identity/service.ts');
-        if (opts.tenant) await requireTenant(runtime, opts.tenant);
-        return createApiKey(runtime, opts.tenant ?? null, body, { allowPastExpiry: true });
-      });
-      const lines = [
-        `Created ${opts.tenant ? `an API key of tenant ${opts.tenant}` : 'a platform API key'}: id ${created.id}, status ${created.status}${created.expiresAt ? `, expires ${created.expiresAt}` : ''}.`,
-        `Key (shown only now): ${created.key}`,
-        ...(created.webhookSecret ? [`Webhook signing secret (shown only now): ${created.webhookSecret}`] : []),
-      ];
-      emit(created, lines.join('\n'));
-    });
+    .action(
+      async (opts: { tenant?: string; platform?: boolean; name: string; expiresAt?: string; webhookUrl?: string; agent?: string }) => {
+        if ((opts.tenant === undefined) === !opts.platform) {
+          throw new UsageError('Pass exactly one of --tenant <id> (a key of that tenant) or --platform (a platform key, of no tenant).');
+        }
+        const body = { name: opts.name, expiresAt: opts.expiresAt, webhookUrl: opts.webhookUrl, agentId: opts.agent };
+        checkAgainst(CreateApiKeyBody, JSON.parse(JSON.stringify(body)) as Record<string, unknown>, {
+          name: '--name',
+          expiresAt: '--expires-at',
+          webhookUrl: '--webhook-url',
+          agentId: '--agent',
+        });
+        const created = await withRuntime(async (runtime) => {
+          const { createApiKey } = await import('../modules/identity/service.ts');
+          if (opts.tenant) await requireTenant(runtime, opts.tenant);
+          return createApiKey(runtime, opts.tenant ?? null, body, { allowPastExpiry: true });
+        });
+        const lines = [
+          `Created ${opts.tenant ? `an API key of tenant ${opts.tenant}` : 'a platform API key'}: id ${created.id}, status ${created.status}${created.expiresAt ? `, expires ${created.expiresAt}` : ''}.`,
+          `Key (shown only now): ${created.key}`,
+          ...(created.webhookSecret ? [`Webhook signing secret (shown only now): ${created.webhookSecret}`] : []),
+        ];
+        emit(created, lines.join('\n'));
+      },
+    );
 
   key
     .command('revoke')
@@ -203,7 +212,12 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
         return pageOf(data, total, page);
       });
       const lines = result.data.map((k) => `${k.id}  ${k.keyPrefix}…  ${k.status.padEnd(7)}  ${k.name}`);
-      emit(result, result.total === 0 ? `Tenant ${opts.tenant} has no API keys.` : [`${result.total} API key${result.total === 1 ? '' : 's'} of tenant ${opts.tenant}:`, ...lines].join('\n'));
+      emit(
+        result,
+        result.total === 0
+          ? `Tenant ${opts.tenant} has no API keys.`
+          : [`${result.total} API key${result.total === 1 ? '' : 's'} of tenant ${opts.tenant}:`, ...lines].join('\n'),
+      );
     });
 
   const wallet = program.command('wallet').description("manage tenants' wallets");
@@ -220,7 +234,10 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
         await requireTenant(runtime, opts.tenant);
         return creditWallet(runtime.db, opts.tenant, opts.amount, opts.reason);
       });
-      emit({ walletId: result.id, balance: result.balance, currency: result.currency }, `Credited ${opts.amount} ${result.currency} to tenant ${opts.tenant}; the balance is now ${result.balance} ${result.currency}.`);
+      emit(
+        { walletId: result.id, balance: result.balance, currency: result.currency },
+        `Credited ${opts.amount} ${result.currency} to tenant ${opts.tenant}; the balance is now ${result.balance} ${result.currency}.`,
+      );
     });
 
   program

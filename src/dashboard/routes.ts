@@ -2,10 +2,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { dashboardAssets, type Asset, type DashboardAssets } from './assets.ts';
 
 // The page may only load its own script and style and talk to its own API.
-const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 function send(request: FastifyRequest, reply: FastifyReply, asset: Asset, cache: string) {
-  reply.header('content-type', asset.contentType).header('etag', asset.etag).header('cache-control', cache).header('vary', 'accept-encoding');
+  reply
+    .header('content-type', asset.contentType)
+    .header('etag', asset.etag)
+    .header('cache-control', cache)
+    .header('vary', 'accept-encoding');
   if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
   if (/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) return reply.header('content-encoding', 'gzip').send(asset.gzip);
   return reply.send(asset.body);
@@ -20,10 +25,15 @@ const wantsHtml = (request: FastifyRequest) => /\btext\/html\b/.test(String(requ
 export function registerDashboard(app: FastifyInstance, describeService: () => object) {
   const open = { auth: 'public' as const, rateLimit: false as const };
   const assetRoute = (path: string, pick: (assets: DashboardAssets) => Asset) =>
-    app.get(path, { config: open, schema: { hide: true } }, async (request, reply) => send(request, reply, pick(await dashboardAssets()), 'public, max-age=31536000, immutable'));
+    app.get(path, { config: open, schema: { hide: true } }, async (request, reply) =>
+      send(request, reply, pick(await dashboardAssets()), 'public, max-age=31536000, immutable'),
+    );
   app.get('/', { config: open, schema: { hide: true } }, async (request, reply) => {
     if (!wantsHtml(request)) return describeService();
-    reply.header('content-security-policy', CONTENT_SECURITY_POLICY).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+    reply
+      .header('content-security-policy', CONTENT_SECURITY_POLICY)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer');
     return send(request, reply, (await dashboardAssets()).html, 'no-cache');
   });
   assetRoute('/assets/app.js', (assets) => assets.script);

@@ -65,7 +65,9 @@ export async function startApiKeyCache(
   const onRevoked = (keyHash: string) => {
     evict(keyHash);
     if (db.engine === 'postgres') {
-      db.query('SELECT pg_notify($1, $2)', [KEY_EVICTED_CHANNEL, `${processId}:${keyHash}`]).catch((error: unknown) => log.warn({ err: error }, 'could not acknowledge a key revocation'));
+      db.query('SELECT pg_notify($1, $2)', [KEY_EVICTED_CHANNEL, `${processId}:${keyHash}`]).catch((error: unknown) =>
+        log.warn({ err: error }, 'could not acknowledge a key revocation'),
+      );
     }
   };
 
@@ -110,7 +112,10 @@ export async function startApiKeyCache(
 
   /** The API processes whose revocation listener is connected right now. */
   const listeningProcesses = async () => {
-    const { rows } = await db.query<{ name: string }>('SELECT application_name AS name FROM pg_stat_activity WHERE application_name LIKE $1', [LISTENER_APP_PREFIX + '%']);
+    const { rows } = await db.query<{ name: string }>(
+      'SELECT application_name AS name FROM pg_stat_activity WHERE application_name LIKE $1',
+      [LISTENER_APP_PREFIX + '%'],
+    );
     return rows.map((row) => row.name.slice(LISTENER_APP_PREFIX.length));
   };
 
@@ -120,7 +125,10 @@ export async function startApiKeyCache(
     while (!expected.every((id) => waiting.acked.has(id))) {
       const left = deadline - Date.now();
       if (left <= 0) {
-        log.warn({ missing: expected.filter((id) => !waiting.acked.has(id)) }, 'some API processes did not confirm a key revocation in time');
+        log.warn(
+          { missing: expected.filter((id) => !waiting.acked.has(id)) },
+          'some API processes did not confirm a key revocation in time',
+        );
         return;
       }
       await Promise.race([wake(), new Promise((resolve) => setTimeout(resolve, Math.min(left, 100)))]);

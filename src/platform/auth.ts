@@ -10,8 +10,7 @@ import { AppError } from './errors.ts';
 export type AuthMode = 'tenant' | 'dashboard' | 'public';
 
 export type Principal =
-  | { kind: 'apiKey'; keyId: string; tenantId: string; agentId: string | null }
-  | { kind: 'session'; userId: string; tenantId: string };
+  { kind: 'apiKey'; keyId: string; tenantId: string; agentId: string | null } | { kind: 'session'; userId: string; tenantId: string };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -23,7 +22,9 @@ declare module 'fastify' {
 }
 
 export interface Authenticator {
-  apiKey(token: string): Promise<
+  apiKey(
+    token: string,
+  ): Promise<
     | { status: 'valid'; key: { keyId: string; tenantId: string | null; agentId: string | null } }
     | { status: 'invalid' }
     | { status: 'expired' }

@@ -25,7 +25,11 @@ export type Engine = 'pglite' | 'postgres';
 export interface Db extends Queryable {
   readonly engine: Engine;
   /** Subscribes to NOTIFY on a channel; `onLost` fires when delivery can no longer be trusted. */
-  listen(channel: string, onPayload: (payload: string) => void, options?: { onLost?: () => void; applicationName?: string }): Promise<() => Promise<void>>;
+  listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+    options?: { onLost?: () => void; applicationName?: string },
+  ): Promise<() => Promise<void>>;
   /** pg-boss' database interface, optionally bound to an open transaction. */
   jobsAdapter(tx?: Queryable): { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> };
   close(): Promise<void>;

@@ -30,7 +30,12 @@ interface AjvError {
 }
 
 function fieldPath(error: AjvError): string {
-  const extra = error.keyword === 'required' ? error.params.missingProperty : error.keyword === 'additionalProperties' ? error.params.additionalProperty : undefined;
+  const extra =
+    error.keyword === 'required'
+      ? error.params.missingProperty
+      : error.keyword === 'additionalProperties'
+        ? error.params.additionalProperty
+        : undefined;
   return extra === undefined ? error.instancePath : `${error.instancePath}/${String(extra)}`;
 }
 
@@ -77,7 +82,12 @@ export function validationError(errors: AjvError[], part: string): AppError {
   const list = useful.length > 0 ? useful : errors;
   const details = list.map((e) => ({ path: fieldPath(e), message: describe(e) }));
   const first = details[0]!;
-  const name = first.path === '' ? (part === 'body' ? 'The request body' : `The ${part}`) : `${PART_NAMES[part] ?? 'Field'} '${first.path.slice(1).replaceAll('/', '.')}'`;
+  const name =
+    first.path === ''
+      ? part === 'body'
+        ? 'The request body'
+        : `The ${part}`
+      : `${PART_NAMES[part] ?? 'Field'} '${first.path.slice(1).replaceAll('/', '.')}'`;
   return new AppError(400, 'VALIDATION_FAILED', `${name} ${first.message}.`, details);
 }
 
@@ -98,9 +108,17 @@ function fromFastifyError(error: FastifyError): AppError {
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
-    return new AppError(status, (STATUS_CODES[status] ?? 'Error').toUpperCase().replace(/[^A-Z]+/g, '_'), error.message.endsWith('.') ? error.message : `${error.message}.`);
+    return new AppError(
+      status,
+      (STATUS_CODES[status] ?? 'Error').toUpperCase().replace(/[^A-Z]+/g, '_'),
+      error.message.endsWith('.') ? error.message : `${error.message}.`,
+    );
   }
-  return new AppError(500, 'INTERNAL_ERROR', 'Something went wrong on our side; try again, and quote the request id if it keeps happening.');
+  return new AppError(
+    500,
+    'INTERNAL_ERROR',
+    'Something went wrong on our side; try again, and quote the request id if it keeps happening.',
+  );
 }
 
 export function toAppError(error: unknown): AppError {

@@ -32,7 +32,9 @@ function scopeOf(request: FastifyRequest): string {
 }
 
 function requestHash(request: FastifyRequest): string {
-  const body = String(request.headers['content-type'] ?? '').startsWith('multipart/') ? `multipart:${request.headers['content-length'] ?? ''}` : JSON.stringify(request.body ?? null);
+  const body = String(request.headers['content-type'] ?? '').startsWith('multipart/')
+    ? `multipart:${request.headers['content-length'] ?? ''}`
+    : JSON.stringify(request.body ?? null);
   return createHash('sha256').update(`${request.method} ${request.url}\n${body}`).digest('hex');
 }
 
@@ -66,7 +68,8 @@ export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, 
     const age = stored ? clock.now().getTime() - stored.created_at.getTime() : Infinity;
     const stale = age > ttlHours * 3_600_000 || (stored?.status_code === null && age > ABANDONED_AFTER_MS);
     if (!stored || stale) {
-      if (stored) await db.query('DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND created_at = $3', [scope, key, stored.created_at]);
+      if (stored)
+        await db.query('DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND created_at = $3', [scope, key, stored.created_at]);
       if (await claim(scope, key, hash)) {
         request.idempotency = { scope, key };
         return;
@@ -74,7 +77,11 @@ export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, 
       throw new AppError(409, 'IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry in a moment.');
     }
     if (stored.request_hash !== hash) {
-      throw new AppError(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request; use a new key for a new request.');
+      throw new AppError(
+        422,
+        'IDEMPOTENCY_KEY_REUSED',
+        'This Idempotency-Key was already used for a different request; use a new key for a new request.',
+      );
     }
     if (stored.status_code === null) {
       throw new AppError(409, 'IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry in a moment.');

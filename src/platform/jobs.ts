@@ -34,7 +34,10 @@ export interface JobQueue {
   stop(): Promise<void>;
 }
 
-export async function startJobQueue(db: Db, options: { databaseUrl?: string; supervise: boolean; pollSeconds: number; maintenanceSeconds: number; log: Logger }): Promise<JobQueue> {
+export async function startJobQueue(
+  db: Db,
+  options: { databaseUrl?: string; supervise: boolean; pollSeconds: number; maintenanceSeconds: number; log: Logger },
+): Promise<JobQueue> {
   // Maintenance expires the jobs of workers that died mid-job, so another worker retries them.
   const supervision = { supervise: options.supervise, schedule: options.supervise, maintenanceIntervalSeconds: options.maintenanceSeconds };
   const boss =
@@ -79,19 +82,23 @@ export async function startJobQueue(db: Db, options: { databaseUrl?: string; sup
       for (const definition of definitions) {
         for (let i = 0; i < (definition.concurrency ?? 1); i++) {
           const worker: { id?: string } = {};
-          worker.id = await boss.work(definition.name, { pollingIntervalSeconds: options.pollSeconds, batchSize: definition.batchSize ?? 20, includeMetadata: true }, async (jobs) => {
-            for (const job of jobs) {
-              try {
-                await definition.handle(job.data as never, { id: job.id, retryCount: job.retryCount });
-              } catch (error) {
-                // Only this job fails (and is retried); the rest of the batch completes.
-                options.log.warn({ err: error, job: job.id, queue: definition.name, retryCount: job.retryCount }, 'job failed');
-                await boss.fail(definition.name, job.id, { message: error instanceof Error ? error.message : String(error) });
+          worker.id = await boss.work(
+            definition.name,
+            { pollingIntervalSeconds: options.pollSeconds, batchSize: definition.batchSize ?? 20, includeMetadata: true },
+            async (jobs) => {
+              for (const job of jobs) {
+                try {
+                  await definition.handle(job.data as never, { id: job.id, retryCount: job.retryCount });
+                } catch (error) {
+                  // Only this job fails (and is retried); the rest of the batch completes.
+                  options.log.warn({ err: error, job: job.id, queue: definition.name, retryCount: job.retryCount }, 'job failed');
+                  await boss.fail(definition.name, job.id, { message: error instanceof Error ? error.message : String(error) });
+                }
               }
-            }
-            // pg-boss waits a polling interval after every fetch; while jobs keep coming, fetch again at once.
-            if (jobs.length > 0 && worker.id) boss.notifyWorker(worker.id);
-          });
+              // pg-boss waits a polling interval after every fetch; while jobs keep coming, fetch again at once.
+              if (jobs.length > 0 && worker.id) boss.notifyWorker(worker.id);
+            },
+          );
         }
       }
     },

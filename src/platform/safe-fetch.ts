@@ -78,7 +78,9 @@ export function addressProblem(address: string): string | null {
 const kindOf = (problem: string | null) => (problem ?? '').replace(/^\S+ is (an? )?/, '');
 
 const systemLookup = (hostname: string) =>
-  new Promise<LookupAddress[]>((resolve, reject) => dnsLookup(hostname, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))));
+  new Promise<LookupAddress[]>((resolve, reject) =>
+    dnsLookup(hostname, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
+  );
 
 export async function safeFetch(url: string, options: SafeFetchOptions): Promise<SafeResponse> {
   const { timeoutMs, maxBytes, maxRedirects } = { ...DEFAULTS, ...options };
@@ -101,7 +103,8 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
               return callback(new Error(refusal), '', 4);
             }
             // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily).
-            if ((lookupOptions as { all?: boolean }).all) return (callback as unknown as (error: null, all: LookupAddress[]) => void)(null, usable);
+            if ((lookupOptions as { all?: boolean }).all)
+              return (callback as unknown as (error: null, all: LookupAddress[]) => void)(null, usable);
             callback(null, usable[0]!.address, usable[0]!.family);
           },
           (error: Error) => callback(error, '', 4),
@@ -113,7 +116,8 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
   try {
     let current = new URL(url);
     for (let hop = 0; ; hop++) {
-      if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new UnsafeUrlError('SCHEME', `Only http and https URLs can be fetched, not ${current.protocol.replace(':', '')}.`);
+      if (current.protocol !== 'http:' && current.protocol !== 'https:')
+        throw new UnsafeUrlError('SCHEME', `Only http and https URLs can be fetched, not ${current.protocol.replace(':', '')}.`);
       const host = current.hostname.replace(/^\[|\]$/g, '');
       if (isIP(host)) {
         const problem = refuse(host);
@@ -121,11 +125,21 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
       }
       let response;
       try {
-        response = await fetch(current, { method: options.method ?? 'GET', headers: options.headers, body: options.body, redirect: 'manual', signal, dispatcher });
+        response = await fetch(current, {
+          method: options.method ?? 'GET',
+          headers: options.headers,
+          body: options.body,
+          redirect: 'manual',
+          signal,
+          dispatcher,
+        });
       } catch (error) {
         if (refusal) throw new UnsafeUrlError('ADDRESS', `Refused ${current.origin}: ${refusal}.`);
         if (signal.aborted) throw new UnsafeUrlError('TIMEOUT', `${current.origin} did not answer within ${timeoutMs} ms.`);
-        throw new UnsafeUrlError('NETWORK', `Could not reach ${current.origin}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}.`);
+        throw new UnsafeUrlError(
+          'NETWORK',
+          `Could not reach ${current.origin}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}.`,
+        );
       }
       const location = response.headers.get('location');
       if (response.status >= 300 && response.status < 400 && location) {
@@ -137,7 +151,10 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
       const contentType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
       if (options.accept && response.status < 300 && !options.accept.includes(contentType)) {
         await response.body?.cancel();
-        throw new UnsafeUrlError('CONTENT_TYPE', `${current.href} is ${contentType || 'of no stated type'}, not one of ${options.accept.join(', ')}.`);
+        throw new UnsafeUrlError(
+          'CONTENT_TYPE',
+          `${current.href} is ${contentType || 'of no stated type'}, not one of ${options.accept.join(', ')}.`,
+        );
       }
       const declared = Number(response.headers.get('content-length') ?? 0);
       if (declared > maxBytes) {
@@ -157,7 +174,13 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
         if (signal.aborted) throw new UnsafeUrlError('TIMEOUT', `${current.origin} did not finish answering within ${timeoutMs} ms.`);
         throw new UnsafeUrlError('NETWORK', `The answer from ${current.origin} broke off: ${(error as Error).message}.`);
       }
-      return { status: response.status, url: current.href, contentType, headers: response.headers as unknown as Headers, body: Buffer.concat(chunks) };
+      return {
+        status: response.status,
+        url: current.href,
+        contentType,
+        headers: response.headers as unknown as Headers,
+        body: Buffer.concat(chunks),
+      };
     }
   } finally {
     await dispatcher.close().catch(() => undefined);

@@ -28,7 +28,9 @@ export function deriveServerKeys(secretsKeyBase64: string, previousKeyBase64?: s
   const root = rootKey(secretsKeyBase64, 'SECRETS_KEY');
   const sessionSigningKey = derive(root, 'callforge/session-jwt');
   const encryptionKey = derive(root, 'callforge/secrets-at-rest');
-  const previousKey = previousKeyBase64 ? derive(rootKey(previousKeyBase64, 'SECRETS_KEY_PREVIOUS'), 'callforge/secrets-at-rest') : undefined;
+  const previousKey = previousKeyBase64
+    ? derive(rootKey(previousKeyBase64, 'SECRETS_KEY_PREVIOUS'), 'callforge/secrets-at-rest')
+    : undefined;
   const openWith = (key: Uint8Array, sealed: string) => {
     const [version, iv, tag, body] = sealed.split('.');
     if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('Unrecognised sealed secret.');

@@ -26,5 +26,9 @@ const textAjv = makeAjv({ coerceTypes: 'array' });
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
   if (httpPart !== 'body' || (schema as Record<symbol, unknown>)[OptionalKind] !== 'Optional') return validate;
-  return Object.assign((data: unknown) => data === undefined || validate(data), { get errors() { return validate.errors; } });
+  return Object.assign((data: unknown) => data === undefined || validate(data), {
+    get errors() {
+      return validate.errors;
+    },
+  });
 };

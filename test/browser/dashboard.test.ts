@@ -54,7 +54,9 @@ async function open(path: string, heading: string | RegExp) {
 /** Picks the option whose text matches (option texts carry more than the name). */
 async function selectByText(label: string, text: RegExp) {
   const select = page.getByLabel(label, { exact: true });
-  const options = await select.locator('option').evaluateAll((found) => found.map((option) => ({ value: option.getAttribute('value'), text: option.textContent ?? '' })));
+  const options = await select
+    .locator('option')
+    .evaluateAll((found) => found.map((option) => ({ value: option.getAttribute('value'), text: option.textContent ?? '' })));
   const value = options.find((option) => text.test(option.text))?.value;
   expect(value, `${label}: an option matching ${text}`).toBeTruthy();
   await select.selectOption(value!);
@@ -125,7 +127,15 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await page.getByRole('button', { name: /Create list/ }).click();
     await page.getByRole('link', { name: 'Spring reminders' }).click();
     await page.getByRole('heading', { level: 1, name: /Spring reminders/ }).waitFor();
-    const csv = ['phone,name', '+14155552671,Ada', '+14155552672,Grace', 'not-a-number,Bad', '+14155552673,Linus', '+14155552671,Ada again', '+14155552674,Barbara'].join('\n');
+    const csv = [
+      'phone,name',
+      '+14155552671,Ada',
+      '+14155552672,Grace',
+      'not-a-number,Bad',
+      '+14155552673,Linus',
+      '+14155552671,Ada again',
+      '+14155552674,Barbara',
+    ].join('\n');
     await page.getByLabel(/CSV file/).setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await page.getByRole('button', { name: /Upload/ }).click();
     const report = page.getByRole('region', { name: 'Upload result' });
@@ -168,7 +178,10 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await open('/campaigns', 'Campaigns');
     await screenshots('campaigns');
     await open('/calls', 'Calls');
-    await page.getByRole('cell', { name: /ENDED|Ended/ }).first().waitFor({ timeout: DEADLINE_MS });
+    await page
+      .getByRole('cell', { name: /ENDED|Ended/ })
+      .first()
+      .waitFor({ timeout: DEADLINE_MS });
     await screenshots('calls');
   });
 
@@ -233,7 +246,9 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await fresh.goto(`${dashboard.url}/#/campaigns`);
     await fresh.getByRole('heading', { level: 1, name: 'Campaigns' }).waitFor();
     const firstRender = Date.now() - started;
-    console.log(`page weight: JS ${assets.script.body.length} B (${assets.script.gzip.length} B gzipped), CSS ${assets.style.body.length} B (${assets.style.gzip.length} B gzipped); campaigns page first render ${firstRender} ms`);
+    console.log(
+      `page weight: JS ${assets.script.body.length} B (${assets.script.gzip.length} B gzipped), CSS ${assets.style.body.length} B (${assets.style.gzip.length} B gzipped); campaigns page first render ${firstRender} ms`,
+    );
     await fresh.close();
   });
 });

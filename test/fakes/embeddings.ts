@@ -24,7 +24,9 @@ export async function startFakeEmbeddings(options: { failWith?: number; answerDi
     if (req.method !== 'POST' || req.url !== '/v1/embeddings') return sendJson(res, 404, { error: { message: 'Unknown path' } });
     if (options.failWith) return sendJson(res, options.failWith, { error: { message: 'The model is overloaded.', type: 'server_error' } });
     // Answered out of order on purpose: clients must place each vector by its index.
-    const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: vectorOf(text, options.answerDimensions ?? body.dimensions) })).reverse();
+    const data = body.input
+      .map((text, index) => ({ object: 'embedding', index, embedding: vectorOf(text, options.answerDimensions ?? body.dimensions) }))
+      .reverse();
     sendJson(res, 200, { object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } });
   });
   const listening = await listenOnLoopback(server);

@@ -105,7 +105,8 @@ export async function startFakeMsg91(options: FakeMsg91Options): Promise<FakeMsg
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) send(res, 500, JSON.stringify({ type: 'error', message: `Fake MSG91 crashed: ${String(error)}`, code: '601' }), 'application/json');
+      if (!res.headersSent)
+        send(res, 500, JSON.stringify({ type: 'error', message: `Fake MSG91 crashed: ${String(error)}`, code: '601' }), 'application/json');
       else res.destroy();
     });
   });

@@ -219,8 +219,10 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       const from = form.get('From');
       const body = form.get('Body');
       if (!to) return sendJson(res, 400, twilioError(400, 21604, "A 'To' phone number is required."));
-      if (!from && !form.get('MessagingServiceSid')) return sendJson(res, 400, twilioError(400, 21603, "A 'From' phone number is required."));
-      if (!body && !form.get('MediaUrl') && !form.get('ContentSid')) return sendJson(res, 400, twilioError(400, 21602, 'Message body is required.'));
+      if (!from && !form.get('MessagingServiceSid'))
+        return sendJson(res, 400, twilioError(400, 21603, "A 'From' phone number is required."));
+      if (!body && !form.get('MediaUrl') && !form.get('ContentSid'))
+        return sendJson(res, 400, twilioError(400, 21602, 'Message body is required.'));
       if (!/^\+[1-9]\d{6,14}$/.test(to) || invalidNumbers.has(to)) {
         return sendJson(res, 400, twilioError(400, 21211, `Invalid 'To' Phone Number: ${to}`));
       }
@@ -278,10 +280,24 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       const message = messages.get(sid);
       if (!message?.statusCallback) throw new Error(`fake Twilio: no message ${sid} with a StatusCallback`);
       message.status = messageStatus;
-      const form = new URLSearchParams({ AccountSid: accountSid, ApiVersion: API_VERSION, MessageSid: sid, SmsSid: sid, MessageStatus: messageStatus, SmsStatus: messageStatus, To: message.to, From: message.from, ...extra });
+      const form = new URLSearchParams({
+        AccountSid: accountSid,
+        ApiVersion: API_VERSION,
+        MessageSid: sid,
+        SmsSid: sid,
+        MessageStatus: messageStatus,
+        SmsStatus: messageStatus,
+        To: message.to,
+        From: message.from,
+        ...extra,
+      });
       const response = await fetch(message.statusCallback, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signLikeTwilio(signingToken, message.statusCallback, form), 'i-twilio-idempotency-token': randomBytes(16).toString('hex') },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': signLikeTwilio(signingToken, message.statusCallback, form),
+          'i-twilio-idempotency-token': randomBytes(16).toString('hex'),
+        },
         body: form.toString(),
       });
       await response.text();

@@ -60,7 +60,15 @@ export interface FakeWhatsApp {
   close(): Promise<void>;
 }
 
-const ALL_PHONE_NUMBER_FIELDS = ['verified_name', 'code_verification_status', 'display_phone_number', 'quality_rating', 'platform_type', 'throughput', 'id'];
+const ALL_PHONE_NUMBER_FIELDS = [
+  'verified_name',
+  'code_verification_status',
+  'display_phone_number',
+  'quality_rating',
+  'platform_type',
+  'throughput',
+  'id',
+];
 
 function fbtraceId(): string {
   return randomBytes(12).toString('base64').replace(/[+/=]/g, 'A');
@@ -132,10 +140,19 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
     const fields = fieldsParam === null ? ALL_PHONE_NUMBER_FIELDS : fieldsParam.split(',').map((f) => f.trim());
     const unknown = fields.filter((f) => !ALL_PHONE_NUMBER_FIELDS.includes(f));
     if (unknown.length > 0) {
-      return sendJson(res, 400, graphError(`(#100) Tried accessing nonexisting field (${unknown[0]}) on node type (WhatsAppBusinessPhoneNumber)`, 'OAuthException', 100));
+      return sendJson(
+        res,
+        400,
+        graphError(
+          `(#100) Tried accessing nonexisting field (${unknown[0]}) on node type (WhatsAppBusinessPhoneNumber)`,
+          'OAuthException',
+          100,
+        ),
+      );
     }
     const limit = query.get('limit') === null ? pageSize : Number(query.get('limit'));
-    if (!Number.isInteger(limit) || limit < 1) return sendJson(res, 400, graphError('(#100) Param limit must be a positive integer', 'OAuthException', 100));
+    if (!Number.isInteger(limit) || limit < 1)
+      return sendJson(res, 400, graphError('(#100) Param limit must be a positive integer', 'OAuthException', 100));
     const after = query.get('after');
     // A cursor names an item; `after` asks for the items following it.
     const afterIndex = after === null ? -1 : cursorIndex(after);
@@ -160,22 +177,33 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
 
   function sendMessage(res: ServerResponse, phoneNumberId: string, contentType: string | undefined, body: unknown): void {
     if (!options.phoneNumbers.some((n) => n.id === phoneNumberId)) return sendJson(res, 400, unsupportedGet(phoneNumberId, 'post'));
-    if (contentType !== 'application/json') return sendJson(res, 400, invalidParameter('Request body must be JSON (content-type application/json)'));
+    if (contentType !== 'application/json')
+      return sendJson(res, 400, invalidParameter('Request body must be JSON (content-type application/json)'));
     const message = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
     if (!message) return sendJson(res, 400, invalidParameter('Request body is not a JSON object'));
     if (message.messaging_product !== 'whatsapp') {
       return sendJson(res, 400, graphError('(#100) The parameter messaging_product is required.', 'OAuthException', 100));
     }
     if (message.recipient_type !== undefined && message.recipient_type !== 'individual') {
-      return sendJson(res, 400, graphError('(#131009) Parameter value is not valid', 'OAuthException', 131009, { error_data: { messaging_product: 'whatsapp', details: 'Invalid recipient_type' } }));
+      return sendJson(
+        res,
+        400,
+        graphError('(#131009) Parameter value is not valid', 'OAuthException', 131009, {
+          error_data: { messaging_product: 'whatsapp', details: 'Invalid recipient_type' },
+        }),
+      );
     }
-    if (typeof message.to !== 'string' || message.to === '') return sendJson(res, 400, graphError('(#100) The parameter to is required.', 'OAuthException', 100));
-    if (message.type !== 'template') return sendJson(res, 400, invalidParameter(`This fake only accepts template messages, got type ${JSON.stringify(message.type)}`));
-    const template = message.template !== null && typeof message.template === 'object' ? (message.template as Record<string, unknown>) : undefined;
+    if (typeof message.to !== 'string' || message.to === '')
+      return sendJson(res, 400, graphError('(#100) The parameter to is required.', 'OAuthException', 100));
+    if (message.type !== 'template')
+      return sendJson(res, 400, invalidParameter(`This fake only accepts template messages, got type ${JSON.stringify(message.type)}`));
+    const template =
+      message.template !== null && typeof message.template === 'object' ? (message.template as Record<string, unknown>) : undefined;
     if (!template || typeof template.name !== 'string' || template.name === '') {
       return sendJson(res, 400, graphError('(#100) The parameter template[name] is required.', 'OAuthException', 100));
     }
-    const language = template.language !== null && typeof template.language === 'object' ? (template.language as Record<string, unknown>) : undefined;
+    const language =
+      template.language !== null && typeof template.language === 'object' ? (template.language as Record<string, unknown>) : undefined;
     if (!language || typeof language.code !== 'string' || language.code === '') {
       return sendJson(res, 400, graphError('(#100) The parameter template[language][code] is required.', 'OAuthException', 100));
     }
@@ -184,13 +212,22 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
       if (!Array.isArray(template.components)) return sendJson(res, 400, invalidParameter('template[components] must be an array'));
       for (const component of template.components as unknown[]) {
         const c = component !== null && typeof component === 'object' ? (component as Record<string, unknown>) : {};
-        if (!['header', 'body', 'button'].includes(String(c.type))) return sendJson(res, 400, invalidParameter(`Invalid component type ${JSON.stringify(c.type)}`));
-        if (!Array.isArray(c.parameters)) return sendJson(res, 400, invalidParameter(`template[components][${String(c.type)}][parameters] must be an array`));
+        if (!['header', 'body', 'button'].includes(String(c.type)))
+          return sendJson(res, 400, invalidParameter(`Invalid component type ${JSON.stringify(c.type)}`));
+        if (!Array.isArray(c.parameters))
+          return sendJson(res, 400, invalidParameter(`template[components][${String(c.type)}][parameters] must be an array`));
         for (const parameter of c.parameters as unknown[]) {
           const p = parameter !== null && typeof parameter === 'object' ? (parameter as Record<string, unknown>) : {};
-          if (p.type !== 'text' || typeof p.text !== 'string') return sendJson(res, 400, invalidParameter('Each text parameter needs type "text" and a string text'));
+          if (p.type !== 'text' || typeof p.text !== 'string')
+            return sendJson(res, 400, invalidParameter('Each text parameter needs type "text" and a string text'));
           if (p.text.trim() === '') {
-            return sendJson(res, 400, graphError('(#131008) Required parameter is missing', 'OAuthException', 131008, { error_data: { messaging_product: 'whatsapp', details: 'Parameter text cannot be empty' } }));
+            return sendJson(
+              res,
+              400,
+              graphError('(#131008) Required parameter is missing', 'OAuthException', 131008, {
+                error_data: { messaging_product: 'whatsapp', details: 'Parameter text cannot be empty' },
+              }),
+            );
           }
           if (c.type === 'body') bodyParameters.push(p.text);
         }
@@ -198,9 +235,16 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
     }
     const digits = message.to.replace(/\D/g, '');
     if (disallowed.has(digits)) {
-      return sendJson(res, 400, graphError('(#131030) Recipient phone number not in allowed list', 'OAuthException', 131030, {
-        error_data: { messaging_product: 'whatsapp', details: 'Recipient phone number not in allowed list: Add recipient phone number to recipient list and try again.' },
-      }));
+      return sendJson(
+        res,
+        400,
+        graphError('(#131030) Recipient phone number not in allowed list', 'OAuthException', 131030, {
+          error_data: {
+            messaging_product: 'whatsapp',
+            details: 'Recipient phone number not in allowed list: Add recipient phone number to recipient list and try again.',
+          },
+        }),
+      );
     }
     const id = wamid();
     messages.push({ id, phoneNumberId, to: message.to, templateName: template.name, languageCode: language.code, bodyParameters });
@@ -223,20 +267,36 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
         body = undefined;
       }
     }
-    requests.push({ method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body, rawBody });
+    requests.push({
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: req.headers,
+      body,
+      rawBody,
+    });
 
     const failure = failures.shift();
     if (failure) return sendJson(res, failure.status, failure.body);
 
     const authorization = req.headers.authorization;
     if (authorization !== `Bearer ${accessToken}`) {
-      const message = authorization === undefined ? 'An active access token must be used to query information about the current user.' : 'Invalid OAuth access token - Cannot parse access token';
+      const message =
+        authorization === undefined
+          ? 'An active access token must be used to query information about the current user.'
+          : 'Invalid OAuth access token - Cannot parse access token';
       return sendJson(res, 401, graphError(message, 'OAuthException', authorization === undefined ? 2500 : 190), {
         'www-authenticate': `OAuth "Facebook Platform" "invalid_token" "${message}"`,
       });
     }
     if (rawBody !== '' && body === undefined) {
-      return sendJson(res, 400, graphError('(#100) Invalid parameter', 'OAuthException', 100, { error_data: { messaging_product: 'whatsapp', details: 'Unexpected token in JSON body' } }));
+      return sendJson(
+        res,
+        400,
+        graphError('(#100) Invalid parameter', 'OAuthException', 100, {
+          error_data: { messaging_product: 'whatsapp', details: 'Unexpected token in JSON body' },
+        }),
+      );
     }
 
     const match = /^\/(v\d+\.\d+)\/([^/]+)\/([a-z_]+)$/.exec(url.pathname);

@@ -45,7 +45,12 @@ export const session = {
 
 function failure(status: number, body: unknown): ApiError {
   const error = body as { code?: string; message?: string; details?: FieldError[] } | undefined;
-  return new ApiError(status, error?.code ?? 'HTTP_' + status, error?.message ?? `The service answered HTTP ${status}.`, error?.details ?? []);
+  return new ApiError(
+    status,
+    error?.code ?? 'HTTP_' + status,
+    error?.message ?? `The service answered HTTP ${status}.`,
+    error?.details ?? [],
+  );
 }
 
 function headers(json: boolean): Record<string, string> {
@@ -90,7 +95,8 @@ export function upload<T>(path: string, form: FormData, onProgress: (fraction: n
 
 export const query = (params: Record<string, string | number | boolean | undefined | null>) => {
   const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  for (const [name, value] of Object.entries(params))
+    if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
   const text = search.toString();
   return text ? `?${text}` : '';
 };

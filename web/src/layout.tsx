@@ -46,7 +46,11 @@ export function Layout({ path, children }: { path: string; children: ComponentCh
           <div class="account" aria-label="Account">
             <span class="tenant">{profile.tenant.name}</span>
             {profile.user && <span class="user">{profile.user.email}</span>}
-            <span class={low ? 'wallet low' : 'wallet'} data-testid="wallet-balance" title={low ? 'Below the low-balance threshold' : undefined}>
+            <span
+              class={low ? 'wallet low' : 'wallet'}
+              data-testid="wallet-balance"
+              title={low ? 'Below the low-balance threshold' : undefined}
+            >
               Balance {formatMoney(profile.wallet.balance, profile.wallet.currency)}
             </span>
             <button type="button" onClick={() => session.end()}>

@@ -8,5 +8,8 @@ export interface Profile {
 }
 
 /** The signed-in user's profile, refreshed by the layout; `refresh` after anything that costs money. */
-export const ProfileContext = createContext<{ profile: Profile | undefined; refresh: () => void }>({ profile: undefined, refresh: () => undefined });
+export const ProfileContext = createContext<{ profile: Profile | undefined; refresh: () => void }>({
+  profile: undefined,
+  refresh: () => undefined,
+});
 export const useProfile = () => useContext(ProfileContext);

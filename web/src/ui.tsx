@@ -113,18 +113,45 @@ export function Field({ label, value, onValue, hint, problem, ...rest }: InputPr
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <input id={id} value={value} onInput={(event) => onValue(event.currentTarget.value)} aria-describedby={describedBy(id, hint, undefined, problem)} aria-invalid={problem ? true : undefined} {...(rest as Record<string, unknown>)} />
+      <input
+        id={id}
+        value={value}
+        onInput={(event) => onValue(event.currentTarget.value)}
+        aria-describedby={describedBy(id, hint, undefined, problem)}
+        aria-invalid={problem ? true : undefined}
+        {...(rest as Record<string, unknown>)}
+      />
       <Notes id={id} hint={hint} problem={problem} />
     </div>
   );
 }
 
-export function Select({ label, value, onValue, options, hint, problem }: { label: string; value: string; onValue: (value: string) => void; options: [string, string][]; hint?: string; problem?: string }) {
+export function Select({
+  label,
+  value,
+  onValue,
+  options,
+  hint,
+  problem,
+}: {
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  options: [string, string][];
+  hint?: string;
+  problem?: string;
+}) {
   const id = useFieldId();
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <select id={id} value={value} onChange={(event) => onValue(event.currentTarget.value)} aria-describedby={describedBy(id, hint, undefined, problem)} aria-invalid={problem ? true : undefined}>
+      <select
+        id={id}
+        value={value}
+        onChange={(event) => onValue(event.currentTarget.value)}
+        aria-describedby={describedBy(id, hint, undefined, problem)}
+        aria-invalid={problem ? true : undefined}
+      >
         {options.map(([optionValue, text]) => (
           <option key={optionValue} value={optionValue}>
             {text}
@@ -138,14 +165,26 @@ export function Select({ label, value, onValue, options, hint, problem }: { labe
 
 /** A required E.164 phone number. */
 export function PhoneField(props: { value: string; onValue: (value: string) => void; placeholder: string; problem: string | undefined }) {
-  return <Field label="Phone number" type="tel" inputMode="tel" autoComplete="off" required maxLength={40} hint="E.164: + and country code." {...props} />;
+  return (
+    <Field
+      label="Phone number"
+      type="tel"
+      inputMode="tel"
+      autoComplete="off"
+      required
+      maxLength={40}
+      hint="E.164: + and country code."
+      {...props}
+    />
+  );
 }
 
 /** A Select's options for records, after a first choice such as `['', 'All agents']`: the id, and the name or `text`. */
-export const namedOptions = <T extends { id: string; name?: string }>(items: T[] | undefined, first: [string, string], text: (item: T) => string = (item) => item.name ?? item.id): [string, string][] => [
-  first,
-  ...(items ?? []).map((item): [string, string] => [item.id, text(item)]),
-];
+export const namedOptions = <T extends { id: string; name?: string }>(
+  items: T[] | undefined,
+  first: [string, string],
+  text: (item: T) => string = (item) => item.name ?? item.id,
+): [string, string][] => [first, ...(items ?? []).map((item): [string, string] => [item.id, text(item)])];
 
 /** A Select's options where each value is its own text. */
 export const valueOptions = (values: readonly string[]): [string, string][] => values.map((value) => [value, value]);
@@ -168,7 +207,19 @@ interface TextAreaProps {
 }
 
 /** A labelled multi-line input; like Field, `hint`, `note` and `problem` are tied to it. */
-export function TextArea({ label, value, onValue, rows = 4, maxLength, required, hint, note, problem, id: fixedId, class: extraClass }: TextAreaProps) {
+export function TextArea({
+  label,
+  value,
+  onValue,
+  rows = 4,
+  maxLength,
+  required,
+  hint,
+  note,
+  problem,
+  id: fixedId,
+  class: extraClass,
+}: TextAreaProps) {
   const madeUpId = useFieldId();
   const id = fixedId ?? madeUpId;
   return (
@@ -274,7 +325,21 @@ export function Form({ onSubmit, ...props }: Omit<FormHTMLAttributes<HTMLFormEle
 }
 
 /** A confirmation in a modal <dialog> (focus is trapped and Escape cancels, natively). */
-export function Confirm({ open, title, children, confirmLabel, onConfirm, onCancel }: { open: boolean; title: string; children: ComponentChildren; confirmLabel: string; onConfirm: () => void; onCancel: () => void }) {
+export function Confirm({
+  open,
+  title,
+  children,
+  confirmLabel,
+  onConfirm,
+  onCancel,
+}: {
+  open: boolean;
+  title: string;
+  children: ComponentChildren;
+  confirmLabel: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const titleId = useFieldId();
   useEffect(() => {

@@ -41,7 +41,8 @@ export interface AgentFields {
   metadata: Record<string, unknown>;
 }
 
-const AGENT_COLUMNS = 'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata, created_at, updated_at';
+const AGENT_COLUMNS =
+  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata, created_at, updated_at';
 const NUMBER_COLUMNS = 'id, tenant_id, phone_number, provider, label, inbound_agent_id, created_at, updated_at';
 
 export const UNIQUE_VIOLATION = '23505';
@@ -92,7 +93,12 @@ export async function tenantHasAgents(db: Queryable, tenantId: string): Promise<
   return rowCount === 1;
 }
 
-export async function listAgents(db: Queryable, tenantId: string, search: string | undefined, page: Page): Promise<{ rows: AgentRow[]; total: number }> {
+export async function listAgents(
+  db: Queryable,
+  tenantId: string,
+  search: string | undefined,
+  page: Page,
+): Promise<{ rows: AgentRow[]; total: number }> {
   const pattern = likePattern(search);
   const [{ rows }, count] = await Promise.all([
     db.query<AgentRow>(
@@ -100,13 +106,21 @@ export async function listAgents(db: Queryable, tenantId: string, search: string
        ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
       [tenantId, pattern, page.limit, page.offset],
     ),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM agents WHERE tenant_id = $1 AND ($2::text IS NULL OR name ILIKE $2)', [tenantId, pattern]),
+    db.query<{ n: number }>('SELECT count(*)::int AS n FROM agents WHERE tenant_id = $1 AND ($2::text IS NULL OR name ILIKE $2)', [
+      tenantId,
+      pattern,
+    ]),
   ]);
   return { rows, total: count.rows[0]!.n };
 }
 
 /** Sets the fields present in `patch`; a nullable field given as null is cleared. */
-export async function updateAgent(db: Queryable, tenantId: string, agentId: string, patch: Partial<AgentFields>): Promise<AgentRow | undefined> {
+export async function updateAgent(
+  db: Queryable,
+  tenantId: string,
+  agentId: string,
+  patch: Partial<AgentFields>,
+): Promise<AgentRow | undefined> {
   const { rows } = await db.query<AgentRow>(
     `UPDATE agents SET
        name = coalesce($3, name),
@@ -142,7 +156,10 @@ export async function updateAgent(db: Queryable, tenantId: string, agentId: stri
 }
 
 export async function agentNamesSearching(db: Queryable, tenantId: string, knowledgeBaseId: string): Promise<string[]> {
-  const { rows } = await db.query<{ name: string }>('SELECT name FROM agents WHERE tenant_id = $1 AND $2::uuid = ANY (knowledge_base_ids) ORDER BY name LIMIT 5', [tenantId, knowledgeBaseId]);
+  const { rows } = await db.query<{ name: string }>(
+    'SELECT name FROM agents WHERE tenant_id = $1 AND $2::uuid = ANY (knowledge_base_ids) ORDER BY name LIMIT 5',
+    [tenantId, knowledgeBaseId],
+  );
   return rows.map((row) => row.name);
 }
 
@@ -165,7 +182,10 @@ export async function insertVoiceNumber(
 }
 
 export async function findVoiceNumber(db: Queryable, tenantId: string, numberId: string): Promise<VoiceNumberRow | undefined> {
-  const { rows } = await db.query<VoiceNumberRow>(`SELECT ${NUMBER_COLUMNS} FROM voice_numbers WHERE tenant_id = $1 AND id = $2`, [tenantId, numberId]);
+  const { rows } = await db.query<VoiceNumberRow>(`SELECT ${NUMBER_COLUMNS} FROM voice_numbers WHERE tenant_id = $1 AND id = $2`, [
+    tenantId,
+    numberId,
+  ]);
   return rows[0];
 }
 
@@ -193,11 +213,10 @@ export async function tenantHasVoiceNumbers(db: Queryable, tenantId: string): Pr
 
 export async function listVoiceNumbers(db: Queryable, tenantId: string, page: Page): Promise<{ rows: VoiceNumberRow[]; total: number }> {
   const [{ rows }, count] = await Promise.all([
-    db.query<VoiceNumberRow>(`SELECT ${NUMBER_COLUMNS} FROM voice_numbers WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, [
-      tenantId,
-      page.limit,
-      page.offset,
-    ]),
+    db.query<VoiceNumberRow>(
+      `SELECT ${NUMBER_COLUMNS} FROM voice_numbers WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      [tenantId, page.limit, page.offset],
+    ),
     db.query<{ n: number }>('SELECT count(*)::int AS n FROM voice_numbers WHERE tenant_id = $1', [tenantId]),
   ]);
   return { rows, total: count.rows[0]!.n };

@@ -7,7 +7,15 @@ import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import * as agents from './service.ts';
-import { Agent, AgentsQuery, CreateAgentBody, CreateVoiceNumberBody, UpdateAgentBody, UpdateVoiceNumberBody, VoiceNumber } from './schemas.ts';
+import {
+  Agent,
+  AgentsQuery,
+  CreateAgentBody,
+  CreateVoiceNumberBody,
+  UpdateAgentBody,
+  UpdateVoiceNumberBody,
+  VoiceNumber,
+} from './schemas.ts';
 import * as campaigns from '../campaigns/service.ts';
 
 export const agentRoutes: ModulePlugin = async (plugin, { deps }) => {
@@ -16,23 +24,48 @@ export const agentRoutes: ModulePlugin = async (plugin, { deps }) => {
   const tags = ['agents'];
   const numberTags = ['voice-numbers'];
 
-  app.post('/agents', { schema: { tags, summary: 'Create an agent', body: CreateAgentBody, response: { 201: Agent, ...errorResponses(400, 401, 403, 409) } } }, async (request, reply) =>
-    reply.code(201).send(await agents.createAgent(ctxOf(request), request.body)),
+  app.post(
+    '/agents',
+    {
+      schema: { tags, summary: 'Create an agent', body: CreateAgentBody, response: { 201: Agent, ...errorResponses(400, 401, 403, 409) } },
+    },
+    async (request, reply) => reply.code(201).send(await agents.createAgent(ctxOf(request), request.body)),
   );
 
-  app.get('/agents', { schema: { tags, summary: 'List agents, newest first', querystring: AgentsQuery, response: { 200: PageOf(Agent), ...errorResponses(400, 401, 403) } } }, async (request) => {
-    const page = toPage(request.query);
-    const { data, total } = await agents.listAgents(ctxOf(request), request.query.search, page);
-    return pageOf(data, total, page);
-  });
+  app.get(
+    '/agents',
+    {
+      schema: {
+        tags,
+        summary: 'List agents, newest first',
+        querystring: AgentsQuery,
+        response: { 200: PageOf(Agent), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await agents.listAgents(ctxOf(request), request.query.search, page);
+      return pageOf(data, total, page);
+    },
+  );
 
-  app.get('/agents/:id', { schema: { tags, summary: 'Get an agent', params: IdParams, response: { 200: Agent, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
-    agents.requireAgent(ctxOf(request), request.params.id),
+  app.get(
+    '/agents/:id',
+    { schema: { tags, summary: 'Get an agent', params: IdParams, response: { 200: Agent, ...errorResponses(400, 401, 403, 404) } } },
+    async (request) => agents.requireAgent(ctxOf(request), request.params.id),
   );
 
   app.patch(
     '/agents/:id',
-    { schema: { tags, summary: 'Update an agent (only the fields given)', params: IdParams, body: UpdateAgentBody, response: { 200: Agent, ...errorResponses(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Update an agent (only the fields given)',
+        params: IdParams,
+        body: UpdateAgentBody,
+        response: { 200: Agent, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
     async (request) => agents.updateAgent(ctxOf(request), request.params.id, request.body),
   );
 
@@ -55,7 +88,14 @@ export const agentRoutes: ModulePlugin = async (plugin, { deps }) => {
   // Named by the seed as not implemented; they answer alike whether or not the agent exists.
   app.get(
     '/agents/:id/executions',
-    { schema: { tags, summary: 'Not implemented: list the agent’s calls with GET /call-logs?agentId=…', params: IdParams, response: errorResponses(400, 401, 403, 404) } },
+    {
+      schema: {
+        tags,
+        summary: 'Not implemented: list the agent’s calls with GET /call-logs?agentId=…',
+        params: IdParams,
+        response: errorResponses(400, 401, 403, 404),
+      },
+    },
     async (request) => {
       throw agents.executionsNotAnEndpoint(request.params.id);
     },
@@ -63,7 +103,14 @@ export const agentRoutes: ModulePlugin = async (plugin, { deps }) => {
 
   app.post(
     '/agents/:id/stop-calls',
-    { schema: { tags, summary: 'Not implemented: hang up each call with POST /call-logs/{id}/hangup', params: IdParams, response: errorResponses(400, 401, 403, 404) } },
+    {
+      schema: {
+        tags,
+        summary: 'Not implemented: hang up each call with POST /call-logs/{id}/hangup',
+        params: IdParams,
+        response: errorResponses(400, 401, 403, 404),
+      },
+    },
     async () => {
       throw agents.noBulkStopCalls();
     },
@@ -84,7 +131,14 @@ export const agentRoutes: ModulePlugin = async (plugin, { deps }) => {
 
   app.get(
     '/voice-numbers',
-    { schema: { tags: numberTags, summary: 'List voice numbers, newest first', querystring: PageQuery, response: { 200: PageOf(VoiceNumber), ...errorResponses(400, 401, 403) } } },
+    {
+      schema: {
+        tags: numberTags,
+        summary: 'List voice numbers, newest first',
+        querystring: PageQuery,
+        response: { 200: PageOf(VoiceNumber), ...errorResponses(400, 401, 403) },
+      },
+    },
     async (request) => {
       const page = toPage(request.query);
       const { data, total } = await agents.listVoiceNumbers(ctxOf(request), page);
@@ -94,7 +148,14 @@ export const agentRoutes: ModulePlugin = async (plugin, { deps }) => {
 
   app.get(
     '/voice-numbers/:id',
-    { schema: { tags: numberTags, summary: 'Get a voice number', params: IdParams, response: { 200: VoiceNumber, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      schema: {
+        tags: numberTags,
+        summary: 'Get a voice number',
+        params: IdParams,
+        response: { 200: VoiceNumber, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async (request) => agents.requireVoiceNumber(ctxOf(request), request.params.id),
   );
 

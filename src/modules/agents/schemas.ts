@@ -73,7 +73,11 @@ export const VOICE_PROVIDERS = ['SIMULATOR', 'TWILIO'] as const;
 export type VoiceProvider = (typeof VOICE_PROVIDERS)[number];
 // An enum rather than a union of literals, so a wrong value reads "must be one of SIMULATOR, TWILIO".
 // The intersection lets the Fastify type provider (typebox 1.x, which reads `enum`) infer the same type.
-const Provider = Type.Unsafe<VoiceProvider>({ type: 'string', enum: [...VOICE_PROVIDERS], description: 'The telephony provider that carries the number.' }) as TUnsafe<VoiceProvider> & {
+const Provider = Type.Unsafe<VoiceProvider>({
+  type: 'string',
+  enum: [...VOICE_PROVIDERS],
+  description: 'The telephony provider that carries the number.',
+}) as TUnsafe<VoiceProvider> & {
   type: 'string';
   enum: typeof VOICE_PROVIDERS;
 };
@@ -95,7 +99,11 @@ export type VoiceNumber = Static<typeof VoiceNumber>;
 
 export const CreateVoiceNumberBody = Type.Object(
   {
-    phoneNumber: Type.String({ minLength: 1, maxLength: 40, description: 'E.164; spaces, dashes, dots and parentheses are removed first. Unique on the platform.' }),
+    phoneNumber: Type.String({
+      minLength: 1,
+      maxLength: 40,
+      description: 'E.164; spaces, dashes, dots and parentheses are removed first. Unique on the platform.',
+    }),
     provider: Provider,
     label: Type.Optional(Nullable(Label)),
     inboundAgentId: Type.Optional(InboundAgentId),

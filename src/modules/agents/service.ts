@@ -45,7 +45,10 @@ const numberNotFound = () => notFound('Voice number');
 const duplicateAgentName = (name: string) => conflict('AGENT_NAME_TAKEN', `An agent named "${name}" already exists; choose another name.`);
 // Says nothing of who holds the number: it may be another tenant.
 const numberTaken = (phoneNumber: string) =>
-  conflict('VOICE_NUMBER_TAKEN', `${phoneNumber} is already registered; a phone number can be registered only once on the platform, so register another number.`);
+  conflict(
+    'VOICE_NUMBER_TAKEN',
+    `${phoneNumber} is already registered; a phone number can be registered only once on the platform, so register another number.`,
+  );
 
 /**
  * Asks the campaigns module whether a campaign that has not finished uses an agent or a voice
@@ -67,9 +70,11 @@ function canonicalLanguage(tag: string): string {
 function checkTools(tools: string[]): void {
   const index = tools.findIndex((name) => !isAgentTool(name));
   if (index === -1) return;
-  throw badRequest('UNKNOWN_TOOL', `"${tools[index]}" is not a tool agents can use; choose from ${AGENT_TOOLS.map((tool) => tool.name).join(', ')}.`, [
-    { path: `/tools/${index}`, message: 'is not a known tool' },
-  ]);
+  throw badRequest(
+    'UNKNOWN_TOOL',
+    `"${tools[index]}" is not a tool agents can use; choose from ${AGENT_TOOLS.map((tool) => tool.name).join(', ')}.`,
+    [{ path: `/tools/${index}`, message: 'is not a known tool' }],
+  );
 }
 
 const knowledgeBaseIds = (ids: string[]) => [...new Set(ids.map((id) => id.toLowerCase()))];
@@ -134,7 +139,10 @@ export async function deleteAgent(ctx: TenantCtx, agentId: string, agentInUse: C
   await ctx.db.transaction(async (tx) => {
     if (!(await repo.lockAgent(tx, ctx.tenantId, agentId))) throw agentNotFound();
     if (await agentInUse(inTx(ctx, tx), agentId)) {
-      throw conflict('AGENT_IN_USE', 'A campaign that has not finished uses this agent; give that campaign another agent while it is a draft, or cancel it, then delete the agent.');
+      throw conflict(
+        'AGENT_IN_USE',
+        'A campaign that has not finished uses this agent; give that campaign another agent while it is a draft, or cancel it, then delete the agent.',
+      );
     }
     await repo.deleteAgent(tx, ctx.tenantId, agentId);
   });
@@ -154,14 +162,24 @@ export const hasAgents = (ctx: TenantScope): Promise<boolean> => repo.tenantHasA
 
 // Seed §4.7: these two do not exist; the answer names the route that does what was asked.
 export const executionsNotAnEndpoint = (agentId: string) =>
-  new AppError(404, 'NOT_IMPLEMENTED', `Agent executions are not an endpoint; list the agent's calls with GET /api/v1/call-logs?agentId=${agentId}.`);
+  new AppError(
+    404,
+    'NOT_IMPLEMENTED',
+    `Agent executions are not an endpoint; list the agent's calls with GET /api/v1/call-logs?agentId=${agentId}.`,
+  );
 export const noBulkStopCalls = () =>
-  new AppError(404, 'NOT_IMPLEMENTED', 'There is no bulk stop of an agent\'s calls; hang up each live call with POST /api/v1/call-logs/{id}/hangup.');
+  new AppError(
+    404,
+    'NOT_IMPLEMENTED',
+    "There is no bulk stop of an agent's calls; hang up each live call with POST /api/v1/call-logs/{id}/hangup.",
+  );
 
 function phoneNumberOf(raw: string): string {
   const phoneNumber = normalizePhoneNumber(raw.trim());
   if (!phoneNumber) {
-    throw badRequest('INVALID_PHONE_NUMBER', 'Invalid phone number; give it in E.164 form, such as +14155550100.', [{ path: '/phoneNumber', message: INVALID_PHONE }]);
+    throw badRequest('INVALID_PHONE_NUMBER', 'Invalid phone number; give it in E.164 form, such as +14155550100.', [
+      { path: '/phoneNumber', message: INVALID_PHONE },
+    ]);
   }
   return phoneNumber;
 }
@@ -172,7 +190,15 @@ export async function createVoiceNumber(ctx: TenantCtx, input: CreateVoiceNumber
   const inboundAgentId = input.inboundAgentId ?? null;
   if (inboundAgentId) await requireAgent(ctx, inboundAgentId);
   try {
-    return toVoiceNumber(await repo.insertVoiceNumber(ctx.db, ctx.tenantId, { id: newId(), phoneNumber, provider: input.provider, label: input.label ?? null, inboundAgentId }));
+    return toVoiceNumber(
+      await repo.insertVoiceNumber(ctx.db, ctx.tenantId, {
+        id: newId(),
+        phoneNumber,
+        provider: input.provider,
+        label: input.label ?? null,
+        inboundAgentId,
+      }),
+    );
   } catch (error) {
     if (errorCode(error) === repo.UNIQUE_VIOLATION) throw numberTaken(phoneNumber);
     if (errorCode(error) === repo.FOREIGN_KEY_VIOLATION) throw agentNotFound(); // deleted since the check
@@ -202,7 +228,10 @@ export async function deleteVoiceNumber(ctx: TenantCtx, numberId: string, number
   await ctx.db.transaction(async (tx) => {
     if (!(await repo.lockVoiceNumber(tx, ctx.tenantId, numberId))) throw numberNotFound();
     if (await numberInUse(inTx(ctx, tx), numberId)) {
-      throw conflict('VOICE_NUMBER_IN_USE', 'A campaign that has not finished dials from this number; give that campaign another number while it is a draft, or cancel it, then delete the number.');
+      throw conflict(
+        'VOICE_NUMBER_IN_USE',
+        'A campaign that has not finished dials from this number; give that campaign another number while it is a draft, or cancel it, then delete the number.',
+      );
     }
     await repo.deleteVoiceNumber(tx, ctx.tenantId, numberId);
   });
@@ -221,7 +250,8 @@ export async function requireVoiceNumber(ctx: TenantScope, numberId: string): Pr
   return number;
 }
 
-export const voiceNumberExists = (ctx: TenantScope, numberId: string): Promise<boolean> => repo.voiceNumberExists(ctx.db, ctx.tenantId, numberId);
+export const voiceNumberExists = (ctx: TenantScope, numberId: string): Promise<boolean> =>
+  repo.voiceNumberExists(ctx.db, ctx.tenantId, numberId);
 
 /** Onboarding's "has an integration" until the integrations module answers it: a number is registered. */
 export const hasVoiceNumbers = (ctx: TenantScope): Promise<boolean> => repo.tenantHasVoiceNumbers(ctx.db, ctx.tenantId);

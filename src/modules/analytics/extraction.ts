@@ -21,7 +21,12 @@ export function schemaOf(fields: BindingField[]): object {
     if (field.type === 'date') return { type: ['string', 'null'], description: `${description} (ISO date, YYYY-MM-DD)` };
     return { type: [field.type, 'null'], description };
   };
-  return { type: 'object', properties: Object.fromEntries(fields.map((field) => [field.name, property(field)])), required: fields.map((field) => field.name), additionalProperties: false };
+  return {
+    type: 'object',
+    properties: Object.fromEntries(fields.map((field) => [field.name, property(field)])),
+    required: fields.map((field) => field.name),
+    additionalProperties: false,
+  };
 }
 
 /** Keeps the values that have their field's type; a wrong type is dropped, never stored. */
@@ -42,7 +47,9 @@ export function validValues(fields: BindingField[], answer: Record<string, unkno
         return false;
     }
   };
-  return Object.fromEntries(fields.filter((field) => answer[field.name] !== null && ok(field, answer[field.name])).map((field) => [field.name, answer[field.name]]));
+  return Object.fromEntries(
+    fields.filter((field) => answer[field.name] !== null && ok(field, answer[field.name])).map((field) => [field.name, answer[field.name]]),
+  );
 }
 
 export function extractorOf(deps: Pick<Deps, 'config'>): StructuredExtractor | undefined {
@@ -65,7 +72,8 @@ export async function extractAfterCall(deps: Deps, job: ExtractAnalyticsJob, ext
   // A repeated call.ended enqueues the job again; the model is asked once per call.
   if (await repo.hasResult(ctx.db, ctx.tenantId, call.id)) return false;
   const answer = await extractor.extract({
-    system: 'You read a phone call transcript and fill in the requested fields. Use null for anything the call did not establish. Dates are YYYY-MM-DD.',
+    system:
+      'You read a phone call transcript and fill in the requested fields. Use null for anything the call did not establish. Dates are YYYY-MM-DD.',
     user: transcript.map((turn) => `${turn.role}: ${turn.text}`).join('\n'),
     schemaName: 'call_analytics',
     schema: schemaOf(fields),

@@ -15,22 +15,80 @@ export const analyticsRoutes: ModulePlugin = async (plugin, { deps }) => {
   const ctxOf = (request: Parameters<typeof principalOf>[0]) => tenantCtx(deps, principalOf(request).tenantId);
   const tags = ['analytics'];
 
-  app.get('/analytics/my-detail', { schema: { tags, summary: 'Usage and cost per component of the calls ended in a range (default the last 30 days)', querystring: DetailQuery, response: { 200: Detail, ...errorResponses(400, 401, 403) } } }, async (request) =>
-    analytics.myDetail(ctxOf(request), request.query),
+  app.get(
+    '/analytics/my-detail',
+    {
+      schema: {
+        tags,
+        summary: 'Usage and cost per component of the calls ended in a range (default the last 30 days)',
+        querystring: DetailQuery,
+        response: { 200: Detail, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => analytics.myDetail(ctxOf(request), request.query),
   );
-  app.get('/analytics/my-trends', { schema: { tags, summary: "Calls, answered calls, minutes and spend per day or hour in the tenant's time zone", querystring: TrendsQuery, response: { 200: Trends, ...errorResponses(400, 401, 403) } } }, async (request) =>
-    analytics.myTrends(ctxOf(request), request.query),
+  app.get(
+    '/analytics/my-trends',
+    {
+      schema: {
+        tags,
+        summary: "Calls, answered calls, minutes and spend per day or hour in the tenant's time zone",
+        querystring: TrendsQuery,
+        response: { 200: Trends, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => analytics.myTrends(ctxOf(request), request.query),
   );
-  app.get('/analytics/tools', { schema: { tags, summary: 'Tools available to agents', response: { 200: Type.Object({ data: Type.Array(Tool) }), ...errorResponses(401, 403) } } }, async () => ({ data: [...AGENT_TOOLS] }));
-  app.get('/analytics/agents/:agentId/bindings', { schema: { tags, summary: 'Analytics fields an agent extracts', params: AgentParams, response: { 200: Bindings, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
-    analytics.getBindings(ctxOf(request), request.params.agentId),
+  app.get(
+    '/analytics/tools',
+    {
+      schema: {
+        tags,
+        summary: 'Tools available to agents',
+        response: { 200: Type.Object({ data: Type.Array(Tool) }), ...errorResponses(401, 403) },
+      },
+    },
+    async () => ({ data: [...AGENT_TOOLS] }),
   );
-  app.put('/analytics/agents/:agentId/bindings', { schema: { tags, summary: 'Replace the analytics fields an agent extracts', params: AgentParams, body: PutBindingsBody, response: { 200: Bindings, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
-    analytics.putBindings(ctxOf(request), request.params.agentId, request.body),
+  app.get(
+    '/analytics/agents/:agentId/bindings',
+    {
+      schema: {
+        tags,
+        summary: 'Analytics fields an agent extracts',
+        params: AgentParams,
+        response: { 200: Bindings, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => analytics.getBindings(ctxOf(request), request.params.agentId),
   );
-  app.get('/analytics/results', { schema: { tags, summary: 'Structured data extracted from conversations, one record per call', querystring: ResultsQuery, response: { 200: PageOf(Result), ...errorResponses(400, 401, 403) } } }, async (request) => {
-    const page = toPage(request.query);
-    const { data, total } = await analytics.listResults(ctxOf(request), request.query, page);
-    return pageOf(data, total, page);
-  });
+  app.put(
+    '/analytics/agents/:agentId/bindings',
+    {
+      schema: {
+        tags,
+        summary: 'Replace the analytics fields an agent extracts',
+        params: AgentParams,
+        body: PutBindingsBody,
+        response: { 200: Bindings, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => analytics.putBindings(ctxOf(request), request.params.agentId, request.body),
+  );
+  app.get(
+    '/analytics/results',
+    {
+      schema: {
+        tags,
+        summary: 'Structured data extracted from conversations, one record per call',
+        querystring: ResultsQuery,
+        response: { 200: PageOf(Result), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await analytics.listResults(ctxOf(request), request.query, page);
+      return pageOf(data, total, page);
+    },
+  );
 };

@@ -7,18 +7,35 @@ export const BINDING_TYPES = ['string', 'number', 'boolean', 'enum', 'date'] as 
 
 const BindingFieldSchema = Type.Object(
   {
-    name: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$', description: 'A letter, then letters, digits or underscores (at most 64).' }),
+    name: Type.String({
+      pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$',
+      description: 'A letter, then letters, digits or underscores (at most 64).',
+    }),
     type: StringEnum(BINDING_TYPES),
     description: Type.Optional(Type.String({ maxLength: 500, description: 'What to extract; the extraction model reads it.' })),
-    enumValues: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 50, uniqueItems: true, description: 'The allowed values; required for, and only for, type enum.' })),
+    enumValues: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+        minItems: 1,
+        maxItems: 50,
+        uniqueItems: true,
+        description: 'The allowed values; required for, and only for, type enum.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type BindingField = Static<typeof BindingFieldSchema>;
 
-export const PutBindingsBody = Type.Object({ fields: Type.Array(BindingFieldSchema, { maxItems: MAX_BINDING_FIELDS }) }, { additionalProperties: false });
+export const PutBindingsBody = Type.Object(
+  { fields: Type.Array(BindingFieldSchema, { maxItems: MAX_BINDING_FIELDS }) },
+  { additionalProperties: false },
+);
 export type PutBindingsBody = Static<typeof PutBindingsBody>;
-export const Bindings = Type.Object({ agentId: Uuid, fields: Type.Array(BindingFieldSchema), updatedAt: Type.Union([Timestamp, Type.Null()]) });
+export const Bindings = Type.Object({
+  agentId: Uuid,
+  fields: Type.Array(BindingFieldSchema),
+  updatedAt: Type.Union([Timestamp, Type.Null()]),
+});
 export type Bindings = Static<typeof Bindings>;
 export const AgentParams = Type.Object({ agentId: Uuid });
 
@@ -27,12 +44,25 @@ export const RangeQuery = Type.Object({
   to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive); default now.' })),
   agentId: Type.Optional(Uuid),
 });
-export const DetailQuery = Type.Object({ ...RangeQuery.properties, summary: Type.Optional(Type.Boolean({ description: 'true: totals only.' })) });
+export const DetailQuery = Type.Object({
+  ...RangeQuery.properties,
+  summary: Type.Optional(Type.Boolean({ description: 'true: totals only.' })),
+});
 export type DetailQuery = Static<typeof DetailQuery>;
-export const TrendsQuery = Type.Object({ ...RangeQuery.properties, interval: Type.Optional(StringEnum(['day', 'hour'], { description: "Bucket size in the tenant's time zone; default day." })) });
+export const TrendsQuery = Type.Object({
+  ...RangeQuery.properties,
+  interval: Type.Optional(StringEnum(['day', 'hour'], { description: "Bucket size in the tenant's time zone; default day." })),
+});
 export type TrendsQuery = Static<typeof TrendsQuery>;
 
-const Totals = Type.Object({ stt: MoneyString, tts: MoneyString, llm: MoneyString, telephony: MoneyString, platformFee: MoneyString, total: MoneyString });
+const Totals = Type.Object({
+  stt: MoneyString,
+  tts: MoneyString,
+  llm: MoneyString,
+  telephony: MoneyString,
+  platformFee: MoneyString,
+  total: MoneyString,
+});
 export type Totals = Static<typeof Totals>;
 
 export const Detail = Type.Object({
@@ -42,19 +72,35 @@ export const Detail = Type.Object({
   totals: Totals,
   calls: Type.Optional(Type.Integer()),
   minutes: Type.Optional(Type.Number({ description: 'Connected minutes, 2 decimals.' })),
-  byAgent: Type.Optional(Type.Array(Type.Object({ agentId: Type.Union([Uuid, Type.Null()]), agentName: Type.Union([Type.String(), Type.Null()]), calls: Type.Integer(), minutes: Type.Number(), totals: Totals }))),
+  byAgent: Type.Optional(
+    Type.Array(
+      Type.Object({
+        agentId: Type.Union([Uuid, Type.Null()]),
+        agentName: Type.Union([Type.String(), Type.Null()]),
+        calls: Type.Integer(),
+        minutes: Type.Number(),
+        totals: Totals,
+      }),
+    ),
+  ),
 });
 export type Detail = Static<typeof Detail>;
 
 export const Trends = Type.Object({
   interval: Type.String(),
   timezone: Type.String(),
-  series: Type.Array(Type.Object({ bucket: Timestamp, calls: Type.Integer(), answered: Type.Integer(), minutes: Type.Number(), spend: MoneyString })),
+  series: Type.Array(
+    Type.Object({ bucket: Timestamp, calls: Type.Integer(), answered: Type.Integer(), minutes: Type.Number(), spend: MoneyString }),
+  ),
 });
 export type Trends = Static<typeof Trends>;
 
 export const ResultsQuery = Type.Object(
-  { ...PageQuery.properties, agent_id: Type.Optional(Type.String({ maxLength: 64 })), session_id: Type.Optional(Type.String({ maxLength: 64, description: 'The call id.' })) },
+  {
+    ...PageQuery.properties,
+    agent_id: Type.Optional(Type.String({ maxLength: 64 })),
+    session_id: Type.Optional(Type.String({ maxLength: 64, description: 'The call id.' })),
+  },
   { additionalProperties: true, description: 'Other filters are accepted and ignored.' },
 );
 export type ResultsQuery = Static<typeof ResultsQuery>;

@@ -15,8 +15,12 @@ const MAX_BUCKETS = 5000;
 function rangeOf(ctx: TenantCtx, query: { from?: string; to?: string; agentId?: string }) {
   const to = query.to ? new Date(query.to) : ctx.clock.now();
   const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_DAYS * 86_400_000);
-  for (const [name, date] of [['from', from], ['to', to]] as const) {
-    if (Number.isNaN(date.getTime())) throw badRequest('VALIDATION_FAILED', `'${name}' is not a real instant.`, [{ path: `/${name}`, message: 'not a real instant' }]);
+  for (const [name, date] of [
+    ['from', from],
+    ['to', to],
+  ] as const) {
+    if (Number.isNaN(date.getTime()))
+      throw badRequest('VALIDATION_FAILED', `'${name}' is not a real instant.`, [{ path: `/${name}`, message: 'not a real instant' }]);
   }
   if (from > to) throw badRequest('VALIDATION_FAILED', "'from' must not be after 'to'.", [{ path: '/from', message: 'after to' }]);
   return { from, to, agentId: query.agentId };
@@ -25,8 +29,16 @@ function rangeOf(ctx: TenantCtx, query: { from?: string; to?: string; agentId?: 
 const minutesOf = (seconds: number) => Math.round((seconds / 60) * 100) / 100;
 
 function totalsOf(rows: Pick<repo.UsageRow, 'stt' | 'tts' | 'llm' | 'telephony' | 'platform_fee' | 'total'>[]): Totals {
-  const sum = (pick: (row: (typeof rows)[number]) => string) => formatMoney(rows.reduce<Money>((acc, row) => acc.add(money(pick(row))), money(0)));
-  return { stt: sum((r) => r.stt), tts: sum((r) => r.tts), llm: sum((r) => r.llm), telephony: sum((r) => r.telephony), platformFee: sum((r) => r.platform_fee), total: sum((r) => r.total) };
+  const sum = (pick: (row: (typeof rows)[number]) => string) =>
+    formatMoney(rows.reduce<Money>((acc, row) => acc.add(money(pick(row))), money(0)));
+  return {
+    stt: sum((r) => r.stt),
+    tts: sum((r) => r.tts),
+    llm: sum((r) => r.llm),
+    telephony: sum((r) => r.telephony),
+    platformFee: sum((r) => r.platform_fee),
+    total: sum((r) => r.total),
+  };
 }
 
 /** Contract §8: usage and cost per component of the calls that ended in the range, by agent. */
@@ -39,7 +51,13 @@ export async function myDetail(ctx: TenantCtx, query: DetailQuery): Promise<Deta
     ...head,
     calls: rows.reduce((n, row) => n + row.calls, 0),
     minutes: minutesOf(rows.reduce((n, row) => n + row.seconds, 0)),
-    byAgent: rows.map((row) => ({ agentId: row.agent_id, agentName: row.agent_name, calls: row.calls, minutes: minutesOf(row.seconds), totals: totalsOf([row]) })),
+    byAgent: rows.map((row) => ({
+      agentId: row.agent_id,
+      agentName: row.agent_name,
+      calls: row.calls,
+      minutes: minutesOf(row.seconds),
+      totals: totalsOf([row]),
+    })),
   };
 }
 
@@ -58,9 +76,19 @@ export async function myTrends(ctx: TenantCtx, query: TrendsQuery): Promise<Tren
   let bucket = DateTime.fromJSDate(range.from, { zone: timezone }).startOf(interval);
   const end = DateTime.fromJSDate(range.to, { zone: timezone });
   while (bucket < end) {
-    if (series.length >= MAX_BUCKETS) throw badRequest('RANGE_TOO_LARGE', `The range holds more than ${MAX_BUCKETS} ${interval} buckets; choose a shorter range or a larger interval.`);
+    if (series.length >= MAX_BUCKETS)
+      throw badRequest(
+        'RANGE_TOO_LARGE',
+        `The range holds more than ${MAX_BUCKETS} ${interval} buckets; choose a shorter range or a larger interval.`,
+      );
     const row = byBucket.get(bucket.toMillis());
-    series.push({ bucket: bucket.toUTC().toISO()!, calls: row?.calls ?? 0, answered: row?.answered ?? 0, minutes: minutesOf(row?.seconds ?? 0), spend: formatMoney(row?.spend ?? '0') });
+    series.push({
+      bucket: bucket.toUTC().toISO()!,
+      calls: row?.calls ?? 0,
+      answered: row?.answered ?? 0,
+      minutes: minutesOf(row?.seconds ?? 0),
+      spend: formatMoney(row?.spend ?? '0'),
+    });
     bucket = bucket.plus({ [interval === 'day' ? 'days' : 'hours']: 1 }).startOf(interval);
   }
   return { interval, timezone, series };
@@ -77,12 +105,18 @@ export async function putBindings(ctx: TenantCtx, agentId: string, body: PutBind
   await agents.requireAgent(ctx, agentId);
   const problems = body.fields.flatMap((field, i) => {
     const issues: { path: string; message: string }[] = [];
-    if (body.fields.findIndex((other) => other.name === field.name) !== i) issues.push({ path: `/fields/${i}/name`, message: `repeats the field name ${field.name}` });
+    if (body.fields.findIndex((other) => other.name === field.name) !== i)
+      issues.push({ path: `/fields/${i}/name`, message: `repeats the field name ${field.name}` });
     if (field.type === 'enum' && !field.enumValues) issues.push({ path: `/fields/${i}/enumValues`, message: 'required for type enum' });
     if (field.type !== 'enum' && field.enumValues) issues.push({ path: `/fields/${i}/enumValues`, message: 'only for type enum' });
     return issues;
   });
-  if (problems.length > 0) throw badRequest('VALIDATION_FAILED', 'Field names must be unique, and enumValues must be given for, and only for, enum fields.', problems);
+  if (problems.length > 0)
+    throw badRequest(
+      'VALIDATION_FAILED',
+      'Field names must be unique, and enumValues must be given for, and only for, enum fields.',
+      problems,
+    );
   const stored = await repo.putBindings(ctx.db, ctx.tenantId, agentId, body.fields);
   return { agentId, fields: stored.fields, updatedAt: stored.updated_at.toISOString() };
 }
@@ -92,7 +126,15 @@ export async function listResults(ctx: TenantCtx, query: ResultsQuery, page: Pag
   if ([query.agent_id, query.session_id].some((value) => value !== undefined && !isUuid(value))) return { data: [], total: 0 };
   const { rows, total } = await repo.listResults(ctx.db, ctx.tenantId, { agentId: query.agent_id, sessionId: query.session_id }, page);
   return {
-    data: rows.map((row) => ({ id: row.id, sessionId: row.call_id, agentId: row.agent_id, campaignId: row.campaign_id, contactId: row.contact_id, fields: row.fields, extractedAt: row.extracted_at.toISOString() })),
+    data: rows.map((row) => ({
+      id: row.id,
+      sessionId: row.call_id,
+      agentId: row.agent_id,
+      campaignId: row.campaign_id,
+      contactId: row.contact_id,
+      fields: row.fields,
+      extractedAt: row.extracted_at.toISOString(),
+    })),
     total,
   };
 }

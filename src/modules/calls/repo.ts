@@ -36,7 +36,20 @@ export interface CallRow {
 
 export type NewCall = Pick<
   CallRow,
-  'id' | 'agent_id' | 'campaign_id' | 'contact_id' | 'voice_number_id' | 'direction' | 'from_number' | 'to_number' | 'attempt' | 'status' | 'provider' | 'provider_call_id' | 'dial_timeout' | 'started_at'
+  | 'id'
+  | 'agent_id'
+  | 'campaign_id'
+  | 'contact_id'
+  | 'voice_number_id'
+  | 'direction'
+  | 'from_number'
+  | 'to_number'
+  | 'attempt'
+  | 'status'
+  | 'provider'
+  | 'provider_call_id'
+  | 'dial_timeout'
+  | 'started_at'
 > & { deadline_at: Date };
 
 export async function insertCalls(db: Queryable, tenantId: string, calls: NewCall[]): Promise<void> {
@@ -77,7 +90,10 @@ export async function lockCall(db: Queryable, tenantId: string, id: string): Pro
 
 /** A provider's callback names its own call id; it leads to the tenant's call. */
 export async function lockCallByProviderId(db: Queryable, provider: string, providerCallId: string): Promise<CallRow | undefined> {
-  const { rows } = await db.query<CallRow>('SELECT * FROM calls WHERE provider = $1 AND provider_call_id = $2 FOR UPDATE', [provider, providerCallId]);
+  const { rows } = await db.query<CallRow>('SELECT * FROM calls WHERE provider = $1 AND provider_call_id = $2 FOR UPDATE', [
+    provider,
+    providerCallId,
+  ]);
   return rows[0];
 }
 
@@ -113,7 +129,20 @@ export async function endCall(db: Queryable, tenantId: string, id: string, end: 
     `UPDATE calls SET status = 'ENDED', outcome = $3, failure_reason = $4, permanent_failure = $5, ended_at = $6,
        answered_at = coalesce(answered_at, $7), duration_sec = $8, transcript = $9, usage = $10, cost = $11, cost_total = $12, deadline_at = NULL
      WHERE tenant_id = $1 AND id = $2 AND status <> 'ENDED' RETURNING *`,
-    [tenantId, id, end.outcome, end.failureReason, end.permanent, end.endedAt, end.answeredAt, end.durationSec, JSON.stringify(end.transcript), JSON.stringify(end.usage), JSON.stringify(end.cost), end.costTotal],
+    [
+      tenantId,
+      id,
+      end.outcome,
+      end.failureReason,
+      end.permanent,
+      end.endedAt,
+      end.answeredAt,
+      end.durationSec,
+      JSON.stringify(end.transcript),
+      JSON.stringify(end.usage),
+      JSON.stringify(end.cost),
+      end.costTotal,
+    ],
   );
   return rows[0];
 }
@@ -133,18 +162,38 @@ export interface CallFilter {
   to?: Date;
 }
 
-export async function listCalls(db: Queryable, tenantId: string, filter: CallFilter, page: Page): Promise<{ rows: CallRow[]; total: number }> {
+export async function listCalls(
+  db: Queryable,
+  tenantId: string,
+  filter: CallFilter,
+  page: Page,
+): Promise<{ rows: CallRow[]; total: number }> {
   const where = `tenant_id = $1 AND ($2::uuid IS NULL OR agent_id = $2) AND ($3::uuid IS NULL OR campaign_id = $3) AND ($4::uuid IS NULL OR contact_id = $4)
     AND ($5::text IS NULL OR direction = $5) AND ($6::text IS NULL OR outcome = $6) AND ($7::timestamptz IS NULL OR created_at >= $7) AND ($8::timestamptz IS NULL OR created_at < $8)`;
-  const params = [tenantId, filter.agentId ?? null, filter.campaignId ?? null, filter.contactId ?? null, filter.direction ?? null, filter.outcome ?? null, filter.from ?? null, filter.to ?? null];
+  const params = [
+    tenantId,
+    filter.agentId ?? null,
+    filter.campaignId ?? null,
+    filter.contactId ?? null,
+    filter.direction ?? null,
+    filter.outcome ?? null,
+    filter.from ?? null,
+    filter.to ?? null,
+  ];
   const [{ rows }, count] = await Promise.all([
-    db.query<CallRow>(`SELECT * FROM calls WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $9 OFFSET $10`, [...params, page.limit, page.offset]),
+    db.query<CallRow>(`SELECT * FROM calls WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $9 OFFSET $10`, [
+      ...params,
+      page.limit,
+      page.offset,
+    ]),
     db.query<{ n: number }>(`SELECT count(*)::int AS n FROM calls WHERE ${where}`, params),
   ]);
   return { rows, total: count.rows[0]!.n };
 }
 
 export async function hasEndedCall(db: Queryable, tenantId: string): Promise<boolean> {
-  const { rowCount } = await db.query("SELECT 1 FROM calls WHERE tenant_id = $1 AND status = 'ENDED' AND outcome IS NOT NULL LIMIT 1", [tenantId]);
+  const { rowCount } = await db.query("SELECT 1 FROM calls WHERE tenant_id = $1 AND status = 'ENDED' AND outcome IS NOT NULL LIMIT 1", [
+    tenantId,
+  ]);
   return rowCount > 0;
 }

@@ -13,18 +13,40 @@ import { Call, CallQuery, InboundCallBody } from './schemas.ts';
 
 export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, parseForm(String(body))));
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
+    done(null, parseForm(String(body))),
+  );
   const ctxOf = (request: Parameters<typeof principalOf>[0]) => tenantCtx(deps, principalOf(request).tenantId);
   const tags = ['calls'];
 
-  app.get('/call-logs', { schema: { tags, summary: 'List calls, newest first', querystring: CallQuery, response: { 200: PageOf(Call), ...errorResponses(400, 401, 403) } } }, async (request) => {
-    const page = toPage(request.query);
-    const { data, total } = await calls.listCalls(ctxOf(request), request.query, page);
-    return pageOf(data, total, page);
-  });
+  app.get(
+    '/call-logs',
+    {
+      schema: {
+        tags,
+        summary: 'List calls, newest first',
+        querystring: CallQuery,
+        response: { 200: PageOf(Call), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await calls.listCalls(ctxOf(request), request.query, page);
+      return pageOf(data, total, page);
+    },
+  );
 
-  app.get('/call-logs/:id', { schema: { tags, summary: 'Get one call with transcript, usage and cost', params: IdParams, response: { 200: Call, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
-    calls.getCall(ctxOf(request), request.params.id),
+  app.get(
+    '/call-logs/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get one call with transcript, usage and cost',
+        params: IdParams,
+        response: { 200: Call, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => calls.getCall(ctxOf(request), request.params.id),
   );
 
   app.post(
@@ -46,7 +68,14 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
 
   app.post(
     '/simulator/inbound-calls',
-    { schema: { tags, summary: 'Place a simulated incoming call to a SIMULATOR number', body: InboundCallBody, response: { 201: Call, ...errorResponses(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Place a simulated incoming call to a SIMULATOR number',
+        body: InboundCallBody,
+        response: { 201: Call, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
     async (request, reply) => reply.code(201).send(await calls.simulateInboundCall(ctxOf(request), request.body)),
   );
 
@@ -55,11 +84,22 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
     '/telephony/twilio/status',
     {
       config: { auth: 'public', rateLimit: false },
-      schema: { tags, summary: "Twilio call status callback (signed with X-Twilio-Signature)", security: [], body: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])), response: { 204: Type.Null(), ...errorResponses(400, 403, 415) } },
+      schema: {
+        tags,
+        summary: 'Twilio call status callback (signed with X-Twilio-Signature)',
+        security: [],
+        body: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
+        response: { 204: Type.Null(), ...errorResponses(400, 403, 415) },
+      },
     },
     async (request, reply: FastifyReply) => {
       const signature = request.headers['x-twilio-signature'];
-      await calls.receiveTwilioStatus(deps, `${deps.config.publicUrl}${request.url}`, request.body as Record<string, string | string[]>, typeof signature === 'string' ? signature : undefined);
+      await calls.receiveTwilioStatus(
+        deps,
+        `${deps.config.publicUrl}${request.url}`,
+        request.body as Record<string, string | string[]>,
+        typeof signature === 'string' ? signature : undefined,
+      );
       return reply.code(204).send();
     },
   );

@@ -24,8 +24,19 @@ export const Call = Type.Object({
   durationSec: Nullable(Type.Integer()),
   transcript: Type.Array(Type.Object({ role: Type.String(), text: Type.String(), at: Timestamp })),
   recordingUrl: Nullable(Type.String()),
-  usage: Nullable(Type.Object({ sttSeconds: Type.Number(), ttsCharacters: Type.Integer(), llmTokens: Type.Integer(), telephonySeconds: Type.Number() })),
-  cost: Nullable(Type.Object({ stt: MoneyString, tts: MoneyString, llm: MoneyString, telephony: MoneyString, platformFee: MoneyString, total: MoneyString })),
+  usage: Nullable(
+    Type.Object({ sttSeconds: Type.Number(), ttsCharacters: Type.Integer(), llmTokens: Type.Integer(), telephonySeconds: Type.Number() }),
+  ),
+  cost: Nullable(
+    Type.Object({
+      stt: MoneyString,
+      tts: MoneyString,
+      llm: MoneyString,
+      telephony: MoneyString,
+      platformFee: MoneyString,
+      total: MoneyString,
+    }),
+  ),
   createdAt: Timestamp,
 });
 export type Call = Static<typeof Call>;

@@ -67,7 +67,12 @@ export interface CallResult {
  * campaign contact's next step and `call.ended`, all or nothing. A second end of the same call
  * (a repeated provider callback, a retried job) changes nothing.
  */
-export async function finishCall(ctx: TenantCtx, callId: string, result: CallResult, campaignsSeen?: campaigns.CampaignsSeen): Promise<repo.CallRow | undefined> {
+export async function finishCall(
+  ctx: TenantCtx,
+  callId: string,
+  result: CallResult,
+  campaignsSeen?: campaigns.CampaignsSeen,
+): Promise<repo.CallRow | undefined> {
   const usage = result.usage ?? NO_USAGE;
   const { cost, total } = costOf(usage, rateCardOf(ctx.config.rates));
   const ended = await repo.endCall(ctx.db, ctx.tenantId, callId, {
@@ -86,7 +91,8 @@ export async function finishCall(ctx: TenantCtx, callId: string, result: CallRes
   if (total.greaterThan(0)) {
     const balance = await identity.debitWallet(ctx.db, ctx.tenantId, total, `Call ${callId}`, callId);
     const low = await identity.crossedIntoLowBalance(ctx.db, ctx.tenantId);
-    if (low) await events.emitEvent(ctx, 'wallet.low_balance', { balance: low.balance, threshold: low.threshold, currency: low.currency }, null);
+    if (low)
+      await events.emitEvent(ctx, 'wallet.low_balance', { balance: low.balance, threshold: low.threshold, currency: low.currency }, null);
     if (!balance.greaterThan(0)) await campaigns.pauseForEmptyWallet(ctx, balance);
   }
   if (ended.campaign_id) await campaigns.recordAttemptResult(ctx, ended, campaignsSeen);
@@ -108,38 +114,72 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
     for (const call of due) {
       const callCtx: TenantCtx = { ...ctx, db: tx, tenantId: call.tenant_id };
       if (call.provider !== SIMULATOR) {
-        await finishCall(callCtx, call.id, {
-          outcome: 'FAILED',
-          endedAt: now,
-          failureReason: call.status === 'QUEUED' ? 'The provider never confirmed the call; it was given up.' : 'The provider sent no final status in time; the call was given up.',
-        }, campaignsSeen);
+        await finishCall(
+          callCtx,
+          call.id,
+          {
+            outcome: 'FAILED',
+            endedAt: now,
+            failureReason:
+              call.status === 'QUEUED'
+                ? 'The provider never confirmed the call; it was given up.'
+                : 'The provider sent no final status in time; the call was given up.',
+          },
+          campaignsSeen,
+        );
         continue;
       }
       const step = simulatedStep(
-        { status: call.status as SimulatedCall['status'], direction: call.direction, attempt: call.attempt, dialTimeout: call.dial_timeout, deadlineAt: call.deadline_at!, answeredAt: call.answered_at, contactMetadata: call.contact_metadata },
+        {
+          status: call.status as SimulatedCall['status'],
+          direction: call.direction,
+          attempt: call.attempt,
+          dialTimeout: call.dial_timeout,
+          deadlineAt: call.deadline_at!,
+          answeredAt: call.answered_at,
+          contactMetadata: call.contact_metadata,
+        },
         now,
         ctx.config.simulator,
       );
       if (step.live) {
-        await repo.updateLiveCall(tx, call.tenant_id, call.id, { status: step.status, answeredAt: step.answeredAt, deadlineAt: step.deadlineAt });
+        await repo.updateLiveCall(tx, call.tenant_id, call.id, {
+          status: step.status,
+          answeredAt: step.answeredAt,
+          deadlineAt: step.deadlineAt,
+        });
       } else if (step.outcome === 'ANSWERED') {
         const answeredAt = step.answeredAt!;
         const seconds = Math.max(0, Math.round((step.endedAt.getTime() - answeredAt.getTime()) / 1000));
-        await finishCall(callCtx, call.id, {
-          outcome: 'ANSWERED',
-          endedAt: step.endedAt,
-          answeredAt,
-          durationSec: seconds,
-          transcript: simulatedTranscript(answeredAt, seconds, call.contact_name),
-          usage: conversationUsage(seconds),
-        }, campaignsSeen);
+        await finishCall(
+          callCtx,
+          call.id,
+          {
+            outcome: 'ANSWERED',
+            endedAt: step.endedAt,
+            answeredAt,
+            durationSec: seconds,
+            transcript: simulatedTranscript(answeredAt, seconds, call.contact_name),
+            usage: conversationUsage(seconds),
+          },
+          campaignsSeen,
+        );
       } else {
-        await finishCall(callCtx, call.id, {
-          outcome: step.outcome,
-          endedAt: step.endedAt,
-          permanent: step.permanent,
-          failureReason: step.permanent ? 'The number is not a valid, callable number.' : step.outcome === 'FAILED' ? 'The call could not be connected.' : null,
-        }, campaignsSeen);
+        await finishCall(
+          callCtx,
+          call.id,
+          {
+            outcome: step.outcome,
+            endedAt: step.endedAt,
+            permanent: step.permanent,
+            failureReason: step.permanent
+              ? 'The number is not a valid, callable number.'
+              : step.outcome === 'FAILED'
+                ? 'The call could not be connected.'
+                : null,
+          },
+          campaignsSeen,
+        );
       }
     }
     return due.length;
@@ -149,7 +189,8 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
 export async function listCalls(ctx: TenantCtx, query: CallQuery, page: Page) {
   const from = query.from ? new Date(query.from) : undefined;
   const to = query.to ? new Date(query.to) : undefined;
-  if (from && to && from > to) throw new AppError(400, 'VALIDATION_FAILED', "'from' must not be after 'to'.", [{ path: '/from', message: 'after to' }]);
+  if (from && to && from > to)
+    throw new AppError(400, 'VALIDATION_FAILED', "'from' must not be after 'to'.", [{ path: '/from', message: 'after to' }]);
   const { rows, total } = await repo.listCalls(ctx.db, ctx.tenantId, { ...query, from, to }, page);
   return { data: rows.map(toCall), total };
 }
@@ -179,7 +220,14 @@ export async function hangupCall(ctx: TenantCtx, id: string): Promise<void> {
     if (call.status === 'IN_PROGRESS') {
       const answeredAt = call.answered_at ?? now;
       const seconds = Math.max(0, Math.round((now.getTime() - answeredAt.getTime()) / 1000));
-      await finishCall(txCtx, id, { outcome: 'ANSWERED', endedAt: now, answeredAt, durationSec: seconds, failureReason: 'Hung up by the user.', usage: conversationUsage(seconds) });
+      await finishCall(txCtx, id, {
+        outcome: 'ANSWERED',
+        endedAt: now,
+        answeredAt,
+        durationSec: seconds,
+        failureReason: 'Hung up by the user.',
+        usage: conversationUsage(seconds),
+      });
     } else {
       await finishCall(txCtx, id, { outcome: 'UNANSWERED', endedAt: now, failureReason: 'Hung up by the user before it was answered.' });
     }
@@ -209,7 +257,11 @@ export async function applyTwilioStatus(
   if (call.status === 'ENDED') return;
   if (update.status !== 'ENDED') {
     if (update.status === 'QUEUED' || (update.status === 'RINGING' && call.status === 'IN_PROGRESS')) return;
-    await repo.updateLiveCall(ctx.db, call.tenant_id, call.id, { status: update.status, answeredAt: update.status === 'IN_PROGRESS' ? now : null, deadlineAt: call.deadline_at });
+    await repo.updateLiveCall(ctx.db, call.tenant_id, call.id, {
+      status: update.status,
+      answeredAt: update.status === 'IN_PROGRESS' ? now : null,
+      deadlineAt: call.deadline_at,
+    });
     return;
   }
   const seconds = update.durationSec ?? 0;
@@ -227,9 +279,16 @@ export async function applyTwilioStatus(
 /** Contract §11: a simulated incoming call to one of the tenant's SIMULATOR numbers. */
 export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId: string; fromNumber: string }): Promise<Call> {
   const number = await agents.requireVoiceNumber(ctx, input.voiceNumberId);
-  if (number.provider !== SIMULATOR) throw conflict('NOT_A_SIMULATOR_NUMBER', `Voice number ${number.phoneNumber} uses ${number.provider}; simulated calls need a SIMULATOR number.`);
+  if (number.provider !== SIMULATOR)
+    throw conflict(
+      'NOT_A_SIMULATOR_NUMBER',
+      `Voice number ${number.phoneNumber} uses ${number.provider}; simulated calls need a SIMULATOR number.`,
+    );
   const fromNumber = normalizePhoneNumber(input.fromNumber);
-  if (!fromNumber) throw new AppError(400, 'VALIDATION_FAILED', 'fromNumber is not a valid E.164 phone number.', [{ path: '/fromNumber', message: 'Invalid phone number' }]);
+  if (!fromNumber)
+    throw new AppError(400, 'VALIDATION_FAILED', 'fromNumber is not a valid E.164 phone number.', [
+      { path: '/fromNumber', message: 'Invalid phone number' },
+    ]);
   const now = ctx.clock.now();
   const id = newId();
   await repo.insertCalls(ctx.db, ctx.tenantId, [
@@ -279,7 +338,12 @@ export async function placeCall(ctx: TenantCtx, call: NewCall): Promise<void> {
   } catch (error) {
     const permanent = error instanceof PermanentDialError;
     await ctx.db.transaction((tx) =>
-      finishCall({ ...ctx, db: tx }, call.id, { outcome: 'FAILED', endedAt: ctx.clock.now(), permanent, failureReason: (error as Error).message }),
+      finishCall({ ...ctx, db: tx }, call.id, {
+        outcome: 'FAILED',
+        endedAt: ctx.clock.now(),
+        permanent,
+        failureReason: (error as Error).message,
+      }),
     );
   }
 }
@@ -288,7 +352,12 @@ export async function placeCall(ctx: TenantCtx, call: NewCall): Promise<void> {
  * `POST /telephony/twilio/status`: finds the call by Twilio's CallSid, checks X-Twilio-Signature
  * with that tenant's Auth Token over the URL Twilio called, and applies the status.
  */
-export async function receiveTwilioStatus(ctx: Omit<TenantCtx, 'tenantId'>, url: string, params: Record<string, string | string[]>, signature: string | undefined): Promise<void> {
+export async function receiveTwilioStatus(
+  ctx: Omit<TenantCtx, 'tenantId'>,
+  url: string,
+  params: Record<string, string | string[]>,
+  signature: string | undefined,
+): Promise<void> {
   const callSid = typeof params.CallSid === 'string' ? params.CallSid : undefined;
   await ctx.db.transaction(async (tx) => {
     const call = callSid ? await repo.lockCallByProviderId(tx, TWILIO, callSid) : undefined;
@@ -297,7 +366,9 @@ export async function receiveTwilioStatus(ctx: Omit<TenantCtx, 'tenantId'>, url:
       // One answer for an unknown call and a bad signature: a caller learns nothing about our calls.
       throw new AppError(403, 'INVALID_SIGNATURE', 'The X-Twilio-Signature header does not match this request.');
     }
-    const flat = Object.fromEntries(Object.entries(params).map(([name, value]) => [name, Array.isArray(value) ? value[value.length - 1]! : value]));
+    const flat = Object.fromEntries(
+      Object.entries(params).map(([name, value]) => [name, Array.isArray(value) ? value[value.length - 1]! : value]),
+    );
     let update: ReturnType<typeof twilioCallUpdate>;
     try {
       update = twilioCallUpdate(flat, call.answered_at !== null || call.status === 'IN_PROGRESS');

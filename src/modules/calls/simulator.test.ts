@@ -30,27 +30,75 @@ describe('simulated steps', () => {
 
   it('takes one step at a time while the next deadline lies ahead', () => {
     expect(simulatedStep(ringing(), t0, timing)).toEqual({ live: true, status: 'IN_PROGRESS', answeredAt: t0, deadlineAt: at(20) });
-    expect(simulatedStep(ringing({ status: 'QUEUED' }), t0, timing)).toEqual({ live: true, status: 'RINGING', answeredAt: null, deadlineAt: at(4) });
-    expect(simulatedStep(ringing({ status: 'IN_PROGRESS', answeredAt: at(-20) }), t0, timing)).toEqual({ live: false, outcome: 'ANSWERED', endedAt: t0, answeredAt: at(-20), permanent: false });
+    expect(simulatedStep(ringing({ status: 'QUEUED' }), t0, timing)).toEqual({
+      live: true,
+      status: 'RINGING',
+      answeredAt: null,
+      deadlineAt: at(4),
+    });
+    expect(simulatedStep(ringing({ status: 'IN_PROGRESS', answeredAt: at(-20) }), t0, timing)).toEqual({
+      live: false,
+      outcome: 'ANSWERED',
+      endedAt: t0,
+      answeredAt: at(-20),
+      permanent: false,
+    });
   });
 
   it('takes every step whose time has come in one go, each at its own time', () => {
-    expect(simulatedStep(ringing({ status: 'QUEUED' }), at(24), timing)).toEqual({ live: false, outcome: 'ANSWERED', endedAt: at(24), answeredAt: at(4), permanent: false });
-    expect(simulatedStep(ringing({ status: 'QUEUED' }), at(23), timing)).toEqual({ live: true, status: 'IN_PROGRESS', answeredAt: at(4), deadlineAt: at(24) });
-    expect(simulatedStep(ringing(), t0, { ringSeconds: 0, talkSeconds: 0 })).toEqual({ live: false, outcome: 'ANSWERED', endedAt: t0, answeredAt: t0, permanent: false });
+    expect(simulatedStep(ringing({ status: 'QUEUED' }), at(24), timing)).toEqual({
+      live: false,
+      outcome: 'ANSWERED',
+      endedAt: at(24),
+      answeredAt: at(4),
+      permanent: false,
+    });
+    expect(simulatedStep(ringing({ status: 'QUEUED' }), at(23), timing)).toEqual({
+      live: true,
+      status: 'IN_PROGRESS',
+      answeredAt: at(4),
+      deadlineAt: at(24),
+    });
+    expect(simulatedStep(ringing(), t0, { ringSeconds: 0, talkSeconds: 0 })).toEqual({
+      live: false,
+      outcome: 'ANSWERED',
+      endedAt: t0,
+      answeredAt: t0,
+      permanent: false,
+    });
   });
 
   it('rings no longer than the dial timeout', () => {
-    expect(simulatedStep(ringing({ status: 'QUEUED', dialTimeout: 10 }), t0, { ringSeconds: 45, talkSeconds: 0 })).toEqual({ live: true, status: 'RINGING', answeredAt: null, deadlineAt: at(10) });
+    expect(simulatedStep(ringing({ status: 'QUEUED', dialTimeout: 10 }), t0, { ringSeconds: 45, talkSeconds: 0 })).toEqual({
+      live: true,
+      status: 'RINGING',
+      answeredAt: null,
+      deadlineAt: at(10),
+    });
   });
 
   it("ends an unanswered attempt when its ringing ends, as the contact's plan says", () => {
     const contactMetadata = { simulate: 'BUSY,INVALID_NUMBER' };
-    expect(simulatedStep(ringing({ contactMetadata }), t0, timing)).toEqual({ live: false, outcome: 'BUSY', endedAt: t0, answeredAt: null, permanent: false });
-    expect(simulatedStep(ringing({ contactMetadata, attempt: 2, status: 'QUEUED' }), at(9), timing)).toEqual({ live: false, outcome: 'FAILED', endedAt: at(4), answeredAt: null, permanent: true });
+    expect(simulatedStep(ringing({ contactMetadata }), t0, timing)).toEqual({
+      live: false,
+      outcome: 'BUSY',
+      endedAt: t0,
+      answeredAt: null,
+      permanent: false,
+    });
+    expect(simulatedStep(ringing({ contactMetadata, attempt: 2, status: 'QUEUED' }), at(9), timing)).toEqual({
+      live: false,
+      outcome: 'FAILED',
+      endedAt: at(4),
+      answeredAt: null,
+      permanent: true,
+    });
   });
 
   it('answers every incoming call, whatever the plan', () => {
-    expect(simulatedStep(ringing({ direction: 'INCOMING', contactMetadata: { simulate: 'BUSY' } }), t0, timing)).toMatchObject({ live: true, status: 'IN_PROGRESS' });
+    expect(simulatedStep(ringing({ direction: 'INCOMING', contactMetadata: { simulate: 'BUSY' } }), t0, timing)).toMatchObject({
+      live: true,
+      status: 'IN_PROGRESS',
+    });
   });
 });

@@ -16,13 +16,23 @@ export interface SimulatedAttempt {
  * there is none. `INVALID_NUMBER` is a permanent failure.
  */
 export function simulatedAttempt(metadata: Record<string, unknown> | null | undefined, attempt: number): SimulatedAttempt {
-  const plan = typeof metadata?.simulate === 'string' ? metadata.simulate.split(',').map((s) => s.trim().toUpperCase()).filter((s) => OUTCOMES.has(s)) : [];
+  const plan =
+    typeof metadata?.simulate === 'string'
+      ? metadata.simulate
+          .split(',')
+          .map((s) => s.trim().toUpperCase())
+          .filter((s) => OUTCOMES.has(s))
+      : [];
   const step = plan[attempt - 1] ?? 'ANSWERED';
   if (step === 'INVALID_NUMBER') return { outcome: 'FAILED', permanent: true };
   return { outcome: step as CallOutcome, permanent: false };
 }
 
-export function simulatedTranscript(answeredAt: Date, seconds: number, contactName: string | null): { role: 'agent' | 'user'; text: string; at: string }[] {
+export function simulatedTranscript(
+  answeredAt: Date,
+  seconds: number,
+  contactName: string | null,
+): { role: 'agent' | 'user'; text: string; at: string }[] {
   const at = (fraction: number) => new Date(answeredAt.getTime() + Math.round(seconds * 1000 * fraction)).toISOString();
   const name = contactName ? ` ${contactName}` : '';
   return [
@@ -62,8 +72,12 @@ export function simulatedStep(call: SimulatedCall, now: Date, timing: { ringSeco
       status = 'RINGING';
       deadlineAt = addSeconds(at, Math.min(timing.ringSeconds, call.dialTimeout));
     } else if (status === 'RINGING') {
-      const plan = call.direction === 'INCOMING' ? { outcome: 'ANSWERED' as const, permanent: false } : simulatedAttempt(call.contactMetadata, call.attempt);
-      if (plan.outcome !== 'ANSWERED') return { live: false, outcome: plan.outcome, endedAt: at, answeredAt: null, permanent: plan.permanent };
+      const plan =
+        call.direction === 'INCOMING'
+          ? { outcome: 'ANSWERED' as const, permanent: false }
+          : simulatedAttempt(call.contactMetadata, call.attempt);
+      if (plan.outcome !== 'ANSWERED')
+        return { live: false, outcome: plan.outcome, endedAt: at, answeredAt: null, permanent: plan.permanent };
       status = 'IN_PROGRESS';
       answeredAt = at;
       deadlineAt = addSeconds(at, timing.talkSeconds);

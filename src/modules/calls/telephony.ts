@@ -8,7 +8,9 @@ export const TWILIO = 'TWILIO';
 /** Why calls on numbers of `provider` cannot be placed for this tenant now, or null. */
 export async function providerProblem(ctx: TenantCtx, provider: string): Promise<string | null> {
   if (provider !== TWILIO) return null;
-  return (await integrations.credentialsOf(ctx, 'twilio')) ? null : 'Twilio is not connected; connect it with PUT /api/v1/integrations/twilio, then resume the campaign.';
+  return (await integrations.credentialsOf(ctx, 'twilio'))
+    ? null
+    : 'Twilio is not connected; connect it with PUT /api/v1/integrations/twilio, then resume the campaign.';
 }
 
 /** The telephony provider that places a tenant's calls on numbers of `provider`. */

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { type CallWindow, isInsideCallWindow, isValidHhMm, isValidTimeZone, minutesOfDay, nextAttemptAt, nextWindowOpening } from './call-window.ts';
+import {
+  type CallWindow,
+  isInsideCallWindow,
+  isValidHhMm,
+  isValidTimeZone,
+  minutesOfDay,
+  nextAttemptAt,
+  nextWindowOpening,
+} from './call-window.ts';
 
 const ALL_DAYS = [1, 2, 3, 4, 5, 6, 7];
 const WEEKDAYS = [1, 2, 3, 4, 5];
@@ -172,11 +180,36 @@ describe('America/New_York across the 2026 DST changes', () => {
 
   describe('fall back on Sunday 2026-11-01 (02:00 EDT -> 01:00 EST at 06:00Z; 01:00–02:00 happens twice)', () => {
     it.each([
-      ['opens at the FIRST occurrence of a repeated start time (01:30 EDT)', win(NEW_YORK, '01:30', '03:00'), '2026-11-01T04:00:00.000Z', '2026-11-01T05:30:00.000Z'],
-      ['reopens at the change when the repeated hour brings the window back (01:00 EST)', win(NEW_YORK, '01:00', '01:30'), '2026-11-01T05:45:00.000Z', '2026-11-01T06:00:00.000Z'],
-      ['opens at the second occurrence when asked between the two (01:45 EST)', win(NEW_YORK, '01:45', '03:00'), '2026-11-01T06:30:00.000Z', '2026-11-01T06:45:00.000Z'],
-      ['opens the next day once both occurrences are past (01:00 EST on 2026-11-02)', win(NEW_YORK, '01:00', '01:30'), '2026-11-01T06:45:00.000Z', '2026-11-02T06:00:00.000Z'],
-      ['keeps 09:00 local as the opening after the change (Saturday 18:30 EDT -> Sunday 09:00 EST)', win(NEW_YORK, '09:00', '18:00'), '2026-10-31T22:30:00.000Z', '2026-11-01T14:00:00.000Z'],
+      [
+        'opens at the FIRST occurrence of a repeated start time (01:30 EDT)',
+        win(NEW_YORK, '01:30', '03:00'),
+        '2026-11-01T04:00:00.000Z',
+        '2026-11-01T05:30:00.000Z',
+      ],
+      [
+        'reopens at the change when the repeated hour brings the window back (01:00 EST)',
+        win(NEW_YORK, '01:00', '01:30'),
+        '2026-11-01T05:45:00.000Z',
+        '2026-11-01T06:00:00.000Z',
+      ],
+      [
+        'opens at the second occurrence when asked between the two (01:45 EST)',
+        win(NEW_YORK, '01:45', '03:00'),
+        '2026-11-01T06:30:00.000Z',
+        '2026-11-01T06:45:00.000Z',
+      ],
+      [
+        'opens the next day once both occurrences are past (01:00 EST on 2026-11-02)',
+        win(NEW_YORK, '01:00', '01:30'),
+        '2026-11-01T06:45:00.000Z',
+        '2026-11-02T06:00:00.000Z',
+      ],
+      [
+        'keeps 09:00 local as the opening after the change (Saturday 18:30 EDT -> Sunday 09:00 EST)',
+        win(NEW_YORK, '09:00', '18:00'),
+        '2026-10-31T22:30:00.000Z',
+        '2026-11-01T14:00:00.000Z',
+      ],
     ])('%s', (_label, window, from, expected) => {
       expect(opening(from, window)).toBe(expected);
     });
@@ -249,12 +282,27 @@ describe('nextAttemptAt', () => {
   const nineToSixWeekdays = win(NEW_YORK, '09:00', '18:00', WEEKDAYS);
 
   it.each([
-    ['is exactly redialDelayMin after the previous end when that is inside the window', '2026-11-23T15:00:00.000Z', 1, '2026-11-23T15:01:00.000Z'],
+    [
+      'is exactly redialDelayMin after the previous end when that is inside the window',
+      '2026-11-23T15:00:00.000Z',
+      1,
+      '2026-11-23T15:01:00.000Z',
+    ],
     ['keeps the milliseconds of the previous end', '2026-11-23T15:00:00.123Z', 60, '2026-11-23T16:00:00.123Z'],
     ['may land one minute before callWindowEnd', '2026-11-23T21:59:00.000Z', 60, '2026-11-23T22:59:00.000Z'],
-    ['is deferred to the next opening when it would land at exactly callWindowEnd', '2026-11-23T22:59:00.000Z', 1, '2026-11-24T14:00:00.000Z'],
+    [
+      'is deferred to the next opening when it would land at exactly callWindowEnd',
+      '2026-11-23T22:59:00.000Z',
+      1,
+      '2026-11-24T14:00:00.000Z',
+    ],
     ['is deferred to the next opening when it would land after the window', '2026-11-23T22:30:00.000Z', 60, '2026-11-24T14:00:00.000Z'],
-    ['is deferred to the same day opening when it would land before the window', '2026-11-23T12:00:00.000Z', 30, '2026-11-23T14:00:00.000Z'],
+    [
+      'is deferred to the same day opening when it would land before the window',
+      '2026-11-23T12:00:00.000Z',
+      30,
+      '2026-11-23T14:00:00.000Z',
+    ],
     ['is deferred from Friday evening to Monday morning', '2026-11-20T22:30:00.000Z', 60, '2026-11-23T14:00:00.000Z'],
     ['with a zero delay is the previous end itself when inside', '2026-11-23T15:00:00.000Z', 0, '2026-11-23T15:00:00.000Z'],
   ])('%s', (_label, endedAt, delay, expected) => {
@@ -263,7 +311,9 @@ describe('nextAttemptAt', () => {
 
   it('is deferred across the fall-back change to 09:00 EST', () => {
     // Ended Saturday 2026-10-31 17:30 EDT; 18:30 is outside; Sunday opens at 09:00 EST = 14:00Z.
-    expect(nextAttemptAt(at('2026-10-31T21:30:00.000Z'), 60, win(NEW_YORK, '09:00', '18:00'))?.toISOString()).toBe('2026-11-01T14:00:00.000Z');
+    expect(nextAttemptAt(at('2026-10-31T21:30:00.000Z'), 60, win(NEW_YORK, '09:00', '18:00'))?.toISOString()).toBe(
+      '2026-11-01T14:00:00.000Z',
+    );
   });
 
   it('returns null when callDays is empty', () => {
@@ -287,14 +337,22 @@ describe('nextWindowOpening agrees with a minute-by-minute scan around the DST c
     [LONDON, '2026-03-28T12:00:00.000Z'],
     [LONDON, '2026-10-24T12:00:00.000Z'],
   ];
-  const windows: Array<[string, string]> = [['00:30', '01:15'], ['01:00', '01:30'], ['01:30', '02:45'], ['02:15', '02:45'], ['09:00', '18:00']];
+  const windows: Array<[string, string]> = [
+    ['00:30', '01:15'],
+    ['01:00', '01:30'],
+    ['01:30', '02:45'],
+    ['02:15', '02:45'],
+    ['09:00', '18:00'],
+  ];
 
   it.each(cases)('in %s from %s, every 45 minutes for two days', (zone, firstIso) => {
     for (const [start, end] of windows) {
       const window = win(zone, start, end);
       for (let step = 0; step < 64; step += 1) {
         const from = new Date(Date.parse(firstIso) + step * 45 * 60_000);
-        expect(nextWindowOpening(from, window)?.toISOString() ?? null, `${zone} ${start}-${end} from ${from.toISOString()}`).toBe(scan(from, window, 8 * 24 * 60));
+        expect(nextWindowOpening(from, window)?.toISOString() ?? null, `${zone} ${start}-${end} from ${from.toISOString()}`).toBe(
+          scan(from, window, 8 * 24 * 60),
+        );
       }
     }
   });

@@ -166,6 +166,7 @@ export function nextWindowOpening(at: Date, window: CallWindow): Date | null {
 /** The earliest instant a retry may be dialled: nextWindowOpening(previousEndedAt + redialDelayMin minutes). */
 export function nextAttemptAt(previousEndedAt: Date, redialDelayMin: number, window: CallWindow): Date | null {
   const endedMs = checkInstant(previousEndedAt, 'previousEndedAt');
-  if (!Number.isFinite(redialDelayMin) || redialDelayMin < 0) throw new RangeError(`redialDelayMin must be a non-negative number, got ${redialDelayMin}`);
+  if (!Number.isFinite(redialDelayMin) || redialDelayMin < 0)
+    throw new RangeError(`redialDelayMin must be a non-negative number, got ${redialDelayMin}`);
   return nextWindowOpening(new Date(endedMs + redialDelayMin * MINUTE_MS), window);
 }

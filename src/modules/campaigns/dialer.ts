@@ -62,7 +62,13 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
     const ctx = ctxOf(deps, tenantId, tx);
     const number = campaign.voice_number_id ? await agents.findVoiceNumber(ctx, campaign.voice_number_id) : undefined;
     if (!number || !campaign.agent_id) {
-      await changeStatus(ctx, campaignId, ['RUNNING'], 'PAUSED', 'Paused: the campaign lost its agent or voice number and cannot dial; cancel it and create a new one.');
+      await changeStatus(
+        ctx,
+        campaignId,
+        ['RUNNING'],
+        'PAUSED',
+        'Paused: the campaign lost its agent or voice number and cannot dial; cancel it and create a new one.',
+      );
       return { count: 1, toPlace: [] };
     }
     const providerProblem = await calls.providerProblem(ctx, number.provider);
@@ -93,7 +99,9 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
       provider: number.provider,
       provider_call_id: simulated ? calls.simulatorCallId(claim.call_id) : null,
       dial_timeout: campaign.dial_timeout,
-      deadline_at: simulated ? addSeconds(now, Math.min(deps.config.simulator.ringSeconds, campaign.dial_timeout)) : addSeconds(now, deps.config.dialer.confirmTimeoutSeconds),
+      deadline_at: simulated
+        ? addSeconds(now, Math.min(deps.config.simulator.ringSeconds, campaign.dial_timeout))
+        : addSeconds(now, deps.config.dialer.confirmTimeoutSeconds),
       started_at: now,
     }));
     await calls.insertCalls(tx, tenantId, newCalls);

@@ -52,7 +52,8 @@ export type CampaignValues = Partial<Record<keyof typeof COLUMNS, unknown>>;
 export const UNFINISHED: CampaignStatus[] = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED'];
 export const UNIQUE_VIOLATION = '23505';
 
-const sqlValue = (value: unknown) => (value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date) ? JSON.stringify(value) : value);
+const sqlValue = (value: unknown) =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date) ? JSON.stringify(value) : value;
 
 export async function insertCampaign(db: Queryable, tenantId: string, id: string, values: CampaignValues): Promise<CampaignRow> {
   const entries = Object.entries(values).filter(([, value]) => value !== undefined) as [keyof typeof COLUMNS, unknown][];
@@ -66,7 +67,13 @@ export async function insertCampaign(db: Queryable, tenantId: string, id: string
 }
 
 /** Updates the given fields of a campaign still in one of `inStatuses`; undefined when it was not. */
-export async function updateCampaign(db: Queryable, tenantId: string, id: string, values: CampaignValues, inStatuses: CampaignStatus[]): Promise<CampaignRow | undefined> {
+export async function updateCampaign(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  values: CampaignValues,
+  inStatuses: CampaignStatus[],
+): Promise<CampaignRow | undefined> {
   const entries = Object.entries(values).filter(([, value]) => value !== undefined) as [keyof typeof COLUMNS, unknown][];
   const sets = entries.map(([key], i) => `${COLUMNS[key]} = $${i + 4}`);
   const { rows } = await db.query<CampaignRow>(
@@ -78,28 +85,52 @@ export async function updateCampaign(db: Queryable, tenantId: string, id: string
 }
 
 export async function findCampaign(db: Queryable, tenantId: string, id: string, forUpdate = false): Promise<CampaignRow | undefined> {
-  const { rows } = await db.query<CampaignRow>(`SELECT * FROM campaigns WHERE tenant_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [tenantId, id]);
+  const { rows } = await db.query<CampaignRow>(
+    `SELECT * FROM campaigns WHERE tenant_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    [tenantId, id],
+  );
   return rows[0];
 }
 
-export async function listCampaigns(db: Queryable, tenantId: string, filter: { status?: string; agentId?: string }, page: Page): Promise<{ rows: CampaignRow[]; total: number }> {
+export async function listCampaigns(
+  db: Queryable,
+  tenantId: string,
+  filter: { status?: string; agentId?: string },
+  page: Page,
+): Promise<{ rows: CampaignRow[]; total: number }> {
   const where = 'tenant_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR agent_id = $3)';
   const params = [tenantId, filter.status ?? null, filter.agentId ?? null];
   const [{ rows }, count] = await Promise.all([
-    db.query<CampaignRow>(`SELECT * FROM campaigns WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, [...params, page.limit, page.offset]),
+    db.query<CampaignRow>(`SELECT * FROM campaigns WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, [
+      ...params,
+      page.limit,
+      page.offset,
+    ]),
     db.query<{ n: number }>(`SELECT count(*)::int AS n FROM campaigns WHERE ${where}`, params),
   ]);
   return { rows, total: count.rows[0]!.n };
 }
 
 export async function deleteCampaign(db: Queryable, tenantId: string, id: string, inStatuses: CampaignStatus[]): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM campaigns WHERE tenant_id = $1 AND id = $2 AND status = ANY($3::text[])', [tenantId, id, inStatuses]);
+  const { rowCount } = await db.query('DELETE FROM campaigns WHERE tenant_id = $1 AND id = $2 AND status = ANY($3::text[])', [
+    tenantId,
+    id,
+    inStatuses,
+  ]);
   return rowCount === 1;
 }
 
 /** Whether an unfinished campaign of the tenant points at this agent, number or list. */
-export async function unfinishedCampaignUses(db: Queryable, tenantId: string, column: 'agent_id' | 'voice_number_id' | 'contact_list_id', id: string): Promise<boolean> {
-  const { rowCount } = await db.query(`SELECT 1 FROM campaigns WHERE tenant_id = $1 AND ${column} = $2 AND status = ANY($3::text[]) LIMIT 1`, [tenantId, id, UNFINISHED]);
+export async function unfinishedCampaignUses(
+  db: Queryable,
+  tenantId: string,
+  column: 'agent_id' | 'voice_number_id' | 'contact_list_id',
+  id: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `SELECT 1 FROM campaigns WHERE tenant_id = $1 AND ${column} = $2 AND status = ANY($3::text[]) LIMIT 1`,
+    [tenantId, id, UNFINISHED],
+  );
   return rowCount > 0;
 }
 
@@ -125,7 +156,12 @@ export interface CampaignContactRow {
   next_attempt_at: Date | null;
 }
 
-export async function listCampaignContacts(db: Queryable, tenantId: string, id: string, page: Page): Promise<{ rows: CampaignContactRow[]; total: number }> {
+export async function listCampaignContacts(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  page: Page,
+): Promise<{ rows: CampaignContactRow[]; total: number }> {
   const [{ rows }, count] = await Promise.all([
     db.query<CampaignContactRow>(
       `SELECT contact_id, phone_number, name, status, attempts, last_outcome, last_call_id, next_attempt_at
@@ -188,7 +224,10 @@ export async function lockDueScheduled(db: Queryable, now: Date, limit: number):
 }
 
 export async function setStatusReason(db: Queryable, tenantId: string, id: string, reason: string | null): Promise<void> {
-  await db.query('UPDATE campaigns SET status_reason = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status_reason IS DISTINCT FROM $3', [tenantId, id, reason]);
+  await db.query(
+    'UPDATE campaigns SET status_reason = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status_reason IS DISTINCT FROM $3',
+    [tenantId, id, reason],
+  );
 }
 
 export async function runningCampaigns(db: Queryable): Promise<{ tenant_id: string; id: string }[]> {
@@ -198,12 +237,18 @@ export async function runningCampaigns(db: Queryable): Promise<{ tenant_id: stri
 
 /** The campaign row, locked so one worker at a time claims its contacts; undefined when another holds it. */
 export async function lockRunningCampaign(db: Queryable, tenantId: string, id: string): Promise<CampaignRow | undefined> {
-  const { rows } = await db.query<CampaignRow>(`SELECT * FROM campaigns WHERE tenant_id = $1 AND id = $2 AND status = 'RUNNING' FOR UPDATE SKIP LOCKED`, [tenantId, id]);
+  const { rows } = await db.query<CampaignRow>(
+    `SELECT * FROM campaigns WHERE tenant_id = $1 AND id = $2 AND status = 'RUNNING' FOR UPDATE SKIP LOCKED`,
+    [tenantId, id],
+  );
   return rows[0];
 }
 
 export async function liveContactCount(db: Queryable, tenantId: string, campaignId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 AND status = 'IN_PROGRESS'", [tenantId, campaignId]);
+  const { rows } = await db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 AND status = 'IN_PROGRESS'",
+    [tenantId, campaignId],
+  );
   return rows[0]!.n;
 }
 
@@ -224,7 +269,13 @@ export async function dueContacts(db: Queryable, tenantId: string, campaignId: s
 }
 
 /** Counts the attempt before anything is dialled: a crash after this can lose an attempt, never repeat one. */
-export async function markDialling(db: Queryable, tenantId: string, campaignId: string, claims: { contact_id: string; call_id: string }[], maxAttempts: number): Promise<number> {
+export async function markDialling(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  claims: { contact_id: string; call_id: string }[],
+  maxAttempts: number,
+): Promise<number> {
   const { rowCount } = await db.query(
     `UPDATE campaign_contacts cc SET status = 'IN_PROGRESS', attempts = cc.attempts + 1, last_call_id = c.call_id, updated_at = now()
      FROM unnest($3::uuid[], $4::uuid[]) AS c(contact_id, call_id)
@@ -264,7 +315,10 @@ export async function completeFinishedCampaigns(db: Queryable, now: Date): Promi
 }
 
 export async function pauseRunning(db: Queryable, tenantId: string, reason: string): Promise<CampaignRow[]> {
-  const { rows } = await db.query<CampaignRow>("UPDATE campaigns SET status = 'PAUSED', status_reason = $2, updated_at = now() WHERE tenant_id = $1 AND status = 'RUNNING' RETURNING *", [tenantId, reason]);
+  const { rows } = await db.query<CampaignRow>(
+    "UPDATE campaigns SET status = 'PAUSED', status_reason = $2, updated_at = now() WHERE tenant_id = $1 AND status = 'RUNNING' RETURNING *",
+    [tenantId, reason],
+  );
   return rows;
 }
 
@@ -272,7 +326,14 @@ export async function pauseRunning(db: Queryable, tenantId: string, reason: stri
  * Takes up to `wanted` dial slots of a voice number paced at `perSecond` (a virtual-time bucket
  * shared by every worker: at most one second of burst). Returns how many were granted.
  */
-export async function takeDialSlots(db: Queryable, tenantId: string, numberId: string, wanted: number, now: Date, perSecond: number): Promise<number> {
+export async function takeDialSlots(
+  db: Queryable,
+  tenantId: string,
+  numberId: string,
+  wanted: number,
+  now: Date,
+  perSecond: number,
+): Promise<number> {
   const { rows } = await db.query<{ next_dial_at: Date }>(
     `INSERT INTO dial_pace (tenant_id, voice_number_id, next_dial_at) VALUES ($1, $2, $3::timestamptz - interval '1 second')
      ON CONFLICT (tenant_id, voice_number_id) DO UPDATE SET next_dial_at = greatest(dial_pace.next_dial_at, $3::timestamptz - interval '1 second')
@@ -282,7 +343,11 @@ export async function takeDialSlots(db: Queryable, tenantId: string, numberId: s
   const from = rows[0]!.next_dial_at.getTime();
   const granted = Math.min(wanted, Math.max(0, Math.floor(((now.getTime() - from) * perSecond) / 1000)));
   if (granted > 0) {
-    await db.query('UPDATE dial_pace SET next_dial_at = $3 WHERE tenant_id = $1 AND voice_number_id = $2', [tenantId, numberId, new Date(from + (granted * 1000) / perSecond)]);
+    await db.query('UPDATE dial_pace SET next_dial_at = $3 WHERE tenant_id = $1 AND voice_number_id = $2', [
+      tenantId,
+      numberId,
+      new Date(from + (granted * 1000) / perSecond),
+    ]);
   }
   return granted;
 }

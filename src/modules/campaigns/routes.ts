@@ -17,34 +17,94 @@ export const campaignRoutes: ModulePlugin = async (plugin, { deps }) => {
   const ctxOf = (request: Parameters<typeof principalOf>[0]) => tenantCtx(deps, principalOf(request).tenantId);
   const tags = ['campaigns'];
 
-  app.post('/campaigns', { schema: { tags, summary: 'Create a voice campaign (DRAFT, or SCHEDULED with scheduledAt)', body: CreateCampaignBody, response: { 201: Campaign, ...errorResponses(400, 401, 403, 404, 409) } } }, async (request, reply) =>
-    reply.code(201).send(await campaigns.createCampaign(ctxOf(request), request.body)),
+  app.post(
+    '/campaigns',
+    {
+      schema: {
+        tags,
+        summary: 'Create a voice campaign (DRAFT, or SCHEDULED with scheduledAt)',
+        body: CreateCampaignBody,
+        response: { 201: Campaign, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await campaigns.createCampaign(ctxOf(request), request.body)),
   );
 
-  app.get('/campaigns', { schema: { tags, summary: 'List campaigns', querystring: CampaignQuery, response: { 200: PageOf(Campaign), ...errorResponses(400, 401, 403) } } }, async (request) => {
-    const page = toPage(request.query);
-    const { data, total } = await campaigns.listCampaigns(ctxOf(request), { status: request.query.status, agentId: request.query.agentId }, page);
-    return pageOf(data, total, page);
-  });
+  app.get(
+    '/campaigns',
+    {
+      schema: {
+        tags,
+        summary: 'List campaigns',
+        querystring: CampaignQuery,
+        response: { 200: PageOf(Campaign), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await campaigns.listCampaigns(
+        ctxOf(request),
+        { status: request.query.status, agentId: request.query.agentId },
+        page,
+      );
+      return pageOf(data, total, page);
+    },
+  );
 
-  app.get('/campaigns/:id', { schema: { tags, summary: 'Get a campaign with live stats', params: IdParams, response: { 200: Campaign, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
-    campaigns.getCampaign(ctxOf(request), request.params.id),
+  app.get(
+    '/campaigns/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a campaign with live stats',
+        params: IdParams,
+        response: { 200: Campaign, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => campaigns.getCampaign(ctxOf(request), request.params.id),
   );
 
   app.patch(
     '/campaigns/:id',
-    { schema: { tags, summary: 'Update a DRAFT campaign; scheduledAt moves it to SCHEDULED', params: IdParams, body: UpdateCampaignBody, response: { 200: Campaign, ...errorResponses(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Update a DRAFT campaign; scheduledAt moves it to SCHEDULED',
+        params: IdParams,
+        body: UpdateCampaignBody,
+        response: { 200: Campaign, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
     async (request) => campaigns.updateCampaign(ctxOf(request), request.params.id, request.body),
   );
 
-  app.delete('/campaigns/:id', { schema: { tags, summary: 'Delete a DRAFT, COMPLETED or CANCELLED campaign', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409) } } }, async (request, reply) => {
-    await campaigns.deleteCampaign(ctxOf(request), request.params.id);
-    return reply.code(204).send(null);
-  });
+  app.delete(
+    '/campaigns/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a DRAFT, COMPLETED or CANCELLED campaign',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      await campaigns.deleteCampaign(ctxOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
 
   app.get(
     '/campaigns/:id/contacts',
-    { schema: { tags, summary: 'Per-contact dial state: status, attempts, next attempt', params: IdParams, querystring: PageQuery, response: { 200: PageOf(CampaignContact), ...errorResponses(400, 401, 403, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Per-contact dial state: status, attempts, next attempt',
+        params: IdParams,
+        querystring: PageQuery,
+        response: { 200: PageOf(CampaignContact), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async (request) => {
       const page = toPage(request.query);
       const { data, total } = await campaigns.listCampaignContacts(ctxOf(request), request.params.id, page);
@@ -61,7 +121,15 @@ export const campaignRoutes: ModulePlugin = async (plugin, { deps }) => {
   for (const [action, summary, run] of actions) {
     app.post(
       `/campaigns/:id/${action}`,
-      { schema: { tags, summary, params: IdParams, body: EmptyBody, response: { 202: Type.Null({ description: 'Accepted, no body.' }), ...errorResponses(400, 401, 403, 404, 409) } } },
+      {
+        schema: {
+          tags,
+          summary,
+          params: IdParams,
+          body: EmptyBody,
+          response: { 202: Type.Null({ description: 'Accepted, no body.' }), ...errorResponses(400, 401, 403, 404, 409) },
+        },
+      },
       async (request, reply: FastifyReply) => {
         await run(ctxOf(request), (request.params as { id: string }).id);
         return reply.code(202).send();

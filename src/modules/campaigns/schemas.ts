@@ -7,7 +7,10 @@ export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 export const CONTACT_STATUSES = ['PENDING', 'IN_PROGRESS', 'ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED'] as const;
 
 const Metadata = Type.Record(Type.String(), Type.Unknown());
-const HhMm = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:mm, 24-hour local time of the campaign timezone.' });
+const HhMm = Type.String({
+  pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$',
+  description: 'HH:mm, 24-hour local time of the campaign timezone.',
+});
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /** Seed §2.4 fields (all settable on create and, while DRAFT, by PATCH) plus maxConcurrentCalls. */
@@ -21,7 +24,12 @@ const campaignFields = {
   timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. America/New_York.' }),
   callWindowStart: HhMm,
   callWindowEnd: HhMm,
-  callDays: Type.Array(Type.Integer({ minimum: 1, maximum: 7 }), { minItems: 1, maxItems: 7, uniqueItems: true, description: '1 = Monday … 7 = Sunday.' }),
+  callDays: Type.Array(Type.Integer({ minimum: 1, maximum: 7 }), {
+    minItems: 1,
+    maxItems: 7,
+    uniqueItems: true,
+    description: '1 = Monday … 7 = Sunday.',
+  }),
   dialTimeout: Type.Integer({ minimum: 10, maximum: 300, description: 'Seconds the phone rings, 10 to 300.' }),
   maxAttempts: Type.Integer({ minimum: 1, maximum: 10, description: 'Attempts per contact, 1 to 10.' }),
   redialDelayMin: Type.Integer({ minimum: 1, maximum: 10080, description: 'Minutes between attempts, at least 1.' }),

@@ -23,7 +23,6 @@ export const DEFAULTS = {
 export const MIN_LIST_CONTACTS = 2;
 const DELETABLE: CampaignStatus[] = ['DRAFT', 'COMPLETED', 'CANCELLED'];
 
-
 export const toCampaign = (row: repo.CampaignRow): Campaign => ({
   id: row.id,
   tenantId: row.tenant_id,
@@ -58,8 +57,13 @@ const notAllowed = (code: string, action: string, allowed: string, status: Campa
   conflict(code, `Only a campaign that is ${allowed} can be ${action}; this one is ${status}.`);
 
 /** The rules of seed §2.4 and §8 that a schema cannot say, on the campaign as it would be after the change. */
-async function checkReferences(ctx: TenantCtx, merged: { timezone: string; callWindowStart: string; callWindowEnd: string }, input: UpdateCampaignBody) {
-  if (!isValidTimeZone(merged.timezone)) throw invalid('/timezone', `Unknown time zone "${merged.timezone}"; use an IANA name such as America/New_York`);
+async function checkReferences(
+  ctx: TenantCtx,
+  merged: { timezone: string; callWindowStart: string; callWindowEnd: string },
+  input: UpdateCampaignBody,
+) {
+  if (!isValidTimeZone(merged.timezone))
+    throw invalid('/timezone', `Unknown time zone "${merged.timezone}"; use an IANA name such as America/New_York`);
   if (minutesOfDay(merged.callWindowStart) >= minutesOfDay(merged.callWindowEnd)) {
     throw invalid('/callWindowStart', `callWindowStart (${merged.callWindowStart}) must be before callWindowEnd (${merged.callWindowEnd})`);
   }
@@ -71,9 +75,12 @@ async function checkReferences(ctx: TenantCtx, merged: { timezone: string; callW
 async function requireDiallableList(ctx: TenantCtx, listId: string) {
   const list = await contacts.getList(ctx, listId);
   if (list.contactCount < MIN_LIST_CONTACTS) {
-    throw new AppError(400, 'LIST_TOO_SMALL', `A campaign's contact list must have at least ${MIN_LIST_CONTACTS} contacts; "${list.name}" has ${list.contactCount}.`, [
-      { path: '/contactListId', message: `at least ${MIN_LIST_CONTACTS} contacts needed` },
-    ]);
+    throw new AppError(
+      400,
+      'LIST_TOO_SMALL',
+      `A campaign's contact list must have at least ${MIN_LIST_CONTACTS} contacts; "${list.name}" has ${list.contactCount}.`,
+      [{ path: '/contactListId', message: `at least ${MIN_LIST_CONTACTS} contacts needed` }],
+    );
   }
 }
 
@@ -95,7 +102,10 @@ export async function updateCampaign(ctx: TenantCtx, id: string, input: UpdateCa
   const current = await repo.findCampaign(ctx.db, ctx.tenantId, id);
   if (!current) throw campaignNotFound();
   if (current.status !== 'DRAFT') {
-    throw conflict('CAMPAIGN_NOT_DRAFT', `Only DRAFT campaigns can be updated; this one is ${current.status}. Create a new campaign to change its settings.`);
+    throw conflict(
+      'CAMPAIGN_NOT_DRAFT',
+      `Only DRAFT campaigns can be updated; this one is ${current.status}. Create a new campaign to change its settings.`,
+    );
   }
   await checkReferences(
     ctx,
@@ -107,7 +117,9 @@ export async function updateCampaign(ctx: TenantCtx, id: string, input: UpdateCa
     input,
   );
   try {
-    const row = await repo.updateCampaign(ctx.db, ctx.tenantId, id, { ...input, ...(input.scheduledAt ? { status: 'SCHEDULED' } : {}) }, ['DRAFT']);
+    const row = await repo.updateCampaign(ctx.db, ctx.tenantId, id, { ...input, ...(input.scheduledAt ? { status: 'SCHEDULED' } : {}) }, [
+      'DRAFT',
+    ]);
     if (!row) throw conflict('CAMPAIGN_NOT_DRAFT', 'Only DRAFT campaigns can be updated; this one changed status meanwhile.');
     return toCampaign(row);
   } catch (error) {
@@ -141,7 +153,11 @@ function toStats(counts: Record<string, number>): CampaignStats {
 
 export async function listCampaigns(ctx: TenantCtx, filter: { status?: string; agentId?: string }, page: Page) {
   const { rows, total } = await repo.listCampaigns(ctx.db, ctx.tenantId, filter, page);
-  const stats = await repo.campaignStats(ctx.db, ctx.tenantId, rows.map((row) => row.id));
+  const stats = await repo.campaignStats(
+    ctx.db,
+    ctx.tenantId,
+    rows.map((row) => row.id),
+  );
   return { data: rows.map((row) => ({ ...toCampaign(row), stats: toStats(stats.get(row.id)!) })), total };
 }
 
@@ -165,13 +181,17 @@ export async function deleteCampaign(ctx: TenantCtx, id: string): Promise<void> 
   const row = await repo.findCampaign(ctx.db, ctx.tenantId, id);
   if (!row) throw campaignNotFound();
   if (!(await repo.deleteCampaign(ctx.db, ctx.tenantId, id, DELETABLE))) {
-    throw conflict('CAMPAIGN_NOT_DELETABLE', `A ${row.status} campaign cannot be deleted; pause and cancel it first (DRAFT, COMPLETED and CANCELLED campaigns can be deleted).`);
+    throw conflict(
+      'CAMPAIGN_NOT_DELETABLE',
+      `A ${row.status} campaign cannot be deleted; pause and cancel it first (DRAFT, COMPLETED and CANCELLED campaigns can be deleted).`,
+    );
   }
 }
 
 /** Why a campaign cannot start now, as one sentence, or null when it can. */
 export async function startProblem(ctx: TenantCtx, row: repo.CampaignRow): Promise<AppError | null> {
-  const missing = (what: string, field: string) => conflict('CAMPAIGN_NOT_READY', `The campaign has no ${what}; set ${field} with PATCH while it is DRAFT, or create a new campaign.`);
+  const missing = (what: string, field: string) =>
+    conflict('CAMPAIGN_NOT_READY', `The campaign has no ${what}; set ${field} with PATCH while it is DRAFT, or create a new campaign.`);
   if (!row.agent_id || !(await agents.agentExists(ctx, row.agent_id))) return missing('agent', 'agentId');
   if (!row.voice_number_id || !(await agents.voiceNumberExists(ctx, row.voice_number_id))) return missing('voice number', 'voiceNumberId');
   if (!row.contact_list_id) return missing('contact list', 'contactListId');
@@ -183,7 +203,10 @@ export async function startProblem(ctx: TenantCtx, row: repo.CampaignRow): Promi
   }
   const balance = await identity.walletBalance(ctx);
   if (!balance.amount.greaterThan(0)) {
-    return conflict('WALLET_EMPTY', `The wallet balance is ${balance.amount.toFixed(4)} ${balance.currency}; credit the wallet before starting calls.`);
+    return conflict(
+      'WALLET_EMPTY',
+      `The wallet balance is ${balance.amount.toFixed(4)} ${balance.currency}; credit the wallet before starting calls.`,
+    );
   }
   return null;
 }
@@ -194,7 +217,8 @@ export async function startCampaign(ctx: TenantCtx, id: string): Promise<void> {
     const txCtx = { ...ctx, db: tx };
     const row = await repo.findCampaign(tx, ctx.tenantId, id, true);
     if (!row) throw campaignNotFound();
-    if (row.status !== 'DRAFT' && row.status !== 'SCHEDULED') throw notAllowed('CAMPAIGN_NOT_STARTABLE', 'started', 'DRAFT or SCHEDULED', row.status);
+    if (row.status !== 'DRAFT' && row.status !== 'SCHEDULED')
+      throw notAllowed('CAMPAIGN_NOT_STARTABLE', 'started', 'DRAFT or SCHEDULED', row.status);
     const problem = await startProblem(txCtx, row);
     if (problem) throw problem;
     await beginDialling(txCtx, row);
@@ -210,11 +234,22 @@ export async function beginDialling(ctx: TenantCtx, row: repo.CampaignRow): Prom
 
 /** Contract §9: `campaign.status_changed`, in the transaction of the change. */
 export async function announceStatus(ctx: TenantCtx, row: repo.CampaignRow): Promise<void> {
-  await events.emitEvent(ctx, 'campaign.status_changed', { campaignId: row.id, name: row.name, status: row.status, statusReason: row.status_reason, changedAt: row.updated_at.toISOString() }, row.agent_id);
+  await events.emitEvent(
+    ctx,
+    'campaign.status_changed',
+    { campaignId: row.id, name: row.name, status: row.status, statusReason: row.status_reason, changedAt: row.updated_at.toISOString() },
+    row.agent_id,
+  );
 }
 
 /** Moves a campaign still in one of `from` to `to` and announces it; undefined when it was not in `from`. Call inside a transaction. */
-export async function changeStatus(ctx: TenantCtx, id: string, from: CampaignStatus[], to: CampaignStatus, reason?: string): Promise<repo.CampaignRow | undefined> {
+export async function changeStatus(
+  ctx: TenantCtx,
+  id: string,
+  from: CampaignStatus[],
+  to: CampaignStatus,
+  reason?: string,
+): Promise<repo.CampaignRow | undefined> {
   const row = await repo.setStatus(ctx.db, ctx.tenantId, id, from, to, { now: ctx.clock.now(), reason });
   if (row) await announceStatus(ctx, row);
   return row;
@@ -231,17 +266,28 @@ export async function resumeCampaign(ctx: TenantCtx, id: string): Promise<void> 
     if (row.status !== 'PAUSED') throw notAllowed('CAMPAIGN_NOT_PAUSED', 'resumed', 'PAUSED', row.status);
     const balance = await identity.walletBalance({ ...ctx, db: tx });
     if (!balance.amount.greaterThan(0)) {
-      throw conflict('WALLET_EMPTY', `The wallet balance is ${balance.amount.toFixed(4)} ${balance.currency}; credit the wallet before resuming calls.`);
+      throw conflict(
+        'WALLET_EMPTY',
+        `The wallet balance is ${balance.amount.toFixed(4)} ${balance.currency}; credit the wallet before resuming calls.`,
+      );
     }
     await changeStatus({ ...ctx, db: tx }, id, ['PAUSED'], 'RUNNING');
   });
 }
 
 export async function cancelCampaign(ctx: TenantCtx, id: string): Promise<void> {
-  await transition(ctx, id, repo.UNFINISHED, 'CANCELLED', (status) => conflict('CAMPAIGN_FINISHED', `The campaign is already ${status}; there is nothing to cancel.`));
+  await transition(ctx, id, repo.UNFINISHED, 'CANCELLED', (status) =>
+    conflict('CAMPAIGN_FINISHED', `The campaign is already ${status}; there is nothing to cancel.`),
+  );
 }
 
-async function transition(ctx: TenantCtx, id: string, from: CampaignStatus[], to: CampaignStatus, refusal: (status: CampaignStatus) => AppError) {
+async function transition(
+  ctx: TenantCtx,
+  id: string,
+  from: CampaignStatus[],
+  to: CampaignStatus,
+  refusal: (status: CampaignStatus) => AppError,
+) {
   await ctx.db.transaction(async (tx) => {
     if (await changeStatus({ ...ctx, db: tx }, id, from, to)) return;
     const current = await repo.findCampaign(tx, ctx.tenantId, id);
@@ -251,17 +297,24 @@ async function transition(ctx: TenantCtx, id: string, from: CampaignStatus[], to
 }
 
 /** The contact a campaign call dialled, as the campaign copied it (name, email, metadata). */
-export const campaignContact = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, campaignId: string, contactId: string) => repo.campaignContact(ctx.db, ctx.tenantId, campaignId, contactId);
+export const campaignContact = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, campaignId: string, contactId: string) =>
+  repo.campaignContact(ctx.db, ctx.tenantId, campaignId, contactId);
 
 /** Seed §4.4: a list assigned to an unfinished campaign cannot be deleted (wired into contacts). */
 export const listInUse = (ctx: TenantCtx, listId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'contact_list_id', listId);
 export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'agent_id', agentId);
-export const voiceNumberInUse = (ctx: TenantCtx, numberId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'voice_number_id', numberId);
+export const voiceNumberInUse = (ctx: TenantCtx, numberId: string) =>
+  repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'voice_number_id', numberId);
 
 /** Campaigns already read in one batch of ended calls, by id. */
 export type CampaignsSeen = Map<string, repo.CampaignRow | undefined>;
 
-export const windowOf = (row: repo.CampaignRow): CallWindow => ({ timezone: row.timezone, start: row.call_window_start, end: row.call_window_end, days: row.call_days });
+export const windowOf = (row: repo.CampaignRow): CallWindow => ({
+  timezone: row.timezone,
+  start: row.call_window_start,
+  end: row.call_window_end,
+  days: row.call_days,
+});
 
 /**
  * After one attempt ended: ANSWERED, a permanent failure or the last allowed attempt is final;
@@ -270,12 +323,22 @@ export const windowOf = (row: repo.CampaignRow): CallWindow => ({ timezone: row.
  */
 export async function recordAttemptResult(
   ctx: TenantCtx,
-  call: { id: string; campaign_id: string | null; contact_id: string | null; attempt: number; outcome: string | null; permanent_failure: boolean; ended_at: Date | null },
+  call: {
+    id: string;
+    campaign_id: string | null;
+    contact_id: string | null;
+    attempt: number;
+    outcome: string | null;
+    permanent_failure: boolean;
+    ended_at: Date | null;
+  },
   campaignsSeen?: CampaignsSeen,
 ): Promise<void> {
   if (!call.campaign_id || !call.contact_id || !call.outcome) return;
   // A batch of ended calls reads each campaign's settings once, not once per call.
-  const campaign = campaignsSeen?.has(call.campaign_id) ? campaignsSeen.get(call.campaign_id) : await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
+  const campaign = campaignsSeen?.has(call.campaign_id)
+    ? campaignsSeen.get(call.campaign_id)
+    : await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
   campaignsSeen?.set(call.campaign_id, campaign);
   if (!campaign) return;
   const final = call.outcome === 'ANSWERED' || call.permanent_failure || call.attempt >= campaign.max_attempts;
@@ -289,6 +352,10 @@ export async function recordAttemptResult(
 
 /** A wallet that ran dry pauses the tenant's running campaigns and says why (contract §5). */
 export async function pauseForEmptyWallet(ctx: TenantCtx, balance: { toFixed(digits: number): string }): Promise<void> {
-  const paused = await repo.pauseRunning(ctx.db, ctx.tenantId, `Paused: the wallet balance is ${balance.toFixed(4)}; credit the wallet, then resume the campaign.`);
+  const paused = await repo.pauseRunning(
+    ctx.db,
+    ctx.tenantId,
+    `Paused: the wallet balance is ${balance.toFixed(4)}; credit the wallet, then resume the campaign.`,
+  );
   for (const row of paused) await announceStatus(ctx, row);
 }

@@ -27,7 +27,9 @@ describe('checkContactRow', () => {
   });
 
   it('normalises a valid row', () => {
-    expect(checkContactRow({ phoneNumber: ' +1 415-555-2671 ', name: ' Ada ', email: 'ada@example.com', metadata: { tier: 'gold' } })).toEqual({
+    expect(
+      checkContactRow({ phoneNumber: ' +1 415-555-2671 ', name: ' Ada ', email: 'ada@example.com', metadata: { tier: 'gold' } }),
+    ).toEqual({
       ok: true,
       contact: { phoneNumber: '+14155552671', name: 'Ada', email: 'ada@example.com', metadata: { tier: 'gold' } },
     });

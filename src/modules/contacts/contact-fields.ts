@@ -5,7 +5,8 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 const FORMATTING = /[\s\-.()]/g;
 const E164 = /^\+[1-9][0-9]{7,14}$/;
 // Practical e-mail check, the same shape ajv-formats' "email" accepts.
-const EMAIL = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
+const EMAIL =
+  /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
 
 export const INVALID_PHONE = 'Invalid phone number';
 export const MISSING_PHONE = 'Missing phone number';
@@ -37,7 +38,12 @@ export type RowCheck = { ok: true; contact: ContactFields } | { ok: false; phone
 
 /** Checks one incoming row; the reason is the sentence reported in `invalidRows`. */
 export function checkContactRow(row: { phoneNumber?: unknown; name?: unknown; email?: unknown; metadata?: unknown }): RowCheck {
-  const rawPhone = typeof row.phoneNumber === 'string' ? row.phoneNumber.trim() : row.phoneNumber === undefined || row.phoneNumber === null ? '' : String(row.phoneNumber);
+  const rawPhone =
+    typeof row.phoneNumber === 'string'
+      ? row.phoneNumber.trim()
+      : row.phoneNumber === undefined || row.phoneNumber === null
+        ? ''
+        : String(row.phoneNumber);
   if (rawPhone === '') return { ok: false, phone: '', reason: MISSING_PHONE };
   const phoneNumber = normalizePhoneNumber(rawPhone);
   if (!phoneNumber) return { ok: false, phone: rawPhone, reason: INVALID_PHONE };
@@ -45,7 +51,8 @@ export function checkContactRow(row: { phoneNumber?: unknown; name?: unknown; em
   if ((email !== null && !isValidEmail(email)) || (row.email !== undefined && row.email !== null && typeof row.email !== 'string')) {
     return { ok: false, phone: rawPhone, reason: INVALID_EMAIL };
   }
-  if (row.metadata !== undefined && row.metadata !== null && !isPlainObject(row.metadata)) return { ok: false, phone: rawPhone, reason: METADATA_NOT_OBJECT };
+  if (row.metadata !== undefined && row.metadata !== null && !isPlainObject(row.metadata))
+    return { ok: false, phone: rawPhone, reason: METADATA_NOT_OBJECT };
   const name = typeof row.name === 'string' && row.name.trim() !== '' ? row.name.trim() : null;
   return { ok: true, contact: { phoneNumber, name, email, metadata: (row.metadata as Record<string, unknown> | undefined) ?? {} } };
 }

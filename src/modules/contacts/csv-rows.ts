@@ -13,7 +13,11 @@ const NAME_HEADERS = ['name', 'customer_name', 'contact_name', 'first_name'];
 type Field = 'phoneNumber' | 'name' | 'email' | 'metadata';
 
 /** Case-insensitive, with spaces, underscores or hyphens between words: "Phone Number" = "phone_number". */
-export const normalizeHeader = (header: string): string => header.trim().toLowerCase().replace(/[\s_-]+/g, '_');
+export const normalizeHeader = (header: string): string =>
+  header
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_-]+/g, '_');
 
 export function fieldOfHeader(header: string): Field | undefined {
   const normalized = normalizeHeader(header);
@@ -56,7 +60,8 @@ function toRow(header: string[], fieldOf: (Field | undefined)[], record: string[
     if (key && value !== '') extras[key] = value;
   });
   if (metadata !== undefined && !isPlainObject(metadata)) fields.metadata = metadata;
-  else if (metadata !== undefined || Object.keys(extras).length > 0) fields.metadata = { ...extras, ...(metadata as Record<string, unknown> | undefined) };
+  else if (metadata !== undefined || Object.keys(extras).length > 0)
+    fields.metadata = { ...extras, ...(metadata as Record<string, unknown> | undefined) };
   return { row, fields };
 }
 
@@ -76,7 +81,9 @@ export async function readCsvRows(input: Readable): Promise<CsvRow[]> {
         header = record;
         fieldOf = header.map(fieldOfHeader);
         if (!fieldOf.includes('phoneNumber')) {
-          throw badCsv(`The CSV has no phone column; name one column ${PHONE_HEADERS.join(', ')} (any case, with spaces, underscores or hyphens).`);
+          throw badCsv(
+            `The CSV has no phone column; name one column ${PHONE_HEADERS.join(', ')} (any case, with spaces, underscores or hyphens).`,
+          );
         }
         continue;
       }
@@ -93,6 +100,7 @@ export async function readCsvRows(input: Readable): Promise<CsvRow[]> {
     throw badCsv(`The file is not valid CSV: ${(error as Error).message}.`);
   }
   if (!header) throw badCsv('The CSV file is empty; it needs a header row and at least one contact.');
-  if (dataRows > MAX_CSV_ROWS) throw badCsv(`The CSV has ${dataRows} rows; at most ${MAX_CSV_ROWS} contacts can be uploaded at once, so nothing was imported.`);
+  if (dataRows > MAX_CSV_ROWS)
+    throw badCsv(`The CSV has ${dataRows} rows; at most ${MAX_CSV_ROWS} contacts can be uploaded at once, so nothing was imported.`);
   return rows;
 }

@@ -29,7 +29,11 @@ const CONTACT_COLUMNS = 'id, tenant_id, list_id, phone_number, name, email, meta
 
 export const UNIQUE_VIOLATION = '23505';
 
-export async function insertList(db: Queryable, tenantId: string, list: { id: string; name: string; metadata: Record<string, unknown> }): Promise<ListRow> {
+export async function insertList(
+  db: Queryable,
+  tenantId: string,
+  list: { id: string; name: string; metadata: Record<string, unknown> },
+): Promise<ListRow> {
   const { rows } = await db.query<ListRow>(
     `INSERT INTO contact_lists (tenant_id, id, name, metadata) VALUES ($1, $2, $3, $4)
      RETURNING id, tenant_id, name, metadata, contact_count, created_at, updated_at`,
@@ -39,7 +43,10 @@ export async function insertList(db: Queryable, tenantId: string, list: { id: st
 }
 
 export async function findList(db: Queryable, tenantId: string, listId: string): Promise<ListRow | undefined> {
-  const { rows } = await db.query<ListRow>(`SELECT ${LIST_COLUMNS} FROM contact_lists l WHERE l.tenant_id = $1 AND l.id = $2`, [tenantId, listId]);
+  const { rows } = await db.query<ListRow>(`SELECT ${LIST_COLUMNS} FROM contact_lists l WHERE l.tenant_id = $1 AND l.id = $2`, [
+    tenantId,
+    listId,
+  ]);
   return rows[0];
 }
 
@@ -51,7 +58,12 @@ export async function listExists(db: Queryable, tenantId: string, listId: string
 /** An ILIKE pattern matching `search` anywhere, its wildcards taken literally; null for no search. */
 const containing = (search: string | undefined) => (search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null);
 
-export async function listLists(db: Queryable, tenantId: string, search: string | undefined, page: Page): Promise<{ rows: ListRow[]; total: number }> {
+export async function listLists(
+  db: Queryable,
+  tenantId: string,
+  search: string | undefined,
+  page: Page,
+): Promise<{ rows: ListRow[]; total: number }> {
   const pattern = containing(search);
   const [{ rows }, count] = await Promise.all([
     db.query<ListRow>(
@@ -59,12 +71,20 @@ export async function listLists(db: Queryable, tenantId: string, search: string 
        ORDER BY l.created_at DESC, l.id DESC LIMIT $3 OFFSET $4`,
       [tenantId, pattern, page.limit, page.offset],
     ),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM contact_lists WHERE tenant_id = $1 AND ($2::text IS NULL OR name ILIKE $2)', [tenantId, pattern]),
+    db.query<{ n: number }>('SELECT count(*)::int AS n FROM contact_lists WHERE tenant_id = $1 AND ($2::text IS NULL OR name ILIKE $2)', [
+      tenantId,
+      pattern,
+    ]),
   ]);
   return { rows, total: count.rows[0]!.n };
 }
 
-export async function updateList(db: Queryable, tenantId: string, listId: string, patch: { name?: string; metadata?: Record<string, unknown> }): Promise<boolean> {
+export async function updateList(
+  db: Queryable,
+  tenantId: string,
+  listId: string,
+  patch: { name?: string; metadata?: Record<string, unknown> },
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE contact_lists SET name = coalesce($3, name), metadata = coalesce($4::jsonb, metadata), updated_at = now()
      WHERE tenant_id = $1 AND id = $2`,
@@ -79,7 +99,12 @@ export async function deleteList(db: Queryable, tenantId: string, listId: string
 }
 
 /** Inserts the contacts whose phone number is not in the list yet; returns the numbers inserted. */
-export async function insertContacts(db: Queryable, tenantId: string, listId: string, contacts: (ContactFields & { id: string })[]): Promise<ContactRow[]> {
+export async function insertContacts(
+  db: Queryable,
+  tenantId: string,
+  listId: string,
+  contacts: (ContactFields & { id: string })[],
+): Promise<ContactRow[]> {
   if (contacts.length === 0) return [];
   const { rows } = await db.query<ContactRow>(
     `INSERT INTO contacts (tenant_id, id, list_id, phone_number, name, email, metadata)
@@ -97,13 +122,23 @@ export async function insertContacts(db: Queryable, tenantId: string, listId: st
 }
 
 export async function findContact(db: Queryable, tenantId: string, listId: string, contactId: string): Promise<ContactRow | undefined> {
-  const { rows } = await db.query<ContactRow>(`SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND id = $3`, [tenantId, listId, contactId]);
+  const { rows } = await db.query<ContactRow>(`SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND id = $3`, [
+    tenantId,
+    listId,
+    contactId,
+  ]);
   return rows[0];
 }
 
 /** A page of a list's contacts with the list's count, or undefined when the list does not exist. */
 /** A page of a list's contacts, optionally those whose phone, name or email contains `search`. */
-export async function listContacts(db: Queryable, tenantId: string, listId: string, page: Page | undefined, search?: string): Promise<{ rows: ContactRow[]; total: number } | undefined> {
+export async function listContacts(
+  db: Queryable,
+  tenantId: string,
+  listId: string,
+  page: Page | undefined,
+  search?: string,
+): Promise<{ rows: ContactRow[]; total: number } | undefined> {
   const pattern = containing(search);
   const matches = '($3::text IS NULL OR phone_number ILIKE $3 OR name ILIKE $3 OR email ILIKE $3)';
   const [{ rows }, list, matching] = await Promise.all([
@@ -114,7 +149,13 @@ export async function listContacts(db: Queryable, tenantId: string, listId: stri
     ),
     db.query<{ contact_count: number }>('SELECT contact_count FROM contact_lists WHERE tenant_id = $1 AND id = $2', [tenantId, listId]),
     // Without a search the list's kept count is the total; with one, the matches are counted.
-    pattern ? db.query<{ n: number }>(`SELECT count(*)::int AS n FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND ${matches}`, [tenantId, listId, pattern]) : undefined,
+    pattern
+      ? db.query<{ n: number }>(`SELECT count(*)::int AS n FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND ${matches}`, [
+          tenantId,
+          listId,
+          pattern,
+        ])
+      : undefined,
   ]);
   const count = list.rows[0];
   return count && { rows, total: matching ? matching.rows[0]!.n : count.contact_count };
@@ -151,6 +192,10 @@ export async function updateContact(
 }
 
 export async function deleteContacts(db: Queryable, tenantId: string, listId: string, contactIds: string[]): Promise<number> {
-  const { rowCount } = await db.query('DELETE FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND id = ANY($3::uuid[])', [tenantId, listId, contactIds]);
+  const { rowCount } = await db.query('DELETE FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND id = ANY($3::uuid[])', [
+    tenantId,
+    listId,
+    contactIds,
+  ]);
   return rowCount;
 }

@@ -33,29 +33,73 @@ export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
   const ctxOf = (request: Parameters<typeof principalOf>[0]) => tenantCtx(deps, principalOf(request).tenantId);
   const tags = ['contacts'];
 
-  app.post('/contact-lists', { schema: { tags, summary: 'Create an empty contact list', body: CreateListBody, response: { 201: ContactList, ...errorResponses(400, 401, 403, 409) } } }, async (request, reply) =>
-    reply.code(201).send(await contacts.createList(ctxOf(request), request.body)),
+  app.post(
+    '/contact-lists',
+    {
+      schema: {
+        tags,
+        summary: 'Create an empty contact list',
+        body: CreateListBody,
+        response: { 201: ContactList, ...errorResponses(400, 401, 403, 409) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await contacts.createList(ctxOf(request), request.body)),
   );
 
-  app.get('/contact-lists', { schema: { tags, summary: 'List contact lists', querystring: ListQuery, response: { 200: PageOf(ContactList), ...errorResponses(400, 401, 403) } } }, async (request) => {
-    const page = toPage(request.query);
-    const { data, total } = await contacts.listLists(ctxOf(request), request.query.search, page);
-    return pageOf(data, total, page);
-  });
+  app.get(
+    '/contact-lists',
+    {
+      schema: {
+        tags,
+        summary: 'List contact lists',
+        querystring: ListQuery,
+        response: { 200: PageOf(ContactList), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await contacts.listLists(ctxOf(request), request.query.search, page);
+      return pageOf(data, total, page);
+    },
+  );
 
-  app.get('/contact-lists/:id', { schema: { tags, summary: 'Get a contact list', params: IdParams, response: { 200: ContactList, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
-    contacts.getList(ctxOf(request), request.params.id),
+  app.get(
+    '/contact-lists/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a contact list',
+        params: IdParams,
+        response: { 200: ContactList, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => contacts.getList(ctxOf(request), request.params.id),
   );
 
   app.patch(
     '/contact-lists/:id',
-    { schema: { tags, summary: 'Rename a contact list or change its metadata', params: IdParams, body: UpdateListBody, response: { 200: ContactList, ...errorResponses(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Rename a contact list or change its metadata',
+        params: IdParams,
+        body: UpdateListBody,
+        response: { 200: ContactList, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
     async (request) => contacts.updateList(ctxOf(request), request.params.id, request.body),
   );
 
   app.delete(
     '/contact-lists/:id',
-    { schema: { tags, summary: 'Delete a contact list and all its contacts', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete a contact list and all its contacts',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
     async (request, reply) => {
       await contacts.deleteList(ctxOf(request), request.params.id, campaigns.listInUse);
       return reply.code(204).send(null);
@@ -64,7 +108,15 @@ export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
 
   app.post(
     '/contact-lists/:id/contacts',
-    { schema: { tags, summary: 'Add one contact', params: IdParams, body: CreateContactBody, response: { 201: Contact, ...errorResponses(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Add one contact',
+        params: IdParams,
+        body: CreateContactBody,
+        response: { 201: Contact, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
     async (request, reply) => reply.code(201).send(await contacts.addContact(ctxOf(request), request.params.id, request.body)),
   );
 
@@ -101,20 +153,30 @@ export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
       },
     },
     async (request) => {
-      if (!request.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the CSV as multipart/form-data with the file in a field named "file".');
+      if (!request.isMultipart())
+        throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the CSV as multipart/form-data with the file in a field named "file".');
       const ctx = ctxOf(request);
       await contacts.requireList(ctx, request.params.id);
       const part = await request.file();
       if (!part || part.fieldname !== 'file') throw new AppError(400, 'FILE_REQUIRED', 'Attach the CSV in a multipart field named "file".');
       const rows = await readCsvRows(part.file);
-      if (part.file.truncated) throw new AppError(413, 'PAYLOAD_TOO_LARGE', 'The CSV file is larger than 5 MB; split it into smaller files.');
+      if (part.file.truncated)
+        throw new AppError(413, 'PAYLOAD_TOO_LARGE', 'The CSV file is larger than 5 MB; split it into smaller files.');
       return contacts.importContacts(ctx, request.params.id, rows);
     },
   );
 
   app.get(
     '/contact-lists/:id/contacts',
-    { schema: { tags, summary: 'List the contacts of a list (all of them when neither page nor limit is given)', params: IdParams, querystring: ContactsQuery, response: { 200: PageOf(Contact), ...errorResponses(400, 401, 403, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'List the contacts of a list (all of them when neither page nor limit is given)',
+        params: IdParams,
+        querystring: ContactsQuery,
+        response: { 200: PageOf(Contact), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async (request) => {
       const { page, limit, search } = request.query;
       const paged = page === undefined && limit === undefined ? undefined : toPage({ page, limit });
@@ -136,19 +198,38 @@ export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
     async (request) => contacts.deleteContactsBatch(ctxOf(request), request.params.id, request.body.contactIds),
   );
 
-  app.get('/contact-lists/:id/contacts/:contactId', { schema: { tags, summary: 'Get a contact', params: ContactParams, response: { 200: Contact, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
-    contacts.getContact(ctxOf(request), request.params.id, request.params.contactId),
+  app.get(
+    '/contact-lists/:id/contacts/:contactId',
+    {
+      schema: { tags, summary: 'Get a contact', params: ContactParams, response: { 200: Contact, ...errorResponses(400, 401, 403, 404) } },
+    },
+    async (request) => contacts.getContact(ctxOf(request), request.params.id, request.params.contactId),
   );
 
   app.patch(
     '/contact-lists/:id/contacts/:contactId',
-    { schema: { tags, summary: 'Update a contact', params: ContactParams, body: UpdateContactBody, response: { 200: Contact, ...errorResponses(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Update a contact',
+        params: ContactParams,
+        body: UpdateContactBody,
+        response: { 200: Contact, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
     async (request) => contacts.updateContact(ctxOf(request), request.params.id, request.params.contactId, request.body),
   );
 
   app.delete(
     '/contact-lists/:id/contacts/:contactId',
-    { schema: { tags, summary: 'Delete a contact', params: ContactParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete a contact',
+        params: ContactParams,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async (request, reply) => {
       await contacts.deleteContact(ctxOf(request), request.params.id, request.params.contactId);
       return reply.code(204).send(null);

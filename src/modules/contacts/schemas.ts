@@ -17,7 +17,10 @@ export type ContactList = Static<typeof ContactList>;
 
 export const CreateListBody = Type.Object({ name: ListName, metadata: Type.Optional(Metadata) }, { additionalProperties: false });
 export type CreateListBody = Static<typeof CreateListBody>;
-export const UpdateListBody = Type.Object({ name: Type.Optional(ListName), metadata: Type.Optional(Metadata) }, { additionalProperties: false });
+export const UpdateListBody = Type.Object(
+  { name: Type.Optional(ListName), metadata: Type.Optional(Metadata) },
+  { additionalProperties: false },
+);
 export type UpdateListBody = Static<typeof UpdateListBody>;
 
 export const ListQuery = Type.Object({
@@ -39,7 +42,11 @@ export const Contact = Type.Object({
 });
 export type Contact = Static<typeof Contact>;
 
-const PhoneNumber = Type.String({ minLength: 1, maxLength: 40, description: 'E.164; spaces, dashes, dots and parentheses are removed first.' });
+const PhoneNumber = Type.String({
+  minLength: 1,
+  maxLength: 40,
+  description: 'E.164; spaces, dashes, dots and parentheses are removed first.',
+});
 const ContactName = Type.String({ maxLength: 200 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
 
@@ -74,12 +81,23 @@ export const UploadResult = Type.Object({
 });
 export type UploadResult = Static<typeof UploadResult>;
 
-export const DeleteBatchBody = Type.Object({ contactIds: Type.Array(Uuid, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false });
+export const DeleteBatchBody = Type.Object(
+  { contactIds: Type.Array(Uuid, { minItems: 1, maxItems: 1000 }) },
+  { additionalProperties: false },
+);
 
 export const ContactsQuery = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1, description: '1-based; default 1.' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'Default 25, at most 200. With neither page nor limit every contact is returned.' })),
-  search: Type.Optional(Type.String({ maxLength: 200, description: 'Only contacts whose phone number, name or email contains this text (any case).' })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 200,
+      description: 'Default 25, at most 200. With neither page nor limit every contact is returned.',
+    }),
+  ),
+  search: Type.Optional(
+    Type.String({ maxLength: 200, description: 'Only contacts whose phone number, name or email contains this text (any case).' }),
+  ),
 });
 
 export const ContactParams = Type.Object({ id: Uuid, contactId: Uuid });

@@ -4,7 +4,15 @@ import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { checkContactRow, DUPLICATE_PHONE, INVALID_PHONE, normalizePhoneNumber, type ContactFields } from './contact-fields.ts';
 import * as repo from './repo.ts';
-import type { Contact, ContactList, CreateContactBody, CreateListBody, UpdateContactBody, UpdateListBody, UploadResult } from './schemas.ts';
+import type {
+  Contact,
+  ContactList,
+  CreateContactBody,
+  CreateListBody,
+  UpdateContactBody,
+  UpdateListBody,
+  UploadResult,
+} from './schemas.ts';
 
 const toList = (row: repo.ListRow): ContactList => ({
   id: row.id,
@@ -29,7 +37,8 @@ const toContact = (row: repo.ContactRow): Contact => ({
 });
 
 const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === repo.UNIQUE_VIOLATION;
-const duplicateListName = (name: string) => conflict('LIST_NAME_TAKEN', `A contact list named "${name}" already exists; choose another name.`);
+const duplicateListName = (name: string) =>
+  conflict('LIST_NAME_TAKEN', `A contact list named "${name}" already exists; choose another name.`);
 const listNotFound = () => notFound('Contact list');
 
 /** Asks the campaigns module whether a list is in use (seed §4.4); passed in to keep contacts free of campaigns. */
@@ -79,7 +88,10 @@ export async function requireList(ctx: TenantCtx, listId: string): Promise<void>
 
 export async function addContact(ctx: TenantCtx, listId: string, input: CreateContactBody): Promise<Contact> {
   const check = checkContactRow(input);
-  if (!check.ok) throw new AppError(400, 'INVALID_CONTACT', `${check.reason}.`, [{ path: check.reason === INVALID_PHONE ? '/phoneNumber' : '', message: check.reason }]);
+  if (!check.ok)
+    throw new AppError(400, 'INVALID_CONTACT', `${check.reason}.`, [
+      { path: check.reason === INVALID_PHONE ? '/phoneNumber' : '', message: check.reason },
+    ]);
   await requireList(ctx, listId);
   const [row] = await repo.insertContacts(ctx.db, ctx.tenantId, listId, [{ id: newId(), ...check.contact }]);
   if (!row) throw conflict('DUPLICATE_PHONE_NUMBER', `${check.contact.phoneNumber} is already in this list.`);
@@ -102,7 +114,8 @@ export async function importContacts(ctx: TenantCtx, listId: string, rows: Numbe
   rows.forEach(({ row, fields: input }) => {
     const check = checkContactRow(input);
     if (!check.ok) return void invalidRows.push({ row, phone: check.phone, reason: check.reason });
-    if (seen.has(check.contact.phoneNumber)) return void invalidRows.push({ row, phone: String(input.phoneNumber), reason: DUPLICATE_PHONE });
+    if (seen.has(check.contact.phoneNumber))
+      return void invalidRows.push({ row, phone: String(input.phoneNumber), reason: DUPLICATE_PHONE });
     seen.add(check.contact.phoneNumber);
     accepted.push({ id: newId(), row, ...check.contact });
   });
@@ -112,7 +125,8 @@ export async function importContacts(ctx: TenantCtx, listId: string, rows: Numbe
   });
   const insertedNumbers = new Set(inserted.map((row) => row.phone_number));
   for (const contact of accepted) {
-    if (!insertedNumbers.has(contact.phoneNumber)) invalidRows.push({ row: contact.row, phone: contact.phoneNumber, reason: DUPLICATE_PHONE });
+    if (!insertedNumbers.has(contact.phoneNumber))
+      invalidRows.push({ row: contact.row, phone: contact.phoneNumber, reason: DUPLICATE_PHONE });
   }
   invalidRows.sort((a, b) => a.row - b.row);
   return { imported: inserted.length, skipped: invalidRows.length, invalidRows };
@@ -136,7 +150,8 @@ export async function updateContact(ctx: TenantCtx, listId: string, contactId: s
   let phoneNumber: string | undefined;
   if (input.phoneNumber !== undefined) {
     phoneNumber = normalizePhoneNumber(input.phoneNumber) ?? undefined;
-    if (!phoneNumber) throw new AppError(400, 'INVALID_CONTACT', 'Invalid phone number.', [{ path: '/phoneNumber', message: INVALID_PHONE }]);
+    if (!phoneNumber)
+      throw new AppError(400, 'INVALID_CONTACT', 'Invalid phone number.', [{ path: '/phoneNumber', message: INVALID_PHONE }]);
   }
   try {
     const row = await repo.updateContact(ctx.db, ctx.tenantId, listId, contactId, { ...input, phoneNumber });
@@ -159,7 +174,11 @@ export async function deleteContactsBatch(ctx: TenantCtx, listId: string, contac
     if (!(await repo.listExists(tx, ctx.tenantId, listId))) throw listNotFound();
     const deleted = await repo.deleteContacts(tx, ctx.tenantId, listId, ids);
     if (deleted !== ids.length) {
-      throw new AppError(404, 'CONTACTS_NOT_FOUND', `${ids.length - deleted} of the ${ids.length} contacts are not in this list; nothing was deleted.`);
+      throw new AppError(
+        404,
+        'CONTACTS_NOT_FOUND',
+        `${ids.length - deleted} of the ${ids.length} contacts are not in this list; nothing was deleted.`,
+      );
     }
     return { deleted };
   });

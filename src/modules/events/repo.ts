@@ -27,11 +27,27 @@ export interface AttemptRow {
   duration_ms: number;
 }
 
-export async function insertEvent(db: Queryable, tenantId: string, event: { id: string; type: string; agentId: string | null; data: unknown; at: Date }): Promise<void> {
-  await db.query('INSERT INTO webhook_events (tenant_id, id, type, agent_id, data, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [tenantId, event.id, event.type, event.agentId, JSON.stringify(event.data), event.at]);
+export async function insertEvent(
+  db: Queryable,
+  tenantId: string,
+  event: { id: string; type: string; agentId: string | null; data: unknown; at: Date },
+): Promise<void> {
+  await db.query('INSERT INTO webhook_events (tenant_id, id, type, agent_id, data, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+    tenantId,
+    event.id,
+    event.type,
+    event.agentId,
+    JSON.stringify(event.data),
+    event.at,
+  ]);
 }
 
-export async function insertDeliveries(db: Queryable, tenantId: string, eventId: string, deliveries: { id: string; apiKeyId: string; url: string }[]): Promise<void> {
+export async function insertDeliveries(
+  db: Queryable,
+  tenantId: string,
+  eventId: string,
+  deliveries: { id: string; apiKeyId: string; url: string }[],
+): Promise<void> {
   await db.query(
     `INSERT INTO webhook_deliveries (tenant_id, id, event_id, api_key_id, url, status)
      SELECT $1, d.id, $2, d.api_key_id, d.url, 'PENDING' FROM jsonb_to_recordset($3::jsonb) AS d(id uuid, api_key_id uuid, url text)`,
@@ -47,17 +63,33 @@ export async function findDelivery(db: Queryable, tenantId: string, id: string):
   return rows[0];
 }
 
-export async function listDeliveries(db: Queryable, tenantId: string, filter: { status?: string; eventType?: string }, page: Page): Promise<{ rows: DeliveryRow[]; total: number }> {
+export async function listDeliveries(
+  db: Queryable,
+  tenantId: string,
+  filter: { status?: string; eventType?: string },
+  page: Page,
+): Promise<{ rows: DeliveryRow[]; total: number }> {
   const where = 'd.tenant_id = $1 AND ($2::text IS NULL OR d.status = $2) AND ($3::text IS NULL OR e.type = $3)';
   const params = [tenantId, filter.status ?? null, filter.eventType ?? null];
   const [{ rows }, count] = await Promise.all([
-    db.query<DeliveryRow>(`${DELIVERY_SELECT} WHERE ${where} ORDER BY d.created_at DESC, d.id DESC LIMIT $4 OFFSET $5`, [...params, page.limit, page.offset]),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id WHERE ${where}`, params),
+    db.query<DeliveryRow>(`${DELIVERY_SELECT} WHERE ${where} ORDER BY d.created_at DESC, d.id DESC LIMIT $4 OFFSET $5`, [
+      ...params,
+      page.limit,
+      page.offset,
+    ]),
+    db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id WHERE ${where}`,
+      params,
+    ),
   ]);
   return { rows, total: count.rows[0]!.n };
 }
 
-export async function attemptsOf(db: Queryable, tenantId: string, deliveryIds: string[]): Promise<(AttemptRow & { delivery_id: string })[]> {
+export async function attemptsOf(
+  db: Queryable,
+  tenantId: string,
+  deliveryIds: string[],
+): Promise<(AttemptRow & { delivery_id: string })[]> {
   if (deliveryIds.length === 0) return [];
   const { rows } = await db.query<AttemptRow & { delivery_id: string }>(
     'SELECT delivery_id, attempt, at, status_code, error, duration_ms FROM webhook_attempts WHERE tenant_id = $1 AND delivery_id = ANY($2::uuid[]) ORDER BY delivery_id, attempt',
@@ -85,5 +117,8 @@ export async function recordAttempt(
 }
 
 export async function markPending(db: Queryable, tenantId: string, deliveryId: string): Promise<void> {
-  await db.query("UPDATE webhook_deliveries SET status = 'PENDING', updated_at = now() WHERE tenant_id = $1 AND id = $2", [tenantId, deliveryId]);
+  await db.query("UPDATE webhook_deliveries SET status = 'PENDING', updated_at = now() WHERE tenant_id = $1 AND id = $2", [
+    tenantId,
+    deliveryId,
+  ]);
 }

@@ -15,14 +15,34 @@ export const eventRoutes: ModulePlugin = async (plugin, { deps }) => {
   const ctxOf = (request: Parameters<typeof principalOf>[0]) => tenantCtx(deps, principalOf(request).tenantId);
   const tags = ['webhooks'];
 
-  app.get('/webhook-deliveries', { schema: { tags, summary: 'Webhook deliveries, newest first, each with its attempts', querystring: DeliveryQuery, response: { 200: PageOf(Delivery), ...errorResponses(400, 401, 403) } } }, async (request) => {
-    const page = toPage(request.query);
-    const { data, total } = await events.listDeliveries(ctxOf(request), request.query, page);
-    return pageOf(data, total, page);
-  });
+  app.get(
+    '/webhook-deliveries',
+    {
+      schema: {
+        tags,
+        summary: 'Webhook deliveries, newest first, each with its attempts',
+        querystring: DeliveryQuery,
+        response: { 200: PageOf(Delivery), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await events.listDeliveries(ctxOf(request), request.query, page);
+      return pageOf(data, total, page);
+    },
+  );
 
-  app.get('/webhook-deliveries/:id', { schema: { tags, summary: 'One webhook delivery with its attempts', params: IdParams, response: { 200: Delivery, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
-    events.getDelivery(ctxOf(request), request.params.id),
+  app.get(
+    '/webhook-deliveries/:id',
+    {
+      schema: {
+        tags,
+        summary: 'One webhook delivery with its attempts',
+        params: IdParams,
+        response: { 200: Delivery, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => events.getDelivery(ctxOf(request), request.params.id),
   );
 
   app.post(

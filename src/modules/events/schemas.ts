@@ -26,7 +26,10 @@ export const Delivery = Type.Object({
   lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
   lastError: Type.Union([Type.String(), Type.Null()]),
   deliveredAt: Type.Union([Timestamp, Type.Null()]),
-  payload: Type.Object({ type: Type.String(), timestamp: Timestamp, data: Type.Record(Type.String(), Type.Unknown()) }, { description: 'The body posted (Standard Webhooks structure).' }),
+  payload: Type.Object(
+    { type: Type.String(), timestamp: Timestamp, data: Type.Record(Type.String(), Type.Unknown()) },
+    { description: 'The body posted (Standard Webhooks structure).' },
+  ),
   attempts: Type.Array(Attempt),
   createdAt: Timestamp,
   updatedAt: Timestamp,

@@ -37,11 +37,16 @@ export async function emitEvent(ctx: EmitCtx, type: EventType, data: object, age
   await repo.insertEvent(ctx.db, ctx.tenantId, { id: eventId, type, agentId, data, at: now });
   const deliveries = subscribers.map((key) => ({ id: newId(), apiKeyId: key.id, url: key.webhook_url }));
   await repo.insertDeliveries(ctx.db, ctx.tenantId, eventId, deliveries);
-  for (const delivery of deliveries) await ctx.jobs.send<DeliverWebhookJob>(DELIVER_WEBHOOK, { tenantId: ctx.tenantId, deliveryId: delivery.id }, { tx: ctx.db });
+  for (const delivery of deliveries)
+    await ctx.jobs.send<DeliverWebhookJob>(DELIVER_WEBHOOK, { tenantId: ctx.tenantId, deliveryId: delivery.id }, { tx: ctx.db });
   return eventId;
 }
 
-const payloadOf = (row: repo.DeliveryRow) => ({ type: row.event_type, timestamp: row.event_created_at.toISOString(), data: row.event_data });
+const payloadOf = (row: repo.DeliveryRow) => ({
+  type: row.event_type,
+  timestamp: row.event_created_at.toISOString(),
+  data: row.event_data,
+});
 
 /**
  * One attempt: the event signed per Standard Webhooks (`webhook-id` is the event id, the same on
@@ -72,7 +77,14 @@ export async function deliverWebhook(deps: Deps, job: DeliverWebhookJob, meta: {
   let error: string | null = null;
   let permanent = false;
   try {
-    const response = await safeFetch(delivery.url, { allowPrivate: ctx.config.allowPrivateUrls, method: 'POST', headers, body, timeoutMs: TIMEOUT_MS, maxBytes: RESPONSE_LIMIT_BYTES });
+    const response = await safeFetch(delivery.url, {
+      allowPrivate: ctx.config.allowPrivateUrls,
+      method: 'POST',
+      headers,
+      body,
+      timeoutMs: TIMEOUT_MS,
+      maxBytes: RESPONSE_LIMIT_BYTES,
+    });
     statusCode = response.status;
     if (statusCode < 200 || statusCode >= 300) error = `The receiver answered HTTP ${statusCode}.`;
   } catch (caught) {
@@ -114,7 +126,13 @@ function toDelivery(row: repo.DeliveryRow, attempts: repo.AttemptRow[]): Deliver
     lastError: row.last_error,
     deliveredAt: isoOrNull(row.delivered_at),
     payload: payloadOf(row),
-    attempts: attempts.map((a) => ({ attempt: a.attempt, at: a.at.toISOString(), statusCode: a.status_code, error: a.error, durationMs: a.duration_ms })),
+    attempts: attempts.map((a) => ({
+      attempt: a.attempt,
+      at: a.at.toISOString(),
+      statusCode: a.status_code,
+      error: a.error,
+      durationMs: a.duration_ms,
+    })),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -122,8 +140,20 @@ function toDelivery(row: repo.DeliveryRow, attempts: repo.AttemptRow[]): Deliver
 
 export async function listDeliveries(ctx: TenantCtx, query: DeliveryQuery, page: Page) {
   const { rows, total } = await repo.listDeliveries(ctx.db, ctx.tenantId, { status: query.status, eventType: query.eventType }, page);
-  const attempts = await repo.attemptsOf(ctx.db, ctx.tenantId, rows.map((row) => row.id));
-  return { data: rows.map((row) => toDelivery(row, attempts.filter((a) => a.delivery_id === row.id))), total };
+  const attempts = await repo.attemptsOf(
+    ctx.db,
+    ctx.tenantId,
+    rows.map((row) => row.id),
+  );
+  return {
+    data: rows.map((row) =>
+      toDelivery(
+        row,
+        attempts.filter((a) => a.delivery_id === row.id),
+      ),
+    ),
+    total,
+  };
 }
 
 export async function getDelivery(ctx: TenantCtx, id: string): Promise<Delivery> {

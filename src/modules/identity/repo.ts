@@ -45,7 +45,10 @@ const USER_COLUMNS = 'tenant_id, id, email, name, role, password_hash, created_a
 const KEY_COLUMNS = 'id, tenant_id, name, key_prefix, expires_at, revoked_at, webhook_url, agent_id, last_used_at, created_at';
 const WALLET_COLUMNS = 'id, balance::text AS balance, currency, low_balance_threshold::text AS low_balance_threshold';
 
-export async function insertTenant(db: Queryable, t: { id: string; name: string; slug: string; country: string | null; currency: string }): Promise<TenantRow | undefined> {
+export async function insertTenant(
+  db: Queryable,
+  t: { id: string; name: string; slug: string; country: string | null; currency: string },
+): Promise<TenantRow | undefined> {
   const { rows } = await db.query<TenantRow>(
     `INSERT INTO tenants (id, name, slug, country, currency) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (slug) DO NOTHING RETURNING ${TENANT_COLUMNS}`,
@@ -64,7 +67,11 @@ export async function countTenants(db: Queryable): Promise<number> {
   return rows[0]!.n;
 }
 
-export async function insertUser(db: Queryable, tenantId: string, u: { id: string; email: string; name: string | null; passwordHash: string }): Promise<UserRow | undefined> {
+export async function insertUser(
+  db: Queryable,
+  tenantId: string,
+  u: { id: string; email: string; name: string | null; passwordHash: string },
+): Promise<UserRow | undefined> {
   const { rows } = await db.query<UserRow>(
     `INSERT INTO users (tenant_id, id, email, name, password_hash) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (lower(email)) DO NOTHING RETURNING ${USER_COLUMNS}`,
@@ -84,13 +91,27 @@ export async function findUser(db: Queryable, tenantId: string, userId: string):
 }
 
 export async function updateUserPassword(db: Queryable, tenantId: string, userId: string, passwordHash: string): Promise<void> {
-  await db.query('UPDATE users SET password_hash = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2', [tenantId, userId, passwordHash]);
+  await db.query('UPDATE users SET password_hash = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2', [
+    tenantId,
+    userId,
+    passwordHash,
+  ]);
 }
 
 export async function insertApiKey(
   db: Queryable,
   tenantId: string | null,
-  k: { id: string; name: string; keyHash: string; keyPrefix: string; expiresAt: Date | null; webhookUrl: string | null; webhookSecretSealed: string | null; agentId: string | null; createdBy: string | null },
+  k: {
+    id: string;
+    name: string;
+    keyHash: string;
+    keyPrefix: string;
+    expiresAt: Date | null;
+    webhookUrl: string | null;
+    webhookSecretSealed: string | null;
+    agentId: string | null;
+    createdBy: string | null;
+  },
 ): Promise<ApiKeyRow> {
   const { rows } = await db.query<ApiKeyRow>(
     `INSERT INTO api_keys (id, tenant_id, name, key_hash, key_prefix, expires_at, webhook_url, webhook_secret_sealed, agent_id, created_by)
@@ -100,9 +121,17 @@ export async function insertApiKey(
   return rows[0]!;
 }
 
-export async function listApiKeys(db: Queryable, tenantId: string, page: { limit: number; offset: number }): Promise<{ rows: ApiKeyRow[]; total: number }> {
+export async function listApiKeys(
+  db: Queryable,
+  tenantId: string,
+  page: { limit: number; offset: number },
+): Promise<{ rows: ApiKeyRow[]; total: number }> {
   const [{ rows }, count] = await Promise.all([
-    db.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, [tenantId, page.limit, page.offset]),
+    db.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, [
+      tenantId,
+      page.limit,
+      page.offset,
+    ]),
     db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE tenant_id = $1', [tenantId]),
   ]);
   return { rows, total: count.rows[0]!.n };
@@ -115,7 +144,10 @@ export async function findApiKeyByHash(db: Queryable, keyHash: string): Promise<
 }
 
 export async function findApiKeyHash(db: Queryable, tenantId: string | null, keyId: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ key_hash: string }>('SELECT key_hash FROM api_keys WHERE id = $1 AND tenant_id IS NOT DISTINCT FROM $2', [keyId, tenantId]);
+  const { rows } = await db.query<{ key_hash: string }>(
+    'SELECT key_hash FROM api_keys WHERE id = $1 AND tenant_id IS NOT DISTINCT FROM $2',
+    [keyId, tenantId],
+  );
   return rows[0]?.key_hash;
 }
 
@@ -138,16 +170,30 @@ export async function findApiKeyOwner(db: Queryable, keyId: string): Promise<{ t
 }
 
 export async function touchApiKeys(db: Queryable, keyIds: string[], at: Date): Promise<void> {
-  await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::uuid[]) AND (last_used_at IS NULL OR last_used_at < $2)', [keyIds, at]);
+  await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::uuid[]) AND (last_used_at IS NULL OR last_used_at < $2)', [
+    keyIds,
+    at,
+  ]);
 }
 
-export async function insertWallet(db: Queryable, tenantId: string, w: { id: string; currency: string; lowBalanceThreshold: string }): Promise<void> {
-  await db.query('INSERT INTO wallets (tenant_id, id, currency, low_balance_threshold) VALUES ($1, $2, $3, $4)', [tenantId, w.id, w.currency, w.lowBalanceThreshold]);
+export async function insertWallet(
+  db: Queryable,
+  tenantId: string,
+  w: { id: string; currency: string; lowBalanceThreshold: string },
+): Promise<void> {
+  await db.query('INSERT INTO wallets (tenant_id, id, currency, low_balance_threshold) VALUES ($1, $2, $3, $4)', [
+    tenantId,
+    w.id,
+    w.currency,
+    w.lowBalanceThreshold,
+  ]);
 }
 
 /** The profile's tenant and wallet in one round trip. */
 export async function findTenantWithWallet(db: Queryable, tenantId: string): Promise<{ tenant: TenantRow; wallet: WalletRow } | undefined> {
-  const { rows } = await db.query<TenantRow & { wallet_id: string; balance: string; wallet_currency: string; low_balance_threshold: string }>(
+  const { rows } = await db.query<
+    TenantRow & { wallet_id: string; balance: string; wallet_currency: string; low_balance_threshold: string }
+  >(
     `SELECT t.id, t.name, t.slug, t.status, t.country, t.currency, t.timezone,
             w.id AS wallet_id, w.balance::text AS balance, w.currency AS wallet_currency, w.low_balance_threshold::text AS low_balance_threshold
      FROM tenants t JOIN wallets w ON w.tenant_id = t.id WHERE t.id = $1`,
@@ -160,7 +206,11 @@ export async function findTenantWithWallet(db: Queryable, tenantId: string): Pro
 }
 
 /** Adds (or with a negative amount removes) money and journals it, atomically with the caller's transaction. */
-export async function applyWalletChange(db: Queryable, tenantId: string, change: { id: string; amount: string; reason: string; reference: string | null }): Promise<WalletRow | undefined> {
+export async function applyWalletChange(
+  db: Queryable,
+  tenantId: string,
+  change: { id: string; amount: string; reason: string; reference: string | null },
+): Promise<WalletRow | undefined> {
   const { rows } = await db.query<WalletRow>(
     `WITH w AS (
        UPDATE wallets SET balance = balance + $2::numeric, updated_at = now()
@@ -177,7 +227,9 @@ export async function applyWalletChange(db: Queryable, tenantId: string, change:
 
 /** Every sealed webhook secret, locked, for re-sealing under a new key. */
 export async function lockSealedWebhookSecrets(db: Queryable): Promise<{ id: string; webhook_secret_sealed: string }[]> {
-  const { rows } = await db.query<{ id: string; webhook_secret_sealed: string }>('SELECT id, webhook_secret_sealed FROM api_keys WHERE webhook_secret_sealed IS NOT NULL ORDER BY id FOR UPDATE');
+  const { rows } = await db.query<{ id: string; webhook_secret_sealed: string }>(
+    'SELECT id, webhook_secret_sealed FROM api_keys WHERE webhook_secret_sealed IS NOT NULL ORDER BY id FOR UPDATE',
+  );
   return rows;
 }
 
@@ -186,7 +238,12 @@ export async function updateWebhookSecretSealed(db: Queryable, id: string, seale
 }
 
 /** The tenant's live keys with a webhook: every one, or for an agent's event also those pinned to it. */
-export async function webhookSubscribers(db: Queryable, tenantId: string, agentId: string | null, now: Date): Promise<{ id: string; webhook_url: string }[]> {
+export async function webhookSubscribers(
+  db: Queryable,
+  tenantId: string,
+  agentId: string | null,
+  now: Date,
+): Promise<{ id: string; webhook_url: string }[]> {
   const { rows } = await db.query<{ id: string; webhook_url: string }>(
     `SELECT id, webhook_url FROM api_keys
      WHERE tenant_id = $1 AND webhook_url IS NOT NULL AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
@@ -197,12 +254,18 @@ export async function webhookSubscribers(db: Queryable, tenantId: string, agentI
 }
 
 export async function webhookSecretSealed(db: Queryable, tenantId: string, keyId: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ sealed: string }>('SELECT webhook_secret_sealed AS sealed FROM api_keys WHERE tenant_id = $1 AND id = $2 AND webhook_secret_sealed IS NOT NULL', [tenantId, keyId]);
+  const { rows } = await db.query<{ sealed: string }>(
+    'SELECT webhook_secret_sealed AS sealed FROM api_keys WHERE tenant_id = $1 AND id = $2 AND webhook_secret_sealed IS NOT NULL',
+    [tenantId, keyId],
+  );
   return rows[0]?.sealed;
 }
 
 /** Flips the wallet's low-balance flag to match its balance; returns the balance when it just went low. */
-export async function crossedIntoLowBalance(db: Queryable, tenantId: string): Promise<{ balance: string; threshold: string; currency: string } | undefined> {
+export async function crossedIntoLowBalance(
+  db: Queryable,
+  tenantId: string,
+): Promise<{ balance: string; threshold: string; currency: string } | undefined> {
   const { rows } = await db.query<{ balance: string; threshold: string; currency: string; low: boolean }>(
     `UPDATE wallets SET low_balance_notified = balance < low_balance_threshold
      WHERE tenant_id = $1 AND low_balance_notified IS DISTINCT FROM (balance < low_balance_threshold)
@@ -214,5 +277,8 @@ export async function crossedIntoLowBalance(db: Queryable, tenantId: string): Pr
 
 /** After a credit: the low-balance flag cleared once the balance is back at or above the threshold (never set here). */
 export async function rearmLowBalance(db: Queryable, tenantId: string): Promise<void> {
-  await db.query('UPDATE wallets SET low_balance_notified = false WHERE tenant_id = $1 AND low_balance_notified AND balance >= low_balance_threshold', [tenantId]);
+  await db.query(
+    'UPDATE wallets SET low_balance_notified = false WHERE tenant_id = $1 AND low_balance_notified AND balance >= low_balance_threshold',
+    [tenantId],
+  );
 }

@@ -27,20 +27,43 @@ export const identityRoutes: ModulePlugin = async (plugin, { deps }) => {
     '/auth/signup',
     {
       config: publicRoute,
-      schema: { tags: ['auth'], summary: 'Create a tenant and its owner, and sign in', security: [], body: SignupBody, response: { 201: Session, ...errorResponses(400, 403, 409) } },
+      schema: {
+        tags: ['auth'],
+        summary: 'Create a tenant and its owner, and sign in',
+        security: [],
+        body: SignupBody,
+        response: { 201: Session, ...errorResponses(400, 403, 409) },
+      },
     },
     async (request, reply) => reply.code(201).send(await identity.signup(deps, request.body)),
   );
 
   app.post(
     '/auth/login',
-    { config: publicRoute, schema: { tags: ['auth'], summary: 'Sign in to the dashboard', security: [], body: LoginBody, response: { 200: Session, ...errorResponses(400, 401) } } },
+    {
+      config: publicRoute,
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign in to the dashboard',
+        security: [],
+        body: LoginBody,
+        response: { 200: Session, ...errorResponses(400, 401) },
+      },
+    },
     async (request) => identity.login(deps, request.body),
   );
 
   app.post(
     '/auth/password',
-    { config: dashboardOnly, schema: { tags: ['auth'], summary: 'Change the signed-in user’s password', body: PasswordBody, response: { 204: Type.Null(), ...errorResponses(400, 401, 403) } } },
+    {
+      config: dashboardOnly,
+      schema: {
+        tags: ['auth'],
+        summary: 'Change the signed-in user’s password',
+        body: PasswordBody,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403) },
+      },
+    },
     async (request, reply) => {
       const principal = principalOf(request);
       if (principal.kind !== 'session') throw new Error('dashboard route reached without a session');
@@ -53,7 +76,12 @@ export const identityRoutes: ModulePlugin = async (plugin, { deps }) => {
     '/api-keys',
     {
       config: dashboardOnly,
-      schema: { tags: ['api-keys'], summary: 'Create an API key (shown once)', body: CreateApiKeyBody, response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403, 404) } },
+      schema: {
+        tags: ['api-keys'],
+        summary: 'Create an API key (shown once)',
+        body: CreateApiKeyBody,
+        response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403, 404) },
+      },
     },
     async (request, reply) => {
       const principal = principalOf(request);
@@ -64,7 +92,15 @@ export const identityRoutes: ModulePlugin = async (plugin, { deps }) => {
 
   app.get(
     '/api-keys',
-    { config: dashboardOnly, schema: { tags: ['api-keys'], summary: 'List the tenant’s API keys', querystring: PageQuery, response: { 200: PageOf(ApiKey), ...errorResponses(400, 401, 403) } } },
+    {
+      config: dashboardOnly,
+      schema: {
+        tags: ['api-keys'],
+        summary: 'List the tenant’s API keys',
+        querystring: PageQuery,
+        response: { 200: PageOf(ApiKey), ...errorResponses(400, 401, 403) },
+      },
+    },
     async (request) => {
       const page = toPage(request.query);
       const { data, total } = await identity.listApiKeys(tenantCtx(deps, principalOf(request).tenantId), page);
@@ -74,7 +110,15 @@ export const identityRoutes: ModulePlugin = async (plugin, { deps }) => {
 
   app.delete(
     '/api-keys/:id',
-    { config: dashboardOnly, schema: { tags: ['api-keys'], summary: 'Revoke an API key, at once', params: IdParams, response: { 204: Type.Null(), ...errorResponses(401, 403, 404) } } },
+    {
+      config: dashboardOnly,
+      schema: {
+        tags: ['api-keys'],
+        summary: 'Revoke an API key, at once',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errorResponses(401, 403, 404) },
+      },
+    },
     async (request, reply) => {
       await identity.revokeApiKey(deps, principalOf(request).tenantId, request.params.id);
       return reply.code(204).send(null);
@@ -83,7 +127,13 @@ export const identityRoutes: ModulePlugin = async (plugin, { deps }) => {
 
   app.get(
     '/profile',
-    { schema: { tags: ['profile'], summary: 'The tenant profile; also a key check', response: { 200: Profile, ...errorResponses(401, 403) } } },
+    {
+      schema: {
+        tags: ['profile'],
+        summary: 'The tenant profile; also a key check',
+        response: { 200: Profile, ...errorResponses(401, 403) },
+      },
+    },
     async (request) => {
       const principal = principalOf(request);
       const userId = principal.kind === 'session' ? principal.userId : null;

@@ -17,10 +17,16 @@ export const SignupBody = Type.Object(
 );
 export type SignupBody = Static<typeof SignupBody>;
 
-export const LoginBody = Type.Object({ email: Email, password: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const LoginBody = Type.Object(
+  { email: Email, password: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
 export type LoginBody = Static<typeof LoginBody>;
 
-export const PasswordBody = Type.Object({ currentPassword: Type.String({ minLength: 1, maxLength: 200 }), newPassword: Password }, { additionalProperties: false });
+export const PasswordBody = Type.Object(
+  { currentPassword: Type.String({ minLength: 1, maxLength: 200 }), newPassword: Password },
+  { additionalProperties: false },
+);
 export type PasswordBody = Static<typeof PasswordBody>;
 
 export const User = Type.Object({
@@ -47,7 +53,9 @@ export const CreateApiKeyBody = Type.Object(
         description: 'The key stops working after this instant; a bare date means the end of that day (UTC).',
       }),
     ),
-    webhookUrl: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'Where call results are posted.' })),
+    webhookUrl: Type.Optional(
+      Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'Where call results are posted.' }),
+    ),
     agentId: Type.Optional(Type.Union([Uuid, Type.Null()], { description: 'Pins the key so its webhook fires only for this agent.' })),
   },
   { additionalProperties: false },
@@ -72,7 +80,9 @@ export const CreatedApiKey = Type.Composite([
   ApiKey,
   Type.Object({
     key: Type.String({ description: 'The full key. Shown only in this response.' }),
-    webhookSecret: Type.Optional(Type.String({ description: 'Signing secret of the webhook (Standard Webhooks). Shown only in this response.' })),
+    webhookSecret: Type.Optional(
+      Type.String({ description: 'Signing secret of the webhook (Standard Webhooks). Shown only in this response.' }),
+    ),
   }),
 ]);
 

@@ -81,14 +81,21 @@ export async function createTenant(db: Queryable, config: Config, input: NewTena
     let tenant: repo.TenantRow | undefined;
     for (let attempt = 0; !tenant; attempt++) {
       const slug = attempt === 0 ? slugify(input.tenantName) : `${slugify(input.tenantName)}-${randomBytes(3).toString('hex')}`;
-      tenant = await repo.insertTenant(tx, { id: newId(), name: input.tenantName, slug, country: input.country ?? null, currency: input.currency ?? 'USD' });
+      tenant = await repo.insertTenant(tx, {
+        id: newId(),
+        name: input.tenantName,
+        slug,
+        country: input.country ?? null,
+        currency: input.currency ?? 'USD',
+      });
     }
     const user = await repo.insertUser(tx, tenant.id, { id: newId(), email: input.email, name: input.name ?? null, passwordHash });
     if (!user) throw conflict('EMAIL_TAKEN', 'An account with this e-mail address already exists; log in instead.');
     const walletId = newId();
     await repo.insertWallet(tx, tenant.id, { id: walletId, currency: tenant.currency, lowBalanceThreshold: config.lowBalanceThreshold });
     const credit = money(input.credit ?? config.startingCredit);
-    if (credit.gt(0)) await repo.applyWalletChange(tx, tenant.id, { id: newId(), amount: credit.toFixed(4), reason: 'Starting credit', reference: null });
+    if (credit.gt(0))
+      await repo.applyWalletChange(tx, tenant.id, { id: newId(), amount: credit.toFixed(4), reason: 'Starting credit', reference: null });
     return { tenantId: tenant.id, user: toUser(user) };
   });
 }
@@ -105,7 +112,8 @@ export async function issueSession(deps: Pick<Deps, 'config' | 'clock' | 'server
 }
 
 export async function signup(deps: Deps, input: SignupBody) {
-  if (!deps.config.signupEnabled) throw new AppError(403, 'SIGNUP_DISABLED', 'Sign-up is switched off on this server; ask its operator for an account.');
+  if (!deps.config.signupEnabled)
+    throw new AppError(403, 'SIGNUP_DISABLED', 'Sign-up is switched off on this server; ask its operator for an account.');
   const { user } = await createTenant(deps.db, deps.config, input);
   return issueSession(deps, user);
 }
@@ -191,7 +199,11 @@ export async function listApiKeys(ctx: TenantCtx, page: Page) {
 /** Revokes a key of `tenantId` (null: a platform key); every API process stops honouring it at once. */
 export async function revokeApiKey(deps: Pick<Deps, 'db' | 'apiKeyCache'>, tenantId: string | null, keyId: string): Promise<void> {
   const keyHash = await repo.findApiKeyHash(deps.db, tenantId, keyId);
-  const revoked = keyHash && (await deps.apiKeyCache.revokeEverywhere(keyHash, () => deps.db.transaction((tx) => repo.revokeApiKey(tx, tenantId, keyId, KEY_REVOKED_CHANNEL))));
+  const revoked =
+    keyHash &&
+    (await deps.apiKeyCache.revokeEverywhere(keyHash, () =>
+      deps.db.transaction((tx) => repo.revokeApiKey(tx, tenantId, keyId, KEY_REVOKED_CHANNEL)),
+    ));
   if (!revoked) throw notFound('API key');
 }
 
@@ -244,9 +256,21 @@ export async function getProfile(ctx: TenantCtx, userId: string | null, onboardi
     message: 'Profile retrieved successfully',
     data: {
       user: user ? toUser(user) : null,
-      tenant: { id: tenant.id, name: tenant.name, slug: tenant.slug, status: tenant.status, country: tenant.country, currency: tenant.currency },
+      tenant: {
+        id: tenant.id,
+        name: tenant.name,
+        slug: tenant.slug,
+        status: tenant.status,
+        country: tenant.country,
+        currency: tenant.currency,
+      },
       onboarding: { hasIntegration, hasFlow, hasTestedCall, completed: hasIntegration && hasFlow && hasTestedCall },
-      wallet: { id: wallet.id, balance: formatMoney(wallet.balance), currency: wallet.currency, lowBalanceThreshold: formatMoney(wallet.low_balance_threshold) },
+      wallet: {
+        id: wallet.id,
+        balance: formatMoney(wallet.balance),
+        currency: wallet.currency,
+        lowBalanceThreshold: formatMoney(wallet.low_balance_threshold),
+      },
     },
   };
 }
@@ -265,7 +289,8 @@ export async function creditWallet(db: Queryable, tenantId: string, amount: stri
 
 export const countTenants = (db: Queryable) => repo.countTenants(db);
 
-export const tenantExists = async (db: Queryable, tenantId: string): Promise<boolean> => (await repo.findTenant(db, tenantId)) !== undefined;
+export const tenantExists = async (db: Queryable, tenantId: string): Promise<boolean> =>
+  (await repo.findTenant(db, tenantId)) !== undefined;
 
 // ---------------------------------------------------------------------------------------------
 // Wallet and tenant settings for other modules (campaigns, calls).
@@ -294,7 +319,8 @@ export async function resealWebhookSecrets(db: Queryable, serverKeys: ServerKeys
   return rows.length;
 }
 
-export const webhookSubscribers = (db: Queryable, tenantId: string, agentId: string | null, now: Date) => repo.webhookSubscribers(db, tenantId, agentId, now);
+export const webhookSubscribers = (db: Queryable, tenantId: string, agentId: string | null, now: Date) =>
+  repo.webhookSubscribers(db, tenantId, agentId, now);
 
 /** The key's webhook signing secret (`whsec_…`), opened; undefined when the key has none. */
 export async function webhookSecret(db: Queryable, serverKeys: ServerKeys, tenantId: string, keyId: string): Promise<string | undefined> {

@@ -8,7 +8,13 @@ export interface IntegrationRow {
   updated_at: Date;
 }
 
-export async function upsertIntegration(db: Queryable, tenantId: string, kind: string, settings: Record<string, string>, secretsSealed: string): Promise<IntegrationRow> {
+export async function upsertIntegration(
+  db: Queryable,
+  tenantId: string,
+  kind: string,
+  settings: Record<string, string>,
+  secretsSealed: string,
+): Promise<IntegrationRow> {
   const { rows } = await db.query<IntegrationRow>(
     `INSERT INTO integrations (tenant_id, kind, settings, secrets_sealed) VALUES ($1, $2, $3, $4)
      ON CONFLICT (tenant_id, kind) DO UPDATE SET settings = EXCLUDED.settings, secrets_sealed = EXCLUDED.secrets_sealed, updated_at = now()
@@ -19,12 +25,18 @@ export async function upsertIntegration(db: Queryable, tenantId: string, kind: s
 }
 
 export async function findIntegration(db: Queryable, tenantId: string, kind: string): Promise<IntegrationRow | undefined> {
-  const { rows } = await db.query<IntegrationRow>('SELECT kind, settings, secrets_sealed, created_at, updated_at FROM integrations WHERE tenant_id = $1 AND kind = $2', [tenantId, kind]);
+  const { rows } = await db.query<IntegrationRow>(
+    'SELECT kind, settings, secrets_sealed, created_at, updated_at FROM integrations WHERE tenant_id = $1 AND kind = $2',
+    [tenantId, kind],
+  );
   return rows[0];
 }
 
 export async function listIntegrations(db: Queryable, tenantId: string): Promise<IntegrationRow[]> {
-  const { rows } = await db.query<IntegrationRow>('SELECT kind, settings, secrets_sealed, created_at, updated_at FROM integrations WHERE tenant_id = $1 ORDER BY kind', [tenantId]);
+  const { rows } = await db.query<IntegrationRow>(
+    'SELECT kind, settings, secrets_sealed, created_at, updated_at FROM integrations WHERE tenant_id = $1 ORDER BY kind',
+    [tenantId],
+  );
   return rows;
 }
 
@@ -39,7 +51,10 @@ export async function tenantHasIntegration(db: Queryable, tenantId: string): Pro
 }
 
 /** The WhatsApp integrations, across tenants, of a business account (its webhook deliveries name it). */
-export async function whatsappIntegrationsOfAccount(db: Queryable, businessAccountId: string): Promise<(IntegrationRow & { tenant_id: string })[]> {
+export async function whatsappIntegrationsOfAccount(
+  db: Queryable,
+  businessAccountId: string,
+): Promise<(IntegrationRow & { tenant_id: string })[]> {
   const { rows } = await db.query<IntegrationRow & { tenant_id: string }>(
     "SELECT tenant_id, kind, settings, secrets_sealed, created_at, updated_at FROM integrations WHERE kind = 'whatsapp' AND settings ->> 'businessAccountId' = $1",
     [businessAccountId],
@@ -49,7 +64,9 @@ export async function whatsappIntegrationsOfAccount(db: Queryable, businessAccou
 
 /** Every sealed secret, locked, for re-sealing under a new key. */
 export async function lockAllSealed(db: Queryable): Promise<{ tenant_id: string; kind: string; secrets_sealed: string }[]> {
-  const { rows } = await db.query<{ tenant_id: string; kind: string; secrets_sealed: string }>('SELECT tenant_id, kind, secrets_sealed FROM integrations ORDER BY tenant_id, kind FOR UPDATE');
+  const { rows } = await db.query<{ tenant_id: string; kind: string; secrets_sealed: string }>(
+    'SELECT tenant_id, kind, secrets_sealed FROM integrations ORDER BY tenant_id, kind FOR UPDATE',
+  );
   return rows;
 }
 

@@ -21,8 +21,17 @@ export const INTEGRATION_KINDS = {
     body: Type.Object(
       {
         businessAccountId: Type.String({ pattern: '^[0-9]{1,32}$', description: 'WhatsApp Business Account (WABA) id.' }),
-        accessToken: Type.String({ minLength: 16, maxLength: 1024, description: 'A system-user access token with whatsapp_business_messaging and whatsapp_business_management; stored encrypted, never returned.' }),
-        appSecret: Type.String({ minLength: 16, maxLength: 256, description: "The Meta app's secret, which signs webhook deliveries (X-Hub-Signature-256); stored encrypted, never returned." }),
+        accessToken: Type.String({
+          minLength: 16,
+          maxLength: 1024,
+          description:
+            'A system-user access token with whatsapp_business_messaging and whatsapp_business_management; stored encrypted, never returned.',
+        }),
+        appSecret: Type.String({
+          minLength: 16,
+          maxLength: 256,
+          description: "The Meta app's secret, which signs webhook deliveries (X-Hub-Signature-256); stored encrypted, never returned.",
+        }),
         phoneNumberId: Type.String({ pattern: '^[0-9]{1,32}$', description: 'The default sender phone number id.' }),
       },
       { additionalProperties: false },

@@ -38,16 +38,25 @@ export async function deleteIntegration(ctx: TenantCtx, kind: IntegrationKind): 
 }
 
 /** The tenant's credentials of a kind, secrets opened, for the provider clients; undefined when not connected. */
-export async function credentialsOf(ctx: Pick<TenantCtx, 'db' | 'tenantId' | 'serverKeys'>, kind: IntegrationKind): Promise<Record<string, string> | undefined> {
+export async function credentialsOf(
+  ctx: Pick<TenantCtx, 'db' | 'tenantId' | 'serverKeys'>,
+  kind: IntegrationKind,
+): Promise<Record<string, string> | undefined> {
   const row = await repo.findIntegration(ctx.db, ctx.tenantId, kind);
   if (!row) return undefined;
   return { ...row.settings, ...(JSON.parse(ctx.serverKeys.open(row.secrets_sealed)) as Record<string, string>) };
 }
 
 /** Tenants that connected this WhatsApp business account, with their credentials opened. */
-export async function whatsappTenantsOfAccount(deps: Pick<TenantCtx, 'db' | 'serverKeys'>, businessAccountId: string): Promise<{ tenantId: string; credentials: Record<string, string> }[]> {
+export async function whatsappTenantsOfAccount(
+  deps: Pick<TenantCtx, 'db' | 'serverKeys'>,
+  businessAccountId: string,
+): Promise<{ tenantId: string; credentials: Record<string, string> }[]> {
   const rows = await repo.whatsappIntegrationsOfAccount(deps.db, businessAccountId);
-  return rows.map((row) => ({ tenantId: row.tenant_id, credentials: { ...row.settings, ...(JSON.parse(deps.serverKeys.open(row.secrets_sealed)) as Record<string, string>) } }));
+  return rows.map((row) => ({
+    tenantId: row.tenant_id,
+    credentials: { ...row.settings, ...(JSON.parse(deps.serverKeys.open(row.secrets_sealed)) as Record<string, string>) },
+  }));
 }
 
 export const hasIntegrations = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>) => repo.tenantHasIntegration(ctx.db, ctx.tenantId);

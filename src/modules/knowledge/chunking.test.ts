@@ -15,12 +15,21 @@ describe('chunkText', () => {
   });
 
   it('keeps a short text as one chunk with its line and paragraph breaks', () => {
-    expect(chunkText('First line\nSecond line.\n\nNew paragraph. Same paragraph.')).toEqual(['First line\nSecond line.\n\nNew paragraph. Same paragraph.']);
+    expect(chunkText('First line\nSecond line.\n\nNew paragraph. Same paragraph.')).toEqual([
+      'First line\nSecond line.\n\nNew paragraph. Same paragraph.',
+    ]);
   });
 
   it('prefixes each chunk with its heading path; a heading without body only prefixes its subsections', () => {
-    const text = 'Before any heading.\n\n# Refunds\n\n## Timing\n\nWithin 14 days.\n\n## Amounts\n\nIn full.\n\n# Deliveries\n\n### Abroad\n\nTwo weeks.\n\n## Fees\n\nNone.';
-    expect(chunkText(text)).toEqual(['Before any heading.', 'Refunds › Timing\nWithin 14 days.', 'Refunds › Amounts\nIn full.', 'Deliveries › Abroad\nTwo weeks.', 'Deliveries › Fees\nNone.']);
+    const text =
+      'Before any heading.\n\n# Refunds\n\n## Timing\n\nWithin 14 days.\n\n## Amounts\n\nIn full.\n\n# Deliveries\n\n### Abroad\n\nTwo weeks.\n\n## Fees\n\nNone.';
+    expect(chunkText(text)).toEqual([
+      'Before any heading.',
+      'Refunds › Timing\nWithin 14 days.',
+      'Refunds › Amounts\nIn full.',
+      'Deliveries › Abroad\nTwo weeks.',
+      'Deliveries › Fees\nNone.',
+    ]);
   });
 
   it('packs whole sentences up to maxChars, counting the heading prefix', () => {
@@ -69,7 +78,14 @@ describe('chunkText', () => {
   it.each([100, 160, 300, 700])('keeps every chunk within maxChars %i and every sentence whole in some chunk', (maxChars) => {
     // The longest sentence (82 characters) and the longest heading path (16) fit in 100, so none is split.
     const sentences = Array.from({ length: 40 }, (_, index) => `Sentence ${index} ${'says a little more '.repeat(index % 4)}about visits.`);
-    const text = ['# Clinic', sentences.slice(0, 15).join(' '), '## Visits', sentences.slice(15, 30).join('\n'), '# Billing', sentences.slice(30).join(' ')].join('\n\n');
+    const text = [
+      '# Clinic',
+      sentences.slice(0, 15).join(' '),
+      '## Visits',
+      sentences.slice(15, 30).join('\n'),
+      '# Billing',
+      sentences.slice(30).join(' '),
+    ].join('\n\n');
     const chunks = chunkText(text, { maxChars, overlapChars: Math.floor(maxChars / 4) });
     for (const chunk of chunks) expect(chunk.length).toBeLessThanOrEqual(maxChars);
     for (const sentence of sentences) expect(chunks.some((chunk) => chunk.includes(sentence))).toBe(true);
@@ -84,7 +100,11 @@ describe('chunkText', () => {
   });
 
   it('cuts a word longer than a chunk and keeps the heading on every piece', () => {
-    expect(chunkText(`# H\n\n${'x'.repeat(250)}`, { maxChars: 100, overlapChars: 0 })).toEqual([`H\n${'x'.repeat(98)}`, `H\n${'x'.repeat(98)}`, `H\n${'x'.repeat(54)}`]);
+    expect(chunkText(`# H\n\n${'x'.repeat(250)}`, { maxChars: 100, overlapChars: 0 })).toEqual([
+      `H\n${'x'.repeat(98)}`,
+      `H\n${'x'.repeat(98)}`,
+      `H\n${'x'.repeat(54)}`,
+    ]);
   });
 
   it('shortens a heading path too long for the chunk', () => {
@@ -100,14 +120,25 @@ describe('chunkText', () => {
   });
 });
 
-type Block = { kind: 'heading'; level: number; words: string[] } | { kind: 'paragraph'; sentences: string[][]; oneSentencePerLine: boolean };
+type Block =
+  { kind: 'heading'; level: number; words: string[] } | { kind: 'paragraph'; sentences: string[][]; oneSentencePerLine: boolean };
 
 const word = fc.string({ unit: fc.constantFrom(...'abcdefghij'), minLength: 1, maxLength: 10 });
 const block: fc.Arbitrary<Block> = fc.oneof(
-  fc.record({ kind: fc.constant('heading' as const), level: fc.integer({ min: 1, max: 4 }), words: fc.array(word, { minLength: 1, maxLength: 4 }) }),
-  fc.record({ kind: fc.constant('paragraph' as const), sentences: fc.array(fc.array(word, { minLength: 1, maxLength: 14 }), { minLength: 1, maxLength: 6 }), oneSentencePerLine: fc.boolean() }),
+  fc.record({
+    kind: fc.constant('heading' as const),
+    level: fc.integer({ min: 1, max: 4 }),
+    words: fc.array(word, { minLength: 1, maxLength: 4 }),
+  }),
+  fc.record({
+    kind: fc.constant('paragraph' as const),
+    sentences: fc.array(fc.array(word, { minLength: 1, maxLength: 14 }), { minLength: 1, maxLength: 6 }),
+    oneSentencePerLine: fc.boolean(),
+  }),
 );
-const options = fc.integer({ min: 30, max: 900 }).chain((maxChars) => fc.record({ maxChars: fc.constant(maxChars), overlapChars: fc.integer({ min: 0, max: maxChars - 1 }) }));
+const options = fc
+  .integer({ min: 30, max: 900 })
+  .chain((maxChars) => fc.record({ maxChars: fc.constant(maxChars), overlapChars: fc.integer({ min: 0, max: maxChars - 1 }) }));
 
 interface GeneratedSentence {
   text: string;
@@ -167,12 +198,19 @@ describe('chunkText properties', () => {
 
   it('keeps chunks within maxChars for arbitrary text', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 3000 }), fc.string({ unit: fc.constantFrom('ab', 'X', ' ', '\t', '\n', '# ', '. ', 'é', '😀'), maxLength: 1500 })), options, (text, { maxChars, overlapChars }) => {
-        for (const chunk of chunkText(text, { maxChars, overlapChars })) {
-          expect(chunk.length).toBeLessThanOrEqual(maxChars);
-          expect(chunk.trim()).not.toBe('');
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 3000 }),
+          fc.string({ unit: fc.constantFrom('ab', 'X', ' ', '\t', '\n', '# ', '. ', 'é', '😀'), maxLength: 1500 }),
+        ),
+        options,
+        (text, { maxChars, overlapChars }) => {
+          for (const chunk of chunkText(text, { maxChars, overlapChars })) {
+            expect(chunk.length).toBeLessThanOrEqual(maxChars);
+            expect(chunk.trim()).not.toBe('');
+          }
+        },
+      ),
     );
   });
 });

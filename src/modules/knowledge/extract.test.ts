@@ -77,7 +77,9 @@ describe('extractText', () => {
 
   it('turns DOCX headings into # lines by level', async () => {
     const text = await extractText('docx', fixture('handbook.docx'));
-    expect(lines(text)).toEqual(expect.arrayContaining(['# Northwind Clinic', '## Before your visit', '## Opening hours', '# Cancellations']));
+    expect(lines(text)).toEqual(
+      expect.arrayContaining(['# Northwind Clinic', '## Before your visit', '## Opening hours', '# Cancellations']),
+    );
     expect(text).toContain('Bring your insurance card to every visit.');
     expect(text).toContain('\n\n## Before your visit\n\nBring your insurance card');
     expect(text).not.toContain('<');
@@ -99,7 +101,16 @@ describe('extractText', () => {
         '- Letters are answered within a week',
       ].join('\n'),
     );
-    for (const skipped of ['tracking-snippet', 'changed by script', 'font-family', 'Menu link services', 'Copyright footer', 'mailto:', 'map.png', 'Map to the clinic']) {
+    for (const skipped of [
+      'tracking-snippet',
+      'changed by script',
+      'font-family',
+      'Menu link services',
+      'Copyright footer',
+      'mailto:',
+      'map.png',
+      'Map to the clinic',
+    ]) {
       expect(text).not.toContain(skipped);
     }
   });
@@ -139,7 +150,9 @@ describe('extractText', () => {
   });
 
   it('rejects a PDF without text as probably scanned', async () => {
-    expect((await extractionError('pdf', fixture('blank.pdf'))).message).toMatch(/^The PDF has no extractable text \(it may be a scanned image\)/);
+    expect((await extractionError('pdf', fixture('blank.pdf'))).message).toMatch(
+      /^The PDF has no extractable text \(it may be a scanned image\)/,
+    );
   });
 
   it('rejects bytes that are not a PDF', async () => {

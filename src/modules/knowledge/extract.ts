@@ -72,7 +72,10 @@ const EMPTY_TEXT_MESSAGES: Record<DocumentFormat, string> = {
 async function pdfText(bytes: Buffer): Promise<string> {
   // pdf.js takes ownership of the array it is given, so it gets a copy rather than the caller's buffer.
   const document = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 }).catch((error: unknown) => {
-    throw new ExtractionError('The file is not a valid PDF document: it could not be read; export it again as PDF without a password, or paste the text.', { cause: error });
+    throw new ExtractionError(
+      'The file is not a valid PDF document: it could not be read; export it again as PDF without a password, or paste the text.',
+      { cause: error },
+    );
   });
   try {
     const { text: pages } = await extractPdfText(document, { mergePages: false });
@@ -87,7 +90,10 @@ async function docxText(bytes: Buffer): Promise<string> {
     // Images are dropped from the text anyway; not reading them spares base64-encoding every picture.
     .convertToHtml({ buffer: bytes }, { convertImage: mammoth.images.imgElement(async () => ({ src: '' })) })
     .catch((error: unknown) => {
-      throw new ExtractionError('The file is not a valid DOCX document: it could not be opened as a Word file; save it again as .docx, or paste the text.', { cause: error });
+      throw new ExtractionError(
+        'The file is not a valid DOCX document: it could not be opened as a Word file; save it again as .docx, or paste the text.',
+        { cause: error },
+      );
     });
   return htmlToPlainText(result.value);
 }

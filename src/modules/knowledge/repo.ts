@@ -56,8 +56,17 @@ const BASE_SELECT = `SELECT b.*,
     (SELECT coalesce(sum(s.chunk_count), 0)::int FROM knowledge_sources s WHERE s.tenant_id = b.tenant_id AND s.knowledge_base_id = b.id) AS chunk_count
   FROM knowledge_bases b`;
 
-export async function insertBase(db: Queryable, tenantId: string, base: { id: string; name: string; description: string | null }): Promise<BaseRow> {
-  await db.query('INSERT INTO knowledge_bases (tenant_id, id, name, description) VALUES ($1, $2, $3, $4)', [tenantId, base.id, base.name, base.description]);
+export async function insertBase(
+  db: Queryable,
+  tenantId: string,
+  base: { id: string; name: string; description: string | null },
+): Promise<BaseRow> {
+  await db.query('INSERT INTO knowledge_bases (tenant_id, id, name, description) VALUES ($1, $2, $3, $4)', [
+    tenantId,
+    base.id,
+    base.name,
+    base.description,
+  ]);
   return (await findBase(db, tenantId, base.id))!;
 }
 
@@ -68,19 +77,31 @@ export async function findBase(db: Queryable, tenantId: string, id: string): Pro
 
 /** Just enough to answer a query: existence and the version of its chunks. */
 export async function baseVersion(db: Queryable, tenantId: string, id: string): Promise<number | undefined> {
-  const { rows } = await db.query<{ chunks_version: number }>('SELECT chunks_version FROM knowledge_bases WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+  const { rows } = await db.query<{ chunks_version: number }>(
+    'SELECT chunks_version FROM knowledge_bases WHERE tenant_id = $1 AND id = $2',
+    [tenantId, id],
+  );
   return rows[0]?.chunks_version;
 }
 
 export async function listBases(db: Queryable, tenantId: string, page: Page): Promise<{ rows: BaseRow[]; total: number }> {
   const [{ rows }, count] = await Promise.all([
-    db.query<BaseRow>(`${BASE_SELECT} WHERE b.tenant_id = $1 ORDER BY b.created_at DESC, b.id DESC LIMIT $2 OFFSET $3`, [tenantId, page.limit, page.offset]),
+    db.query<BaseRow>(`${BASE_SELECT} WHERE b.tenant_id = $1 ORDER BY b.created_at DESC, b.id DESC LIMIT $2 OFFSET $3`, [
+      tenantId,
+      page.limit,
+      page.offset,
+    ]),
     db.query<{ n: number }>('SELECT count(*)::int AS n FROM knowledge_bases WHERE tenant_id = $1', [tenantId]),
   ]);
   return { rows, total: count.rows[0]!.n };
 }
 
-export async function updateBase(db: Queryable, tenantId: string, id: string, patch: { name?: string; description?: string | null }): Promise<boolean> {
+export async function updateBase(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  patch: { name?: string; description?: string | null },
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE knowledge_bases SET name = coalesce($3, name), description = CASE WHEN $4 THEN $5 ELSE description END, updated_at = now()
      WHERE tenant_id = $1 AND id = $2`,
@@ -109,12 +130,22 @@ const bumpVersion = (db: Queryable, tenantId: string, baseId: string) =>
 // ---------------------------------------------------------------------------------------------
 // Sources
 
-const SOURCE_COLUMNS = 'tenant_id, id, knowledge_base_id, source_name, source_type, status, url, file_name, format, generation, chunk_count, error, created_at, updated_at, processed_at';
+const SOURCE_COLUMNS =
+  'tenant_id, id, knowledge_base_id, source_name, source_type, status, url, file_name, format, generation, chunk_count, error, created_at, updated_at, processed_at';
 
 export async function insertSource(
   db: Queryable,
   tenantId: string,
-  source: { id: string; baseId: string; name: string; type: SourceType; url: string | null; fileName: string | null; format: string | null; content: Buffer | null },
+  source: {
+    id: string;
+    baseId: string;
+    name: string;
+    type: SourceType;
+    url: string | null;
+    fileName: string | null;
+    format: string | null;
+    content: Buffer | null;
+  },
 ): Promise<SourceRow> {
   const { rows } = await db.query<SourceRow>(
     `INSERT INTO knowledge_sources (tenant_id, id, knowledge_base_id, source_name, source_type, url, file_name, format, content)
@@ -125,26 +156,51 @@ export async function insertSource(
 }
 
 export async function findSource(db: Queryable, tenantId: string, baseId: string, id: string): Promise<SourceRow | undefined> {
-  const { rows } = await db.query<SourceRow>(`SELECT ${SOURCE_COLUMNS} FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2 AND id = $3`, [tenantId, baseId, id]);
+  const { rows } = await db.query<SourceRow>(
+    `SELECT ${SOURCE_COLUMNS} FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2 AND id = $3`,
+    [tenantId, baseId, id],
+  );
   return rows[0];
 }
 
 /** The source with what it was made from, for processing. */
-export async function sourceWithContent(db: Queryable, tenantId: string, id: string): Promise<(SourceRow & { content: Buffer | null }) | undefined> {
-  const { rows } = await db.query<SourceRow & { content: Buffer | null }>(`SELECT ${SOURCE_COLUMNS}, content FROM knowledge_sources WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+export async function sourceWithContent(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+): Promise<(SourceRow & { content: Buffer | null }) | undefined> {
+  const { rows } = await db.query<SourceRow & { content: Buffer | null }>(
+    `SELECT ${SOURCE_COLUMNS}, content FROM knowledge_sources WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id],
+  );
   return rows[0];
 }
 
-export async function listSources(db: Queryable, tenantId: string, baseId: string, page: Page): Promise<{ rows: SourceRow[]; total: number }> {
+export async function listSources(
+  db: Queryable,
+  tenantId: string,
+  baseId: string,
+  page: Page,
+): Promise<{ rows: SourceRow[]; total: number }> {
   const [{ rows }, count] = await Promise.all([
-    db.query<SourceRow>(`SELECT ${SOURCE_COLUMNS} FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [tenantId, baseId, page.limit, page.offset]),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2', [tenantId, baseId]),
+    db.query<SourceRow>(
+      `SELECT ${SOURCE_COLUMNS} FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
+      [tenantId, baseId, page.limit, page.offset],
+    ),
+    db.query<{ n: number }>('SELECT count(*)::int AS n FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2', [
+      tenantId,
+      baseId,
+    ]),
   ]);
   return { rows, total: count.rows[0]!.n };
 }
 
 export async function deleteSource(db: Queryable, tenantId: string, baseId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2 AND id = $3', [tenantId, baseId, id]);
+  const { rowCount } = await db.query('DELETE FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2 AND id = $3', [
+    tenantId,
+    baseId,
+    id,
+  ]);
   if (rowCount > 0) await bumpVersion(db, tenantId, baseId);
   return rowCount > 0;
 }
@@ -161,7 +217,10 @@ export async function restartSource(db: Queryable, tenantId: string, baseId: str
 
 /** Locks the source when it is still the generation a job was given; undefined means the job is outdated. */
 export async function lockGeneration(db: Queryable, tenantId: string, id: string, generation: number): Promise<SourceRow | undefined> {
-  const { rows } = await db.query<SourceRow>(`SELECT ${SOURCE_COLUMNS} FROM knowledge_sources WHERE tenant_id = $1 AND id = $2 AND generation = $3 FOR UPDATE`, [tenantId, id, generation]);
+  const { rows } = await db.query<SourceRow>(
+    `SELECT ${SOURCE_COLUMNS} FROM knowledge_sources WHERE tenant_id = $1 AND id = $2 AND generation = $3 FOR UPDATE`,
+    [tenantId, id, generation],
+  );
   return rows[0];
 }
 
@@ -185,9 +244,26 @@ const toVectorLiteral = (vector: Float32Array) => `[${Array.from(vector).join(',
  * Replaces a source's chunks and marks it READY, in the caller's transaction; `withVector` also
  * fills the pgvector column. The base's chunk version moves so caches reload.
  */
-export async function replaceChunks(db: Queryable, tenantId: string, source: SourceRow, model: string, chunks: NewChunk[], withVector: boolean, at: Date): Promise<SourceRow> {
+export async function replaceChunks(
+  db: Queryable,
+  tenantId: string,
+  source: SourceRow,
+  model: string,
+  chunks: NewChunk[],
+  withVector: boolean,
+  at: Date,
+): Promise<SourceRow> {
   await db.query('DELETE FROM knowledge_chunks WHERE tenant_id = $1 AND source_id = $2', [tenantId, source.id]);
-  const params = [tenantId, source.knowledge_base_id, source.id, model, chunks.map((c) => c.id), chunks.map((c) => c.position), chunks.map((c) => c.text), chunks.map((c) => toBytes(c.embedding))];
+  const params = [
+    tenantId,
+    source.knowledge_base_id,
+    source.id,
+    model,
+    chunks.map((c) => c.id),
+    chunks.map((c) => c.position),
+    chunks.map((c) => c.text),
+    chunks.map((c) => toBytes(c.embedding)),
+  ];
   if (withVector) {
     await db.query(
       `INSERT INTO knowledge_chunks (tenant_id, knowledge_base_id, source_id, embedding_model, id, position, text, embedding, embedding_vector)
@@ -213,7 +289,12 @@ export async function replaceChunks(db: Queryable, tenantId: string, source: Sou
 }
 
 /** Every embedding of a base made by `model`, for the exact search. */
-export async function baseEmbeddings(db: Queryable, tenantId: string, baseId: string, model: string): Promise<{ id: string; embedding: Buffer }[]> {
+export async function baseEmbeddings(
+  db: Queryable,
+  tenantId: string,
+  baseId: string,
+  model: string,
+): Promise<{ id: string; embedding: Buffer }[]> {
   const { rows } = await db.query<{ id: string; embedding: Buffer }>(
     'SELECT id, embedding FROM knowledge_chunks WHERE tenant_id = $1 AND knowledge_base_id = $2 AND embedding_model = $3',
     [tenantId, baseId, model],
@@ -221,7 +302,11 @@ export async function baseEmbeddings(db: Queryable, tenantId: string, baseId: st
   return rows;
 }
 
-export async function chunksWithoutVector(db: Queryable, model: string, limit: number): Promise<{ tenant_id: string; id: string; embedding: Buffer }[]> {
+export async function chunksWithoutVector(
+  db: Queryable,
+  model: string,
+  limit: number,
+): Promise<{ tenant_id: string; id: string; embedding: Buffer }[]> {
   const { rows } = await db.query<{ tenant_id: string; id: string; embedding: Buffer }>(
     'SELECT tenant_id, id, embedding FROM knowledge_chunks WHERE embedding_vector IS NULL AND embedding_model = $1 LIMIT $2',
     [model, limit],
@@ -238,7 +323,14 @@ export async function setVectors(db: Queryable, chunks: { tenant_id: string; id:
 }
 
 /** Nearest chunks by the HNSW index; iterative scans keep looking past other tenants' and bases' rows. */
-export async function nearestByIndex(db: Queryable, tenantId: string, baseId: string, model: string, query: Float32Array, limit: number): Promise<{ id: string; similarity: number }[]> {
+export async function nearestByIndex(
+  db: Queryable,
+  tenantId: string,
+  baseId: string,
+  model: string,
+  query: Float32Array,
+  limit: number,
+): Promise<{ id: string; similarity: number }[]> {
   return db.transaction(async (tx) => {
     await tx.query("SET LOCAL hnsw.iterative_scan = 'relaxed_order'");
     await tx.query(`SET LOCAL hnsw.ef_search = ${Math.max(40, limit * 2)}`);

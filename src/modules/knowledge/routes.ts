@@ -12,12 +12,24 @@ import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import { formatOfFile, type DocumentFormat } from './extract.ts';
 import * as agents from '../agents/service.ts';
 import * as knowledge from './service.ts';
-import { CreateBaseBody, CreateSourceBody, KnowledgeBase, KnowledgeSource, QueryBody, QueryResult, SOURCE_BYTE_LIMIT, SourceParams, UpdateBaseBody } from './schemas.ts';
+import {
+  CreateBaseBody,
+  CreateSourceBody,
+  KnowledgeBase,
+  KnowledgeSource,
+  QueryBody,
+  QueryResult,
+  SOURCE_BYTE_LIMIT,
+  SourceParams,
+  UpdateBaseBody,
+} from './schemas.ts';
 
 const TEN_MB = `${SOURCE_BYTE_LIMIT / 1024 / 1024} MB`;
 
 /** The one file of a multipart upload with the fields beside it, whatever their order. */
-async function readUpload(request: FastifyRequest): Promise<{ fields: Record<string, string>; file?: { name: string; mediaType: string; bytes: Buffer } }> {
+async function readUpload(
+  request: FastifyRequest,
+): Promise<{ fields: Record<string, string>; file?: { name: string; mediaType: string; bytes: Buffer } }> {
   const fields: Record<string, string> = {};
   let file: { name: string; mediaType: string; bytes: Buffer } | undefined;
   for await (const part of request.parts()) {
@@ -28,31 +40,49 @@ async function readUpload(request: FastifyRequest): Promise<{ fields: Record<str
     const upload = part as MultipartFile;
     if (upload.fieldname !== 'file' || file) {
       await upload.toBuffer().catch(() => undefined);
-      throw badRequest('VALIDATION_FAILED', 'Send exactly one file, in the multipart field named "file".', [{ path: `/${upload.fieldname}`, message: 'is not the file field' }]);
+      throw badRequest('VALIDATION_FAILED', 'Send exactly one file, in the multipart field named "file".', [
+        { path: `/${upload.fieldname}`, message: 'is not the file field' },
+      ]);
     }
     try {
       file = { name: upload.filename, mediaType: upload.mimetype, bytes: await upload.toBuffer() };
     } catch (error) {
-      if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${TEN_MB}; split it or upload a smaller one.`);
+      if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE')
+        throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${TEN_MB}; split it or upload a smaller one.`);
       throw error;
     }
   }
   return { fields, file };
 }
 
-function fileSource(upload: Awaited<ReturnType<typeof readUpload>>): { sourceName: string; fileName: string; format: DocumentFormat; bytes: Buffer } {
+function fileSource(upload: Awaited<ReturnType<typeof readUpload>>): {
+  sourceName: string;
+  fileName: string;
+  format: DocumentFormat;
+  bytes: Buffer;
+} {
   const { fields, file } = upload;
   if (fields.sourceType !== 'file') {
-    throw badRequest('VALIDATION_FAILED', 'A multipart upload is a file source: set the field sourceType to file (text and url sources are sent as JSON).', [{ path: '/sourceType', message: 'must be file in a multipart upload' }]);
+    throw badRequest(
+      'VALIDATION_FAILED',
+      'A multipart upload is a file source: set the field sourceType to file (text and url sources are sent as JSON).',
+      [{ path: '/sourceType', message: 'must be file in a multipart upload' }],
+    );
   }
   const sourceName = fields.sourceName?.trim() ?? '';
   if (sourceName === '' || sourceName.length > 200) {
-    throw badRequest('VALIDATION_FAILED', "Field 'sourceName' is required: a title of 1 to 200 characters.", [{ path: '/sourceName', message: 'must be 1 to 200 characters' }]);
+    throw badRequest('VALIDATION_FAILED', "Field 'sourceName' is required: a title of 1 to 200 characters.", [
+      { path: '/sourceName', message: 'must be 1 to 200 characters' },
+    ]);
   }
   if (!file) throw new AppError(400, 'FILE_REQUIRED', 'Attach the document in a multipart field named "file".');
   const format = formatOfFile(file.name, file.mediaType);
   if (!format) {
-    throw new AppError(415, 'UNSUPPORTED_FILE_TYPE', `"${file.name}" is not a supported document; upload a PDF, DOCX, TXT, Markdown (.md) or HTML file.`);
+    throw new AppError(
+      415,
+      'UNSUPPORTED_FILE_TYPE',
+      `"${file.name}" is not a supported document; upload a PDF, DOCX, TXT, Markdown (.md) or HTML file.`,
+    );
   }
   if (file.bytes.length === 0) throw badRequest('EMPTY_FILE', `"${file.name}" is empty; upload a file with text in it.`);
   return { sourceName, fileName: file.name, format, bytes: file.bytes };
@@ -63,24 +93,74 @@ export const knowledgeRoutes: ModulePlugin = async (plugin, { deps }) => {
   const ctxOf = (request: FastifyRequest) => tenantCtx(deps, principalOf(request).tenantId);
   const tags = ['knowledge'];
 
-  app.post('/knowledge-bases', { schema: { tags, summary: 'Create a knowledge base', body: CreateBaseBody, response: { 201: KnowledgeBase, ...errorResponses(400, 401, 403, 409) } } }, async (request, reply) =>
-    reply.code(201).send(await knowledge.createBase(ctxOf(request), request.body)),
+  app.post(
+    '/knowledge-bases',
+    {
+      schema: {
+        tags,
+        summary: 'Create a knowledge base',
+        body: CreateBaseBody,
+        response: { 201: KnowledgeBase, ...errorResponses(400, 401, 403, 409) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await knowledge.createBase(ctxOf(request), request.body)),
   );
-  app.get('/knowledge-bases', { schema: { tags, summary: 'List knowledge bases', querystring: PageQuery, response: { 200: PageOf(KnowledgeBase), ...errorResponses(400, 401, 403) } } }, async (request) => {
-    const page = toPage(request.query);
-    const { data, total } = await knowledge.listBases(ctxOf(request), page);
-    return pageOf(data, total, page);
-  });
-  app.get('/knowledge-bases/:id', { schema: { tags, summary: 'Get a knowledge base', params: IdParams, response: { 200: KnowledgeBase, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
-    knowledge.getBase(ctxOf(request), request.params.id),
+  app.get(
+    '/knowledge-bases',
+    {
+      schema: {
+        tags,
+        summary: 'List knowledge bases',
+        querystring: PageQuery,
+        response: { 200: PageOf(KnowledgeBase), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await knowledge.listBases(ctxOf(request), page);
+      return pageOf(data, total, page);
+    },
   );
-  app.patch('/knowledge-bases/:id', { schema: { tags, summary: 'Rename or describe a knowledge base', params: IdParams, body: UpdateBaseBody, response: { 200: KnowledgeBase, ...errorResponses(400, 401, 403, 404, 409) } } }, async (request) =>
-    knowledge.updateBase(ctxOf(request), request.params.id, request.body),
+  app.get(
+    '/knowledge-bases/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a knowledge base',
+        params: IdParams,
+        response: { 200: KnowledgeBase, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => knowledge.getBase(ctxOf(request), request.params.id),
   );
-  app.delete('/knowledge-bases/:id', { schema: { tags, summary: 'Delete a knowledge base with its sources (refused while an agent searches it)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409) } } }, async (request, reply) => {
-    await knowledge.deleteBase(ctxOf(request), request.params.id, agents.agentsSearchingBase);
-    return reply.code(204).send(null);
-  });
+  app.patch(
+    '/knowledge-bases/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Rename or describe a knowledge base',
+        params: IdParams,
+        body: UpdateBaseBody,
+        response: { 200: KnowledgeBase, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => knowledge.updateBase(ctxOf(request), request.params.id, request.body),
+  );
+  app.delete(
+    '/knowledge-bases/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a knowledge base with its sources (refused while an agent searches it)',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      await knowledge.deleteBase(ctxOf(request), request.params.id, agents.agentsSearchingBase);
+      return reply.code(204).send(null);
+    },
+  );
 
   await app.register(multipart, { limits: { fileSize: SOURCE_BYTE_LIMIT, files: 1, fields: 10, parts: 20 } });
   app.post(
@@ -106,26 +186,74 @@ export const knowledgeRoutes: ModulePlugin = async (plugin, { deps }) => {
       return reply.code(201).send(source);
     },
   );
-  app.get('/knowledge-bases/:id/sources', { schema: { tags, summary: 'List the sources of a knowledge base', params: IdParams, querystring: PageQuery, response: { 200: PageOf(KnowledgeSource), ...errorResponses(400, 401, 403, 404) } } }, async (request) => {
-    const page = toPage(request.query);
-    const { data, total } = await knowledge.listSources(ctxOf(request), request.params.id, page);
-    return pageOf(data, total, page);
-  });
-  app.get('/knowledge-bases/:id/sources/:sourceId', { schema: { tags, summary: 'Get a source and its processing status', params: SourceParams, response: { 200: KnowledgeSource, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
-    knowledge.getSource(ctxOf(request), request.params.id, request.params.sourceId),
+  app.get(
+    '/knowledge-bases/:id/sources',
+    {
+      schema: {
+        tags,
+        summary: 'List the sources of a knowledge base',
+        params: IdParams,
+        querystring: PageQuery,
+        response: { 200: PageOf(KnowledgeSource), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await knowledge.listSources(ctxOf(request), request.params.id, page);
+      return pageOf(data, total, page);
+    },
   );
-  app.delete('/knowledge-bases/:id/sources/:sourceId', { schema: { tags, summary: 'Delete a source and its chunks', params: SourceParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } } }, async (request, reply) => {
-    await knowledge.deleteSource(ctxOf(request), request.params.id, request.params.sourceId);
-    return reply.code(204).send(null);
-  });
+  app.get(
+    '/knowledge-bases/:id/sources/:sourceId',
+    {
+      schema: {
+        tags,
+        summary: 'Get a source and its processing status',
+        params: SourceParams,
+        response: { 200: KnowledgeSource, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => knowledge.getSource(ctxOf(request), request.params.id, request.params.sourceId),
+  );
+  app.delete(
+    '/knowledge-bases/:id/sources/:sourceId',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a source and its chunks',
+        params: SourceParams,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await knowledge.deleteSource(ctxOf(request), request.params.id, request.params.sourceId);
+      return reply.code(204).send(null);
+    },
+  );
   app.post(
     '/knowledge-bases/:id/sources/:sourceId/refresh',
-    { schema: { tags, summary: 'Process a source again (a url source is fetched anew); answers the source, PROCESSING', params: SourceParams, response: { 202: KnowledgeSource, ...errorResponses(400, 401, 403, 404) } } },
-    async (request, reply) => reply.code(202).send(await knowledge.refreshSource(ctxOf(request), request.params.id, request.params.sourceId)),
+    {
+      schema: {
+        tags,
+        summary: 'Process a source again (a url source is fetched anew); answers the source, PROCESSING',
+        params: SourceParams,
+        response: { 202: KnowledgeSource, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) =>
+      reply.code(202).send(await knowledge.refreshSource(ctxOf(request), request.params.id, request.params.sourceId)),
   );
   app.post(
     '/knowledge-bases/:id/query',
-    { schema: { tags, summary: 'Search a knowledge base: full-text and vector rankings fused (the retrieval agents use during calls)', params: IdParams, body: QueryBody, response: { 200: QueryResult, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Search a knowledge base: full-text and vector rankings fused (the retrieval agents use during calls)',
+        params: IdParams,
+        body: QueryBody,
+        response: { 200: QueryResult, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async (request) => knowledge.queryBase(deps, principalOf(request).tenantId, request.params.id, request.body),
   );
 };

@@ -27,7 +27,10 @@ export type KnowledgeBase = Static<typeof KnowledgeBase>;
 
 export const CreateBaseBody = Type.Object({ name: BaseName, description: Type.Optional(Description) }, { additionalProperties: false });
 export type CreateBaseBody = Static<typeof CreateBaseBody>;
-export const UpdateBaseBody = Type.Object({ name: Type.Optional(BaseName), description: Type.Optional(Description) }, { additionalProperties: false });
+export const UpdateBaseBody = Type.Object(
+  { name: Type.Optional(BaseName), description: Type.Optional(Description) },
+  { additionalProperties: false },
+);
 export type UpdateBaseBody = Static<typeof UpdateBaseBody>;
 
 export const KnowledgeSource = Type.Object({
@@ -48,10 +51,18 @@ export type KnowledgeSource = Static<typeof KnowledgeSource>;
 
 export const CreateSourceBody = Type.Object(
   {
-    sourceType: StringEnum(SOURCE_TYPES, { description: 'text or url in JSON; file sources are uploaded as multipart/form-data (fields sourceType=file, sourceName, file).' }),
+    sourceType: StringEnum(SOURCE_TYPES, {
+      description: 'text or url in JSON; file sources are uploaded as multipart/form-data (fields sourceType=file, sourceName, file).',
+    }),
     sourceName: Type.String({ minLength: 1, maxLength: 200, description: 'Human-readable title.' }),
     rawText: Type.Optional(Type.String({ minLength: 1, maxLength: SOURCE_BYTE_LIMIT, description: 'Required when sourceType is text.' })),
-    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'Required when sourceType is url: an http(s) page or document (HTML, text, Markdown, PDF, DOCX) to fetch and index.' })),
+    url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: 'Required when sourceType is url: an http(s) page or document (HTML, text, Markdown, PDF, DOCX) to fetch and index.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -62,7 +73,14 @@ export const SourceParams = Type.Object({ id: Uuid, sourceId: Uuid });
 export const QueryBody = Type.Object(
   {
     query: Type.String({ minLength: 1, maxLength: 2000, description: 'What to look for, in plain words.' }),
-    topK: Type.Optional(Type.Integer({ minimum: 1, maximum: TOP_K_MAX, default: TOP_K_DEFAULT, description: `Results wanted, 1 to ${TOP_K_MAX} (default ${TOP_K_DEFAULT}).` })),
+    topK: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: TOP_K_MAX,
+        default: TOP_K_DEFAULT,
+        description: `Results wanted, 1 to ${TOP_K_MAX} (default ${TOP_K_DEFAULT}).`,
+      }),
+    ),
   },
   { additionalProperties: false },
 );

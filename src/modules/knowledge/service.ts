@@ -15,7 +15,17 @@ import * as events from '../events/service.ts';
 import { chunkText } from './chunking.ts';
 import { ExtractionError, extractText, FETCHABLE_MEDIA_TYPES, formatOfMediaType, type DocumentFormat } from './extract.ts';
 import * as repo from './repo.ts';
-import { SOURCE_BYTE_LIMIT, TOP_K_DEFAULT, type CreateBaseBody, type CreateSourceBody, type KnowledgeBase, type KnowledgeSource, type QueryBody, type QueryResult, type UpdateBaseBody } from './schemas.ts';
+import {
+  SOURCE_BYTE_LIMIT,
+  TOP_K_DEFAULT,
+  type CreateBaseBody,
+  type CreateSourceBody,
+  type KnowledgeBase,
+  type KnowledgeSource,
+  type QueryBody,
+  type QueryResult,
+  type UpdateBaseBody,
+} from './schemas.ts';
 import { openVectorSearch, type VectorSearch } from './vector-search.ts';
 
 /** What a process needs to index and search: the embedder and the way it searches vectors. */
@@ -27,7 +37,12 @@ export interface KnowledgeEngine {
 export async function openKnowledgeEngine(db: Db, config: Config, log: Logger): Promise<KnowledgeEngine> {
   const settings = config.knowledge;
   const embedder = settings.embeddingsApiUrl
-    ? openAiEmbeddings({ baseUrl: settings.embeddingsApiUrl, apiKey: settings.embeddingsApiKey, model: settings.embeddingsModel, dimensions: settings.embeddingsDimensions })
+    ? openAiEmbeddings({
+        baseUrl: settings.embeddingsApiUrl,
+        apiKey: settings.embeddingsApiKey,
+        model: settings.embeddingsModel,
+        dimensions: settings.embeddingsDimensions,
+      })
     : localSentenceEncoder();
   return { embedder, vectors: await openVectorSearch(db, embedder, settings.vectorSearch, settings.cacheBytes, log) };
 }
@@ -58,7 +73,8 @@ export const toSource = (row: repo.SourceRow): KnowledgeSource => ({
 });
 
 const errorCode = (error: unknown) => (error as { code?: string }).code;
-const nameTaken = (name: string) => conflict('KNOWLEDGE_BASE_NAME_TAKEN', `A knowledge base named "${name}" already exists; choose another name.`);
+const nameTaken = (name: string) =>
+  conflict('KNOWLEDGE_BASE_NAME_TAKEN', `A knowledge base named "${name}" already exists; choose another name.`);
 const baseNotFound = () => notFound('Knowledge base');
 const sourceNotFound = () => notFound('Knowledge source');
 
@@ -67,7 +83,9 @@ const sourceNotFound = () => notFound('Knowledge source');
 
 export async function createBase(ctx: TenantCtx, body: CreateBaseBody): Promise<KnowledgeBase> {
   try {
-    return toBase(await repo.insertBase(ctx.db, ctx.tenantId, { id: newId(), name: body.name.trim(), description: body.description ?? null }));
+    return toBase(
+      await repo.insertBase(ctx.db, ctx.tenantId, { id: newId(), name: body.name.trim(), description: body.description ?? null }),
+    );
   } catch (error) {
     if (errorCode(error) === repo.UNIQUE_VIOLATION) throw nameTaken(body.name.trim());
     throw error;
@@ -104,7 +122,10 @@ export async function deleteBase(ctx: TenantCtx, id: string, agentsSearching: Ba
   if ((await repo.baseVersion(ctx.db, ctx.tenantId, id)) === undefined) throw baseNotFound();
   const agents = await agentsSearching(ctx, id);
   if (agents.length > 0) {
-    throw conflict('KNOWLEDGE_BASE_IN_USE', `The agent ${agents.map((name) => `"${name}"`).join(', ')} searches this knowledge base; remove it from the agent's knowledgeBaseIds first, then delete it.`);
+    throw conflict(
+      'KNOWLEDGE_BASE_IN_USE',
+      `The agent ${agents.map((name) => `"${name}"`).join(', ')} searches this knowledge base; remove it from the agent's knowledgeBaseIds first, then delete it.`,
+    );
   }
   if (!(await repo.deleteBase(ctx.db, ctx.tenantId, id))) throw baseNotFound();
 }
@@ -130,7 +151,11 @@ export interface ProcessSourceJob {
   generation: number;
 }
 
-async function addSource(ctx: TenantCtx, baseId: string, source: Omit<Parameters<typeof repo.insertSource>[2], 'id' | 'baseId'>): Promise<KnowledgeSource> {
+async function addSource(
+  ctx: TenantCtx,
+  baseId: string,
+  source: Omit<Parameters<typeof repo.insertSource>[2], 'id' | 'baseId'>,
+): Promise<KnowledgeSource> {
   return ctx.db.transaction(async (tx) => {
     if ((await repo.baseVersion(tx, ctx.tenantId, baseId)) === undefined) throw baseNotFound();
     const row = await repo.insertSource(tx, ctx.tenantId, { ...source, id: newId(), baseId });
@@ -143,17 +168,39 @@ async function addSource(ctx: TenantCtx, baseId: string, source: Omit<Parameters
 export async function addJsonSource(ctx: TenantCtx, baseId: string, body: CreateSourceBody): Promise<KnowledgeSource> {
   const name = body.sourceName.trim();
   if (body.sourceType === 'file') {
-    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Upload a file source as multipart/form-data with the fields sourceType=file, sourceName and file.');
+    throw new AppError(
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Upload a file source as multipart/form-data with the fields sourceType=file, sourceName and file.',
+    );
   }
   if (body.sourceType === 'text') {
-    if (body.url !== undefined) throw badRequest('VALIDATION_FAILED', 'A text source takes rawText, not url.', [{ path: '/url', message: 'is only for url sources' }]);
+    if (body.url !== undefined)
+      throw badRequest('VALIDATION_FAILED', 'A text source takes rawText, not url.', [
+        { path: '/url', message: 'is only for url sources' },
+      ]);
     if (body.rawText === undefined || body.rawText.trim() === '') {
-      throw badRequest('VALIDATION_FAILED', "Field 'rawText' is required when sourceType is text.", [{ path: '/rawText', message: 'is required when sourceType is text' }]);
+      throw badRequest('VALIDATION_FAILED', "Field 'rawText' is required when sourceType is text.", [
+        { path: '/rawText', message: 'is required when sourceType is text' },
+      ]);
     }
-    return addSource(ctx, baseId, { name, type: 'text', url: null, fileName: null, format: 'txt', content: Buffer.from(body.rawText, 'utf8') });
+    return addSource(ctx, baseId, {
+      name,
+      type: 'text',
+      url: null,
+      fileName: null,
+      format: 'txt',
+      content: Buffer.from(body.rawText, 'utf8'),
+    });
   }
-  if (body.rawText !== undefined) throw badRequest('VALIDATION_FAILED', 'A url source takes url, not rawText.', [{ path: '/rawText', message: 'is only for text sources' }]);
-  if (body.url === undefined) throw badRequest('VALIDATION_FAILED', "Field 'url' is required when sourceType is url.", [{ path: '/url', message: 'is required when sourceType is url' }]);
+  if (body.rawText !== undefined)
+    throw badRequest('VALIDATION_FAILED', 'A url source takes url, not rawText.', [
+      { path: '/rawText', message: 'is only for text sources' },
+    ]);
+  if (body.url === undefined)
+    throw badRequest('VALIDATION_FAILED', "Field 'url' is required when sourceType is url.", [
+      { path: '/url', message: 'is required when sourceType is url' },
+    ]);
   return addSource(ctx, baseId, { name, type: 'url', url: httpUrl(body.url), fileName: null, format: null, content: null });
 }
 
@@ -162,17 +209,35 @@ function httpUrl(given: string): string {
   try {
     url = new URL(given.trim());
   } catch {
-    throw badRequest('VALIDATION_FAILED', "Field 'url' must be an absolute http or https URL.", [{ path: '/url', message: 'must be an absolute http or https URL' }]);
+    throw badRequest('VALIDATION_FAILED', "Field 'url' must be an absolute http or https URL.", [
+      { path: '/url', message: 'must be an absolute http or https URL' },
+    ]);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw badRequest('VALIDATION_FAILED', `Field 'url' must use http or https, not ${url.protocol.replace(':', '')}.`, [{ path: '/url', message: 'must use http or https' }]);
+    throw badRequest('VALIDATION_FAILED', `Field 'url' must use http or https, not ${url.protocol.replace(':', '')}.`, [
+      { path: '/url', message: 'must use http or https' },
+    ]);
   }
-  if (url.username || url.password) throw badRequest('VALIDATION_FAILED', "Field 'url' must not carry a user name or password.", [{ path: '/url', message: 'must not carry credentials' }]);
+  if (url.username || url.password)
+    throw badRequest('VALIDATION_FAILED', "Field 'url' must not carry a user name or password.", [
+      { path: '/url', message: 'must not carry credentials' },
+    ]);
   return url.href;
 }
 
-export async function addFileSource(ctx: TenantCtx, baseId: string, file: { sourceName: string; fileName: string; format: DocumentFormat; bytes: Buffer }): Promise<KnowledgeSource> {
-  return addSource(ctx, baseId, { name: file.sourceName.trim(), type: 'file', url: null, fileName: file.fileName, format: file.format, content: file.bytes });
+export async function addFileSource(
+  ctx: TenantCtx,
+  baseId: string,
+  file: { sourceName: string; fileName: string; format: DocumentFormat; bytes: Buffer },
+): Promise<KnowledgeSource> {
+  return addSource(ctx, baseId, {
+    name: file.sourceName.trim(),
+    type: 'file',
+    url: null,
+    fileName: file.fileName,
+    format: file.format,
+    content: file.bytes,
+  });
 }
 
 export async function listSources(ctx: TenantCtx, baseId: string, page: Page): Promise<{ data: KnowledgeSource[]; total: number }> {
@@ -214,8 +279,14 @@ const FETCH_TIMEOUT_MS = 15_000;
 const PROCESS_RETRY_LIMIT = 3;
 
 async function fetchedDocument(ctx: TenantCtx, url: string): Promise<{ format: DocumentFormat; bytes: Buffer }> {
-  const response = await safeFetch(url, { allowPrivate: ctx.config.allowPrivateUrls, accept: FETCHABLE_MEDIA_TYPES, maxBytes: SOURCE_BYTE_LIMIT, timeoutMs: FETCH_TIMEOUT_MS });
-  if (response.status < 200 || response.status >= 300) throw new SourceError(`${response.url} answered HTTP ${response.status}; check that the address is right and the page is public.`);
+  const response = await safeFetch(url, {
+    allowPrivate: ctx.config.allowPrivateUrls,
+    accept: FETCHABLE_MEDIA_TYPES,
+    maxBytes: SOURCE_BYTE_LIMIT,
+    timeoutMs: FETCH_TIMEOUT_MS,
+  });
+  if (response.status < 200 || response.status >= 300)
+    throw new SourceError(`${response.url} answered HTTP ${response.status}; check that the address is right and the page is public.`);
   const format = formatOfMediaType(response.contentType);
   if (!format) throw new SourceError(`${response.url} is ${response.contentType}, which cannot be indexed.`);
   return { format, bytes: response.body };
@@ -229,7 +300,8 @@ async function sourceText(ctx: TenantCtx, source: repo.SourceRow & { content: Bu
   return extractText(source.format as DocumentFormat, source.content ?? Buffer.alloc(0));
 }
 
-const isUserFacing = (error: unknown) => error instanceof SourceError || error instanceof ExtractionError || error instanceof UnsafeUrlError;
+const isUserFacing = (error: unknown) =>
+  error instanceof SourceError || error instanceof ExtractionError || error instanceof UnsafeUrlError;
 
 /**
  * Turns a PROCESSING source into chunks: its text (fetched for a url source, extracted for a
@@ -249,7 +321,10 @@ export async function processSource(deps: Deps, job: ProcessSourceJob, meta: { r
     outcome = { chunks: pieces.map((text, position) => ({ id: newId(), position, text, embedding: embeddings[position]! })) };
   } catch (error) {
     if (isUserFacing(error)) outcome = { error: (error as Error).message };
-    else if (meta.retryCount >= PROCESS_RETRY_LIMIT) outcome = { error: `Processing failed ${PROCESS_RETRY_LIMIT + 1} times (${(error as Error).message}); refresh the source to try again.` };
+    else if (meta.retryCount >= PROCESS_RETRY_LIMIT)
+      outcome = {
+        error: `Processing failed ${PROCESS_RETRY_LIMIT + 1} times (${(error as Error).message}); refresh the source to try again.`,
+      };
     else throw error;
   }
   await ctx.db.transaction(async (tx) => {
@@ -258,7 +333,15 @@ export async function processSource(deps: Deps, job: ProcessSourceJob, meta: { r
     const at = ctx.clock.now();
     const done =
       'chunks' in outcome
-        ? await repo.replaceChunks(tx, ctx.tenantId, current, deps.knowledge.embedder.model, outcome.chunks, deps.knowledge.vectors.fillsVectorColumn, at)
+        ? await repo.replaceChunks(
+            tx,
+            ctx.tenantId,
+            current,
+            deps.knowledge.embedder.model,
+            outcome.chunks,
+            deps.knowledge.vectors.fillsVectorColumn,
+            at,
+          )
         : await repo.markFailed(tx, ctx.tenantId, current.id, outcome.error, at);
     await events.emitEvent(inTx(ctx, tx), 'knowledge_source.processed', toSource(done), null);
   });
@@ -266,7 +349,14 @@ export async function processSource(deps: Deps, job: ProcessSourceJob, meta: { r
 
 export function processSourceJobDefinition(deps: Deps): JobDefinition<ProcessSourceJob> {
   // One at a time per process: embedding is CPU work, and a big file takes minutes.
-  return { name: PROCESS_SOURCE, retryLimit: PROCESS_RETRY_LIMIT, batchSize: 1, concurrency: 1, expireInSeconds: 3600, handle: (data, meta) => processSource(deps, data, meta) };
+  return {
+    name: PROCESS_SOURCE,
+    retryLimit: PROCESS_RETRY_LIMIT,
+    batchSize: 1,
+    concurrency: 1,
+    expireInSeconds: 3600,
+    handle: (data, meta) => processSource(deps, data, meta),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -294,15 +384,29 @@ export async function queryBase(deps: Deps, tenantId: string, baseId: string, bo
   if (chunksVersion === undefined) throw baseNotFound();
   const [lexical, semantic] = await Promise.all([
     repo.rankByText(db, tenantId, baseId, body.query, candidates),
-    knowledge.embedder.embed([body.query]).then(([vector]) => knowledge.vectors.nearest(db, { tenantId, id: baseId, chunksVersion }, knowledge.embedder.model, vector!, candidates)),
+    knowledge.embedder
+      .embed([body.query])
+      .then(([vector]) =>
+        knowledge.vectors.nearest(db, { tenantId, id: baseId, chunksVersion }, knowledge.embedder.model, vector!, candidates),
+      ),
   ]);
   const fused = reciprocalRankFusion([lexical, semantic.map((hit) => hit.id)]).slice(0, topK);
-  const chunks = new Map((await repo.chunksByIds(db, tenantId, fused.map((hit) => hit.id))).map((chunk) => [chunk.id, chunk]));
+  const chunks = new Map(
+    (
+      await repo.chunksByIds(
+        db,
+        tenantId,
+        fused.map((hit) => hit.id),
+      )
+    ).map((chunk) => [chunk.id, chunk]),
+  );
   return {
     results: fused.flatMap(({ id, score }) => {
       const chunk = chunks.get(id);
       // A chunk deleted between the rankings and this read is left out.
-      return chunk ? [{ chunkId: id, sourceId: chunk.source_id, sourceName: chunk.source_name, text: chunk.text, score: Number(score.toFixed(6)) }] : [];
+      return chunk
+        ? [{ chunkId: id, sourceId: chunk.source_id, sourceName: chunk.source_name, text: chunk.text, score: Number(score.toFixed(6)) }]
+        : [];
     }),
   };
 }

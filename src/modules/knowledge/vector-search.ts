@@ -31,7 +31,13 @@ const VECTOR_LOCK = 7_140_532;
  * index (a column of other dimensions is replaced: those vectors came from another model);
  * without pgvector, or with `exact`, the search is exact cosine over the stored embeddings.
  */
-export async function openVectorSearch(db: Db, embedder: Embedder, mode: 'auto' | 'exact', cacheBytes: number, log: Logger): Promise<VectorSearch> {
+export async function openVectorSearch(
+  db: Db,
+  embedder: Embedder,
+  mode: 'auto' | 'exact',
+  cacheBytes: number,
+  log: Logger,
+): Promise<VectorSearch> {
   const column = await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [VECTOR_LOCK]);
     const { rows } = await tx.query<{ type: string }>(
@@ -48,9 +54,16 @@ export async function openVectorSearch(db: Db, embedder: Embedder, mode: 'auto' 
   });
   if (column) await backfillVectors(db, embedder.model);
   const kind = column && mode === 'auto' ? 'hnsw' : 'exact';
-  log.info({ vectorSearch: kind }, kind === 'hnsw' ? 'knowledge search uses the pgvector HNSW index' : 'knowledge search uses exact cosine similarity');
+  log.info(
+    { vectorSearch: kind },
+    kind === 'hnsw' ? 'knowledge search uses the pgvector HNSW index' : 'knowledge search uses exact cosine similarity',
+  );
   if (kind === 'hnsw') {
-    return { kind, fillsVectorColumn: true, nearest: (tx, base, model, query, limit) => repo.nearestByIndex(tx, base.tenantId, base.id, model, query, limit) };
+    return {
+      kind,
+      fillsVectorColumn: true,
+      nearest: (tx, base, model, query, limit) => repo.nearestByIndex(tx, base.tenantId, base.id, model, query, limit),
+    };
   }
   return exactVectorSearch(cacheBytes, column);
 }
@@ -108,7 +121,9 @@ export function exactVectorSearch(cacheBytes: number, fillsVectorColumn: boolean
       return hit;
     }
     forget(key);
-    const rows = (await repo.baseEmbeddings(db, base.tenantId, base.id, model)).filter((row) => row.embedding.byteLength === dimensions * 4);
+    const rows = (await repo.baseEmbeddings(db, base.tenantId, base.id, model)).filter(
+      (row) => row.embedding.byteLength === dimensions * 4,
+    );
     const vectors = new Float32Array(rows.length * dimensions);
     rows.forEach((row, i) => vectors.set(repo.fromBytes(row.embedding), i * dimensions));
     const entry = { version: base.chunksVersion, ids: rows.map((row) => row.id), vectors, dimensions };

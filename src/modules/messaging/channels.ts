@@ -14,7 +14,9 @@ type ProviderCtx = Pick<TenantCtx, 'db' | 'tenantId' | 'serverKeys' | 'config'>;
 export class NotConnectedError extends Error {}
 
 export const whatsappNotConnected = () =>
-  new NotConnectedError('WhatsApp is not connected; connect it with PUT /api/v1/integrations/whatsapp (businessAccountId, accessToken, appSecret, phoneNumberId) from the dashboard.');
+  new NotConnectedError(
+    'WhatsApp is not connected; connect it with PUT /api/v1/integrations/whatsapp (businessAccountId, accessToken, appSecret, phoneNumberId) from the dashboard.',
+  );
 
 /** The tenant's WhatsApp Cloud API client and account, or undefined when WhatsApp is not connected. */
 export async function whatsappOf(ctx: ProviderCtx) {
@@ -22,7 +24,12 @@ export async function whatsappOf(ctx: ProviderCtx) {
   if (!credentials) return undefined;
   const { whatsappApiUrl, whatsappApiVersion, providerTimeoutMs } = ctx.config.messaging;
   return {
-    client: createWhatsAppCloud({ accessToken: credentials.accessToken!, baseUrl: whatsappApiUrl, apiVersion: whatsappApiVersion, timeoutMs: providerTimeoutMs }),
+    client: createWhatsAppCloud({
+      accessToken: credentials.accessToken!,
+      baseUrl: whatsappApiUrl,
+      apiVersion: whatsappApiVersion,
+      timeoutMs: providerTimeoutMs,
+    }),
     businessAccountId: credentials.businessAccountId!,
     defaultPhoneNumberId: credentials.phoneNumberId!,
   };
@@ -42,8 +49,15 @@ export async function smsProviderOf(ctx: ProviderCtx, provider: SmsProviderName)
   const kind = SMS_INTEGRATION[provider];
   if (!kind) return simulatedSms;
   const credentials = await integrations.credentialsOf(ctx, kind);
-  if (!credentials) throw new NotConnectedError(`${provider} is not connected; connect it with PUT /api/v1/integrations/${kind} from the dashboard.`);
+  if (!credentials)
+    throw new NotConnectedError(`${provider} is not connected; connect it with PUT /api/v1/integrations/${kind} from the dashboard.`);
   const timeoutMs = ctx.config.messaging.providerTimeoutMs;
-  if (provider === 'TWILIO') return createTwilioSms({ accountSid: credentials.accountSid!, authToken: credentials.authToken!, baseUrl: ctx.config.twilioApiUrl, timeoutMs });
+  if (provider === 'TWILIO')
+    return createTwilioSms({
+      accountSid: credentials.accountSid!,
+      authToken: credentials.authToken!,
+      baseUrl: ctx.config.twilioApiUrl,
+      timeoutMs,
+    });
   return createMsg91Sms({ authKey: credentials.authKey!, baseUrl: ctx.config.messaging.msg91ApiUrl, timeoutMs });
 }

@@ -46,7 +46,9 @@ export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId
   const common = { call_id: call.id, agent_id: call.agent_id, contact_id: call.contact_id, to_number: recipient.phoneNumber };
   const messages: repo.NewMessage[] = [];
 
-  const mapping = whatsapp?.is_active ? chooseWhatsAppMapping(whatsapp.templates, call.direction, call.outcome, recipient.metadata.language) : undefined;
+  const mapping = whatsapp?.is_active
+    ? chooseWhatsAppMapping(whatsapp.templates, call.direction, call.outcome, recipient.metadata.language)
+    : undefined;
   if (whatsapp && mapping) {
     messages.push({
       ...common,
@@ -107,7 +109,13 @@ export async function sendMessage(deps: Deps, job: SendMessageJob, meta: { retry
   if (!message) {
     const current = await repo.findMessage(ctx.db, ctx.tenantId, job.messageId);
     if (current?.status === 'SENDING') {
-      await repo.markFailed(ctx.db, ctx.tenantId, current.id, 'Unconfirmed: the worker stopped while the provider was being asked, so whether it was sent is unknown; it is not sent again to avoid a duplicate.', now());
+      await repo.markFailed(
+        ctx.db,
+        ctx.tenantId,
+        current.id,
+        'Unconfirmed: the worker stopped while the provider was being asked, so whether it was sent is unknown; it is not sent again to avoid a duplicate.',
+        now(),
+      );
     }
     return;
   }

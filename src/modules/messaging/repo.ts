@@ -47,27 +47,62 @@ export async function insertCampaign<T extends CampaignTable>(db: Queryable, tab
   return rows[0]!;
 }
 
-export async function updateCampaign<T extends CampaignTable>(db: Queryable, table: T, tenantId: string, id: string, values: Record<string, unknown>): Promise<RowOf<T> | undefined> {
+export async function updateCampaign<T extends CampaignTable>(
+  db: Queryable,
+  table: T,
+  tenantId: string,
+  id: string,
+  values: Record<string, unknown>,
+): Promise<RowOf<T> | undefined> {
   const entries = Object.entries(values).filter(([, value]) => value !== undefined);
   const sets = [...entries.map(([column], i) => `${column} = $${i + 3}`), 'updated_at = now()'];
-  const { rows } = await db.query<RowOf<T>>(`UPDATE ${table} SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2 RETURNING *`, [tenantId, id, ...entries.map(([, value]) => toSql(value))]);
+  const { rows } = await db.query<RowOf<T>>(`UPDATE ${table} SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2 RETURNING *`, [
+    tenantId,
+    id,
+    ...entries.map(([, value]) => toSql(value)),
+  ]);
   return rows[0];
 }
 
-export async function findCampaign<T extends CampaignTable>(db: Queryable, table: T, tenantId: string, id: string, forUpdate = false): Promise<RowOf<T> | undefined> {
-  const { rows } = await db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE tenant_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [tenantId, id]);
+export async function findCampaign<T extends CampaignTable>(
+  db: Queryable,
+  table: T,
+  tenantId: string,
+  id: string,
+  forUpdate = false,
+): Promise<RowOf<T> | undefined> {
+  const { rows } = await db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE tenant_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [
+    tenantId,
+    id,
+  ]);
   return rows[0];
 }
 
-export async function campaignOfAgent<T extends CampaignTable>(db: Queryable, table: T, tenantId: string, agentId: string): Promise<RowOf<T> | undefined> {
+export async function campaignOfAgent<T extends CampaignTable>(
+  db: Queryable,
+  table: T,
+  tenantId: string,
+  agentId: string,
+): Promise<RowOf<T> | undefined> {
   const { rows } = await db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE tenant_id = $1 AND agent_id = $2`, [tenantId, agentId]);
   return rows[0];
 }
 
-export async function listCampaigns<T extends CampaignTable>(db: Queryable, table: T, tenantId: string, agentId: string | undefined, page: Page): Promise<{ rows: RowOf<T>[]; total: number }> {
+export async function listCampaigns<T extends CampaignTable>(
+  db: Queryable,
+  table: T,
+  tenantId: string,
+  agentId: string | undefined,
+  page: Page,
+): Promise<{ rows: RowOf<T>[]; total: number }> {
   const where = 'tenant_id = $1 AND ($2::uuid IS NULL OR agent_id = $2)';
   const [{ rows }, count] = await Promise.all([
-    db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [tenantId, agentId ?? null, page.limit, page.offset]),
+    db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [
+      tenantId,
+      agentId ?? null,
+      page.limit,
+      page.offset,
+    ]),
     db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`, [tenantId, agentId ?? null]),
   ]);
   return { rows, total: count.rows[0]!.n };
@@ -134,7 +169,23 @@ export interface MessageRow {
 
 export type NewMessage = Pick<
   MessageRow,
-  'id' | 'channel' | 'call_id' | 'agent_id' | 'campaign_id' | 'contact_id' | 'to_number' | 'sender' | 'provider' | 'template_name' | 'language_code' | 'body' | 'parameters' | 'dlt_sender_id' | 'dlt_template_id' | 'encoding' | 'segments'
+  | 'id'
+  | 'channel'
+  | 'call_id'
+  | 'agent_id'
+  | 'campaign_id'
+  | 'contact_id'
+  | 'to_number'
+  | 'sender'
+  | 'provider'
+  | 'template_name'
+  | 'language_code'
+  | 'body'
+  | 'parameters'
+  | 'dlt_sender_id'
+  | 'dlt_template_id'
+  | 'encoding'
+  | 'segments'
 >;
 
 /** Records the messages a call decided; a channel already recorded for the call is left alone. Returns the new ids. */
@@ -179,12 +230,18 @@ export async function markSent(db: Queryable, tenantId: string, id: string, prov
 }
 
 export async function markFailed(db: Queryable, tenantId: string, id: string, reason: string, at: Date): Promise<void> {
-  await db.query(`UPDATE messages SET status = 'FAILED', failure_reason = $3, failed_at = $4, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status IN ('QUEUED', 'SENDING')`, [tenantId, id, reason, at]);
+  await db.query(
+    `UPDATE messages SET status = 'FAILED', failure_reason = $3, failed_at = $4, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status IN ('QUEUED', 'SENDING')`,
+    [tenantId, id, reason, at],
+  );
 }
 
 /** SENDING → QUEUED after a provider error worth retrying. */
 export async function requeue(db: Queryable, tenantId: string, id: string, reason: string): Promise<void> {
-  await db.query(`UPDATE messages SET status = 'QUEUED', failure_reason = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status = 'SENDING'`, [tenantId, id, reason]);
+  await db.query(
+    `UPDATE messages SET status = 'QUEUED', failure_reason = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status = 'SENDING'`,
+    [tenantId, id, reason],
+  );
 }
 
 const STATUS_RANK: Record<string, number> = { QUEUED: 0, SENDING: 1, SENT: 2, DELIVERED: 3, READ: 4, FAILED: 5 };
@@ -208,7 +265,9 @@ export async function recordDeliveryStatus(
     `UPDATE messages SET status = $5, ${column} = coalesce(${column}, $6), provider_message_id = $3,
        failure_reason = CASE WHEN $5 = 'FAILED' THEN $7 ELSE failure_reason END, updated_at = now()
      WHERE tenant_id = $1 AND provider = $2 AND (provider_message_id = $3 OR (provider_message_id IS NULL AND id = $4::uuid))
-       AND ((CASE status ${Object.entries(STATUS_RANK).map(([name, rank]) => `WHEN '${name}' THEN ${rank}`).join(' ')} END) < $8
+       AND ((CASE status ${Object.entries(STATUS_RANK)
+         .map(([name, rank]) => `WHEN '${name}' THEN ${rank}`)
+         .join(' ')} END) < $8
             -- Failed for want of the provider's answer, yet the provider reports it: it was sent.
             OR (status = 'FAILED' AND provider_message_id IS NULL))`,
     [tenantId, provider, ids.providerMessageId, ids.ourId, status, at, reason, STATUS_RANK[status]],
@@ -222,11 +281,21 @@ export interface MessageFilter {
   status?: MessageStatus;
 }
 
-export async function listMessages(db: Queryable, tenantId: string, filter: MessageFilter, page: Page): Promise<{ rows: MessageRow[]; total: number }> {
-  const where = 'tenant_id = $1 AND ($2::text IS NULL OR channel = $2) AND ($3::uuid IS NULL OR call_id = $3) AND ($4::text IS NULL OR status = $4)';
+export async function listMessages(
+  db: Queryable,
+  tenantId: string,
+  filter: MessageFilter,
+  page: Page,
+): Promise<{ rows: MessageRow[]; total: number }> {
+  const where =
+    'tenant_id = $1 AND ($2::text IS NULL OR channel = $2) AND ($3::uuid IS NULL OR call_id = $3) AND ($4::text IS NULL OR status = $4)';
   const params = [tenantId, filter.channel ?? null, filter.callId ?? null, filter.status ?? null];
   const [{ rows }, count] = await Promise.all([
-    db.query<MessageRow>(`SELECT * FROM messages WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`, [...params, page.limit, page.offset]),
+    db.query<MessageRow>(`SELECT * FROM messages WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`, [
+      ...params,
+      page.limit,
+      page.offset,
+    ]),
     db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE ${where}`, params),
   ]);
   return { rows, total: count.rows[0]!.n };

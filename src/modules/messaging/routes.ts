@@ -33,31 +33,84 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
   const whatsapp = ['whatsapp'];
   app.post(
     '/whatsapp/campaigns',
-    { schema: { tags: whatsapp, summary: 'Create the WhatsApp campaign of an agent (one per agent)', body: CreateWhatsAppCampaignBody, response: { 201: WhatsAppCampaign, ...errorResponses(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags: whatsapp,
+        summary: 'Create the WhatsApp campaign of an agent (one per agent)',
+        body: CreateWhatsAppCampaignBody,
+        response: { 201: WhatsAppCampaign, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
     async (request, reply) => reply.code(201).send(await messaging.createWhatsAppCampaign(ctxOf(request), request.body)),
   );
-  app.get('/whatsapp/campaigns', { schema: { tags: whatsapp, summary: 'List WhatsApp campaigns', querystring: CampaignQuery, response: { 200: PageOf(WhatsAppCampaign), ...errorResponses(400, 401, 403) } } }, async (request) => {
-    const page = toPage(request.query);
-    const { data, total } = await messaging.listWhatsAppCampaigns(ctxOf(request), request.query.agentId, page);
-    return pageOf(data, total, page);
-  });
-  app.get('/whatsapp/campaigns/:id', { schema: { tags: whatsapp, summary: 'Get a WhatsApp campaign', params: IdParams, response: { 200: WhatsAppCampaign, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
-    messaging.getWhatsAppCampaign(ctxOf(request), request.params.id),
+  app.get(
+    '/whatsapp/campaigns',
+    {
+      schema: {
+        tags: whatsapp,
+        summary: 'List WhatsApp campaigns',
+        querystring: CampaignQuery,
+        response: { 200: PageOf(WhatsAppCampaign), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await messaging.listWhatsAppCampaigns(ctxOf(request), request.query.agentId, page);
+      return pageOf(data, total, page);
+    },
+  );
+  app.get(
+    '/whatsapp/campaigns/:id',
+    {
+      schema: {
+        tags: whatsapp,
+        summary: 'Get a WhatsApp campaign',
+        params: IdParams,
+        response: { 200: WhatsAppCampaign, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => messaging.getWhatsAppCampaign(ctxOf(request), request.params.id),
   );
   app.put(
     '/whatsapp/campaigns/:id',
-    { schema: { tags: whatsapp, summary: 'Update a WhatsApp campaign; templates, when given, replace the whole set', params: IdParams, body: UpdateWhatsAppCampaignBody, response: { 200: WhatsAppCampaign, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      schema: {
+        tags: whatsapp,
+        summary: 'Update a WhatsApp campaign; templates, when given, replace the whole set',
+        params: IdParams,
+        body: UpdateWhatsAppCampaignBody,
+        response: { 200: WhatsAppCampaign, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async (request) => messaging.updateWhatsAppCampaign(ctxOf(request), request.params.id, request.body),
   );
-  app.delete('/whatsapp/campaigns/:id', { schema: { tags: whatsapp, summary: 'Delete a WhatsApp campaign', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } } }, async (request, reply) => {
-    await messaging.deleteWhatsAppCampaign(ctxOf(request), request.params.id);
-    return reply.code(204).send(null);
-  });
+  app.delete(
+    '/whatsapp/campaigns/:id',
+    {
+      schema: {
+        tags: whatsapp,
+        summary: 'Delete a WhatsApp campaign',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await messaging.deleteWhatsAppCampaign(ctxOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
 
   // --- The WhatsApp account -----------------------------------------------------------------
   app.post(
     '/whatsapp/webhook-token',
-    { schema: { tags: whatsapp, summary: 'The verify token for the WhatsApp webhook subscription (201 when issued, 200 after: always the same token)', body: EmptyBody, response: { 200: WebhookToken, 201: WebhookToken, ...errorResponses(400, 401, 403) } } },
+    {
+      schema: {
+        tags: whatsapp,
+        summary: 'The verify token for the WhatsApp webhook subscription (201 when issued, 200 after: always the same token)',
+        body: EmptyBody,
+        response: { 200: WebhookToken, 201: WebhookToken, ...errorResponses(400, 401, 403) },
+      },
+    },
     async (request, reply) => {
       const { token, created } = await messaging.webhookToken(ctxOf(request));
       return reply.code(created ? 201 : 200).send({ token });
@@ -65,7 +118,13 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
   );
   app.get(
     '/whatsapp/fetch-numbers',
-    { schema: { tags: whatsapp, summary: 'Sender numbers of the connected WhatsApp business account, live from the provider', response: { 200: Type.Array(WhatsAppSenderNumber), ...errorResponses(401, 403, 409, 502) } } },
+    {
+      schema: {
+        tags: whatsapp,
+        summary: 'Sender numbers of the connected WhatsApp business account, live from the provider',
+        response: { 200: Type.Array(WhatsAppSenderNumber), ...errorResponses(401, 403, 409, 502) },
+      },
+    },
     async (request) => messaging.fetchNumbers(ctxOf(request)),
   );
 
@@ -77,12 +136,30 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
     const config = { auth: 'public' as const, rateLimit: false as const };
     raw.get(
       '/whatsapp/webhook',
-      { config, schema: { tags: whatsapp, summary: 'Webhook verification handshake (hub.mode, hub.verify_token, hub.challenge)', security: [], querystring: VerifyQuery, response: { 200: Type.String(), ...errorResponses(403) } } },
-      async (request, reply) => reply.type('text/plain').send(await messaging.verifyWebhookSubscription(deps, request.query as Record<string, string>)),
+      {
+        config,
+        schema: {
+          tags: whatsapp,
+          summary: 'Webhook verification handshake (hub.mode, hub.verify_token, hub.challenge)',
+          security: [],
+          querystring: VerifyQuery,
+          response: { 200: Type.String(), ...errorResponses(403) },
+        },
+      },
+      async (request, reply) =>
+        reply.type('text/plain').send(await messaging.verifyWebhookSubscription(deps, request.query as Record<string, string>)),
     );
     raw.post(
       '/whatsapp/webhook',
-      { config, schema: { tags: whatsapp, summary: 'Delivery statuses from WhatsApp (signed with X-Hub-Signature-256)', security: [], response: { 200: Type.Object({ received: Type.Integer() }), ...errorResponses(400, 401, 415) } } },
+      {
+        config,
+        schema: {
+          tags: whatsapp,
+          summary: 'Delivery statuses from WhatsApp (signed with X-Hub-Signature-256)',
+          security: [],
+          response: { 200: Type.Object({ received: Type.Integer() }), ...errorResponses(400, 401, 415) },
+        },
+      },
       async (request) => {
         const signature = request.headers['x-hub-signature-256'];
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
@@ -93,16 +170,29 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
 
   // Twilio's SMS status callback (form-encoded, signed with X-Twilio-Signature over the full URL).
   await app.register(async (form) => {
-    form.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, parseForm(String(body))));
+    form.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
+      done(null, parseForm(String(body))),
+    );
     form.post(
       '/messages/twilio-status',
       {
         config: { auth: 'public', rateLimit: false },
-        schema: { tags: ['messages'], summary: 'Twilio SMS status callback', security: [], body: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])), response: { 204: Type.Null(), ...errorResponses(400, 403, 415) } },
+        schema: {
+          tags: ['messages'],
+          summary: 'Twilio SMS status callback',
+          security: [],
+          body: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
+          response: { 204: Type.Null(), ...errorResponses(400, 403, 415) },
+        },
       },
       async (request, reply) => {
         const signature = request.headers['x-twilio-signature'];
-        await messaging.receiveTwilioMessageStatus(deps, `${deps.config.publicUrl}${request.url}`, request.body as Record<string, string | string[]>, typeof signature === 'string' ? signature : undefined);
+        await messaging.receiveTwilioMessageStatus(
+          deps,
+          `${deps.config.publicUrl}${request.url}`,
+          request.body as Record<string, string | string[]>,
+          typeof signature === 'string' ? signature : undefined,
+        );
         return reply.code(204).send(null);
       },
     );
@@ -112,31 +202,88 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
   const sms = ['sms'];
   app.post(
     '/sms-agent/campaigns',
-    { schema: { tags: sms, summary: 'Create the SMS campaign of an agent (one per agent)', body: CreateSmsCampaignBody, response: { 201: SmsCampaign, ...errorResponses(400, 401, 403, 404, 409) } } },
+    {
+      schema: {
+        tags: sms,
+        summary: 'Create the SMS campaign of an agent (one per agent)',
+        body: CreateSmsCampaignBody,
+        response: { 201: SmsCampaign, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
     async (request, reply) => reply.code(201).send(await messaging.createSmsCampaign(ctxOf(request), request.body)),
   );
-  app.get('/sms-agent/campaigns', { schema: { tags: sms, summary: 'List SMS campaigns', querystring: CampaignQuery, response: { 200: PageOf(SmsCampaign), ...errorResponses(400, 401, 403) } } }, async (request) => {
-    const page = toPage(request.query);
-    const { data, total } = await messaging.listSmsCampaigns(ctxOf(request), request.query.agentId, page);
-    return pageOf(data, total, page);
-  });
-  app.get('/sms-agent/campaigns/:id', { schema: { tags: sms, summary: 'Get an SMS campaign', params: IdParams, response: { 200: SmsCampaign, ...errorResponses(400, 401, 403, 404) } } }, async (request) =>
-    messaging.getSmsCampaign(ctxOf(request), request.params.id),
+  app.get(
+    '/sms-agent/campaigns',
+    {
+      schema: {
+        tags: sms,
+        summary: 'List SMS campaigns',
+        querystring: CampaignQuery,
+        response: { 200: PageOf(SmsCampaign), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await messaging.listSmsCampaigns(ctxOf(request), request.query.agentId, page);
+      return pageOf(data, total, page);
+    },
+  );
+  app.get(
+    '/sms-agent/campaigns/:id',
+    {
+      schema: {
+        tags: sms,
+        summary: 'Get an SMS campaign',
+        params: IdParams,
+        response: { 200: SmsCampaign, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => messaging.getSmsCampaign(ctxOf(request), request.params.id),
   );
   app.put(
     '/sms-agent/campaigns/:id',
-    { schema: { tags: sms, summary: 'Update an SMS campaign; templates, when given, replace the existing ones', params: IdParams, body: UpdateSmsCampaignBody, response: { 200: SmsCampaign, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      schema: {
+        tags: sms,
+        summary: 'Update an SMS campaign; templates, when given, replace the existing ones',
+        params: IdParams,
+        body: UpdateSmsCampaignBody,
+        response: { 200: SmsCampaign, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async (request) => messaging.updateSmsCampaign(ctxOf(request), request.params.id, request.body),
   );
-  app.delete('/sms-agent/campaigns/:id', { schema: { tags: sms, summary: 'Delete an SMS campaign', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } } }, async (request, reply) => {
-    await messaging.deleteSmsCampaign(ctxOf(request), request.params.id);
-    return reply.code(204).send(null);
-  });
+  app.delete(
+    '/sms-agent/campaigns/:id',
+    {
+      schema: {
+        tags: sms,
+        summary: 'Delete an SMS campaign',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await messaging.deleteSmsCampaign(ctxOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
 
   // --- The message log ------------------------------------------------------------------------
-  app.get('/messages', { schema: { tags: ['messages'], summary: 'Post-call messages, newest first, with their provider status', querystring: MessageQuery, response: { 200: PageOf(Message), ...errorResponses(400, 401, 403) } } }, async (request) => {
-    const page = toPage(request.query);
-    const { data, total } = await messaging.listMessages(ctxOf(request), request.query, page);
-    return pageOf(data, total, page);
-  });
+  app.get(
+    '/messages',
+    {
+      schema: {
+        tags: ['messages'],
+        summary: 'Post-call messages, newest first, with their provider status',
+        querystring: MessageQuery,
+        response: { 200: PageOf(Message), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await messaging.listMessages(ctxOf(request), request.query, page);
+      return pageOf(data, total, page);
+    },
+  );
 };

@@ -17,18 +17,33 @@ export type SmsProviderName = (typeof SMS_PROVIDERS)[number];
 
 const CampaignName = Type.String({ minLength: 1, maxLength: 200 });
 // WhatsApp's template language codes: en, en_US, pt_BR, zh_HK, sr_Latn… (any case accepted).
-const LanguageCode = Type.String({ pattern: '^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,4})?$', maxLength: 12, description: `WhatsApp template language such as en_US or es; default ${DEFAULT_LANGUAGE_CODE}.` });
-const PhoneNumberId = Type.String({ pattern: '^[0-9]{1,32}$', description: "Sender phone number ID at WhatsApp (digits); overrides the integration's default sender." });
+const LanguageCode = Type.String({
+  pattern: '^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,4})?$',
+  maxLength: 12,
+  description: `WhatsApp template language such as en_US or es; default ${DEFAULT_LANGUAGE_CODE}.`,
+});
+const PhoneNumberId = Type.String({
+  pattern: '^[0-9]{1,32}$',
+  description: "Sender phone number ID at WhatsApp (digits); overrides the integration's default sender.",
+});
 const Placeholders = 'Placeholders {{name}}, {{phoneNumber}}, {{email}} and {{<metadata key>}} are filled from the contact.';
 
 const TemplateMappingInput = Type.Object(
   {
-    templateName: Type.String({ minLength: 1, maxLength: 512, pattern: '^[a-z0-9_]+$', description: 'Name of an approved template (lower-case letters, digits and underscores).' }),
+    templateName: Type.String({
+      minLength: 1,
+      maxLength: 512,
+      pattern: '^[a-z0-9_]+$',
+      description: 'Name of an approved template (lower-case letters, digits and underscores).',
+    }),
     languageCode: Type.Optional(LanguageCode),
     process: StringEnum(PROCESSES, { description: 'The call direction: INCOMING or OUTGOING.' }),
     callStatus: StringEnum(WHATSAPP_CALL_STATUSES, { description: 'The call outcome this mapping answers.' }),
     bodyParameters: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 10, description: `Values of the template body's {{1}}, {{2}}… in order (default none). ${Placeholders}` }),
+      Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), {
+        maxItems: 10,
+        description: `Values of the template body's {{1}}, {{2}}… in order (default none). ${Placeholders}`,
+      }),
     ),
   },
   { additionalProperties: false },
@@ -96,7 +111,9 @@ const SmsTemplateInput = Type.Object(
     callStatus: StringEnum(SMS_CALL_STATUSES, { description: 'ANSWERED, or UNANSWERED (also used after BUSY and FAILED calls).' }),
     messageBody: Type.String({ minLength: 1, maxLength: 1600, description: `The text. ${Placeholders}` }),
     dltSenderId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 32 }), { description: 'DLT header / sender ID (India).' })),
-    dltTemplateId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }), { description: 'DLT template ID (India); required by MSG91.' })),
+    dltTemplateId: Type.Optional(
+      Nullable(Type.String({ minLength: 1, maxLength: 64 }), { description: 'DLT template ID (India); required by MSG91.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -112,8 +129,15 @@ const SmsTemplate = Type.Object({
 export type SmsTemplate = Static<typeof SmsTemplate>;
 
 const SmsTemplates = Type.Array(SmsTemplateInput, { maxItems: SMS_CALL_STATUSES.length, description: 'At most one per callStatus.' });
-const SenderNumber = Type.String({ pattern: '^(\\+[1-9][0-9]{6,14}|[A-Za-z0-9]{3,11})$', description: 'An E.164 number, or an alphanumeric sender ID of 3 to 11 characters.' });
-const SenderProvider = Type.String({ minLength: 1, maxLength: 32, description: `One of ${SMS_PROVIDERS.join(', ')} (any case; stored upper-case).` });
+const SenderNumber = Type.String({
+  pattern: '^(\\+[1-9][0-9]{6,14}|[A-Za-z0-9]{3,11})$',
+  description: 'An E.164 number, or an alphanumeric sender ID of 3 to 11 characters.',
+});
+const SenderProvider = Type.String({
+  minLength: 1,
+  maxLength: 32,
+  description: `One of ${SMS_PROVIDERS.join(', ')} (any case; stored upper-case).`,
+});
 
 export const SmsCampaign = Type.Object({
   id: Uuid,
@@ -192,7 +216,9 @@ export type Message = Static<typeof Message>;
 
 export const MessageQuery = Type.Object({
   ...PageQuery.properties,
-  channel: Type.Optional(Type.String({ pattern: '^([Ww][Hh][Aa][Tt][Ss][Aa][Pp][Pp]|[Ss][Mm][Ss])$', description: 'WHATSAPP or SMS (any case).' })),
+  channel: Type.Optional(
+    Type.String({ pattern: '^([Ww][Hh][Aa][Tt][Ss][Aa][Pp][Pp]|[Ss][Mm][Ss])$', description: 'WHATSAPP or SMS (any case).' }),
+  ),
   callId: Type.Optional(Uuid),
   status: Type.Optional(StringEnum(MESSAGE_STATUSES)),
 });

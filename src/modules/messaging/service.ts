@@ -63,7 +63,8 @@ function whatsappTemplates(input: TemplateMappingInput[]): TemplateMapping[] {
     bodyParameters: template.bodyParameters ?? [],
   }));
   const duplicates = duplicateMappings(templates);
-  if (duplicates.length > 0) throw validation('Each (process, callStatus, languageCode) may have one template mapping; remove the repeated ones.', duplicates);
+  if (duplicates.length > 0)
+    throw validation('Each (process, callStatus, languageCode) may have one template mapping; remove the repeated ones.', duplicates);
   return templates;
 }
 
@@ -145,7 +146,9 @@ const toSmsCampaign = (row: repo.SmsCampaignRow): SmsCampaign => ({
 function smsProviderName(value: string): SmsProviderName {
   const name = value.trim().toUpperCase();
   if (!(SMS_PROVIDERS as readonly string[]).includes(name)) {
-    throw validation(`senderProvider must be one of ${SMS_PROVIDERS.join(', ')}; got ${JSON.stringify(value)}.`, [{ path: '/senderProvider', message: `must be one of ${SMS_PROVIDERS.join(', ')}` }]);
+    throw validation(`senderProvider must be one of ${SMS_PROVIDERS.join(', ')}; got ${JSON.stringify(value)}.`, [
+      { path: '/senderProvider', message: `must be one of ${SMS_PROVIDERS.join(', ')}` },
+    ]);
   }
   return name as SmsProviderName;
 }
@@ -165,7 +168,9 @@ function smsTemplates(input: SmsTemplateInput[]): SmsTemplate[] {
 /** MSG91 sends only DLT-registered templates in India: each template needs its DLT template id. */
 function checkProviderNeeds(provider: SmsProviderName, templates: SmsTemplate[]) {
   if (provider !== 'MSG91') return;
-  const missing = templates.flatMap((template, index) => (template.dltTemplateId ? [] : [{ path: `/templates/${index}/dltTemplateId`, message: 'required by MSG91' }]));
+  const missing = templates.flatMap((template, index) =>
+    template.dltTemplateId ? [] : [{ path: `/templates/${index}/dltTemplateId`, message: 'required by MSG91' }],
+  );
   if (missing.length > 0) throw validation('MSG91 sends only DLT-registered templates: give every template its dltTemplateId.', missing);
 }
 
@@ -242,16 +247,24 @@ export async function fetchNumbers(ctx: TenantCtx) {
   try {
     return await whatsapp.client.listPhoneNumbers(whatsapp.businessAccountId);
   } catch (error) {
-    if (error instanceof ProviderError) throw new AppError(502, 'PROVIDER_ERROR', `WhatsApp refused to list the sender numbers: ${error.message}`);
+    if (error instanceof ProviderError)
+      throw new AppError(502, 'PROVIDER_ERROR', `WhatsApp refused to list the sender numbers: ${error.message}`);
     throw error;
   }
 }
 
 /** The provider's subscription handshake: the challenge back when the token is a tenant's. */
-export async function verifyWebhookSubscription(deps: Pick<Deps, 'db'>, query: { 'hub.mode'?: string; 'hub.verify_token'?: string; 'hub.challenge'?: string }): Promise<string> {
+export async function verifyWebhookSubscription(
+  deps: Pick<Deps, 'db'>,
+  query: { 'hub.mode'?: string; 'hub.verify_token'?: string; 'hub.challenge'?: string },
+): Promise<string> {
   const token = query['hub.verify_token'];
   if (query['hub.mode'] !== 'subscribe' || !token || query['hub.challenge'] === undefined || !(await repo.tokenExists(deps.db, token))) {
-    throw new AppError(403, 'WEBHOOK_VERIFICATION_FAILED', 'The verify token does not match a webhook token of this service; issue one with POST /api/v1/whatsapp/webhook-token.');
+    throw new AppError(
+      403,
+      'WEBHOOK_VERIFICATION_FAILED',
+      'The verify token does not match a webhook token of this service; issue one with POST /api/v1/whatsapp/webhook-token.',
+    );
   }
   return query['hub.challenge'];
 }
@@ -269,13 +282,22 @@ interface WebhookPayload {
 }
 
 const DELIVERY_STATUS = { sent: 'SENT', delivered: 'DELIVERED', read: 'READ', failed: 'FAILED' } as const;
-const badSignature = () => new AppError(401, 'INVALID_SIGNATURE', 'X-Hub-Signature-256 does not match this body signed with the app secret of a connected WhatsApp account.');
+const badSignature = () =>
+  new AppError(
+    401,
+    'INVALID_SIGNATURE',
+    'X-Hub-Signature-256 does not match this body signed with the app secret of a connected WhatsApp account.',
+  );
 
 /**
  * A webhook delivery from Meta: verified with the app secret of the tenant that connected the
  * business account it names, then each message status is recorded. Returns how many messages changed.
  */
-export async function receiveWhatsAppWebhook(deps: Pick<Deps, 'db' | 'serverKeys'>, rawBody: Buffer, signature: string | undefined): Promise<number> {
+export async function receiveWhatsAppWebhook(
+  deps: Pick<Deps, 'db' | 'serverKeys'>,
+  rawBody: Buffer,
+  signature: string | undefined,
+): Promise<number> {
   let payload: WebhookPayload;
   try {
     payload = JSON.parse(rawBody.toString('utf8')) as WebhookPayload;
@@ -300,11 +322,18 @@ export async function receiveWhatsAppWebhook(deps: Pick<Deps, 'db' | 'serverKeys
         const next = DELIVERY_STATUS[String(status.status) as keyof typeof DELIVERY_STATUS];
         if (!next || typeof status.id !== 'string') continue;
         const at = Number.isFinite(Number(status.timestamp)) ? new Date(Number(status.timestamp) * 1000) : new Date();
-        const ourId = typeof status.biz_opaque_callback_data === 'string' && isUuid(status.biz_opaque_callback_data) ? status.biz_opaque_callback_data : null;
+        const ourId =
+          typeof status.biz_opaque_callback_data === 'string' && isUuid(status.biz_opaque_callback_data)
+            ? status.biz_opaque_callback_data
+            : null;
         const error = list<NonNullable<WebhookStatus['errors']>[number]>(status.errors)[0];
-        const reason = next === 'FAILED' ? `WhatsApp: ${[error?.code, error?.title ?? error?.message, error?.error_data?.details].filter((part) => part !== undefined && part !== '').join(' ') || 'failed'}` : null;
+        const reason =
+          next === 'FAILED'
+            ? `WhatsApp: ${[error?.code, error?.title ?? error?.message, error?.error_data?.details].filter((part) => part !== undefined && part !== '').join(' ') || 'failed'}`
+            : null;
         for (const { tenantId } of verified) {
-          if (await repo.recordDeliveryStatus(deps.db, tenantId, 'WHATSAPP', { providerMessageId: status.id, ourId }, next, at, reason)) changed++;
+          if (await repo.recordDeliveryStatus(deps.db, tenantId, 'WHATSAPP', { providerMessageId: status.id, ourId }, next, at, reason))
+            changed++;
         }
       }
     }
@@ -323,8 +352,18 @@ const TWILIO_MESSAGE_STATUS = { sent: 'SENT', delivered: 'DELIVERED', read: 'REA
  * it requested; sent, delivered, read, undelivered and failed are recorded (statuses only move
  * forward). A callback that does not verify is refused like one for an unknown message.
  */
-export async function receiveTwilioMessageStatus(deps: Pick<Deps, 'db' | 'serverKeys'>, url: string, params: Record<string, string | string[]>, signature: string | undefined): Promise<void> {
-  const refused = () => new AppError(403, 'INVALID_SIGNATURE', 'X-Twilio-Signature does not match this request signed with the Auth Token of the account that sent the message.');
+export async function receiveTwilioMessageStatus(
+  deps: Pick<Deps, 'db' | 'serverKeys'>,
+  url: string,
+  params: Record<string, string | string[]>,
+  signature: string | undefined,
+): Promise<void> {
+  const refused = () =>
+    new AppError(
+      403,
+      'INVALID_SIGNATURE',
+      'X-Twilio-Signature does not match this request signed with the Auth Token of the account that sent the message.',
+    );
   const query = new URL(url).searchParams;
   const [tenantId, messageId] = [query.get('tenant') ?? '', query.get('message') ?? ''];
   if (!isUuid(tenantId) || !isUuid(messageId)) throw refused();
@@ -333,7 +372,10 @@ export async function receiveTwilioMessageStatus(deps: Pick<Deps, 'db' | 'server
   const status = TWILIO_MESSAGE_STATUS[String(params.MessageStatus ?? '') as keyof typeof TWILIO_MESSAGE_STATUS];
   const sid = typeof params.MessageSid === 'string' ? params.MessageSid : undefined;
   if (!status || !sid) return; // queued, accepted, sending: nothing to record
-  const reason = status === 'FAILED' ? `Twilio: the message was ${String(params.MessageStatus)}${typeof params.ErrorCode === 'string' ? ` (error ${params.ErrorCode})` : ''}.` : null;
+  const reason =
+    status === 'FAILED'
+      ? `Twilio: the message was ${String(params.MessageStatus)}${typeof params.ErrorCode === 'string' ? ` (error ${params.ErrorCode})` : ''}.`
+      : null;
   await repo.recordDeliveryStatus(deps.db, tenantId, 'TWILIO', { providerMessageId: sid, ourId: messageId }, status, new Date(), reason);
 }
 
@@ -369,6 +411,15 @@ export const toMessage = (row: repo.MessageRow): Message => ({
 });
 
 export async function listMessages(ctx: TenantCtx, query: MessageQuery, page: Page) {
-  const { rows, total } = await repo.listMessages(ctx.db, ctx.tenantId, { channel: query.channel?.toUpperCase() as Channel | undefined, callId: query.callId, status: query.status as MessageStatus | undefined }, page);
+  const { rows, total } = await repo.listMessages(
+    ctx.db,
+    ctx.tenantId,
+    {
+      channel: query.channel?.toUpperCase() as Channel | undefined,
+      callId: query.callId,
+      status: query.status as MessageStatus | undefined,
+    },
+    page,
+  );
   return { data: rows.map(toMessage), total };
 }

@@ -18,7 +18,14 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
  */
 export function fillPlaceholders(text: string, recipient: Recipient): string {
   return text.replace(PLACEHOLDER, (_match, key: string) => {
-    const value = key === 'name' ? recipient.name : key === 'phoneNumber' ? recipient.phoneNumber : key === 'email' ? recipient.email : recipient.metadata[key];
+    const value =
+      key === 'name'
+        ? recipient.name
+        : key === 'phoneNumber'
+          ? recipient.phoneNumber
+          : key === 'email'
+            ? recipient.email
+            : recipient.metadata[key];
     return value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
   });
 }
@@ -38,7 +45,11 @@ export function duplicateMappings(templates: { process: string; callStatus: stri
     const key = `${template.process}/${template.callStatus}/${template.languageCode}`;
     const first = seen.get(key);
     if (first === undefined) seen.set(key, index);
-    else errors.push({ path: `/templates/${index}`, message: `repeats templates/${first}: one mapping per process, callStatus and languageCode` });
+    else
+      errors.push({
+        path: `/templates/${index}`,
+        message: `repeats templates/${first}: one mapping per process, callStatus and languageCode`,
+      });
   });
   return errors;
 }
@@ -59,7 +70,12 @@ export function duplicateSmsTemplates(templates: { callStatus: string }[]): Fiel
  * Contract §6: the mapping of the call's (direction, outcome) in the contact's language, where
  * `es` matches `es_ES` and `es_MX` prefers `es_MX` over `es_ES`; else the first listed for the pair.
  */
-export function chooseWhatsAppMapping(templates: TemplateMapping[], direction: string, outcome: string, contactLanguage: unknown): TemplateMapping | undefined {
+export function chooseWhatsAppMapping(
+  templates: TemplateMapping[],
+  direction: string,
+  outcome: string,
+  contactLanguage: unknown,
+): TemplateMapping | undefined {
   const candidates = templates.filter((template) => template.process === direction && template.callStatus === outcome);
   if (candidates.length === 0) return undefined;
   if (typeof contactLanguage === 'string' && /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,4})?$/.test(contactLanguage)) {

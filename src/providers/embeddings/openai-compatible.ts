@@ -33,8 +33,14 @@ export function openAiEmbeddings(options: OpenAiEmbeddingsOptions): Embedder {
     }
     const data = [...(body?.data ?? [])].sort((a, b) => Number(a.index) - Number(b.index));
     const vectors = data.map((item) => item.embedding);
-    if (vectors.length !== input.length || !vectors.every((v) => Array.isArray(v) && v.length === options.dimensions && v.every((x) => typeof x === 'number'))) {
-      throw new ProviderError(`Embeddings: the answer does not hold ${input.length} vectors of ${options.dimensions} numbers.`, { status: response.status, retryable: false });
+    if (
+      vectors.length !== input.length ||
+      !vectors.every((v) => Array.isArray(v) && v.length === options.dimensions && v.every((x) => typeof x === 'number'))
+    ) {
+      throw new ProviderError(`Embeddings: the answer does not hold ${input.length} vectors of ${options.dimensions} numbers.`, {
+        status: response.status,
+        retryable: false,
+      });
     }
     return (vectors as number[][]).map(unitVector);
   };

@@ -48,10 +48,14 @@ export function createChatCompletions(options: ChatCompletionsOptions): Structur
       const body = response.json as { choices?: { message?: { content?: unknown } }[]; error?: { message?: unknown } } | null;
       if (response.status < 200 || response.status >= 300) {
         const message = typeof body?.error?.message === 'string' ? body.error.message : `HTTP ${response.status}`;
-        throw new ProviderError(`LLM: ${message}`, { status: response.status, retryable: response.status === 429 || response.status >= 500 });
+        throw new ProviderError(`LLM: ${message}`, {
+          status: response.status,
+          retryable: response.status === 429 || response.status >= 500,
+        });
       }
       const content = body?.choices?.[0]?.message?.content;
-      if (typeof content !== 'string') throw new ProviderError('LLM: the answer has no message content.', { status: response.status, retryable: false });
+      if (typeof content !== 'string')
+        throw new ProviderError('LLM: the answer has no message content.', { status: response.status, retryable: false });
       try {
         const parsed: unknown = JSON.parse(content);
         if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');

@@ -46,7 +46,9 @@ export function createMsg91Sms(options: Msg91SmsOptions): SmsProvider {
     async send(message: SmsSend): Promise<{ providerMessageId: string; status: string }> {
       const templateId = message.dltTemplateId?.trim();
       if (!templateId) {
-        throw new ProviderError(`${LABEL}: a DLT template id is required for MSG91 (India DLT); set dltTemplateId on the message`, { retryable: false });
+        throw new ProviderError(`${LABEL}: a DLT template id is required for MSG91 (India DLT); set dltTemplateId on the message`, {
+          retryable: false,
+        });
       }
       const sender = message.dltSenderId?.trim() || message.from;
 
@@ -61,7 +63,12 @@ export function createMsg91Sms(options: Msg91SmsOptions): SmsProvider {
       if (smsSegments(message.body).encoding === 'UCS-2') query.set('unicode', '1');
       query.set('response', 'json');
 
-      const response = await providerFetch(LABEL, `${baseUrl}/api/v2/sendsms?${query.toString()}`, { method: 'GET', headers: { accept: 'application/json' } }, timeoutMs);
+      const response = await providerFetch(
+        LABEL,
+        `${baseUrl}/api/v2/sendsms?${query.toString()}`,
+        { method: 'GET', headers: { accept: 'application/json' } },
+        timeoutMs,
+      );
       const status = response.status;
       const body = asRecord(response.json);
       const type = typeof body?.type === 'string' ? body.type.toLowerCase() : undefined;
@@ -75,7 +82,8 @@ export function createMsg91Sms(options: Msg91SmsOptions): SmsProvider {
 
       if (type === 'error' || (body && typeof body.message === 'string')) {
         const code = typeof body?.code === 'string' || typeof body?.code === 'number' ? String(body.code) : undefined;
-        const text = typeof body?.message === 'string' && body.message !== '' ? body.message : `HTTP ${status}: ${bodyExcerpt(response.text)}`;
+        const text =
+          typeof body?.message === 'string' && body.message !== '' ? body.message : `HTTP ${status}: ${bodyExcerpt(response.text)}`;
         throw new ProviderError(`${LABEL}: ${text}${code === undefined ? '' : ` (MSG91 error ${code})`}`, {
           status,
           code,
@@ -84,7 +92,10 @@ export function createMsg91Sms(options: Msg91SmsOptions): SmsProvider {
       }
 
       // Neither answer shape: a proxy's error page, or a plain-text answer.
-      throw new ProviderError(`${LABEL}: unexpected answer: HTTP ${status}: ${bodyExcerpt(response.text)}`, { status, retryable: isRetryableStatus(status) });
+      throw new ProviderError(`${LABEL}: unexpected answer: HTTP ${status}: ${bodyExcerpt(response.text)}`, {
+        status,
+        retryable: isRetryableStatus(status),
+      });
     },
   };
 }

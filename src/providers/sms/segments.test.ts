@@ -9,7 +9,7 @@ describe('smsSegments', () => {
     expect(smsSegments('a'.repeat(153 * 2 + 1))).toEqual({ encoding: 'GSM-7', segments: 3 });
   });
 
-  it('keeps the GSM-7 alphabet\'s own non-ASCII letters in GSM-7', () => {
+  it("keeps the GSM-7 alphabet's own non-ASCII letters in GSM-7", () => {
     expect(smsSegments('Café Ø Ñ ü @ £ $ ¥ è')).toEqual({ encoding: 'GSM-7', segments: 1 });
   });
 

@@ -56,8 +56,14 @@ export function createTwilioSms(options: TwilioSmsOptions): SmsProvider {
         return { providerMessageId: body.sid, status: typeof body.status === 'string' && body.status !== '' ? body.status : 'queued' };
       }
 
-      const code = typeof body?.code === 'number' ? body.code : typeof body?.code === 'string' && /^\d+$/.test(body.code) ? Number(body.code) : undefined;
-      const text = typeof body?.message === 'string' && body.message !== '' ? body.message : `HTTP ${status}: ${bodyExcerpt(response.text)}`;
+      const code =
+        typeof body?.code === 'number'
+          ? body.code
+          : typeof body?.code === 'string' && /^\d+$/.test(body.code)
+            ? Number(body.code)
+            : undefined;
+      const text =
+        typeof body?.message === 'string' && body.message !== '' ? body.message : `HTTP ${status}: ${bodyExcerpt(response.text)}`;
       throw new ProviderError(`${LABEL}: ${text}${code === undefined ? '' : ` (Twilio error ${code})`}`, {
         status,
         code,

@@ -25,9 +25,7 @@ export interface TwilioTelephonyOptions {
  * - 13224 Dial: invalid phone number (not a callable number).
  * - 21610 The recipient has opted out (replied STOP); they may not be contacted.
  */
-export const TWILIO_PERMANENT_DIAL_ERROR_CODES: ReadonlySet<number> = new Set([
-  21211, 21214, 21215, 21216, 21217, 13223, 13224, 21610,
-]);
+export const TWILIO_PERMANENT_DIAL_ERROR_CODES: ReadonlySet<number> = new Set([21211, 21214, 21215, 21216, 21217, 13223, 13224, 21610]);
 
 /** Twilio 21220 "Invalid call state": modifying a call that has already ended. */
 const CALL_NOT_IN_PROGRESS = 21220;
@@ -121,12 +119,7 @@ export function streamTwiml(mediaStreamUrl: string, callId: string): string {
 }
 
 function xmlAttr(value: string): string {
-  return value
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&apos;');
+  return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 }
 
 interface TwilioBody {
@@ -138,7 +131,10 @@ function parseBody(text: string): TwilioBody {
   if (text === '') return { text, json: null };
   try {
     const parsed: unknown = JSON.parse(text);
-    return { text, json: parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null };
+    return {
+      text,
+      json: parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null,
+    };
   } catch {
     return { text, json: null };
   }
@@ -146,7 +142,8 @@ function parseBody(text: string): TwilioBody {
 
 function errorOf(body: TwilioBody): { code: number | undefined; message: string; moreInfo: string | undefined } {
   const json = body.json;
-  const code = typeof json?.code === 'number' ? json.code : typeof json?.code === 'string' && /^\d+$/.test(json.code) ? Number(json.code) : undefined;
+  const code =
+    typeof json?.code === 'number' ? json.code : typeof json?.code === 'string' && /^\d+$/.test(json.code) ? Number(json.code) : undefined;
   const message =
     typeof json?.message === 'string' && json.message !== '' ? json.message : body.text.trim().slice(0, 300) || '(empty response body)';
   const moreInfo = typeof json?.more_info === 'string' ? json.more_info : undefined;
@@ -242,7 +239,9 @@ export function twilioCallUpdate(
     case 'failed':
       return { status: 'ENDED', outcome: 'FAILED', durationSec: parseDuration(params.CallDuration) };
     default:
-      throw new Error(status === undefined ? 'Twilio status callback without CallStatus' : `Unknown Twilio CallStatus: ${JSON.stringify(status)}`);
+      throw new Error(
+        status === undefined ? 'Twilio status callback without CallStatus' : `Unknown Twilio CallStatus: ${JSON.stringify(status)}`,
+      );
   }
 }
 

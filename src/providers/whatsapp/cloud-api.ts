@@ -91,7 +91,14 @@ export function createWhatsAppCloud(options: WhatsAppCloudOptions): WhatsAppClou
       if (send.bodyParameters.length > 0) {
         template.components = [{ type: 'body', parameters: send.bodyParameters.map((text) => ({ type: 'text', text })) }];
       }
-      const payload = { messaging_product: 'whatsapp', recipient_type: 'individual', to, type: 'template', template, ...(send.callbackData ? { biz_opaque_callback_data: send.callbackData } : {}) };
+      const payload = {
+        messaging_product: 'whatsapp',
+        recipient_type: 'individual',
+        to,
+        type: 'template',
+        template,
+        ...(send.callbackData ? { biz_opaque_callback_data: send.callbackData } : {}),
+      };
 
       const response = await providerFetch(
         LABEL,
@@ -109,7 +116,10 @@ export function createWhatsAppCloud(options: WhatsAppCloudOptions): WhatsAppClou
       const id = Array.isArray(messages) ? asRecord(messages[0])?.id : undefined;
       if (typeof id !== 'string' || id === '') {
         // Not retryable: the message may well have been accepted, and a retry could send it twice.
-        throw new ProviderError(`${LABEL}: answered HTTP ${response.status} without a message id`, { status: response.status, retryable: false });
+        throw new ProviderError(`${LABEL}: answered HTTP ${response.status} without a message id`, {
+          status: response.status,
+          retryable: false,
+        });
       }
       return { providerMessageId: id };
     },
@@ -122,11 +132,19 @@ export function createWhatsAppCloud(options: WhatsAppCloudOptions): WhatsAppClou
 
       for (let page = 0; url !== undefined && page < MAX_PAGES; page++) {
         seen.add(url);
-        const response = await providerFetch(LABEL, url, { method: 'GET', headers: { authorization, accept: 'application/json' } }, timeoutMs);
+        const response = await providerFetch(
+          LABEL,
+          url,
+          { method: 'GET', headers: { authorization, accept: 'application/json' } },
+          timeoutMs,
+        );
         if (response.status < 200 || response.status > 299) throw graphError(response);
         const body = asRecord(response.json);
         if (!body || !Array.isArray(body.data)) {
-          throw new ProviderError(`${LABEL}: unexpected phone number list: ${bodyExcerpt(response.text)}`, { status: response.status, retryable: false });
+          throw new ProviderError(`${LABEL}: unexpected phone number list: ${bodyExcerpt(response.text)}`, {
+            status: response.status,
+            retryable: false,
+          });
         }
         for (const item of body.data) {
           const number = toSenderNumber(item);
@@ -184,7 +202,12 @@ function graphError(response: ProviderResponse): ProviderError {
   if (!error || typeof error.message !== 'string' || error.message === '') {
     return new ProviderError(`${LABEL}: HTTP ${status}: ${bodyExcerpt(response.text)}`, { status, retryable: isRetryableStatus(status) });
   }
-  const code = typeof error.code === 'number' ? error.code : typeof error.code === 'string' && /^\d+$/.test(error.code) ? Number(error.code) : undefined;
+  const code =
+    typeof error.code === 'number'
+      ? error.code
+      : typeof error.code === 'string' && /^\d+$/.test(error.code)
+        ? Number(error.code)
+        : undefined;
   let message = error.message;
   // Graph writes most messages as "(#131030) Recipient …"; give the others the same shape.
   if (code !== undefined && !message.startsWith('(#')) message = `(#${code}) ${message}`;

@@ -2,7 +2,25 @@ import './agents.css';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, query, type Page } from '../api.ts';
-import { ActionsHeader, Confirm, DataTable, Empty, ErrorMessage, Field, fieldErrorOf, Form, formatDate, namedOptions, PageTitle, Pagination, PhoneField, Select, TextArea, useAction, useLoad } from '../ui.tsx';
+import {
+  ActionsHeader,
+  Confirm,
+  DataTable,
+  Empty,
+  ErrorMessage,
+  Field,
+  fieldErrorOf,
+  Form,
+  formatDate,
+  namedOptions,
+  PageTitle,
+  Pagination,
+  PhoneField,
+  Select,
+  TextArea,
+  useAction,
+  useLoad,
+} from '../ui.tsx';
 
 interface Agent {
   id: string;
@@ -98,7 +116,12 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
                 {
                   header: <ActionsHeader />,
                   cell: (agent) => (
-                    <button type="button" class="danger" onClick={() => setDeleting({ kind: 'agent', record: agent })} aria-describedby={`agent-${agent.id}`}>
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() => setDeleting({ kind: 'agent', record: agent })}
+                      aria-describedby={`agent-${agent.id}`}
+                    >
                       Delete
                     </button>
                   ),
@@ -123,12 +146,20 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
               { header: 'Number', cell: (number) => <span id={`number-${number.id}`}>{number.phoneNumber}</span> },
               { header: 'Provider', cell: (number) => number.provider },
               { header: 'Label', cell: (number) => number.label ?? '—' },
-              { header: 'Inbound agent', cell: (number) => (number.inboundAgentId ? (agentNames.get(number.inboundAgentId) ?? 'Another agent') : 'None') },
+              {
+                header: 'Inbound agent',
+                cell: (number) => (number.inboundAgentId ? (agentNames.get(number.inboundAgentId) ?? 'Another agent') : 'None'),
+              },
               { header: 'Registered', cell: (number) => formatDate(number.createdAt) },
               {
                 header: <ActionsHeader />,
                 cell: (number) => (
-                  <button type="button" class="danger" onClick={() => setDeleting({ kind: 'number', record: number })} aria-describedby={`number-${number.id}`}>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => setDeleting({ kind: 'number', record: number })}
+                    aria-describedby={`number-${number.id}`}
+                  >
                     Delete
                   </button>
                 ),
@@ -156,7 +187,19 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
 }
 
 /** Checkboxes for picking names out of a catalogue, in a fieldset with its legend. */
-function Choices({ legend, options, chosen, onChosen, empty }: { legend: string; options: { value: string; label: string; hint?: string }[]; chosen: string[]; onChosen: (chosen: string[]) => void; empty: ComponentChildren }) {
+function Choices({
+  legend,
+  options,
+  chosen,
+  onChosen,
+  empty,
+}: {
+  legend: string;
+  options: { value: string; label: string; hint?: string }[];
+  chosen: string[];
+  onChosen: (chosen: string[]) => void;
+  empty: ComponentChildren;
+}) {
   return (
     <fieldset class="agents-choices wide">
       <legend>{legend}</legend>
@@ -166,7 +209,9 @@ function Choices({ legend, options, chosen, onChosen, empty }: { legend: string;
           <input
             type="checkbox"
             checked={chosen.includes(option.value)}
-            onChange={(event) => onChosen(event.currentTarget.checked ? [...chosen, option.value] : chosen.filter((value) => value !== option.value))}
+            onChange={(event) =>
+              onChosen(event.currentTarget.checked ? [...chosen, option.value] : chosen.filter((value) => value !== option.value))
+            }
           />
           <span>
             {option.label}
@@ -210,7 +255,16 @@ function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
     <section aria-labelledby="create-agent-title">
       <h2 id="create-agent-title">Create an agent</h2>
       <Form class="grid-form" onSubmit={create.run}>
-        <Field label="Agent name" value={name} onValue={setName} required maxLength={200} autoComplete="off" hint="Unique among your agents." problem={fieldErrorOf(create.error, '/name')} />
+        <Field
+          label="Agent name"
+          value={name}
+          onValue={setName}
+          required
+          maxLength={200}
+          autoComplete="off"
+          hint="Unique among your agents."
+          problem={fieldErrorOf(create.error, '/name')}
+        />
         <Field
           label="Language"
           value={language}
@@ -221,12 +275,47 @@ function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
           hint="A BCP-47 tag such as en-US, es or pt-BR."
           problem={fieldErrorOf(create.error, '/language')}
         />
-        <Field label="Voice (optional)" value={voice} onValue={setVoice} maxLength={200} hint="The text-to-speech voice's identifier." problem={fieldErrorOf(create.error, '/voice')} />
-        <Field label="Description (optional)" value={description} onValue={setDescription} maxLength={2000} problem={fieldErrorOf(create.error, '/description')} />
-        <TextArea class="wide agents-long" label="System prompt (optional)" value={systemPrompt} onValue={setSystemPrompt} maxLength={50_000} hint="Instructions the agent follows on every call." problem={fieldErrorOf(create.error, '/systemPrompt')} />
-        <TextArea class="wide agents-long" label="First message (optional)" value={firstMessage} onValue={setFirstMessage} maxLength={2000} hint="What the agent says first when the call is answered." problem={fieldErrorOf(create.error, '/firstMessage')} />
+        <Field
+          label="Voice (optional)"
+          value={voice}
+          onValue={setVoice}
+          maxLength={200}
+          hint="The text-to-speech voice's identifier."
+          problem={fieldErrorOf(create.error, '/voice')}
+        />
+        <Field
+          label="Description (optional)"
+          value={description}
+          onValue={setDescription}
+          maxLength={2000}
+          problem={fieldErrorOf(create.error, '/description')}
+        />
+        <TextArea
+          class="wide agents-long"
+          label="System prompt (optional)"
+          value={systemPrompt}
+          onValue={setSystemPrompt}
+          maxLength={50_000}
+          hint="Instructions the agent follows on every call."
+          problem={fieldErrorOf(create.error, '/systemPrompt')}
+        />
+        <TextArea
+          class="wide agents-long"
+          label="First message (optional)"
+          value={firstMessage}
+          onValue={setFirstMessage}
+          maxLength={2000}
+          hint="What the agent says first when the call is answered."
+          problem={fieldErrorOf(create.error, '/firstMessage')}
+        />
         <ErrorMessage error={tools.error ?? knowledgeBases.error} />
-        <Choices legend="Tools" options={(tools.data?.data ?? []).map((tool) => ({ value: tool.name, label: tool.name, hint: tool.description }))} chosen={chosenTools} onChosen={setChosenTools} empty="No tools are available." />
+        <Choices
+          legend="Tools"
+          options={(tools.data?.data ?? []).map((tool) => ({ value: tool.name, label: tool.name, hint: tool.description }))}
+          chosen={chosenTools}
+          onChosen={setChosenTools}
+          empty="No tools are available."
+        />
         <Choices
           legend={`Knowledge bases (at most ${MAX_KNOWLEDGE_BASES})`}
           options={(knowledgeBases.data?.data ?? []).map((base) => ({ value: base.id, label: base.name }))}
@@ -268,10 +357,27 @@ function RegisterNumber({ agents, onRegistered }: { agents: Named[]; onRegistere
     <section aria-labelledby="register-number-title">
       <h2 id="register-number-title">Register a voice number</h2>
       <Form class="grid-form" onSubmit={register.run}>
-        <PhoneField value={phoneNumber} onValue={setPhoneNumber} placeholder="+14155550100" problem={fieldErrorOf(register.error, '/phoneNumber')} />
-        <Select label="Provider" value={provider} onValue={setProvider} options={PROVIDERS} hint="Twilio numbers call with the credentials on the Integrations page." />
+        <PhoneField
+          value={phoneNumber}
+          onValue={setPhoneNumber}
+          placeholder="+14155550100"
+          problem={fieldErrorOf(register.error, '/phoneNumber')}
+        />
+        <Select
+          label="Provider"
+          value={provider}
+          onValue={setProvider}
+          options={PROVIDERS}
+          hint="Twilio numbers call with the credentials on the Integrations page."
+        />
         <Field label="Label (optional)" value={label} onValue={setLabel} maxLength={200} problem={fieldErrorOf(register.error, '/label')} />
-        <Select label="Inbound agent" value={inboundAgentId} onValue={setInboundAgentId} options={namedOptions(agents, ['', 'None'])} hint="The agent that answers calls to this number." />
+        <Select
+          label="Inbound agent"
+          value={inboundAgentId}
+          onValue={setInboundAgentId}
+          options={namedOptions(agents, ['', 'None'])}
+          hint="The agent that answers calls to this number."
+        />
         <ErrorMessage error={register.error} />
         <button type="submit" class="primary" disabled={register.busy}>
           Register number

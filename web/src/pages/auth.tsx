@@ -13,7 +13,10 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const submit = useAction(async () => {
-    const answer = mode === 'login' ? await api<SessionAnswer>('POST', '/auth/login', { email, password }) : await api<SessionAnswer>('POST', '/auth/signup', { tenantName, email, password });
+    const answer =
+      mode === 'login'
+        ? await api<SessionAnswer>('POST', '/auth/login', { email, password })
+        : await api<SessionAnswer>('POST', '/auth/signup', { tenantName, email, password });
     session.start(answer.accessToken);
     navigate('/campaigns');
   });
@@ -22,8 +25,25 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
     <main id="main" class="auth">
       <h1>{signup ? 'Create your callforge account' : 'Log in to callforge'}</h1>
       <Form onSubmit={submit.run}>
-        {signup && <Field label="Company name" value={tenantName} onValue={setTenantName} required autoComplete="organization" problem={fieldErrorOf(submit.error, '/tenantName')} />}
-        <Field label="Email" type="email" value={email} onValue={setEmail} required autoComplete="email" problem={fieldErrorOf(submit.error, '/email')} />
+        {signup && (
+          <Field
+            label="Company name"
+            value={tenantName}
+            onValue={setTenantName}
+            required
+            autoComplete="organization"
+            problem={fieldErrorOf(submit.error, '/tenantName')}
+          />
+        )}
+        <Field
+          label="Email"
+          type="email"
+          value={email}
+          onValue={setEmail}
+          required
+          autoComplete="email"
+          problem={fieldErrorOf(submit.error, '/email')}
+        />
         <Field
           label="Password"
           type="password"

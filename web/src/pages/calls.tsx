@@ -3,7 +3,22 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, query, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
-import { Empty, ErrorMessage, Field, Form, formatDate, formatMoney, namedOptions, PageTitle, Pagination, Select, Status, useAction, useLoad, valueOptions } from '../ui.tsx';
+import {
+  Empty,
+  ErrorMessage,
+  Field,
+  Form,
+  formatDate,
+  formatMoney,
+  namedOptions,
+  PageTitle,
+  Pagination,
+  Select,
+  Status,
+  useAction,
+  useLoad,
+  valueOptions,
+} from '../ui.tsx';
 
 export interface Call {
   id: string;
@@ -30,7 +45,8 @@ const OUTCOMES = ['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED'];
 /** Any call that has not ended can still be hung up (the API accepts QUEUED ones too). */
 export const isLive = (call: Call) => call.status !== 'ENDED';
 
-export const formatDuration = (seconds: number | null) => (seconds === null ? '—' : `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`);
+export const formatDuration = (seconds: number | null) =>
+  seconds === null ? '—' : `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
 
 const otherParty = (call: Call) => (call.direction === 'INCOMING' ? call.fromNumber : call.toNumber);
 
@@ -44,7 +60,13 @@ export function HangUpButton({ call, onDone }: { call: Call; onDone: () => void 
   });
   return (
     <>
-      <button type="button" class="danger" disabled={hangUp.busy} onClick={() => void hangUp.run()} aria-label={`Hang up the call with ${otherParty(call)}`}>
+      <button
+        type="button"
+        class="danger"
+        disabled={hangUp.busy}
+        onClick={() => void hangUp.run()}
+        aria-label={`Hang up the call with ${otherParty(call)}`}
+      >
         Hang up
       </button>
       <ErrorMessage error={hangUp.error} />
@@ -65,7 +87,14 @@ interface Filters {
 function filtersFromLink(): Filters {
   const linked = new URLSearchParams(location.hash.split('?')[1] ?? '');
   const get = (name: string) => linked.get(name) ?? '';
-  return { agentId: get('agentId'), campaignId: get('campaignId'), outcome: get('outcome'), direction: get('direction'), from: get('from'), to: get('to') };
+  return {
+    agentId: get('agentId'),
+    campaignId: get('campaignId'),
+    outcome: get('outcome'),
+    direction: get('direction'),
+    from: get('from'),
+    to: get('to'),
+  };
 }
 
 /** Date inputs are local days; `to` is inclusive for people, while the API's `to` is exclusive. */
@@ -117,9 +146,24 @@ export function CallsPage(_props: { params: Record<string, string> }) {
     <>
       <PageTitle>Calls</PageTitle>
       <Form class="grid-form call-filters" role="search" aria-label="Filter calls">
-        <Select label="Agent" value={filters.agentId} onValue={filterBy('agentId')} options={namedOptions(agents.data?.data, ['', 'All agents'])} />
-        <Select label="Campaign" value={filters.campaignId} onValue={filterBy('campaignId')} options={namedOptions(campaigns.data?.data, ['', 'All campaigns'])} />
-        <Select label="Outcome" value={filters.outcome} onValue={filterBy('outcome')} options={[['', 'Any outcome'], ...valueOptions(OUTCOMES)]} />
+        <Select
+          label="Agent"
+          value={filters.agentId}
+          onValue={filterBy('agentId')}
+          options={namedOptions(agents.data?.data, ['', 'All agents'])}
+        />
+        <Select
+          label="Campaign"
+          value={filters.campaignId}
+          onValue={filterBy('campaignId')}
+          options={namedOptions(campaigns.data?.data, ['', 'All campaigns'])}
+        />
+        <Select
+          label="Outcome"
+          value={filters.outcome}
+          onValue={filterBy('outcome')}
+          options={[['', 'Any outcome'], ...valueOptions(OUTCOMES)]}
+        />
         <Select
           label="Direction"
           value={filters.direction}
@@ -171,7 +215,13 @@ export function CallsPage(_props: { params: Record<string, string> }) {
                       <td>
                         <div class="actions">
                           {isLive(call) && <HangUpButton call={call} onDone={() => void calls.reload()} />}
-                          <button type="button" aria-expanded={expanded.has(call.id)} aria-controls={`call-${call.id}-details`} onClick={() => toggle(call.id)} aria-label={`Transcript of the call with ${otherParty(call)}`}>
+                          <button
+                            type="button"
+                            aria-expanded={expanded.has(call.id)}
+                            aria-controls={`call-${call.id}-details`}
+                            onClick={() => toggle(call.id)}
+                            aria-label={`Transcript of the call with ${otherParty(call)}`}
+                          >
                             Transcript
                           </button>
                         </div>

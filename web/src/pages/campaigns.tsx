@@ -2,7 +2,25 @@ import './campaigns.css';
 import { useState } from 'preact/hooks';
 import { api, query, type Page } from '../api.ts';
 import { navigate } from '../router.ts';
-import { ActionsHeader, Confirm, DataTable, Empty, ErrorMessage, Field, fieldErrorOf, Form, formatDate, namedOptions, PageTitle, Pagination, Select, Status, useAction, useLoad, valueOptions } from '../ui.tsx';
+import {
+  ActionsHeader,
+  Confirm,
+  DataTable,
+  Empty,
+  ErrorMessage,
+  Field,
+  fieldErrorOf,
+  Form,
+  formatDate,
+  namedOptions,
+  PageTitle,
+  Pagination,
+  Select,
+  Status,
+  useAction,
+  useLoad,
+  valueOptions,
+} from '../ui.tsx';
 import { HangUpButton, isLive, type Call } from './calls.tsx';
 
 const STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const;
@@ -130,7 +148,9 @@ export function CampaignsPage(_props: { params: Record<string, string> }) {
       </Form>
       <ErrorMessage error={campaigns.error ?? agents.error} />
       {campaigns.loading && !campaigns.data && <p>Loading campaigns…</p>}
-      {campaigns.data && campaigns.data.data.length === 0 && <Empty>{status ? `No ${status} campaigns.` : 'No campaigns yet: create one to start calling a contact list.'}</Empty>}
+      {campaigns.data && campaigns.data.data.length === 0 && (
+        <Empty>{status ? `No ${status} campaigns.` : 'No campaigns yet: create one to start calling a contact list.'}</Empty>
+      )}
       {campaigns.data && campaigns.data.data.length > 0 && (
         <>
           <DataTable
@@ -192,7 +212,8 @@ export function CampaignEditPage({ params }: { params: Record<string, string> })
       <>
         <PageTitle>Edit “{campaign.name}”</PageTitle>
         <p class="warning">
-          This campaign is {campaign.status}. Only a DRAFT campaign can be edited: once it is scheduled or started, its settings are fixed. Create a new campaign to call with other settings.
+          This campaign is {campaign.status}. Only a DRAFT campaign can be edited: once it is scheduled or started, its settings are fixed.
+          Create a new campaign to call with other settings.
         </p>
         <p>
           <a href={`#/campaigns/${campaign.id}`}>Back to the campaign</a>
@@ -250,7 +271,10 @@ function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
   const lists = useLoad(listsLoad, []);
   const set = (field: keyof FormValues) => (value: string) => setValues({ ...values, [field]: value });
   const toggleDay = (day: number) =>
-    setValues({ ...values, callDays: values.callDays.includes(day) ? values.callDays.filter((d) => d !== day) : [...values.callDays, day].sort((a, b) => a - b) });
+    setValues({
+      ...values,
+      callDays: values.callDays.includes(day) ? values.callDays.filter((d) => d !== day) : [...values.callDays, day].sort((a, b) => a - b),
+    });
 
   const save = useAction(async () => {
     const body = {
@@ -269,15 +293,31 @@ function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
       maxConcurrentCalls: Number(values.maxConcurrentCalls),
       ...(values.scheduledAt ? { scheduledAt: new Date(values.scheduledAt).toISOString() } : {}),
     };
-    const saved = campaign ? await api<Campaign>('PATCH', `/campaigns/${campaign.id}`, body) : await api<Campaign>('POST', '/campaigns', body);
+    const saved = campaign
+      ? await api<Campaign>('PATCH', `/campaigns/${campaign.id}`, body)
+      : await api<Campaign>('POST', '/campaigns', body);
     navigate(`/campaigns/${saved.id}`);
   });
   const problem = (path: string) => fieldErrorOf(save.error, path);
 
   return (
     <Form class="grid-form" onSubmit={save.run}>
-      <Field label="Campaign name" value={values.name} onValue={set('name')} required maxLength={200} hint="Unique among your campaigns." problem={problem('/name')} />
-      <Field label="Description (optional)" value={values.description} onValue={set('description')} maxLength={2000} problem={problem('/description')} />
+      <Field
+        label="Campaign name"
+        value={values.name}
+        onValue={set('name')}
+        required
+        maxLength={200}
+        hint="Unique among your campaigns."
+        problem={problem('/name')}
+      />
+      <Field
+        label="Description (optional)"
+        value={values.description}
+        onValue={set('description')}
+        maxLength={2000}
+        problem={problem('/description')}
+      />
       <ErrorMessage error={agents.error ?? numbers.error ?? lists.error} />
       <Select
         label="Agent"
@@ -303,8 +343,24 @@ function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
         hint="At least 2 contacts; the list's contacts are copied when the campaign starts."
         problem={problem('/contactListId')}
       />
-      <Field label="Call window start" type="time" value={values.callWindowStart} onValue={set('callWindowStart')} required hint="Earliest dial time, local to the time zone." problem={problem('/callWindowStart')} />
-      <Field label="Call window end" type="time" value={values.callWindowEnd} onValue={set('callWindowEnd')} required hint="No call starts at or after this time; must be after the start." problem={problem('/callWindowEnd')} />
+      <Field
+        label="Call window start"
+        type="time"
+        value={values.callWindowStart}
+        onValue={set('callWindowStart')}
+        required
+        hint="Earliest dial time, local to the time zone."
+        problem={problem('/callWindowStart')}
+      />
+      <Field
+        label="Call window end"
+        type="time"
+        value={values.callWindowEnd}
+        onValue={set('callWindowEnd')}
+        required
+        hint="No call starts at or after this time; must be after the start."
+        problem={problem('/callWindowEnd')}
+      />
       <TimeZoneField value={values.timezone} onValue={set('timezone')} problem={problem('/timezone')} />
       <fieldset class="wide call-days" aria-describedby={problem('/callDays') ? 'call-days-problem' : undefined}>
         <legend>Call days</legend>
@@ -319,7 +375,19 @@ function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
           </small>
         )}
       </fieldset>
-      <Field label="Attempts per contact" type="number" inputMode="numeric" min={1} max={10} step={1} required value={values.maxAttempts} onValue={set('maxAttempts')} hint="1 to 10." problem={problem('/maxAttempts')} />
+      <Field
+        label="Attempts per contact"
+        type="number"
+        inputMode="numeric"
+        min={1}
+        max={10}
+        step={1}
+        required
+        value={values.maxAttempts}
+        onValue={set('maxAttempts')}
+        hint="1 to 10."
+        problem={problem('/maxAttempts')}
+      />
       <Field
         label="Minutes between attempts"
         type="number"
@@ -333,8 +401,32 @@ function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
         hint="1 to 10080 (one week)."
         problem={problem('/redialDelayMin')}
       />
-      <Field label="Ring time (seconds)" type="number" inputMode="numeric" min={10} max={300} step={1} required value={values.dialTimeout} onValue={set('dialTimeout')} hint="10 to 300 seconds before a call counts as unanswered." problem={problem('/dialTimeout')} />
-      <Field label="Calls at once" type="number" inputMode="numeric" min={1} max={50} step={1} required value={values.maxConcurrentCalls} onValue={set('maxConcurrentCalls')} hint="1 to 50 live calls of this campaign at a time." problem={problem('/maxConcurrentCalls')} />
+      <Field
+        label="Ring time (seconds)"
+        type="number"
+        inputMode="numeric"
+        min={10}
+        max={300}
+        step={1}
+        required
+        value={values.dialTimeout}
+        onValue={set('dialTimeout')}
+        hint="10 to 300 seconds before a call counts as unanswered."
+        problem={problem('/dialTimeout')}
+      />
+      <Field
+        label="Calls at once"
+        type="number"
+        inputMode="numeric"
+        min={1}
+        max={50}
+        step={1}
+        required
+        value={values.maxConcurrentCalls}
+        onValue={set('maxConcurrentCalls')}
+        hint="1 to 50 live calls of this campaign at a time."
+        problem={problem('/maxConcurrentCalls')}
+      />
       <Field
         label="Scheduled start (optional)"
         type="datetime-local"
@@ -406,7 +498,11 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
     [id],
     refreshMs,
   );
-  const contacts = useLoad(() => api<Page<CampaignContact>>('GET', `/campaigns/${id}/contacts${query({ page: contactsPage, limit: PAGE_SIZE })}`), [id, contactsPage], refreshMs);
+  const contacts = useLoad(
+    () => api<Page<CampaignContact>>('GET', `/campaigns/${id}/contacts${query({ page: contactsPage, limit: PAGE_SIZE })}`),
+    [id, contactsPage],
+    refreshMs,
+  );
   // Newest first: the live calls are among the latest, as at most 50 of a campaign are live at once.
   const calls = useLoad(
     async () => {
@@ -568,7 +664,17 @@ function Counts({ stats, over }: { stats: CampaignStats; over: boolean }) {
   );
 }
 
-function Settings({ campaign, agents, numbers, lists }: { campaign: Campaign; agents: Named[] | undefined; numbers: VoiceNumber[] | undefined; lists: ContactList[] | undefined }) {
+function Settings({
+  campaign,
+  agents,
+  numbers,
+  lists,
+}: {
+  campaign: Campaign;
+  agents: Named[] | undefined;
+  numbers: VoiceNumber[] | undefined;
+  lists: ContactList[] | undefined;
+}) {
   const days = campaign.callDays.map((day) => DAYS[day - 1]!.slice(0, 3)).join(', ');
   const number = numbers?.find((candidate) => candidate.id === campaign.voiceNumberId);
   const rows: [string, string][] = [

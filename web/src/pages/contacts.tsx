@@ -1,7 +1,23 @@
 import './contacts.css';
 import { useState } from 'preact/hooks';
 import { api, query, upload, type Page } from '../api.ts';
-import { ActionsHeader, Confirm, DataTable, Empty, ErrorMessage, Field, fieldErrorOf, Form, formatDate, PageTitle, Pagination, PhoneField, TextArea, useAction, useLoad } from '../ui.tsx';
+import {
+  ActionsHeader,
+  Confirm,
+  DataTable,
+  Empty,
+  ErrorMessage,
+  Field,
+  fieldErrorOf,
+  Form,
+  formatDate,
+  PageTitle,
+  Pagination,
+  PhoneField,
+  TextArea,
+  useAction,
+  useLoad,
+} from '../ui.tsx';
 
 interface ContactList {
   id: string;
@@ -62,7 +78,15 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
       <section aria-labelledby="create-list-title">
         <h2 id="create-list-title">Create a contact list</h2>
         <Form class="grid-form" onSubmit={create.run}>
-          <Field label="List name" value={name} onValue={setName} required maxLength={200} hint="Unique among your lists." problem={fieldErrorOf(create.error, '/name')} />
+          <Field
+            label="List name"
+            value={name}
+            onValue={setName}
+            required
+            maxLength={200}
+            hint="Unique among your lists."
+            problem={fieldErrorOf(create.error, '/name')}
+          />
           <Field label="Description (optional)" value={description} onValue={setDescription} maxLength={500} />
           <ErrorMessage error={create.error} />
           <button type="submit" class="primary" disabled={create.busy}>
@@ -85,7 +109,9 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
           />
         </div>
         <ErrorMessage error={lists.error} />
-        {lists.data && lists.data.data.length === 0 && <Empty>{search ? 'No list name matches your search.' : 'No contact lists yet.'}</Empty>}
+        {lists.data && lists.data.data.length === 0 && (
+          <Empty>{search ? 'No list name matches your search.' : 'No contact lists yet.'}</Empty>
+        )}
         {lists.data && lists.data.data.length > 0 && (
           <>
             <DataTable
@@ -111,7 +137,13 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
           </>
         )}
       </section>
-      <Confirm open={!!deleting} title="Delete this list?" confirmLabel="Delete list" onCancel={cancelDelete} onConfirm={() => void remove.run(deleting!)}>
+      <Confirm
+        open={!!deleting}
+        title="Delete this list?"
+        confirmLabel="Delete list"
+        onCancel={cancelDelete}
+        onConfirm={() => void remove.run(deleting!)}
+      >
         <p>
           “{deleting?.name}” and its {deleting?.contactCount} contacts are deleted permanently. This cannot be undone.
         </p>
@@ -127,7 +159,10 @@ export function ContactListPage({ params }: { params: Record<string, string> }) 
   const [page, setPage] = useState(1);
   const [search, setSearch] = useState('');
   const list = useLoad(() => api<ContactList>('GET', `/contact-lists/${listId}`), [listId]);
-  const contacts = useLoad(() => api<Page<Contact>>('GET', `/contact-lists/${listId}/contacts${query({ page, limit: PAGE_SIZE, search: search.trim() })}`), [listId, page, search]);
+  const contacts = useLoad(
+    () => api<Page<Contact>>('GET', `/contact-lists/${listId}/contacts${query({ page, limit: PAGE_SIZE, search: search.trim() })}`),
+    [listId, page, search],
+  );
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [confirmingDelete, setConfirmingDelete] = useState(false);
 
@@ -220,7 +255,12 @@ function AddContact({ listId, onAdded }: { listId: string; onAdded: () => Promis
   const [variables, setVariables] = useState('');
   const add = useAction(async () => {
     const metadata = parseVariables(variables);
-    const body = { phoneNumber, ...(name ? { name } : {}), ...(email ? { email } : {}), ...(Object.keys(metadata).length ? { metadata } : {}) };
+    const body = {
+      phoneNumber,
+      ...(name ? { name } : {}),
+      ...(email ? { email } : {}),
+      ...(Object.keys(metadata).length ? { metadata } : {}),
+    };
     await api('POST', `/contact-lists/${listId}/contacts`, body);
     setPhoneNumber('');
     setName('');
@@ -232,11 +272,37 @@ function AddContact({ listId, onAdded }: { listId: string; onAdded: () => Promis
     <section aria-labelledby="add-contact-title">
       <h2 id="add-contact-title">Add a contact</h2>
       <Form class="grid-form" onSubmit={add.run}>
-        <PhoneField value={phoneNumber} onValue={setPhoneNumber} placeholder="+14155550123" problem={fieldErrorOf(add.error, '/phoneNumber')} />
-        <Field label="Name (optional)" value={name} onValue={setName} maxLength={200} autoComplete="off" problem={fieldErrorOf(add.error, '/name')} />
-        <Field label="Email (optional)" type="email" value={email} onValue={setEmail} maxLength={254} autoComplete="off" problem={fieldErrorOf(add.error, '/email')} />
+        <PhoneField
+          value={phoneNumber}
+          onValue={setPhoneNumber}
+          placeholder="+14155550123"
+          problem={fieldErrorOf(add.error, '/phoneNumber')}
+        />
+        <Field
+          label="Name (optional)"
+          value={name}
+          onValue={setName}
+          maxLength={200}
+          autoComplete="off"
+          problem={fieldErrorOf(add.error, '/name')}
+        />
+        <Field
+          label="Email (optional)"
+          type="email"
+          value={email}
+          onValue={setEmail}
+          maxLength={254}
+          autoComplete="off"
+          problem={fieldErrorOf(add.error, '/email')}
+        />
         <div class="wide contacts-variables">
-          <TextArea label="Custom variables (optional)" rows={3} value={variables} onValue={setVariables} hint="One per line, as name=value (for example appointment_date=2026-12-01)." />
+          <TextArea
+            label="Custom variables (optional)"
+            rows={3}
+            value={variables}
+            onValue={setVariables}
+            hint="One per line, as name=value (for example appointment_date=2026-12-01)."
+          />
         </div>
         <ErrorMessage error={add.error} />
         <button type="submit" class="primary" disabled={add.busy}>
@@ -269,9 +335,17 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
       <Form class="grid-form" onSubmit={send.run}>
         <div class="field wide contacts-file">
           <label for="contacts-csv">CSV file</label>
-          <input id="contacts-csv" type="file" accept=".csv,text/csv" required aria-describedby="contacts-csv-hint" onChange={(event) => setFile(event.currentTarget.files?.[0])} />
+          <input
+            id="contacts-csv"
+            type="file"
+            accept=".csv,text/csv"
+            required
+            aria-describedby="contacts-csv-hint"
+            onChange={(event) => setFile(event.currentTarget.files?.[0])}
+          />
           <small id="contacts-csv-hint" class="hint">
-            At most 500 rows and 5 MB. A phone column is required (phone_number, phone, mobile or customer_number); name, email and metadata (JSON) are optional; other columns become custom variables.
+            At most 500 rows and 5 MB. A phone column is required (phone_number, phone, mobile or customer_number); name, email and metadata
+            (JSON) are optional; other columns become custom variables.
           </small>
         </div>
         <ErrorMessage error={send.error} />
@@ -377,17 +451,33 @@ function ContactsTable({
         </button>
       </div>
       <ErrorMessage error={error} />
-      {contacts && contacts.total === 0 && <Empty>{search.trim() ? `No contact matches “${search.trim()}”.` : 'No contacts yet: add one or import a CSV file.'}</Empty>}
+      {contacts && contacts.total === 0 && (
+        <Empty>{search.trim() ? `No contact matches “${search.trim()}”.` : 'No contacts yet: add one or import a CSV file.'}</Empty>
+      )}
       {shown.length > 0 && (
         <DataTable
           rows={shown}
           rowKey={(contact) => contact.id}
           columns={[
             {
-              header: <input type="checkbox" aria-label="Select all contacts on this page" checked={allShownSelected} onChange={(event) => toggleAll(event.currentTarget.checked)} />,
+              header: (
+                <input
+                  type="checkbox"
+                  aria-label="Select all contacts on this page"
+                  checked={allShownSelected}
+                  onChange={(event) => toggleAll(event.currentTarget.checked)}
+                />
+              ),
               headerClass: 'contacts-check',
               className: 'contacts-check',
-              cell: (contact) => <input type="checkbox" aria-label={`Select ${contact.name ?? contact.phoneNumber}`} checked={selected.has(contact.id)} onChange={(event) => toggle(contact.id, event.currentTarget.checked)} />,
+              cell: (contact) => (
+                <input
+                  type="checkbox"
+                  aria-label={`Select ${contact.name ?? contact.phoneNumber}`}
+                  checked={selected.has(contact.id)}
+                  onChange={(event) => toggle(contact.id, event.currentTarget.checked)}
+                />
+              ),
             },
             { header: 'Phone', cell: (contact) => contact.phoneNumber },
             { header: 'Name', cell: (contact) => contact.name ?? '—' },

@@ -34,7 +34,14 @@ const KINDS: Kind[] = [
     title: 'Twilio',
     purpose: 'Places and answers calls on TWILIO voice numbers, and sends SMS.',
     fields: [
-      { name: 'accountSid', label: 'Account SID', secret: false, pattern: 'AC[0-9a-fA-F]{32}', maxLength: 34, hint: 'AC followed by 32 hexadecimal digits.' },
+      {
+        name: 'accountSid',
+        label: 'Account SID',
+        secret: false,
+        pattern: 'AC[0-9a-fA-F]{32}',
+        maxLength: 34,
+        hint: 'AC followed by 32 hexadecimal digits.',
+      },
       { name: 'authToken', label: 'Auth token', secret: true, pattern: '.{16,128}', maxLength: 128, hint: '16 to 128 characters.' },
     ],
   },
@@ -43,10 +50,38 @@ const KINDS: Kind[] = [
     title: 'WhatsApp Cloud API',
     purpose: 'Sends WhatsApp template messages after calls.',
     fields: [
-      { name: 'businessAccountId', label: 'Business account ID', secret: false, pattern: '[0-9]{1,32}', maxLength: 32, hint: 'Your WhatsApp Business Account (WABA) id, digits only.' },
-      { name: 'phoneNumberId', label: 'Phone number ID', secret: false, pattern: '[0-9]{1,32}', maxLength: 32, hint: 'The default sender phone number id, digits only.' },
-      { name: 'accessToken', label: 'Access token', secret: true, pattern: '.{16,1024}', maxLength: 1024, hint: 'A system-user token with whatsapp_business_messaging and whatsapp_business_management; 16 to 1,024 characters.' },
-      { name: 'appSecret', label: 'App secret', secret: true, pattern: '.{16,256}', maxLength: 256, hint: "The Meta app's secret, which signs webhook deliveries; 16 to 256 characters." },
+      {
+        name: 'businessAccountId',
+        label: 'Business account ID',
+        secret: false,
+        pattern: '[0-9]{1,32}',
+        maxLength: 32,
+        hint: 'Your WhatsApp Business Account (WABA) id, digits only.',
+      },
+      {
+        name: 'phoneNumberId',
+        label: 'Phone number ID',
+        secret: false,
+        pattern: '[0-9]{1,32}',
+        maxLength: 32,
+        hint: 'The default sender phone number id, digits only.',
+      },
+      {
+        name: 'accessToken',
+        label: 'Access token',
+        secret: true,
+        pattern: '.{16,1024}',
+        maxLength: 1024,
+        hint: 'A system-user token with whatsapp_business_messaging and whatsapp_business_management; 16 to 1,024 characters.',
+      },
+      {
+        name: 'appSecret',
+        label: 'App secret',
+        secret: true,
+        pattern: '.{16,256}',
+        maxLength: 256,
+        hint: "The Meta app's secret, which signs webhook deliveries; 16 to 256 characters.",
+      },
     ],
   },
   {
@@ -74,25 +109,52 @@ export function IntegrationsPage(_props: { params: Record<string, string> }) {
   return (
     <>
       <PageTitle>Integrations</PageTitle>
-      <p>Your own provider accounts. Secrets are stored encrypted and are never shown again, not even here: to change one, enter it anew.</p>
+      <p>
+        Your own provider accounts. Secrets are stored encrypted and are never shown again, not even here: to change one, enter it anew.
+      </p>
       <ErrorMessage error={connected.error} />
       {connected.data && (
         <div class="integrations">
           {KINDS.map((kind) => (
-            <IntegrationCard key={kind.kind} kind={kind} current={connected.data!.data.find((integration) => integration.kind === kind.kind)} onSaved={connected.reload} onDisconnect={() => setDisconnecting(kind)} />
+            <IntegrationCard
+              key={kind.kind}
+              kind={kind}
+              current={connected.data!.data.find((integration) => integration.kind === kind.kind)}
+              onSaved={connected.reload}
+              onDisconnect={() => setDisconnecting(kind)}
+            />
           ))}
         </div>
       )}
-      <Confirm open={!!disconnecting} title={`Disconnect ${disconnecting?.title ?? ''}?`} confirmLabel="Disconnect" onCancel={cancelDisconnect} onConfirm={() => void disconnect.run(disconnecting!)}>
-        <p>Its stored credentials are deleted at once; anything that uses {disconnecting?.title} stops working until you connect it again.</p>
+      <Confirm
+        open={!!disconnecting}
+        title={`Disconnect ${disconnecting?.title ?? ''}?`}
+        confirmLabel="Disconnect"
+        onCancel={cancelDisconnect}
+        onConfirm={() => void disconnect.run(disconnecting!)}
+      >
+        <p>
+          Its stored credentials are deleted at once; anything that uses {disconnecting?.title} stops working until you connect it again.
+        </p>
         <ErrorMessage error={disconnect.error} />
       </Confirm>
     </>
   );
 }
 
-function IntegrationCard({ kind, current, onSaved, onDisconnect }: { kind: Kind; current: Integration | undefined; onSaved: () => Promise<void>; onDisconnect: () => void }) {
-  const blank = () => Object.fromEntries(kind.fields.map((field) => [field.name, field.secret ? '' : (current?.settings[field.name] ?? '')]));
+function IntegrationCard({
+  kind,
+  current,
+  onSaved,
+  onDisconnect,
+}: {
+  kind: Kind;
+  current: Integration | undefined;
+  onSaved: () => Promise<void>;
+  onDisconnect: () => void;
+}) {
+  const blank = () =>
+    Object.fromEntries(kind.fields.map((field) => [field.name, field.secret ? '' : (current?.settings[field.name] ?? '')]));
   const [values, setValues] = useState<Record<string, string>>(blank);
   const save = useAction(async () => {
     await api('PUT', `/integrations/${kind.kind}`, values);
@@ -117,7 +179,17 @@ function IntegrationCard({ kind, current, onSaved, onDisconnect }: { kind: Kind;
               {kind.fields.map((field) => (
                 <div key={field.name}>
                   <dt>{field.label}</dt>
-                  <dd>{field.secret ? (current.secretsSet.includes(field.name) ? 'Set (hidden)' : 'Not set') : <code>{current.settings[field.name] ?? '—'}</code>}</dd>
+                  <dd>
+                    {field.secret ? (
+                      current.secretsSet.includes(field.name) ? (
+                        'Set (hidden)'
+                      ) : (
+                        'Not set'
+                      )
+                    ) : (
+                      <code>{current.settings[field.name] ?? '—'}</code>
+                    )}
+                  </dd>
                 </div>
               ))}
             </dl>

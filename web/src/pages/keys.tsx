@@ -1,6 +1,22 @@
 import { useState } from 'preact/hooks';
 import { api, type Page } from '../api.ts';
-import { ActionsHeader, Confirm, DataTable, Empty, ErrorMessage, Field, fieldErrorOf, Form, formatDate, namedOptions, PageTitle, Select, Status, useAction, useLoad } from '../ui.tsx';
+import {
+  ActionsHeader,
+  Confirm,
+  DataTable,
+  Empty,
+  ErrorMessage,
+  Field,
+  fieldErrorOf,
+  Form,
+  formatDate,
+  namedOptions,
+  PageTitle,
+  Select,
+  Status,
+  useAction,
+  useLoad,
+} from '../ui.tsx';
 
 interface ApiKey {
   id: string;
@@ -28,7 +44,12 @@ export function KeysPage() {
   const [revoking, setRevoking] = useState<ApiKey | undefined>(undefined);
 
   const create = useAction(async () => {
-    const body = { name, ...(expiresAt ? { expiresAt: new Date(expiresAt).toISOString() } : {}), ...(webhookUrl ? { webhookUrl } : {}), ...(agentId ? { agentId } : {}) };
+    const body = {
+      name,
+      ...(expiresAt ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
+      ...(webhookUrl ? { webhookUrl } : {}),
+      ...(agentId ? { agentId } : {}),
+    };
     setCreated(await api<CreatedKey>('POST', '/api-keys', body));
     setCopied(false);
     setName('');
@@ -76,9 +97,30 @@ export function KeysPage() {
         <h2 id="create-key-title">Create a key</h2>
         <Form class="grid-form" onSubmit={create.run}>
           <Field label="Name" value={name} onValue={setName} required maxLength={200} problem={fieldErrorOf(create.error, '/name')} />
-          <Field label="Expires (optional)" type="datetime-local" value={expiresAt} onValue={setExpiresAt} hint="Leave empty for a key that does not expire." problem={fieldErrorOf(create.error, '/expiresAt')} />
-          <Field label="Webhook URL (optional)" type="url" value={webhookUrl} onValue={setWebhookUrl} placeholder="https://example.com/callforge" hint="Call results and events are posted here, signed." problem={fieldErrorOf(create.error, '/webhookUrl')} />
-          <Select label="Pinned agent (optional)" value={agentId} onValue={setAgentId} options={namedOptions(agents.data?.data, ['', 'All agents'])} hint="A pinned key sees only that agent's calls." />
+          <Field
+            label="Expires (optional)"
+            type="datetime-local"
+            value={expiresAt}
+            onValue={setExpiresAt}
+            hint="Leave empty for a key that does not expire."
+            problem={fieldErrorOf(create.error, '/expiresAt')}
+          />
+          <Field
+            label="Webhook URL (optional)"
+            type="url"
+            value={webhookUrl}
+            onValue={setWebhookUrl}
+            placeholder="https://example.com/callforge"
+            hint="Call results and events are posted here, signed."
+            problem={fieldErrorOf(create.error, '/webhookUrl')}
+          />
+          <Select
+            label="Pinned agent (optional)"
+            value={agentId}
+            onValue={setAgentId}
+            options={namedOptions(agents.data?.data, ['', 'All agents'])}
+            hint="A pinned key sees only that agent's calls."
+          />
           <ErrorMessage error={create.error} />
           <button type="submit" class="primary" disabled={create.busy}>
             Create key
@@ -113,7 +155,13 @@ export function KeysPage() {
           />
         )}
       </section>
-      <Confirm open={!!revoking} title="Revoke this key?" confirmLabel="Revoke key" onCancel={() => setRevoking(undefined)} onConfirm={() => void revoke.run(revoking!)}>
+      <Confirm
+        open={!!revoking}
+        title="Revoke this key?"
+        confirmLabel="Revoke key"
+        onCancel={() => setRevoking(undefined)}
+        onConfirm={() => void revoke.run(revoking!)}
+      >
         <p>
           “{revoking?.name}” ({revoking?.keyPrefix}…) stops working at once, everywhere. This cannot be undone.
         </p>

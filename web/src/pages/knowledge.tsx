@@ -1,7 +1,24 @@
 import './knowledge.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, query, upload, type Page } from '../api.ts';
-import { ActionsHeader, Confirm, DataTable, Empty, ErrorMessage, Field, fieldErrorOf, Form, formatDate, PageTitle, Pagination, Select, Status, TextArea, useAction, useLoad } from '../ui.tsx';
+import {
+  ActionsHeader,
+  Confirm,
+  DataTable,
+  Empty,
+  ErrorMessage,
+  Field,
+  fieldErrorOf,
+  Form,
+  formatDate,
+  PageTitle,
+  Pagination,
+  Select,
+  Status,
+  TextArea,
+  useAction,
+  useLoad,
+} from '../ui.tsx';
 
 // The service's limits (src/modules/knowledge/schemas.ts).
 const TOP_K_DEFAULT = 5;
@@ -64,12 +81,29 @@ export function KnowledgeBasesPage(_props: { params: Record<string, string> }) {
   return (
     <>
       <PageTitle>Knowledge bases</PageTitle>
-      <p class="hint">Agents search the knowledge bases they are given during calls. Add text, web pages or documents to a base, then try a query to see what an agent would find.</p>
+      <p class="hint">
+        Agents search the knowledge bases they are given during calls. Add text, web pages or documents to a base, then try a query to see
+        what an agent would find.
+      </p>
       <section aria-labelledby="create-base-title">
         <h2 id="create-base-title">Create a knowledge base</h2>
         <Form class="grid-form" onSubmit={create.run}>
-          <Field label="Name" value={name} onValue={setName} required maxLength={200} hint="Unique in your account." problem={fieldErrorOf(create.error, '/name')} />
-          <Field label="Description (optional)" value={description} onValue={setDescription} maxLength={2000} problem={fieldErrorOf(create.error, '/description')} />
+          <Field
+            label="Name"
+            value={name}
+            onValue={setName}
+            required
+            maxLength={200}
+            hint="Unique in your account."
+            problem={fieldErrorOf(create.error, '/name')}
+          />
+          <Field
+            label="Description (optional)"
+            value={description}
+            onValue={setDescription}
+            maxLength={2000}
+            problem={fieldErrorOf(create.error, '/description')}
+          />
           <ErrorMessage error={create.error} />
           <button type="submit" class="primary" disabled={create.busy}>
             Create knowledge base
@@ -96,7 +130,12 @@ export function KnowledgeBasesPage(_props: { params: Record<string, string> }) {
                 {
                   header: <ActionsHeader />,
                   cell: (base) => (
-                    <button type="button" class="danger" onClick={() => (remove.clearError(), setDeleting(base))} aria-label={`Delete ${base.name}`}>
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() => (remove.clearError(), setDeleting(base))}
+                      aria-label={`Delete ${base.name}`}
+                    >
                       Delete
                     </button>
                   ),
@@ -107,9 +146,16 @@ export function KnowledgeBasesPage(_props: { params: Record<string, string> }) {
           </>
         )}
       </section>
-      <Confirm open={!!deleting} title="Delete this knowledge base?" confirmLabel="Delete knowledge base" onCancel={() => setDeleting(undefined)} onConfirm={() => void remove.run(deleting!)}>
+      <Confirm
+        open={!!deleting}
+        title="Delete this knowledge base?"
+        confirmLabel="Delete knowledge base"
+        onCancel={() => setDeleting(undefined)}
+        onConfirm={() => void remove.run(deleting!)}
+      >
         <p>
-          “{deleting?.name}” and its {deleting?.sourceCount} sources are deleted for good. A knowledge base an agent still searches cannot be deleted.
+          “{deleting?.name}” and its {deleting?.sourceCount} sources are deleted for good. A knowledge base an agent still searches cannot
+          be deleted.
         </p>
         <ErrorMessage error={remove.error} />
       </Confirm>
@@ -132,7 +178,8 @@ export function KnowledgeBasePage({ params }: { params: Record<string, string> }
         <>
           {base.data.description && <p>{base.data.description}</p>}
           <p class="hint">
-            {base.data.sourceCount} {base.data.sourceCount === 1 ? 'source' : 'sources'}, {base.data.chunkCount} searchable {base.data.chunkCount === 1 ? 'chunk' : 'chunks'}.
+            {base.data.sourceCount} {base.data.sourceCount === 1 ? 'source' : 'sources'}, {base.data.chunkCount} searchable{' '}
+            {base.data.chunkCount === 1 ? 'chunk' : 'chunks'}.
           </p>
           <Sources baseId={id} onChange={() => void base.reload()} />
           <TryQuery baseId={id} />
@@ -167,7 +214,13 @@ function AddSource({ baseId, onAdded }: { baseId: string; onAdded: () => void })
       setFile(undefined);
       if (fileInput.current) fileInput.current.value = '';
     } else {
-      await api('POST', path, sourceType === 'text' ? { sourceType, sourceName: sourceName.trim(), rawText } : { sourceType, sourceName: sourceName.trim(), url: url.trim() });
+      await api(
+        'POST',
+        path,
+        sourceType === 'text'
+          ? { sourceType, sourceName: sourceName.trim(), rawText }
+          : { sourceType, sourceName: sourceName.trim(), url: url.trim() },
+      );
       setRawText('');
       setUrl('');
     }
@@ -189,9 +242,26 @@ function AddSource({ baseId, onAdded }: { baseId: string; onAdded: () => void })
             ['file', 'File upload'],
           ]}
         />
-        <Field label="Source name" value={sourceName} onValue={setSourceName} required maxLength={200} hint="A title, shown with search results." problem={fieldErrorOf(add.error, '/sourceName')} />
+        <Field
+          label="Source name"
+          value={sourceName}
+          onValue={setSourceName}
+          required
+          maxLength={200}
+          hint="A title, shown with search results."
+          problem={fieldErrorOf(add.error, '/sourceName')}
+        />
         {sourceType === 'text' && (
-          <TextArea id="source-raw-text" class="wide" label="Text" rows={8} required value={rawText} onValue={setRawText} problem={fieldErrorOf(add.error, '/rawText')} />
+          <TextArea
+            id="source-raw-text"
+            class="wide"
+            label="Text"
+            rows={8}
+            required
+            value={rawText}
+            onValue={setRawText}
+            problem={fieldErrorOf(add.error, '/rawText')}
+          />
         )}
         {sourceType === 'url' && (
           <Field
@@ -209,7 +279,15 @@ function AddSource({ baseId, onAdded }: { baseId: string; onAdded: () => void })
         {sourceType === 'file' && (
           <div class="field">
             <label for="source-file">File</label>
-            <input id="source-file" ref={fileInput} type="file" accept={FILE_TYPES} required onChange={(event) => setFile(event.currentTarget.files?.[0])} aria-describedby="source-file-hint" />
+            <input
+              id="source-file"
+              ref={fileInput}
+              type="file"
+              accept={FILE_TYPES}
+              required
+              onChange={(event) => setFile(event.currentTarget.files?.[0])}
+              aria-describedby="source-file-hint"
+            />
             <small id="source-file-hint" class="hint">
               PDF, DOCX, TXT, Markdown or HTML, up to {FILE_LIMIT_MB} MB.
             </small>
@@ -236,7 +314,13 @@ function AddSource({ baseId, onAdded }: { baseId: string; onAdded: () => void })
 function statusChanges(before: Map<string, string>, sources: KnowledgeSource[]): string {
   return sources
     .filter((source) => before.has(source.id) && before.get(source.id) !== source.status)
-    .map((source) => (source.status === 'READY' ? `${source.sourceName} is ready (${source.chunkCount} ${source.chunkCount === 1 ? 'chunk' : 'chunks'}).` : source.status === 'FAILED' ? `${source.sourceName} failed: ${source.error ?? 'no reason given'}` : `${source.sourceName} is processing.`))
+    .map((source) =>
+      source.status === 'READY'
+        ? `${source.sourceName} is ready (${source.chunkCount} ${source.chunkCount === 1 ? 'chunk' : 'chunks'}).`
+        : source.status === 'FAILED'
+          ? `${source.sourceName} failed: ${source.error ?? 'no reason given'}`
+          : `${source.sourceName} is processing.`,
+    )
     .join(' ');
 }
 
@@ -247,7 +331,11 @@ function Sources({ baseId, onChange }: { baseId: string; onChange: () => void })
   const [deleting, setDeleting] = useState<KnowledgeSource | undefined>(undefined);
   const lastStatuses = useRef(new Map<string, string>());
   const listHeading = useRef<HTMLHeadingElement>(null);
-  const sources = useLoad(() => api<Page<KnowledgeSource>>('GET', `/knowledge-bases/${baseId}/sources${query({ page, limit: PER_PAGE })}`), [baseId, page], polling ? POLL_MS : undefined);
+  const sources = useLoad(
+    () => api<Page<KnowledgeSource>>('GET', `/knowledge-bases/${baseId}/sources${query({ page, limit: PER_PAGE })}`),
+    [baseId, page],
+    polling ? POLL_MS : undefined,
+  );
 
   useEffect(() => {
     const list = sources.data?.data;
@@ -313,10 +401,20 @@ function Sources({ baseId, onChange }: { baseId: string; onChange: () => void })
                   header: <ActionsHeader />,
                   cell: (source) => (
                     <div class="actions knowledge-source-actions">
-                      <button type="button" disabled={refresh.busy || source.status === 'PROCESSING'} onClick={() => void refresh.run(source)} aria-label={`Process ${source.sourceName} again`}>
+                      <button
+                        type="button"
+                        disabled={refresh.busy || source.status === 'PROCESSING'}
+                        onClick={() => void refresh.run(source)}
+                        aria-label={`Process ${source.sourceName} again`}
+                      >
                         Refresh
                       </button>
-                      <button type="button" class="danger" onClick={() => (remove.clearError(), setDeleting(source))} aria-label={`Delete ${source.sourceName}`}>
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() => (remove.clearError(), setDeleting(source))}
+                        aria-label={`Delete ${source.sourceName}`}
+                      >
                         Delete
                       </button>
                     </div>
@@ -328,7 +426,13 @@ function Sources({ baseId, onChange }: { baseId: string; onChange: () => void })
           </>
         )}
       </section>
-      <Confirm open={!!deleting} title="Delete this source?" confirmLabel="Delete source" onCancel={() => setDeleting(undefined)} onConfirm={() => void remove.run(deleting!)}>
+      <Confirm
+        open={!!deleting}
+        title="Delete this source?"
+        confirmLabel="Delete source"
+        onCancel={() => setDeleting(undefined)}
+        onConfirm={() => void remove.run(deleting!)}
+      >
         <p>“{deleting?.sourceName}” and its chunks are deleted; agents stop finding its text.</p>
         <ErrorMessage error={remove.error} />
       </Confirm>
@@ -362,8 +466,29 @@ function TryQuery({ baseId }: { baseId: string }) {
     <section aria-labelledby="try-query-title">
       <h2 id="try-query-title">Try a query</h2>
       <Form class="grid-form" role="search" onSubmit={search.run}>
-        <Field label="Query" type="search" value={text} onValue={setText} required maxLength={2000} hint="What a caller might ask, in plain words." problem={fieldErrorOf(search.error, '/query')} />
-        <Field label="Results wanted" type="number" inputMode="numeric" value={topK} onValue={setTopK} required min={1} max={TOP_K_MAX} step={1} hint={`1 to ${TOP_K_MAX}.`} problem={fieldErrorOf(search.error, '/topK')} />
+        <Field
+          label="Query"
+          type="search"
+          value={text}
+          onValue={setText}
+          required
+          maxLength={2000}
+          hint="What a caller might ask, in plain words."
+          problem={fieldErrorOf(search.error, '/query')}
+        />
+        <Field
+          label="Results wanted"
+          type="number"
+          inputMode="numeric"
+          value={topK}
+          onValue={setTopK}
+          required
+          min={1}
+          max={TOP_K_MAX}
+          step={1}
+          hint={`1 to ${TOP_K_MAX}.`}
+          problem={fieldErrorOf(search.error, '/topK')}
+        />
         <ErrorMessage error={search.error} />
         <button type="submit" class="primary" disabled={search.busy}>
           Search

@@ -2,7 +2,26 @@ import './messaging.css';
 import type { ComponentChildren, ComponentType } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, ApiError, query, type Page } from '../api.ts';
-import { ActionsHeader, type Column, Confirm, DataTable, Empty, ErrorMessage, Field, fieldErrorOf, Form, formatDate, PageTitle, Pagination, Select, Status, TextArea, useAction, useLoad, valueOptions as options } from '../ui.tsx';
+import {
+  ActionsHeader,
+  type Column,
+  Confirm,
+  DataTable,
+  Empty,
+  ErrorMessage,
+  Field,
+  fieldErrorOf,
+  Form,
+  formatDate,
+  PageTitle,
+  Pagination,
+  Select,
+  Status,
+  TextArea,
+  useAction,
+  useLoad,
+  valueOptions as options,
+} from '../ui.tsx';
 
 // The service's limits and enums (src/modules/messaging/schemas.ts).
 const MAX_WHATSAPP_TEMPLATES = 20;
@@ -96,7 +115,10 @@ export function MessagingPage(_props: { params: Record<string, string> }) {
         agents={agentList}
         agentName={agentName}
         columns={[
-          { header: 'Sender', cell: (campaign) => (campaign.phoneNumberId ? <code>{campaign.phoneNumberId}</code> : 'Integration default') },
+          {
+            header: 'Sender',
+            cell: (campaign) => (campaign.phoneNumberId ? <code>{campaign.phoneNumberId}</code> : 'Integration default'),
+          },
           { header: 'Templates', cell: (campaign) => `${campaign.templates.length} of ${MAX_WHATSAPP_TEMPLATES}` },
         ]}
         Editor={WhatsAppEditor}
@@ -116,7 +138,10 @@ export function MessagingPage(_props: { params: Record<string, string> }) {
               </>
             ),
           },
-          { header: 'Templates', cell: (campaign) => campaign.templates.map((template) => sentenceCase(template.callStatus)).join(', ') || 'None' },
+          {
+            header: 'Templates',
+            cell: (campaign) => campaign.templates.map((template) => sentenceCase(template.callStatus)).join(', ') || 'None',
+          },
         ]}
         Editor={SmsEditor}
       />
@@ -222,10 +247,20 @@ function CampaignsSection<C extends Campaign>({
                   <button type="button" onClick={() => setEditing(campaign)} aria-label={`Edit ${campaign.name}`}>
                     Edit
                   </button>
-                  <button type="button" disabled={toggle.busy} onClick={() => void toggle.run(campaign)} aria-label={`${campaign.isActive ? 'Deactivate' : 'Activate'} ${campaign.name}`}>
+                  <button
+                    type="button"
+                    disabled={toggle.busy}
+                    onClick={() => void toggle.run(campaign)}
+                    aria-label={`${campaign.isActive ? 'Deactivate' : 'Activate'} ${campaign.name}`}
+                  >
                     {campaign.isActive ? 'Deactivate' : 'Activate'}
                   </button>
-                  <button type="button" class="danger" onClick={() => (remove.clearError(), setDeleting(campaign))} aria-label={`Delete ${campaign.name}`}>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => (remove.clearError(), setDeleting(campaign))}
+                    aria-label={`Delete ${campaign.name}`}
+                  >
                     Delete
                   </button>
                 </div>
@@ -234,10 +269,19 @@ function CampaignsSection<C extends Campaign>({
           ]}
         />
       )}
-      {campaigns.data && campaigns.data.total > CAMPAIGNS_PER_PAGE && <Pagination page={page} limit={CAMPAIGNS_PER_PAGE} total={campaigns.data.total} onPage={setPage} />}
-      <Confirm open={!!deleting} title={`Delete this ${channel} campaign?`} confirmLabel="Delete campaign" onCancel={() => setDeleting(undefined)} onConfirm={() => void remove.run(deleting!)}>
+      {campaigns.data && campaigns.data.total > CAMPAIGNS_PER_PAGE && (
+        <Pagination page={page} limit={CAMPAIGNS_PER_PAGE} total={campaigns.data.total} onPage={setPage} />
+      )}
+      <Confirm
+        open={!!deleting}
+        title={`Delete this ${channel} campaign?`}
+        confirmLabel="Delete campaign"
+        onCancel={() => setDeleting(undefined)}
+        onConfirm={() => void remove.run(deleting!)}
+      >
         <p>
-          “{deleting?.name}” stops sending {channel} messages after {agentName(deleting?.agentId ?? null)}'s calls. Messages already sent stay in the log.
+          “{deleting?.name}” stops sending {channel} messages after {agentName(deleting?.agentId ?? null)}'s calls. Messages already sent
+          stay in the log.
         </p>
         <ErrorMessage error={remove.error} />
       </Confirm>
@@ -246,7 +290,21 @@ function CampaignsSection<C extends Campaign>({
 }
 
 /** The editor's frame: a heading that takes focus when it opens, the form, save and cancel. */
-function EditorForm({ title, saveDisabled, error, onSubmit, onCancel, children }: { title: string; saveDisabled: boolean; error: Error | undefined; onSubmit: () => void; onCancel: () => void; children: ComponentChildren }) {
+function EditorForm({
+  title,
+  saveDisabled,
+  error,
+  onSubmit,
+  onCancel,
+  children,
+}: {
+  title: string;
+  saveDisabled: boolean;
+  error: Error | undefined;
+  onSubmit: () => void;
+  onCancel: () => void;
+  children: ComponentChildren;
+}) {
   const heading = useRef<HTMLHeadingElement>(null);
   const headingId = useId();
   useEffect(() => heading.current?.focus(), []);
@@ -269,7 +327,17 @@ function EditorForm({ title, saveDisabled, error, onSubmit, onCancel, children }
   );
 }
 
-function AgentChoice({ campaign, freeAgents, agentId, setAgentId }: { campaign: Campaign | undefined; freeAgents: Agent[]; agentId: string; setAgentId: (id: string) => void }) {
+function AgentChoice({
+  campaign,
+  freeAgents,
+  agentId,
+  setAgentId,
+}: {
+  campaign: Campaign | undefined;
+  freeAgents: Agent[];
+  agentId: string;
+  setAgentId: (id: string) => void;
+}) {
   if (campaign) return null;
   if (freeAgents.length === 0) {
     return (
@@ -278,7 +346,15 @@ function AgentChoice({ campaign, freeAgents, agentId, setAgentId }: { campaign: 
       </p>
     );
   }
-  return <Select label="Agent" value={agentId} onValue={setAgentId} options={freeAgents.map((agent): [string, string] => [agent.id, agent.name])} hint="One campaign per agent; it cannot be moved later." />;
+  return (
+    <Select
+      label="Agent"
+      value={agentId}
+      onValue={setAgentId}
+      options={freeAgents.map((agent): [string, string] => [agent.id, agent.name])}
+      hint="One campaign per agent; it cannot be moved later."
+    />
+  );
 }
 
 function ActiveCheckbox({ checked, onChange }: { checked: boolean; onChange: (checked: boolean) => void }) {
@@ -291,7 +367,9 @@ function ActiveCheckbox({ checked, onChange }: { checked: boolean; onChange: (ch
 
 /** A mapping's own problems (a repeated mapping, its body parameters); its named fields show theirs. */
 const problemsUnder = (error: Error | undefined, prefix: string) =>
-  error instanceof ApiError ? error.details.filter((detail) => detail.path === prefix || detail.path.startsWith(`${prefix}/bodyParameters`)) : [];
+  error instanceof ApiError
+    ? error.details.filter((detail) => detail.path === prefix || detail.path.startsWith(`${prefix}/bodyParameters`))
+    : [];
 
 interface MappingDraft {
   templateName: string;
@@ -302,7 +380,13 @@ interface MappingDraft {
   bodyParameters: string;
 }
 
-const blankMapping = (): MappingDraft => ({ templateName: '', languageCode: 'en_US', process: 'OUTGOING', callStatus: 'ANSWERED', bodyParameters: '' });
+const blankMapping = (): MappingDraft => ({
+  templateName: '',
+  languageCode: 'en_US',
+  process: 'OUTGOING',
+  callStatus: 'ANSWERED',
+  bodyParameters: '',
+});
 const linesOf = (text: string) =>
   text
     .split('\n')
@@ -316,10 +400,15 @@ function WhatsAppEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps
   const [name, setName] = useState(campaign?.name ?? '');
   const [phoneNumberId, setPhoneNumberId] = useState(campaign?.phoneNumberId ?? '');
   const [isActive, setIsActive] = useState(campaign?.isActive ?? true);
-  const [mappings, setMappings] = useState<MappingDraft[]>(campaign ? campaign.templates.map((template) => ({ ...template, bodyParameters: template.bodyParameters.join('\n') })) : [blankMapping()]);
+  const [mappings, setMappings] = useState<MappingDraft[]>(
+    campaign
+      ? campaign.templates.map((template) => ({ ...template, bodyParameters: template.bodyParameters.join('\n') }))
+      : [blankMapping()],
+  );
   const full = mappings.length >= MAX_WHATSAPP_TEMPLATES;
 
-  const update = (index: number, change: Partial<MappingDraft>) => setMappings(mappings.map((mapping, i) => (i === index ? { ...mapping, ...change } : mapping)));
+  const update = (index: number, change: Partial<MappingDraft>) =>
+    setMappings(mappings.map((mapping, i) => (i === index ? { ...mapping, ...change } : mapping)));
   const save = useAction(async () => {
     const templates = mappings.map((mapping) => ({
       templateName: mapping.templateName.trim(),
@@ -330,14 +419,32 @@ function WhatsAppEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps
     }));
     const common = { ...(name.trim() ? { name: name.trim() } : {}), isActive, templates };
     if (campaign) await api('PUT', `/whatsapp/campaigns/${campaign.id}`, { ...common, phoneNumberId: phoneNumberId.trim() || null });
-    else await api('POST', '/whatsapp/campaigns', { agentId: chosenAgent, ...common, ...(phoneNumberId.trim() ? { phoneNumberId: phoneNumberId.trim() } : {}) });
+    else
+      await api('POST', '/whatsapp/campaigns', {
+        agentId: chosenAgent,
+        ...common,
+        ...(phoneNumberId.trim() ? { phoneNumberId: phoneNumberId.trim() } : {}),
+      });
     onSaved();
   });
 
   return (
-    <EditorForm title={campaign ? `Edit “${campaign.name}”` : 'New WhatsApp campaign'} saveDisabled={save.busy || (!campaign && !chosenAgent)} error={save.error} onSubmit={() => void save.run()} onCancel={onCancel}>
+    <EditorForm
+      title={campaign ? `Edit “${campaign.name}”` : 'New WhatsApp campaign'}
+      saveDisabled={save.busy || (!campaign && !chosenAgent)}
+      error={save.error}
+      onSubmit={() => void save.run()}
+      onCancel={onCancel}
+    >
       <AgentChoice campaign={campaign} freeAgents={freeAgents} agentId={chosenAgent} setAgentId={setAgentId} />
-      <Field label="Name (optional)" value={name} onValue={setName} maxLength={200} hint={campaign ? undefined : 'Default: the agent name and “WhatsApp follow-up”.'} problem={fieldErrorOf(save.error, '/name')} />
+      <Field
+        label="Name (optional)"
+        value={name}
+        onValue={setName}
+        maxLength={200}
+        hint={campaign ? undefined : 'Default: the agent name and “WhatsApp follow-up”.'}
+        problem={fieldErrorOf(save.error, '/name')}
+      />
       <Field
         label="Sender phone number ID (optional)"
         value={phoneNumberId}
@@ -352,7 +459,8 @@ function WhatsAppEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps
       <div class="wide messaging-mappings">
         <h4>Template mappings</h4>
         <p class="hint">
-          The mapping of the call's direction and outcome in the contact's language (metadata.language) is sent, else the first listed for that pair. One mapping per direction, outcome and language.
+          The mapping of the call's direction and outcome in the contact's language (metadata.language) is sent, else the first listed for
+          that pair. One mapping per direction, outcome and language.
         </p>
         {mappings.map((mapping, index) => (
           <fieldset class="messaging-mapping" key={index}>
@@ -376,8 +484,18 @@ function WhatsAppEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps
               hint="Such as en_US or es; empty means en_US."
               problem={fieldErrorOf(save.error, `/templates/${index}/languageCode`)}
             />
-            <Select label="Call direction" value={mapping.process} onValue={(process) => update(index, { process })} options={options(PROCESSES)} />
-            <Select label="Call outcome" value={mapping.callStatus} onValue={(callStatus) => update(index, { callStatus })} options={options(WHATSAPP_CALL_STATUSES)} />
+            <Select
+              label="Call direction"
+              value={mapping.process}
+              onValue={(process) => update(index, { process })}
+              options={options(PROCESSES)}
+            />
+            <Select
+              label="Call outcome"
+              value={mapping.callStatus}
+              onValue={(callStatus) => update(index, { callStatus })}
+              options={options(WHATSAPP_CALL_STATUSES)}
+            />
             <div class="wide">
               <TextArea
                 label="Body parameters (optional)"
@@ -392,7 +510,12 @@ function WhatsAppEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps
                 {detail.message}
               </p>
             ))}
-            <button type="button" class="danger" onClick={() => setMappings(mappings.filter((_, i) => i !== index))} aria-label={`Remove mapping ${index + 1}`}>
+            <button
+              type="button"
+              class="danger"
+              onClick={() => setMappings(mappings.filter((_, i) => i !== index))}
+              aria-label={`Remove mapping ${index + 1}`}
+            >
               Remove
             </button>
           </fieldset>
@@ -411,7 +534,9 @@ function WhatsAppEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps
 }
 
 // GSM 03.38: the basic set costs one septet a character, the extension set two; anything else makes the text UCS-2.
-const GSM_BASIC = new Set("@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà");
+const GSM_BASIC = new Set(
+  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà',
+);
 const GSM_EXTENSION = new Set('^{}\\[~]|€\f');
 
 /** Encoding and segment count as carriers bill them, before placeholders are filled. */
@@ -424,7 +549,17 @@ function smsSegments(text: string): { encoding: string; segments: number } {
   return { encoding: 'UCS-2', segments: text.length <= 70 ? 1 : Math.ceil(text.length / 67) };
 }
 
-function MessageBodyField({ label, value, onValue, problem }: { label: string; value: string; onValue: (value: string) => void; problem?: string }) {
+function MessageBodyField({
+  label,
+  value,
+  onValue,
+  problem,
+}: {
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  problem?: string;
+}) {
   const { encoding, segments } = smsSegments(value);
   return (
     <TextArea
@@ -458,16 +593,26 @@ function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsC
   const [senderNumber, setSenderNumber] = useState(campaign?.senderNumber ?? '');
   const [senderProvider, setSenderProvider] = useState(campaign?.senderProvider ?? 'TWILIO');
   const [isActive, setIsActive] = useState(campaign?.isActive ?? true);
-  const [drafts, setDrafts] = useState(() =>
-    Object.fromEntries(
-      SMS_CALL_STATUSES.map((callStatus) => {
-        const template = campaign?.templates.find((candidate) => candidate.callStatus === callStatus);
-        return [callStatus, { enabled: !campaign || !!template, messageBody: template?.messageBody ?? '', dltSenderId: template?.dltSenderId ?? '', dltTemplateId: template?.dltTemplateId ?? '' }];
-      }),
-    ) as Record<SmsCallStatus, SmsTemplateDraft>,
+  const [drafts, setDrafts] = useState(
+    () =>
+      Object.fromEntries(
+        SMS_CALL_STATUSES.map((callStatus) => {
+          const template = campaign?.templates.find((candidate) => candidate.callStatus === callStatus);
+          return [
+            callStatus,
+            {
+              enabled: !campaign || !!template,
+              messageBody: template?.messageBody ?? '',
+              dltSenderId: template?.dltSenderId ?? '',
+              dltTemplateId: template?.dltTemplateId ?? '',
+            },
+          ];
+        }),
+      ) as Record<SmsCallStatus, SmsTemplateDraft>,
   );
   const enabled = SMS_CALL_STATUSES.filter((callStatus) => drafts[callStatus].enabled);
-  const update = (callStatus: SmsCallStatus, change: Partial<SmsTemplateDraft>) => setDrafts({ ...drafts, [callStatus]: { ...drafts[callStatus], ...change } });
+  const update = (callStatus: SmsCallStatus, change: Partial<SmsTemplateDraft>) =>
+    setDrafts({ ...drafts, [callStatus]: { ...drafts[callStatus], ...change } });
 
   const save = useAction(async () => {
     const templates = enabled.map((callStatus) => ({
@@ -482,12 +627,26 @@ function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsC
     onSaved();
   });
   // The service names problems by the index of the template in the array sent.
-  const problem = (callStatus: SmsCallStatus, field: string) => fieldErrorOf(save.error, `/templates/${enabled.indexOf(callStatus)}/${field}`);
+  const problem = (callStatus: SmsCallStatus, field: string) =>
+    fieldErrorOf(save.error, `/templates/${enabled.indexOf(callStatus)}/${field}`);
 
   return (
-    <EditorForm title={campaign ? `Edit “${campaign.name}”` : 'New SMS campaign'} saveDisabled={save.busy || (!campaign && !chosenAgent)} error={save.error} onSubmit={() => void save.run()} onCancel={onCancel}>
+    <EditorForm
+      title={campaign ? `Edit “${campaign.name}”` : 'New SMS campaign'}
+      saveDisabled={save.busy || (!campaign && !chosenAgent)}
+      error={save.error}
+      onSubmit={() => void save.run()}
+      onCancel={onCancel}
+    >
       <AgentChoice campaign={campaign} freeAgents={freeAgents} agentId={chosenAgent} setAgentId={setAgentId} />
-      <Field label="Name (optional)" value={name} onValue={setName} maxLength={200} hint={campaign ? undefined : 'Default: the agent name and “SMS follow-up”.'} problem={fieldErrorOf(save.error, '/name')} />
+      <Field
+        label="Name (optional)"
+        value={name}
+        onValue={setName}
+        maxLength={200}
+        hint={campaign ? undefined : 'Default: the agent name and “SMS follow-up”.'}
+        problem={fieldErrorOf(save.error, '/name')}
+      />
       <Field
         label="Sender number or ID"
         value={senderNumber}
@@ -498,7 +657,13 @@ function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsC
         hint="An E.164 number such as +14155550100, or a sender ID of 3 to 11 letters and digits."
         problem={fieldErrorOf(save.error, '/senderNumber')}
       />
-      <Select label="Provider" value={senderProvider} onValue={setSenderProvider} options={options(SMS_PROVIDERS)} hint="MSG91 needs a DLT template ID on every template." />
+      <Select
+        label="Provider"
+        value={senderProvider}
+        onValue={setSenderProvider}
+        options={options(SMS_PROVIDERS)}
+        hint="MSG91 needs a DLT template ID on every template."
+      />
       <ActiveCheckbox checked={isActive} onChange={setIsActive} />
       {SMS_CALL_STATUSES.map((callStatus) => {
         const draft = drafts[callStatus];
@@ -506,12 +671,29 @@ function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsC
           <fieldset class="messaging-mapping wide" key={callStatus}>
             <legend>{sentenceCase(callStatus)} calls</legend>
             <label class="messaging-check wide">
-              <input type="checkbox" checked={draft.enabled} onChange={(event) => update(callStatus, { enabled: event.currentTarget.checked })} /> Send an SMS after {OUTCOME_TEXT[callStatus]}
+              <input
+                type="checkbox"
+                checked={draft.enabled}
+                onChange={(event) => update(callStatus, { enabled: event.currentTarget.checked })}
+              />{' '}
+              Send an SMS after {OUTCOME_TEXT[callStatus]}
             </label>
             {draft.enabled && (
               <>
-                <MessageBodyField label="Message" value={draft.messageBody} onValue={(messageBody) => update(callStatus, { messageBody })} problem={problem(callStatus, 'messageBody')} />
-                <Field label="DLT sender ID (optional)" value={draft.dltSenderId} onValue={(dltSenderId) => update(callStatus, { dltSenderId })} maxLength={32} hint="DLT header (India)." problem={problem(callStatus, 'dltSenderId')} />
+                <MessageBodyField
+                  label="Message"
+                  value={draft.messageBody}
+                  onValue={(messageBody) => update(callStatus, { messageBody })}
+                  problem={problem(callStatus, 'messageBody')}
+                />
+                <Field
+                  label="DLT sender ID (optional)"
+                  value={draft.dltSenderId}
+                  onValue={(dltSenderId) => update(callStatus, { dltSenderId })}
+                  maxLength={32}
+                  hint="DLT header (India)."
+                  problem={problem(callStatus, 'dltSenderId')}
+                />
                 <Field
                   label="DLT template ID (optional)"
                   value={draft.dltTemplateId}
@@ -535,7 +717,10 @@ function MessageLog({ agentName }: { agentName: (id: string | null) => string })
   const [channel, setChannel] = useState('');
   const [status, setStatus] = useState('');
   const [page, setPage] = useState(1);
-  const messages = useLoad(() => api<Page<Message>>('GET', `/messages${query({ channel, status, page, limit: MESSAGES_PER_PAGE })}`), [channel, status, page]);
+  const messages = useLoad(
+    () => api<Page<Message>>('GET', `/messages${query({ channel, status, page, limit: MESSAGES_PER_PAGE })}`),
+    [channel, status, page],
+  );
   const filter = (set: (value: string) => void) => (value: string) => {
     set(value);
     setPage(1);
@@ -549,11 +734,26 @@ function MessageLog({ agentName }: { agentName: (id: string | null) => string })
         </button>
       </div>
       <div class="messaging-filters">
-        <Select label="Channel" value={channel} onValue={filter(setChannel)} options={[['', 'All channels'], ['WHATSAPP', 'WhatsApp'], ['SMS', 'SMS']]} />
+        <Select
+          label="Channel"
+          value={channel}
+          onValue={filter(setChannel)}
+          options={[
+            ['', 'All channels'],
+            ['WHATSAPP', 'WhatsApp'],
+            ['SMS', 'SMS'],
+          ]}
+        />
         <Select label="Status" value={status} onValue={filter(setStatus)} options={[['', 'All statuses'], ...options(MESSAGE_STATUSES)]} />
       </div>
       <ErrorMessage error={messages.error} />
-      {messages.data && messages.data.data.length === 0 && <Empty>{channel || status ? 'No messages match these filters.' : 'No messages yet: they are sent when calls of agents with an active campaign end.'}</Empty>}
+      {messages.data && messages.data.data.length === 0 && (
+        <Empty>
+          {channel || status
+            ? 'No messages match these filters.'
+            : 'No messages yet: they are sent when calls of agents with an active campaign end.'}
+        </Empty>
+      )}
       {messages.data && messages.data.data.length > 0 && (
         <>
           <DataTable

@@ -60,7 +60,10 @@ export function UsagePage(_props: { params: Record<string, string> }) {
   const [bucketSize, setBucketSize] = useState<'day' | 'hour'>('day');
   const [agentId, setAgentId] = useState('');
   const agents = useLoad(() => api<Page<{ id: string; name: string }>>('GET', '/agents?limit=200'), []);
-  const trends = useLoad(() => api<Trends>('GET', `/analytics/my-trends${query({ ...rangeQuery(Number(days), agentId), interval: bucketSize })}`), [days, bucketSize, agentId]);
+  const trends = useLoad(
+    () => api<Trends>('GET', `/analytics/my-trends${query({ ...rangeQuery(Number(days), agentId), interval: bucketSize })}`),
+    [days, bucketSize, agentId],
+  );
   const detail = useLoad(() => api<Detail>('GET', `/analytics/my-detail${query(rangeQuery(Number(days), agentId))}`), [days, agentId]);
   const currency = detail.data?.currency ?? profile?.wallet.currency ?? 'USD';
 
@@ -142,7 +145,12 @@ function Summary({ detail, trends }: { detail: Detail; trends: Trends | undefine
 }
 
 function bucketFormat(trends: Trends) {
-  const format = new Intl.DateTimeFormat(undefined, trends.interval === 'hour' ? { timeZone: trends.timezone, month: 'short', day: 'numeric', hour: 'numeric' } : { timeZone: trends.timezone, month: 'short', day: 'numeric' });
+  const format = new Intl.DateTimeFormat(
+    undefined,
+    trends.interval === 'hour'
+      ? { timeZone: trends.timezone, month: 'short', day: 'numeric', hour: 'numeric' }
+      : { timeZone: trends.timezone, month: 'short', day: 'numeric' },
+  );
   return (bucket: string) => format.format(new Date(bucket));
 }
 
@@ -211,7 +219,21 @@ function TrendCharts({ trends, currency }: { trends: Trends; currency: string })
  * Bars in a viewBox stretched to the figure's width (one 10-unit slot a bar); the labels are HTML
  * beside it, so they are not stretched with it.
  */
-function BarChart({ title, labels, values, highlights, highlightName, format }: { title: string; labels: string[]; values: number[]; highlights?: number[]; highlightName?: string; format: (value: number) => string }) {
+function BarChart({
+  title,
+  labels,
+  values,
+  highlights,
+  highlightName,
+  format,
+}: {
+  title: string;
+  labels: string[];
+  values: number[];
+  highlights?: number[];
+  highlightName?: string;
+  format: (value: number) => string;
+}) {
   const captionId = useId();
   const max = Math.max(...values, 0);
   const total = values.reduce((sum, value) => sum + value, 0);
@@ -232,7 +254,15 @@ function BarChart({ title, labels, values, highlights, highlightName, format }: 
             <g key={index}>
               <title>{`${labels[index]}: ${format(value)}${highlights ? `, ${format(highlights[index]!)} ${highlightName}` : ''}`}</title>
               <rect class="usage-bar" x={index * 10 + 1} width={8} y={100 - height(value)} height={height(value)} />
-              {highlights && <rect class="usage-bar-highlight" x={index * 10 + 1} width={8} y={100 - height(highlights[index]!)} height={height(highlights[index]!)} />}
+              {highlights && (
+                <rect
+                  class="usage-bar-highlight"
+                  x={index * 10 + 1}
+                  width={8}
+                  y={100 - height(highlights[index]!)}
+                  height={height(highlights[index]!)}
+                />
+              )}
             </g>
           ))}
           <line x1={0} x2={values.length * 10} y1={100} y2={100} class="usage-baseline" vector-effect="non-scaling-stroke" />
