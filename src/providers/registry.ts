@@ -6,11 +6,12 @@
 import type { TSchema } from '@sinclair/typebox';
 import { msg91 } from './msg91/index.ts';
 import { simulator } from './simulator/index.ts';
+import { telnyx } from './telnyx/index.ts';
 import { twilio } from './twilio/index.ts';
 import type { IntegrationDefinition, Provider } from './types.ts';
 import { whatsappCloud } from './whatsapp-cloud/index.ts';
 
-export const PROVIDERS: readonly Provider[] = [simulator, twilio, whatsappCloud, msg91];
+export const PROVIDERS: readonly Provider[] = [simulator, twilio, whatsappCloud, msg91, telnyx];
 
 const byName = new Map(PROVIDERS.map((provider) => [provider.name, provider]));
 

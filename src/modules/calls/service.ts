@@ -362,6 +362,11 @@ async function applyUpdate(ctx: TenantCtx, call: repo.CallRow, update: CallUpdat
     await finishCall(ctx, call.id, { outcome: update.outcome, endedAt: now, failureReason: update.failureReason ?? null });
     return;
   }
+  // A provider that does not say how long was talked (Telnyx) is timed from the answer we saw.
+  if (update.durationSec === null && call.answered_at) {
+    await finishCall(ctx, call.id, answeredUntil(call, now));
+    return;
+  }
   // The provider's duration is the talk time billed; without an answer seen, it dates the answer.
   const seconds = update.durationSec ?? 0;
   const answeredAt = call.answered_at ?? new Date(now.getTime() - seconds * 1000);
