@@ -300,7 +300,7 @@ describe('voice numbers', () => {
   it('refuses an unknown provider, a missing field and unknown properties with 400', async () => {
     const provider = await api('POST', '/voice-numbers', { phoneNumber: nextPhone(), provider: 'VONAGE' });
     expect(provider.statusCode).toBe(400);
-    expect(provider.json().message).toBe("Field 'provider' must be one of SIMULATOR, TWILIO.");
+    expect(provider.json().message).toBe("Field 'provider' must be one of SIMULATOR, TWILIO, TELNYX.");
     expect((await api('POST', '/voice-numbers', { phoneNumber: nextPhone() })).json().details[0].path).toBe('/provider');
     expect((await api('POST', '/voice-numbers', { provider: 'SIMULATOR' })).json().details[0].path).toBe('/phoneNumber');
     const extra = await api('POST', '/voice-numbers', { phoneNumber: nextPhone(), provider: 'SIMULATOR', sid: 'PN123' });
