@@ -3,11 +3,14 @@ import type { Queryable } from '../../platform/db.ts';
 import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
-import { INVALID_PHONE, normalizePhoneNumber } from '../contacts/contact-fields.ts';
+import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import { assertBasesExist } from '../knowledge/service.ts';
 import * as repo from './repo.ts';
 import type { Agent, CreateAgentBody, CreateVoiceNumberBody, UpdateAgentBody, UpdateVoiceNumberBody, VoiceNumber } from './schemas.ts';
 import { AGENT_TOOLS, isAgentTool } from './tools.ts';
+
+/** The tools an agent may be given (GET /analytics/tools lists them). */
+export { AGENT_TOOLS };
 
 /** What a lookup needs: the tenant and a db handle. A TenantCtx is one; so is an API-key owner's. */
 export type TenantScope = Pick<TenantCtx, 'tenantId' | 'db'>;
