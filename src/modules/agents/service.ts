@@ -133,6 +133,9 @@ export async function updateAgent(ctx: TenantCtx, agentId: string, input: Update
 }
 
 /** Names of the agents that search a knowledge base (a base they search is not deleted). */
+/** Names of the agents among `ids`, by id: one read however many (usage reports name each agent). */
+export const agentNames = (ctx: TenantScope, ids: string[]) => repo.agentNamesById(ctx.db, ctx.tenantId, ids);
+
 export async function agentsSearchingBase(ctx: TenantCtx, baseId: string): Promise<string[]> {
   return repo.agentNamesSearching(ctx.db, ctx.tenantId, baseId);
 }

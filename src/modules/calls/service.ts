@@ -378,3 +378,14 @@ export async function receiveTwilioStatus(
     await applyTwilioStatus({ ...ctx, db: tx }, call, update);
   });
 }
+
+// Analytics reads call usage here: the calls table is this module's alone.
+export type { CallTrendRow, CallUsageRow } from './repo.ts';
+export const usageByAgent = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, range: { from: Date; to: Date; agentId?: string }) =>
+  repo.usageByAgent(ctx.db, ctx.tenantId, range);
+export const callTrend = (
+  ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
+  range: { from: Date; to: Date; agentId?: string },
+  interval: 'day' | 'hour',
+  timezone: string,
+) => repo.callTrend(ctx.db, ctx.tenantId, range, interval, timezone);
