@@ -85,6 +85,13 @@ export default {
       from: { path: '^src/', pathNot: ['^src/modules/', COMPOSITION] },
       to: { path: '^src/modules/' },
     },
+    {
+      name: 'every-module-has-a-layer',
+      comment: 'A module missing from LAYERS would escape the layering rules; give it its layer above.',
+      severity: 'error',
+      from: { path: `^src/modules/(?!(${LAYERS.flat().join('|')})/)[^/]+/` },
+      to: { path: '^src/' },
+    },
     ...layerRules,
   ],
   options: {
