@@ -13,15 +13,6 @@ const TABLE_AFTER_KEYWORD =
   /\b(?:FROM|JOIN|INTO|UPDATE|TABLE|REFERENCES)\s+(?:ONLY\s+|IF\s+(?:NOT\s+)?EXISTS\s+)?(?:public\.)?"?([a-z_][a-z0-9_]*)"?/g;
 const CREATE_TABLE = /\bCREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:public\.)?"?([a-z_][a-z0-9_]*)"?/gi;
 
-/**
- * Uses tolerated for now, each with its reason; one that no longer occurs is itself a problem, so
- * the list only shrinks. Calls reads the campaign's copy of a contact until the call-lifecycle
- * rewrite (under way on its own branch) has the dialer pass it in.
- */
-export const KNOWN_EXCEPTIONS: readonly { file: string; table: string }[] = [
-  { file: 'src/modules/calls/repo.ts', table: 'campaign_contacts' },
-];
-
 interface Declaration {
   owner: string;
   file: string;
@@ -101,7 +92,7 @@ function scan(root: string, path: string, tables: Set<string>, declarations: Dec
 }
 
 /** Each problem as one sentence naming the file, the table and its owner; empty when every table is touched only by its owner. */
-export function tableOwnershipProblems(root: string, known: readonly { file: string; table: string }[] = KNOWN_EXCEPTIONS): string[] {
+export function tableOwnershipProblems(root: string): string[] {
   const tables = migrationTables(root);
   const declarations: Declaration[] = [];
   const uses: TableUse[] = [];
@@ -129,17 +120,10 @@ export function tableOwnershipProblems(root: string, known: readonly { file: str
     if (!owners.has(table))
       problems.push(`Table "${table}" (migrations) has no owner; add it to the ${DECLARATION} of the module that owns it.`);
   }
-  const isKnown = (use: { file: string; table: string }) =>
-    known.some((exception) => exception.file === use.file.split(sep).join('/') && exception.table === use.table);
-  for (const exception of known) {
-    if (!uses.some((use) => use.file.split(sep).join('/') === exception.file && use.table === exception.table)) {
-      problems.push(`${exception.file} no longer uses table "${exception.table}"; remove it from KNOWN_EXCEPTIONS.`);
-    }
-  }
   for (const { file, line, table } of uses) {
     const owner = owners.get(table);
     const user = ownerOf(file);
-    if (owner === undefined || owner === user || isKnown({ file, table })) continue;
+    if (owner === undefined || owner === user) continue;
     problems.push(
       `${file}:${line} uses table "${table}", owned by ${owner}; ${user ? `${user} must ask` : 'ask'} ${owner}'s service instead.`,
     );

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ICruiseResult } from 'dependency-cruiser';
 import { cruiseWithProjectRules, currentArchitectureDoc, DOC } from '../scripts/architecture-docs.ts';
-import { KNOWN_EXCEPTIONS, tableOwnershipProblems } from '../scripts/check-table-ownership.ts';
+import { tableOwnershipProblems } from '../scripts/check-table-ownership.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
@@ -91,29 +91,14 @@ describe('module walls', () => {
   });
 
   it("reports a module's SQL reading another module's table, naming the file, the table and its owner", () => {
-    expect(tableOwnershipProblems(fixture, [])).toEqual([
+    expect(tableOwnershipProblems(fixture)).toEqual([
       'src/modules/campaigns/repo.ts:2 uses table "contacts", owned by contacts; campaigns must ask contacts\'s service instead.',
     ]);
   });
 
-  it('passes the table ownership check on src/, with exceptions only inside calls/ (under rewrite)', () => {
+  it('passes both checks on src/', () => {
+    expect(violationsOf(realResult)).toEqual([]);
     expect(tableOwnershipProblems(ROOT)).toEqual([]);
-    for (const exception of KNOWN_EXCEPTIONS) expect(exception.file).toMatch(/^src\/modules\/calls\//);
-  });
-
-  // src/ passes dependency-cruiser outright only once calls/ and campaigns/dialer.ts are rewritten;
-  // until then its violations are the known ones of the baseline, each inside that work.
-  it('finds in src/ no violation beyond the known ones, and each known one involves calls/ or the dialer', () => {
-    const known = JSON.parse(readFileSync(join(ROOT, '.dependency-cruiser-known-violations.json'), 'utf8')) as {
-      from: string;
-      to: string;
-    }[];
-    const inRewrite = (path: string) => /^src\/modules\/calls\/|^src\/modules\/campaigns\/dialer\.ts$/.test(path);
-    for (const violation of known) expect(inRewrite(violation.from) || inRewrite(violation.to), JSON.stringify(violation)).toBe(true);
-    const unknown = violationsOf(realResult).filter(
-      (violation) => !known.some((entry) => entry.from === violation.from && entry.to === violation.to),
-    );
-    expect(unknown).toEqual([]);
   });
 
   it('keeps docs/architecture.md generated and up to date (npm run docs:architecture)', async () => {

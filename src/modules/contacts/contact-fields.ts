@@ -2,9 +2,6 @@ import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-number
 
 /** Rules for one contact's fields, shared by single add, bulk add and CSV import (contract §4). */
 
-// Re-exported while calls/service.ts still imports them from here; new code imports platform/phone-numbers.ts.
-export { INVALID_PHONE, normalizePhoneNumber };
-
 // Practical e-mail check, the same shape ajv-formats' "email" accepts.
 const EMAIL =
   /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;

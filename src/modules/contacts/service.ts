@@ -2,7 +2,8 @@ import type { TenantCtx } from '../../platform/context.ts';
 import { AppError, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
-import { checkContactRow, DUPLICATE_PHONE, INVALID_PHONE, normalizePhoneNumber, type ContactFields } from './contact-fields.ts';
+import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
+import { checkContactRow, DUPLICATE_PHONE, type ContactFields } from './contact-fields.ts';
 import * as repo from './repo.ts';
 import type {
   Contact,
