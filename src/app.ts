@@ -20,24 +20,38 @@ import { messagingRoutes } from './modules/messaging/routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { analyticsRoutes } from './modules/analytics/routes.ts';
 import { knowledgeRoutes } from './modules/knowledge/routes.ts';
+import * as agents from './modules/agents/service.ts';
+import * as calls from './modules/calls/service.ts';
+import * as campaigns from './modules/campaigns/service.ts';
 import * as identity from './modules/identity/service.ts';
+import * as integrations from './modules/integrations/service.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 
 export const SERVICE_VERSION = '0.1.0';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_LIMIT = 1_048_576;
 
+// The composition root: where a lower module needs an answer only a higher one has (is this
+// list used by a campaign?), the function is handed down here, so no module imports upwards.
 const modules: Partial<Record<ModuleName, ModulePlugin>> = {
-  identity: identityRoutes,
-  contacts: contactRoutes,
-  agents: agentRoutes,
+  identity: identityRoutes({
+    // Contract §8: derived from real state, asked of the modules that own it.
+    onboarding: {
+      hasIntegration: async (ctx) => (await integrations.hasIntegrations(ctx)) || (await agents.hasVoiceNumbers(ctx)),
+      hasFlow: agents.hasAgents,
+      hasTestedCall: calls.hasFinishedCall,
+    },
+    agentExists: agents.agentExists,
+  }),
+  contacts: contactRoutes(campaigns.listInUse),
+  agents: agentRoutes({ agentInUse: campaigns.agentInUse, voiceNumberInUse: campaigns.voiceNumberInUse }),
   campaigns: campaignRoutes,
   calls: callRoutes,
   integrations: integrationRoutes,
   messaging: messagingRoutes,
   events: eventRoutes,
   analytics: analyticsRoutes,
-  knowledge: knowledgeRoutes,
+  knowledge: knowledgeRoutes(agents.agentsSearchingBase),
 };
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */

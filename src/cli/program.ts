@@ -166,9 +166,12 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
           agentId: '--agent',
         });
         const created = await withRuntime(async (runtime) => {
-          const { createApiKey } = await import('../modules/identity/service.ts');
+          const [{ createApiKey }, { agentExists }] = await Promise.all([
+            import('../modules/identity/service.ts'),
+            import('../modules/agents/service.ts'),
+          ]);
           if (opts.tenant) await requireTenant(runtime, opts.tenant);
-          return createApiKey(runtime, opts.tenant ?? null, body, { allowPastExpiry: true });
+          return createApiKey(runtime, opts.tenant ?? null, body, { allowPastExpiry: true, agentExists });
         });
         const lines = [
           `Created ${opts.tenant ? `an API key of tenant ${opts.tenant}` : 'a platform API key'}: id ${created.id}, status ${created.status}${created.expiresAt ? `, expires ${created.expiresAt}` : ''}.`,

@@ -5,9 +5,12 @@ import type { Db, Queryable } from './db.ts';
 import type { JobQueue } from './jobs.ts';
 import type { Logger } from './logger.ts';
 import type { ServerKeys } from './secrets.ts';
-import type { KnowledgeEngine } from '../modules/knowledge/service.ts';
 
-/** Everything a process shares: built once in main (or the test harness) and passed down. */
+/**
+ * Everything a process shares: built once in main (or the test harness) and passed down.
+ * Platform knows no module, so a module that adds a process-wide engine declares its field
+ * itself by augmenting this interface (the knowledge module adds `knowledge`).
+ */
 export interface Deps {
   config: Config;
   db: Db;
@@ -16,7 +19,6 @@ export interface Deps {
   log: Logger;
   serverKeys: ServerKeys;
   apiKeyCache: ApiKeyCache;
-  knowledge: KnowledgeEngine;
 }
 
 /** What a service function works with on behalf of one tenant. */

@@ -4,6 +4,9 @@ import type { Clock } from './clock.ts';
 import type { Db } from './db.ts';
 import { AppError } from './errors.ts';
 
+/** The tables the platform owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
+export const OWNED_TABLES = ['idempotency_keys'] as const;
+
 /**
  * `Idempotency-Key` on any POST (contract §1): the same key with the same request replays the
  * first response for `ttlHours`; with a different request it is refused with 422. Responses of 5xx

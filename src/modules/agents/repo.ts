@@ -2,6 +2,9 @@ import type { Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { VoiceProvider } from './schemas.ts';
 
+/** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
+export const OWNED_TABLES = ['agents', 'voice_numbers'] as const;
+
 export interface AgentRow {
   id: string;
   tenant_id: string;
@@ -242,4 +245,14 @@ export async function updateVoiceNumber(
 export async function deleteVoiceNumber(db: Queryable, tenantId: string, numberId: string): Promise<boolean> {
   const { rowCount } = await db.query('DELETE FROM voice_numbers WHERE tenant_id = $1 AND id = $2', [tenantId, numberId]);
   return rowCount === 1;
+}
+
+/** Names of the tenant's agents among `ids` (one read for a whole report; deleted agents are absent). */
+export async function agentNamesById(db: Queryable, tenantId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<{ id: string; name: string }>(
+    'SELECT id, name FROM agents WHERE tenant_id = $1 AND id = ANY ($2::uuid[])',
+    [tenantId, ids],
+  );
+  return new Map(rows.map((row) => [row.id, row.name]));
 }

@@ -16,9 +16,19 @@ import {
   UpdateVoiceNumberBody,
   VoiceNumber,
 } from './schemas.ts';
-import * as campaigns from '../campaigns/service.ts';
 
-export const agentRoutes: ModulePlugin = async (plugin, { deps }) => {
+/** What the agents' routes ask of higher modules, handed down by the composition root (app.ts). */
+export interface AgentUsage {
+  agentInUse: agents.CampaignUsage;
+  voiceNumberInUse: agents.CampaignUsage;
+}
+
+export const agentRoutes =
+  (usage: AgentUsage): ModulePlugin =>
+  (plugin, options) =>
+    mountAgentRoutes(usage, plugin, options);
+
+async function mountAgentRoutes(usage: AgentUsage, plugin: Parameters<ModulePlugin>[0], { deps }: Parameters<ModulePlugin>[1]) {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
   const ctxOf = (request: Parameters<typeof principalOf>[0]) => tenantCtx(deps, principalOf(request).tenantId);
   const tags = ['agents'];
@@ -80,7 +90,7 @@ export const agentRoutes: ModulePlugin = async (plugin, { deps }) => {
       },
     },
     async (request, reply) => {
-      await agents.deleteAgent(ctxOf(request), request.params.id, campaigns.agentInUse);
+      await agents.deleteAgent(ctxOf(request), request.params.id, usage.agentInUse);
       return reply.code(204).send(null);
     },
   );
@@ -184,8 +194,8 @@ export const agentRoutes: ModulePlugin = async (plugin, { deps }) => {
       },
     },
     async (request, reply) => {
-      await agents.deleteVoiceNumber(ctxOf(request), request.params.id, campaigns.voiceNumberInUse);
+      await agents.deleteVoiceNumber(ctxOf(request), request.params.id, usage.voiceNumberInUse);
       return reply.code(204).send(null);
     },
   );
-};
+}

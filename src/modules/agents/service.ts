@@ -3,11 +3,14 @@ import type { Queryable } from '../../platform/db.ts';
 import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
-import { INVALID_PHONE, normalizePhoneNumber } from '../contacts/contact-fields.ts';
+import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import { assertBasesExist } from '../knowledge/service.ts';
 import * as repo from './repo.ts';
 import type { Agent, CreateAgentBody, CreateVoiceNumberBody, UpdateAgentBody, UpdateVoiceNumberBody, VoiceNumber } from './schemas.ts';
 import { AGENT_TOOLS, isAgentTool } from './tools.ts';
+
+/** The tools an agent may be given (GET /analytics/tools lists them). */
+export { AGENT_TOOLS };
 
 /** What a lookup needs: the tenant and a db handle. A TenantCtx is one; so is an API-key owner's. */
 export type TenantScope = Pick<TenantCtx, 'tenantId' | 'db'>;
@@ -130,6 +133,9 @@ export async function updateAgent(ctx: TenantCtx, agentId: string, input: Update
 }
 
 /** Names of the agents that search a knowledge base (a base they search is not deleted). */
+/** Names of the agents among `ids`, by id: one read however many (usage reports name each agent). */
+export const agentNames = (ctx: TenantScope, ids: string[]) => repo.agentNamesById(ctx.db, ctx.tenantId, ids);
+
 export async function agentsSearchingBase(ctx: TenantCtx, baseId: string): Promise<string[]> {
   return repo.agentNamesSearching(ctx.db, ctx.tenantId, baseId);
 }

@@ -2,67 +2,8 @@ import type { Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { BindingField } from './schemas.ts';
 
-export interface UsageRow {
-  agent_id: string | null;
-  agent_name: string | null;
-  calls: number;
-  seconds: number;
-  stt: string;
-  tts: string;
-  llm: string;
-  telephony: string;
-  platform_fee: string;
-  total: string;
-}
-
-const COMPONENT = (key: string) => `coalesce(sum((c.cost ->> '${key}')::numeric), 0)::text`;
-
-/** Ended calls of the range per agent, with each cost component summed exactly. */
-export async function usageByAgent(
-  db: Queryable,
-  tenantId: string,
-  range: { from: Date; to: Date; agentId?: string },
-): Promise<UsageRow[]> {
-  const { rows } = await db.query<UsageRow>(
-    `SELECT c.agent_id, a.name AS agent_name, count(*)::int AS calls, coalesce(sum(c.duration_sec), 0)::int AS seconds,
-            ${COMPONENT('stt')} AS stt, ${COMPONENT('tts')} AS tts, ${COMPONENT('llm')} AS llm, ${COMPONENT('telephony')} AS telephony,
-            ${COMPONENT('platformFee')} AS platform_fee, coalesce(sum(c.cost_total), 0)::text AS total
-     FROM calls c LEFT JOIN agents a ON a.tenant_id = c.tenant_id AND a.id = c.agent_id
-     WHERE c.tenant_id = $1 AND c.status = 'ENDED' AND c.ended_at >= $2 AND c.ended_at < $3 AND ($4::uuid IS NULL OR c.agent_id = $4)
-     GROUP BY c.agent_id, a.name ORDER BY total DESC, c.agent_id`,
-    [tenantId, range.from, range.to, range.agentId ?? null],
-  );
-  return rows;
-}
-
-export interface TrendRow {
-  bucket: Date; // the instant the local day or hour starts
-  calls: number;
-  answered: number;
-  seconds: number;
-  spend: string;
-}
-
-/** Ended calls per local day or hour of `timezone`. */
-export async function trend(
-  db: Queryable,
-  tenantId: string,
-  range: { from: Date; to: Date; agentId?: string },
-  interval: 'day' | 'hour',
-  timezone: string,
-): Promise<TrendRow[]> {
-  const { rows } = await db.query<TrendRow>(
-    // date_trunc in the zone keeps the two 01:00 hours of a fall-back night apart.
-    `SELECT date_trunc($5, c.ended_at, $6) AS bucket, count(*)::int AS calls,
-            count(*) FILTER (WHERE c.outcome = 'ANSWERED')::int AS answered, coalesce(sum(c.duration_sec), 0)::int AS seconds,
-            coalesce(sum(c.cost_total), 0)::text AS spend
-     FROM calls c
-     WHERE c.tenant_id = $1 AND c.status = 'ENDED' AND c.ended_at >= $2 AND c.ended_at < $3 AND ($4::uuid IS NULL OR c.agent_id = $4)
-     GROUP BY 1 ORDER BY 1`,
-    [tenantId, range.from, range.to, range.agentId ?? null, interval, timezone],
-  );
-  return rows;
-}
+/** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
+export const OWNED_TABLES = ['analytics_bindings', 'analytics_results'] as const;
 
 export async function bindingsOf(
   db: Queryable,

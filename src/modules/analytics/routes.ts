@@ -6,7 +6,7 @@ import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses } from '../../platform/schemas.ts';
-import { AGENT_TOOLS } from '../agents/tools.ts';
+import * as agents from '../agents/service.ts';
 import * as analytics from './service.ts';
 import { AgentParams, Bindings, Detail, DetailQuery, PutBindingsBody, Result, ResultsQuery, Tool, Trends, TrendsQuery } from './schemas.ts';
 
@@ -48,7 +48,7 @@ export const analyticsRoutes: ModulePlugin = async (plugin, { deps }) => {
         response: { 200: Type.Object({ data: Type.Array(Tool) }), ...errorResponses(401, 403) },
       },
     },
-    async () => ({ data: [...AGENT_TOOLS] }),
+    async () => ({ data: [...agents.AGENT_TOOLS] }),
   );
   app.get(
     '/analytics/agents/:agentId/bindings',

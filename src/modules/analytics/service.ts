@@ -5,6 +5,7 @@ import { isUuid } from '../../platform/ids.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
 import type { Page } from '../../platform/pagination.ts';
 import * as agents from '../agents/service.ts';
+import * as calls from '../calls/service.ts';
 import * as identity from '../identity/service.ts';
 import * as repo from './repo.ts';
 import type { Bindings, Detail, DetailQuery, PutBindingsBody, ResultsQuery, Totals, Trends, TrendsQuery } from './schemas.ts';
@@ -28,7 +29,7 @@ function rangeOf(ctx: TenantCtx, query: { from?: string; to?: string; agentId?: 
 
 const minutesOf = (seconds: number) => Math.round((seconds / 60) * 100) / 100;
 
-function totalsOf(rows: Pick<repo.UsageRow, 'stt' | 'tts' | 'llm' | 'telephony' | 'platform_fee' | 'total'>[]): Totals {
+function totalsOf(rows: Pick<calls.CallUsageRow, 'stt' | 'tts' | 'llm' | 'telephony' | 'platform_fee' | 'total'>[]): Totals {
   const sum = (pick: (row: (typeof rows)[number]) => string) =>
     formatMoney(rows.reduce<Money>((acc, row) => acc.add(money(pick(row))), money(0)));
   return {
@@ -44,16 +45,20 @@ function totalsOf(rows: Pick<repo.UsageRow, 'stt' | 'tts' | 'llm' | 'telephony' 
 /** Contract §8: usage and cost per component of the calls that ended in the range, by agent. */
 export async function myDetail(ctx: TenantCtx, query: DetailQuery): Promise<Detail> {
   const range = rangeOf(ctx, query);
-  const [rows, wallet] = await Promise.all([repo.usageByAgent(ctx.db, ctx.tenantId, range), identity.walletBalance(ctx)]);
+  const [rows, wallet] = await Promise.all([calls.usageByAgent(ctx, range), identity.walletBalance(ctx)]);
   const head = { from: range.from.toISOString(), to: range.to.toISOString(), currency: wallet.currency, totals: totalsOf(rows) };
   if (query.summary) return head;
+  const names = await agents.agentNames(
+    ctx,
+    rows.flatMap((row) => (row.agent_id ? [row.agent_id] : [])),
+  );
   return {
     ...head,
     calls: rows.reduce((n, row) => n + row.calls, 0),
     minutes: minutesOf(rows.reduce((n, row) => n + row.seconds, 0)),
     byAgent: rows.map((row) => ({
       agentId: row.agent_id,
-      agentName: row.agent_name,
+      agentName: (row.agent_id && names.get(row.agent_id)) ?? null,
       calls: row.calls,
       minutes: minutesOf(row.seconds),
       totals: totalsOf([row]),
@@ -70,7 +75,7 @@ export async function myTrends(ctx: TenantCtx, query: TrendsQuery): Promise<Tren
   const range = rangeOf(ctx, query);
   const interval: 'day' | 'hour' = query.interval === 'hour' ? 'hour' : 'day';
   const timezone = (await identity.tenantTimezone(ctx)) ?? 'UTC';
-  const rows = await repo.trend(ctx.db, ctx.tenantId, range, interval, timezone);
+  const rows = await calls.callTrend(ctx, range, interval, timezone);
   const byBucket = new Map(rows.map((row) => [row.bucket.getTime(), row]));
   const series: Trends['series'] = [];
   let bucket = DateTime.fromJSDate(range.from, { zone: timezone }).startOf(interval);

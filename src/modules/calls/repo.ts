@@ -1,6 +1,9 @@
 import type { Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 
+/** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
+export const OWNED_TABLES = ['calls'] as const;
+
 export type CallStatus = 'QUEUED' | 'RINGING' | 'IN_PROGRESS' | 'ENDED';
 
 export interface CallRow {
@@ -194,4 +197,69 @@ export async function hasEndedCall(db: Queryable, tenantId: string): Promise<boo
     tenantId,
   ]);
   return rowCount > 0;
+}
+
+// Sums over ended calls for the analytics module, which asks through calls/service.ts.
+
+/** One agent's ended calls of a range, each cost component summed exactly (decimal text). */
+export interface CallUsageRow {
+  agent_id: string | null;
+  calls: number;
+  seconds: number;
+  stt: string;
+  tts: string;
+  llm: string;
+  telephony: string;
+  platform_fee: string;
+  total: string;
+}
+
+const COST_COMPONENT = (key: string) => `coalesce(sum((c.cost ->> '${key}')::numeric), 0)::text`;
+
+/** Ended calls of the range per agent, most spent first. */
+export async function usageByAgent(
+  db: Queryable,
+  tenantId: string,
+  range: { from: Date; to: Date; agentId?: string },
+): Promise<CallUsageRow[]> {
+  const { rows } = await db.query<CallUsageRow>(
+    `SELECT c.agent_id, count(*)::int AS calls, coalesce(sum(c.duration_sec), 0)::int AS seconds,
+            ${COST_COMPONENT('stt')} AS stt, ${COST_COMPONENT('tts')} AS tts, ${COST_COMPONENT('llm')} AS llm,
+            ${COST_COMPONENT('telephony')} AS telephony, ${COST_COMPONENT('platformFee')} AS platform_fee,
+            coalesce(sum(c.cost_total), 0)::text AS total
+     FROM calls c
+     WHERE c.tenant_id = $1 AND c.status = 'ENDED' AND c.ended_at >= $2 AND c.ended_at < $3 AND ($4::uuid IS NULL OR c.agent_id = $4)
+     GROUP BY c.agent_id ORDER BY total DESC, c.agent_id`,
+    [tenantId, range.from, range.to, range.agentId ?? null],
+  );
+  return rows;
+}
+
+export interface CallTrendRow {
+  bucket: Date; // the instant the local day or hour starts
+  calls: number;
+  answered: number;
+  seconds: number;
+  spend: string;
+}
+
+/** Ended calls per local day or hour of `timezone`. */
+export async function callTrend(
+  db: Queryable,
+  tenantId: string,
+  range: { from: Date; to: Date; agentId?: string },
+  interval: 'day' | 'hour',
+  timezone: string,
+): Promise<CallTrendRow[]> {
+  const { rows } = await db.query<CallTrendRow>(
+    // date_trunc in the zone keeps the two 01:00 hours of a fall-back night apart.
+    `SELECT date_trunc($5, c.ended_at, $6) AS bucket, count(*)::int AS calls,
+            count(*) FILTER (WHERE c.outcome = 'ANSWERED')::int AS answered, coalesce(sum(c.duration_sec), 0)::int AS seconds,
+            coalesce(sum(c.cost_total), 0)::text AS spend
+     FROM calls c
+     WHERE c.tenant_id = $1 AND c.status = 'ENDED' AND c.ended_at >= $2 AND c.ended_at < $3 AND ($4::uuid IS NULL OR c.agent_id = $4)
+     GROUP BY 1 ORDER BY 1`,
+    [tenantId, range.from, range.to, range.agentId ?? null, interval, timezone],
+  );
+  return rows;
 }

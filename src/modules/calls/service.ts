@@ -14,7 +14,7 @@ import { ProviderError } from '../../providers/errors.ts';
 import { telephonyProvider, type ProviderWith } from '../../providers/registry.ts';
 import type { CallOutcome, CallUpdate, DialRequest, ProviderWebhook, TelephonyConnection } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
-import { normalizePhoneNumber } from '../contacts/contact-fields.ts';
+import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
 import * as integrations from '../integrations/service.ts';
@@ -472,3 +472,14 @@ export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId
 }
 
 export const hasFinishedCall = (ctx: TenantCtx) => repo.hasEndedCall(ctx.db, ctx.tenantId);
+
+// Analytics reads call usage here: the calls table is this module's alone.
+export type { CallTrendRow, CallUsageRow } from './repo.ts';
+export const usageByAgent = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, range: { from: Date; to: Date; agentId?: string }) =>
+  repo.usageByAgent(ctx.db, ctx.tenantId, range);
+export const callTrend = (
+  ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
+  range: { from: Date; to: Date; agentId?: string },
+  interval: 'day' | 'hour',
+  timezone: string,
+) => repo.callTrend(ctx.db, ctx.tenantId, range, interval, timezone);

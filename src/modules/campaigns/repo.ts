@@ -2,6 +2,9 @@ import type { Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { CampaignStatus } from './schemas.ts';
 
+/** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
+export const OWNED_TABLES = ['campaigns', 'campaign_contacts', 'dial_pace'] as const;
+
 export interface CampaignRow {
   tenant_id: string;
   id: string;
@@ -182,14 +185,31 @@ export async function campaignContact(db: Queryable, tenantId: string, campaignI
   return rows[0];
 }
 
-/** Copies the list's contacts into the campaign, each due now; returns how many. */
-export async function snapshotContacts(db: Queryable, tenantId: string, campaignId: string, listId: string, now: Date): Promise<number> {
+/** A contact copied into a campaign; `position` is its place in the list's order (1 first). */
+export interface SnapshotContact {
+  contactId: string;
+  position: number;
+  phoneNumber: string;
+  name: string | null;
+  email: string | null;
+  metadata: Record<string, unknown>;
+}
+
+/** Adds a batch of the list's contacts to the campaign, each due now; returns how many. */
+export async function insertCampaignContacts(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  contacts: SnapshotContact[],
+  now: Date,
+): Promise<number> {
+  // One JSON parameter: a whole batch in one statement, the same on pg and PGlite.
   const { rowCount } = await db.query(
     `INSERT INTO campaign_contacts (tenant_id, campaign_id, contact_id, position, phone_number, name, email, metadata, next_attempt_at)
-     SELECT tenant_id, $2, id, row_number() OVER (ORDER BY created_at, id), phone_number, name, email, metadata, $4
-     FROM contacts WHERE tenant_id = $1 AND list_id = $3
+     SELECT $1, $2, c."contactId", c.position, c."phoneNumber", c.name, c.email, c.metadata, $3
+     FROM jsonb_to_recordset($4::jsonb) AS c("contactId" uuid, position integer, "phoneNumber" text, name text, email text, metadata jsonb)
      ON CONFLICT DO NOTHING`,
-    [tenantId, campaignId, listId, now],
+    [tenantId, campaignId, now, JSON.stringify(contacts)],
   );
   return rowCount;
 }

@@ -229,7 +229,18 @@ export async function startCampaign(ctx: TenantCtx, id: string): Promise<void> {
 /** Copies the contacts and sets RUNNING; the caller holds the campaign row locked and checked it. */
 export async function beginDialling(ctx: TenantCtx, row: repo.CampaignRow): Promise<void> {
   const now = ctx.clock.now();
-  await repo.snapshotContacts(ctx.db, ctx.tenantId, row.id, row.contact_list_id!, now);
+  let position = 0;
+  for await (const batch of contacts.contactsOfList(ctx, row.contact_list_id!)) {
+    const snapshot = batch.map(({ id, phoneNumber, name, email, metadata }) => ({
+      contactId: id,
+      position: ++position,
+      phoneNumber,
+      name,
+      email,
+      metadata,
+    }));
+    await repo.insertCampaignContacts(ctx.db, ctx.tenantId, row.id, snapshot, now);
+  }
   await changeStatus(ctx, row.id, [row.status], 'RUNNING');
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkContactRow, normalizePhoneNumber } from './contact-fields.ts';
+import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
+import { checkContactRow } from './contact-fields.ts';
 
 describe('normalizePhoneNumber', () => {
   it('removes formatting characters and keeps E.164', () => {

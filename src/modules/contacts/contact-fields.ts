@@ -1,26 +1,15 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 
 /** Rules for one contact's fields, shared by single add, bulk add and CSV import (contract §4). */
 
-const FORMATTING = /[\s\-.()]/g;
-const E164 = /^\+[1-9][0-9]{7,14}$/;
 // Practical e-mail check, the same shape ajv-formats' "email" accepts.
 const EMAIL =
   /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
 
-export const INVALID_PHONE = 'Invalid phone number';
 export const MISSING_PHONE = 'Missing phone number';
 export const INVALID_EMAIL = 'Invalid email';
 export const METADATA_NOT_OBJECT = 'metadata is not a JSON object';
 export const DUPLICATE_PHONE = 'Duplicate phone number in this list';
-
-/** E.164 after removing spaces, dashes, dots and parentheses, and possible for its country; else null. */
-export function normalizePhoneNumber(raw: string): string | null {
-  const compact = raw.replace(FORMATTING, '');
-  if (!E164.test(compact)) return null;
-  const parsed = parsePhoneNumberFromString(compact);
-  return parsed?.isPossible() ? parsed.number : null;
-}
 
 export const isValidEmail = (value: string): boolean => value.length <= 254 && EMAIL.test(value);
 

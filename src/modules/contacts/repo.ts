@@ -2,6 +2,9 @@ import type { Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { ContactFields } from './contact-fields.ts';
 
+/** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
+export const OWNED_TABLES = ['contact_lists', 'contacts'] as const;
+
 export interface ListRow {
   id: string;
   tenant_id: string;
@@ -198,4 +201,37 @@ export async function deleteContacts(db: Queryable, tenantId: string, listId: st
     contactIds,
   ]);
   return rowCount;
+}
+
+/** A contact of a list as read in insertion order, with the exact key of its place in that order. */
+export interface ListedContactRow {
+  id: string;
+  phone_number: string;
+  name: string | null;
+  email: string | null;
+  metadata: Record<string, unknown>;
+  /** created_at as text: a JS Date would drop its microseconds and misplace the next page. */
+  page_key: string;
+}
+
+/** The next `limit` contacts of a list in insertion order after `after` (keyset on the page index, no OFFSET). */
+export async function contactsAfter(
+  db: Queryable,
+  tenantId: string,
+  listId: string,
+  after: { pageKey: string; id: string } | undefined,
+  limit: number,
+): Promise<ListedContactRow[]> {
+  const columns = 'id, phone_number, name, email, metadata, created_at::text AS page_key';
+  const { rows } = after
+    ? await db.query<ListedContactRow>(
+        `SELECT ${columns} FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND (created_at, id) > ($3::timestamptz, $4::uuid)
+         ORDER BY created_at, id LIMIT $5`,
+        [tenantId, listId, after.pageKey, after.id, limit],
+      )
+    : await db.query<ListedContactRow>(
+        `SELECT ${columns} FROM contacts WHERE tenant_id = $1 AND list_id = $2 ORDER BY created_at, id LIMIT $3`,
+        [tenantId, listId, limit],
+      );
+  return rows;
 }

@@ -9,7 +9,6 @@ import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { AppError } from '../../platform/errors.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import { readCsvRows } from './csv-rows.ts';
-import * as campaigns from '../campaigns/service.ts';
 import * as contacts from './service.ts';
 import {
   BulkContactsBody,
@@ -28,7 +27,17 @@ import {
 
 const CSV_BYTE_LIMIT = 5 * 1024 * 1024;
 
-export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
+/** `listInUse` is handed down by the composition root (app.ts): campaigns sit above contacts. */
+export const contactRoutes =
+  (listInUse: contacts.ListUsage): ModulePlugin =>
+  (plugin, options) =>
+    mountContactRoutes(listInUse, plugin, options);
+
+async function mountContactRoutes(
+  listInUse: contacts.ListUsage,
+  plugin: Parameters<ModulePlugin>[0],
+  { deps }: Parameters<ModulePlugin>[1],
+) {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
   const ctxOf = (request: Parameters<typeof principalOf>[0]) => tenantCtx(deps, principalOf(request).tenantId);
   const tags = ['contacts'];
@@ -101,7 +110,7 @@ export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
       },
     },
     async (request, reply) => {
-      await contacts.deleteList(ctxOf(request), request.params.id, campaigns.listInUse);
+      await contacts.deleteList(ctxOf(request), request.params.id, listInUse);
       return reply.code(204).send(null);
     },
   );
@@ -235,4 +244,4 @@ export const contactRoutes: ModulePlugin = async (plugin, { deps }) => {
       return reply.code(204).send(null);
     },
   );
-};
+}

@@ -2,7 +2,8 @@ import type { TenantCtx } from '../../platform/context.ts';
 import { AppError, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
-import { checkContactRow, DUPLICATE_PHONE, INVALID_PHONE, normalizePhoneNumber, type ContactFields } from './contact-fields.ts';
+import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
+import { checkContactRow, DUPLICATE_PHONE, type ContactFields } from './contact-fields.ts';
 import * as repo from './repo.ts';
 import type {
   Contact,
@@ -182,4 +183,34 @@ export async function deleteContactsBatch(ctx: TenantCtx, listId: string, contac
     }
     return { deleted };
   });
+}
+
+/** A contact as another module copies it (a campaign's snapshot of its list). */
+export interface ListedContact {
+  id: string;
+  phoneNumber: string;
+  name: string | null;
+  email: string | null;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * Every contact of a list in insertion order, a batch at a time: a campaign copies a list of any
+ * size with one read per batch, never one per contact and never the whole list in memory.
+ */
+export async function* contactsOfList(
+  ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
+  listId: string,
+  batchSize = 2000,
+): AsyncGenerator<ListedContact[]> {
+  let after: { pageKey: string; id: string } | undefined;
+  for (;;) {
+    const rows = await repo.contactsAfter(ctx.db, ctx.tenantId, listId, after, batchSize);
+    if (rows.length > 0) {
+      yield rows.map((row) => ({ id: row.id, phoneNumber: row.phone_number, name: row.name, email: row.email, metadata: row.metadata }));
+    }
+    if (rows.length < batchSize) return;
+    const last = rows[rows.length - 1]!;
+    after = { pageKey: last.page_key, id: last.id };
+  }
 }

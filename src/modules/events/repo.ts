@@ -1,6 +1,9 @@
 import type { Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 
+/** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
+export const OWNED_TABLES = ['webhook_events', 'webhook_deliveries', 'webhook_attempts'] as const;
+
 export interface DeliveryRow {
   tenant_id: string;
   id: string;

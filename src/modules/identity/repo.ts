@@ -1,5 +1,8 @@
 import type { Queryable } from '../../platform/db.ts';
 
+/** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
+export const OWNED_TABLES = ['tenants', 'users', 'api_keys', 'wallets', 'wallet_transactions'] as const;
+
 export interface TenantRow {
   id: string;
   name: string;

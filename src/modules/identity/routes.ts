@@ -6,22 +6,24 @@ import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
-import * as agents from '../agents/service.ts';
 import { ApiKey, CreateApiKeyBody, CreatedApiKey, LoginBody, PasswordBody, Profile, Session, SignupBody } from './schemas.ts';
 import * as identity from './service.ts';
-import * as calls from '../calls/service.ts';
-import * as integrations from '../integrations/service.ts';
 
-export const identityRoutes: ModulePlugin = async (plugin, { deps }) => {
+/** What identity's routes ask of higher modules, handed down by the composition root (app.ts): identity is the lowest layer. */
+export interface IdentityNeeds {
+  onboarding: identity.OnboardingSources;
+  agentExists: identity.AgentExists;
+}
+
+export const identityRoutes =
+  (needs: IdentityNeeds): ModulePlugin =>
+  (plugin, options) =>
+    mountIdentityRoutes(needs, plugin, options);
+
+async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<ModulePlugin>[0], { deps }: Parameters<ModulePlugin>[1]) {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
   const publicRoute = { auth: 'public' as const };
   const dashboardOnly = { auth: 'dashboard' as const };
-  // Contract §8: derived from real state, asked of the modules that own it.
-  const onboarding: identity.OnboardingSources = {
-    hasIntegration: async (ctx) => (await integrations.hasIntegrations(ctx)) || (await agents.hasVoiceNumbers(ctx)),
-    hasFlow: agents.hasAgents,
-    hasTestedCall: calls.hasFinishedCall,
-  };
 
   app.post(
     '/auth/signup',
@@ -86,7 +88,9 @@ export const identityRoutes: ModulePlugin = async (plugin, { deps }) => {
     async (request, reply) => {
       const principal = principalOf(request);
       const createdBy = principal.kind === 'session' ? principal.userId : null;
-      return reply.code(201).send(await identity.createApiKey(deps, principal.tenantId, request.body, { createdBy }));
+      return reply
+        .code(201)
+        .send(await identity.createApiKey(deps, principal.tenantId, request.body, { createdBy, agentExists: needs.agentExists }));
     },
   );
 
@@ -137,7 +141,7 @@ export const identityRoutes: ModulePlugin = async (plugin, { deps }) => {
     async (request) => {
       const principal = principalOf(request);
       const userId = principal.kind === 'session' ? principal.userId : null;
-      return identity.getProfile(tenantCtx(deps, principal.tenantId), userId, onboarding);
+      return identity.getProfile(tenantCtx(deps, principal.tenantId), userId, needs.onboarding);
     },
   );
-};
+}

@@ -12,7 +12,6 @@ import { newId } from '../../platform/ids.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
-import * as agents from '../agents/service.ts';
 import * as repo from './repo.ts';
 import type { ApiKey, CreateApiKeyBody, LoginBody, PasswordBody, Profile, SignupBody, User } from './schemas.ts';
 
@@ -155,6 +154,9 @@ function parseExpiry(value: string | undefined): Date | null {
   return new Date(value);
 }
 
+/** Whether the agent is the tenant's; the agents module answers (it sits above identity). */
+export type AgentExists = (scope: { db: Queryable; tenantId: string }, agentId: string) => Promise<boolean>;
+
 export interface KeyOwner {
   db: Queryable;
   clock: Clock;
@@ -166,14 +168,18 @@ export async function createApiKey(
   owner: KeyOwner,
   tenantId: string | null,
   input: CreateApiKeyBody,
-  options: { allowPastExpiry?: boolean; createdBy?: string | null } = {},
+  options: { allowPastExpiry?: boolean; createdBy?: string | null; agentExists?: AgentExists } = {},
 ) {
   const expiresAt = parseExpiry(input.expiresAt);
   if (expiresAt && !options.allowPastExpiry && expiresAt <= owner.clock.now()) {
     throw badRequest('EXPIRY_IN_PAST', 'expiresAt must lie in the future.', [{ path: '/expiresAt', message: 'must lie in the future' }]);
   }
-  // A platform key has no tenant, so no agent can be its own.
-  if (input.agentId && (!tenantId || !(await agents.agentExists({ db: owner.db, tenantId }, input.agentId)))) throw notFound('Agent');
+  if (input.agentId) {
+    // A platform key has no tenant, so no agent can be its own.
+    if (!tenantId) throw notFound('Agent');
+    if (!options.agentExists) throw new Error('createApiKey pins a key to an agent only when given options.agentExists');
+    if (!(await options.agentExists({ db: owner.db, tenantId }, input.agentId))) throw notFound('Agent');
+  }
   const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
   const webhookSecret = input.webhookUrl ? `whsec_${randomBytes(32).toString('base64')}` : undefined;
   const row = await repo.insertApiKey(owner.db, tenantId, {

@@ -1,5 +1,8 @@
 import type { Queryable } from '../../platform/db.ts';
 
+/** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
+export const OWNED_TABLES = ['integrations'] as const;
+
 export interface IntegrationRow {
   kind: string;
   settings: Record<string, string>;

@@ -2,6 +2,9 @@ import type { Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { SourceStatus, SourceType } from './schemas.ts';
 
+/** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
+export const OWNED_TABLES = ['knowledge_bases', 'knowledge_sources', 'knowledge_chunks'] as const;
+
 export const UNIQUE_VIOLATION = '23505';
 
 export interface BaseRow {

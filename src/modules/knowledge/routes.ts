@@ -10,7 +10,6 @@ import { AppError, badRequest } from '../../platform/errors.ts';
 import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import { formatOfFile, type DocumentFormat } from './extract.ts';
-import * as agents from '../agents/service.ts';
 import * as knowledge from './service.ts';
 import {
   CreateBaseBody,
@@ -88,7 +87,17 @@ function fileSource(upload: Awaited<ReturnType<typeof readUpload>>): {
   return { sourceName, fileName: file.name, format, bytes: file.bytes };
 }
 
-export const knowledgeRoutes: ModulePlugin = async (plugin, { deps }) => {
+/** `agentsSearchingBase` is handed down by the composition root (app.ts): agents sit above knowledge. */
+export const knowledgeRoutes =
+  (agentsSearchingBase: knowledge.BaseUsage): ModulePlugin =>
+  (plugin, options) =>
+    mountKnowledgeRoutes(agentsSearchingBase, plugin, options);
+
+async function mountKnowledgeRoutes(
+  agentsSearchingBase: knowledge.BaseUsage,
+  plugin: Parameters<ModulePlugin>[0],
+  { deps }: Parameters<ModulePlugin>[1],
+) {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
   const ctxOf = (request: FastifyRequest) => tenantCtx(deps, principalOf(request).tenantId);
   const tags = ['knowledge'];
@@ -157,7 +166,7 @@ export const knowledgeRoutes: ModulePlugin = async (plugin, { deps }) => {
       },
     },
     async (request, reply) => {
-      await knowledge.deleteBase(ctxOf(request), request.params.id, agents.agentsSearchingBase);
+      await knowledge.deleteBase(ctxOf(request), request.params.id, agentsSearchingBase);
       return reply.code(204).send(null);
     },
   );
@@ -256,4 +265,4 @@ export const knowledgeRoutes: ModulePlugin = async (plugin, { deps }) => {
     },
     async (request) => knowledge.queryBase(deps, principalOf(request).tenantId, request.params.id, request.body),
   );
-};
+}

@@ -34,6 +34,14 @@ export interface KnowledgeEngine {
   vectors: VectorSearch;
 }
 
+// Platform's Deps cannot name this module's engine (platform imports no module), so the
+// module adds its field to Deps here; every program that uses Deps also loads this module.
+declare module '../../platform/context.ts' {
+  interface Deps {
+    knowledge: KnowledgeEngine;
+  }
+}
+
 export async function openKnowledgeEngine(db: Db, config: Config, log: Logger): Promise<KnowledgeEngine> {
   const settings = config.knowledge;
   const embedder = settings.embeddingsApiUrl

@@ -2,6 +2,9 @@ import type { Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { Channel, MessageStatus, SmsTemplate, TemplateMapping } from './schemas.ts';
 
+/** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
+export const OWNED_TABLES = ['whatsapp_campaigns', 'sms_campaigns', 'whatsapp_webhook_tokens', 'messages'] as const;
+
 export const UNIQUE_VIOLATION = '23505';
 
 // ---------------------------------------------------------------------------------------------
