@@ -169,3 +169,24 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
     close: () => lite.close(),
   };
 }
+
+const UNIQUE_VIOLATION = '23505';
+
+/** Whether a statement failed on a unique constraint: any, or the one named. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const failure = error as { code?: string; constraint?: string };
+  return failure?.code === UNIQUE_VIOLATION && (constraint === undefined || failure.constraint === constraint);
+}
+
+/**
+ * Awaits a write whose duplicate is the caller's mistake, not ours: a unique violation (of
+ * `constraint` when named) becomes `refusal`, the catalogue's 409; any other failure goes through.
+ */
+export async function onUniqueViolation<T>(write: Promise<T>, refusal: () => Error | Promise<Error>, constraint?: string): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    if (isUniqueViolation(error, constraint)) throw await refusal();
+    throw error;
+  }
+}

@@ -50,7 +50,6 @@ export const COLUMNS = {
 export type CampaignValues = Partial<Record<keyof typeof COLUMNS, unknown>>;
 
 export const UNFINISHED: CampaignStatus[] = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED'];
-export const UNIQUE_VIOLATION = '23505';
 
 const sqlValue = (value: unknown) =>
   value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date) ? JSON.stringify(value) : value;

@@ -27,8 +27,6 @@ export interface ContactRow {
 const LIST_COLUMNS = 'l.id, l.tenant_id, l.name, l.metadata, l.contact_count, l.created_at, l.updated_at';
 const CONTACT_COLUMNS = 'id, tenant_id, list_id, phone_number, name, email, metadata, created_at, updated_at';
 
-export const UNIQUE_VIOLATION = '23505';
-
 export async function insertList(
   db: Queryable,
   tenantId: string,

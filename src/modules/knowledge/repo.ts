@@ -2,8 +2,6 @@ import type { Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { SourceStatus, SourceType } from './schemas.ts';
 
-export const UNIQUE_VIOLATION = '23505';
-
 export interface BaseRow {
   tenant_id: string;
   id: string;

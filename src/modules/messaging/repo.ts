@@ -2,8 +2,6 @@ import type { Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { Channel, MessageStatus, SmsTemplate, TemplateMapping } from './schemas.ts';
 
-export const UNIQUE_VIOLATION = '23505';
-
 // ---------------------------------------------------------------------------------------------
 // WhatsApp and SMS campaigns: one table each, same shape of statements.
 
