@@ -190,3 +190,24 @@ export async function onUniqueViolation<T>(write: Promise<T>, refusal: () => Err
     throw error;
   }
 }
+
+/**
+ * The SET list of a partial update: `column = $n` for each value given (undefined leaves the column
+ * as it is, null clears it), numbered after the statement's own first `offset` parameters, then
+ * `updated_at = now()`. Column names come from the repo's code, never from a request.
+ */
+export function updateSet(values: Record<string, unknown>, offset: number): { set: string; params: unknown[] } {
+  const given = Object.entries(values).filter(([, value]) => value !== undefined);
+  const set = [...given.map(([column], i) => `${column} = $${offset + i + 1}`), 'updated_at = now()'].join(', ');
+  return { set, params: given.map(([, value]) => value) };
+}
+
+/** The column and value lists of an INSERT of the values given (undefined ones are left to their defaults). */
+export function insertValues(values: Record<string, unknown>): { columns: string; placeholders: string; params: unknown[] } {
+  const given = Object.entries(values).filter(([, value]) => value !== undefined);
+  return {
+    columns: given.map(([column]) => column).join(', '),
+    placeholders: given.map((_, i) => `$${i + 1}`).join(', '),
+    params: given.map(([, value]) => value),
+  };
+}

@@ -1,4 +1,4 @@
-import { inTx, type TenantCtx } from '../../platform/context.ts';
+import { withTransaction, type TenantCtx } from '../../platform/context.ts';
 import { isUniqueViolation, onUniqueViolation, type Queryable } from '../../platform/db.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -121,12 +121,12 @@ export async function agentsSearchingBase(ctx: TenantCtx, baseId: string): Promi
 
 /** Refused while a campaign that has not finished uses the agent; its numbers lose it as inbound agent. */
 export async function deleteAgent(ctx: TenantCtx, agentId: string, agentInUse: CampaignUsage): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    if (!(await repo.lockAgent(tx, ctx.tenantId, agentId))) throw agentNotFound();
-    if (await agentInUse(inTx(ctx, tx), agentId)) {
+  await withTransaction(ctx, async (txCtx) => {
+    if (!(await repo.lockAgent(txCtx.db, ctx.tenantId, agentId))) throw agentNotFound();
+    if (await agentInUse(txCtx, agentId)) {
       throw appError('AGENT_IN_USE');
     }
-    await repo.deleteAgent(tx, ctx.tenantId, agentId);
+    await repo.deleteAgent(txCtx.db, ctx.tenantId, agentId);
   });
 }
 
@@ -195,12 +195,12 @@ export async function updateVoiceNumber(ctx: TenantCtx, numberId: string, input:
 }
 
 export async function deleteVoiceNumber(ctx: TenantCtx, numberId: string, numberInUse: CampaignUsage): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    if (!(await repo.lockVoiceNumber(tx, ctx.tenantId, numberId))) throw numberNotFound();
-    if (await numberInUse(inTx(ctx, tx), numberId)) {
+  await withTransaction(ctx, async (txCtx) => {
+    if (!(await repo.lockVoiceNumber(txCtx.db, ctx.tenantId, numberId))) throw numberNotFound();
+    if (await numberInUse(txCtx, numberId)) {
       throw appError('VOICE_NUMBER_IN_USE');
     }
-    await repo.deleteVoiceNumber(tx, ctx.tenantId, numberId);
+    await repo.deleteVoiceNumber(txCtx.db, ctx.tenantId, numberId);
   });
 }
 

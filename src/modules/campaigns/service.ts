@@ -1,4 +1,4 @@
-import type { TenantCtx } from '../../platform/context.ts';
+import { withTransaction, type TenantCtx } from '../../platform/context.ts';
 import { onUniqueViolation } from '../../platform/db.ts';
 import { AppError, appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -194,9 +194,8 @@ export async function startProblem(ctx: TenantCtx, row: repo.CampaignRow): Promi
 
 /** DRAFT or SCHEDULED → RUNNING: checks readiness and copies the list's contacts, in one transaction. */
 export async function startCampaign(ctx: TenantCtx, id: string): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    const txCtx = { ...ctx, db: tx };
-    const row = await repo.findCampaign(tx, ctx.tenantId, id, true);
+  await withTransaction(ctx, async (txCtx) => {
+    const row = await repo.findCampaign(txCtx.db, ctx.tenantId, id, true);
     if (!row) throw campaignNotFound();
     if (row.status !== 'DRAFT' && row.status !== 'SCHEDULED') throw appError('CAMPAIGN_NOT_STARTABLE', { status: row.status });
     const problem = await startProblem(txCtx, row);
@@ -240,15 +239,15 @@ export async function pauseCampaign(ctx: TenantCtx, id: string): Promise<void> {
 }
 
 export async function resumeCampaign(ctx: TenantCtx, id: string): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    const row = await repo.findCampaign(tx, ctx.tenantId, id, true);
+  await withTransaction(ctx, async (txCtx) => {
+    const row = await repo.findCampaign(txCtx.db, ctx.tenantId, id, true);
     if (!row) throw campaignNotFound();
     if (row.status !== 'PAUSED') throw appError('CAMPAIGN_NOT_PAUSED', { status: row.status });
-    const balance = await identity.walletBalance({ ...ctx, db: tx });
+    const balance = await identity.walletBalance(txCtx);
     if (!balance.amount.greaterThan(0)) {
       throw appError('WALLET_EMPTY.resume', { balance: balance.amount.toFixed(4), currency: balance.currency });
     }
-    await changeStatus({ ...ctx, db: tx }, id, ['PAUSED'], 'RUNNING');
+    await changeStatus(txCtx, id, ['PAUSED'], 'RUNNING');
   });
 }
 
@@ -263,9 +262,9 @@ async function transition(
   to: CampaignStatus,
   refusal: (status: CampaignStatus) => AppError,
 ) {
-  await ctx.db.transaction(async (tx) => {
-    if (await changeStatus({ ...ctx, db: tx }, id, from, to)) return;
-    const current = await repo.findCampaign(tx, ctx.tenantId, id);
+  await withTransaction(ctx, async (txCtx) => {
+    if (await changeStatus(txCtx, id, from, to)) return;
+    const current = await repo.findCampaign(txCtx.db, ctx.tenantId, id);
     if (!current) throw campaignNotFound();
     throw refusal(current.status);
   });

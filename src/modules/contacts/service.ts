@@ -1,4 +1,4 @@
-import type { TenantCtx } from '../../platform/context.ts';
+import { withTransaction, type TenantCtx } from '../../platform/context.ts';
 import { onUniqueViolation } from '../../platform/db.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -114,9 +114,9 @@ export async function importContacts(ctx: TenantCtx, listId: string, rows: Numbe
     seen.add(check.contact.phoneNumber);
     accepted.push({ id: newId(), row, ...check.contact });
   });
-  const inserted = await ctx.db.transaction(async (tx) => {
-    if (!(await repo.listExists(tx, ctx.tenantId, listId))) throw listNotFound();
-    return repo.insertContacts(tx, ctx.tenantId, listId, accepted);
+  const inserted = await withTransaction(ctx, async (txCtx) => {
+    if (!(await repo.listExists(txCtx.db, ctx.tenantId, listId))) throw listNotFound();
+    return repo.insertContacts(txCtx.db, ctx.tenantId, listId, accepted);
   });
   const insertedNumbers = new Set(inserted.map((row) => row.phone_number));
   for (const contact of accepted) {
@@ -161,9 +161,9 @@ export async function deleteContact(ctx: TenantCtx, listId: string, contactId: s
 /** All or nothing: one id that is not a contact of this list and nothing is deleted. */
 export async function deleteContactsBatch(ctx: TenantCtx, listId: string, contactIds: string[]): Promise<{ deleted: number }> {
   const ids = [...new Set(contactIds.map((id) => id.toLowerCase()))];
-  return ctx.db.transaction(async (tx) => {
-    if (!(await repo.listExists(tx, ctx.tenantId, listId))) throw listNotFound();
-    const deleted = await repo.deleteContacts(tx, ctx.tenantId, listId, ids);
+  return withTransaction(ctx, async (txCtx) => {
+    if (!(await repo.listExists(txCtx.db, ctx.tenantId, listId))) throw listNotFound();
+    const deleted = await repo.deleteContacts(txCtx.db, ctx.tenantId, listId, ids);
     if (deleted !== ids.length) {
       throw appError('CONTACTS_NOT_FOUND', { missing: ids.length - deleted, total: ids.length });
     }

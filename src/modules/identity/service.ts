@@ -5,7 +5,7 @@ import type { Config } from '../../config.ts';
 import type { CachedKey } from '../../platform/api-key-cache.ts';
 import { KEY_REVOKED_CHANNEL } from '../../platform/api-key-cache.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { Deps, TenantCtx } from '../../platform/context.ts';
+import { withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -202,7 +202,7 @@ export async function revokeApiKey(deps: Pick<Deps, 'db' | 'apiKeyCache'>, tenan
   const revoked =
     keyHash &&
     (await deps.apiKeyCache.revokeEverywhere(keyHash, () =>
-      deps.db.transaction((tx) => repo.revokeApiKey(tx, tenantId, keyId, KEY_REVOKED_CHANNEL)),
+      withTransaction(deps, ({ db }) => repo.revokeApiKey(db, tenantId, keyId, KEY_REVOKED_CHANNEL)),
     ));
   if (!revoked) throw appError('NOT_FOUND', { what: 'API key' });
 }

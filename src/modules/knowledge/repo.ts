@@ -1,4 +1,4 @@
-import type { Queryable } from '../../platform/db.ts';
+import { updateSet, type Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { SourceStatus, SourceType } from './schemas.ts';
 
@@ -100,11 +100,8 @@ export async function updateBase(
   id: string,
   patch: { name?: string; description?: string | null },
 ): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE knowledge_bases SET name = coalesce($3, name), description = CASE WHEN $4 THEN $5 ELSE description END, updated_at = now()
-     WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id, patch.name ?? null, patch.description !== undefined, patch.description ?? null],
-  );
+  const { set, params } = updateSet({ name: patch.name ?? undefined, description: patch.description }, 2);
+  const { rowCount } = await db.query(`UPDATE knowledge_bases SET ${set} WHERE tenant_id = $1 AND id = $2`, [tenantId, id, ...params]);
   return rowCount > 0;
 }
 

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.ts';
-import { inTx, tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
+import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { onUniqueViolation, type Db } from '../../platform/db.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -147,10 +147,14 @@ async function addSource(
   baseId: string,
   source: Omit<Parameters<typeof repo.insertSource>[2], 'id' | 'baseId'>,
 ): Promise<KnowledgeSource> {
-  return ctx.db.transaction(async (tx) => {
-    if ((await repo.baseVersion(tx, ctx.tenantId, baseId)) === undefined) throw baseNotFound();
-    const row = await repo.insertSource(tx, ctx.tenantId, { ...source, id: newId(), baseId });
-    await ctx.jobs.send<ProcessSourceJob>(PROCESS_SOURCE, { tenantId: ctx.tenantId, sourceId: row.id, generation: row.generation }, { tx });
+  return withTransaction(ctx, async (txCtx) => {
+    if ((await repo.baseVersion(txCtx.db, ctx.tenantId, baseId)) === undefined) throw baseNotFound();
+    const row = await repo.insertSource(txCtx.db, ctx.tenantId, { ...source, id: newId(), baseId });
+    await ctx.jobs.send<ProcessSourceJob>(
+      PROCESS_SOURCE,
+      { tenantId: ctx.tenantId, sourceId: row.id, generation: row.generation },
+      { tx: txCtx.db },
+    );
     return toSource(row);
   });
 }
@@ -229,17 +233,21 @@ export async function getSource(ctx: TenantCtx, baseId: string, id: string): Pro
 
 /** Deletes a source and its chunks (a job still working on it finds it gone). */
 export async function deleteSource(ctx: TenantCtx, baseId: string, id: string): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    if (!(await repo.deleteSource(tx, ctx.tenantId, baseId, id))) throw sourceNotFound();
+  await withTransaction(ctx, async (txCtx) => {
+    if (!(await repo.deleteSource(txCtx.db, ctx.tenantId, baseId, id))) throw sourceNotFound();
   });
 }
 
 /** Processes a source again: a url source is fetched anew, text and files are re-chunked and re-embedded. */
 export async function refreshSource(ctx: TenantCtx, baseId: string, id: string): Promise<KnowledgeSource> {
-  return ctx.db.transaction(async (tx) => {
-    const row = await repo.restartSource(tx, ctx.tenantId, baseId, id);
+  return withTransaction(ctx, async (txCtx) => {
+    const row = await repo.restartSource(txCtx.db, ctx.tenantId, baseId, id);
     if (!row) throw sourceNotFound();
-    await ctx.jobs.send<ProcessSourceJob>(PROCESS_SOURCE, { tenantId: ctx.tenantId, sourceId: row.id, generation: row.generation }, { tx });
+    await ctx.jobs.send<ProcessSourceJob>(
+      PROCESS_SOURCE,
+      { tenantId: ctx.tenantId, sourceId: row.id, generation: row.generation },
+      { tx: txCtx.db },
+    );
     return toSource(row);
   });
 }
@@ -302,14 +310,14 @@ export async function processSource(deps: Deps, job: ProcessSourceJob, meta: { r
       };
     else throw error;
   }
-  await ctx.db.transaction(async (tx) => {
-    const current = await repo.lockGeneration(tx, ctx.tenantId, source.id, job.generation);
+  await withTransaction(ctx, async (txCtx) => {
+    const current = await repo.lockGeneration(txCtx.db, ctx.tenantId, source.id, job.generation);
     if (!current || current.status !== 'PROCESSING') return;
     const at = ctx.clock.now();
     const done =
       'chunks' in outcome
         ? await repo.replaceChunks(
-            tx,
+            txCtx.db,
             ctx.tenantId,
             current,
             deps.knowledge.embedder.model,
@@ -317,8 +325,8 @@ export async function processSource(deps: Deps, job: ProcessSourceJob, meta: { r
             deps.knowledge.vectors.fillsVectorColumn,
             at,
           )
-        : await repo.markFailed(tx, ctx.tenantId, current.id, outcome.error, at);
-    await events.emitEvent(inTx(ctx, tx), 'knowledge_source.processed', toSource(done), null);
+        : await repo.markFailed(txCtx.db, ctx.tenantId, current.id, outcome.error, at);
+    await events.emitEvent(txCtx, 'knowledge_source.processed', toSource(done), null);
   });
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Deps, TenantCtx } from '../../platform/context.ts';
+import { withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { onUniqueViolation } from '../../platform/db.ts';
 import { appError, type AppError } from '../../platform/errors.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
@@ -188,14 +188,14 @@ export async function createSmsCampaign(ctx: TenantCtx, input: CreateSmsCampaign
 }
 
 export async function updateSmsCampaign(ctx: TenantCtx, id: string, input: UpdateSmsCampaignBody): Promise<SmsCampaign> {
-  return ctx.db.transaction(async (tx) => {
+  return withTransaction(ctx, async (txCtx) => {
     // Locked: a concurrent update could otherwise pair MSG91 with templates lacking DLT ids.
-    const current = await repo.findCampaign(tx, 'sms_campaigns', ctx.tenantId, id, true);
+    const current = await repo.findCampaign(txCtx.db, 'sms_campaigns', ctx.tenantId, id, true);
     if (!current) throw smsCampaignNotFound();
     const provider = input.senderProvider === undefined ? undefined : smsProviderName(input.senderProvider);
     const templates = input.templates && smsTemplates(input.templates);
     checkProviderNeeds(provider ?? (current.sender_provider as SmsProviderName), templates ?? current.templates);
-    const row = await repo.updateCampaign(tx, 'sms_campaigns', ctx.tenantId, id, {
+    const row = await repo.updateCampaign(txCtx.db, 'sms_campaigns', ctx.tenantId, id, {
       name: input.name,
       sender_number: input.senderNumber,
       sender_provider: provider,
@@ -274,7 +274,7 @@ const badSignature = () => appError('INVALID_SIGNATURE.whatsapp');
  * business account it names, then each message status is recorded. Returns how many messages changed.
  */
 export async function receiveWhatsAppWebhook(
-  deps: Pick<Deps, 'db' | 'serverKeys'>,
+  deps: Pick<Deps, 'db' | 'serverKeys' | 'clock'>,
   rawBody: Buffer,
   signature: string | undefined,
 ): Promise<number> {
@@ -301,7 +301,7 @@ export async function receiveWhatsAppWebhook(
       for (const status of list<WebhookStatus>(change?.value?.statuses)) {
         const next = DELIVERY_STATUS[String(status.status) as keyof typeof DELIVERY_STATUS];
         if (!next || typeof status.id !== 'string') continue;
-        const at = Number.isFinite(Number(status.timestamp)) ? new Date(Number(status.timestamp) * 1000) : new Date();
+        const at = Number.isFinite(Number(status.timestamp)) ? new Date(Number(status.timestamp) * 1000) : deps.clock.now();
         const ourId =
           typeof status.biz_opaque_callback_data === 'string' && isUuid(status.biz_opaque_callback_data)
             ? status.biz_opaque_callback_data
@@ -333,7 +333,7 @@ const TWILIO_MESSAGE_STATUS = { sent: 'SENT', delivered: 'DELIVERED', read: 'REA
  * forward). A callback that does not verify is refused like one for an unknown message.
  */
 export async function receiveTwilioMessageStatus(
-  deps: Pick<Deps, 'db' | 'serverKeys'>,
+  deps: Pick<Deps, 'db' | 'serverKeys' | 'clock'>,
   url: string,
   params: Record<string, string | string[]>,
   signature: string | undefined,
@@ -351,7 +351,15 @@ export async function receiveTwilioMessageStatus(
     status === 'FAILED'
       ? `Twilio: the message was ${String(params.MessageStatus)}${typeof params.ErrorCode === 'string' ? ` (error ${params.ErrorCode})` : ''}.`
       : null;
-  await repo.recordDeliveryStatus(deps.db, tenantId, 'TWILIO', { providerMessageId: sid, ourId: messageId }, status, new Date(), reason);
+  await repo.recordDeliveryStatus(
+    deps.db,
+    tenantId,
+    'TWILIO',
+    { providerMessageId: sid, ourId: messageId },
+    status,
+    deps.clock.now(),
+    reason,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
