@@ -45,8 +45,16 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': ['error', dateNow, handMadeError] },
   },
   {
-    // The clock itself, tests, benchmarks and process plumbing read real time.
-    files: ['src/platform/clock.ts', 'test/**', 'bench/**', '**/*.test.ts', 'src/platform/api-key-cache.ts', 'src/platform/jobs.ts'],
+    // The clock itself, tests, the providers' fake servers, benchmarks and process plumbing read real time.
+    files: [
+      'src/platform/clock.ts',
+      'test/**',
+      'bench/**',
+      '**/*.test.ts',
+      'src/providers/**/fake*.ts',
+      'src/platform/api-key-cache.ts',
+      'src/platform/jobs.ts',
+    ],
     rules: { 'no-restricted-syntax': ['error', handMadeError] },
   },
   {

@@ -63,10 +63,10 @@ const declared = {
     message: 'senderProvider must be one of ${allowed}; got ${given}.',
     when: 'An SMS campaign names a sender provider that does not exist.',
   },
-  'VALIDATION_FAILED.dltTemplateId': {
+  'VALIDATION_FAILED.providerTemplates': {
     status: 400,
-    message: 'MSG91 sends only DLT-registered templates: give every template its dltTemplateId.',
-    when: 'An MSG91 SMS campaign has a template without its DLT template id.',
+    message: '${problem}',
+    when: "An SMS campaign's templates lack what its provider needs; the provider says what (MSG91: 'MSG91 sends only DLT-registered templates: give every template its dltTemplateId.').",
   },
   'VALIDATION_FAILED.textTakesRawText': {
     status: 400,
@@ -218,8 +218,8 @@ const declared = {
   },
   UNKNOWN_CALL_STATUS: {
     status: 400,
-    message: 'CallStatus "${status}" is not a Twilio call status.',
-    when: 'A Twilio status callback carries a status Twilio does not define.',
+    message: '${reason}',
+    when: 'A telephony status callback carries a status its provider does not define; the provider says which (Twilio: \'CallStatus "${status}" is not a Twilio call status.\').',
   },
 
   // 401 Unauthorized
@@ -257,13 +257,13 @@ const declared = {
   },
   INVALID_SIGNATURE: {
     status: 403,
-    message: 'The X-Twilio-Signature header does not match this request.',
-    when: 'A Twilio call status callback is not signed by the account.',
+    message: 'The ${header} header does not match this request.',
+    when: 'A telephony status callback is not signed by the provider account (Twilio: X-Twilio-Signature).',
   },
-  'INVALID_SIGNATURE.twilioMessage': {
+  'INVALID_SIGNATURE.smsStatus': {
     status: 403,
-    message: 'X-Twilio-Signature does not match this request signed with the Auth Token of the account that sent the message.',
-    when: 'A Twilio SMS status callback is not signed by the account that sent the message.',
+    message: '${header} does not match this request signed with the ${signedWith} of the account that sent the message.',
+    when: "An SMS provider's status callback is not signed by the account that sent the message (Twilio: X-Twilio-Signature with the Auth Token).",
   },
 
   // 404 Not Found
