@@ -1,6 +1,21 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// "Now" comes from the injected clock (ctx.clock / deps.clock), so tests can move time.
+const dateNow = {
+  selector: "MemberExpression[object.name='Date'][property.name='now']",
+  message: 'Read time from the injected clock (ctx.clock / deps.clock).',
+};
+const newDateNow = {
+  selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+  message: 'new Date() is "now": read it from the injected clock (ctx.clock / deps.clock).',
+};
+// Codes and sentences come from src/platform/error-catalogue.ts.
+const handMadeError = {
+  selector: "NewExpression[callee.name='AppError']",
+  message: "Throw appError('CODE', params): the code, status and sentence are declared in src/platform/error-catalogue.ts.",
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', '.tmp/', 'coverage/'] },
   js.configs.recommended,
@@ -21,18 +36,30 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "MemberExpression[object.name='Date'][property.name='now']",
-          message: 'Read time from the injected clock (ctx.clock / deps.clock).',
-        },
-      ],
+      'no-restricted-syntax': ['error', dateNow, newDateNow, handMadeError],
     },
   },
   {
-    // Tests, benchmarks and process plumbing measure real elapsed time.
-    files: ['test/**', 'bench/**', '**/*.test.ts', 'src/platform/api-key-cache.ts', 'src/platform/jobs.ts'],
-    rules: { 'no-restricted-syntax': 'off' },
+    // The browser dashboard has no injected clock; its date pickers start from the visitor's today.
+    files: ['web/**'],
+    rules: { 'no-restricted-syntax': ['error', dateNow, handMadeError] },
+  },
+  {
+    // The clock itself, tests, the providers' fake servers, benchmarks and process plumbing read real time.
+    files: [
+      'src/platform/clock.ts',
+      'test/**',
+      'bench/**',
+      '**/*.test.ts',
+      'src/providers/**/fake*.ts',
+      'src/platform/api-key-cache.ts',
+      'src/platform/jobs.ts',
+    ],
+    rules: { 'no-restricted-syntax': ['error', handMadeError] },
+  },
+  {
+    // errors.ts builds them for appError.
+    files: ['src/platform/errors.ts'],
+    rules: { 'no-restricted-syntax': ['error', dateNow, newDateNow] },
   },
 );

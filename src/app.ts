@@ -7,7 +7,7 @@ import sjson from 'secure-json-parse';
 import { API_BASE, gatewayNotFound, mountModules, type ModuleName, type ModulePlugin } from './gateway.ts';
 import { authHook, type Authenticator } from './platform/auth.ts';
 import type { Deps } from './platform/context.ts';
-import { AppError, sendError } from './platform/errors.ts';
+import { appError, sendError } from './platform/errors.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
 import { validatorCompiler } from './platform/validation.ts';
 import { agentRoutes } from './modules/agents/routes.ts';
@@ -81,7 +81,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     try {
       done(null, sjson.parse(text, { protoAction: 'remove', constructorAction: 'remove' }));
     } catch {
-      done(new AppError(400, 'INVALID_JSON', 'The request body is not valid JSON; check quotes, commas and brackets.'), undefined);
+      done(appError('INVALID_JSON'), undefined);
     }
   });
 
@@ -106,12 +106,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       if (principal?.kind === 'session') return `user:${principal.userId}`;
       return `ip:${request.ip}`;
     },
-    errorResponseBuilder: (_request, context) =>
-      new AppError(
-        429,
-        'RATE_LIMITED',
-        `Too many requests: at most ${context.max} per minute are allowed for this key; retry in ${context.after}.`,
-      ),
+    errorResponseBuilder: (_request, context) => appError('RATE_LIMITED', { max: context.max, after: context.after }),
   });
 
   registerIdempotency(app, deps.db, deps.clock, deps.config.idempotencyTtlHours);
@@ -151,11 +146,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await deps.db.query('SELECT 1');
       return { status: 'ok' };
     } catch {
-      return sendError(
-        new AppError(503, 'DATABASE_UNAVAILABLE', 'The database is not reachable; the service cannot take requests yet.'),
-        request,
-        reply,
-      );
+      return sendError(appError('DATABASE_UNAVAILABLE'), request, reply);
     }
   });
   registerDashboard(app, () => ({

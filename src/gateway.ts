@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from './platform/context.ts';
-import { AppError, sendError } from './platform/errors.ts';
+import { appError, sendError } from './platform/errors.ts';
 
 export const API_BASE = '/api/v1';
 
@@ -75,11 +75,7 @@ export function gatewayNotFound(request: FastifyRequest, reply: FastifyReply) {
   const path = request.url.split('?')[0]!;
   const owner = ownerOf(path);
   const error = owner
-    ? new AppError(
-        404,
-        'ROUTE_NOT_FOUND',
-        `The ${owner} service has no route ${request.method} ${path}; see /docs for the routes it offers.`,
-      )
-    : new AppError(404, 'NO_GATEWAY_ROUTE', `No gateway route for ${request.method} ${path}`);
+    ? appError('ROUTE_NOT_FOUND', { service: owner, method: request.method, path })
+    : appError('NO_GATEWAY_ROUTE', { method: request.method, path });
   return sendError(error, request, reply);
 }

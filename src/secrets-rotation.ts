@@ -1,4 +1,4 @@
-import type { Deps } from './platform/context.ts';
+import { withTransaction, type Deps } from './platform/context.ts';
 import { resealWebhookSecrets } from './modules/identity/service.ts';
 import { resealAll as resealIntegrations } from './modules/integrations/service.ts';
 
@@ -8,8 +8,8 @@ import { resealAll as resealIntegrations } from './modules/integrations/service.
  * with the new key in one transaction. Then SECRETS_KEY_PREVIOUS can go.
  */
 export async function resealSecrets(deps: Pick<Deps, 'db' | 'serverKeys'>): Promise<{ integrations: number; webhookSecrets: number }> {
-  return deps.db.transaction(async (tx) => ({
-    integrations: await resealIntegrations(tx, deps.serverKeys),
-    webhookSecrets: await resealWebhookSecrets(tx, deps.serverKeys),
+  return withTransaction(deps, async ({ db }) => ({
+    integrations: await resealIntegrations(db, deps.serverKeys),
+    webhookSecrets: await resealWebhookSecrets(db, deps.serverKeys),
   }));
 }

@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { DataDirBusyError } from '../platform/data-dir-lock.ts';
-import { AppError } from '../platform/errors.ts';
+import { AppError, appError } from '../platform/errors.ts';
 import { createLogger, type Logger } from '../platform/logger.ts';
 import type { Runtime } from '../runtime.ts';
 import { CreateApiKeyBody, SignupBody } from '../modules/identity/schemas.ts';
@@ -55,7 +55,7 @@ const runMigrations = () => withRuntime(async (runtime) => runtime.appliedMigrat
 
 async function requireTenant(runtime: Runtime, tenantId: string): Promise<void> {
   const { tenantExists } = await import('../modules/identity/service.ts');
-  if (!(await tenantExists(runtime.db, tenantId))) throw new AppError(404, 'NOT_FOUND', `No tenant with id ${tenantId}.`);
+  if (!(await tenantExists(runtime.db, tenantId))) throw appError('NOT_FOUND.tenant', { tenantId });
 }
 
 const jsonOption = () => new Option('--json', 'print one JSON object on stdout');

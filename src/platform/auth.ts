@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from './errors.ts';
+import { appError } from './errors.ts';
 
 /**
  * Who may call a route (seed §5, contract §2):
@@ -32,8 +32,7 @@ export interface Authenticator {
   session(token: string): Promise<{ userId: string; tenantId: string } | null>;
 }
 
-const unauthorized = (code: string, message: string) => new AppError(401, code, message);
-const INVALID_KEY = () => unauthorized('INVALID_API_KEY', 'Invalid API key');
+const INVALID_KEY = () => appError('INVALID_API_KEY');
 
 /** Resolves the caller before anything else runs, so a bad credential is a 401 whatever the body. */
 export function authHook(authenticator: Authenticator) {
@@ -45,11 +44,11 @@ export function authHook(authenticator: Authenticator) {
     if (mode === 'public') return;
 
     const header = request.headers.authorization?.trim();
-    if (!header) throw unauthorized('AUTHENTICATION_REQUIRED', 'Authentication required');
+    if (!header) throw appError('AUTHENTICATION_REQUIRED');
     const match = /^Bearer\s+(\S.*)$/i.exec(header);
     if (!match) {
       if (header.includes('aok_')) throw INVALID_KEY();
-      throw unauthorized('AUTHENTICATION_REQUIRED', 'Authentication required');
+      throw appError('AUTHENTICATION_REQUIRED');
     }
     const token = match[1]!.trim();
     // "Bearer Bearer aok_…": the word was typed into a runner that adds it already (seed §5.7).
@@ -58,16 +57,16 @@ export function authHook(authenticator: Authenticator) {
     if (token.startsWith('aok_')) {
       const check = await authenticator.apiKey(token);
       if (check.status === 'invalid') throw INVALID_KEY();
-      if (check.status === 'expired') throw unauthorized('API_KEY_EXPIRED', 'API key has expired');
-      if (mode === 'dashboard') throw new AppError(403, 'API_KEY_NOT_ALLOWED', 'API key authentication is not allowed for this route');
+      if (check.status === 'expired') throw appError('API_KEY_EXPIRED');
+      if (mode === 'dashboard') throw appError('API_KEY_NOT_ALLOWED');
       const { keyId, tenantId, agentId } = check.key;
-      if (!tenantId) throw new AppError(403, 'TENANT_CONTEXT_REQUIRED', 'Tenant context required');
+      if (!tenantId) throw appError('TENANT_CONTEXT_REQUIRED');
       request.principal = { kind: 'apiKey', keyId, tenantId, agentId };
       return;
     }
 
     const session = await authenticator.session(token);
-    if (!session) throw unauthorized('INVALID_SESSION', 'Invalid session token');
+    if (!session) throw appError('INVALID_SESSION');
     request.principal = { kind: 'session', userId: session.userId, tenantId: session.tenantId };
   };
 }

@@ -41,5 +41,10 @@ export const tenantCtx = (deps: Deps, tenantId: string): TenantCtx => ({
   serverKeys: deps.serverKeys,
 });
 
-/** The same context bound to an open transaction. */
-export const inTx = <C extends { db: Queryable }>(ctx: C, tx: Queryable): C => ({ ...ctx, db: tx });
+/**
+ * The one way to open a transaction: `work` gets the same context bound to it, so whatever it calls
+ * (another module's service, a job enqueued with `{ tx: txCtx.db }`) commits or rolls back together.
+ * Inside a transaction it joins the open one.
+ */
+export const withTransaction = <C extends { db: Queryable }, T>(ctx: C, work: (txCtx: C) => Promise<T>): Promise<T> =>
+  ctx.db.transaction((tx) => work({ ...ctx, db: tx }));

@@ -169,3 +169,45 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
     close: () => lite.close(),
   };
 }
+
+const UNIQUE_VIOLATION = '23505';
+
+/** Whether a statement failed on a unique constraint: any, or the one named. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const failure = error as { code?: string; constraint?: string };
+  return failure?.code === UNIQUE_VIOLATION && (constraint === undefined || failure.constraint === constraint);
+}
+
+/**
+ * Awaits a write whose duplicate is the caller's mistake, not ours: a unique violation (of
+ * `constraint` when named) becomes `refusal`, the catalogue's 409; any other failure goes through.
+ */
+export async function onUniqueViolation<T>(write: Promise<T>, refusal: () => Error | Promise<Error>, constraint?: string): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    if (isUniqueViolation(error, constraint)) throw await refusal();
+    throw error;
+  }
+}
+
+/**
+ * The SET list of a partial update: `column = $n` for each value given (undefined leaves the column
+ * as it is, null clears it), numbered after the statement's own first `offset` parameters, then
+ * `updated_at = now()`. Column names come from the repo's code, never from a request.
+ */
+export function updateSet(values: Record<string, unknown>, offset: number): { set: string; params: unknown[] } {
+  const given = Object.entries(values).filter(([, value]) => value !== undefined);
+  const set = [...given.map(([column], i) => `${column} = $${offset + i + 1}`), 'updated_at = now()'].join(', ');
+  return { set, params: given.map(([, value]) => value) };
+}
+
+/** The column and value lists of an INSERT of the values given (undefined ones are left to their defaults). */
+export function insertValues(values: Record<string, unknown>): { columns: string; placeholders: string; params: unknown[] } {
+  const given = Object.entries(values).filter(([, value]) => value !== undefined);
+  return {
+    columns: given.map(([column]) => column).join(', '),
+    placeholders: given.map((_, i) => `$${i + 1}`).join(', '),
+    params: given.map(([, value]) => value),
+  };
+}

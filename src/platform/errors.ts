@@ -1,5 +1,17 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  codeOf,
+  errorCatalogue,
+  FRAMEWORK_CODES,
+  renderMessage,
+  type ErrorCode,
+  type ErrorEntry,
+  type ErrorKey,
+  type ErrorParams,
+  type FrameworkStatus,
+  type ParamsOf,
+} from './error-catalogue.ts';
 
 export interface FieldError {
   path: string;
@@ -8,9 +20,10 @@ export interface FieldError {
 
 /** The one error type: thrown anywhere, rendered by `sendError` into the contract's error shape. */
 export class AppError extends Error {
+  /** Throw sites use `appError(key, params)`. */
   constructor(
     readonly statusCode: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly details?: FieldError[],
   ) {
@@ -18,9 +31,16 @@ export class AppError extends Error {
   }
 }
 
-export const notFound = (what: string) => new AppError(404, 'NOT_FOUND', `${what} not found.`);
-export const conflict = (code: string, message: string) => new AppError(409, code, message);
-export const badRequest = (code: string, message: string, details?: FieldError[]) => new AppError(400, code, message, details);
+/** What a throw site passes after the key: the sentence's parameters (none for a fixed sentence), then field details. */
+type ErrorArgs<K extends ErrorKey> = [ParamsOf<K>] extends [never]
+  ? [params?: Record<string, never>, details?: FieldError[]]
+  : [params: ErrorParams<K>, details?: FieldError[]];
+
+/** The catalogue's error for `key`, its sentence filled in: `appError('NOT_FOUND', { what: 'Agent' })`. */
+export function appError<K extends ErrorKey>(key: K, ...[params, details]: ErrorArgs<K>): AppError {
+  const entry: ErrorEntry = errorCatalogue[key];
+  return new AppError(entry.status, codeOf(key), renderMessage(entry.message, params), details);
+}
 
 interface AjvError {
   instancePath: string;
@@ -88,37 +108,29 @@ export function validationError(errors: AjvError[], part: string): AppError {
         ? 'The request body'
         : `The ${part}`
       : `${PART_NAMES[part] ?? 'Field'} '${first.path.slice(1).replaceAll('/', '.')}'`;
-  return new AppError(400, 'VALIDATION_FAILED', `${name} ${first.message}.`, details);
+  return appError('VALIDATION_FAILED', { subject: name, problem: first.message }, details);
 }
 
 function fromFastifyError(error: FastifyError): AppError {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'This content type is not accepted here; send the body as application/json.');
+      return appError('UNSUPPORTED_MEDIA_TYPE');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError(413, 'PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts; send a smaller one.');
+      return appError('PAYLOAD_TOO_LARGE');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new AppError(400, 'INVALID_CONTENT_LENGTH', 'The Content-Length header does not match the body sent.');
+      return appError('INVALID_CONTENT_LENGTH');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new AppError(400, 'INVALID_JSON', 'The request body is not valid JSON; check quotes, commas and brackets.');
+      return appError('INVALID_JSON');
   }
-  if (error.name === 'SyntaxError' && error.statusCode === 400) {
-    return new AppError(400, 'INVALID_JSON', 'The request body is not valid JSON; check quotes, commas and brackets.');
-  }
+  if (error.name === 'SyntaxError' && error.statusCode === 400) return appError('INVALID_JSON');
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
-    return new AppError(
-      status,
-      (STATUS_CODES[status] ?? 'Error').toUpperCase().replace(/[^A-Z]+/g, '_'),
-      error.message.endsWith('.') ? error.message : `${error.message}.`,
-    );
+    // A 4xx Node has no name for would come from no component we run; it reads as a plain 400.
+    const code = FRAMEWORK_CODES[status as FrameworkStatus] ?? FRAMEWORK_CODES[400];
+    return appError(`${code}.framework`, { message: error.message.endsWith('.') ? error.message : `${error.message}.` });
   }
-  return new AppError(
-    500,
-    'INTERNAL_ERROR',
-    'Something went wrong on our side; try again, and quote the request id if it keeps happening.',
-  );
+  return appError('INTERNAL_ERROR');
 }
 
 export function toAppError(error: unknown): AppError {

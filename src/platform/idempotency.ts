@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from './clock.ts';
 import type { Db } from './db.ts';
-import { AppError } from './errors.ts';
+import { appError } from './errors.ts';
 
 /** The tables the platform owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['idempotency_keys'] as const;
@@ -55,7 +55,7 @@ export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, 
     const key = request.headers['idempotency-key'];
     if (key === undefined) return;
     if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
-      throw new AppError(400, 'INVALID_IDEMPOTENCY_KEY', 'The Idempotency-Key header must be one value of 1 to 255 characters.');
+      throw appError('INVALID_IDEMPOTENCY_KEY');
     }
     const scope = scopeOf(request);
     const hash = requestHash(request);
@@ -77,17 +77,13 @@ export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, 
         request.idempotency = { scope, key };
         return;
       }
-      throw new AppError(409, 'IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry in a moment.');
+      throw appError('IDEMPOTENCY_KEY_IN_USE');
     }
     if (stored.request_hash !== hash) {
-      throw new AppError(
-        422,
-        'IDEMPOTENCY_KEY_REUSED',
-        'This Idempotency-Key was already used for a different request; use a new key for a new request.',
-      );
+      throw appError('IDEMPOTENCY_KEY_REUSED');
     }
     if (stored.status_code === null) {
-      throw new AppError(409, 'IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry in a moment.');
+      throw appError('IDEMPOTENCY_KEY_IN_USE');
     }
     reply.code(stored.status_code).header('idempotent-replayed', 'true');
     if (stored.content_type) reply.header('content-type', stored.content_type);

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../platform/db.ts';
+import { updateSet, type Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { VoiceProvider } from './schemas.ts';
 
@@ -48,7 +48,6 @@ const AGENT_COLUMNS =
   'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata, created_at, updated_at';
 const NUMBER_COLUMNS = 'id, tenant_id, phone_number, provider, label, inbound_agent_id, created_at, updated_at';
 
-export const UNIQUE_VIOLATION = '23505';
 export const FOREIGN_KEY_VIOLATION = '23503';
 
 const likePattern = (search: string | undefined) => (search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null);
@@ -124,37 +123,25 @@ export async function updateAgent(
   agentId: string,
   patch: Partial<AgentFields>,
 ): Promise<AgentRow | undefined> {
-  const { rows } = await db.query<AgentRow>(
-    `UPDATE agents SET
-       name = coalesce($3, name),
-       description = CASE WHEN $4::boolean THEN $5 ELSE description END,
-       language = coalesce($6, language),
-       voice = CASE WHEN $7::boolean THEN $8 ELSE voice END,
-       system_prompt = CASE WHEN $9::boolean THEN $10 ELSE system_prompt END,
-       first_message = CASE WHEN $11::boolean THEN $12 ELSE first_message END,
-       knowledge_base_ids = coalesce($13::uuid[], knowledge_base_ids),
-       tools = coalesce($14::text[], tools),
-       metadata = coalesce($15::jsonb, metadata),
-       updated_at = now()
-     WHERE tenant_id = $1 AND id = $2 RETURNING ${AGENT_COLUMNS}`,
-    [
-      tenantId,
-      agentId,
-      patch.name ?? null,
-      patch.description !== undefined,
-      patch.description ?? null,
-      patch.language ?? null,
-      patch.voice !== undefined,
-      patch.voice ?? null,
-      patch.systemPrompt !== undefined,
-      patch.systemPrompt ?? null,
-      patch.firstMessage !== undefined,
-      patch.firstMessage ?? null,
-      patch.knowledgeBaseIds ?? null,
-      patch.tools ?? null,
-      patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
-    ],
+  const { set, params } = updateSet(
+    {
+      name: patch.name ?? undefined,
+      description: patch.description,
+      language: patch.language ?? undefined,
+      voice: patch.voice,
+      system_prompt: patch.systemPrompt,
+      first_message: patch.firstMessage,
+      knowledge_base_ids: patch.knowledgeBaseIds ?? undefined,
+      tools: patch.tools ?? undefined,
+      metadata: patch.metadata && JSON.stringify(patch.metadata),
+    },
+    2,
   );
+  const { rows } = await db.query<AgentRow>(`UPDATE agents SET ${set} WHERE tenant_id = $1 AND id = $2 RETURNING ${AGENT_COLUMNS}`, [
+    tenantId,
+    agentId,
+    ...params,
+  ]);
   return rows[0];
 }
 
@@ -231,13 +218,10 @@ export async function updateVoiceNumber(
   numberId: string,
   patch: { label?: string | null; inboundAgentId?: string | null },
 ): Promise<VoiceNumberRow | undefined> {
+  const { set, params } = updateSet({ label: patch.label, inbound_agent_id: patch.inboundAgentId }, 2);
   const { rows } = await db.query<VoiceNumberRow>(
-    `UPDATE voice_numbers SET
-       label = CASE WHEN $3::boolean THEN $4 ELSE label END,
-       inbound_agent_id = CASE WHEN $5::boolean THEN $6::uuid ELSE inbound_agent_id END,
-       updated_at = now()
-     WHERE tenant_id = $1 AND id = $2 RETURNING ${NUMBER_COLUMNS}`,
-    [tenantId, numberId, patch.label !== undefined, patch.label ?? null, patch.inboundAgentId !== undefined, patch.inboundAgentId ?? null],
+    `UPDATE voice_numbers SET ${set} WHERE tenant_id = $1 AND id = $2 RETURNING ${NUMBER_COLUMNS}`,
+    [tenantId, numberId, ...params],
   );
   return rows[0];
 }

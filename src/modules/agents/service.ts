@@ -1,6 +1,6 @@
-import { inTx, type TenantCtx } from '../../platform/context.ts';
-import type { Queryable } from '../../platform/db.ts';
-import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
+import { withTransaction, type TenantCtx } from '../../platform/context.ts';
+import { isUniqueViolation, onUniqueViolation, type Queryable } from '../../platform/db.ts';
+import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
@@ -43,15 +43,11 @@ const toVoiceNumber = (row: repo.VoiceNumberRow): VoiceNumber => ({
 });
 
 const errorCode = (error: unknown) => (error as { code?: string }).code;
-const agentNotFound = () => notFound('Agent');
-const numberNotFound = () => notFound('Voice number');
-const duplicateAgentName = (name: string) => conflict('AGENT_NAME_TAKEN', `An agent named "${name}" already exists; choose another name.`);
+const agentNotFound = () => appError('NOT_FOUND', { what: 'Agent' });
+const numberNotFound = () => appError('NOT_FOUND', { what: 'Voice number' });
+const duplicateAgentName = (name: string) => appError('AGENT_NAME_TAKEN', { name });
 // Says nothing of who holds the number: it may be another tenant.
-const numberTaken = (phoneNumber: string) =>
-  conflict(
-    'VOICE_NUMBER_TAKEN',
-    `${phoneNumber} is already registered; a phone number can be registered only once on the platform, so register another number.`,
-  );
+const numberTaken = (phoneNumber: string) => appError('VOICE_NUMBER_TAKEN', { phoneNumber });
 
 /**
  * Asks the campaigns module whether a campaign that has not finished uses an agent or a voice
@@ -64,20 +60,16 @@ function canonicalLanguage(tag: string): string {
   try {
     return Intl.getCanonicalLocales(tag)[0]!;
   } catch {
-    throw badRequest('INVALID_LANGUAGE', `"${tag}" is not a BCP-47 language tag; use one such as en-US, es or pt-BR.`, [
-      { path: '/language', message: 'must be a BCP-47 language tag' },
-    ]);
+    throw appError('INVALID_LANGUAGE', { tag }, [{ path: '/language', message: 'must be a BCP-47 language tag' }]);
   }
 }
 
 function checkTools(tools: string[]): void {
   const index = tools.findIndex((name) => !isAgentTool(name));
   if (index === -1) return;
-  throw badRequest(
-    'UNKNOWN_TOOL',
-    `"${tools[index]}" is not a tool agents can use; choose from ${AGENT_TOOLS.map((tool) => tool.name).join(', ')}.`,
-    [{ path: `/tools/${index}`, message: 'is not a known tool' }],
-  );
+  throw appError('UNKNOWN_TOOL', { tool: tools[index]!, tools: AGENT_TOOLS.map((tool) => tool.name).join(', ') }, [
+    { path: `/tools/${index}`, message: 'is not a known tool' },
+  ]);
 }
 
 const knowledgeBaseIds = (ids: string[]) => [...new Set(ids.map((id) => id.toLowerCase()))];
@@ -106,12 +98,10 @@ export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promi
     tools: patch.tools ?? [],
     metadata: patch.metadata ?? {},
   };
-  try {
-    return toAgent(await repo.insertAgent(ctx.db, ctx.tenantId, { id: newId(), ...fields }));
-  } catch (error) {
-    if (errorCode(error) === repo.UNIQUE_VIOLATION) throw duplicateAgentName(input.name);
-    throw error;
-  }
+  const row = await onUniqueViolation(repo.insertAgent(ctx.db, ctx.tenantId, { id: newId(), ...fields }), () =>
+    duplicateAgentName(input.name),
+  );
+  return toAgent(row);
 }
 
 export async function listAgents(ctx: TenantCtx, search: string | undefined, page: Page) {
@@ -122,14 +112,9 @@ export async function listAgents(ctx: TenantCtx, search: string | undefined, pag
 export async function updateAgent(ctx: TenantCtx, agentId: string, input: UpdateAgentBody): Promise<Agent> {
   const patch = agentPatch(input);
   await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
-  try {
-    const row = await repo.updateAgent(ctx.db, ctx.tenantId, agentId, patch);
-    if (!row) throw agentNotFound();
-    return toAgent(row);
-  } catch (error) {
-    if (errorCode(error) === repo.UNIQUE_VIOLATION) throw duplicateAgentName(input.name ?? '');
-    throw error;
-  }
+  const row = await onUniqueViolation(repo.updateAgent(ctx.db, ctx.tenantId, agentId, patch), () => duplicateAgentName(input.name ?? ''));
+  if (!row) throw agentNotFound();
+  return toAgent(row);
 }
 
 /** Names of the agents that search a knowledge base (a base they search is not deleted). */
@@ -142,15 +127,12 @@ export async function agentsSearchingBase(ctx: TenantCtx, baseId: string): Promi
 
 /** Refused while a campaign that has not finished uses the agent; its numbers lose it as inbound agent. */
 export async function deleteAgent(ctx: TenantCtx, agentId: string, agentInUse: CampaignUsage): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    if (!(await repo.lockAgent(tx, ctx.tenantId, agentId))) throw agentNotFound();
-    if (await agentInUse(inTx(ctx, tx), agentId)) {
-      throw conflict(
-        'AGENT_IN_USE',
-        'A campaign that has not finished uses this agent; give that campaign another agent while it is a draft, or cancel it, then delete the agent.',
-      );
+  await withTransaction(ctx, async (txCtx) => {
+    if (!(await repo.lockAgent(txCtx.db, ctx.tenantId, agentId))) throw agentNotFound();
+    if (await agentInUse(txCtx, agentId)) {
+      throw appError('AGENT_IN_USE');
     }
-    await repo.deleteAgent(tx, ctx.tenantId, agentId);
+    await repo.deleteAgent(txCtx.db, ctx.tenantId, agentId);
   });
 }
 
@@ -167,25 +149,13 @@ export const agentExists = (ctx: TenantScope, agentId: string): Promise<boolean>
 export const hasAgents = (ctx: TenantScope): Promise<boolean> => repo.tenantHasAgents(ctx.db, ctx.tenantId);
 
 // Seed §4.7: these two do not exist; the answer names the route that does what was asked.
-export const executionsNotAnEndpoint = (agentId: string) =>
-  new AppError(
-    404,
-    'NOT_IMPLEMENTED',
-    `Agent executions are not an endpoint; list the agent's calls with GET /api/v1/call-logs?agentId=${agentId}.`,
-  );
-export const noBulkStopCalls = () =>
-  new AppError(
-    404,
-    'NOT_IMPLEMENTED',
-    "There is no bulk stop of an agent's calls; hang up each live call with POST /api/v1/call-logs/{id}/hangup.",
-  );
+export const executionsNotAnEndpoint = (agentId: string) => appError('NOT_IMPLEMENTED', { agentId });
+export const noBulkStopCalls = () => appError('NOT_IMPLEMENTED.bulkStop');
 
 function phoneNumberOf(raw: string): string {
   const phoneNumber = normalizePhoneNumber(raw.trim());
   if (!phoneNumber) {
-    throw badRequest('INVALID_PHONE_NUMBER', 'Invalid phone number; give it in E.164 form, such as +14155550100.', [
-      { path: '/phoneNumber', message: INVALID_PHONE },
-    ]);
+    throw appError('INVALID_PHONE_NUMBER', {}, [{ path: '/phoneNumber', message: INVALID_PHONE }]);
   }
   return phoneNumber;
 }
@@ -206,7 +176,7 @@ export async function createVoiceNumber(ctx: TenantCtx, input: CreateVoiceNumber
       }),
     );
   } catch (error) {
-    if (errorCode(error) === repo.UNIQUE_VIOLATION) throw numberTaken(phoneNumber);
+    if (isUniqueViolation(error)) throw numberTaken(phoneNumber);
     if (errorCode(error) === repo.FOREIGN_KEY_VIOLATION) throw agentNotFound(); // deleted since the check
     throw error;
   }
@@ -231,15 +201,12 @@ export async function updateVoiceNumber(ctx: TenantCtx, numberId: string, input:
 }
 
 export async function deleteVoiceNumber(ctx: TenantCtx, numberId: string, numberInUse: CampaignUsage): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    if (!(await repo.lockVoiceNumber(tx, ctx.tenantId, numberId))) throw numberNotFound();
-    if (await numberInUse(inTx(ctx, tx), numberId)) {
-      throw conflict(
-        'VOICE_NUMBER_IN_USE',
-        'A campaign that has not finished dials from this number; give that campaign another number while it is a draft, or cancel it, then delete the number.',
-      );
+  await withTransaction(ctx, async (txCtx) => {
+    if (!(await repo.lockVoiceNumber(txCtx.db, ctx.tenantId, numberId))) throw numberNotFound();
+    if (await numberInUse(txCtx, numberId)) {
+      throw appError('VOICE_NUMBER_IN_USE');
     }
-    await repo.deleteVoiceNumber(tx, ctx.tenantId, numberId);
+    await repo.deleteVoiceNumber(txCtx.db, ctx.tenantId, numberId);
   });
 }
 

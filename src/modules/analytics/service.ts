@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import type { TenantCtx } from '../../platform/context.ts';
-import { badRequest } from '../../platform/errors.ts';
+import { appError } from '../../platform/errors.ts';
 import { isUuid } from '../../platform/ids.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
 import type { Page } from '../../platform/pagination.ts';
@@ -21,9 +21,9 @@ function rangeOf(ctx: TenantCtx, query: { from?: string; to?: string; agentId?: 
     ['to', to],
   ] as const) {
     if (Number.isNaN(date.getTime()))
-      throw badRequest('VALIDATION_FAILED', `'${name}' is not a real instant.`, [{ path: `/${name}`, message: 'not a real instant' }]);
+      throw appError('VALIDATION_FAILED.notAnInstant', { name }, [{ path: `/${name}`, message: 'not a real instant' }]);
   }
-  if (from > to) throw badRequest('VALIDATION_FAILED', "'from' must not be after 'to'.", [{ path: '/from', message: 'after to' }]);
+  if (from > to) throw appError('VALIDATION_FAILED.fromAfterTo', {}, [{ path: '/from', message: 'after to' }]);
   return { from, to, agentId: query.agentId };
 }
 
@@ -81,11 +81,7 @@ export async function myTrends(ctx: TenantCtx, query: TrendsQuery): Promise<Tren
   let bucket = DateTime.fromJSDate(range.from, { zone: timezone }).startOf(interval);
   const end = DateTime.fromJSDate(range.to, { zone: timezone });
   while (bucket < end) {
-    if (series.length >= MAX_BUCKETS)
-      throw badRequest(
-        'RANGE_TOO_LARGE',
-        `The range holds more than ${MAX_BUCKETS} ${interval} buckets; choose a shorter range or a larger interval.`,
-      );
+    if (series.length >= MAX_BUCKETS) throw appError('RANGE_TOO_LARGE', { max: MAX_BUCKETS, interval });
     const row = byBucket.get(bucket.toMillis());
     series.push({
       bucket: bucket.toUTC().toISO()!,
@@ -116,12 +112,7 @@ export async function putBindings(ctx: TenantCtx, agentId: string, body: PutBind
     if (field.type !== 'enum' && field.enumValues) issues.push({ path: `/fields/${i}/enumValues`, message: 'only for type enum' });
     return issues;
   });
-  if (problems.length > 0)
-    throw badRequest(
-      'VALIDATION_FAILED',
-      'Field names must be unique, and enumValues must be given for, and only for, enum fields.',
-      problems,
-    );
+  if (problems.length > 0) throw appError('VALIDATION_FAILED.bindingFields', {}, problems);
   const stored = await repo.putBindings(ctx.db, ctx.tenantId, agentId, body.fields);
   return { agentId, fields: stored.fields, updatedAt: stored.updated_at.toISOString() };
 }

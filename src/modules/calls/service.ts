@@ -6,8 +6,8 @@
  */
 import type { Decimal } from 'decimal.js';
 import { addSeconds, isoOrNull } from '../../platform/clock.ts';
-import type { TenantCtx } from '../../platform/context.ts';
-import { AppError, conflict, notFound } from '../../platform/errors.ts';
+import { withTransaction, type TenantCtx } from '../../platform/context.ts';
+import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { ProviderError } from '../../providers/errors.ts';
@@ -239,8 +239,8 @@ export async function placeAttempts(ctx: TenantCtx, attempts: AttemptToPlace[]):
         await repo.updateLiveCall(ctx.db, ctx.tenantId, callId, { status: 'RINGING', providerCallId, deadlineAt });
       } catch (error) {
         const permanent = error instanceof ProviderError && error.permanent;
-        await ctx.db.transaction((tx) =>
-          finishCall({ ...ctx, db: tx }, callId, {
+        await withTransaction(ctx, (txCtx) =>
+          finishCall(txCtx, callId, {
             outcome: 'FAILED',
             endedAt: ctx.clock.now(),
             permanent,
@@ -270,11 +270,11 @@ async function connect(ctx: TenantCtx, providerName: string): Promise<TelephonyC
  * Rows are locked with SKIP LOCKED, so workers share the work.
  */
 export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Date, batchSize = 200): Promise<number> {
-  return ctx.db.transaction(async (tx) => {
-    const due = await repo.lockDueCalls(tx, now, batchSize);
+  return withTransaction(ctx, async (txCtx) => {
+    const due = await repo.lockDueCalls(txCtx.db, now, batchSize);
     const batch = new Map<string, unknown>();
     for (const call of due) {
-      const callCtx: TenantCtx = { ...ctx, db: tx, tenantId: call.tenant_id };
+      const callCtx: TenantCtx = { ...txCtx, tenantId: call.tenant_id };
       const advance = telephonyProvider(call.provider).telephony.advance;
       if (!advance) {
         const failureReason =
@@ -299,7 +299,7 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
         ctx.config.providerSettings,
       );
       if (step.live) {
-        await repo.updateLiveCall(tx, call.tenant_id, call.id, {
+        await repo.updateLiveCall(txCtx.db, call.tenant_id, call.id, {
           status: step.status,
           answeredAt: step.answeredAt,
           deadlineAt: step.deadlineAt,
@@ -330,19 +330,20 @@ export async function receiveStatusCallback(
   const provider = telephonyProvider(providerSlug.toUpperCase());
   const callbacks = provider.telephony.callbacks!;
   // One answer for an unknown call and a bad signature: a caller learns nothing about our calls.
-  const refused = () => new AppError(403, 'INVALID_SIGNATURE', `The ${callbacks.signatureHeader} header does not match this request.`);
+  const refused = () => appError('INVALID_SIGNATURE', { header: callbacks.signatureHeader });
   const providerCallId = callbacks.callIdOf(webhook);
-  await ctx.db.transaction(async (tx) => {
-    const call = providerCallId ? await repo.lockCallByProviderId(tx, provider.name, providerCallId) : undefined;
-    const connection = call ? await integrations.connectionTo({ ...ctx, db: tx, tenantId: call.tenant_id }, provider) : undefined;
-    if (!call || !connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
+  await withTransaction(ctx, async (txCtx) => {
+    const call = providerCallId ? await repo.lockCallByProviderId(txCtx.db, provider.name, providerCallId) : undefined;
+    const callCtx = call && { ...txCtx, tenantId: call.tenant_id };
+    const connection = callCtx ? await integrations.connectionTo(callCtx, provider) : undefined;
+    if (!call || !callCtx || !connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
     let update: CallUpdate | null;
     try {
       update = callbacks.read(webhook, call.answered_at !== null || call.status === 'IN_PROGRESS');
     } catch (error) {
-      throw new AppError(400, 'UNKNOWN_CALL_STATUS', (error as Error).message);
+      throw appError('UNKNOWN_CALL_STATUS', { reason: (error as Error).message });
     }
-    if (update) await applyUpdate({ ...ctx, db: tx, tenantId: call.tenant_id }, call, update);
+    if (update) await applyUpdate(callCtx, call, update);
   });
 }
 
@@ -385,8 +386,7 @@ async function applyUpdate(ctx: TenantCtx, call: repo.CallRow, update: CallUpdat
 export async function listCalls(ctx: TenantCtx, query: CallQuery, page: Page) {
   const from = query.from ? new Date(query.from) : undefined;
   const to = query.to ? new Date(query.to) : undefined;
-  if (from && to && from > to)
-    throw new AppError(400, 'VALIDATION_FAILED', "'from' must not be after 'to'.", [{ path: '/from', message: 'after to' }]);
+  if (from && to && from > to) throw appError('VALIDATION_FAILED.fromAfterTo', {}, [{ path: '/from', message: 'after to' }]);
   const { rows, total } = await repo.listCalls(ctx.db, ctx.tenantId, { ...query, from, to }, page);
   return { data: rows.map(toCall), total };
 }
@@ -396,7 +396,7 @@ export const findCallRow = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: string)
 
 export async function getCall(ctx: TenantCtx, id: string): Promise<Call> {
   const row = await repo.findCall(ctx.db, ctx.tenantId, id);
-  if (!row) throw notFound('Call');
+  if (!row) throw appError('NOT_FOUND', { what: 'Call' });
   return toCall(row);
 }
 
@@ -406,13 +406,12 @@ export async function getCall(ctx: TenantCtx, id: string): Promise<Call> {
  * final status callback then ends it.
  */
 export async function hangupCall(ctx: TenantCtx, id: string): Promise<void> {
-  const atProvider = await ctx.db.transaction(async (tx) => {
-    const call = await repo.lockCall(tx, ctx.tenantId, id);
-    if (!call) throw notFound('Call');
-    if (call.status === 'ENDED') throw conflict('CALL_NOT_LIVE', 'The call has already ended; only a live call can be hung up.');
+  const atProvider = await withTransaction(ctx, async (txCtx) => {
+    const call = await repo.lockCall(txCtx.db, ctx.tenantId, id);
+    if (!call) throw appError('NOT_FOUND', { what: 'Call' });
+    if (call.status === 'ENDED') throw appError('CALL_NOT_LIVE');
     if (!telephonyProvider(call.provider).telephony.advance && call.provider_call_id) return call;
     const now = ctx.clock.now();
-    const txCtx = { ...ctx, db: tx };
     if (call.status === 'IN_PROGRESS') {
       await finishCall(txCtx, id, answeredUntil(call, now, { failureReason: 'Hung up by the user.' }));
     } else {
@@ -424,7 +423,7 @@ export async function hangupCall(ctx: TenantCtx, id: string): Promise<void> {
   try {
     await (await connect(ctx, atProvider.provider)).hangup(atProvider.provider_call_id!);
   } catch (error) {
-    throw new AppError(502, 'PROVIDER_ERROR', `${atProvider.provider} refused to hang up the call: ${(error as Error).message}`);
+    throw appError('PROVIDER_ERROR', { provider: atProvider.provider, reason: (error as Error).message });
   }
 }
 
@@ -434,16 +433,10 @@ export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId
   const provider = telephonyProvider(number.provider);
   const placeAtOnce = provider.telephony.placeAtOnce;
   if (!placeAtOnce || !provider.telephony.advance) {
-    throw conflict(
-      'NOT_A_SIMULATOR_NUMBER',
-      `Voice number ${number.phoneNumber} uses ${number.provider}; simulated calls need a SIMULATOR number.`,
-    );
+    throw appError('NOT_A_SIMULATOR_NUMBER', { phoneNumber: number.phoneNumber, provider: number.provider });
   }
   const fromNumber = normalizePhoneNumber(input.fromNumber);
-  if (!fromNumber)
-    throw new AppError(400, 'VALIDATION_FAILED', 'fromNumber is not a valid E.164 phone number.', [
-      { path: '/fromNumber', message: 'Invalid phone number' },
-    ]);
+  if (!fromNumber) throw appError('VALIDATION_FAILED.fromNumber', {}, [{ path: '/fromNumber', message: 'Invalid phone number' }]);
   const now = ctx.clock.now();
   const call: repo.NewCall = {
     id: newId(),

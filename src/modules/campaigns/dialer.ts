@@ -1,5 +1,4 @@
-import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
-import type { Queryable } from '../../platform/db.ts';
+import { tenantCtx, withTransaction, type Deps } from '../../platform/context.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import { isInsideCallWindow } from './call-window.ts';
@@ -8,8 +7,6 @@ import { announceStatus, beginDialling, changeStatus, startProblem, windowOf } f
 
 const SCHEDULED_BATCH = 20;
 const CALL_BATCH = 200;
-
-const ctxOf = (deps: Deps, tenantId: string, db: Queryable = deps.db): TenantCtx => ({ ...tenantCtx(deps, tenantId), db });
 
 /**
  * One pass of the dialer (worker role): start SCHEDULED campaigns that are due, move live calls
@@ -31,21 +28,21 @@ export async function dialerTick(deps: Deps): Promise<number> {
 }
 
 async function completeFinished(deps: Deps, now: Date): Promise<number> {
-  return deps.db.transaction(async (tx) => {
-    const completed = await repo.completeFinishedCampaigns(tx, now);
-    for (const row of completed) await announceStatus(ctxOf(deps, row.tenant_id, tx), row);
+  return withTransaction(deps, async (txDeps) => {
+    const completed = await repo.completeFinishedCampaigns(txDeps.db, now);
+    for (const row of completed) await announceStatus(tenantCtx(txDeps, row.tenant_id), row);
     return completed.length;
   });
 }
 
 async function startDueScheduled(deps: Deps, now: Date): Promise<number> {
-  return deps.db.transaction(async (tx) => {
-    const due = await repo.lockDueScheduled(tx, now, SCHEDULED_BATCH);
+  return withTransaction(deps, async (txDeps) => {
+    const due = await repo.lockDueScheduled(txDeps.db, now, SCHEDULED_BATCH);
     for (const campaign of due) {
-      const ctx = ctxOf(deps, campaign.tenant_id, tx);
+      const ctx = tenantCtx(txDeps, campaign.tenant_id);
       const problem = await startProblem(ctx, campaign);
       // A campaign that cannot start stays SCHEDULED and says why; it starts once fixed.
-      if (problem) await repo.setStatusReason(tx, campaign.tenant_id, campaign.id, `Not started: ${problem.message}`);
+      if (problem) await repo.setStatusReason(txDeps.db, campaign.tenant_id, campaign.id, `Not started: ${problem.message}`);
       else await beginDialling(ctx, campaign);
     }
     return due.length;
@@ -54,49 +51,52 @@ async function startDueScheduled(deps: Deps, now: Date): Promise<number> {
 
 /** Claims and dials the campaign's due contacts, within its concurrency and its number's pace. */
 async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, now: Date): Promise<number> {
-  const claimed = await deps.db.transaction(async (tx): Promise<{ count: number; toPlace: calls.AttemptToPlace[] }> => {
-    const campaign = await repo.lockRunningCampaign(tx, tenantId, campaignId);
-    if (!campaign || !isInsideCallWindow(now, windowOf(campaign))) return { count: 0, toPlace: [] };
-    const ctx = ctxOf(deps, tenantId, tx);
-    const number = campaign.voice_number_id ? await agents.findVoiceNumber(ctx, campaign.voice_number_id) : undefined;
-    if (!number || !campaign.agent_id) {
-      await changeStatus(
+  const claimed = await withTransaction(
+    tenantCtx(deps, tenantId),
+    async (ctx): Promise<{ count: number; toPlace: calls.AttemptToPlace[] }> => {
+      const tx = ctx.db;
+      const campaign = await repo.lockRunningCampaign(tx, tenantId, campaignId);
+      if (!campaign || !isInsideCallWindow(now, windowOf(campaign))) return { count: 0, toPlace: [] };
+      const number = campaign.voice_number_id ? await agents.findVoiceNumber(ctx, campaign.voice_number_id) : undefined;
+      if (!number || !campaign.agent_id) {
+        await changeStatus(
+          ctx,
+          campaignId,
+          ['RUNNING'],
+          'PAUSED',
+          'Paused: the campaign lost its agent or voice number and cannot dial; cancel it and create a new one.',
+        );
+        return { count: 1, toPlace: [] };
+      }
+      const providerProblem = await calls.providerProblem(ctx, number.provider);
+      if (providerProblem) {
+        await changeStatus(ctx, campaignId, ['RUNNING'], 'PAUSED', `Paused: ${providerProblem}`);
+        return { count: 1, toPlace: [] };
+      }
+      const slots = campaign.max_concurrent_calls - (await repo.liveContactCount(tx, tenantId, campaignId));
+      if (slots <= 0) return { count: 0, toPlace: [] };
+      const due = await repo.dueContacts(tx, tenantId, campaignId, now, slots);
+      if (due.length === 0) return { count: 0, toPlace: [] };
+      const granted = await repo.takeDialSlots(tx, tenantId, number.id, due.length, now, deps.config.dialer.callsPerSecond);
+      const claimed = due.slice(0, granted);
+      if (claimed.length === 0) return { count: 0, toPlace: [] };
+      const started = await calls.startAttempts(
         ctx,
-        campaignId,
-        ['RUNNING'],
-        'PAUSED',
-        'Paused: the campaign lost its agent or voice number and cannot dial; cancel it and create a new one.',
+        claimed.map((contact) => ({
+          agentId: campaign.agent_id!,
+          campaignId,
+          contact: { id: contact.contact_id, phoneNumber: contact.phone_number, name: contact.name, metadata: contact.metadata },
+          attempt: contact.attempts + 1,
+          voiceNumber: number,
+          dialTimeout: campaign.dial_timeout,
+        })),
       );
-      return { count: 1, toPlace: [] };
-    }
-    const providerProblem = await calls.providerProblem(ctx, number.provider);
-    if (providerProblem) {
-      await changeStatus(ctx, campaignId, ['RUNNING'], 'PAUSED', `Paused: ${providerProblem}`);
-      return { count: 1, toPlace: [] };
-    }
-    const slots = campaign.max_concurrent_calls - (await repo.liveContactCount(tx, tenantId, campaignId));
-    if (slots <= 0) return { count: 0, toPlace: [] };
-    const due = await repo.dueContacts(tx, tenantId, campaignId, now, slots);
-    if (due.length === 0) return { count: 0, toPlace: [] };
-    const granted = await repo.takeDialSlots(tx, tenantId, number.id, due.length, now, deps.config.dialer.callsPerSecond);
-    const claimed = due.slice(0, granted);
-    if (claimed.length === 0) return { count: 0, toPlace: [] };
-    const started = await calls.startAttempts(
-      ctx,
-      claimed.map((contact) => ({
-        agentId: campaign.agent_id!,
-        campaignId,
-        contact: { id: contact.contact_id, phoneNumber: contact.phone_number, name: contact.name, metadata: contact.metadata },
-        attempt: contact.attempts + 1,
-        voiceNumber: number,
-        dialTimeout: campaign.dial_timeout,
-      })),
-    );
-    await repo.markDialling(tx, tenantId, campaignId, started.calls, campaign.max_attempts);
-    return { count: claimed.length, toPlace: started.toPlace };
-  });
+      await repo.markDialling(tx, tenantId, campaignId, started.calls, campaign.max_attempts);
+      return { count: claimed.length, toPlace: started.toPlace };
+    },
+  );
   // Provider calls are placed after the attempt is committed, never inside the transaction.
-  await calls.placeAttempts(ctxOf(deps, tenantId), claimed.toPlace);
+  await calls.placeAttempts(tenantCtx(deps, tenantId), claimed.toPlace);
   return claimed.count;
 }
 

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../platform/db.ts';
+import { insertValues, updateSet, type Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { CampaignStatus } from './schemas.ts';
 
@@ -53,19 +53,19 @@ export const COLUMNS = {
 export type CampaignValues = Partial<Record<keyof typeof COLUMNS, unknown>>;
 
 export const UNFINISHED: CampaignStatus[] = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED'];
-export const UNIQUE_VIOLATION = '23505';
 
-const sqlValue = (value: unknown) =>
-  value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date) ? JSON.stringify(value) : value;
+// By column name; metadata (a plain object) is jsonb, call days an SQL array.
+const toColumns = (values: CampaignValues) =>
+  Object.fromEntries(
+    (Object.entries(values) as [keyof typeof COLUMNS, unknown][]).map(([key, value]) => [
+      COLUMNS[key],
+      value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date) ? JSON.stringify(value) : value,
+    ]),
+  );
 
 export async function insertCampaign(db: Queryable, tenantId: string, id: string, values: CampaignValues): Promise<CampaignRow> {
-  const entries = Object.entries(values).filter(([, value]) => value !== undefined) as [keyof typeof COLUMNS, unknown][];
-  const columns = ['tenant_id', 'id', ...entries.map(([key]) => COLUMNS[key])];
-  const params = [tenantId, id, ...entries.map(([, value]) => sqlValue(value))];
-  const { rows } = await db.query<CampaignRow>(
-    `INSERT INTO campaigns (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`,
-    params,
-  );
+  const { columns, placeholders, params } = insertValues({ tenant_id: tenantId, id, ...toColumns(values) });
+  const { rows } = await db.query<CampaignRow>(`INSERT INTO campaigns (${columns}) VALUES (${placeholders}) RETURNING *`, params);
   return rows[0]!;
 }
 
@@ -77,12 +77,10 @@ export async function updateCampaign(
   values: CampaignValues,
   inStatuses: CampaignStatus[],
 ): Promise<CampaignRow | undefined> {
-  const entries = Object.entries(values).filter(([, value]) => value !== undefined) as [keyof typeof COLUMNS, unknown][];
-  const sets = entries.map(([key], i) => `${COLUMNS[key]} = $${i + 4}`);
+  const { set, params } = updateSet(toColumns(values), 3);
   const { rows } = await db.query<CampaignRow>(
-    `UPDATE campaigns SET ${[...sets, 'updated_at = now()'].join(', ')}
-     WHERE tenant_id = $1 AND id = $2 AND status = ANY($3::text[]) RETURNING *`,
-    [tenantId, id, inStatuses, ...entries.map(([, value]) => sqlValue(value))],
+    `UPDATE campaigns SET ${set} WHERE tenant_id = $1 AND id = $2 AND status = ANY($3::text[]) RETURNING *`,
+    [tenantId, id, inStatuses, ...params],
   );
   return rows[0];
 }

@@ -1,5 +1,6 @@
-import type { TenantCtx } from '../../platform/context.ts';
-import { AppError, conflict, notFound } from '../../platform/errors.ts';
+import { withTransaction, type TenantCtx } from '../../platform/context.ts';
+import { onUniqueViolation } from '../../platform/db.ts';
+import { AppError, appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import * as agents from '../agents/service.ts';
@@ -50,12 +51,8 @@ export const toCampaign = (row: repo.CampaignRow): Campaign => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
-const campaignNotFound = () => notFound('Campaign');
-const invalid = (path: string, message: string) => new AppError(400, 'VALIDATION_FAILED', `${message}.`, [{ path, message }]);
-const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === repo.UNIQUE_VIOLATION;
-const nameTaken = (name: string) => conflict('CAMPAIGN_NAME_TAKEN', `A campaign named "${name}" already exists; choose another name.`);
-const notAllowed = (code: string, action: string, allowed: string, status: CampaignStatus) =>
-  conflict(code, `Only a campaign that is ${allowed} can be ${action}; this one is ${status}.`);
+const campaignNotFound = () => appError('NOT_FOUND', { what: 'Campaign' });
+const nameTaken = (name: string) => appError('CAMPAIGN_NAME_TAKEN', { name });
 
 /** The rules of seed §2.4 and §8 that a schema cannot say, on the campaign as it would be after the change. */
 async function checkReferences(
@@ -63,10 +60,15 @@ async function checkReferences(
   merged: { timezone: string; callWindowStart: string; callWindowEnd: string },
   input: UpdateCampaignBody,
 ) {
-  if (!isValidTimeZone(merged.timezone))
-    throw invalid('/timezone', `Unknown time zone "${merged.timezone}"; use an IANA name such as America/New_York`);
-  if (minutesOfDay(merged.callWindowStart) >= minutesOfDay(merged.callWindowEnd)) {
-    throw invalid('/callWindowStart', `callWindowStart (${merged.callWindowStart}) must be before callWindowEnd (${merged.callWindowEnd})`);
+  const { timezone, callWindowStart: start, callWindowEnd: end } = merged;
+  // details repeats the sentence, as for the schema's own checks.
+  if (!isValidTimeZone(timezone)) {
+    const message = `Unknown time zone "${timezone}"; use an IANA name such as America/New_York`;
+    throw appError('VALIDATION_FAILED.timezone', { timezone }, [{ path: '/timezone', message }]);
+  }
+  if (minutesOfDay(start) >= minutesOfDay(end)) {
+    const message = `callWindowStart (${start}) must be before callWindowEnd (${end})`;
+    throw appError('VALIDATION_FAILED.callWindow', { start, end }, [{ path: '/callWindowStart', message }]);
   }
   if (input.agentId) await agents.requireAgent(ctx, input.agentId);
   if (input.voiceNumberId) await agents.requireVoiceNumber(ctx, input.voiceNumberId);
@@ -76,12 +78,9 @@ async function checkReferences(
 async function requireDiallableList(ctx: TenantCtx, listId: string) {
   const list = await contacts.getList(ctx, listId);
   if (list.contactCount < MIN_LIST_CONTACTS) {
-    throw new AppError(
-      400,
-      'LIST_TOO_SMALL',
-      `A campaign's contact list must have at least ${MIN_LIST_CONTACTS} contacts; "${list.name}" has ${list.contactCount}.`,
-      [{ path: '/contactListId', message: `at least ${MIN_LIST_CONTACTS} contacts needed` }],
-    );
+    throw appError('LIST_TOO_SMALL', { min: MIN_LIST_CONTACTS, list: list.name, count: list.contactCount }, [
+      { path: '/contactListId', message: `at least ${MIN_LIST_CONTACTS} contacts needed` },
+    ]);
   }
 }
 
@@ -89,13 +88,11 @@ export async function createCampaign(ctx: TenantCtx, input: CreateCampaignBody):
   const timezone = input.timezone ?? (await identity.tenantTimezone(ctx)) ?? 'UTC';
   const values = { ...DEFAULTS, ...input, timezone };
   await checkReferences(ctx, values, input);
-  try {
-    const row = await repo.insertCampaign(ctx.db, ctx.tenantId, newId(), { ...values, status: input.scheduledAt ? 'SCHEDULED' : 'DRAFT' });
-    return toCampaign(row);
-  } catch (error) {
-    if (isUniqueViolation(error)) throw nameTaken(input.name);
-    throw error;
-  }
+  const status = input.scheduledAt ? 'SCHEDULED' : 'DRAFT';
+  const row = await onUniqueViolation(repo.insertCampaign(ctx.db, ctx.tenantId, newId(), { ...values, status }), () =>
+    nameTaken(input.name),
+  );
+  return toCampaign(row);
 }
 
 /** Seed §4.3: only a DRAFT campaign may be changed; setting scheduledAt moves it to SCHEDULED. */
@@ -103,10 +100,7 @@ export async function updateCampaign(ctx: TenantCtx, id: string, input: UpdateCa
   const current = await repo.findCampaign(ctx.db, ctx.tenantId, id);
   if (!current) throw campaignNotFound();
   if (current.status !== 'DRAFT') {
-    throw conflict(
-      'CAMPAIGN_NOT_DRAFT',
-      `Only DRAFT campaigns can be updated; this one is ${current.status}. Create a new campaign to change its settings.`,
-    );
+    throw appError('CAMPAIGN_NOT_DRAFT', { status: current.status });
   }
   await checkReferences(
     ctx,
@@ -117,16 +111,10 @@ export async function updateCampaign(ctx: TenantCtx, id: string, input: UpdateCa
     },
     input,
   );
-  try {
-    const row = await repo.updateCampaign(ctx.db, ctx.tenantId, id, { ...input, ...(input.scheduledAt ? { status: 'SCHEDULED' } : {}) }, [
-      'DRAFT',
-    ]);
-    if (!row) throw conflict('CAMPAIGN_NOT_DRAFT', 'Only DRAFT campaigns can be updated; this one changed status meanwhile.');
-    return toCampaign(row);
-  } catch (error) {
-    if (isUniqueViolation(error)) throw nameTaken(input.name ?? '');
-    throw error;
-  }
+  const change = { ...input, ...(input.scheduledAt ? { status: 'SCHEDULED' as const } : {}) };
+  const row = await onUniqueViolation(repo.updateCampaign(ctx.db, ctx.tenantId, id, change, ['DRAFT']), () => nameTaken(input.name ?? ''));
+  if (!row) throw appError('CAMPAIGN_NOT_DRAFT.changed');
+  return toCampaign(row);
 }
 
 export async function getCampaign(ctx: TenantCtx, id: string): Promise<Campaign> {
@@ -182,17 +170,13 @@ export async function deleteCampaign(ctx: TenantCtx, id: string): Promise<void> 
   const row = await repo.findCampaign(ctx.db, ctx.tenantId, id);
   if (!row) throw campaignNotFound();
   if (!(await repo.deleteCampaign(ctx.db, ctx.tenantId, id, DELETABLE))) {
-    throw conflict(
-      'CAMPAIGN_NOT_DELETABLE',
-      `A ${row.status} campaign cannot be deleted; pause and cancel it first (DRAFT, COMPLETED and CANCELLED campaigns can be deleted).`,
-    );
+    throw appError('CAMPAIGN_NOT_DELETABLE', { status: row.status });
   }
 }
 
 /** Why a campaign cannot start now, as one sentence, or null when it can. */
 export async function startProblem(ctx: TenantCtx, row: repo.CampaignRow): Promise<AppError | null> {
-  const missing = (what: string, field: string) =>
-    conflict('CAMPAIGN_NOT_READY', `The campaign has no ${what}; set ${field} with PATCH while it is DRAFT, or create a new campaign.`);
+  const missing = (what: string, field: string) => appError('CAMPAIGN_NOT_READY', { what, field });
   if (!row.agent_id || !(await agents.agentExists(ctx, row.agent_id))) return missing('agent', 'agentId');
   if (!row.voice_number_id || !(await agents.voiceNumberExists(ctx, row.voice_number_id))) return missing('voice number', 'voiceNumberId');
   if (!row.contact_list_id) return missing('contact list', 'contactListId');
@@ -204,22 +188,17 @@ export async function startProblem(ctx: TenantCtx, row: repo.CampaignRow): Promi
   }
   const balance = await identity.walletBalance(ctx);
   if (!balance.amount.greaterThan(0)) {
-    return conflict(
-      'WALLET_EMPTY',
-      `The wallet balance is ${balance.amount.toFixed(4)} ${balance.currency}; credit the wallet before starting calls.`,
-    );
+    return appError('WALLET_EMPTY', { balance: balance.amount.toFixed(4), currency: balance.currency });
   }
   return null;
 }
 
 /** DRAFT or SCHEDULED → RUNNING: checks readiness and copies the list's contacts, in one transaction. */
 export async function startCampaign(ctx: TenantCtx, id: string): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    const txCtx = { ...ctx, db: tx };
-    const row = await repo.findCampaign(tx, ctx.tenantId, id, true);
+  await withTransaction(ctx, async (txCtx) => {
+    const row = await repo.findCampaign(txCtx.db, ctx.tenantId, id, true);
     if (!row) throw campaignNotFound();
-    if (row.status !== 'DRAFT' && row.status !== 'SCHEDULED')
-      throw notAllowed('CAMPAIGN_NOT_STARTABLE', 'started', 'DRAFT or SCHEDULED', row.status);
+    if (row.status !== 'DRAFT' && row.status !== 'SCHEDULED') throw appError('CAMPAIGN_NOT_STARTABLE', { status: row.status });
     const problem = await startProblem(txCtx, row);
     if (problem) throw problem;
     await beginDialling(txCtx, row);
@@ -268,29 +247,24 @@ export async function changeStatus(
 }
 
 export async function pauseCampaign(ctx: TenantCtx, id: string): Promise<void> {
-  await transition(ctx, id, ['RUNNING'], 'PAUSED', (status) => notAllowed('CAMPAIGN_NOT_RUNNING', 'paused', 'RUNNING', status));
+  await transition(ctx, id, ['RUNNING'], 'PAUSED', (status) => appError('CAMPAIGN_NOT_RUNNING', { status }));
 }
 
 export async function resumeCampaign(ctx: TenantCtx, id: string): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    const row = await repo.findCampaign(tx, ctx.tenantId, id, true);
+  await withTransaction(ctx, async (txCtx) => {
+    const row = await repo.findCampaign(txCtx.db, ctx.tenantId, id, true);
     if (!row) throw campaignNotFound();
-    if (row.status !== 'PAUSED') throw notAllowed('CAMPAIGN_NOT_PAUSED', 'resumed', 'PAUSED', row.status);
-    const balance = await identity.walletBalance({ ...ctx, db: tx });
+    if (row.status !== 'PAUSED') throw appError('CAMPAIGN_NOT_PAUSED', { status: row.status });
+    const balance = await identity.walletBalance(txCtx);
     if (!balance.amount.greaterThan(0)) {
-      throw conflict(
-        'WALLET_EMPTY',
-        `The wallet balance is ${balance.amount.toFixed(4)} ${balance.currency}; credit the wallet before resuming calls.`,
-      );
+      throw appError('WALLET_EMPTY.resume', { balance: balance.amount.toFixed(4), currency: balance.currency });
     }
-    await changeStatus({ ...ctx, db: tx }, id, ['PAUSED'], 'RUNNING');
+    await changeStatus(txCtx, id, ['PAUSED'], 'RUNNING');
   });
 }
 
 export async function cancelCampaign(ctx: TenantCtx, id: string): Promise<void> {
-  await transition(ctx, id, repo.UNFINISHED, 'CANCELLED', (status) =>
-    conflict('CAMPAIGN_FINISHED', `The campaign is already ${status}; there is nothing to cancel.`),
-  );
+  await transition(ctx, id, repo.UNFINISHED, 'CANCELLED', (status) => appError('CAMPAIGN_FINISHED', { status }));
 }
 
 async function transition(
@@ -300,9 +274,9 @@ async function transition(
   to: CampaignStatus,
   refusal: (status: CampaignStatus) => AppError,
 ) {
-  await ctx.db.transaction(async (tx) => {
-    if (await changeStatus({ ...ctx, db: tx }, id, from, to)) return;
-    const current = await repo.findCampaign(tx, ctx.tenantId, id);
+  await withTransaction(ctx, async (txCtx) => {
+    if (await changeStatus(txCtx, id, from, to)) return;
+    const current = await repo.findCampaign(txCtx.db, ctx.tenantId, id);
     if (!current) throw campaignNotFound();
     throw refusal(current.status);
   });

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
-import { AppError } from '../../platform/errors.ts';
+import { AppError, appError } from '../../platform/errors.ts';
 import { isPlainObject, METADATA_NOT_OBJECT } from './contact-fields.ts';
 
 /** Reading an uploaded CSV into numbered contact rows (seed §4.4, contract §4). */
@@ -33,8 +33,6 @@ export interface CsvRow {
   row: number;
   fields: { phoneNumber?: string; name?: string; email?: string; metadata?: unknown };
 }
-
-const badCsv = (message: string) => new AppError(400, 'INVALID_CSV', message);
 
 /** Maps one record by its header; extra columns become string entries of metadata. */
 function toRow(header: string[], fieldOf: (Field | undefined)[], record: string[], row: number): CsvRow {
@@ -81,9 +79,7 @@ export async function readCsvRows(input: Readable): Promise<CsvRow[]> {
         header = record;
         fieldOf = header.map(fieldOfHeader);
         if (!fieldOf.includes('phoneNumber')) {
-          throw badCsv(
-            `The CSV has no phone column; name one column ${PHONE_HEADERS.join(', ')} (any case, with spaces, underscores or hyphens).`,
-          );
+          throw appError('INVALID_CSV.noPhoneColumn', { headers: PHONE_HEADERS.join(', ') });
         }
         continue;
       }
@@ -95,12 +91,11 @@ export async function readCsvRows(input: Readable): Promise<CsvRow[]> {
     input.resume(); // let the rest of the upload drain
     if (error instanceof AppError) throw error;
     if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-      throw new AppError(413, 'PAYLOAD_TOO_LARGE', 'The CSV file is larger than 5 MB; split it into smaller files.');
+      throw appError('PAYLOAD_TOO_LARGE.csv');
     }
-    throw badCsv(`The file is not valid CSV: ${(error as Error).message}.`);
+    throw appError('INVALID_CSV', { reason: (error as Error).message });
   }
-  if (!header) throw badCsv('The CSV file is empty; it needs a header row and at least one contact.');
-  if (dataRows > MAX_CSV_ROWS)
-    throw badCsv(`The CSV has ${dataRows} rows; at most ${MAX_CSV_ROWS} contacts can be uploaded at once, so nothing was imported.`);
+  if (!header) throw appError('INVALID_CSV.empty');
+  if (dataRows > MAX_CSV_ROWS) throw appError('INVALID_CSV.tooManyRows', { rows: dataRows, max: MAX_CSV_ROWS });
   return rows;
 }

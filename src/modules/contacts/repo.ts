@@ -1,4 +1,4 @@
-import type { Queryable } from '../../platform/db.ts';
+import { updateSet, type Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { ContactFields } from './contact-fields.ts';
 
@@ -29,8 +29,6 @@ export interface ContactRow {
 
 const LIST_COLUMNS = 'l.id, l.tenant_id, l.name, l.metadata, l.contact_count, l.created_at, l.updated_at';
 const CONTACT_COLUMNS = 'id, tenant_id, list_id, phone_number, name, email, metadata, created_at, updated_at';
-
-export const UNIQUE_VIOLATION = '23505';
 
 export async function insertList(
   db: Queryable,
@@ -88,11 +86,8 @@ export async function updateList(
   listId: string,
   patch: { name?: string; metadata?: Record<string, unknown> },
 ): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE contact_lists SET name = coalesce($3, name), metadata = coalesce($4::jsonb, metadata), updated_at = now()
-     WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, listId, patch.name ?? null, patch.metadata === undefined ? null : JSON.stringify(patch.metadata)],
-  );
+  const { set, params } = updateSet({ name: patch.name ?? undefined, metadata: patch.metadata && JSON.stringify(patch.metadata) }, 2);
+  const { rowCount } = await db.query(`UPDATE contact_lists SET ${set} WHERE tenant_id = $1 AND id = $2`, [tenantId, listId, ...params]);
   return rowCount === 1;
 }
 
@@ -171,25 +166,18 @@ export async function updateContact(
   contactId: string,
   patch: { phoneNumber?: string; name?: string | null; email?: string | null; metadata?: Record<string, unknown> },
 ): Promise<ContactRow | undefined> {
+  const { set, params } = updateSet(
+    {
+      phone_number: patch.phoneNumber ?? undefined,
+      name: patch.name,
+      email: patch.email,
+      metadata: patch.metadata && JSON.stringify(patch.metadata),
+    },
+    3,
+  );
   const { rows } = await db.query<ContactRow>(
-    `UPDATE contacts SET
-       phone_number = coalesce($4, phone_number),
-       name = CASE WHEN $5::boolean THEN $6 ELSE name END,
-       email = CASE WHEN $7::boolean THEN $8 ELSE email END,
-       metadata = coalesce($9::jsonb, metadata),
-       updated_at = now()
-     WHERE tenant_id = $1 AND list_id = $2 AND id = $3 RETURNING ${CONTACT_COLUMNS}`,
-    [
-      tenantId,
-      listId,
-      contactId,
-      patch.phoneNumber ?? null,
-      patch.name !== undefined,
-      patch.name ?? null,
-      patch.email !== undefined,
-      patch.email ?? null,
-      patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
-    ],
+    `UPDATE contacts SET ${set} WHERE tenant_id = $1 AND list_id = $2 AND id = $3 RETURNING ${CONTACT_COLUMNS}`,
+    [tenantId, listId, contactId, ...params],
   );
   return rows[0];
 }

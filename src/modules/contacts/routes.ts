@@ -6,7 +6,7 @@ import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
-import { AppError } from '../../platform/errors.ts';
+import { appError } from '../../platform/errors.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import { readCsvRows } from './csv-rows.ts';
 import * as contacts from './service.ts';
@@ -162,15 +162,13 @@ async function mountContactRoutes(
       },
     },
     async (request) => {
-      if (!request.isMultipart())
-        throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the CSV as multipart/form-data with the file in a field named "file".');
+      if (!request.isMultipart()) throw appError('UNSUPPORTED_MEDIA_TYPE.csv');
       const ctx = ctxOf(request);
       await contacts.requireList(ctx, request.params.id);
       const part = await request.file();
-      if (!part || part.fieldname !== 'file') throw new AppError(400, 'FILE_REQUIRED', 'Attach the CSV in a multipart field named "file".');
+      if (!part || part.fieldname !== 'file') throw appError('FILE_REQUIRED');
       const rows = await readCsvRows(part.file);
-      if (part.file.truncated)
-        throw new AppError(413, 'PAYLOAD_TOO_LARGE', 'The CSV file is larger than 5 MB; split it into smaller files.');
+      if (part.file.truncated) throw appError('PAYLOAD_TOO_LARGE.csv');
       return contacts.importContacts(ctx, request.params.id, rows);
     },
   );

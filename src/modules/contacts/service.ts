@@ -1,5 +1,6 @@
-import type { TenantCtx } from '../../platform/context.ts';
-import { AppError, conflict, notFound } from '../../platform/errors.ts';
+import { withTransaction, type TenantCtx } from '../../platform/context.ts';
+import { onUniqueViolation } from '../../platform/db.ts';
+import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
@@ -37,21 +38,19 @@ const toContact = (row: repo.ContactRow): Contact => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
-const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === repo.UNIQUE_VIOLATION;
-const duplicateListName = (name: string) =>
-  conflict('LIST_NAME_TAKEN', `A contact list named "${name}" already exists; choose another name.`);
-const listNotFound = () => notFound('Contact list');
+const duplicateListName = (name: string) => appError('LIST_NAME_TAKEN', { name });
+const listNotFound = () => appError('NOT_FOUND', { what: 'Contact list' });
+const contactNotFound = () => appError('NOT_FOUND', { what: 'Contact' });
 
 /** Asks the campaigns module whether a list is in use (seed §4.4); passed in to keep contacts free of campaigns. */
 export type ListUsage = (ctx: TenantCtx, listId: string) => Promise<boolean>;
 
 export async function createList(ctx: TenantCtx, input: CreateListBody): Promise<ContactList> {
-  try {
-    return toList(await repo.insertList(ctx.db, ctx.tenantId, { id: newId(), name: input.name, metadata: input.metadata ?? {} }));
-  } catch (error) {
-    if (isUniqueViolation(error)) throw duplicateListName(input.name);
-    throw error;
-  }
+  const row = await onUniqueViolation(
+    repo.insertList(ctx.db, ctx.tenantId, { id: newId(), name: input.name, metadata: input.metadata ?? {} }),
+    () => duplicateListName(input.name),
+  );
+  return toList(row);
 }
 
 export async function getList(ctx: TenantCtx, listId: string): Promise<ContactList> {
@@ -66,19 +65,15 @@ export async function listLists(ctx: TenantCtx, search: string | undefined, page
 }
 
 export async function updateList(ctx: TenantCtx, listId: string, input: UpdateListBody): Promise<ContactList> {
-  try {
-    if (!(await repo.updateList(ctx.db, ctx.tenantId, listId, input))) throw listNotFound();
-  } catch (error) {
-    if (isUniqueViolation(error)) throw duplicateListName(input.name ?? '');
-    throw error;
-  }
+  const updated = await onUniqueViolation(repo.updateList(ctx.db, ctx.tenantId, listId, input), () => duplicateListName(input.name ?? ''));
+  if (!updated) throw listNotFound();
   return getList(ctx, listId);
 }
 
 export async function deleteList(ctx: TenantCtx, listId: string, listInUse: ListUsage): Promise<void> {
   await requireList(ctx, listId);
   if (await listInUse(ctx, listId)) {
-    throw conflict('LIST_IN_USE', 'This contact list is assigned to a campaign; remove it from the campaign or delete the campaign first.');
+    throw appError('LIST_IN_USE');
   }
   if (!(await repo.deleteList(ctx.db, ctx.tenantId, listId))) throw listNotFound();
 }
@@ -90,12 +85,12 @@ export async function requireList(ctx: TenantCtx, listId: string): Promise<void>
 export async function addContact(ctx: TenantCtx, listId: string, input: CreateContactBody): Promise<Contact> {
   const check = checkContactRow(input);
   if (!check.ok)
-    throw new AppError(400, 'INVALID_CONTACT', `${check.reason}.`, [
+    throw appError('INVALID_CONTACT', { reason: check.reason }, [
       { path: check.reason === INVALID_PHONE ? '/phoneNumber' : '', message: check.reason },
     ]);
   await requireList(ctx, listId);
   const [row] = await repo.insertContacts(ctx.db, ctx.tenantId, listId, [{ id: newId(), ...check.contact }]);
-  if (!row) throw conflict('DUPLICATE_PHONE_NUMBER', `${check.contact.phoneNumber} is already in this list.`);
+  if (!row) throw appError('DUPLICATE_PHONE_NUMBER', { phoneNumber: check.contact.phoneNumber });
   return toContact(row);
 }
 
@@ -120,9 +115,9 @@ export async function importContacts(ctx: TenantCtx, listId: string, rows: Numbe
     seen.add(check.contact.phoneNumber);
     accepted.push({ id: newId(), row, ...check.contact });
   });
-  const inserted = await ctx.db.transaction(async (tx) => {
-    if (!(await repo.listExists(tx, ctx.tenantId, listId))) throw listNotFound();
-    return repo.insertContacts(tx, ctx.tenantId, listId, accepted);
+  const inserted = await withTransaction(ctx, async (txCtx) => {
+    if (!(await repo.listExists(txCtx.db, ctx.tenantId, listId))) throw listNotFound();
+    return repo.insertContacts(txCtx.db, ctx.tenantId, listId, accepted);
   });
   const insertedNumbers = new Set(inserted.map((row) => row.phone_number));
   for (const contact of accepted) {
@@ -135,7 +130,7 @@ export async function importContacts(ctx: TenantCtx, listId: string, rows: Numbe
 
 export async function getContact(ctx: TenantCtx, listId: string, contactId: string): Promise<Contact> {
   const row = await repo.findContact(ctx.db, ctx.tenantId, listId, contactId);
-  if (!row) throw notFound('Contact');
+  if (!row) throw contactNotFound();
   return toContact(row);
 }
 
@@ -151,35 +146,27 @@ export async function updateContact(ctx: TenantCtx, listId: string, contactId: s
   let phoneNumber: string | undefined;
   if (input.phoneNumber !== undefined) {
     phoneNumber = normalizePhoneNumber(input.phoneNumber) ?? undefined;
-    if (!phoneNumber)
-      throw new AppError(400, 'INVALID_CONTACT', 'Invalid phone number.', [{ path: '/phoneNumber', message: INVALID_PHONE }]);
+    if (!phoneNumber) throw appError('INVALID_CONTACT.phoneNumber', {}, [{ path: '/phoneNumber', message: INVALID_PHONE }]);
   }
-  try {
-    const row = await repo.updateContact(ctx.db, ctx.tenantId, listId, contactId, { ...input, phoneNumber });
-    if (!row) throw notFound('Contact');
-    return toContact(row);
-  } catch (error) {
-    if (isUniqueViolation(error)) throw conflict('DUPLICATE_PHONE_NUMBER', `${phoneNumber} is already in this list.`);
-    throw error;
-  }
+  const row = await onUniqueViolation(repo.updateContact(ctx.db, ctx.tenantId, listId, contactId, { ...input, phoneNumber }), () =>
+    appError('DUPLICATE_PHONE_NUMBER', { phoneNumber: String(phoneNumber) }),
+  );
+  if (!row) throw contactNotFound();
+  return toContact(row);
 }
 
 export async function deleteContact(ctx: TenantCtx, listId: string, contactId: string): Promise<void> {
-  if ((await repo.deleteContacts(ctx.db, ctx.tenantId, listId, [contactId])) !== 1) throw notFound('Contact');
+  if ((await repo.deleteContacts(ctx.db, ctx.tenantId, listId, [contactId])) !== 1) throw contactNotFound();
 }
 
 /** All or nothing: one id that is not a contact of this list and nothing is deleted. */
 export async function deleteContactsBatch(ctx: TenantCtx, listId: string, contactIds: string[]): Promise<{ deleted: number }> {
   const ids = [...new Set(contactIds.map((id) => id.toLowerCase()))];
-  return ctx.db.transaction(async (tx) => {
-    if (!(await repo.listExists(tx, ctx.tenantId, listId))) throw listNotFound();
-    const deleted = await repo.deleteContacts(tx, ctx.tenantId, listId, ids);
+  return withTransaction(ctx, async (txCtx) => {
+    if (!(await repo.listExists(txCtx.db, ctx.tenantId, listId))) throw listNotFound();
+    const deleted = await repo.deleteContacts(txCtx.db, ctx.tenantId, listId, ids);
     if (deleted !== ids.length) {
-      throw new AppError(
-        404,
-        'CONTACTS_NOT_FOUND',
-        `${ids.length - deleted} of the ${ids.length} contacts are not in this list; nothing was deleted.`,
-      );
+      throw appError('CONTACTS_NOT_FOUND', { missing: ids.length - deleted, total: ids.length });
     }
     return { deleted };
   });

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
-import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
-import { notFound } from '../../platform/errors.ts';
+import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
+import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoOrNull } from '../../platform/clock.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
@@ -158,15 +158,15 @@ export async function listDeliveries(ctx: TenantCtx, query: DeliveryQuery, page:
 
 export async function getDelivery(ctx: TenantCtx, id: string): Promise<Delivery> {
   const row = await repo.findDelivery(ctx.db, ctx.tenantId, id);
-  if (!row) throw notFound('Webhook delivery');
+  if (!row) throw appError('NOT_FOUND', { what: 'Webhook delivery' });
   return toDelivery(row, await repo.attemptsOf(ctx.db, ctx.tenantId, [id]));
 }
 
 /** Sends a delivery again (same `webhook-id`), whatever its status. */
 export async function redeliver(ctx: TenantCtx, id: string): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    if (!(await repo.findDelivery(tx, ctx.tenantId, id))) throw notFound('Webhook delivery');
-    await repo.markPending(tx, ctx.tenantId, id);
-    await ctx.jobs.send<DeliverWebhookJob>(DELIVER_WEBHOOK, { tenantId: ctx.tenantId, deliveryId: id }, { tx });
+  await withTransaction(ctx, async (txCtx) => {
+    if (!(await repo.findDelivery(txCtx.db, ctx.tenantId, id))) throw appError('NOT_FOUND', { what: 'Webhook delivery' });
+    await repo.markPending(txCtx.db, ctx.tenantId, id);
+    await ctx.jobs.send<DeliverWebhookJob>(DELIVER_WEBHOOK, { tenantId: ctx.tenantId, deliveryId: id }, { tx: txCtx.db });
   });
 }

@@ -5,9 +5,9 @@ import type { Config } from '../../config.ts';
 import type { CachedKey } from '../../platform/api-key-cache.ts';
 import { KEY_REVOKED_CHANNEL } from '../../platform/api-key-cache.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { Deps, TenantCtx } from '../../platform/context.ts';
+import { withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db.ts';
-import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
+import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
 import type { Page } from '../../platform/pagination.ts';
@@ -89,7 +89,7 @@ export async function createTenant(db: Queryable, config: Config, input: NewTena
       });
     }
     const user = await repo.insertUser(tx, tenant.id, { id: newId(), email: input.email, name: input.name ?? null, passwordHash });
-    if (!user) throw conflict('EMAIL_TAKEN', 'An account with this e-mail address already exists; log in instead.');
+    if (!user) throw appError('EMAIL_TAKEN');
     const walletId = newId();
     await repo.insertWallet(tx, tenant.id, { id: walletId, currency: tenant.currency, lowBalanceThreshold: config.lowBalanceThreshold });
     const credit = money(input.credit ?? config.startingCredit);
@@ -111,8 +111,7 @@ export async function issueSession(deps: Pick<Deps, 'config' | 'clock' | 'server
 }
 
 export async function signup(deps: Deps, input: SignupBody) {
-  if (!deps.config.signupEnabled)
-    throw new AppError(403, 'SIGNUP_DISABLED', 'Sign-up is switched off on this server; ask its operator for an account.');
+  if (!deps.config.signupEnabled) throw appError('SIGNUP_DISABLED');
   const { user } = await createTenant(deps.db, deps.config, input);
   return issueSession(deps, user);
 }
@@ -120,14 +119,14 @@ export async function signup(deps: Deps, input: SignupBody) {
 export async function login(deps: Deps, input: LoginBody) {
   const row = await repo.findUserByEmail(deps.db, input.email);
   const valid = await argon2.verify(row?.password_hash ?? (await UNKNOWN_USER_HASH), input.password);
-  if (!row || !valid) throw new AppError(401, 'INVALID_CREDENTIALS', 'Invalid email or password.');
+  if (!row || !valid) throw appError('INVALID_CREDENTIALS');
   return issueSession(deps, toUser(row));
 }
 
 export async function changePassword(ctx: TenantCtx, userId: string, input: PasswordBody): Promise<void> {
   const row = await repo.findUser(ctx.db, ctx.tenantId, userId);
   if (!row || !(await argon2.verify(row.password_hash, input.currentPassword))) {
-    throw new AppError(400, 'INVALID_CURRENT_PASSWORD', 'The current password is not correct.');
+    throw appError('INVALID_CURRENT_PASSWORD');
   }
   await repo.updateUserPassword(ctx.db, ctx.tenantId, userId, await argon2.hash(input.newPassword, ARGON2_OPTIONS));
 }
@@ -172,13 +171,13 @@ export async function createApiKey(
 ) {
   const expiresAt = parseExpiry(input.expiresAt);
   if (expiresAt && !options.allowPastExpiry && expiresAt <= owner.clock.now()) {
-    throw badRequest('EXPIRY_IN_PAST', 'expiresAt must lie in the future.', [{ path: '/expiresAt', message: 'must lie in the future' }]);
+    throw appError('EXPIRY_IN_PAST', {}, [{ path: '/expiresAt', message: 'must lie in the future' }]);
   }
   if (input.agentId) {
     // A platform key has no tenant, so no agent can be its own.
-    if (!tenantId) throw notFound('Agent');
+    if (!tenantId) throw appError('NOT_FOUND', { what: 'Agent' });
     if (!options.agentExists) throw new Error('createApiKey pins a key to an agent only when given options.agentExists');
-    if (!(await options.agentExists({ db: owner.db, tenantId }, input.agentId))) throw notFound('Agent');
+    if (!(await options.agentExists({ db: owner.db, tenantId }, input.agentId))) throw appError('NOT_FOUND', { what: 'Agent' });
   }
   const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
   const webhookSecret = input.webhookUrl ? `whsec_${randomBytes(32).toString('base64')}` : undefined;
@@ -208,15 +207,15 @@ export async function revokeApiKey(deps: Pick<Deps, 'db' | 'apiKeyCache'>, tenan
   const revoked =
     keyHash &&
     (await deps.apiKeyCache.revokeEverywhere(keyHash, () =>
-      deps.db.transaction((tx) => repo.revokeApiKey(tx, tenantId, keyId, KEY_REVOKED_CHANNEL)),
+      withTransaction(deps, ({ db }) => repo.revokeApiKey(db, tenantId, keyId, KEY_REVOKED_CHANNEL)),
     ));
-  if (!revoked) throw notFound('API key');
+  if (!revoked) throw appError('NOT_FOUND', { what: 'API key' });
 }
 
 /** Revokes a key whatever its tenant (the operator's CLI); every API process stops honouring it at once. */
 export async function revokeApiKeyById(deps: Pick<Deps, 'db' | 'apiKeyCache'>, keyId: string): Promise<void> {
   const owner = await repo.findApiKeyOwner(deps.db, keyId);
-  if (!owner) throw notFound('API key');
+  if (!owner) throw appError('NOT_FOUND', { what: 'API key' });
   await revokeApiKey(deps, owner.tenant_id, keyId);
 }
 
@@ -255,7 +254,7 @@ export async function getProfile(ctx: TenantCtx, userId: string | null, onboardi
     onboarding.hasFlow(ctx),
     onboarding.hasTestedCall(ctx),
   ]);
-  if (!account) throw notFound('Tenant');
+  if (!account) throw appError('NOT_FOUND', { what: 'Tenant' });
   const { tenant, wallet } = account;
   return {
     success: true,
@@ -282,14 +281,14 @@ export async function getProfile(ctx: TenantCtx, userId: string | null, onboardi
 }
 
 export async function creditWallet(db: Queryable, tenantId: string, amount: string, reason: string) {
-  if (!money(amount).isFinite()) throw badRequest('INVALID_AMOUNT', 'The amount must be a decimal number.');
+  if (!money(amount).isFinite()) throw appError('INVALID_AMOUNT');
   const wallet = await db.transaction(async (tx) => {
     const changed = await repo.applyWalletChange(tx, tenantId, { id: newId(), amount: money(amount).toFixed(4), reason, reference: null });
     // Only re-arms: a crossing downwards is announced by the next debit (calls), which emits the event.
     await repo.rearmLowBalance(tx, tenantId);
     return changed;
   });
-  if (!wallet) throw notFound('Tenant wallet');
+  if (!wallet) throw appError('NOT_FOUND', { what: 'Tenant wallet' });
   return { id: wallet.id, balance: formatMoney(wallet.balance), currency: wallet.currency };
 }
 
@@ -303,7 +302,7 @@ export const tenantExists = async (db: Queryable, tenantId: string): Promise<boo
 
 export async function walletBalance(ctx: TenantCtx): Promise<{ amount: Money; currency: string }> {
   const found = await repo.findTenantWithWallet(ctx.db, ctx.tenantId);
-  if (!found) throw notFound('Tenant wallet');
+  if (!found) throw appError('NOT_FOUND', { what: 'Tenant wallet' });
   return { amount: money(found.wallet.balance), currency: found.wallet.currency };
 }
 
@@ -314,7 +313,7 @@ export async function tenantTimezone(ctx: TenantCtx): Promise<string | null> {
 /** Debits the wallet in the caller's transaction (journalled); returns the balance after. */
 export async function debitWallet(db: Queryable, tenantId: string, amount: Money, reason: string, reference: string): Promise<Money> {
   const wallet = await repo.applyWalletChange(db, tenantId, { id: newId(), amount: amount.neg().toFixed(4), reason, reference });
-  if (!wallet) throw notFound('Tenant wallet');
+  if (!wallet) throw appError('NOT_FOUND', { what: 'Tenant wallet' });
   return money(wallet.balance);
 }
 

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../platform/db.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
 import type { TenantCtx } from '../../platform/context.ts';
-import { notFound } from '../../platform/errors.ts';
+import { appError } from '../../platform/errors.ts';
 import type { Connection, Provider } from '../../providers/types.ts';
 import * as repo from './repo.ts';
 import { INTEGRATION_KINDS, type Integration, type IntegrationKind } from './schemas.ts';
@@ -14,7 +14,7 @@ const toIntegration = (row: repo.IntegrationRow): Integration => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
-const integrationNotFound = (kind: string) => notFound(`The ${kind} integration`);
+const integrationNotFound = (kind: string) => appError('NOT_FOUND', { what: `The ${kind} integration` });
 
 /** Stores a kind's credentials, replacing any before: settings in clear, secrets sealed. */
 export async function putIntegration(ctx: TenantCtx, kind: IntegrationKind, input: Record<string, string>): Promise<Integration> {

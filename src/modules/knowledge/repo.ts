@@ -1,11 +1,9 @@
-import type { Queryable } from '../../platform/db.ts';
+import { updateSet, type Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { SourceStatus, SourceType } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['knowledge_bases', 'knowledge_sources', 'knowledge_chunks'] as const;
-
-export const UNIQUE_VIOLATION = '23505';
 
 export interface BaseRow {
   tenant_id: string;
@@ -105,11 +103,8 @@ export async function updateBase(
   id: string,
   patch: { name?: string; description?: string | null },
 ): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE knowledge_bases SET name = coalesce($3, name), description = CASE WHEN $4 THEN $5 ELSE description END, updated_at = now()
-     WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id, patch.name ?? null, patch.description !== undefined, patch.description ?? null],
-  );
+  const { set, params } = updateSet({ name: patch.name ?? undefined, description: patch.description }, 2);
+  const { rowCount } = await db.query(`UPDATE knowledge_bases SET ${set} WHERE tenant_id = $1 AND id = $2`, [tenantId, id, ...params]);
   return rowCount > 0;
 }
 

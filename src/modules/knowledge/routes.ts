@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
-import { AppError, badRequest } from '../../platform/errors.ts';
+import { appError } from '../../platform/errors.ts';
 import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import { formatOfFile, type DocumentFormat } from './extract.ts';
@@ -39,15 +39,12 @@ async function readUpload(
     const upload = part as MultipartFile;
     if (upload.fieldname !== 'file' || file) {
       await upload.toBuffer().catch(() => undefined);
-      throw badRequest('VALIDATION_FAILED', 'Send exactly one file, in the multipart field named "file".', [
-        { path: `/${upload.fieldname}`, message: 'is not the file field' },
-      ]);
+      throw appError('VALIDATION_FAILED.oneFile', {}, [{ path: `/${upload.fieldname}`, message: 'is not the file field' }]);
     }
     try {
       file = { name: upload.filename, mediaType: upload.mimetype, bytes: await upload.toBuffer() };
     } catch (error) {
-      if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE')
-        throw new AppError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${TEN_MB}; split it or upload a smaller one.`);
+      if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw appError('PAYLOAD_TOO_LARGE.document', { limit: TEN_MB });
       throw error;
     }
   }
@@ -62,28 +59,18 @@ function fileSource(upload: Awaited<ReturnType<typeof readUpload>>): {
 } {
   const { fields, file } = upload;
   if (fields.sourceType !== 'file') {
-    throw badRequest(
-      'VALIDATION_FAILED',
-      'A multipart upload is a file source: set the field sourceType to file (text and url sources are sent as JSON).',
-      [{ path: '/sourceType', message: 'must be file in a multipart upload' }],
-    );
+    throw appError('VALIDATION_FAILED.multipartIsFile', {}, [{ path: '/sourceType', message: 'must be file in a multipart upload' }]);
   }
   const sourceName = fields.sourceName?.trim() ?? '';
   if (sourceName === '' || sourceName.length > 200) {
-    throw badRequest('VALIDATION_FAILED', "Field 'sourceName' is required: a title of 1 to 200 characters.", [
-      { path: '/sourceName', message: 'must be 1 to 200 characters' },
-    ]);
+    throw appError('VALIDATION_FAILED.sourceName', {}, [{ path: '/sourceName', message: 'must be 1 to 200 characters' }]);
   }
-  if (!file) throw new AppError(400, 'FILE_REQUIRED', 'Attach the document in a multipart field named "file".');
+  if (!file) throw appError('FILE_REQUIRED.document');
   const format = formatOfFile(file.name, file.mediaType);
   if (!format) {
-    throw new AppError(
-      415,
-      'UNSUPPORTED_FILE_TYPE',
-      `"${file.name}" is not a supported document; upload a PDF, DOCX, TXT, Markdown (.md) or HTML file.`,
-    );
+    throw appError('UNSUPPORTED_FILE_TYPE', { fileName: file.name });
   }
-  if (file.bytes.length === 0) throw badRequest('EMPTY_FILE', `"${file.name}" is empty; upload a file with text in it.`);
+  if (file.bytes.length === 0) throw appError('EMPTY_FILE', { fileName: file.name });
   return { sourceName, fileName: file.name, format, bytes: file.bytes };
 }
 

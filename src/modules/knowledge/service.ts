@@ -1,7 +1,7 @@
 import type { Config } from '../../config.ts';
-import { inTx, tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
-import type { Db } from '../../platform/db.ts';
-import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
+import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
+import { onUniqueViolation, type Db } from '../../platform/db.ts';
+import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoOrNull } from '../../platform/clock.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
@@ -80,24 +80,20 @@ export const toSource = (row: repo.SourceRow): KnowledgeSource => ({
   processedAt: isoOrNull(row.processed_at),
 });
 
-const errorCode = (error: unknown) => (error as { code?: string }).code;
-const nameTaken = (name: string) =>
-  conflict('KNOWLEDGE_BASE_NAME_TAKEN', `A knowledge base named "${name}" already exists; choose another name.`);
-const baseNotFound = () => notFound('Knowledge base');
-const sourceNotFound = () => notFound('Knowledge source');
+const nameTaken = (name: string) => appError('KNOWLEDGE_BASE_NAME_TAKEN', { name });
+const baseNotFound = () => appError('NOT_FOUND', { what: 'Knowledge base' });
+const sourceNotFound = () => appError('NOT_FOUND', { what: 'Knowledge source' });
 
 // ---------------------------------------------------------------------------------------------
 // Knowledge bases
 
 export async function createBase(ctx: TenantCtx, body: CreateBaseBody): Promise<KnowledgeBase> {
-  try {
-    return toBase(
-      await repo.insertBase(ctx.db, ctx.tenantId, { id: newId(), name: body.name.trim(), description: body.description ?? null }),
-    );
-  } catch (error) {
-    if (errorCode(error) === repo.UNIQUE_VIOLATION) throw nameTaken(body.name.trim());
-    throw error;
-  }
+  const name = body.name.trim();
+  const row = await onUniqueViolation(
+    repo.insertBase(ctx.db, ctx.tenantId, { id: newId(), name, description: body.description ?? null }),
+    () => nameTaken(name),
+  );
+  return toBase(row);
 }
 
 export async function getBase(ctx: TenantCtx, id: string): Promise<KnowledgeBase> {
@@ -113,12 +109,10 @@ export async function listBases(ctx: TenantCtx, page: Page): Promise<{ data: Kno
 
 export async function updateBase(ctx: TenantCtx, id: string, body: UpdateBaseBody): Promise<KnowledgeBase> {
   const name = body.name?.trim();
-  try {
-    if (!(await repo.updateBase(ctx.db, ctx.tenantId, id, { name, description: body.description }))) throw baseNotFound();
-  } catch (error) {
-    if (errorCode(error) === repo.UNIQUE_VIOLATION) throw nameTaken(name ?? '');
-    throw error;
-  }
+  const updated = await onUniqueViolation(repo.updateBase(ctx.db, ctx.tenantId, id, { name, description: body.description }), () =>
+    nameTaken(name ?? ''),
+  );
+  if (!updated) throw baseNotFound();
   return getBase(ctx, id);
 }
 
@@ -130,10 +124,7 @@ export async function deleteBase(ctx: TenantCtx, id: string, agentsSearching: Ba
   if ((await repo.baseVersion(ctx.db, ctx.tenantId, id)) === undefined) throw baseNotFound();
   const agents = await agentsSearching(ctx, id);
   if (agents.length > 0) {
-    throw conflict(
-      'KNOWLEDGE_BASE_IN_USE',
-      `The agent ${agents.map((name) => `"${name}"`).join(', ')} searches this knowledge base; remove it from the agent's knowledgeBaseIds first, then delete it.`,
-    );
+    throw appError('KNOWLEDGE_BASE_IN_USE', { agents: agents.map((name) => `"${name}"`).join(', ') });
   }
   if (!(await repo.deleteBase(ctx.db, ctx.tenantId, id))) throw baseNotFound();
 }
@@ -143,7 +134,7 @@ export async function assertBasesExist(ctx: Pick<TenantCtx, 'db' | 'tenantId'>, 
   if (ids.length === 0) return;
   const missing = await repo.missingBases(ctx.db, ctx.tenantId, ids);
   if (missing.length > 0) {
-    throw new AppError(404, 'NOT_FOUND', `Knowledge base ${missing[0]} not found; create it first or remove it from knowledgeBaseIds.`, [
+    throw appError('NOT_FOUND.knowledgeBase', { id: missing[0]! }, [
       { path: `/knowledgeBaseIds/${ids.indexOf(missing[0]!)}`, message: 'is not a knowledge base of this account' },
     ]);
   }
@@ -164,10 +155,14 @@ async function addSource(
   baseId: string,
   source: Omit<Parameters<typeof repo.insertSource>[2], 'id' | 'baseId'>,
 ): Promise<KnowledgeSource> {
-  return ctx.db.transaction(async (tx) => {
-    if ((await repo.baseVersion(tx, ctx.tenantId, baseId)) === undefined) throw baseNotFound();
-    const row = await repo.insertSource(tx, ctx.tenantId, { ...source, id: newId(), baseId });
-    await ctx.jobs.send<ProcessSourceJob>(PROCESS_SOURCE, { tenantId: ctx.tenantId, sourceId: row.id, generation: row.generation }, { tx });
+  return withTransaction(ctx, async (txCtx) => {
+    if ((await repo.baseVersion(txCtx.db, ctx.tenantId, baseId)) === undefined) throw baseNotFound();
+    const row = await repo.insertSource(txCtx.db, ctx.tenantId, { ...source, id: newId(), baseId });
+    await ctx.jobs.send<ProcessSourceJob>(
+      PROCESS_SOURCE,
+      { tenantId: ctx.tenantId, sourceId: row.id, generation: row.generation },
+      { tx: txCtx.db },
+    );
     return toSource(row);
   });
 }
@@ -176,21 +171,13 @@ async function addSource(
 export async function addJsonSource(ctx: TenantCtx, baseId: string, body: CreateSourceBody): Promise<KnowledgeSource> {
   const name = body.sourceName.trim();
   if (body.sourceType === 'file') {
-    throw new AppError(
-      415,
-      'UNSUPPORTED_MEDIA_TYPE',
-      'Upload a file source as multipart/form-data with the fields sourceType=file, sourceName and file.',
-    );
+    throw appError('UNSUPPORTED_MEDIA_TYPE.fileSource');
   }
   if (body.sourceType === 'text') {
     if (body.url !== undefined)
-      throw badRequest('VALIDATION_FAILED', 'A text source takes rawText, not url.', [
-        { path: '/url', message: 'is only for url sources' },
-      ]);
+      throw appError('VALIDATION_FAILED.textTakesRawText', {}, [{ path: '/url', message: 'is only for url sources' }]);
     if (body.rawText === undefined || body.rawText.trim() === '') {
-      throw badRequest('VALIDATION_FAILED', "Field 'rawText' is required when sourceType is text.", [
-        { path: '/rawText', message: 'is required when sourceType is text' },
-      ]);
+      throw appError('VALIDATION_FAILED.rawTextRequired', {}, [{ path: '/rawText', message: 'is required when sourceType is text' }]);
     }
     return addSource(ctx, baseId, {
       name,
@@ -202,13 +189,9 @@ export async function addJsonSource(ctx: TenantCtx, baseId: string, body: Create
     });
   }
   if (body.rawText !== undefined)
-    throw badRequest('VALIDATION_FAILED', 'A url source takes url, not rawText.', [
-      { path: '/rawText', message: 'is only for text sources' },
-    ]);
+    throw appError('VALIDATION_FAILED.urlTakesUrl', {}, [{ path: '/rawText', message: 'is only for text sources' }]);
   if (body.url === undefined)
-    throw badRequest('VALIDATION_FAILED', "Field 'url' is required when sourceType is url.", [
-      { path: '/url', message: 'is required when sourceType is url' },
-    ]);
+    throw appError('VALIDATION_FAILED.urlRequired', {}, [{ path: '/url', message: 'is required when sourceType is url' }]);
   return addSource(ctx, baseId, { name, type: 'url', url: httpUrl(body.url), fileName: null, format: null, content: null });
 }
 
@@ -217,19 +200,15 @@ function httpUrl(given: string): string {
   try {
     url = new URL(given.trim());
   } catch {
-    throw badRequest('VALIDATION_FAILED', "Field 'url' must be an absolute http or https URL.", [
-      { path: '/url', message: 'must be an absolute http or https URL' },
-    ]);
+    throw appError('VALIDATION_FAILED.urlNotAbsolute', {}, [{ path: '/url', message: 'must be an absolute http or https URL' }]);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw badRequest('VALIDATION_FAILED', `Field 'url' must use http or https, not ${url.protocol.replace(':', '')}.`, [
+    throw appError('VALIDATION_FAILED.urlScheme', { scheme: url.protocol.replace(':', '') }, [
       { path: '/url', message: 'must use http or https' },
     ]);
   }
   if (url.username || url.password)
-    throw badRequest('VALIDATION_FAILED', "Field 'url' must not carry a user name or password.", [
-      { path: '/url', message: 'must not carry credentials' },
-    ]);
+    throw appError('VALIDATION_FAILED.urlCredentials', {}, [{ path: '/url', message: 'must not carry credentials' }]);
   return url.href;
 }
 
@@ -262,17 +241,21 @@ export async function getSource(ctx: TenantCtx, baseId: string, id: string): Pro
 
 /** Deletes a source and its chunks (a job still working on it finds it gone). */
 export async function deleteSource(ctx: TenantCtx, baseId: string, id: string): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    if (!(await repo.deleteSource(tx, ctx.tenantId, baseId, id))) throw sourceNotFound();
+  await withTransaction(ctx, async (txCtx) => {
+    if (!(await repo.deleteSource(txCtx.db, ctx.tenantId, baseId, id))) throw sourceNotFound();
   });
 }
 
 /** Processes a source again: a url source is fetched anew, text and files are re-chunked and re-embedded. */
 export async function refreshSource(ctx: TenantCtx, baseId: string, id: string): Promise<KnowledgeSource> {
-  return ctx.db.transaction(async (tx) => {
-    const row = await repo.restartSource(tx, ctx.tenantId, baseId, id);
+  return withTransaction(ctx, async (txCtx) => {
+    const row = await repo.restartSource(txCtx.db, ctx.tenantId, baseId, id);
     if (!row) throw sourceNotFound();
-    await ctx.jobs.send<ProcessSourceJob>(PROCESS_SOURCE, { tenantId: ctx.tenantId, sourceId: row.id, generation: row.generation }, { tx });
+    await ctx.jobs.send<ProcessSourceJob>(
+      PROCESS_SOURCE,
+      { tenantId: ctx.tenantId, sourceId: row.id, generation: row.generation },
+      { tx: txCtx.db },
+    );
     return toSource(row);
   });
 }
@@ -335,14 +318,14 @@ export async function processSource(deps: Deps, job: ProcessSourceJob, meta: { r
       };
     else throw error;
   }
-  await ctx.db.transaction(async (tx) => {
-    const current = await repo.lockGeneration(tx, ctx.tenantId, source.id, job.generation);
+  await withTransaction(ctx, async (txCtx) => {
+    const current = await repo.lockGeneration(txCtx.db, ctx.tenantId, source.id, job.generation);
     if (!current || current.status !== 'PROCESSING') return;
     const at = ctx.clock.now();
     const done =
       'chunks' in outcome
         ? await repo.replaceChunks(
-            tx,
+            txCtx.db,
             ctx.tenantId,
             current,
             deps.knowledge.embedder.model,
@@ -350,8 +333,8 @@ export async function processSource(deps: Deps, job: ProcessSourceJob, meta: { r
             deps.knowledge.vectors.fillsVectorColumn,
             at,
           )
-        : await repo.markFailed(tx, ctx.tenantId, current.id, outcome.error, at);
-    await events.emitEvent(inTx(ctx, tx), 'knowledge_source.processed', toSource(done), null);
+        : await repo.markFailed(txCtx.db, ctx.tenantId, current.id, outcome.error, at);
+    await events.emitEvent(txCtx, 'knowledge_source.processed', toSource(done), null);
   });
 }
 

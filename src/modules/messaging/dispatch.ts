@@ -1,4 +1,4 @@
-import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
+import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
 import { ProviderError } from '../../providers/errors.ts';
@@ -88,9 +88,10 @@ export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId
       segments,
     });
   }
-  return ctx.db.transaction(async (tx) => {
-    const created = await repo.insertMessages(tx, ctx.tenantId, messages);
-    for (const messageId of created) await ctx.jobs.send<SendMessageJob>(SEND_MESSAGE, { tenantId: ctx.tenantId, messageId }, { tx });
+  return withTransaction(ctx, async (txCtx) => {
+    const created = await repo.insertMessages(txCtx.db, ctx.tenantId, messages);
+    for (const messageId of created)
+      await ctx.jobs.send<SendMessageJob>(SEND_MESSAGE, { tenantId: ctx.tenantId, messageId }, { tx: txCtx.db });
     return created.length;
   });
 }

@@ -1,11 +1,9 @@
-import type { Queryable } from '../../platform/db.ts';
+import { insertValues, updateSet, type Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { Channel, MessageStatus, SmsTemplate, TemplateMapping } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['whatsapp_campaigns', 'sms_campaigns', 'whatsapp_webhook_tokens', 'messages'] as const;
-
-export const UNIQUE_VIOLATION = '23505';
 
 // ---------------------------------------------------------------------------------------------
 // WhatsApp and SMS campaigns: one table each, same shape of statements.
@@ -38,15 +36,14 @@ export interface SmsCampaignRow {
 export type CampaignTable = 'whatsapp_campaigns' | 'sms_campaigns';
 type RowOf<T extends CampaignTable> = T extends 'whatsapp_campaigns' ? WhatsAppCampaignRow : SmsCampaignRow;
 
-const toSql = (value: unknown) => (Array.isArray(value) ? JSON.stringify(value) : value);
+// Template lists are jsonb, not SQL arrays.
+const toSql = (values: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(values).map(([column, value]) => [column, Array.isArray(value) ? JSON.stringify(value) : value]));
 
 /** Inserts a campaign from column values (never user-chosen column names). */
 export async function insertCampaign<T extends CampaignTable>(db: Queryable, table: T, values: Record<string, unknown>): Promise<RowOf<T>> {
-  const columns = Object.keys(values);
-  const { rows } = await db.query<RowOf<T>>(
-    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`,
-    Object.values(values).map(toSql),
-  );
+  const { columns, placeholders, params } = insertValues(toSql(values));
+  const { rows } = await db.query<RowOf<T>>(`INSERT INTO ${table} (${columns}) VALUES (${placeholders}) RETURNING *`, params);
   return rows[0]!;
 }
 
@@ -57,12 +54,11 @@ export async function updateCampaign<T extends CampaignTable>(
   id: string,
   values: Record<string, unknown>,
 ): Promise<RowOf<T> | undefined> {
-  const entries = Object.entries(values).filter(([, value]) => value !== undefined);
-  const sets = [...entries.map(([column], i) => `${column} = $${i + 3}`), 'updated_at = now()'];
-  const { rows } = await db.query<RowOf<T>>(`UPDATE ${table} SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2 RETURNING *`, [
+  const { set, params } = updateSet(toSql(values), 2);
+  const { rows } = await db.query<RowOf<T>>(`UPDATE ${table} SET ${set} WHERE tenant_id = $1 AND id = $2 RETURNING *`, [
     tenantId,
     id,
-    ...entries.map(([, value]) => toSql(value)),
+    ...params,
   ]);
   return rows[0];
 }

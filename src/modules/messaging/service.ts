@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Deps, TenantCtx } from '../../platform/context.ts';
-import { AppError, badRequest, conflict, notFound, type FieldError } from '../../platform/errors.ts';
+import { withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
+import { onUniqueViolation } from '../../platform/db.ts';
+import { appError, type AppError } from '../../platform/errors.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { isoOrNull } from '../../platform/clock.ts';
@@ -9,7 +10,7 @@ import { smsProvider, whatsappProvider } from '../../providers/registry.ts';
 import type { ProviderWebhook } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
 import * as integrations from '../integrations/service.ts';
-import { whatsappNotConnected, whatsappOf } from './channels.ts';
+import { whatsappOf } from './channels.ts';
 import * as repo from './repo.ts';
 import {
   DEFAULT_LANGUAGE_CODE,
@@ -32,13 +33,10 @@ import {
 } from './schemas.ts';
 import { canonicalLanguageCode, duplicateMappings, duplicateSmsTemplates } from './templates.ts';
 
-const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === repo.UNIQUE_VIOLATION;
-const validation = (message: string, details: FieldError[]) => badRequest('VALIDATION_FAILED', message, details);
-
 // ---------------------------------------------------------------------------------------------
 // WhatsApp campaigns (seed §4.1, contract §6).
 
-const whatsappCampaignNotFound = () => notFound('WhatsApp campaign');
+const whatsappCampaignNotFound = () => appError('NOT_FOUND', { what: 'WhatsApp campaign' });
 
 const toWhatsAppCampaign = (row: repo.WhatsAppCampaignRow): WhatsAppCampaign => ({
   id: row.id,
@@ -63,26 +61,22 @@ function whatsappTemplates(input: TemplateMappingInput[]): TemplateMapping[] {
     bodyParameters: template.bodyParameters ?? [],
   }));
   const duplicates = duplicateMappings(templates);
-  if (duplicates.length > 0)
-    throw validation('Each (process, callStatus, languageCode) may have one template mapping; remove the repeated ones.', duplicates);
+  if (duplicates.length > 0) throw appError('VALIDATION_FAILED.duplicateMappings', {}, duplicates);
   return templates;
 }
 
 async function agentAlreadyHas(ctx: TenantCtx, channel: 'WhatsApp' | 'SMS', agentId: string): Promise<AppError> {
   const table = channel === 'WhatsApp' ? 'whatsapp_campaigns' : 'sms_campaigns';
   const existing = await repo.campaignOfAgent(ctx.db, table, ctx.tenantId, agentId);
-  const path = channel === 'WhatsApp' ? '/api/v1/whatsapp/campaigns' : '/api/v1/sms-agent/campaigns';
-  return conflict(
-    channel === 'WhatsApp' ? 'WHATSAPP_CAMPAIGN_EXISTS' : 'SMS_CAMPAIGN_EXISTS',
-    `Agent ${agentId} already has ${channel === 'SMS' ? 'an' : 'a'} ${channel} campaign${existing ? ` (${existing.id})` : ''}; change it with PUT ${path}/${existing?.id ?? '{id}'} instead of creating another.`,
-  );
+  const params = { agentId, existing: existing ? ` (${existing.id})` : '', campaignId: existing?.id ?? '{id}' };
+  return appError(channel === 'WhatsApp' ? 'WHATSAPP_CAMPAIGN_EXISTS' : 'SMS_CAMPAIGN_EXISTS', params);
 }
 
 export async function createWhatsAppCampaign(ctx: TenantCtx, input: CreateWhatsAppCampaignBody): Promise<WhatsAppCampaign> {
   const agent = await agents.requireAgent(ctx, input.agentId);
   const templates = whatsappTemplates(input.templates);
-  try {
-    const row = await repo.insertCampaign(ctx.db, 'whatsapp_campaigns', {
+  const row = await onUniqueViolation(
+    repo.insertCampaign(ctx.db, 'whatsapp_campaigns', {
       tenant_id: ctx.tenantId,
       id: newId(),
       agent_id: agent.id,
@@ -90,12 +84,10 @@ export async function createWhatsAppCampaign(ctx: TenantCtx, input: CreateWhatsA
       phone_number_id: input.phoneNumberId ?? null,
       is_active: input.isActive ?? true,
       templates,
-    });
-    return toWhatsAppCampaign(row);
-  } catch (error) {
-    if (isUniqueViolation(error)) throw await agentAlreadyHas(ctx, 'WhatsApp', agent.id);
-    throw error;
-  }
+    }),
+    () => agentAlreadyHas(ctx, 'WhatsApp', agent.id),
+  );
+  return toWhatsAppCampaign(row);
 }
 
 export async function updateWhatsAppCampaign(ctx: TenantCtx, id: string, input: UpdateWhatsAppCampaignBody): Promise<WhatsAppCampaign> {
@@ -128,7 +120,7 @@ export async function deleteWhatsAppCampaign(ctx: TenantCtx, id: string): Promis
 // ---------------------------------------------------------------------------------------------
 // SMS campaigns (seed §4.2, contract §6).
 
-const smsCampaignNotFound = () => notFound('SMS campaign');
+const smsCampaignNotFound = () => appError('NOT_FOUND', { what: 'SMS campaign' });
 
 const toSmsCampaign = (row: repo.SmsCampaignRow): SmsCampaign => ({
   id: row.id,
@@ -146,7 +138,7 @@ const toSmsCampaign = (row: repo.SmsCampaignRow): SmsCampaign => ({
 function smsProviderName(value: string): SmsProviderName {
   const name = value.trim().toUpperCase();
   if (!(SMS_PROVIDERS as readonly string[]).includes(name)) {
-    throw validation(`senderProvider must be one of ${SMS_PROVIDERS.join(', ')}; got ${JSON.stringify(value)}.`, [
+    throw appError('VALIDATION_FAILED.senderProvider', { allowed: SMS_PROVIDERS.join(', '), given: JSON.stringify(value) }, [
       { path: '/senderProvider', message: `must be one of ${SMS_PROVIDERS.join(', ')}` },
     ]);
   }
@@ -155,7 +147,7 @@ function smsProviderName(value: string): SmsProviderName {
 
 function smsTemplates(input: SmsTemplateInput[]): SmsTemplate[] {
   const duplicates = duplicateSmsTemplates(input);
-  if (duplicates.length > 0) throw validation('An SMS campaign has one template per callStatus; remove the repeated ones.', duplicates);
+  if (duplicates.length > 0) throw appError('VALIDATION_FAILED.duplicateSmsTemplates', {}, duplicates);
   return input.map((template) => ({
     id: randomUUID(),
     callStatus: template.callStatus,
@@ -168,7 +160,7 @@ function smsTemplates(input: SmsTemplateInput[]): SmsTemplate[] {
 /** What the provider requires of templates (MSG91: a DLT template id on each). */
 function checkProviderNeeds(provider: SmsProviderName, templates: SmsTemplate[]) {
   const problem = smsProvider(provider).sms.templateProblem?.(templates);
-  if (problem) throw validation(problem.message, problem.fields);
+  if (problem) throw appError('VALIDATION_FAILED.providerTemplates', { problem: problem.message }, problem.fields);
 }
 
 export async function createSmsCampaign(ctx: TenantCtx, input: CreateSmsCampaignBody): Promise<SmsCampaign> {
@@ -176,8 +168,8 @@ export async function createSmsCampaign(ctx: TenantCtx, input: CreateSmsCampaign
   const provider = smsProviderName(input.senderProvider);
   const templates = smsTemplates(input.templates ?? []);
   checkProviderNeeds(provider, templates);
-  try {
-    const row = await repo.insertCampaign(ctx.db, 'sms_campaigns', {
+  const row = await onUniqueViolation(
+    repo.insertCampaign(ctx.db, 'sms_campaigns', {
       tenant_id: ctx.tenantId,
       id: newId(),
       agent_id: agent.id,
@@ -186,23 +178,21 @@ export async function createSmsCampaign(ctx: TenantCtx, input: CreateSmsCampaign
       sender_provider: provider,
       is_active: input.isActive ?? true,
       templates,
-    });
-    return toSmsCampaign(row);
-  } catch (error) {
-    if (isUniqueViolation(error)) throw await agentAlreadyHas(ctx, 'SMS', agent.id);
-    throw error;
-  }
+    }),
+    () => agentAlreadyHas(ctx, 'SMS', agent.id),
+  );
+  return toSmsCampaign(row);
 }
 
 export async function updateSmsCampaign(ctx: TenantCtx, id: string, input: UpdateSmsCampaignBody): Promise<SmsCampaign> {
-  return ctx.db.transaction(async (tx) => {
+  return withTransaction(ctx, async (txCtx) => {
     // Locked: a concurrent update could otherwise pair MSG91 with templates lacking DLT ids.
-    const current = await repo.findCampaign(tx, 'sms_campaigns', ctx.tenantId, id, true);
+    const current = await repo.findCampaign(txCtx.db, 'sms_campaigns', ctx.tenantId, id, true);
     if (!current) throw smsCampaignNotFound();
     const provider = input.senderProvider === undefined ? undefined : smsProviderName(input.senderProvider);
     const templates = input.templates && smsTemplates(input.templates);
     checkProviderNeeds(provider ?? (current.sender_provider as SmsProviderName), templates ?? current.templates);
-    const row = await repo.updateCampaign(tx, 'sms_campaigns', ctx.tenantId, id, {
+    const row = await repo.updateCampaign(txCtx.db, 'sms_campaigns', ctx.tenantId, id, {
       name: input.name,
       sender_number: input.senderNumber,
       sender_provider: provider,
@@ -240,12 +230,11 @@ export async function webhookToken(ctx: TenantCtx): Promise<{ token: string; cre
 /** Seed §4.1, §2.9: the connected account's sender numbers, live from the Graph API. */
 export async function fetchNumbers(ctx: TenantCtx) {
   const whatsapp = await whatsappOf(ctx);
-  if (!whatsapp) throw conflict('WHATSAPP_NOT_CONNECTED', whatsappNotConnected().message);
+  if (!whatsapp) throw appError('WHATSAPP_NOT_CONNECTED');
   try {
     return await whatsapp.client.listPhoneNumbers(whatsapp.businessAccountId);
   } catch (error) {
-    if (error instanceof ProviderError)
-      throw new AppError(502, 'PROVIDER_ERROR', `WhatsApp refused to list the sender numbers: ${error.message}`);
+    if (error instanceof ProviderError) throw appError('PROVIDER_ERROR.whatsappNumbers', { reason: error.message });
     throw error;
   }
 }
@@ -257,11 +246,7 @@ export async function verifyWebhookSubscription(
 ): Promise<string> {
   const token = query['hub.verify_token'];
   if (query['hub.mode'] !== 'subscribe' || !token || query['hub.challenge'] === undefined || !(await repo.tokenExists(deps.db, token))) {
-    throw new AppError(
-      403,
-      'WEBHOOK_VERIFICATION_FAILED',
-      'The verify token does not match a webhook token of this service; issue one with POST /api/v1/whatsapp/webhook-token.',
-    );
+    throw appError('WEBHOOK_VERIFICATION_FAILED');
   }
   return query['hub.challenge'];
 }
@@ -279,19 +264,14 @@ interface WebhookPayload {
 }
 
 const DELIVERY_STATUS = { sent: 'SENT', delivered: 'DELIVERED', read: 'READ', failed: 'FAILED' } as const;
-const badSignature = () =>
-  new AppError(
-    401,
-    'INVALID_SIGNATURE',
-    'X-Hub-Signature-256 does not match this body signed with the app secret of a connected WhatsApp account.',
-  );
+const badSignature = () => appError('INVALID_SIGNATURE.whatsapp');
 
 /**
  * A webhook delivery from Meta: verified with the app secret of the tenant that connected the
  * business account it names, then each message status is recorded. Returns how many messages changed.
  */
 export async function receiveWhatsAppWebhook(
-  deps: Pick<Deps, 'db' | 'serverKeys'>,
+  deps: Pick<Deps, 'db' | 'serverKeys' | 'clock'>,
   rawBody: Buffer,
   signature: string | undefined,
 ): Promise<number> {
@@ -299,11 +279,11 @@ export async function receiveWhatsAppWebhook(
   try {
     payload = JSON.parse(rawBody.toString('utf8')) as WebhookPayload;
   } catch {
-    throw badRequest('INVALID_JSON', 'The webhook body is not JSON.');
+    throw appError('INVALID_JSON.webhook');
   }
   const list = <T>(value: unknown): T[] => (Array.isArray(value) ? (value as T[]) : []);
   if (payload === null || typeof payload !== 'object' || !Array.isArray(payload.entry)) {
-    throw badRequest('INVALID_WEBHOOK', 'The webhook body is not a WhatsApp Business Account notification (no entry list).');
+    throw appError('INVALID_WEBHOOK');
   }
   const accountIds = [...new Set(payload.entry.map((entry) => String(entry?.id ?? '')))].filter(Boolean);
   if (accountIds.length !== 1) throw badSignature();
@@ -318,7 +298,7 @@ export async function receiveWhatsAppWebhook(
       for (const status of list<WebhookStatus>(change?.value?.statuses)) {
         const next = DELIVERY_STATUS[String(status.status) as keyof typeof DELIVERY_STATUS];
         if (!next || typeof status.id !== 'string') continue;
-        const at = Number.isFinite(Number(status.timestamp)) ? new Date(Number(status.timestamp) * 1000) : new Date();
+        const at = Number.isFinite(Number(status.timestamp)) ? new Date(Number(status.timestamp) * 1000) : deps.clock.now();
         const ourId =
           typeof status.biz_opaque_callback_data === 'string' && isUuid(status.biz_opaque_callback_data)
             ? status.biz_opaque_callback_data
@@ -361,12 +341,7 @@ export async function receiveSmsStatus(
 ): Promise<void> {
   const provider = smsProvider(providerName);
   const callbacks = provider.sms.callbacks!;
-  const refused = () =>
-    new AppError(
-      403,
-      'INVALID_SIGNATURE',
-      `${callbacks.signatureHeader} does not match this request signed with the ${callbacks.signedWith} of the account that sent the message.`,
-    );
+  const refused = () => appError('INVALID_SIGNATURE.smsStatus', { header: callbacks.signatureHeader, signedWith: callbacks.signedWith });
   const query = new URL(webhook.url).searchParams;
   const [tenantId, messageId] = [query.get('tenant') ?? '', query.get('message') ?? ''];
   if (!isUuid(tenantId) || !isUuid(messageId)) throw refused();

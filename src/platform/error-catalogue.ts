@@ -1,0 +1,584 @@
+import { STATUS_CODES } from 'node:http';
+
+/**
+ * Every error the API (and the CLI) can answer with, declared once: its HTTP status, the sentence
+ * it says and when. Outside clients match on `code` and often on the sentence, so both are part of
+ * the contract; docs/errors.md is generated from this file (npm run docs:errors).
+ *
+ * A key is the wire code, or `CODE.variant` when one code says different sentences in different
+ * places (every variant keeps the code's status). `${name}` in a sentence is a named parameter that
+ * the throw site supplies: `appError('NOT_FOUND', { what: 'Agent' })`.
+ */
+export interface ErrorEntry {
+  readonly status: number;
+  readonly message: string;
+  readonly when: string;
+}
+
+const declared = {
+  // 400 Bad Request
+  VALIDATION_FAILED: {
+    status: 400,
+    message: '${subject} ${problem}.',
+    when: 'The body, query, path or a header does not match the route schema; details lists every field at fault.',
+  },
+  'VALIDATION_FAILED.timezone': {
+    status: 400,
+    message: 'Unknown time zone "${timezone}"; use an IANA name such as America/New_York.',
+    when: "A campaign's timezone is not an IANA time zone.",
+  },
+  'VALIDATION_FAILED.callWindow': {
+    status: 400,
+    message: 'callWindowStart (${start}) must be before callWindowEnd (${end}).',
+    when: "A campaign's call window ends before it starts.",
+  },
+  'VALIDATION_FAILED.fromAfterTo': { status: 400, message: "'from' must not be after 'to'.", when: 'A time range ends before it starts.' },
+  'VALIDATION_FAILED.notAnInstant': {
+    status: 400,
+    message: "'${name}' is not a real instant.",
+    when: 'A date passed the format check but names no real instant (such as February 30).',
+  },
+  'VALIDATION_FAILED.fromNumber': {
+    status: 400,
+    message: 'fromNumber is not a valid E.164 phone number.',
+    when: 'A simulated inbound call names a caller number that is not a phone number.',
+  },
+  'VALIDATION_FAILED.bindingFields': {
+    status: 400,
+    message: 'Field names must be unique, and enumValues must be given for, and only for, enum fields.',
+    when: "An agent's extraction fields repeat a name or misuse enumValues.",
+  },
+  'VALIDATION_FAILED.duplicateMappings': {
+    status: 400,
+    message: 'Each (process, callStatus, languageCode) may have one template mapping; remove the repeated ones.',
+    when: 'A WhatsApp campaign maps two templates to the same moment.',
+  },
+  'VALIDATION_FAILED.duplicateSmsTemplates': {
+    status: 400,
+    message: 'An SMS campaign has one template per callStatus; remove the repeated ones.',
+    when: 'An SMS campaign gives two templates for one call status.',
+  },
+  'VALIDATION_FAILED.senderProvider': {
+    status: 400,
+    message: 'senderProvider must be one of ${allowed}; got ${given}.',
+    when: 'An SMS campaign names a sender provider that does not exist.',
+  },
+  'VALIDATION_FAILED.providerTemplates': {
+    status: 400,
+    message: '${problem}',
+    when: "An SMS campaign's templates lack what its provider needs; the provider says what (MSG91: 'MSG91 sends only DLT-registered templates: give every template its dltTemplateId.').",
+  },
+  'VALIDATION_FAILED.textTakesRawText': {
+    status: 400,
+    message: 'A text source takes rawText, not url.',
+    when: 'A text knowledge source is given a url.',
+  },
+  'VALIDATION_FAILED.rawTextRequired': {
+    status: 400,
+    message: "Field 'rawText' is required when sourceType is text.",
+    when: 'A text knowledge source has no text.',
+  },
+  'VALIDATION_FAILED.urlTakesUrl': {
+    status: 400,
+    message: 'A url source takes url, not rawText.',
+    when: 'A url knowledge source is given rawText.',
+  },
+  'VALIDATION_FAILED.urlRequired': {
+    status: 400,
+    message: "Field 'url' is required when sourceType is url.",
+    when: 'A url knowledge source has no url.',
+  },
+  'VALIDATION_FAILED.urlNotAbsolute': {
+    status: 400,
+    message: "Field 'url' must be an absolute http or https URL.",
+    when: 'A url knowledge source gives something that is not an absolute URL.',
+  },
+  'VALIDATION_FAILED.urlScheme': {
+    status: 400,
+    message: "Field 'url' must use http or https, not ${scheme}.",
+    when: 'A url knowledge source uses another scheme (ftp, file, ...).',
+  },
+  'VALIDATION_FAILED.urlCredentials': {
+    status: 400,
+    message: "Field 'url' must not carry a user name or password.",
+    when: 'A url knowledge source has credentials in it.',
+  },
+  'VALIDATION_FAILED.oneFile': {
+    status: 400,
+    message: 'Send exactly one file, in the multipart field named "file".',
+    when: 'A document upload has a second file or a file in another field.',
+  },
+  'VALIDATION_FAILED.multipartIsFile': {
+    status: 400,
+    message: 'A multipart upload is a file source: set the field sourceType to file (text and url sources are sent as JSON).',
+    when: 'A multipart knowledge upload does not say sourceType=file.',
+  },
+  'VALIDATION_FAILED.sourceName': {
+    status: 400,
+    message: "Field 'sourceName' is required: a title of 1 to 200 characters.",
+    when: 'A document upload has no title, or one longer than 200 characters.',
+  },
+  INVALID_JSON: {
+    status: 400,
+    message: 'The request body is not valid JSON; check quotes, commas and brackets.',
+    when: 'The body sent as application/json does not parse.',
+  },
+  'INVALID_JSON.webhook': { status: 400, message: 'The webhook body is not JSON.', when: 'A WhatsApp webhook delivery is not JSON.' },
+  INVALID_CONTENT_LENGTH: {
+    status: 400,
+    message: 'The Content-Length header does not match the body sent.',
+    when: 'The body is shorter or longer than its Content-Length.',
+  },
+  INVALID_IDEMPOTENCY_KEY: {
+    status: 400,
+    message: 'The Idempotency-Key header must be one value of 1 to 255 characters.',
+    when: 'The Idempotency-Key header is empty, repeated or too long.',
+  },
+  INVALID_CURRENT_PASSWORD: {
+    status: 400,
+    message: 'The current password is not correct.',
+    when: 'A password change gives the wrong current password.',
+  },
+  EXPIRY_IN_PAST: {
+    status: 400,
+    message: 'expiresAt must lie in the future.',
+    when: 'A new API key would already be expired.',
+  },
+  INVALID_AMOUNT: { status: 400, message: 'The amount must be a decimal number.', when: 'A wallet credit is not a finite decimal.' },
+  INVALID_LANGUAGE: {
+    status: 400,
+    message: '"${tag}" is not a BCP-47 language tag; use one such as en-US, es or pt-BR.',
+    when: "An agent's language is not a language tag.",
+  },
+  UNKNOWN_TOOL: {
+    status: 400,
+    message: '"${tool}" is not a tool agents can use; choose from ${tools}.',
+    when: 'An agent lists a tool that does not exist.',
+  },
+  INVALID_PHONE_NUMBER: {
+    status: 400,
+    message: 'Invalid phone number; give it in E.164 form, such as +14155550100.',
+    when: 'A voice number is not a phone number.',
+  },
+  INVALID_CONTACT: { status: 400, message: '${reason}.', when: 'A contact fails a check (phone number, name, e-mail, metadata).' },
+  'INVALID_CONTACT.phoneNumber': {
+    status: 400,
+    message: 'Invalid phone number.',
+    when: "A contact's new phone number is not a phone number.",
+  },
+  INVALID_CSV: {
+    status: 400,
+    message: 'The file is not valid CSV: ${reason}.',
+    when: 'The uploaded contacts file does not parse as CSV.',
+  },
+  'INVALID_CSV.noPhoneColumn': {
+    status: 400,
+    message: 'The CSV has no phone column; name one column ${headers} (any case, with spaces, underscores or hyphens).',
+    when: 'No header of the CSV names a phone number column.',
+  },
+  'INVALID_CSV.empty': {
+    status: 400,
+    message: 'The CSV file is empty; it needs a header row and at least one contact.',
+    when: 'The CSV has not even a header row.',
+  },
+  'INVALID_CSV.tooManyRows': {
+    status: 400,
+    message: 'The CSV has ${rows} rows; at most ${max} contacts can be uploaded at once, so nothing was imported.',
+    when: 'The CSV holds more contacts than one import takes.',
+  },
+  FILE_REQUIRED: {
+    status: 400,
+    message: 'Attach the CSV in a multipart field named "file".',
+    when: 'A contacts import has no file in the field "file".',
+  },
+  'FILE_REQUIRED.document': {
+    status: 400,
+    message: 'Attach the document in a multipart field named "file".',
+    when: 'A document upload has no file.',
+  },
+  EMPTY_FILE: {
+    status: 400,
+    message: '"${fileName}" is empty; upload a file with text in it.',
+    when: 'An uploaded document has no bytes.',
+  },
+  LIST_TOO_SMALL: {
+    status: 400,
+    message: 'A campaign\'s contact list must have at least ${min} contacts; "${list}" has ${count}.',
+    when: 'A campaign is given, or starts with, a list below the minimum size.',
+  },
+  RANGE_TOO_LARGE: {
+    status: 400,
+    message: 'The range holds more than ${max} ${interval} buckets; choose a shorter range or a larger interval.',
+    when: 'A trends query would return too many buckets.',
+  },
+  INVALID_WEBHOOK: {
+    status: 400,
+    message: 'The webhook body is not a WhatsApp Business Account notification (no entry list).',
+    when: 'A WhatsApp webhook delivery is JSON but not a notification.',
+  },
+  UNKNOWN_CALL_STATUS: {
+    status: 400,
+    message: '${reason}',
+    when: 'A telephony status callback carries a status its provider does not define; the provider says which (Twilio: \'CallStatus "${status}" is not a Twilio call status.\').',
+  },
+
+  // 401 Unauthorized
+  AUTHENTICATION_REQUIRED: {
+    status: 401,
+    message: 'Authentication required',
+    when: 'No Authorization header, or one that is not a Bearer token.',
+  },
+  INVALID_API_KEY: { status: 401, message: 'Invalid API key', when: 'The API key is unknown, revoked or malformed.' },
+  API_KEY_EXPIRED: { status: 401, message: 'API key has expired', when: 'The API key is past its expiresAt.' },
+  INVALID_SESSION: { status: 401, message: 'Invalid session token', when: 'The dashboard session token is invalid or expired.' },
+  INVALID_CREDENTIALS: { status: 401, message: 'Invalid email or password.', when: 'A log-in with a wrong e-mail or password.' },
+  'INVALID_SIGNATURE.whatsapp': {
+    status: 401,
+    message: 'X-Hub-Signature-256 does not match this body signed with the app secret of a connected WhatsApp account.',
+    when: 'A WhatsApp webhook delivery is not signed by a connected account.',
+  },
+
+  // 403 Forbidden
+  API_KEY_NOT_ALLOWED: {
+    status: 403,
+    message: 'API key authentication is not allowed for this route',
+    when: 'A dashboard-only route is called with an API key.',
+  },
+  TENANT_CONTEXT_REQUIRED: { status: 403, message: 'Tenant context required', when: 'A platform key calls a tenant route.' },
+  SIGNUP_DISABLED: {
+    status: 403,
+    message: 'Sign-up is switched off on this server; ask its operator for an account.',
+    when: 'Sign-up while SIGNUP_ENABLED is false.',
+  },
+  WEBHOOK_VERIFICATION_FAILED: {
+    status: 403,
+    message: 'The verify token does not match a webhook token of this service; issue one with POST /api/v1/whatsapp/webhook-token.',
+    when: "Meta's subscription handshake names an unknown verify token.",
+  },
+  INVALID_SIGNATURE: {
+    status: 403,
+    message: 'The ${header} header does not match this request.',
+    when: 'A telephony status callback is not signed by the provider account (Twilio: X-Twilio-Signature).',
+  },
+  'INVALID_SIGNATURE.smsStatus': {
+    status: 403,
+    message: '${header} does not match this request signed with the ${signedWith} of the account that sent the message.',
+    when: "An SMS provider's status callback is not signed by the account that sent the message (Twilio: X-Twilio-Signature with the Auth Token).",
+  },
+
+  // 404 Not Found
+  NOT_FOUND: {
+    status: 404,
+    message: '${what} not found.',
+    when: 'The id names nothing of this tenant (another tenant’s resources are not found either).',
+  },
+  'NOT_FOUND.knowledgeBase': {
+    status: 404,
+    message: 'Knowledge base ${id} not found; create it first or remove it from knowledgeBaseIds.',
+    when: "An agent's knowledgeBaseIds names a base the tenant does not have.",
+  },
+  'NOT_FOUND.tenant': { status: 404, message: 'No tenant with id ${tenantId}.', when: 'A CLI command names an unknown tenant.' },
+  CONTACTS_NOT_FOUND: {
+    status: 404,
+    message: '${missing} of the ${total} contacts are not in this list; nothing was deleted.',
+    when: 'A batch delete names contacts that are not in the list.',
+  },
+  NOT_IMPLEMENTED: {
+    status: 404,
+    message: "Agent executions are not an endpoint; list the agent's calls with GET /api/v1/call-logs?agentId=${agentId}.",
+    when: "An agent's executions are asked for; the answer names the route that lists its calls.",
+  },
+  'NOT_IMPLEMENTED.bulkStop': {
+    status: 404,
+    message: "There is no bulk stop of an agent's calls; hang up each live call with POST /api/v1/call-logs/{id}/hangup.",
+    when: "A bulk stop of an agent's calls is asked for.",
+  },
+  ROUTE_NOT_FOUND: {
+    status: 404,
+    message: 'The ${service} service has no route ${method} ${path}; see /docs for the routes it offers.',
+    when: 'The path is under a module prefix, but that module has no such route.',
+  },
+  NO_GATEWAY_ROUTE: {
+    status: 404,
+    message: 'No gateway route for ${method} ${path}',
+    when: 'The path belongs to no module.',
+  },
+
+  // 409 Conflict
+  EMAIL_TAKEN: {
+    status: 409,
+    message: 'An account with this e-mail address already exists; log in instead.',
+    when: 'Sign-up with an e-mail address already registered.',
+  },
+  AGENT_NAME_TAKEN: {
+    status: 409,
+    message: 'An agent named "${name}" already exists; choose another name.',
+    when: 'Another agent of the tenant has this name.',
+  },
+  AGENT_IN_USE: {
+    status: 409,
+    message:
+      'A campaign that has not finished uses this agent; give that campaign another agent while it is a draft, or cancel it, then delete the agent.',
+    when: 'Deleting an agent an unfinished campaign uses.',
+  },
+  VOICE_NUMBER_TAKEN: {
+    status: 409,
+    message:
+      '${phoneNumber} is already registered; a phone number can be registered only once on the platform, so register another number.',
+    when: 'The number is registered already, by this or another tenant.',
+  },
+  VOICE_NUMBER_IN_USE: {
+    status: 409,
+    message:
+      'A campaign that has not finished dials from this number; give that campaign another number while it is a draft, or cancel it, then delete the number.',
+    when: 'Deleting a voice number an unfinished campaign dials from.',
+  },
+  LIST_NAME_TAKEN: {
+    status: 409,
+    message: 'A contact list named "${name}" already exists; choose another name.',
+    when: 'Another contact list of the tenant has this name.',
+  },
+  LIST_IN_USE: {
+    status: 409,
+    message: 'This contact list is assigned to a campaign; remove it from the campaign or delete the campaign first.',
+    when: 'Deleting a contact list a campaign uses.',
+  },
+  DUPLICATE_PHONE_NUMBER: {
+    status: 409,
+    message: '${phoneNumber} is already in this list.',
+    when: 'A contact with this phone number is already in the list.',
+  },
+  KNOWLEDGE_BASE_NAME_TAKEN: {
+    status: 409,
+    message: 'A knowledge base named "${name}" already exists; choose another name.',
+    when: 'Another knowledge base of the tenant has this name.',
+  },
+  KNOWLEDGE_BASE_IN_USE: {
+    status: 409,
+    message: "The agent ${agents} searches this knowledge base; remove it from the agent's knowledgeBaseIds first, then delete it.",
+    when: 'Deleting a knowledge base an agent searches.',
+  },
+  CAMPAIGN_NAME_TAKEN: {
+    status: 409,
+    message: 'A campaign named "${name}" already exists; choose another name.',
+    when: 'Another campaign of the tenant has this name.',
+  },
+  CAMPAIGN_NOT_DRAFT: {
+    status: 409,
+    message: 'Only DRAFT campaigns can be updated; this one is ${status}. Create a new campaign to change its settings.',
+    when: 'Updating a campaign that has left DRAFT.',
+  },
+  'CAMPAIGN_NOT_DRAFT.changed': {
+    status: 409,
+    message: 'Only DRAFT campaigns can be updated; this one changed status meanwhile.',
+    when: 'The campaign left DRAFT while the update was being made.',
+  },
+  CAMPAIGN_NOT_DELETABLE: {
+    status: 409,
+    message: 'A ${status} campaign cannot be deleted; pause and cancel it first (DRAFT, COMPLETED and CANCELLED campaigns can be deleted).',
+    when: 'Deleting a campaign that is scheduled, running or paused.',
+  },
+  CAMPAIGN_NOT_READY: {
+    status: 409,
+    message: 'The campaign has no ${what}; set ${field} with PATCH while it is DRAFT, or create a new campaign.',
+    when: 'Starting a campaign without an agent, voice number or contact list.',
+  },
+  CAMPAIGN_NOT_STARTABLE: {
+    status: 409,
+    message: 'Only a campaign that is DRAFT or SCHEDULED can be started; this one is ${status}.',
+    when: 'Starting a campaign that is running, paused or finished.',
+  },
+  CAMPAIGN_NOT_RUNNING: {
+    status: 409,
+    message: 'Only a campaign that is RUNNING can be paused; this one is ${status}.',
+    when: 'Pausing a campaign that is not running.',
+  },
+  CAMPAIGN_NOT_PAUSED: {
+    status: 409,
+    message: 'Only a campaign that is PAUSED can be resumed; this one is ${status}.',
+    when: 'Resuming a campaign that is not paused.',
+  },
+  CAMPAIGN_FINISHED: {
+    status: 409,
+    message: 'The campaign is already ${status}; there is nothing to cancel.',
+    when: 'Cancelling a completed or cancelled campaign.',
+  },
+  WALLET_EMPTY: {
+    status: 409,
+    message: 'The wallet balance is ${balance} ${currency}; credit the wallet before starting calls.',
+    when: 'Starting a campaign with no money in the wallet.',
+  },
+  'WALLET_EMPTY.resume': {
+    status: 409,
+    message: 'The wallet balance is ${balance} ${currency}; credit the wallet before resuming calls.',
+    when: 'Resuming a campaign with no money in the wallet.',
+  },
+  WHATSAPP_CAMPAIGN_EXISTS: {
+    status: 409,
+    message:
+      'Agent ${agentId} already has a WhatsApp campaign${existing}; change it with PUT /api/v1/whatsapp/campaigns/${campaignId} instead of creating another.',
+    when: 'The agent has a WhatsApp campaign already (one per agent).',
+  },
+  SMS_CAMPAIGN_EXISTS: {
+    status: 409,
+    message:
+      'Agent ${agentId} already has an SMS campaign${existing}; change it with PUT /api/v1/sms-agent/campaigns/${campaignId} instead of creating another.',
+    when: 'The agent has an SMS campaign already (one per agent).',
+  },
+  WHATSAPP_NOT_CONNECTED: {
+    status: 409,
+    message:
+      'WhatsApp is not connected; connect it with PUT /api/v1/integrations/whatsapp (businessAccountId, accessToken, appSecret, phoneNumberId) from the dashboard.',
+    when: 'Listing WhatsApp sender numbers before WhatsApp is connected.',
+  },
+  CALL_NOT_LIVE: {
+    status: 409,
+    message: 'The call has already ended; only a live call can be hung up.',
+    when: 'Hanging up a call that has ended.',
+  },
+  NOT_A_SIMULATOR_NUMBER: {
+    status: 409,
+    message: 'Voice number ${phoneNumber} uses ${provider}; simulated calls need a SIMULATOR number.',
+    when: 'Simulating an inbound call on a number of a real provider.',
+  },
+  IDEMPOTENCY_KEY_IN_USE: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being processed; retry in a moment.',
+    when: 'The first request with this key has not finished.',
+  },
+
+  // 413, 415, 422, 429
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    message: 'The request body is larger than this endpoint accepts; send a smaller one.',
+    when: 'The body is over the size limit of the endpoint.',
+  },
+  'PAYLOAD_TOO_LARGE.csv': {
+    status: 413,
+    message: 'The CSV file is larger than 5 MB; split it into smaller files.',
+    when: 'A contacts CSV over 5 MB.',
+  },
+  'PAYLOAD_TOO_LARGE.document': {
+    status: 413,
+    message: 'The file is larger than ${limit}; split it or upload a smaller one.',
+    when: 'A knowledge document over the upload limit.',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'This content type is not accepted here; send the body as application/json.',
+    when: 'A body that is not JSON on a JSON route.',
+  },
+  'UNSUPPORTED_MEDIA_TYPE.csv': {
+    status: 415,
+    message: 'Send the CSV as multipart/form-data with the file in a field named "file".',
+    when: 'A contacts import that is not multipart.',
+  },
+  'UNSUPPORTED_MEDIA_TYPE.fileSource': {
+    status: 415,
+    message: 'Upload a file source as multipart/form-data with the fields sourceType=file, sourceName and file.',
+    when: 'A file knowledge source sent as JSON.',
+  },
+  UNSUPPORTED_FILE_TYPE: {
+    status: 415,
+    message: '"${fileName}" is not a supported document; upload a PDF, DOCX, TXT, Markdown (.md) or HTML file.',
+    when: 'An uploaded document is of a format knowledge bases do not read.',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    message: 'This Idempotency-Key was already used for a different request; use a new key for a new request.',
+    when: 'The key was used before with another method, path or body.',
+  },
+  RATE_LIMITED: {
+    status: 429,
+    message: 'Too many requests: at most ${max} per minute are allowed for this key; retry in ${after}.',
+    when: 'More requests in a minute than RATE_LIMIT_PER_MINUTE, per API key, user or address.',
+  },
+
+  // 5xx
+  INTERNAL_ERROR: {
+    status: 500,
+    message: 'Something went wrong on our side; try again, and quote the request id if it keeps happening.',
+    when: 'An unexpected failure; it is logged with the request id.',
+  },
+  PROVIDER_ERROR: {
+    status: 502,
+    message: '${provider} refused to hang up the call: ${reason}',
+    when: 'The telephony provider refused a hang-up.',
+  },
+  'PROVIDER_ERROR.whatsappNumbers': {
+    status: 502,
+    message: 'WhatsApp refused to list the sender numbers: ${reason}',
+    when: 'The WhatsApp Graph API refused to list the sender numbers.',
+  },
+  DATABASE_UNAVAILABLE: {
+    status: 503,
+    message: 'The database is not reachable; the service cannot take requests yet.',
+    when: '/readyz while the database does not answer.',
+  },
+} as const satisfies Record<string, ErrorEntry>;
+
+/**
+ * Fastify and its plugins refuse some requests with a 4xx of their own; the code has always been
+ * the status text in capitals and the sentence theirs, so every 4xx Node names is declared.
+ */
+export const FRAMEWORK_CODES = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  402: 'PAYMENT_REQUIRED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  407: 'PROXY_AUTHENTICATION_REQUIRED',
+  408: 'REQUEST_TIMEOUT',
+  409: 'CONFLICT',
+  410: 'GONE',
+  411: 'LENGTH_REQUIRED',
+  412: 'PRECONDITION_FAILED',
+  413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  416: 'RANGE_NOT_SATISFIABLE',
+  417: 'EXPECTATION_FAILED',
+  418: 'I_M_A_TEAPOT',
+  421: 'MISDIRECTED_REQUEST',
+  422: 'UNPROCESSABLE_ENTITY',
+  423: 'LOCKED',
+  424: 'FAILED_DEPENDENCY',
+  425: 'TOO_EARLY',
+  426: 'UPGRADE_REQUIRED',
+  428: 'PRECONDITION_REQUIRED',
+  429: 'TOO_MANY_REQUESTS',
+  431: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+  451: 'UNAVAILABLE_FOR_LEGAL_REASONS',
+} as const;
+
+export type FrameworkStatus = keyof typeof FRAMEWORK_CODES;
+type FrameworkKey = `${(typeof FRAMEWORK_CODES)[FrameworkStatus]}.framework`;
+
+const framework = Object.fromEntries(
+  Object.entries(FRAMEWORK_CODES).map(([status, code]) => [
+    `${code}.framework`,
+    {
+      status: Number(status),
+      message: '${message}',
+      when: `Fastify or one of its plugins refused the request with ${status} ${STATUS_CODES[status]}; the sentence is theirs.`,
+    },
+  ]),
+) as Record<FrameworkKey, { readonly status: number; readonly message: '${message}'; readonly when: string }>;
+
+export const errorCatalogue = { ...declared, ...framework };
+
+export type ErrorKey = keyof typeof errorCatalogue;
+type CodeOf<K extends string> = K extends `${infer Code}.${string}` ? Code : K;
+/** A code the API may answer with: one declared above, so an undeclared one fails typecheck. */
+export type ErrorCode = CodeOf<ErrorKey>;
+
+export const codeOf = (key: ErrorKey): ErrorCode => key.split('.')[0] as ErrorCode;
+
+type ParamNames<T extends string> = T extends `${string}\${${infer Name}}${infer Rest}` ? Name | ParamNames<Rest> : never;
+export type ParamsOf<K extends ErrorKey> = ParamNames<(typeof errorCatalogue)[K]['message']>;
+export type ErrorParams<K extends ErrorKey> = Record<ParamsOf<K>, string | number>;
+export function renderMessage(template: string, params: Record<string, string | number> = {}): string {
+  return template.replace(/\$\{(\w+)\}/g, (_, name: string) => String(params[name]));
+}
