@@ -1,30 +1,9 @@
-import { Type, type TLiteral } from '@sinclair/typebox';
 import { STATUS_CODES } from 'node:http';
+import { ErrorBody } from './shapes.ts';
 
-/** Shapes shared by every module's routes. */
-export const Uuid = Type.String({ format: 'uuid' });
-export const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601 UTC with milliseconds.' });
-export const MoneyString = Type.String({ pattern: '^-?[0-9]+\\.[0-9]{4}$', description: 'Decimal amount with 4 fractional digits.' });
-export const IdParams = Type.Object({ id: Uuid });
-
-export const ErrorBody = Type.Object(
-  {
-    statusCode: Type.Integer(),
-    error: Type.String(),
-    code: Type.String(),
-    message: Type.String(),
-    details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-    requestId: Type.String(),
-  },
-  { description: 'The one error shape of every error response.' },
-);
+// The shapes live in shapes.ts, which imports nothing from Node so the dashboard can type-check against them.
+export { IdParams } from './shapes.ts';
 
 /** Documents the error responses a route can give, all in the one error shape. */
 export const errorResponses = (...codes: number[]) =>
   Object.fromEntries(codes.map((code) => [code, { ...ErrorBody, description: STATUS_CODES[code] }]));
-
-type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
-
-/** A string that is one of `values` (a union of literals, which the Fastify type provider types exactly). */
-export const StringEnum = <const T extends readonly [string, ...string[]]>(values: T, options: { description?: string } = {}) =>
-  Type.Union(values.map((value) => Type.Literal(value)) as unknown as Literals<T>, options);

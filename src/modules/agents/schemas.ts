@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import { Timestamp, Uuid } from '../../platform/schemas.ts';
+import { Timestamp, Uuid } from '../../platform/shapes.ts';
 import { AGENT_TOOLS } from './tools.ts';
 
 const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Arbitrary key-value pairs.' });

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/shapes.ts';
 
 export const MAX_BINDING_FIELDS = 50;
 export const BINDING_TYPES = ['string', 'number', 'boolean', 'enum', 'date'] as const;
@@ -115,3 +115,4 @@ export const Result = Type.Object({
 });
 
 export const Tool = Type.Object({ name: Type.String(), description: Type.String() });
+export type Tool = Static<typeof Tool>;

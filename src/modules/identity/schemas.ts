@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { MoneyString, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { MoneyString, Timestamp, Uuid } from '../../platform/shapes.ts';
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Password = Type.String({ minLength: 8, maxLength: 200, description: 'At least 8 characters.' });
@@ -44,6 +44,7 @@ export const Session = Type.Object({
   expiresIn: Type.Integer({ description: 'Seconds until the token expires.' }),
   user: User,
 });
+export type Session = Static<typeof Session>;
 
 export const CreateApiKeyBody = Type.Object(
   {
@@ -85,6 +86,7 @@ export const CreatedApiKey = Type.Composite([
     ),
   }),
 ]);
+export type CreatedApiKey = Static<typeof CreatedApiKey>;
 
 export const Profile = Type.Object({
   success: Type.Boolean(),

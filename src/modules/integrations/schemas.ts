@@ -1,5 +1,5 @@
 import { Type, type Static, type TObject } from '@sinclair/typebox';
-import { StringEnum, Timestamp } from '../../platform/schemas.ts';
+import { StringEnum, Timestamp } from '../../platform/shapes.ts';
 
 /**
  * Each kind of integration: its fields, and which of them are secrets (sealed at rest, never

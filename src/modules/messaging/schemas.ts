@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { StringEnum, Timestamp, Uuid } from '../../platform/shapes.ts';
 
 const Nullable = <T extends TSchema>(schema: T, options?: { description: string }) => Type.Union([schema, Type.Null()], options);
 

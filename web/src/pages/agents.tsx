@@ -1,5 +1,6 @@
 import './agents.css';
 import type { ComponentChildren } from 'preact';
+import type { Agent, KnowledgeBase, Tool, VoiceNumber } from '../../../src/api-types.ts';
 import { useState } from 'preact/hooks';
 import { api, query, type Page } from '../api.ts';
 import {
@@ -22,31 +23,6 @@ import {
   useLoad,
 } from '../ui.tsx';
 
-interface Agent {
-  id: string;
-  name: string;
-  description: string | null;
-  language: string;
-  voice: string | null;
-  knowledgeBaseIds: string[];
-  tools: string[];
-  createdAt: string;
-}
-
-interface VoiceNumber {
-  id: string;
-  phoneNumber: string;
-  provider: string;
-  label: string | null;
-  inboundAgentId: string | null;
-  createdAt: string;
-}
-
-interface Named {
-  id: string;
-  name: string;
-}
-
 type Deleting = { kind: 'agent'; record: Agent } | { kind: 'number'; record: VoiceNumber };
 
 const PAGE_SIZE = 25;
@@ -61,7 +37,7 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
   const [agentPage, setAgentPage] = useState(1);
   const agents = useLoad(() => api<Page<Agent>>('GET', `/agents${query({ page: agentPage, limit: PAGE_SIZE })}`), [agentPage]);
   // Every agent (up to the API's page maximum), to pick an inbound agent and name it in the numbers table.
-  const allAgents = useLoad(() => api<Page<Named>>('GET', '/agents?limit=200'), []);
+  const allAgents = useLoad(() => api<Page<Agent>>('GET', '/agents?limit=200'), []);
   const numbers = useLoad(() => api<Page<VoiceNumber>>('GET', '/voice-numbers?limit=200'), []);
   const [deleting, setDeleting] = useState<Deleting | undefined>(undefined);
 
@@ -224,8 +200,8 @@ function Choices({
 }
 
 function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
-  const tools = useLoad(() => api<{ data: { name: string; description: string }[] }>('GET', '/analytics/tools'), []);
-  const knowledgeBases = useLoad(() => api<Page<Named>>('GET', '/knowledge-bases?limit=200'), []);
+  const tools = useLoad(() => api<{ data: Tool[] }>('GET', '/analytics/tools'), []);
+  const knowledgeBases = useLoad(() => api<Page<KnowledgeBase>>('GET', '/knowledge-bases?limit=200'), []);
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [language, setLanguage] = useState('en-US');
@@ -341,7 +317,7 @@ function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
   );
 }
 
-function RegisterNumber({ agents, onRegistered }: { agents: Named[]; onRegistered: () => Promise<void> }) {
+function RegisterNumber({ agents, onRegistered }: { agents: Agent[]; onRegistered: () => Promise<void> }) {
   const [phoneNumber, setPhoneNumber] = useState('');
   const [provider, setProvider] = useState('SIMULATOR');
   const [label, setLabel] = useState('');

@@ -1,5 +1,6 @@
 import './contacts.css';
 import { useState } from 'preact/hooks';
+import type { Contact, ContactList, UploadResult } from '../../../src/api-types.ts';
 import { api, query, upload, type Page } from '../api.ts';
 import {
   ActionsHeader,
@@ -18,29 +19,6 @@ import {
   useAction,
   useLoad,
 } from '../ui.tsx';
-
-interface ContactList {
-  id: string;
-  name: string;
-  metadata: Record<string, unknown>;
-  contactCount: number;
-  createdAt: string;
-}
-
-interface Contact {
-  id: string;
-  phoneNumber: string;
-  name: string | null;
-  email: string | null;
-  metadata: Record<string, unknown>;
-  createdAt: string;
-}
-
-interface UploadResult {
-  imported: number;
-  skipped: number;
-  invalidRows: { row: number; phone: string; reason: string }[];
-}
 
 const PAGE_SIZE = 25;
 

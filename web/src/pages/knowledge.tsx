@@ -1,4 +1,5 @@
 import './knowledge.css';
+import type { KnowledgeBase, KnowledgeSource, QueryResult } from '../../../src/api-types.ts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, query, upload, type Page } from '../api.ts';
 import {
@@ -27,33 +28,6 @@ const FILE_TYPES = '.pdf,.docx,.txt,.md,.html';
 const FILE_LIMIT_MB = 10;
 const PER_PAGE = 50;
 const POLL_MS = 2000;
-
-interface KnowledgeBase {
-  id: string;
-  name: string;
-  description: string | null;
-  sourceCount: number;
-  chunkCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-interface KnowledgeSource {
-  id: string;
-  sourceName: string;
-  sourceType: 'text' | 'url' | 'file';
-  status: 'PROCESSING' | 'READY' | 'FAILED';
-  url: string | null;
-  fileName: string | null;
-  chunkCount: number;
-  error: string | null;
-  updatedAt: string;
-  processedAt: string | null;
-}
-
-interface QueryResult {
-  results: { chunkId: string; sourceId: string; sourceName: string; text: string; score: number }[];
-}
 
 /** Knowledge bases: create one, list them with their sizes, delete one no agent searches. */
 export function KnowledgeBasesPage(_props: { params: Record<string, string> }) {

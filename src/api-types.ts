@@ -1,0 +1,17 @@
+/**
+ * The wall between the API and the dashboard (web/): the only server file web/ may import, with
+ * `import type` only. Every export is a type, the static type of a TypeBox schema the routes answer
+ * or accept with, so the dashboard is type-checked against the API and nothing of the server is
+ * bundled. A type belongs here only once a dashboard page uses it (docs/decisions.md).
+ */
+export type { ErrorBody } from './platform/shapes.ts';
+export type { PageOf } from './platform/pagination.ts';
+export type { Agent, VoiceNumber } from './modules/agents/schemas.ts';
+export type { Detail, Tool, Trends } from './modules/analytics/schemas.ts';
+export type { Call } from './modules/calls/schemas.ts';
+export type { Campaign, CampaignContact, CampaignStats, CampaignStatus } from './modules/campaigns/schemas.ts';
+export type { Contact, ContactList, UploadResult } from './modules/contacts/schemas.ts';
+export type { ApiKey, CreatedApiKey, Profile, Session } from './modules/identity/schemas.ts';
+export type { Integration } from './modules/integrations/schemas.ts';
+export type { KnowledgeBase, KnowledgeSource, QueryResult } from './modules/knowledge/schemas.ts';
+export type { Message, SmsCampaign, WhatsAppCampaign } from './modules/messaging/schemas.ts';

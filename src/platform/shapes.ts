@@ -1,0 +1,39 @@
+import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
+
+/**
+ * Shapes shared by every module's schemas. TypeBox only, no Node import: the dashboard
+ * type-checks against the modules' schemas (docs/decisions.md, "The dashboard imports the API's types").
+ */
+export const Uuid = Type.String({ format: 'uuid' });
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601 UTC with milliseconds.' });
+export const MoneyString = Type.String({ pattern: '^-?[0-9]+\\.[0-9]{4}$', description: 'Decimal amount with 4 fractional digits.' });
+export const IdParams = Type.Object({ id: Uuid });
+
+export const ErrorBody = Type.Object(
+  {
+    statusCode: Type.Integer(),
+    error: Type.String(),
+    code: Type.String(),
+    message: Type.String(),
+    details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+    requestId: Type.String(),
+  },
+  { description: 'The one error shape of every error response.' },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+
+/**
+ * A string that is one of `values` (a union of literals, which the Fastify type provider types exactly).
+ * The return type is spelled out: inferred, TypeBox resolves `Union<Literals<T>>` against the constraint
+ * and its static type widens to `string`.
+ */
+export const StringEnum = <const T extends readonly [string, ...string[]]>(
+  values: T,
+  options: { description?: string } = {},
+): TUnion<Literals<T>> =>
+  Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  ) as unknown as TUnion<Literals<T>>;
