@@ -6,12 +6,20 @@
  */
 export type { ErrorBody } from './platform/shapes.ts';
 export type { PageOf } from './platform/pagination.ts';
-export type { Agent, VoiceNumber } from './modules/agents/schemas.ts';
+export type { Agent, CreateAgentBody, CreateVoiceNumberBody, VoiceNumber } from './modules/agents/schemas.ts';
 export type { Detail, Tool, Trends } from './modules/analytics/schemas.ts';
 export type { Call } from './modules/calls/schemas.ts';
-export type { Campaign, CampaignContact, CampaignStats, CampaignStatus } from './modules/campaigns/schemas.ts';
-export type { Contact, ContactList, UploadResult } from './modules/contacts/schemas.ts';
-export type { ApiKey, CreatedApiKey, Profile, Session } from './modules/identity/schemas.ts';
-export type { Integration } from './modules/integrations/schemas.ts';
-export type { KnowledgeBase, KnowledgeSource, QueryResult } from './modules/knowledge/schemas.ts';
-export type { Message, SmsCampaign, WhatsAppCampaign } from './modules/messaging/schemas.ts';
+export type { Campaign, CampaignContact, CampaignStats, CampaignStatus, CreateCampaignBody } from './modules/campaigns/schemas.ts';
+export type { Contact, ContactList, CreateContactBody, CreateListBody, DeleteBatchBody, UploadResult } from './modules/contacts/schemas.ts';
+export type { ApiKey, CreateApiKeyBody, CreatedApiKey, LoginBody, Profile, Session, SignupBody } from './modules/identity/schemas.ts';
+export type { Integration, IntegrationBody, IntegrationKind } from './modules/integrations/schemas.ts';
+export type { CreateBaseBody, KnowledgeBase, KnowledgeSource, QueryBody, QueryResult } from './modules/knowledge/schemas.ts';
+export type {
+  CreateSmsCampaignBody,
+  CreateWhatsAppCampaignBody,
+  Message,
+  SmsCampaign,
+  UpdateSmsCampaignBody,
+  UpdateWhatsAppCampaignBody,
+  WhatsAppCampaign,
+} from './modules/messaging/schemas.ts';

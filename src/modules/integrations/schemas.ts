@@ -52,6 +52,8 @@ export const INTEGRATION_KINDS = {
 } satisfies Record<string, { body: TObject; secrets: string[]; summary: string }>;
 
 export type IntegrationKind = keyof typeof INTEGRATION_KINDS;
+/** The body of `PUT /integrations/{kind}` for one kind. */
+export type IntegrationBody<K extends IntegrationKind> = Static<(typeof INTEGRATION_KINDS)[K]['body']>;
 export const KindParams = Type.Object({ kind: StringEnum(Object.keys(INTEGRATION_KINDS) as [IntegrationKind]) });
 
 export const Integration = Type.Object({

@@ -1,6 +1,6 @@
 import './agents.css';
 import type { ComponentChildren } from 'preact';
-import type { Agent, KnowledgeBase, Tool, VoiceNumber } from '../../../src/api-types.ts';
+import type { Agent, CreateAgentBody, CreateVoiceNumberBody, KnowledgeBase, Tool, VoiceNumber } from '../../../src/api-types.ts';
 import { useState } from 'preact/hooks';
 import { api, query, type Page } from '../api.ts';
 import {
@@ -27,7 +27,7 @@ type Deleting = { kind: 'agent'; record: Agent } | { kind: 'number'; record: Voi
 
 const PAGE_SIZE = 25;
 const MAX_KNOWLEDGE_BASES = 20;
-const PROVIDERS: [string, string][] = [
+const PROVIDERS: [VoiceNumber['provider'], string][] = [
   ['SIMULATOR', 'Simulator (test calls, no carrier)'],
   ['TWILIO', 'Twilio'],
 ];
@@ -214,7 +214,7 @@ function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
   const create = useAction(async () => {
     const optional = { description, voice, systemPrompt, firstMessage };
     const given = Object.fromEntries(Object.entries(optional).filter(([, value]) => value.trim() !== ''));
-    await api('POST', '/agents', { name, language, ...given, tools: chosenTools, knowledgeBaseIds });
+    await api('POST', '/agents', { name, language, ...given, tools: chosenTools, knowledgeBaseIds } satisfies CreateAgentBody);
     setName('');
     setDescription('');
     setLanguage('en-US');
@@ -319,11 +319,16 @@ function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
 
 function RegisterNumber({ agents, onRegistered }: { agents: Agent[]; onRegistered: () => Promise<void> }) {
   const [phoneNumber, setPhoneNumber] = useState('');
-  const [provider, setProvider] = useState('SIMULATOR');
+  const [provider, setProvider] = useState<VoiceNumber['provider']>('SIMULATOR');
   const [label, setLabel] = useState('');
   const [inboundAgentId, setInboundAgentId] = useState('');
   const register = useAction(async () => {
-    await api('POST', '/voice-numbers', { phoneNumber, provider, ...(label ? { label } : {}), inboundAgentId: inboundAgentId || null });
+    await api('POST', '/voice-numbers', {
+      phoneNumber,
+      provider,
+      ...(label ? { label } : {}),
+      inboundAgentId: inboundAgentId || null,
+    } satisfies CreateVoiceNumberBody);
     setPhoneNumber('');
     setLabel('');
     setInboundAgentId('');

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { Session } from '../../../src/api-types.ts';
+import type { LoginBody, Session, SignupBody } from '../../../src/api-types.ts';
 import { api, session } from '../api.ts';
 import { navigate } from '../router.ts';
 import { ErrorMessage, Field, fieldErrorOf, Form, useAction } from '../ui.tsx';
@@ -12,8 +12,8 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
   const submit = useAction(async () => {
     const answer =
       mode === 'login'
-        ? await api<Session>('POST', '/auth/login', { email, password })
-        : await api<Session>('POST', '/auth/signup', { tenantName, email, password });
+        ? await api<Session>('POST', '/auth/login', { email, password } satisfies LoginBody)
+        : await api<Session>('POST', '/auth/signup', { tenantName, email, password } satisfies SignupBody);
     session.start(answer.accessToken);
     navigate('/campaigns');
   });

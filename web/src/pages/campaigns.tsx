@@ -8,6 +8,7 @@ import type {
   CampaignStats,
   CampaignStatus,
   ContactList,
+  CreateCampaignBody,
   VoiceNumber,
 } from '../../../src/api-types.ts';
 import { api, query, type Page } from '../api.ts';
@@ -244,7 +245,7 @@ function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
       dialTimeout: Number(values.dialTimeout),
       maxConcurrentCalls: Number(values.maxConcurrentCalls),
       ...(values.scheduledAt ? { scheduledAt: new Date(values.scheduledAt).toISOString() } : {}),
-    };
+    } satisfies CreateCampaignBody; // also a valid PATCH body, whose fields are all optional
     const saved = campaign
       ? await api<Campaign>('PATCH', `/campaigns/${campaign.id}`, body)
       : await api<Campaign>('POST', '/campaigns', body);

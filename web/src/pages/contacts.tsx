@@ -1,6 +1,6 @@
 import './contacts.css';
 import { useState } from 'preact/hooks';
-import type { Contact, ContactList, UploadResult } from '../../../src/api-types.ts';
+import type { Contact, ContactList, CreateContactBody, CreateListBody, DeleteBatchBody, UploadResult } from '../../../src/api-types.ts';
 import { api, query, upload, type Page } from '../api.ts';
 import {
   ActionsHeader,
@@ -35,7 +35,7 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
   const [deleting, setDeleting] = useState<ContactList | undefined>(undefined);
 
   const create = useAction(async () => {
-    await api('POST', '/contact-lists', { name, ...(description ? { metadata: { description } } : {}) });
+    await api('POST', '/contact-lists', { name, ...(description ? { metadata: { description } } : {}) } satisfies CreateListBody);
     setName('');
     setDescription('');
     await lists.reload();
@@ -159,7 +159,7 @@ export function ContactListPage({ params }: { params: Record<string, string> }) 
   };
   const deleteSelected = useAction(async () => {
     const contactIds = [...selected];
-    await api('POST', `/contact-lists/${listId}/contacts/delete-batch`, { contactIds });
+    await api('POST', `/contact-lists/${listId}/contacts/delete-batch`, { contactIds } satisfies DeleteBatchBody);
     setConfirmingDelete(false);
     // Deleting a whole last page would leave us past the end.
     const remaining = (contacts.data?.total ?? 0) - contactIds.length;
@@ -238,7 +238,7 @@ function AddContact({ listId, onAdded }: { listId: string; onAdded: () => Promis
       ...(name ? { name } : {}),
       ...(email ? { email } : {}),
       ...(Object.keys(metadata).length ? { metadata } : {}),
-    };
+    } satisfies CreateContactBody;
     await api('POST', `/contact-lists/${listId}/contacts`, body);
     setPhoneNumber('');
     setName('');

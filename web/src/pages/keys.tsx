@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { Agent, ApiKey, CreatedApiKey } from '../../../src/api-types.ts';
+import type { Agent, ApiKey, CreateApiKeyBody, CreatedApiKey } from '../../../src/api-types.ts';
 import { api, type Page } from '../api.ts';
 import {
   ActionsHeader,
@@ -37,7 +37,7 @@ export function KeysPage() {
       ...(expiresAt ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
       ...(webhookUrl ? { webhookUrl } : {}),
       ...(agentId ? { agentId } : {}),
-    };
+    } satisfies CreateApiKeyBody;
     setCreated(await api<CreatedApiKey>('POST', '/api-keys', body));
     setCopied(false);
     setName('');

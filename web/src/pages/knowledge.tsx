@@ -1,5 +1,5 @@
 import './knowledge.css';
-import type { KnowledgeBase, KnowledgeSource, QueryResult } from '../../../src/api-types.ts';
+import type { CreateBaseBody, KnowledgeBase, KnowledgeSource, QueryBody, QueryResult } from '../../../src/api-types.ts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, query, upload, type Page } from '../api.ts';
 import {
@@ -39,7 +39,10 @@ export function KnowledgeBasesPage(_props: { params: Record<string, string> }) {
   const listHeading = useRef<HTMLHeadingElement>(null);
 
   const create = useAction(async () => {
-    await api('POST', '/knowledge-bases', { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) });
+    await api('POST', '/knowledge-bases', {
+      name: name.trim(),
+      ...(description.trim() ? { description: description.trim() } : {}),
+    } satisfies CreateBaseBody);
     setName('');
     setDescription('');
     await bases.reload();
@@ -434,7 +437,7 @@ function TryQuery({ baseId }: { baseId: string }) {
   const [topK, setTopK] = useState(String(TOP_K_DEFAULT));
   const [answer, setAnswer] = useState<QueryResult | undefined>(undefined);
   const search = useAction(async () => {
-    setAnswer(await api<QueryResult>('POST', `/knowledge-bases/${baseId}/query`, { query: text, topK: Number(topK) }));
+    setAnswer(await api<QueryResult>('POST', `/knowledge-bases/${baseId}/query`, { query: text, topK: Number(topK) } satisfies QueryBody));
   });
   return (
     <section aria-labelledby="try-query-title">

@@ -1,7 +1,16 @@
 import './messaging.css';
 import type { ComponentChildren, ComponentType } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import type { Agent, Message, SmsCampaign, WhatsAppCampaign } from '../../../src/api-types.ts';
+import type {
+  Agent,
+  CreateSmsCampaignBody,
+  CreateWhatsAppCampaignBody,
+  Message,
+  SmsCampaign,
+  UpdateSmsCampaignBody,
+  UpdateWhatsAppCampaignBody,
+  WhatsAppCampaign,
+} from '../../../src/api-types.ts';
 import { api, ApiError, query, type Page } from '../api.ts';
 import {
   ActionsHeader,
@@ -135,7 +144,8 @@ function CampaignsSection<C extends MessagingCampaign>({
   };
 
   const toggle = useAction(async (campaign: C) => {
-    await api('PUT', `${path}/${campaign.id}`, { isActive: !campaign.isActive });
+    await api('PUT', `${path}/${campaign.id}`, { isActive: !campaign.isActive } satisfies UpdateWhatsAppCampaignBody &
+      UpdateSmsCampaignBody);
     await campaigns.reload();
   });
   const remove = useAction(async (campaign: C) => {
@@ -319,8 +329,8 @@ const problemsUnder = (error: Error | undefined, prefix: string) =>
 interface MappingDraft {
   templateName: string;
   languageCode: string;
-  process: string;
-  callStatus: string;
+  process: WhatsAppMapping['process'];
+  callStatus: WhatsAppMapping['callStatus'];
   /** One value per line. */
   bodyParameters: string;
 }
@@ -363,13 +373,17 @@ function WhatsAppEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps
       bodyParameters: linesOf(mapping.bodyParameters),
     }));
     const common = { ...(name.trim() ? { name: name.trim() } : {}), isActive, templates };
-    if (campaign) await api('PUT', `/whatsapp/campaigns/${campaign.id}`, { ...common, phoneNumberId: phoneNumberId.trim() || null });
+    if (campaign)
+      await api('PUT', `/whatsapp/campaigns/${campaign.id}`, {
+        ...common,
+        phoneNumberId: phoneNumberId.trim() || null,
+      } satisfies UpdateWhatsAppCampaignBody);
     else
       await api('POST', '/whatsapp/campaigns', {
         agentId: chosenAgent,
         ...common,
         ...(phoneNumberId.trim() ? { phoneNumberId: phoneNumberId.trim() } : {}),
-      });
+      } satisfies CreateWhatsAppCampaignBody);
     onSaved();
   });
 
@@ -566,9 +580,15 @@ function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsC
       dltSenderId: drafts[callStatus].dltSenderId.trim() || null,
       dltTemplateId: drafts[callStatus].dltTemplateId.trim() || null,
     }));
-    const body = { ...(name.trim() ? { name: name.trim() } : {}), senderNumber: senderNumber.trim(), senderProvider, isActive, templates };
+    const body = {
+      ...(name.trim() ? { name: name.trim() } : {}),
+      senderNumber: senderNumber.trim(),
+      senderProvider,
+      isActive,
+      templates,
+    } satisfies UpdateSmsCampaignBody;
     if (campaign) await api('PUT', `/sms-agent/campaigns/${campaign.id}`, body);
-    else await api('POST', '/sms-agent/campaigns', { agentId: chosenAgent, ...body });
+    else await api('POST', '/sms-agent/campaigns', { agentId: chosenAgent, ...body } satisfies CreateSmsCampaignBody);
     onSaved();
   });
   // The service names problems by the index of the template in the array sent.
