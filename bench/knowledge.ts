@@ -177,7 +177,7 @@ async function main(): Promise<number> {
     `Knowledge: ingestion of ${INGEST_SOURCES} text sources through the job; ${QUERIES} queries on ${CHUNKS.toLocaleString('en-US')} chunks\n`,
   );
 
-  const { localSentenceEncoder } = await import('../src/providers/embeddings/local-use.ts');
+  const { localSentenceEncoder } = await import('../src/providers/local-embeddings/sentence-encoder.ts');
   const embedder = localSentenceEncoder();
   const texts = Array.from({ length: Math.ceil(CHUNKS / 2) }, (_, i) => `## Topic ${i % 50}\n\n${passage(i)} ${passage(i + CHUNKS)}`)
     .flatMap((text) => chunkText(text, { maxChars: 300 }))

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { jobDefinitions } from '../src/jobs.ts';
 import { CALL_ENDED, type CallEndedJob } from '../src/modules/calls/service.ts';
-import { startFakeWhatsApp } from '../test/fakes/whatsapp.ts';
+import { startFakeWhatsApp } from '../src/providers/whatsapp-cloud/fake.ts';
 import { fixed, inProcessRuntime, intFromEnv, onCleanup, runBench, table, workUntilSettled } from './harness.ts';
 
 const CALLS = intFromEnv('BENCH_MESSAGING_CALLS', 2000, 1);

@@ -10,7 +10,7 @@ import { Webhook } from 'standardwebhooks';
 import { jobDefinitions } from '../src/jobs.ts';
 import { emitEvent } from '../src/modules/events/service.ts';
 import { tenantCtx } from '../src/platform/context.ts';
-import { listenOnLoopback } from '../test/fakes/http.ts';
+import { listenOnLoopback } from '../src/providers/fake-server.ts';
 import { fixed, inProcessRuntime, intFromEnv, onCleanup, runBench, table, workUntilSettled } from './harness.ts';
 
 const EVENTS = intFromEnv('BENCH_WEBHOOK_EVENTS', 2000, 1);

@@ -1,36 +1,13 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { Bool, Decimal, Int } from './platform/settings.ts';
+import { PROVIDER_SETTINGS } from './providers/registry.ts';
 
 /**
  * Every environment variable the service reads, with its default and meaning.
  * `docs/configuration.md` is generated from this table (`npm run docs:config`).
  */
-const Bool = (defaultValue: boolean, description: string) =>
-  Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')], {
-    default: defaultValue ? '1' : '0',
-    description,
-    expected: '1, 0, true or false',
-  });
-
-const Int = (defaultValue: number, minimum: number, maximum: number, description: string) =>
-  Type.String({
-    default: String(defaultValue),
-    pattern: '^[0-9]+$',
-    minimum,
-    maximum,
-    description,
-    expected: `an integer from ${minimum} to ${maximum}`,
-  });
-
-const Decimal = (defaultValue: string, description: string) =>
-  Type.String({
-    default: defaultValue,
-    pattern: '^[0-9]{1,14}(\\.[0-9]{1,4})?$',
-    description,
-    expected: 'a decimal amount such as 10 or 12.5',
-  });
-
-export const EnvSchema = Type.Object({
+const ServiceEnvSchema = Type.Object({
   PORT: Int(3000, 0, 65535, 'HTTP port of the API (0 picks a free one).'),
   HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'Address the API listens on.' }),
   DATA_DIR: Type.String({
@@ -90,35 +67,11 @@ export const EnvSchema = Type.Object({
     description: 'The address providers reach this service at (status callbacks, webhooks), without a trailing slash.',
     expected: 'an http(s) URL without a trailing slash',
   }),
-  TWILIO_API_URL: Type.String({
-    default: 'https://api.twilio.com',
-    pattern: '^https?://[^/]+$',
-    description: "Base URL of Twilio's REST API (a local fake in tests).",
-    expected: 'an http(s) origin without a path',
-  }),
-  WHATSAPP_API_URL: Type.String({
-    default: 'https://graph.facebook.com',
-    pattern: '^https?://[^/]+$',
-    description: "Base URL of Meta's Graph API for the WhatsApp Cloud API (a local fake in tests).",
-    expected: 'an http(s) origin without a path',
-  }),
-  WHATSAPP_API_VERSION: Type.String({
-    default: 'v21.0',
-    pattern: '^v[0-9]+\\.[0-9]+$',
-    description: 'Graph API version used for WhatsApp requests.',
-    expected: 'a version such as v21.0',
-  }),
-  MSG91_API_URL: Type.String({
-    default: 'https://api.msg91.com',
-    pattern: '^https?://[^/]+$',
-    description: "Base URL of MSG91's SMS API (India, DLT) (a local fake in tests).",
-    expected: 'an http(s) origin without a path',
-  }),
   PROVIDER_TIMEOUT_MS: Int(
     10000,
     100,
     120000,
-    'How long a request to a messaging provider may take before it counts as a timeout (and is retried).',
+    'How long a request to a provider (calls, SMS, WhatsApp) may take before it counts as a timeout.',
   ),
   WEBHOOK_RETRY_SECONDS: Int(
     5,
@@ -177,8 +130,6 @@ export const EnvSchema = Type.Object({
     'A call its provider never confirmed (a crash between counting the attempt and dialling) is given up as FAILED after this long.',
   ),
   MAX_CALL_SECONDS: Int(7200, 60, 86400, 'A provider call with no final status this long after it was placed is given up as FAILED.'),
-  SIMULATOR_RING_SECONDS: Int(2, 0, 300, 'How long a SIMULATOR call rings before its outcome.'),
-  SIMULATOR_TALK_SECONDS: Int(6, 0, 3600, 'How long an answered SIMULATOR call lasts.'),
   RATE_STT_PER_MINUTE: Decimal('0.0100', 'Rate card: speech-to-text, per minute of call audio.'),
   RATE_TTS_PER_1K_CHARACTERS: Decimal('0.0150', 'Rate card: text-to-speech, per 1,000 characters spoken.'),
   RATE_LLM_PER_1K_TOKENS: Decimal('0.0020', 'Rate card: language model, per 1,000 tokens.'),
@@ -204,7 +155,10 @@ export const EnvSchema = Type.Object({
   }),
 });
 
-export type Env = Static<typeof EnvSchema>;
+export type Env = Static<typeof ServiceEnvSchema>;
+
+/** The service's settings and every provider's own (each provider declares its settings in its folder). */
+export const EnvSchema = Type.Object({ ...ServiceEnvSchema.properties, ...PROVIDER_SETTINGS });
 
 export interface Config {
   port: number;
@@ -228,7 +182,6 @@ export interface Config {
   jobsMaintenanceSeconds: number;
   analyzeSeconds: number;
   publicUrl: string;
-  twilioApiUrl: string;
   webhookRetrySeconds: number;
   llm: { apiUrl: string | undefined; apiKey: string | undefined; model: string };
   knowledge: {
@@ -239,9 +192,10 @@ export interface Config {
     vectorSearch: 'auto' | 'exact';
     cacheBytes: number;
   };
-  messaging: { whatsappApiUrl: string; whatsappApiVersion: string; msg91ApiUrl: string; providerTimeoutMs: number };
+  messaging: { providerTimeoutMs: number };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
-  simulator: { ringSeconds: number; talkSeconds: number };
+  /** Every provider's own settings (registry.ts), by variable name. */
+  providerSettings: Readonly<Record<string, string>>;
   rates: {
     sttPerMinute: string;
     ttsPer1kCharacters: string;
@@ -305,7 +259,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jobsMaintenanceSeconds: Number(env_.JOBS_MAINTENANCE_SECONDS),
     analyzeSeconds: Number(env_.ANALYZE_SECONDS),
     publicUrl: env_.PUBLIC_URL,
-    twilioApiUrl: env_.TWILIO_API_URL,
     webhookRetrySeconds: Number(env_.WEBHOOK_RETRY_SECONDS),
     llm: { apiUrl: env_.LLM_API_URL, apiKey: env_.LLM_API_KEY, model: env_.LLM_MODEL },
     knowledge: {
@@ -317,18 +270,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       cacheBytes: Number(env_.KNOWLEDGE_CACHE_MB) * 1024 * 1024,
     },
     messaging: {
-      whatsappApiUrl: env_.WHATSAPP_API_URL,
-      whatsappApiVersion: env_.WHATSAPP_API_VERSION,
-      msg91ApiUrl: env_.MSG91_API_URL,
       providerTimeoutMs: Number(env_.PROVIDER_TIMEOUT_MS),
     },
+    providerSettings: Object.fromEntries(Object.keys(PROVIDER_SETTINGS).map((name) => [name, withDefaults[name]!])),
     dialer: {
       tickMs: Number(env_.DIALER_TICK_MS),
       callsPerSecond: Number(env_.DIALER_CALLS_PER_SECOND),
       confirmTimeoutSeconds: Number(env_.CALL_CONFIRM_TIMEOUT_SECONDS),
       maxCallSeconds: Number(env_.MAX_CALL_SECONDS),
     },
-    simulator: { ringSeconds: Number(env_.SIMULATOR_RING_SECONDS), talkSeconds: Number(env_.SIMULATOR_TALK_SECONDS) },
     rates: {
       sttPerMinute: env_.RATE_STT_PER_MINUTE,
       ttsPer1kCharacters: env_.RATE_TTS_PER_1K_CHARACTERS,

@@ -14,6 +14,8 @@ import { migrate } from './platform/migrate.ts';
 import { deriveServerKeys, generateSecretsKey } from './platform/secrets.ts';
 import { recordApiKeyUse } from './modules/identity/service.ts';
 import { openKnowledgeEngine } from './modules/knowledge/service.ts';
+import { onCallEnded } from './modules/calls/service.ts';
+import { afterCallEnded } from './modules/campaigns/service.ts';
 
 export const IN_MEMORY = 'memory://';
 
@@ -43,6 +45,8 @@ function embeddedSecretsKey(dataDir: string): string {
  */
 export async function openRuntime(config: Config, options: { log: Logger; clock?: Clock; superviseJobs: boolean }): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
+  // The campaign an attempt belongs to learns its result in the transaction that ends the call.
+  onCallEnded(afterCallEnded);
   const embedded = !config.databaseUrl;
   if (!embedded && !config.secretsKey) {
     throw new ConfigError(

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
-import { freeLoopbackPort, listenOnLoopback } from './fakes/http.ts';
+import { freeLoopbackPort, listenOnLoopback } from '../src/providers/fake-server.ts';
 import { bearer, createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
 import { apiAs } from './voice-fixtures.ts';
 

@@ -5,11 +5,17 @@ import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { afterCallEnded, sendMessage } from '../src/modules/messaging/dispatch.ts';
 import { insertMessages } from '../src/modules/messaging/repo.ts';
 import { manualClock } from '../src/platform/clock.ts';
-import { freeLoopbackPort } from './fakes/http.ts';
+import { freeLoopbackPort } from '../src/providers/fake-server.ts';
 import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
-import { startFakeMsg91, type FakeMsg91 } from './fakes/msg91.ts';
-import { startFakeTwilio, type FakeTwilio } from './fakes/twilio.ts';
-import { graphError, signedWhatsAppWebhook, startFakeWhatsApp, statusWebhookPayload, type FakeWhatsApp } from './fakes/whatsapp.ts';
+import { startFakeMsg91, type FakeMsg91 } from '../src/providers/msg91/fake.ts';
+import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
+import {
+  graphError,
+  signedWhatsAppWebhook,
+  startFakeWhatsApp,
+  statusWebhookPayload,
+  type FakeWhatsApp,
+} from '../src/providers/whatsapp-cloud/fake.ts';
 import { apiAs, createCampaign, uniqueNumber, voiceSetup } from './voice-fixtures.ts';
 
 // Contract §6 end to end: simulated calls end, `call.ended` runs on the real job queue, and the

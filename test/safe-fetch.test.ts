@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressProblem, safeFetch, UnsafeUrlError } from '../src/platform/safe-fetch.ts';
-import { listenOnLoopback } from './fakes/http.ts';
+import { listenOnLoopback } from '../src/providers/fake-server.ts';
 
 // The address rule is on in every test here (allowPrivate: false). The fixture server listens on
 // 127.0.0.1, which only `allowedAddresses` opens, so the redirect cases can start from it.

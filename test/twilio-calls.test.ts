@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
-import { startFakeTwilio, type FakeTwilio } from './fakes/twilio.ts';
+import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
 import { apiAs, createCampaign, uniqueNumber } from './voice-fixtures.ts';
-import { freeLoopbackPort } from './fakes/http.ts';
+import { freeLoopbackPort } from '../src/providers/fake-server.ts';
 
 // Contract §3 (integrations, calls) and issue 5: TWILIO numbers place real REST calls (here to a
 // local fake speaking Twilio's wire format) and are driven by signed status callbacks.

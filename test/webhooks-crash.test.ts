@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretsKey } from '../src/platform/secrets.ts';
-import { listenOnLoopback } from './fakes/http.ts';
+import { listenOnLoopback } from '../src/providers/fake-server.ts';
 import { createTestDatabase, until } from './harness.ts';
 import { startServerProcess, type ServerProcess } from './processes.ts';
 

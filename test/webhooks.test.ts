@@ -9,7 +9,7 @@ import { insertDeliveries, insertEvent } from '../src/modules/events/repo.ts';
 import { creditWallet } from '../src/modules/identity/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { tenantCtx } from '../src/platform/context.ts';
-import { listenOnLoopback } from './fakes/http.ts';
+import { listenOnLoopback } from '../src/providers/fake-server.ts';
 import { createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
 import { apiAs, uniqueNumber } from './voice-fixtures.ts';
 

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
-import { graphError, signedWhatsAppWebhook, startFakeWhatsApp, statusWebhookPayload, type FakeWhatsApp } from './fakes/whatsapp.ts';
+import {
+  graphError,
+  signedWhatsAppWebhook,
+  startFakeWhatsApp,
+  statusWebhookPayload,
+  type FakeWhatsApp,
+} from '../src/providers/whatsapp-cloud/fake.ts';
 import { apiAs } from './voice-fixtures.ts';
 
 // Seed §2.5, §2.9, §4.1, §8 and contract §6: WhatsApp campaigns, the webhook token and callback,

@@ -1,9 +1,41 @@
+import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
 import { STATUS_CODES } from 'node:http';
-import { ErrorBody } from './shapes.ts';
 
-// The shapes live in shapes.ts, which imports nothing from Node so the dashboard can type-check against them.
-export { IdParams } from './shapes.ts';
+/** Shapes shared by every module's routes. */
+export const Uuid = Type.String({ format: 'uuid' });
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601 UTC with milliseconds.' });
+export const MoneyString = Type.String({ pattern: '^-?[0-9]+\\.[0-9]{4}$', description: 'Decimal amount with 4 fractional digits.' });
+export const IdParams = Type.Object({ id: Uuid });
+
+export const ErrorBody = Type.Object(
+  {
+    statusCode: Type.Integer(),
+    error: Type.String(),
+    code: Type.String(),
+    message: Type.String(),
+    details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+    requestId: Type.String(),
+  },
+  { description: 'The one error shape of every error response.' },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
 
 /** Documents the error responses a route can give, all in the one error shape. */
 export const errorResponses = (...codes: number[]) =>
   Object.fromEntries(codes.map((code) => [code, { ...ErrorBody, description: STATUS_CODES[code] }]));
+
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+
+/**
+ * A string that is one of `values` (a union of literals, which the Fastify type provider types exactly).
+ * The return type is spelled out: inferred, TypeBox resolves `Union<Literals<T>>` against the constraint
+ * and its static type widens to `string`.
+ */
+export const StringEnum = <const T extends readonly [string, ...string[]]>(
+  values: T,
+  options: { description?: string } = {},
+): TUnion<Literals<T>> =>
+  Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  ) as unknown as TUnion<Literals<T>>;

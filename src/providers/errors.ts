@@ -1,5 +1,5 @@
 /**
- * The one error type messaging provider clients throw, and the transport wrapper they share.
+ * The one error type every provider throws, and the one HTTP transport they share.
  *
  * `message` carries the provider's own words (prefixed with the provider's name), because the API
  * shows it to users in a 502. `retryable` says whether sending the same request again later may
@@ -10,13 +10,19 @@ export class ProviderError extends Error {
   readonly status: number | undefined;
   readonly retryable: boolean;
   readonly code: string | number | undefined;
+  /** The request can never succeed for this target (an invalid number): a call attempt is not retried. */
+  readonly permanent: boolean;
 
-  constructor(message: string, options: { status?: number; retryable: boolean; code?: string | number; cause?: unknown }) {
+  constructor(
+    message: string,
+    options: { status?: number; retryable: boolean; permanent?: boolean; code?: string | number; cause?: unknown },
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ProviderError';
     this.status = options.status;
     this.retryable = options.retryable;
     this.code = options.code;
+    this.permanent = options.permanent ?? false;
   }
 }
 

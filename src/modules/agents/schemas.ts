@@ -1,5 +1,6 @@
+import { VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import { Timestamp, Uuid } from '../../platform/shapes.ts';
+import { Timestamp, Uuid } from '../../platform/schemas.ts';
 import { AGENT_TOOLS } from './tools.ts';
 
 const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Arbitrary key-value pairs.' });
@@ -69,8 +70,8 @@ export const AgentsQuery = Type.Object({
   search: Type.Optional(Type.String({ maxLength: 200, description: 'Part of the agent name, any case.' })),
 });
 
-export const VOICE_PROVIDERS = ['SIMULATOR', 'TWILIO'] as const;
-export type VoiceProvider = (typeof VOICE_PROVIDERS)[number];
+export const VOICE_PROVIDERS = VOICE_PROVIDER_NAMES;
+export type VoiceProvider = string;
 // An enum rather than a union of literals, so a wrong value reads "must be one of SIMULATOR, TWILIO".
 // The intersection lets the Fastify type provider (typebox 1.x, which reads `enum`) infer the same type.
 const Provider = Type.Unsafe<VoiceProvider>({

@@ -2,7 +2,7 @@ import { DateTime } from 'luxon';
 import { tenantCtx, type Deps } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
-import { createChatCompletions, type StructuredExtractor } from '../../providers/llm/chat-completions.ts';
+import { createChatCompletions, type StructuredExtractor } from '../../providers/openai-compatible/chat-completions.ts';
 import * as calls from '../calls/service.ts';
 import * as repo from './repo.ts';
 import type { BindingField } from './schemas.ts';

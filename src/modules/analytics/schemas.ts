@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/shapes.ts';
+import { MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 export const MAX_BINDING_FIELDS = 50;
 export const BINDING_TYPES = ['string', 'number', 'boolean', 'enum', 'date'] as const;

@@ -9,6 +9,9 @@ export interface CallRow {
   agent_id: string | null;
   campaign_id: string | null;
   contact_id: string | null;
+  /** The contact as it was when the call was placed. */
+  contact_name: string | null;
+  contact_metadata: Record<string, unknown> | null;
   voice_number_id: string | null;
   direction: 'OUTGOING' | 'INCOMING';
   from_number: string;
@@ -40,6 +43,8 @@ export type NewCall = Pick<
   | 'agent_id'
   | 'campaign_id'
   | 'contact_id'
+  | 'contact_name'
+  | 'contact_metadata'
   | 'voice_number_id'
   | 'direction'
   | 'from_number'
@@ -55,29 +60,22 @@ export type NewCall = Pick<
 export async function insertCalls(db: Queryable, tenantId: string, calls: NewCall[]): Promise<void> {
   if (calls.length === 0) return;
   await db.query(
-    `INSERT INTO calls (tenant_id, id, agent_id, campaign_id, contact_id, voice_number_id, direction, from_number, to_number, attempt, status,
-                        provider, provider_call_id, dial_timeout, deadline_at, started_at, created_at)
-     SELECT $1, c.id, c.agent_id, c.campaign_id, c.contact_id, c.voice_number_id, c.direction, c.from_number, c.to_number, c.attempt, c.status,
-            c.provider, c.provider_call_id, c.dial_timeout, c.deadline_at, c.started_at, c.started_at
-     FROM jsonb_to_recordset($2::jsonb) AS c(id uuid, agent_id uuid, campaign_id uuid, contact_id uuid, voice_number_id uuid, direction text,
-       from_number text, to_number text, attempt int, status text, provider text, provider_call_id text, dial_timeout int,
-       deadline_at timestamptz, started_at timestamptz)`,
+    `INSERT INTO calls (tenant_id, id, agent_id, campaign_id, contact_id, contact_name, contact_metadata, voice_number_id, direction,
+                        from_number, to_number, attempt, status, provider, provider_call_id, dial_timeout, deadline_at, started_at, created_at)
+     SELECT $1, c.id, c.agent_id, c.campaign_id, c.contact_id, c.contact_name, c.contact_metadata, c.voice_number_id, c.direction,
+            c.from_number, c.to_number, c.attempt, c.status, c.provider, c.provider_call_id, c.dial_timeout, c.deadline_at, c.started_at, c.started_at
+     FROM jsonb_to_recordset($2::jsonb) AS c(id uuid, agent_id uuid, campaign_id uuid, contact_id uuid, contact_name text, contact_metadata jsonb,
+       voice_number_id uuid, direction text, from_number text, to_number text, attempt int, status text, provider text, provider_call_id text,
+       dial_timeout int, deadline_at timestamptz, started_at timestamptz)`,
     [tenantId, JSON.stringify(calls)],
   );
 }
 
-export interface DueCall extends CallRow {
-  contact_metadata: Record<string, unknown> | null;
-  contact_name: string | null;
-}
-
 /** Live calls whose deadline passed, locked for this worker; other workers skip them. */
-export async function lockDueCalls(db: Queryable, now: Date, limit: number): Promise<DueCall[]> {
-  const { rows } = await db.query<DueCall>(
-    `SELECT c.*, cc.metadata AS contact_metadata, cc.name AS contact_name
-     FROM calls c LEFT JOIN campaign_contacts cc ON cc.tenant_id = c.tenant_id AND cc.campaign_id = c.campaign_id AND cc.contact_id = c.contact_id
-     WHERE c.status <> 'ENDED' AND c.deadline_at <= $1
-     ORDER BY c.deadline_at LIMIT $2 FOR UPDATE OF c SKIP LOCKED`,
+export async function lockDueCalls(db: Queryable, now: Date, limit: number): Promise<CallRow[]> {
+  const { rows } = await db.query<CallRow>(
+    `SELECT * FROM calls WHERE status <> 'ENDED' AND deadline_at <= $1
+     ORDER BY deadline_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
     [now, limit],
   );
   return rows;

@@ -1,21 +1,18 @@
-// Seed §4.7 and contract §3 (call logs), §11 (simulated inbound calls).
+// Call logs, hang-up, simulated inbound calls, and the providers' call status callbacks.
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
-import { parseForm } from '../../platform/form.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { telephonyProvider, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import * as calls from './service.ts';
 import { Call, CallQuery, InboundCallBody } from './schemas.ts';
 
 export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
-    done(null, parseForm(String(body))),
-  );
   const ctxOf = (request: Parameters<typeof principalOf>[0]) => tenantCtx(deps, principalOf(request).tenantId);
   const tags = ['calls'];
 
@@ -79,28 +76,37 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
     async (request, reply) => reply.code(201).send(await calls.simulateInboundCall(ctxOf(request), request.body)),
   );
 
-  // Twilio's status callback (contract §6: provider callbacks are the only routes without a key).
-  app.post(
-    '/telephony/twilio/status',
-    {
-      config: { auth: 'public', rateLimit: false },
-      schema: {
-        tags,
-        summary: 'Twilio call status callback (signed with X-Twilio-Signature)',
-        security: [],
-        body: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
-        response: { 204: Type.Null(), ...errorResponses(400, 403, 415) },
-      },
-    },
-    async (request, reply: FastifyReply) => {
-      const signature = request.headers['x-twilio-signature'];
-      await calls.receiveTwilioStatus(
-        deps,
-        `${deps.config.publicUrl}${request.url}`,
-        request.body as Record<string, string | string[]>,
-        typeof signature === 'string' ? signature : undefined,
+  // Providers' status callbacks: the only routes without a key, each verified by its provider's signature
+  // over the raw body, so the body is kept as received.
+  await app.register(async (callbacks) => {
+    callbacks.removeAllContentTypeParsers();
+    callbacks.addContentTypeParser(
+      ['application/x-www-form-urlencoded', 'application/json'],
+      { parseAs: 'string' },
+      (_request, body, done) => done(null, body),
+    );
+    for (const provider of VOICE_PROVIDER_NAMES.map(telephonyProvider).filter((provider) => provider.telephony.callbacks)) {
+      const slug = provider.name.toLowerCase();
+      callbacks.post(
+        `/telephony/${slug}/status`,
+        {
+          config: { auth: 'public', rateLimit: false },
+          schema: {
+            tags,
+            summary: `${provider.title} call status callback (signed by ${provider.title})`,
+            security: [],
+            response: { 204: Type.Null(), ...errorResponses(400, 403, 415) },
+          },
+        },
+        async (request, reply: FastifyReply) => {
+          await calls.receiveStatusCallback(deps, slug, {
+            url: `${deps.config.publicUrl}${request.url}`,
+            headers: request.headers,
+            rawBody: typeof request.body === 'string' ? request.body : '',
+          });
+          return reply.code(204).send();
+        },
       );
-      return reply.code(204).send();
-    },
-  );
+    }
+  });
 };

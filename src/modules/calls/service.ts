@@ -1,28 +1,34 @@
+/**
+ * The calls module owns a call's life: the attempt is recorded, placed through its provider, moved
+ * by the provider's events (ringing, answered, ended) and ended once with its usage, cost, wallet
+ * debit and `call.ended`. Who is called and when is the dialer's business (campaigns); what follows
+ * a call is for the modules that consume `call.ended` or listen to its end (onCallEnded).
+ */
+import type { Decimal } from 'decimal.js';
+import { addSeconds, isoOrNull } from '../../platform/clock.ts';
 import type { TenantCtx } from '../../platform/context.ts';
 import { AppError, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
-import { PermanentDialError, type CallOutcome } from '../../providers/telephony/types.ts';
-import { twilioCallUpdate, verifyTwilioSignature } from '../../providers/telephony/twilio.ts';
-import * as integrations from '../integrations/service.ts';
-import { statusCallbackUrl, telephonyFor, TWILIO } from './telephony.ts';
-export { providerProblem } from './telephony.ts';
+import { ProviderError } from '../../providers/errors.ts';
+import { telephonyProvider, type ProviderWith } from '../../providers/registry.ts';
+import type { CallOutcome, CallUpdate, DialRequest, ProviderWebhook, TelephonyConnection } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
-import * as campaigns from '../campaigns/service.ts';
+import { normalizePhoneNumber } from '../contacts/contact-fields.ts';
 import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
-import { normalizePhoneNumber } from '../contacts/contact-fields.ts';
+import * as integrations from '../integrations/service.ts';
 import { conversationUsage, costOf, NO_USAGE, rateCardOf, type CallUsage } from './rate-card.ts';
 import * as repo from './repo.ts';
 import type { Call, CallQuery } from './schemas.ts';
-import { simulatedStep, simulatedTranscript, type SimulatedCall } from './simulator.ts';
-import { isoOrNull, addSeconds } from '../../platform/clock.ts';
 
 export const CALL_ENDED = 'call.ended';
 export interface CallEndedJob {
   tenantId: string;
   callId: string;
 }
+
+export type CallRow = repo.CallRow;
 
 export const toCall = (row: repo.CallRow): Call => ({
   id: row.id,
@@ -48,8 +54,8 @@ export const toCall = (row: repo.CallRow): Call => ({
   createdAt: row.created_at.toISOString(),
 });
 
-export const SIMULATOR = 'SIMULATOR';
-export const simulatorCallId = (callId: string) => `sim-${callId}`;
+// ---------------------------------------------------------------------------------------------
+// Ending a call, and who hears of it
 
 export interface CallResult {
   outcome: CallOutcome;
@@ -62,17 +68,37 @@ export interface CallResult {
   usage?: CallUsage;
 }
 
+/** What a module listening to call ends is told, inside the transaction that ends the call. */
+export interface EndedCall {
+  call: repo.CallRow;
+  /** The wallet's balance after this call's debit when it left nothing to spend; otherwise null. */
+  walletEmptied: Decimal | null;
+  /**
+   * Shared by the calls ended in one batch (one transaction), so a listener reads what they have
+   * in common (a campaign's settings) once, not once per call.
+   */
+  batch: Map<string, unknown>;
+}
+
+export type CallEndedListener = (ctx: TenantCtx, ended: EndedCall) => Promise<void>;
+
+const callEndedListeners = new Set<CallEndedListener>();
+
+/**
+ * Another module acts inside the transaction that ends each call (the campaigns module records the
+ * attempt's result there). Registered once by the composition root (src/runtime.ts); a listener
+ * registered twice runs once.
+ */
+export function onCallEnded(listener: CallEndedListener): void {
+  callEndedListeners.add(listener);
+}
+
 /**
  * Ends a call in the caller's transaction: outcome, usage and cost, the wallet debit, the
- * campaign contact's next step and `call.ended`, all or nothing. A second end of the same call
- * (a repeated provider callback, a retried job) changes nothing.
+ * listeners and `call.ended`, all or nothing. A second end of the same call (a repeated provider
+ * callback, a retried job) changes nothing.
  */
-export async function finishCall(
-  ctx: TenantCtx,
-  callId: string,
-  result: CallResult,
-  campaignsSeen?: campaigns.CampaignsSeen,
-): Promise<repo.CallRow | undefined> {
+async function finishCall(ctx: TenantCtx, callId: string, result: CallResult, batch = new Map<string, unknown>()): Promise<void> {
   const usage = result.usage ?? NO_USAGE;
   const { cost, total } = costOf(usage, rateCardOf(ctx.config.rates));
   const ended = await repo.endCall(ctx.db, ctx.tenantId, callId, {
@@ -87,60 +113,190 @@ export async function finishCall(
     cost: { ...cost },
     costTotal: cost.total,
   });
-  if (!ended) return undefined;
+  if (!ended) return;
+  let walletEmptied: Decimal | null = null;
   if (total.greaterThan(0)) {
     const balance = await identity.debitWallet(ctx.db, ctx.tenantId, total, `Call ${callId}`, callId);
     const low = await identity.crossedIntoLowBalance(ctx.db, ctx.tenantId);
-    if (low)
+    if (low) {
       await events.emitEvent(ctx, 'wallet.low_balance', { balance: low.balance, threshold: low.threshold, currency: low.currency }, null);
-    if (!balance.greaterThan(0)) await campaigns.pauseForEmptyWallet(ctx, balance);
+    }
+    if (!balance.greaterThan(0)) walletEmptied = balance;
   }
-  if (ended.campaign_id) await campaigns.recordAttemptResult(ctx, ended, campaignsSeen);
+  for (const listener of callEndedListeners) await listener(ctx, { call: ended, walletEmptied, batch });
   await ctx.jobs.send<CallEndedJob>(CALL_ENDED, { tenantId: ctx.tenantId, callId }, { tx: ctx.db });
   await events.emitEvent(ctx, 'call.completed', toCall(ended), ended.agent_id);
-  return ended;
+}
+
+/** An answered call that ends now, talked from its answer until `endedAt`. */
+function answeredUntil(call: repo.CallRow, endedAt: Date, extra: Partial<CallResult> = {}): CallResult {
+  const answeredAt = call.answered_at ?? endedAt;
+  const seconds = Math.max(0, Math.round((endedAt.getTime() - answeredAt.getTime()) / 1000));
+  return { outcome: 'ANSWERED', endedAt, answeredAt, durationSec: seconds, usage: conversationUsage(seconds), ...extra };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Starting and placing attempts
+
+/** One call the dialer decided to make. */
+export interface NewAttempt {
+  agentId: string;
+  campaignId: string;
+  contact: { id: string; phoneNumber: string; name: string | null; metadata: Record<string, unknown> | null };
+  attempt: number;
+  voiceNumber: { id: string; phoneNumber: string; provider: string };
+  dialTimeout: number;
+}
+
+/** An attempt recorded and waiting to be placed once its transaction committed. */
+export interface AttemptToPlace {
+  callId: string;
+  provider: string;
+  request: DialRequest;
+}
+
+/** Why calls on numbers of `provider` cannot be placed for this tenant now, or null. */
+export async function providerProblem(ctx: TenantCtx, providerName: string): Promise<string | null> {
+  const provider = telephonyProvider(providerName);
+  if (await integrations.connectionTo(ctx, provider)) return null;
+  return `${provider.title} is not connected; connect it with PUT /api/v1/integrations/${provider.integration?.kind}, then resume the campaign.`;
+}
+
+function dialRequestOf(ctx: Pick<TenantCtx, 'config'>, provider: ProviderWith<'telephony'>, call: repo.NewCall): DialRequest {
+  const slug = provider.name.toLowerCase();
+  return {
+    callId: call.id,
+    from: call.from_number,
+    to: call.to_number,
+    dialTimeoutSec: call.dial_timeout,
+    statusCallbackUrl: `${ctx.config.publicUrl}/api/v1/telephony/${slug}/status`,
+    mediaStreamUrl: `${ctx.config.publicUrl.replace(/^http/, 'ws')}/api/v1/telephony/${slug}/media`,
+  };
 }
 
 /**
- * Moves on every live call whose deadline passed, in batches, each batch one transaction: a
- * SIMULATOR call rings, is answered or ends as its contact's `metadata.simulate` says; a call of
- * any other provider that got no final status in time is given up as FAILED. Returns how many
- * calls moved. Rows are locked with SKIP LOCKED, so workers share the work.
+ * Records attempts in the caller's transaction, counted before anything is dialled (a crash can
+ * lose an attempt, never repeat one). A provider that places calls without the network places
+ * them here; the others are returned, to be placed with `placeAttempts` after the commit.
  */
-export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Date, batch = 200): Promise<number> {
+export async function startAttempts(
+  ctx: TenantCtx,
+  attempts: NewAttempt[],
+): Promise<{ calls: { contact_id: string; call_id: string }[]; toPlace: AttemptToPlace[] }> {
+  const now = ctx.clock.now();
+  const toPlace: AttemptToPlace[] = [];
+  const rows = attempts.map((attempt): repo.NewCall => {
+    const provider = telephonyProvider(attempt.voiceNumber.provider);
+    const call: repo.NewCall = {
+      id: newId(),
+      agent_id: attempt.agentId,
+      campaign_id: attempt.campaignId,
+      contact_id: attempt.contact.id,
+      contact_name: attempt.contact.name,
+      contact_metadata: attempt.contact.metadata,
+      voice_number_id: attempt.voiceNumber.id,
+      direction: 'OUTGOING',
+      from_number: attempt.voiceNumber.phoneNumber,
+      to_number: attempt.contact.phoneNumber,
+      attempt: attempt.attempt,
+      status: 'QUEUED',
+      provider: provider.name,
+      provider_call_id: null,
+      dial_timeout: attempt.dialTimeout,
+      deadline_at: addSeconds(now, ctx.config.dialer.confirmTimeoutSeconds),
+      started_at: now,
+    };
+    const request = dialRequestOf(ctx, provider, call);
+    const placeAtOnce = provider.telephony.placeAtOnce;
+    if (!placeAtOnce) {
+      toPlace.push({ callId: call.id, provider: provider.name, request });
+      return call;
+    }
+    const placed = placeAtOnce(request, now, ctx.config.providerSettings);
+    return { ...call, status: placed.status, provider_call_id: placed.providerCallId, deadline_at: placed.deadlineAt };
+  });
+  await repo.insertCalls(ctx.db, ctx.tenantId, rows);
+  return { calls: rows.map((row) => ({ contact_id: row.contact_id!, call_id: row.id })), toPlace };
+}
+
+/**
+ * Asks each call's provider to dial (after the attempts were committed). The provider's answer
+ * moves the call to RINGING with a deadline for its final status; a refusal ends it as FAILED, for
+ * good when the provider says the number can never be called.
+ */
+export async function placeAttempts(ctx: TenantCtx, attempts: AttemptToPlace[]): Promise<void> {
+  const lines = new Map<string, Promise<TelephonyConnection>>();
+  const lineTo = (name: string) => {
+    let line = lines.get(name);
+    if (!line) lines.set(name, (line = connect(ctx, name)));
+    return line;
+  };
+  await Promise.all(
+    attempts.map(async ({ callId, provider, request }) => {
+      try {
+        const { providerCallId } = await (await lineTo(provider)).dial(request);
+        const deadlineAt = addSeconds(ctx.clock.now(), request.dialTimeoutSec + ctx.config.dialer.maxCallSeconds);
+        await repo.updateLiveCall(ctx.db, ctx.tenantId, callId, { status: 'RINGING', providerCallId, deadlineAt });
+      } catch (error) {
+        const permanent = error instanceof ProviderError && error.permanent;
+        await ctx.db.transaction((tx) =>
+          finishCall({ ...ctx, db: tx }, callId, {
+            outcome: 'FAILED',
+            endedAt: ctx.clock.now(),
+            permanent,
+            failureReason: (error as Error).message,
+          }),
+        );
+      }
+    }),
+  );
+}
+
+/** The tenant's line to a telephony provider; throws when the provider is not connected. */
+async function connect(ctx: TenantCtx, providerName: string): Promise<TelephonyConnection> {
+  const provider = telephonyProvider(providerName);
+  const connection = await integrations.connectionTo(ctx, provider);
+  if (!connection) throw new Error(`${provider.name} is not connected for this tenant; connect it under /api/v1/integrations.`);
+  return provider.telephony.connect(connection);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Moving live calls on
+
+/**
+ * Moves on every live call whose deadline passed, in batches, each batch one transaction: a call
+ * of a provider that drives its own calls (the simulator) takes its next steps; a call of any other
+ * provider that got no final status in time is given up as FAILED. Returns how many calls moved.
+ * Rows are locked with SKIP LOCKED, so workers share the work.
+ */
+export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Date, batchSize = 200): Promise<number> {
   return ctx.db.transaction(async (tx) => {
-    const due = await repo.lockDueCalls(tx, now, batch);
-    const campaignsSeen = new Map();
+    const due = await repo.lockDueCalls(tx, now, batchSize);
+    const batch = new Map<string, unknown>();
     for (const call of due) {
       const callCtx: TenantCtx = { ...ctx, db: tx, tenantId: call.tenant_id };
-      if (call.provider !== SIMULATOR) {
-        await finishCall(
-          callCtx,
-          call.id,
-          {
-            outcome: 'FAILED',
-            endedAt: now,
-            failureReason:
-              call.status === 'QUEUED'
-                ? 'The provider never confirmed the call; it was given up.'
-                : 'The provider sent no final status in time; the call was given up.',
-          },
-          campaignsSeen,
-        );
+      const advance = telephonyProvider(call.provider).telephony.advance;
+      if (!advance) {
+        const failureReason =
+          call.status === 'QUEUED'
+            ? 'The provider never confirmed the call; it was given up.'
+            : 'The provider sent no final status in time; the call was given up.';
+        await finishCall(callCtx, call.id, { outcome: 'FAILED', endedAt: now, failureReason }, batch);
         continue;
       }
-      const step = simulatedStep(
+      const step = advance(
         {
-          status: call.status as SimulatedCall['status'],
+          status: call.status as 'QUEUED' | 'RINGING' | 'IN_PROGRESS',
           direction: call.direction,
           attempt: call.attempt,
           dialTimeout: call.dial_timeout,
           deadlineAt: call.deadline_at!,
           answeredAt: call.answered_at,
+          contactName: call.contact_name,
           contactMetadata: call.contact_metadata,
         },
         now,
-        ctx.config.simulator,
+        ctx.config.providerSettings,
       );
       if (step.live) {
         await repo.updateLiveCall(tx, call.tenant_id, call.id, {
@@ -149,42 +305,77 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
           deadlineAt: step.deadlineAt,
         });
       } else if (step.outcome === 'ANSWERED') {
-        const answeredAt = step.answeredAt!;
-        const seconds = Math.max(0, Math.round((step.endedAt.getTime() - answeredAt.getTime()) / 1000));
-        await finishCall(
-          callCtx,
-          call.id,
-          {
-            outcome: 'ANSWERED',
-            endedAt: step.endedAt,
-            answeredAt,
-            durationSec: seconds,
-            transcript: simulatedTranscript(answeredAt, seconds, call.contact_name),
-            usage: conversationUsage(seconds),
-          },
-          campaignsSeen,
-        );
+        const answered = { ...call, answered_at: step.answeredAt };
+        await finishCall(callCtx, call.id, answeredUntil(answered, step.endedAt, { transcript: step.transcript ?? [] }), batch);
       } else {
-        await finishCall(
-          callCtx,
-          call.id,
-          {
-            outcome: step.outcome,
-            endedAt: step.endedAt,
-            permanent: step.permanent,
-            failureReason: step.permanent
-              ? 'The number is not a valid, callable number.'
-              : step.outcome === 'FAILED'
-                ? 'The call could not be connected.'
-                : null,
-          },
-          campaignsSeen,
-        );
+        const { outcome, endedAt, permanent, failureReason } = step;
+        await finishCall(callCtx, call.id, { outcome, endedAt, permanent, failureReason }, batch);
       }
     }
     return due.length;
   });
 }
+
+/**
+ * A provider's status callback (`POST /telephony/{provider}/status`): finds the call by the
+ * provider's call id, checks the provider's signature with that tenant's credentials, and applies
+ * the update. Ringing and answering move the call on; a final status ends it with its outcome,
+ * duration, usage and cost. Repeated and late callbacks change nothing.
+ */
+export async function receiveStatusCallback(
+  ctx: Omit<TenantCtx, 'tenantId'>,
+  providerSlug: string,
+  webhook: ProviderWebhook,
+): Promise<void> {
+  const provider = telephonyProvider(providerSlug.toUpperCase());
+  const callbacks = provider.telephony.callbacks!;
+  // One answer for an unknown call and a bad signature: a caller learns nothing about our calls.
+  const refused = () => new AppError(403, 'INVALID_SIGNATURE', `The ${callbacks.signatureHeader} header does not match this request.`);
+  const providerCallId = callbacks.callIdOf(webhook);
+  await ctx.db.transaction(async (tx) => {
+    const call = providerCallId ? await repo.lockCallByProviderId(tx, provider.name, providerCallId) : undefined;
+    const connection = call ? await integrations.connectionTo({ ...ctx, db: tx, tenantId: call.tenant_id }, provider) : undefined;
+    if (!call || !connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
+    let update: CallUpdate | null;
+    try {
+      update = callbacks.read(webhook, call.answered_at !== null || call.status === 'IN_PROGRESS');
+    } catch (error) {
+      throw new AppError(400, 'UNKNOWN_CALL_STATUS', (error as Error).message);
+    }
+    if (update) await applyUpdate({ ...ctx, db: tx, tenantId: call.tenant_id }, call, update);
+  });
+}
+
+async function applyUpdate(ctx: TenantCtx, call: repo.CallRow, update: CallUpdate): Promise<void> {
+  if (call.status === 'ENDED') return;
+  const now = ctx.clock.now();
+  if (update.status !== 'ENDED') {
+    if (update.status === 'QUEUED' || (update.status === 'RINGING' && call.status === 'IN_PROGRESS')) return;
+    await repo.updateLiveCall(ctx.db, call.tenant_id, call.id, {
+      status: update.status,
+      answeredAt: update.status === 'IN_PROGRESS' ? now : null,
+      deadlineAt: call.deadline_at,
+    });
+    return;
+  }
+  if (update.outcome !== 'ANSWERED') {
+    await finishCall(ctx, call.id, { outcome: update.outcome, endedAt: now, failureReason: update.failureReason ?? null });
+    return;
+  }
+  // The provider's duration is the talk time billed; without an answer seen, it dates the answer.
+  const seconds = update.durationSec ?? 0;
+  const answeredAt = call.answered_at ?? new Date(now.getTime() - seconds * 1000);
+  await finishCall(ctx, call.id, {
+    outcome: 'ANSWERED',
+    endedAt: now,
+    answeredAt,
+    durationSec: seconds,
+    usage: conversationUsage(seconds),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading, hanging up, simulated inbound calls
 
 export async function listCalls(ctx: TenantCtx, query: CallQuery, page: Page) {
   const from = query.from ? new Date(query.from) : undefined;
@@ -205,176 +396,74 @@ export async function getCall(ctx: TenantCtx, id: string): Promise<Call> {
 }
 
 /**
- * Hangs up one live call (seed §4.7: calls are hung up one by one). A simulated call, or one its
- * provider never confirmed, ends here; a provider's call is hung up at the provider, whose final
- * status callback then ends it.
+ * Hangs up one live call (calls are hung up one by one). A call its provider drives itself, or one
+ * its provider never confirmed, ends here; a provider's call is hung up at the provider, whose
+ * final status callback then ends it.
  */
 export async function hangupCall(ctx: TenantCtx, id: string): Promise<void> {
   const atProvider = await ctx.db.transaction(async (tx) => {
-    const txCtx = { ...ctx, db: tx };
     const call = await repo.lockCall(tx, ctx.tenantId, id);
     if (!call) throw notFound('Call');
     if (call.status === 'ENDED') throw conflict('CALL_NOT_LIVE', 'The call has already ended; only a live call can be hung up.');
-    if (call.provider !== SIMULATOR && call.provider_call_id) return call;
+    if (!telephonyProvider(call.provider).telephony.advance && call.provider_call_id) return call;
     const now = ctx.clock.now();
+    const txCtx = { ...ctx, db: tx };
     if (call.status === 'IN_PROGRESS') {
-      const answeredAt = call.answered_at ?? now;
-      const seconds = Math.max(0, Math.round((now.getTime() - answeredAt.getTime()) / 1000));
-      await finishCall(txCtx, id, {
-        outcome: 'ANSWERED',
-        endedAt: now,
-        answeredAt,
-        durationSec: seconds,
-        failureReason: 'Hung up by the user.',
-        usage: conversationUsage(seconds),
-      });
+      await finishCall(txCtx, id, answeredUntil(call, now, { failureReason: 'Hung up by the user.' }));
     } else {
       await finishCall(txCtx, id, { outcome: 'UNANSWERED', endedAt: now, failureReason: 'Hung up by the user before it was answered.' });
     }
     return undefined;
   });
-  if (atProvider) {
-    try {
-      await (await telephonyFor(ctx, atProvider.provider)).hangup(atProvider.provider_call_id!);
-    } catch (error) {
-      throw new AppError(502, 'PROVIDER_ERROR', `${atProvider.provider} refused to hang up the call: ${(error as Error).message}`);
-    }
+  if (!atProvider) return;
+  try {
+    await (await connect(ctx, atProvider.provider)).hangup(atProvider.provider_call_id!);
+  } catch (error) {
+    throw new AppError(502, 'PROVIDER_ERROR', `${atProvider.provider} refused to hang up the call: ${(error as Error).message}`);
   }
 }
 
-/**
- * A Twilio status callback (already verified by its signature): ringing and answering move the
- * call on; a final status ends it with its outcome, duration, usage and cost. Repeated and late
- * callbacks change nothing.
- */
-export async function applyTwilioStatus(
-  ctx: Omit<TenantCtx, 'tenantId'>,
-  call: repo.CallRow,
-  update: { status: 'QUEUED' | 'RINGING' | 'IN_PROGRESS' | 'ENDED'; outcome: CallOutcome | null; durationSec: number | null },
-): Promise<void> {
-  const now = ctx.clock.now();
-  const callCtx: TenantCtx = { ...ctx, tenantId: call.tenant_id };
-  if (call.status === 'ENDED') return;
-  if (update.status !== 'ENDED') {
-    if (update.status === 'QUEUED' || (update.status === 'RINGING' && call.status === 'IN_PROGRESS')) return;
-    await repo.updateLiveCall(ctx.db, call.tenant_id, call.id, {
-      status: update.status,
-      answeredAt: update.status === 'IN_PROGRESS' ? now : null,
-      deadlineAt: call.deadline_at,
-    });
-    return;
-  }
-  const seconds = update.durationSec ?? 0;
-  const answered = update.outcome === 'ANSWERED';
-  await finishCall(callCtx, call.id, {
-    outcome: update.outcome!,
-    endedAt: now,
-    answeredAt: answered ? (call.answered_at ?? new Date(now.getTime() - seconds * 1000)) : null,
-    durationSec: answered ? seconds : 0,
-    failureReason: update.outcome === 'FAILED' ? 'Twilio could not connect the call.' : null,
-    usage: answered ? conversationUsage(seconds) : NO_USAGE,
-  });
-}
-
-/** Contract §11: a simulated incoming call to one of the tenant's SIMULATOR numbers. */
+/** A simulated incoming call to one of the tenant's numbers whose provider drives its own calls (the simulator). */
 export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId: string; fromNumber: string }): Promise<Call> {
   const number = await agents.requireVoiceNumber(ctx, input.voiceNumberId);
-  if (number.provider !== SIMULATOR)
+  const provider = telephonyProvider(number.provider);
+  const placeAtOnce = provider.telephony.placeAtOnce;
+  if (!placeAtOnce || !provider.telephony.advance) {
     throw conflict(
       'NOT_A_SIMULATOR_NUMBER',
       `Voice number ${number.phoneNumber} uses ${number.provider}; simulated calls need a SIMULATOR number.`,
     );
+  }
   const fromNumber = normalizePhoneNumber(input.fromNumber);
   if (!fromNumber)
     throw new AppError(400, 'VALIDATION_FAILED', 'fromNumber is not a valid E.164 phone number.', [
       { path: '/fromNumber', message: 'Invalid phone number' },
     ]);
   const now = ctx.clock.now();
-  const id = newId();
+  const call: repo.NewCall = {
+    id: newId(),
+    agent_id: number.inboundAgentId,
+    campaign_id: null,
+    contact_id: null,
+    contact_name: null,
+    contact_metadata: null,
+    voice_number_id: number.id,
+    direction: 'INCOMING',
+    from_number: fromNumber,
+    to_number: number.phoneNumber,
+    attempt: 1,
+    status: 'QUEUED',
+    provider: provider.name,
+    provider_call_id: null,
+    dial_timeout: 30,
+    deadline_at: now,
+    started_at: now,
+  };
+  const placed = placeAtOnce(dialRequestOf(ctx, provider, call), now, ctx.config.providerSettings);
   await repo.insertCalls(ctx.db, ctx.tenantId, [
-    {
-      id,
-      agent_id: number.inboundAgentId,
-      campaign_id: null,
-      contact_id: null,
-      voice_number_id: number.id,
-      direction: 'INCOMING',
-      from_number: fromNumber,
-      to_number: number.phoneNumber,
-      attempt: 1,
-      status: 'RINGING',
-      provider: SIMULATOR,
-      provider_call_id: simulatorCallId(id),
-      dial_timeout: 30,
-      deadline_at: addSeconds(now, ctx.config.simulator.ringSeconds),
-      started_at: now,
-    },
+    { ...call, status: placed.status, provider_call_id: placed.providerCallId, deadline_at: placed.deadlineAt },
   ]);
-  return getCall(ctx, id);
+  return getCall(ctx, call.id);
 }
 
 export const hasFinishedCall = (ctx: TenantCtx) => repo.hasEndedCall(ctx.db, ctx.tenantId);
-export { insertCalls } from './repo.ts';
-export type { NewCall } from './repo.ts';
-type NewCall = repo.NewCall;
-
-/**
- * Asks the call's provider to dial (after the attempt was committed). The provider's answer moves
- * the call to RINGING with a deadline for its final status; a refusal ends it as FAILED, for good
- * when the provider says the number cannot be called.
- */
-export async function placeCall(ctx: TenantCtx, call: NewCall): Promise<void> {
-  try {
-    const provider = await telephonyFor(ctx, call.provider);
-    const { providerCallId } = await provider.dial({
-      callId: call.id,
-      from: call.from_number,
-      to: call.to_number,
-      dialTimeoutSec: call.dial_timeout,
-      statusCallbackUrl: statusCallbackUrl(ctx, call.provider),
-    });
-    const deadlineAt = addSeconds(ctx.clock.now(), call.dial_timeout + ctx.config.dialer.maxCallSeconds);
-    await repo.updateLiveCall(ctx.db, ctx.tenantId, call.id, { status: 'RINGING', providerCallId, deadlineAt });
-  } catch (error) {
-    const permanent = error instanceof PermanentDialError;
-    await ctx.db.transaction((tx) =>
-      finishCall({ ...ctx, db: tx }, call.id, {
-        outcome: 'FAILED',
-        endedAt: ctx.clock.now(),
-        permanent,
-        failureReason: (error as Error).message,
-      }),
-    );
-  }
-}
-
-/**
- * `POST /telephony/twilio/status`: finds the call by Twilio's CallSid, checks X-Twilio-Signature
- * with that tenant's Auth Token over the URL Twilio called, and applies the status.
- */
-export async function receiveTwilioStatus(
-  ctx: Omit<TenantCtx, 'tenantId'>,
-  url: string,
-  params: Record<string, string | string[]>,
-  signature: string | undefined,
-): Promise<void> {
-  const callSid = typeof params.CallSid === 'string' ? params.CallSid : undefined;
-  await ctx.db.transaction(async (tx) => {
-    const call = callSid ? await repo.lockCallByProviderId(tx, TWILIO, callSid) : undefined;
-    const credentials = call ? await integrations.credentialsOf({ ...ctx, db: tx, tenantId: call.tenant_id }, 'twilio') : undefined;
-    if (!call || !credentials || !verifyTwilioSignature(url, params, signature, credentials.authToken!)) {
-      // One answer for an unknown call and a bad signature: a caller learns nothing about our calls.
-      throw new AppError(403, 'INVALID_SIGNATURE', 'The X-Twilio-Signature header does not match this request.');
-    }
-    const flat = Object.fromEntries(
-      Object.entries(params).map(([name, value]) => [name, Array.isArray(value) ? value[value.length - 1]! : value]),
-    );
-    let update: ReturnType<typeof twilioCallUpdate>;
-    try {
-      update = twilioCallUpdate(flat, call.answered_at !== null || call.status === 'IN_PROGRESS');
-    } catch {
-      throw new AppError(400, 'UNKNOWN_CALL_STATUS', `CallStatus "${flat.CallStatus ?? ''}" is not a Twilio call status.`);
-    }
-    await applyTwilioStatus({ ...ctx, db: tx }, call, update);
-  });
-}

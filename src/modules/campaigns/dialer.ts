@@ -1,12 +1,10 @@
 import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db.ts';
-import { newId } from '../../platform/ids.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import { isInsideCallWindow } from './call-window.ts';
 import * as repo from './repo.ts';
 import { announceStatus, beginDialling, changeStatus, startProblem, windowOf } from './service.ts';
-import { addSeconds } from '../../platform/clock.ts';
 
 const SCHEDULED_BATCH = 20;
 const CALL_BATCH = 200;
@@ -56,7 +54,7 @@ async function startDueScheduled(deps: Deps, now: Date): Promise<number> {
 
 /** Claims and dials the campaign's due contacts, within its concurrency and its number's pace. */
 async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, now: Date): Promise<number> {
-  const claimed = await deps.db.transaction(async (tx) => {
+  const claimed = await deps.db.transaction(async (tx): Promise<{ count: number; toPlace: calls.AttemptToPlace[] }> => {
     const campaign = await repo.lockRunningCampaign(tx, tenantId, campaignId);
     if (!campaign || !isInsideCallWindow(now, windowOf(campaign))) return { count: 0, toPlace: [] };
     const ctx = ctxOf(deps, tenantId, tx);
@@ -81,34 +79,24 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
     const due = await repo.dueContacts(tx, tenantId, campaignId, now, slots);
     if (due.length === 0) return { count: 0, toPlace: [] };
     const granted = await repo.takeDialSlots(tx, tenantId, number.id, due.length, now, deps.config.dialer.callsPerSecond);
-    const claims = due.slice(0, granted).map((contact) => ({ ...contact, call_id: newId() }));
-    if (claims.length === 0) return { count: 0, toPlace: [] };
-    await repo.markDialling(tx, tenantId, campaignId, claims, campaign.max_attempts);
-    const simulated = number.provider === calls.SIMULATOR;
-    const newCalls: calls.NewCall[] = claims.map((claim) => ({
-      id: claim.call_id,
-      agent_id: campaign.agent_id,
-      campaign_id: campaignId,
-      contact_id: claim.contact_id,
-      voice_number_id: number.id,
-      direction: 'OUTGOING',
-      from_number: number.phoneNumber,
-      to_number: claim.phone_number,
-      attempt: claim.attempts + 1,
-      status: simulated ? 'RINGING' : 'QUEUED',
-      provider: number.provider,
-      provider_call_id: simulated ? calls.simulatorCallId(claim.call_id) : null,
-      dial_timeout: campaign.dial_timeout,
-      deadline_at: simulated
-        ? addSeconds(now, Math.min(deps.config.simulator.ringSeconds, campaign.dial_timeout))
-        : addSeconds(now, deps.config.dialer.confirmTimeoutSeconds),
-      started_at: now,
-    }));
-    await calls.insertCalls(tx, tenantId, newCalls);
-    return { count: newCalls.length, toPlace: simulated ? [] : newCalls };
+    const claimed = due.slice(0, granted);
+    if (claimed.length === 0) return { count: 0, toPlace: [] };
+    const started = await calls.startAttempts(
+      ctx,
+      claimed.map((contact) => ({
+        agentId: campaign.agent_id!,
+        campaignId,
+        contact: { id: contact.contact_id, phoneNumber: contact.phone_number, name: contact.name, metadata: contact.metadata },
+        attempt: contact.attempts + 1,
+        voiceNumber: number,
+        dialTimeout: campaign.dial_timeout,
+      })),
+    );
+    await repo.markDialling(tx, tenantId, campaignId, started.calls, campaign.max_attempts);
+    return { count: claimed.length, toPlace: started.toPlace };
   });
   // Provider calls are placed after the attempt is committed, never inside the transaction.
-  await Promise.all(claimed.toPlace.map((call) => calls.placeCall(ctxOf(deps, tenantId), call)));
+  await calls.placeAttempts(ctxOf(deps, tenantId), claimed.toPlace);
   return claimed.count;
 }
 

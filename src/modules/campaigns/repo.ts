@@ -255,12 +255,14 @@ export async function liveContactCount(db: Queryable, tenantId: string, campaign
 export interface DueContact {
   contact_id: string;
   phone_number: string;
+  name: string | null;
+  metadata: Record<string, unknown> | null;
   attempts: number;
 }
 
 export async function dueContacts(db: Queryable, tenantId: string, campaignId: string, now: Date, limit: number): Promise<DueContact[]> {
   const { rows } = await db.query<DueContact>(
-    `SELECT contact_id, phone_number, attempts FROM campaign_contacts
+    `SELECT contact_id, phone_number, name, metadata, attempts FROM campaign_contacts
      WHERE campaign_id = $2 AND status = 'PENDING' AND next_attempt_at <= $3 AND tenant_id = $1
      ORDER BY next_attempt_at, position LIMIT $4 FOR UPDATE SKIP LOCKED`,
     [tenantId, campaignId, now, limit],

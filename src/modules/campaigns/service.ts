@@ -3,6 +3,7 @@ import { AppError, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import * as agents from '../agents/service.ts';
+import type * as calls from '../calls/service.ts';
 import * as contacts from '../contacts/service.ts';
 import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
@@ -306,9 +307,6 @@ export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCa
 export const voiceNumberInUse = (ctx: TenantCtx, numberId: string) =>
   repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'voice_number_id', numberId);
 
-/** Campaigns already read in one batch of ended calls, by id. */
-export type CampaignsSeen = Map<string, repo.CampaignRow | undefined>;
-
 export const windowOf = (row: repo.CampaignRow): CallWindow => ({
   timezone: row.timezone,
   start: row.call_window_start,
@@ -317,29 +315,20 @@ export const windowOf = (row: repo.CampaignRow): CallWindow => ({
 });
 
 /**
- * After one attempt ended: ANSWERED, a permanent failure or the last allowed attempt is final;
- * otherwise the contact waits `redialDelayMin` from the end of this attempt, moved to the next
- * window opening when that falls outside the window (contract §5).
+ * After one of a campaign's attempts ended (inside the transaction that ends the call): ANSWERED,
+ * a permanent failure or the last allowed attempt is final; otherwise the contact waits
+ * `redialDelayMin` from the end of this attempt, moved to the next window opening when that falls
+ * outside the window. A wallet the call emptied pauses the tenant's running campaigns.
  */
-export async function recordAttemptResult(
-  ctx: TenantCtx,
-  call: {
-    id: string;
-    campaign_id: string | null;
-    contact_id: string | null;
-    attempt: number;
-    outcome: string | null;
-    permanent_failure: boolean;
-    ended_at: Date | null;
-  },
-  campaignsSeen?: CampaignsSeen,
-): Promise<void> {
+export async function afterCallEnded(ctx: TenantCtx, { call, walletEmptied, batch }: calls.EndedCall): Promise<void> {
+  if (walletEmptied) await pauseForEmptyWallet(ctx, walletEmptied);
   if (!call.campaign_id || !call.contact_id || !call.outcome) return;
   // A batch of ended calls reads each campaign's settings once, not once per call.
-  const campaign = campaignsSeen?.has(call.campaign_id)
-    ? campaignsSeen.get(call.campaign_id)
+  const key = `campaign:${call.campaign_id}`;
+  const campaign = batch.has(key)
+    ? (batch.get(key) as repo.CampaignRow | undefined)
     : await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
-  campaignsSeen?.set(call.campaign_id, campaign);
+  batch.set(key, campaign);
   if (!campaign) return;
   const final = call.outcome === 'ANSWERED' || call.permanent_failure || call.attempt >= campaign.max_attempts;
   const nextAttemptAt = final ? null : nextAttemptAfter(call.ended_at ?? ctx.clock.now(), campaign.redial_delay_min, windowOf(campaign));
@@ -350,8 +339,8 @@ export async function recordAttemptResult(
   });
 }
 
-/** A wallet that ran dry pauses the tenant's running campaigns and says why (contract §5). */
-export async function pauseForEmptyWallet(ctx: TenantCtx, balance: { toFixed(digits: number): string }): Promise<void> {
+/** A wallet that ran dry pauses the tenant's running campaigns and says why. */
+async function pauseForEmptyWallet(ctx: TenantCtx, balance: { toFixed(digits: number): string }): Promise<void> {
   const paused = await repo.pauseRunning(
     ctx.db,
     ctx.tenantId,

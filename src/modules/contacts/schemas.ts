@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp, Uuid } from '../../platform/shapes.ts';
+import { Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Arbitrary key-value pairs (custom variables).' });
 const ListName = Type.String({ minLength: 1, maxLength: 200 });

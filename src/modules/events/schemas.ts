@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { StringEnum, Timestamp, Uuid } from '../../platform/shapes.ts';
+import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 /** Contract §9: the event types posted to webhooks. */
 export const EVENT_TYPES = ['call.completed', 'campaign.status_changed', 'knowledge_source.processed', 'wallet.low_balance'] as const;

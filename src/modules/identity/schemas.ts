@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { MoneyString, Timestamp, Uuid } from '../../platform/shapes.ts';
+import { MoneyString, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Password = Type.String({ minLength: 8, maxLength: 200, description: 'At least 8 characters.' });

@@ -2,13 +2,14 @@ import type { Queryable } from '../../platform/db.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
 import type { TenantCtx } from '../../platform/context.ts';
 import { notFound } from '../../platform/errors.ts';
+import type { Connection, Provider } from '../../providers/types.ts';
 import * as repo from './repo.ts';
 import { INTEGRATION_KINDS, type Integration, type IntegrationKind } from './schemas.ts';
 
 const toIntegration = (row: repo.IntegrationRow): Integration => ({
   kind: row.kind,
   settings: row.settings,
-  secretsSet: INTEGRATION_KINDS[row.kind as IntegrationKind]?.secrets ?? [],
+  secretsSet: [...(INTEGRATION_KINDS[row.kind]?.secrets ?? [])],
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
@@ -17,7 +18,7 @@ const integrationNotFound = (kind: string) => notFound(`The ${kind} integration`
 
 /** Stores a kind's credentials, replacing any before: settings in clear, secrets sealed. */
 export async function putIntegration(ctx: TenantCtx, kind: IntegrationKind, input: Record<string, string>): Promise<Integration> {
-  const secretNames = new Set<string>(INTEGRATION_KINDS[kind].secrets);
+  const secretNames = new Set<string>(INTEGRATION_KINDS[kind]!.secrets);
   const settings = Object.fromEntries(Object.entries(input).filter(([name]) => !secretNames.has(name)));
   const secrets = Object.fromEntries(Object.entries(input).filter(([name]) => secretNames.has(name)));
   return toIntegration(await repo.upsertIntegration(ctx.db, ctx.tenantId, kind, settings, ctx.serverKeys.seal(JSON.stringify(secrets))));
@@ -66,4 +67,18 @@ export async function resealAll(db: Queryable, serverKeys: ServerKeys): Promise<
   const rows = await repo.lockAllSealed(db);
   for (const row of rows) await repo.updateSealed(db, row.tenant_id, row.kind, serverKeys.seal(serverKeys.open(row.secrets_sealed)));
   return rows.length;
+}
+
+/**
+ * How this tenant reaches `provider`: its credentials with the service's settings; undefined when
+ * the provider needs credentials the tenant has not connected.
+ */
+export async function connectionTo(
+  ctx: Pick<TenantCtx, 'db' | 'tenantId' | 'serverKeys' | 'config'>,
+  provider: Provider,
+): Promise<Connection | undefined> {
+  const credentials = provider.integration ? await credentialsOf(ctx, provider.integration.kind) : {};
+  if (!credentials) return undefined;
+  const { config } = ctx;
+  return { credentials, settings: config.providerSettings, publicUrl: config.publicUrl, timeoutMs: config.messaging.providerTimeoutMs };
 }

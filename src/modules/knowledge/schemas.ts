@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { StringEnum, Timestamp, Uuid } from '../../platform/shapes.ts';
+import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 export const SOURCE_TYPES = ['text', 'url', 'file'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];

@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../../platform/db.ts';
 import type { Logger } from '../../platform/logger.ts';
-import type { Embedder } from '../../providers/embeddings/types.ts';
+import type { Embedder } from '../../providers/types.ts';
 import * as repo from './repo.ts';
 
 export interface Ranked {

@@ -2,13 +2,12 @@ import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts'
 import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
 import { ProviderError } from '../../providers/errors.ts';
-import { smsSegments } from '../../providers/sms/segments.ts';
+import { smsProvider } from '../../providers/registry.ts';
+import { smsSegments } from '../../providers/sms-segments.ts';
 import * as calls from '../calls/service.ts';
 import * as campaigns from '../campaigns/service.ts';
-import { NotConnectedError, smsProviderOf, whatsappNotConnected, whatsappOf } from './channels.ts';
-import { twilioMessageStatusUrl } from './service.ts';
+import { NotConnectedError, smsConnectionOf, smsStatusCallbackUrl, whatsappNotConnected, whatsappOf } from './channels.ts';
 import * as repo from './repo.ts';
-import type { SmsProviderName } from './schemas.ts';
 import { chooseSmsTemplate, chooseWhatsAppMapping, fillPlaceholders, type Recipient } from './templates.ts';
 
 export const SEND_MESSAGE = 'message.send';
@@ -148,14 +147,16 @@ async function deliver(ctx: TenantCtx, message: repo.MessageRow): Promise<string
     });
     return sent.providerMessageId;
   }
-  const provider = await smsProviderOf(ctx, message.provider as SmsProviderName);
-  const sent = await provider.send({
+  const provider = smsProvider(message.provider);
+  const sent = await (
+    await smsConnectionOf(ctx, message.provider)
+  ).send({
     from: message.sender!,
     to: message.to_number,
     body: message.body!,
     dltSenderId: message.dlt_sender_id,
     dltTemplateId: message.dlt_template_id,
-    ...(message.provider === 'TWILIO' ? { statusCallbackUrl: twilioMessageStatusUrl(ctx, message.id) } : {}),
+    ...(provider.sms.callbacks ? { statusCallbackUrl: smsStatusCallbackUrl(ctx, provider.name, message.id) } : {}),
   });
   return sent.providerMessageId;
 }

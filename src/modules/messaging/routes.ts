@@ -3,10 +3,10 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
-import { parseForm } from '../../platform/form.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { smsProvider, SMS_PROVIDER_NAMES } from '../../providers/registry.ts';
 import * as messaging from './service.ts';
 import {
   CampaignQuery,
@@ -168,34 +168,36 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
     );
   });
 
-  // Twilio's SMS status callback (form-encoded, signed with X-Twilio-Signature over the full URL).
-  await app.register(async (form) => {
-    form.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
-      done(null, parseForm(String(body))),
+  // SMS providers' delivery status callbacks, each verified by its provider's signature over the raw body.
+  await app.register(async (callbacks) => {
+    callbacks.removeAllContentTypeParsers();
+    callbacks.addContentTypeParser(
+      ['application/x-www-form-urlencoded', 'application/json'],
+      { parseAs: 'string' },
+      (_request, body, done) => done(null, body),
     );
-    form.post(
-      '/messages/twilio-status',
-      {
-        config: { auth: 'public', rateLimit: false },
-        schema: {
-          tags: ['messages'],
-          summary: 'Twilio SMS status callback',
-          security: [],
-          body: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
-          response: { 204: Type.Null(), ...errorResponses(400, 403, 415) },
+    for (const provider of SMS_PROVIDER_NAMES.map(smsProvider).filter((provider) => provider.sms.callbacks)) {
+      callbacks.post(
+        `/messages/${provider.name.toLowerCase()}-status`,
+        {
+          config: { auth: 'public', rateLimit: false },
+          schema: {
+            tags: ['messages'],
+            summary: `${provider.title} SMS status callback`,
+            security: [],
+            response: { 204: Type.Null(), ...errorResponses(400, 403, 415) },
+          },
         },
-      },
-      async (request, reply) => {
-        const signature = request.headers['x-twilio-signature'];
-        await messaging.receiveTwilioMessageStatus(
-          deps,
-          `${deps.config.publicUrl}${request.url}`,
-          request.body as Record<string, string | string[]>,
-          typeof signature === 'string' ? signature : undefined,
-        );
-        return reply.code(204).send(null);
-      },
-    );
+        async (request, reply) => {
+          await messaging.receiveSmsStatus(deps, provider.name, {
+            url: `${deps.config.publicUrl}${request.url}`,
+            headers: request.headers,
+            rawBody: typeof request.body === 'string' ? request.body : '',
+          });
+          return reply.code(204).send(null);
+        },
+      );
+    }
   });
 
   // --- SMS campaigns --------------------------------------------------------------------------

@@ -1,6 +1,7 @@
+import { SMS_PROVIDER_NAMES } from '../../providers/registry.ts';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { StringEnum, Timestamp, Uuid } from '../../platform/shapes.ts';
+import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Nullable = <T extends TSchema>(schema: T, options?: { description: string }) => Type.Union([schema, Type.Null()], options);
 
@@ -12,8 +13,8 @@ export const PROCESSES = ['INCOMING', 'OUTGOING'] as const;
 export const WHATSAPP_CALL_STATUSES = ['ANSWERED', 'UNANSWERED', 'FAILED', 'BUSY'] as const;
 export const SMS_CALL_STATUSES = ['ANSWERED', 'UNANSWERED'] as const;
 /** SMS providers the service sends through; `senderProvider` is one of these, stored upper-case. */
-export const SMS_PROVIDERS = ['TWILIO', 'MSG91', 'SIMULATOR'] as const;
-export type SmsProviderName = (typeof SMS_PROVIDERS)[number];
+export const SMS_PROVIDERS = SMS_PROVIDER_NAMES;
+export type SmsProviderName = string;
 
 const CampaignName = Type.String({ minLength: 1, maxLength: 200 });
 // WhatsApp's template language codes: en, en_US, pt_BR, zh_HK, sr_Latn… (any case accepted).

@@ -5,8 +5,8 @@ import { isUuid, newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { isoOrNull } from '../../platform/clock.ts';
 import { ProviderError } from '../../providers/errors.ts';
-import { verifyTwilioSignature } from '../../providers/telephony/twilio.ts';
-import { verifyWhatsAppSignature } from '../../providers/whatsapp/cloud-api.ts';
+import { smsProvider, whatsappProvider } from '../../providers/registry.ts';
+import type { ProviderWebhook } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
 import * as integrations from '../integrations/service.ts';
 import { whatsappNotConnected, whatsappOf } from './channels.ts';
@@ -165,13 +165,10 @@ function smsTemplates(input: SmsTemplateInput[]): SmsTemplate[] {
   }));
 }
 
-/** MSG91 sends only DLT-registered templates in India: each template needs its DLT template id. */
+/** What the provider requires of templates (MSG91: a DLT template id on each). */
 function checkProviderNeeds(provider: SmsProviderName, templates: SmsTemplate[]) {
-  if (provider !== 'MSG91') return;
-  const missing = templates.flatMap((template, index) =>
-    template.dltTemplateId ? [] : [{ path: `/templates/${index}/dltTemplateId`, message: 'required by MSG91' }],
-  );
-  if (missing.length > 0) throw validation('MSG91 sends only DLT-registered templates: give every template its dltTemplateId.', missing);
+  const problem = smsProvider(provider).sms.templateProblem?.(templates);
+  if (problem) throw validation(problem.message, problem.fields);
 }
 
 export async function createSmsCampaign(ctx: TenantCtx, input: CreateSmsCampaignBody): Promise<SmsCampaign> {
@@ -312,7 +309,7 @@ export async function receiveWhatsAppWebhook(
   if (accountIds.length !== 1) throw badSignature();
   const tenants = await integrations.whatsappTenantsOfAccount(deps, accountIds[0]!);
   // Normally one tenant connected the account; should several have, each verified one records its own messages.
-  const verified = tenants.filter(({ credentials }) => verifyWhatsAppSignature(credentials.appSecret!, rawBody, signature));
+  const verified = tenants.filter(({ credentials }) => whatsappProvider.whatsapp.verify(rawBody, signature, credentials));
   if (verified.length === 0) throw badSignature();
 
   let changed = 0;
@@ -341,42 +338,41 @@ export async function receiveWhatsAppWebhook(
   return changed;
 }
 
-/** Where Twilio reports an SMS's delivery: our ids ride in the URL, which Twilio's signature covers. */
-export const twilioMessageStatusUrl = (ctx: Pick<TenantCtx, 'config' | 'tenantId'>, messageId: string) =>
-  `${ctx.config.publicUrl}/api/v1/messages/twilio-status?tenant=${ctx.tenantId}&message=${messageId}`;
-
-const TWILIO_MESSAGE_STATUS = { sent: 'SENT', delivered: 'DELIVERED', read: 'READ', undelivered: 'FAILED', failed: 'FAILED' } as const;
-
 /**
- * Twilio's status callback for an SMS, verified with the tenant's Auth Token over the exact URL
- * it requested; sent, delivered, read, undelivered and failed are recorded (statuses only move
- * forward). A callback that does not verify is refused like one for an unknown message.
+ * An SMS provider's delivery status callback (`POST /messages/{provider}-status`), verified with the
+ * tenant's credentials over the exact URL it requested, which names the tenant and our message;
+ * sent, delivered, read and failed are recorded (statuses only move forward). A callback that does
+ * not verify is refused like one for an unknown message.
  */
-export async function receiveTwilioMessageStatus(
-  deps: Pick<Deps, 'db' | 'serverKeys'>,
-  url: string,
-  params: Record<string, string | string[]>,
-  signature: string | undefined,
+export async function receiveSmsStatus(
+  deps: Pick<Deps, 'db' | 'serverKeys' | 'config' | 'clock'>,
+  providerName: string,
+  webhook: ProviderWebhook,
 ): Promise<void> {
+  const provider = smsProvider(providerName);
+  const callbacks = provider.sms.callbacks!;
   const refused = () =>
     new AppError(
       403,
       'INVALID_SIGNATURE',
-      'X-Twilio-Signature does not match this request signed with the Auth Token of the account that sent the message.',
+      `${callbacks.signatureHeader} does not match this request signed with the ${callbacks.signedWith} of the account that sent the message.`,
     );
-  const query = new URL(url).searchParams;
+  const query = new URL(webhook.url).searchParams;
   const [tenantId, messageId] = [query.get('tenant') ?? '', query.get('message') ?? ''];
   if (!isUuid(tenantId) || !isUuid(messageId)) throw refused();
-  const credentials = await integrations.credentialsOf({ db: deps.db, serverKeys: deps.serverKeys, tenantId }, 'twilio');
-  if (!credentials || !verifyTwilioSignature(url, params, signature, credentials.authToken!)) throw refused();
-  const status = TWILIO_MESSAGE_STATUS[String(params.MessageStatus ?? '') as keyof typeof TWILIO_MESSAGE_STATUS];
-  const sid = typeof params.MessageSid === 'string' ? params.MessageSid : undefined;
-  if (!status || !sid) return; // queued, accepted, sending: nothing to record
-  const reason =
-    status === 'FAILED'
-      ? `Twilio: the message was ${String(params.MessageStatus)}${typeof params.ErrorCode === 'string' ? ` (error ${params.ErrorCode})` : ''}.`
-      : null;
-  await repo.recordDeliveryStatus(deps.db, tenantId, 'TWILIO', { providerMessageId: sid, ourId: messageId }, status, new Date(), reason);
+  const connection = await integrations.connectionTo({ ...deps, tenantId }, provider);
+  if (!connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
+  const update = callbacks.read(webhook);
+  if (!update) return;
+  await repo.recordDeliveryStatus(
+    deps.db,
+    tenantId,
+    provider.name,
+    { providerMessageId: update.providerMessageId, ourId: messageId },
+    update.status,
+    deps.clock.now(),
+    update.failureReason,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import { isRetryableStatus, ProviderError, providerFetch } from '../errors.ts';
-import { unitVector, type Embedder } from './types.ts';
+import { unitVector, type Embedder } from '../types.ts';
 
 export interface OpenAiEmbeddingsOptions {
   /** Base URL up to and including the version, e.g. `https://api.openai.com/v1`. */

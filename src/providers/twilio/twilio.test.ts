@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTwilioTelephony, twilioCallUpdate, twilioSignature, verifyTwilioSignature } from '../src/providers/telephony/twilio.ts';
-import { PermanentDialError, type DialRequest } from '../src/providers/telephony/types.ts';
-import { startFakeTwilio, type FakeTwilio } from './fakes/twilio.ts';
+import { ProviderError } from '../errors.ts';
+import type { DialRequest } from '../types.ts';
+import { connectTwilioTelephony, twilioCallUpdate, twilioSignature, verifyTwilioSignature } from './telephony.ts';
+import { startFakeTwilio, type FakeTwilio } from './fake.ts';
 
 const ACCOUNT_SID = `AC${'0123456789abcdef'.repeat(2)}`;
 const AUTH_TOKEN = 'fake-auth-token-0123456789abcdef';
@@ -24,19 +25,22 @@ function dialRequest(overrides: Partial<DialRequest> = {}): DialRequest {
     to: '+15550002000',
     dialTimeoutSec: 30,
     statusCallbackUrl: `${receiver.url}/webhooks/twilio/status?callId=call_01`,
+    mediaStreamUrl: MEDIA_STREAM_URL,
     ...overrides,
   };
 }
 
-function provider(overrides: Partial<Parameters<typeof createTwilioTelephony>[0]> = {}) {
-  return createTwilioTelephony({
-    accountSid: ACCOUNT_SID,
-    authToken: AUTH_TOKEN,
-    baseUrl: fake.url,
-    mediaStreamUrl: MEDIA_STREAM_URL,
-    ...overrides,
+function provider(overrides: { authToken?: string; baseUrl?: string; timeoutMs?: number } = {}) {
+  return connectTwilioTelephony({
+    credentials: { accountSid: ACCOUNT_SID, authToken: overrides.authToken ?? AUTH_TOKEN },
+    settings: { TWILIO_API_URL: overrides.baseUrl ?? fake.url },
+    publicUrl: 'https://callforge.test',
+    timeoutMs: overrides.timeoutMs ?? 10_000,
   });
 }
+
+/** A refusal that says the number can never be called, so the attempt is not retried. */
+const isPermanent = (error: unknown) => error instanceof ProviderError && error.permanent;
 
 function formToParams(form: URLSearchParams): Record<string, string | string[]> {
   const params: Record<string, string | string[]> = {};
@@ -125,27 +129,27 @@ describe('createTwilioTelephony().dial', () => {
   });
 
   it('XML-escapes the stream URL and call id inside the TwiML', async () => {
-    await provider({ mediaStreamUrl: 'wss://voice.test/stream?a=1&b="2"' }).dial(dialRequest({ callId: `c<1>&'x'` }));
+    await provider().dial(dialRequest({ callId: `c<1>&'x'`, mediaStreamUrl: 'wss://voice.test/stream?a=1&b="2"' }));
     expect(fake.requests.at(-1)?.form.get('Twiml')).toBe(
       '<Response><Connect><Stream url="wss://voice.test/stream?a=1&amp;b=&quot;2&quot;">' +
         '<Parameter name="callId" value="c&lt;1&gt;&amp;&apos;x&apos;"/></Stream></Connect></Response>',
     );
   });
 
-  it("throws PermanentDialError with Twilio's message for an invalid number", async () => {
+  it("throws a permanent ProviderError with Twilio's message for an invalid number", async () => {
     const error = await provider()
       .dial(dialRequest({ to: INVALID_NUMBER }))
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(PermanentDialError);
+    expect(isPermanent(error)).toBe(true);
     expect((error as Error).message).toBe(`The 'To' number ${INVALID_NUMBER} is not a valid phone number.`);
   });
 
   it.each([21214, 21215, 21216, 21217, 13223, 13224, 21610])('treats Twilio error %i as permanent', async (code) => {
     fake.failNext(400, { code, message: `refused ${code}`, more_info: `https://www.twilio.com/docs/errors/${code}`, status: 400 });
-    await expect(provider().dial(dialRequest())).rejects.toBeInstanceOf(PermanentDialError);
+    await expect(provider().dial(dialRequest())).rejects.toMatchObject({ permanent: true });
   });
 
-  it('throws a plain, retryable Error for a 500', async () => {
+  it('throws a retryable, not permanent ProviderError for a 500', async () => {
     fake.failNext(500, {
       code: 20500,
       message: 'Internal Server Error',
@@ -156,7 +160,7 @@ describe('createTwilioTelephony().dial', () => {
       .dial(dialRequest())
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
-    expect(error).not.toBeInstanceOf(PermanentDialError);
+    expect(isPermanent(error)).toBe(false);
     expect((error as Error).message).toContain('500');
     expect((error as Error).message).toContain('Internal Server Error');
   });
@@ -167,7 +171,7 @@ describe('createTwilioTelephony().dial', () => {
       .catch((e: unknown) => e);
     expect(fake.requests.at(-1)?.authorized).toBe(false);
     expect(error).toBeInstanceOf(Error);
-    expect(error).not.toBeInstanceOf(PermanentDialError);
+    expect(isPermanent(error)).toBe(false);
     expect((error as Error).message).toContain('401');
     expect((error as Error).message).toContain('Authenticate');
     expect((error as Error).message).not.toContain('wrong-token');
@@ -178,11 +182,11 @@ describe('createTwilioTelephony().dial', () => {
     const rateLimited = await provider()
       .dial(dialRequest())
       .catch((e: unknown) => e);
-    expect(rateLimited).not.toBeInstanceOf(PermanentDialError);
+    expect(isPermanent(rateLimited)).toBe(false);
     expect((rateLimited as Error).message).toMatch(/429.*Too Many Requests/);
 
     fake.failNext(503, { code: 21211, message: 'odd', status: 503 });
-    await expect(provider().dial(dialRequest())).rejects.not.toBeInstanceOf(PermanentDialError);
+    await expect(provider().dial(dialRequest())).rejects.toMatchObject({ permanent: false });
   });
 
   it('throws a plain Error for a non-JSON error body', async () => {
@@ -192,7 +196,7 @@ describe('createTwilioTelephony().dial', () => {
       const error = await provider({ baseUrl: url })
         .dial(dialRequest())
         .catch((e: unknown) => e);
-      expect(error).not.toBeInstanceOf(PermanentDialError);
+      expect(isPermanent(error)).toBe(false);
       expect((error as Error).message).toMatch(/502.*Bad Gateway/);
     } finally {
       await closeServer(server);
@@ -211,7 +215,7 @@ describe('createTwilioTelephony().dial', () => {
         .catch((e: unknown) => e);
       const elapsed = Date.now() - started;
       expect(error).toBeInstanceOf(Error);
-      expect(error).not.toBeInstanceOf(PermanentDialError);
+      expect(isPermanent(error)).toBe(false);
       expect((error as Error).message).toMatch(/timed out/);
       expect(elapsed).toBeLessThan(2_000);
     } finally {
@@ -227,7 +231,7 @@ describe('createTwilioTelephony().dial', () => {
       .dial(dialRequest())
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
-    expect(error).not.toBeInstanceOf(PermanentDialError);
+    expect(isPermanent(error)).toBe(false);
   });
 });
 
@@ -327,12 +331,7 @@ describe('twilioSignature / verifyTwilioSignature', () => {
   it('rejects a callback signed with another account token', async () => {
     const impostor = await startFakeTwilio({ accountSid: ACCOUNT_SID, authToken: 'not-our-token' });
     try {
-      const telephony = createTwilioTelephony({
-        accountSid: ACCOUNT_SID,
-        authToken: 'not-our-token',
-        baseUrl: impostor.url,
-        mediaStreamUrl: MEDIA_STREAM_URL,
-      });
+      const telephony = provider({ authToken: 'not-our-token', baseUrl: impostor.url });
       const { providerCallId } = await telephony.dial(dialRequest());
       expect(await impostor.sendStatus(providerCallId, 'completed', { CallDuration: '5' })).toBe(403);
     } finally {
@@ -369,10 +368,10 @@ describe('fake Twilio wire checks', () => {
 
 describe('twilioCallUpdate', () => {
   it.each([
-    [{ CallStatus: 'queued' }, false, { status: 'QUEUED', outcome: null, durationSec: null }],
-    [{ CallStatus: 'initiated' }, false, { status: 'QUEUED', outcome: null, durationSec: null }],
-    [{ CallStatus: 'ringing' }, false, { status: 'RINGING', outcome: null, durationSec: null }],
-    [{ CallStatus: 'in-progress' }, false, { status: 'IN_PROGRESS', outcome: null, durationSec: null }],
+    [{ CallStatus: 'queued' }, false, { status: 'QUEUED' }],
+    [{ CallStatus: 'initiated' }, false, { status: 'QUEUED' }],
+    [{ CallStatus: 'ringing' }, false, { status: 'RINGING' }],
+    [{ CallStatus: 'in-progress' }, false, { status: 'IN_PROGRESS' }],
     [{ CallStatus: 'completed', CallDuration: '17' }, false, { status: 'ENDED', outcome: 'ANSWERED', durationSec: 17 }],
     [{ CallStatus: 'completed', CallDuration: '0' }, true, { status: 'ENDED', outcome: 'ANSWERED', durationSec: 0 }],
     [{ CallStatus: 'completed' }, true, { status: 'ENDED', outcome: 'ANSWERED', durationSec: null }],
@@ -381,7 +380,11 @@ describe('twilioCallUpdate', () => {
     [{ CallStatus: 'busy', CallDuration: '0' }, false, { status: 'ENDED', outcome: 'BUSY', durationSec: 0 }],
     [{ CallStatus: 'no-answer', CallDuration: '0' }, false, { status: 'ENDED', outcome: 'UNANSWERED', durationSec: 0 }],
     [{ CallStatus: 'canceled' }, false, { status: 'ENDED', outcome: 'UNANSWERED', durationSec: null }],
-    [{ CallStatus: 'failed' }, false, { status: 'ENDED', outcome: 'FAILED', durationSec: null }],
+    [
+      { CallStatus: 'failed' },
+      false,
+      { status: 'ENDED', outcome: 'FAILED', durationSec: null, failureReason: 'Twilio could not connect the call.' },
+    ],
   ] as const)('%o (answeredBefore=%s) → %o', (params, answeredBefore, expected) => {
     expect(twilioCallUpdate(params, answeredBefore)).toEqual(expected);
   });

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { ProviderError } from '../src/providers/errors.ts';
+import { ProviderError } from './errors.ts';
 
 /** The ProviderError a provider call rejects with (the test fails if it resolves or throws anything else). */
 export async function failure(promise: Promise<unknown>): Promise<ProviderError> {

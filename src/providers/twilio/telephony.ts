@@ -1,16 +1,23 @@
+/**
+ * Calls through Twilio's Programmable Voice REST API
+ * (https://www.twilio.com/docs/voice/api/call-resource): `POST /2010-04-01/Accounts/{AccountSid}/Calls.json`
+ * to place a call with inline TwiML that streams its audio to us, `POST …/Calls/{CallSid}.json`
+ * with `Status=completed` to hang up; form-encoded, HTTP Basic auth, Twilio's error JSON
+ * `{code, message, more_info, status}` on failure. Status callbacks are signed with X-Twilio-Signature.
+ */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { PermanentDialError, type CallOutcome, type DialRequest, type DialResult, type TelephonyProvider } from './types.ts';
-
-export interface TwilioTelephonyOptions {
-  accountSid: string;
-  authToken: string;
-  /** Twilio REST API origin; a fake in tests. Default `https://api.twilio.com`. */
-  baseUrl?: string;
-  /** `wss://` URL of our media-stream endpoint that `<Connect><Stream>` points the call at. */
-  mediaStreamUrl: string;
-  /** Per-request timeout for REST calls. Default 10 000 ms. */
-  timeoutMs?: number;
-}
+import { parseForm } from '../../platform/form.ts';
+import { asRecord, bodyExcerpt, isRetryableStatus, ProviderError, providerFetch, type ProviderResponse } from '../errors.ts';
+import type {
+  CallOutcome,
+  CallUpdate,
+  Connection,
+  DialRequest,
+  DialResult,
+  ProviderWebhook,
+  TelephonyChannel,
+  TelephonyConnection,
+} from '../types.ts';
 
 /**
  * Twilio error codes (REST answer `code`, on a 4xx) meaning this number will never be dialable,
@@ -30,42 +37,24 @@ export const TWILIO_PERMANENT_DIAL_ERROR_CODES: ReadonlySet<number> = new Set([2
 /** Twilio 21220 "Invalid call state": modifying a call that has already ended. */
 const CALL_NOT_IN_PROGRESS = 21220;
 
-const DEFAULT_BASE_URL = 'https://api.twilio.com';
-const DEFAULT_TIMEOUT_MS = 10_000;
-
 /** The events we ask Twilio to report on the call's `StatusCallback`. */
 const STATUS_CALLBACK_EVENTS = ['initiated', 'ringing', 'answered', 'completed'] as const;
 
-export function createTwilioTelephony(options: TwilioTelephonyOptions): TelephonyProvider {
-  const baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const callsUrl = `${baseUrl}/2010-04-01/Accounts/${encodeURIComponent(options.accountSid)}/Calls`;
-  const authorization = `Basic ${Buffer.from(`${options.accountSid}:${options.authToken}`, 'utf8').toString('base64')}`;
-
-  async function post(url: string, form: URLSearchParams, what: string): Promise<{ status: number; body: TwilioBody }> {
-    let response: Response;
-    let text: string;
-    try {
-      response = await fetch(url, {
+export function connectTwilioTelephony(connection: Connection): TelephonyConnection {
+  const { accountSid, authToken } = connection.credentials as { accountSid: string; authToken: string };
+  const callsUrl = `${connection.settings.TWILIO_API_URL!.replace(/\/+$/, '')}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Calls`;
+  const authorization = `Basic ${Buffer.from(`${accountSid}:${authToken}`, 'utf8').toString('base64')}`;
+  const post = (url: string, form: URLSearchParams, label: string) =>
+    providerFetch(
+      label,
+      url,
+      {
         method: 'POST',
-        headers: {
-          authorization,
-          'content-type': 'application/x-www-form-urlencoded',
-          accept: 'application/json',
-        },
+        headers: { authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: form.toString(),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      text = await response.text();
-    } catch (error) {
-      if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-        throw new Error(`Twilio ${what} timed out after ${timeoutMs} ms`, { cause: error });
-      }
-      const reason = error instanceof Error ? describeNetworkError(error) : String(error);
-      throw new Error(`Twilio ${what} request failed: ${reason}`, { cause: error });
-    }
-    return { status: response.status, body: parseBody(text) };
-  }
+      },
+      connection.timeoutMs,
+    );
 
   return {
     async dial(request: DialRequest): Promise<DialResult> {
@@ -76,37 +65,86 @@ export function createTwilioTelephony(options: TwilioTelephonyOptions): Telephon
       form.append('StatusCallback', request.statusCallbackUrl);
       form.append('StatusCallbackMethod', 'POST');
       for (const event of STATUS_CALLBACK_EVENTS) form.append('StatusCallbackEvent', event);
-      form.append('Twiml', streamTwiml(options.mediaStreamUrl, request.callId));
+      form.append('Twiml', streamTwiml(request.mediaStreamUrl, request.callId));
 
-      const { status, body } = await post(`${callsUrl}.json`, form, 'dial');
+      const response = await post(`${callsUrl}.json`, form, 'Twilio dial');
+      const { status } = response;
       if (status >= 200 && status < 300) {
-        if (typeof body.json?.sid !== 'string' || body.json.sid === '') {
-          throw new Error(`Twilio dial answered HTTP ${status} without a call sid`);
+        const sid = asRecord(response.json)?.sid;
+        if (typeof sid !== 'string' || sid === '') {
+          // Not retryable: Twilio may have placed the call, and a retry could ring the person twice.
+          throw new ProviderError(`Twilio dial answered HTTP ${status} without a call sid`, { status, retryable: false });
         }
-        return { providerCallId: body.json.sid };
+        return { providerCallId: sid };
       }
-      const twilioError = errorOf(body);
-      if (status >= 400 && status < 500 && twilioError.code !== undefined && TWILIO_PERMANENT_DIAL_ERROR_CODES.has(twilioError.code)) {
-        throw new PermanentDialError(twilioError.message, { cause: { status, code: twilioError.code, moreInfo: twilioError.moreInfo } });
-      }
-      throw new Error(`Twilio dial failed: HTTP ${status}${codeSuffix(twilioError.code)}: ${twilioError.message}`, {
-        cause: { status, code: twilioError.code, moreInfo: twilioError.moreInfo },
-      });
+      const twilioError = errorOf(response);
+      const permanent =
+        status >= 400 && status < 500 && twilioError.code !== undefined && TWILIO_PERMANENT_DIAL_ERROR_CODES.has(twilioError.code);
+      throw new ProviderError(
+        permanent ? twilioError.message : `Twilio dial failed: HTTP ${status}${codeSuffix(twilioError.code)}: ${twilioError.message}`,
+        {
+          status,
+          code: twilioError.code,
+          permanent,
+          retryable: !permanent && isRetryableStatus(status),
+          cause: { moreInfo: twilioError.moreInfo },
+        },
+      );
     },
 
     async hangup(providerCallId: string): Promise<void> {
       const form = new URLSearchParams({ Status: 'completed' });
-      const { status, body } = await post(`${callsUrl}/${encodeURIComponent(providerCallId)}.json`, form, 'hangup');
+      const response = await post(`${callsUrl}/${encodeURIComponent(providerCallId)}.json`, form, 'Twilio hangup');
+      const { status } = response;
       if (status >= 200 && status < 300) return;
       // The call is gone or already over: nothing left to hang up.
       if (status === 404) return;
-      const twilioError = errorOf(body);
+      const twilioError = errorOf(response);
       if (status === 400 && twilioError.code === CALL_NOT_IN_PROGRESS) return;
-      throw new Error(`Twilio hangup of ${providerCallId} failed: HTTP ${status}${codeSuffix(twilioError.code)}: ${twilioError.message}`, {
-        cause: { status, code: twilioError.code, moreInfo: twilioError.moreInfo },
-      });
+      throw new ProviderError(
+        `Twilio hangup of ${providerCallId} failed: HTTP ${status}${codeSuffix(twilioError.code)}: ${twilioError.message}`,
+        {
+          status,
+          code: twilioError.code,
+          retryable: isRetryableStatus(status),
+          cause: { moreInfo: twilioError.moreInfo },
+        },
+      );
     },
   };
+}
+
+/** Twilio voice: dial and hang up over REST, status callbacks signed with the account's Auth Token. */
+export const twilioTelephony: TelephonyChannel = {
+  connect: connectTwilioTelephony,
+  callbacks: {
+    signatureHeader: 'X-Twilio-Signature',
+    callIdOf: (webhook) => {
+      const callSid = flatForm(webhook).CallSid;
+      return callSid === '' ? undefined : callSid;
+    },
+    verify: (webhook, credentials) =>
+      verifyTwilioSignature(webhook.url, parseForm(webhook.rawBody), headerOf(webhook, 'x-twilio-signature'), credentials.authToken!),
+    read: (webhook, answeredBefore) => {
+      const params = flatForm(webhook);
+      try {
+        return twilioCallUpdate(params, answeredBefore);
+      } catch {
+        throw new ProviderError(`CallStatus "${params.CallStatus ?? ''}" is not a Twilio call status.`, { retryable: false });
+      }
+    },
+  },
+};
+
+/** A form body with each repeated field's last value. */
+function flatForm(webhook: ProviderWebhook): Record<string, string | undefined> {
+  const params = parseForm(webhook.rawBody);
+  return Object.fromEntries(Object.entries(params).map(([name, value]) => [name, Array.isArray(value) ? value[value.length - 1] : value]));
+}
+
+export function headerOf(webhook: ProviderWebhook, name: string): string | undefined {
+  const value = webhook.headers[name];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** TwiML that connects the answered call to our media stream, passing our call id as a custom parameter. */
@@ -122,42 +160,17 @@ function xmlAttr(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 }
 
-interface TwilioBody {
-  text: string;
-  json: Record<string, unknown> | null;
-}
-
-function parseBody(text: string): TwilioBody {
-  if (text === '') return { text, json: null };
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return {
-      text,
-      json: parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null,
-    };
-  } catch {
-    return { text, json: null };
-  }
-}
-
-function errorOf(body: TwilioBody): { code: number | undefined; message: string; moreInfo: string | undefined } {
-  const json = body.json;
+function errorOf(response: ProviderResponse): { code: number | undefined; message: string; moreInfo: string | undefined } {
+  const json = asRecord(response.json);
   const code =
     typeof json?.code === 'number' ? json.code : typeof json?.code === 'string' && /^\d+$/.test(json.code) ? Number(json.code) : undefined;
-  const message =
-    typeof json?.message === 'string' && json.message !== '' ? json.message : body.text.trim().slice(0, 300) || '(empty response body)';
+  const message = typeof json?.message === 'string' && json.message !== '' ? json.message : bodyExcerpt(response.text);
   const moreInfo = typeof json?.more_info === 'string' ? json.more_info : undefined;
   return { code, message, moreInfo };
 }
 
 function codeSuffix(code: number | undefined): string {
   return code === undefined ? '' : ` (Twilio error ${code})`;
-}
-
-function describeNetworkError(error: Error): string {
-  const cause = error.cause;
-  if (cause instanceof Error && cause.message) return `${error.message} (${cause.message})`;
-  return error.message;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -198,46 +211,41 @@ export function verifyTwilioSignature(
 // Status callbacks
 // ---------------------------------------------------------------------------------------------
 
-export type TwilioCallState = 'QUEUED' | 'RINGING' | 'IN_PROGRESS' | 'ENDED';
-
-export interface TwilioCallUpdate {
-  status: TwilioCallState;
-  /** Set only when `status` is `ENDED`. */
-  outcome: CallOutcome | null;
-  /** Twilio's `CallDuration` (seconds) when the call ended and Twilio reported it. */
-  durationSec: number | null;
-}
-
 /**
  * Maps a status callback's `CallStatus` to our call state. `answeredBefore` is whether we already
  * saw the call `in-progress`, since Twilio's `completed` alone does not say whether anyone answered.
  * `AnsweredBy` (answering-machine detection) is accepted but does not change the mapping.
  */
 export function twilioCallUpdate(
-  params: { CallStatus?: string; CallDuration?: string; AnsweredBy?: string },
+  params: { CallStatus?: string | undefined; CallDuration?: string | undefined; AnsweredBy?: string | undefined },
   answeredBefore: boolean,
-): TwilioCallUpdate {
+): CallUpdate {
   const status = params.CallStatus;
+  const ended = (outcome: CallOutcome): CallUpdate => ({
+    status: 'ENDED',
+    outcome,
+    durationSec: parseDuration(params.CallDuration),
+    ...(outcome === 'FAILED' ? { failureReason: 'Twilio could not connect the call.' } : {}),
+  });
   switch (status) {
     case 'queued':
     case 'initiated':
-      return { status: 'QUEUED', outcome: null, durationSec: null };
+      return { status: 'QUEUED' };
     case 'ringing':
-      return { status: 'RINGING', outcome: null, durationSec: null };
+      return { status: 'RINGING' };
     case 'in-progress':
-      return { status: 'IN_PROGRESS', outcome: null, durationSec: null };
+      return { status: 'IN_PROGRESS' };
     case 'completed': {
       const durationSec = parseDuration(params.CallDuration);
-      const answered = answeredBefore || (durationSec !== null && durationSec > 0);
-      return { status: 'ENDED', outcome: answered ? 'ANSWERED' : 'UNANSWERED', durationSec };
+      return ended(answeredBefore || (durationSec !== null && durationSec > 0) ? 'ANSWERED' : 'UNANSWERED');
     }
     case 'busy':
-      return { status: 'ENDED', outcome: 'BUSY', durationSec: parseDuration(params.CallDuration) };
+      return ended('BUSY');
     case 'no-answer':
     case 'canceled':
-      return { status: 'ENDED', outcome: 'UNANSWERED', durationSec: parseDuration(params.CallDuration) };
+      return ended('UNANSWERED');
     case 'failed':
-      return { status: 'ENDED', outcome: 'FAILED', durationSec: parseDuration(params.CallDuration) };
+      return ended('FAILED');
     default:
       throw new Error(
         status === undefined ? 'Twilio status callback without CallStatus' : `Unknown Twilio CallStatus: ${JSON.stringify(status)}`,

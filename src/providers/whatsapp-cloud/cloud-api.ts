@@ -9,6 +9,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { asRecord, bodyExcerpt, isRetryableStatus, ProviderError, providerFetch, type ProviderResponse } from '../errors.ts';
+import type { WhatsAppConnection, WhatsAppSenderNumber, WhatsAppTemplateSend } from '../types.ts';
 
 export interface WhatsAppCloudOptions {
   /** A system-user (or temporary) access token with `whatsapp_business_messaging` / `_management`. */
@@ -21,33 +22,8 @@ export interface WhatsAppCloudOptions {
   timeoutMs?: number;
 }
 
-export interface WhatsAppTemplateSend {
-  /** The sending number's Graph id (not the number itself). */
-  phoneNumberId: string;
-  /** E.164 with '+'. */
-  to: string;
-  templateName: string;
-  /** The template's language, e.g. `en_US`. */
-  languageCode: string;
-  /** Values for the body's `{{1}}`, `{{2}}`, … in order. */
-  bodyParameters: string[];
-  /** Echoed back in this message's status webhooks (`biz_opaque_callback_data`, at most 512 characters). */
-  callbackData?: string;
-}
-
-export interface WhatsAppSenderNumber {
-  /** The phone number's Graph id (what `sendTemplate` takes as `phoneNumberId`). */
-  id: string;
-  displayPhoneNumber: string;
-  verifiedName: string;
-  /** `GREEN`, `YELLOW`, `RED` or `UNKNOWN`. */
-  qualityRating: string;
-}
-
-export interface WhatsAppCloud {
-  sendTemplate(send: WhatsAppTemplateSend): Promise<{ providerMessageId: string }>;
-  listPhoneNumbers(businessAccountId: string): Promise<WhatsAppSenderNumber[]>;
-}
+/** The Cloud API's client is the WhatsApp channel's connection. */
+export type WhatsAppCloud = WhatsAppConnection;
 
 const LABEL = 'WhatsApp Cloud API';
 const DEFAULT_BASE_URL = 'https://graph.facebook.com';

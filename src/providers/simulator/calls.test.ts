@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { simulatedAttempt, simulatedStep, type SimulatedCall } from './simulator.ts';
+import { simulatedAttempt, simulatedStep, type SimulatedCall } from './calls.ts';
 
 const t0 = new Date('2026-03-02T15:00:00.000Z');
 const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
@@ -10,6 +10,7 @@ const ringing = (overrides: Partial<SimulatedCall> = {}): SimulatedCall => ({
   dialTimeout: 30,
   deadlineAt: t0,
   answeredAt: null,
+  contactName: null,
   contactMetadata: null,
   ...overrides,
 });
@@ -42,6 +43,8 @@ describe('simulated steps', () => {
       endedAt: t0,
       answeredAt: at(-20),
       permanent: false,
+      failureReason: null,
+      transcript: expect.any(Array),
     });
   });
 
@@ -52,6 +55,8 @@ describe('simulated steps', () => {
       endedAt: at(24),
       answeredAt: at(4),
       permanent: false,
+      failureReason: null,
+      transcript: expect.any(Array),
     });
     expect(simulatedStep(ringing({ status: 'QUEUED' }), at(23), timing)).toEqual({
       live: true,
@@ -65,6 +70,8 @@ describe('simulated steps', () => {
       endedAt: t0,
       answeredAt: t0,
       permanent: false,
+      failureReason: null,
+      transcript: expect.any(Array),
     });
   });
 
@@ -85,6 +92,7 @@ describe('simulated steps', () => {
       endedAt: t0,
       answeredAt: null,
       permanent: false,
+      failureReason: null,
     });
     expect(simulatedStep(ringing({ contactMetadata, attempt: 2, status: 'QUEUED' }), at(9), timing)).toEqual({
       live: false,
@@ -92,6 +100,7 @@ describe('simulated steps', () => {
       endedAt: at(4),
       answeredAt: null,
       permanent: true,
+      failureReason: 'The number is not a valid, callable number.',
     });
   });
 

@@ -9,7 +9,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { SegmentedMessage } from 'sms-segments-calculator';
-import { listenOnLoopback, readBody, sendJson } from './http.ts';
+import { listenOnLoopback, readBody, sendJson } from '../fake-server.ts';
 
 export interface FakeTwilioOptions {
   accountSid: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { smsSegments } from './segments.ts';
+import { smsSegments } from './sms-segments.ts';
 
 describe('smsSegments', () => {
   it('counts GSM-7 text: 160 characters in one segment, 153 per segment after that', () => {

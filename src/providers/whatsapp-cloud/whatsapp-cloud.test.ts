@@ -1,16 +1,10 @@
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createWhatsAppCloud,
-  verifyWhatsAppSignature,
-  whatsappSignature,
-  type WhatsAppCloudOptions,
-  type WhatsAppSenderNumber,
-  type WhatsAppTemplateSend,
-} from '../src/providers/whatsapp/cloud-api.ts';
-import { signedWhatsAppWebhook, startFakeWhatsApp, statusWebhookPayload, type FakeWhatsApp } from './fakes/whatsapp.ts';
-import { listenOnLoopback } from './fakes/http.ts';
-import { failure } from './provider-fixtures.ts';
+import { createWhatsAppCloud, verifyWhatsAppSignature, whatsappSignature, type WhatsAppCloudOptions } from './cloud-api.ts';
+import type { WhatsAppSenderNumber, WhatsAppTemplateSend } from '../types.ts';
+import { signedWhatsAppWebhook, startFakeWhatsApp, statusWebhookPayload, type FakeWhatsApp } from './fake.ts';
+import { listenOnLoopback } from '../fake-server.ts';
+import { failure } from '../expect-failure.ts';
 
 const ACCESS_TOKEN = 'EAAG-fake-system-user-token-0123456789';
 const WABA_ID = '102290129340398';

@@ -10,7 +10,7 @@
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import { listenOnLoopback, readBody } from './http.ts';
+import { listenOnLoopback, readBody } from '../fake-server.ts';
 
 export interface FakeWhatsAppNumber {
   id: string;

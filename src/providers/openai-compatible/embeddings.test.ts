@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobDefinitions } from '../src/jobs.ts';
-import { openAiEmbeddings } from '../src/providers/embeddings/openai-compatible.ts';
-import { ProviderError } from '../src/providers/errors.ts';
-import { startFakeEmbeddings } from './fakes/embeddings.ts';
-import { createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
-import { apiAs } from './voice-fixtures.ts';
+import { jobDefinitions } from '../../jobs.ts';
+import { openAiEmbeddings } from './embeddings.ts';
+import { ProviderError } from '../errors.ts';
+import { startFakeEmbeddings } from './fake-embeddings.ts';
+import { createKey, signUp, startTestApp, until, type TestApp } from '../../../test/harness.ts';
+import { apiAs } from '../../../test/voice-fixtures.ts';
 
 // Issue 7: embeddings behind a small interface; EMBEDDINGS_API_URL selects an OpenAI-compatible
 // endpoint instead of the offline model. A local fake speaks the wire format and records requests.

@@ -1,12 +1,12 @@
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createMsg91Sms, type Msg91SmsOptions } from '../src/providers/sms/msg91.ts';
-import { createTwilioSms, type TwilioSmsOptions } from '../src/providers/sms/twilio.ts';
-import type { SmsSend } from '../src/providers/sms/types.ts';
-import { startFakeMsg91, type FakeMsg91 } from './fakes/msg91.ts';
-import { startFakeTwilio, type FakeTwilio } from './fakes/twilio.ts';
-import { listenOnLoopback } from './fakes/http.ts';
-import { failure } from './provider-fixtures.ts';
+import { createMsg91Sms, type Msg91SmsOptions } from './sms.ts';
+import { createTwilioSms, type TwilioSmsOptions } from '../twilio/sms.ts';
+import type { SmsSend } from '../types.ts';
+import { startFakeMsg91, type FakeMsg91 } from './fake.ts';
+import { startFakeTwilio, type FakeTwilio } from '../twilio/fake.ts';
+import { listenOnLoopback } from '../fake-server.ts';
+import { failure } from '../expect-failure.ts';
 
 const ACCOUNT_SID = `AC${'89abcdef01234567'.repeat(2)}`;
 const AUTH_TOKEN = 'fake-sms-auth-token-0123456789abcdef';

@@ -2,7 +2,7 @@
 // deterministic vectors (words hashed into buckets), so texts that share words are near.
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
-import { listenOnLoopback, readBody, sendJson } from './http.ts';
+import { listenOnLoopback, readBody, sendJson } from '../fake-server.ts';
 
 export interface EmbeddingsRequest {
   authorization: string | undefined;

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import { listenOnLoopback, readBody } from './http.ts';
+import { listenOnLoopback, readBody } from '../fake-server.ts';
 
 export interface FakeMsg91Options {
   authKey: string;

@@ -1,0 +1,36 @@
+import { Type } from '@sinclair/typebox';
+import { ApiOrigin } from '../../platform/settings.ts';
+import type { Provider } from '../types.ts';
+import { createMsg91Sms } from './sms.ts';
+
+/** MSG91: SMS in India, where every template is registered under DLT. */
+export const msg91: Provider = {
+  name: 'MSG91',
+  title: 'MSG91',
+  integration: {
+    kind: 'msg91',
+    body: Type.Object(
+      { authKey: Type.String({ minLength: 8, maxLength: 128, description: 'MSG91 auth key; stored encrypted, never returned.' }) },
+      { additionalProperties: false },
+    ),
+    secrets: ['authKey'],
+    summary: 'Connect MSG91 (India, DLT) for SMS',
+  },
+  settings: { MSG91_API_URL: ApiOrigin('https://api.msg91.com', "Base URL of MSG91's SMS API (India, DLT) (a local fake in tests).") },
+  sms: {
+    connect: (connection) =>
+      createMsg91Sms({
+        authKey: connection.credentials.authKey!,
+        baseUrl: connection.settings.MSG91_API_URL,
+        timeoutMs: connection.timeoutMs,
+      }),
+    templateProblem(templates) {
+      const fields = templates.flatMap((template, index) =>
+        template.dltTemplateId ? [] : [{ path: `/templates/${index}/dltTemplateId`, message: 'required by MSG91' }],
+      );
+      return fields.length === 0
+        ? null
+        : { message: 'MSG91 sends only DLT-registered templates: give every template its dltTemplateId.', fields };
+    },
+  },
+};

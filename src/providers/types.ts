@@ -1,0 +1,283 @@
+/**
+ * The channels callforge reaches the outside through, one interface each. A provider (one folder
+ * under src/providers) implements the channels it serves and is listed once in registry.ts; the
+ * modules find providers only through the registry, so adding one touches nothing else.
+ *
+ * Every provider reports failure with `ProviderError` (errors.ts), whose `retryable` is the one
+ * normalised answer to "may the same request succeed later?".
+ */
+import type { TObject, TSchema } from '@sinclair/typebox';
+
+// ---------------------------------------------------------------------------------------------
+// What a provider is
+
+/** The credentials a provider needs from a tenant, stored by the integrations module. */
+export interface IntegrationDefinition {
+  /** The integration's name in `/api/v1/integrations/{kind}`. */
+  kind: string;
+  /** The fields a tenant sends when connecting it. */
+  body: TObject;
+  /** Which of the fields are secrets: sealed at rest, never returned. */
+  secrets: readonly string[];
+  /** One line for the API docs. */
+  summary: string;
+}
+
+/** What a tenant's connection to a provider is built from. */
+export interface Connection {
+  /** The tenant's credentials (settings and opened secrets); empty for providers that need none. */
+  credentials: Record<string, string>;
+  /** The service's settings by environment variable name, the provider's own among them (`TWILIO_API_URL`). */
+  settings: Readonly<Record<string, string>>;
+  /** Our public origin, for the callback URLs a provider is given. */
+  publicUrl: string;
+  /** Per-request timeout for the provider's API. */
+  timeoutMs: number;
+}
+
+/** An HTTP request a provider sent us (a status callback), as received, for it to verify and read. */
+export interface ProviderWebhook {
+  /** The full URL the provider requested, as it signed it. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: string;
+}
+
+export interface Provider {
+  /** Upper-case name, as stored on numbers, calls and messages and accepted by the API (`TWILIO`). */
+  name: string;
+  /** How people write its name (`Twilio`). */
+  title: string;
+  /** Absent for providers that need no credentials (the simulator). */
+  integration?: IntegrationDefinition;
+  /**
+   * The environment variables the provider reads (where its API lives, a version), each a schema with
+   * its default and description, validated with the rest of the configuration when a process starts.
+   */
+  settings?: Record<string, TSchema>;
+  telephony?: TelephonyChannel;
+  sms?: SmsChannel;
+  whatsapp?: WhatsAppChannel;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Voice telephony
+
+/** The final result of one call attempt (the API's `outcome`). */
+export type CallOutcome = 'ANSWERED' | 'UNANSWERED' | 'BUSY' | 'FAILED';
+export type LiveCallStatus = 'QUEUED' | 'RINGING' | 'IN_PROGRESS';
+
+export interface DialRequest {
+  /** Our call id; the provider echoes it back or we find the call by the provider's id. */
+  callId: string;
+  from: string;
+  to: string;
+  /** Seconds the phone rings before the provider gives up (the campaign's `dialTimeout`). */
+  dialTimeoutSec: number;
+  /** Where the provider posts the call's status changes. */
+  statusCallbackUrl: string;
+  /** Where the answered call's audio is streamed (`wss://`). */
+  mediaStreamUrl: string;
+}
+
+export interface DialResult {
+  providerCallId: string;
+}
+
+/** A call's move as a provider reports it, normalised. */
+export type CallUpdate =
+  | { status: LiveCallStatus }
+  | {
+      status: 'ENDED';
+      outcome: CallOutcome;
+      /** Seconds talked, when the provider said. */
+      durationSec: number | null;
+      /** Why it failed, in the provider's words, when it did. */
+      failureReason?: string;
+    };
+
+/** One tenant's line to a telephony provider. */
+export interface TelephonyConnection {
+  /**
+   * Asks the provider to place the call. Throws `ProviderError`; one with `retryable: false` and
+   * `permanent: true` means the number can never be called (not retried by the campaign).
+   */
+  dial(request: DialRequest): Promise<DialResult>;
+  /** Hangs up a live call; a call already over is not an error. */
+  hangup(providerCallId: string): Promise<void>;
+}
+
+/** A live call as a self-driven provider (the simulator) sees it. */
+export interface SelfDrivenCall {
+  status: LiveCallStatus;
+  direction: 'OUTGOING' | 'INCOMING';
+  attempt: number;
+  dialTimeout: number;
+  /** When its current step ends. */
+  deadlineAt: Date;
+  answeredAt: Date | null;
+  /** The contact at the time of the attempt (the simulator reads its plan in the metadata). */
+  contactName: string | null;
+  contactMetadata: Record<string, unknown> | null;
+}
+
+export type SelfDrivenStep =
+  | { live: true; status: 'RINGING' | 'IN_PROGRESS'; answeredAt: Date | null; deadlineAt: Date }
+  | {
+      live: false;
+      outcome: CallOutcome;
+      endedAt: Date;
+      answeredAt: Date | null;
+      permanent: boolean;
+      failureReason: string | null;
+      /** What was said, when the provider recorded it. */
+      transcript?: unknown[];
+    };
+
+export interface TelephonyChannel {
+  connect(connection: Connection): TelephonyConnection;
+  /**
+   * A provider that answers without the network places a call while its attempt is written:
+   * `placeAtOnce` gives the call's first state, so no second write follows.
+   */
+  placeAtOnce?(
+    request: DialRequest,
+    now: Date,
+    settings: Readonly<Record<string, string>>,
+  ): { providerCallId: string; status: LiveCallStatus; deadlineAt: Date };
+  /** A provider that drives its own calls (no callbacks) moves a live call on when its deadline comes. */
+  advance?(call: SelfDrivenCall, now: Date, settings: Readonly<Record<string, string>>): SelfDrivenStep;
+  /** Status callbacks (absent for self-driven providers). */
+  callbacks?: {
+    /** The header that carries the provider's signature, named when a callback is refused. */
+    signatureHeader: string;
+    /** The provider's call id a callback is about, read before it is verified (to find the tenant); undefined when absent. */
+    callIdOf(webhook: ProviderWebhook): string | undefined;
+    /** Checks the provider's signature with the tenant's credentials. */
+    verify(webhook: ProviderWebhook, credentials: Record<string, string>): boolean;
+    /**
+     * The callback's update, or `null` for an event that moves nothing; throws `ProviderError`
+     * for one that cannot be read, with a sentence saying why. `answeredBefore` tells providers whose final status alone does
+     * not say whether anyone answered.
+     */
+    read(webhook: ProviderWebhook, answeredBefore: boolean): CallUpdate | null;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// SMS
+
+export interface SmsSend {
+  /** Our sending number (E.164) or alphanumeric sender id. */
+  from: string;
+  /** E.164 with '+'. */
+  to: string;
+  body: string;
+  /** India DLT header (sender id) registered for this message; providers that do not do DLT ignore it. */
+  dltSenderId?: string | null;
+  /** India DLT content-template id; providers that do not do DLT ignore it. */
+  dltTemplateId?: string | null;
+  /** Where the provider should post this message's delivery statuses, for providers that take one per message. */
+  statusCallbackUrl?: string;
+}
+
+/** A delivery status as the provider reports it, normalised. */
+export interface SmsDeliveryUpdate {
+  providerMessageId: string;
+  status: 'SENT' | 'DELIVERED' | 'READ' | 'FAILED';
+  /** Set when FAILED. */
+  failureReason: string | null;
+}
+
+export interface SmsConnection {
+  /** Resolves once the provider accepted the message (`status` is the provider's own word for that). */
+  send(message: SmsSend): Promise<{ providerMessageId: string; status: string }>;
+}
+
+export interface SmsChannel {
+  connect(connection: Connection): SmsConnection;
+  /**
+   * What a provider requires of templates before they are saved: a sentence and the fields at fault
+   * (`/templates/0/dltTemplateId`), or null when they will do.
+   */
+  templateProblem?(templates: { dltTemplateId: string | null }[]): { message: string; fields: { path: string; message: string }[] } | null;
+  /** Delivery status callbacks (absent for providers that send none). */
+  callbacks?: {
+    /** The header that carries the provider's signature, named when a callback is refused. */
+    signatureHeader: string;
+    /** What the signature is made with, as the account holder knows it (`Auth Token`). */
+    signedWith: string;
+    verify(webhook: ProviderWebhook, credentials: Record<string, string>): boolean;
+    /** The update, or null for a status that records nothing (queued, sending). */
+    read(webhook: ProviderWebhook): SmsDeliveryUpdate | null;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// WhatsApp
+
+export interface WhatsAppTemplateSend {
+  /** The sending number's Graph id (not the number itself). */
+  phoneNumberId: string;
+  /** E.164 with '+'. */
+  to: string;
+  templateName: string;
+  /** The template's language, e.g. `en_US`. */
+  languageCode: string;
+  /** Values for the body's `{{1}}`, `{{2}}`, … in order. */
+  bodyParameters: string[];
+  /** Echoed back in this message's status webhooks (at most 512 characters). */
+  callbackData?: string;
+}
+
+export interface WhatsAppSenderNumber {
+  /** The phone number's id (what `sendTemplate` takes as `phoneNumberId`). */
+  id: string;
+  displayPhoneNumber: string;
+  verifiedName: string;
+  /** `GREEN`, `YELLOW`, `RED` or `UNKNOWN`. */
+  qualityRating: string;
+}
+
+export interface WhatsAppConnection {
+  sendTemplate(send: WhatsAppTemplateSend): Promise<{ providerMessageId: string }>;
+  listPhoneNumbers(businessAccountId: string): Promise<WhatsAppSenderNumber[]>;
+}
+
+export interface WhatsAppChannel {
+  connect(connection: Connection): WhatsAppConnection;
+  /** Checks a webhook delivery's signature with one tenant's credentials. */
+  verify(rawBody: Buffer, signatureHeader: string | undefined, credentials: Record<string, string>): boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Embeddings and language models (chosen by the service's environment, not per tenant)
+
+/** Turns texts into vectors; every vector is unit length, so cosine similarity is a dot product. */
+export interface Embedder {
+  /** Names the model, so vectors of different models are never compared. */
+  readonly model: string;
+  readonly dimensions: number;
+  embed(texts: string[]): Promise<Float32Array[]>;
+}
+
+export function unitVector(values: ArrayLike<number>): Float32Array {
+  const vector = Float32Array.from(values);
+  let norm = 0;
+  for (const value of vector) norm += value * value;
+  norm = Math.sqrt(norm);
+  if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i]! /= norm;
+  return vector;
+}
+
+export interface StructuredRequest {
+  system: string;
+  user: string;
+  schemaName: string;
+  schema: object;
+}
+
+/** A language model asked for one JSON object that follows a JSON schema. */
+export interface StructuredExtractor {
+  extract(request: StructuredRequest): Promise<Record<string, unknown>>;
+}
