@@ -2,7 +2,7 @@ import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts'
 import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
 import { ProviderError } from '../../providers/errors.ts';
-import { smsProvider } from '../../providers/registry.ts';
+import { smsProvider, whatsappProvider } from '../../providers/registry.ts';
 import { smsSegments } from '../../providers/sms-segments.ts';
 import * as calls from '../calls/service.ts';
 import * as campaigns from '../campaigns/service.ts';
@@ -56,7 +56,7 @@ export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId
       campaign_id: whatsapp.id,
       // null: the integration's default sender, resolved when sending.
       sender: whatsapp.phone_number_id,
-      provider: 'WHATSAPP',
+      provider: whatsappProvider.name,
       template_name: mapping.templateName,
       language_code: mapping.languageCode,
       body: null,
