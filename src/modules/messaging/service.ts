@@ -329,7 +329,17 @@ export async function receiveWhatsAppWebhook(
             ? `WhatsApp: ${[error?.code, error?.title ?? error?.message, error?.error_data?.details].filter((part) => part !== undefined && part !== '').join(' ') || 'failed'}`
             : null;
         for (const { tenantId } of verified) {
-          if (await repo.recordDeliveryStatus(deps.db, tenantId, whatsappProvider.name, { providerMessageId: status.id, ourId }, next, at, reason))
+          if (
+            await repo.recordDeliveryStatus(
+              deps.db,
+              tenantId,
+              whatsappProvider.name,
+              { providerMessageId: status.id, ourId },
+              next,
+              at,
+              reason,
+            )
+          )
             changed++;
         }
       }
