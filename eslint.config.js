@@ -62,4 +62,24 @@ export default tseslint.config(
     files: ['src/platform/errors.ts'],
     rules: { 'no-restricted-syntax': ['error', dateNow, newDateNow] },
   },
+  {
+    // The dashboard runs in the browser and sees the server only through src/api-types.ts (docs/decisions.md).
+    // Its tsconfig has Node's types for the schema files behind that barrel, so these rules keep Node out of web/ itself.
+    files: ['web/**'],
+    rules: {
+      'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname', '__filename'],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*'], message: 'The dashboard runs in the browser.' },
+            {
+              group: ['**/src/**', '!**/src/api-types.ts'],
+              message: "The dashboard imports the API's types from src/api-types.ts, nothing else of the server.",
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 
 /** The one pagination of every list endpoint: `?page=1&limit=25` answered as `{data, total, page, limit}`. */
 export const PageQuery = Type.Object({
@@ -21,5 +21,7 @@ export const toPage = (query: PageQuery): Page => {
 
 export const PageOf = <T extends TSchema>(item: T) =>
   Type.Object({ data: Type.Array(item), total: Type.Integer(), page: Type.Integer(), limit: Type.Integer() });
+/** A list endpoint's answer with items of type T: `PageOf<Agent>` is the static type of `PageOf(Agent)`. */
+export type PageOf<T> = Static<ReturnType<typeof PageOf<TUnsafe<T>>>>;
 
 export const pageOf = <T>(data: T[], total: number, page: Page) => ({ data, total, page: page.page, limit: page.limit });

@@ -1,4 +1,4 @@
-import { Type, type TLiteral } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
 import { STATUS_CODES } from 'node:http';
 
 /** Shapes shared by every module's routes. */
@@ -18,6 +18,7 @@ export const ErrorBody = Type.Object(
   },
   { description: 'The one error shape of every error response.' },
 );
+export type ErrorBody = Static<typeof ErrorBody>;
 
 /** Documents the error responses a route can give, all in the one error shape. */
 export const errorResponses = (...codes: number[]) =>
@@ -25,6 +26,16 @@ export const errorResponses = (...codes: number[]) =>
 
 type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
 
-/** A string that is one of `values` (a union of literals, which the Fastify type provider types exactly). */
-export const StringEnum = <const T extends readonly [string, ...string[]]>(values: T, options: { description?: string } = {}) =>
-  Type.Union(values.map((value) => Type.Literal(value)) as unknown as Literals<T>, options);
+/**
+ * A string that is one of `values` (a union of literals, which the Fastify type provider types exactly).
+ * The return type is spelled out: inferred, TypeBox resolves `Union<Literals<T>>` against the constraint
+ * and its static type widens to `string`.
+ */
+export const StringEnum = <const T extends readonly [string, ...string[]]>(
+  values: T,
+  options: { description?: string } = {},
+): TUnion<Literals<T>> =>
+  Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  ) as unknown as TUnion<Literals<T>>;

@@ -1,8 +1,7 @@
 /** The dashboard's only way to the service: the public API under /api/v1, with the session token. */
-export interface FieldError {
-  path: string;
-  message: string;
-}
+import type { ErrorBody, PageOf } from '../../src/api-types.ts';
+
+export type FieldError = NonNullable<ErrorBody['details']>[number];
 
 export class ApiError extends Error {
   constructor(
@@ -15,12 +14,7 @@ export class ApiError extends Error {
   }
 }
 
-export interface Page<T> {
-  data: T[];
-  total: number;
-  page: number;
-  limit: number;
-}
+export type Page<T> = PageOf<T>;
 
 const TOKEN_KEY = 'callforge.session';
 const listeners = new Set<() => void>();
@@ -44,7 +38,7 @@ export const session = {
 };
 
 function failure(status: number, body: unknown): ApiError {
-  const error = body as { code?: string; message?: string; details?: FieldError[] } | undefined;
+  const error = body as Partial<ErrorBody> | undefined;
   return new ApiError(
     status,
     error?.code ?? 'HTTP_' + status,

@@ -1,4 +1,5 @@
 import type { ComponentType } from 'preact';
+import type { Profile as ProfileAnswer } from '../../src/api-types.ts';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, session } from './api.ts';
 import { Layout } from './layout.tsx';
@@ -45,7 +46,7 @@ export function App() {
 
   const refresh = useCallback(() => {
     if (!session.token) return;
-    api<{ data: Profile }>('GET', '/profile').then(
+    api<ProfileAnswer>('GET', '/profile').then(
       (answer) => setProfile(answer.data),
       () => undefined,
     );

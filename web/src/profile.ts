@@ -1,11 +1,8 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
+import type { Profile as ProfileAnswer } from '../../src/api-types.ts';
 
-export interface Profile {
-  user: { id: string; email: string; name?: string | null } | null;
-  tenant: { id: string; name: string; slug: string; currency: string; country: string | null };
-  wallet: { id: string; balance: string; currency: string; lowBalanceThreshold: string };
-}
+export type Profile = ProfileAnswer['data'];
 
 /** The signed-in user's profile, refreshed by the layout; `refresh` after anything that costs money. */
 export const ProfileContext = createContext<{ profile: Profile | undefined; refresh: () => void }>({

@@ -126,7 +126,7 @@ export function Field({ label, value, onValue, hint, problem, ...rest }: InputPr
   );
 }
 
-export function Select({
+export function Select<V extends string>({
   label,
   value,
   onValue,
@@ -135,9 +135,9 @@ export function Select({
   problem,
 }: {
   label: string;
-  value: string;
-  onValue: (value: string) => void;
-  options: [string, string][];
+  value: V;
+  onValue: (value: V) => void;
+  options: [V, string][];
   hint?: string;
   problem?: string;
 }) {
@@ -148,7 +148,8 @@ export function Select({
       <select
         id={id}
         value={value}
-        onChange={(event) => onValue(event.currentTarget.value)}
+        // The browser answers one of the options' values.
+        onChange={(event) => onValue(event.currentTarget.value as V)}
         aria-describedby={describedBy(id, hint, undefined, problem)}
         aria-invalid={problem ? true : undefined}
       >
@@ -187,7 +188,7 @@ export const namedOptions = <T extends { id: string; name?: string }>(
 ): [string, string][] => [first, ...(items ?? []).map((item): [string, string] => [item.id, text(item)])];
 
 /** A Select's options where each value is its own text. */
-export const valueOptions = (values: readonly string[]): [string, string][] => values.map((value) => [value, value]);
+export const valueOptions = <V extends string>(values: readonly V[]): [V, string][] => values.map((value) => [value, value]);
 
 interface TextAreaProps {
   label: string;

@@ -115,3 +115,4 @@ export const Result = Type.Object({
 });
 
 export const Tool = Type.Object({ name: Type.String(), description: Type.String() });
+export type Tool = Static<typeof Tool>;

@@ -85,6 +85,7 @@ export const DeleteBatchBody = Type.Object(
   { contactIds: Type.Array(Uuid, { minItems: 1, maxItems: 1000 }) },
   { additionalProperties: false },
 );
+export type DeleteBatchBody = Static<typeof DeleteBatchBody>;
 
 export const ContactsQuery = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1, description: '1-based; default 1.' })),

@@ -44,6 +44,7 @@ export const Session = Type.Object({
   expiresIn: Type.Integer({ description: 'Seconds until the token expires.' }),
   user: User,
 });
+export type Session = Static<typeof Session>;
 
 export const CreateApiKeyBody = Type.Object(
   {
@@ -85,6 +86,7 @@ export const CreatedApiKey = Type.Composite([
     ),
   }),
 ]);
+export type CreatedApiKey = Static<typeof CreatedApiKey>;
 
 export const Profile = Type.Object({
   success: Type.Boolean(),

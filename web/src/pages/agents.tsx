@@ -1,5 +1,6 @@
 import './agents.css';
 import type { ComponentChildren } from 'preact';
+import type { Agent, CreateAgentBody, CreateVoiceNumberBody, KnowledgeBase, Tool, VoiceNumber } from '../../../src/api-types.ts';
 import { useState } from 'preact/hooks';
 import { api, query, type Page } from '../api.ts';
 import {
@@ -22,36 +23,11 @@ import {
   useLoad,
 } from '../ui.tsx';
 
-interface Agent {
-  id: string;
-  name: string;
-  description: string | null;
-  language: string;
-  voice: string | null;
-  knowledgeBaseIds: string[];
-  tools: string[];
-  createdAt: string;
-}
-
-interface VoiceNumber {
-  id: string;
-  phoneNumber: string;
-  provider: string;
-  label: string | null;
-  inboundAgentId: string | null;
-  createdAt: string;
-}
-
-interface Named {
-  id: string;
-  name: string;
-}
-
 type Deleting = { kind: 'agent'; record: Agent } | { kind: 'number'; record: VoiceNumber };
 
 const PAGE_SIZE = 25;
 const MAX_KNOWLEDGE_BASES = 20;
-const PROVIDERS: [string, string][] = [
+const PROVIDERS: [VoiceNumber['provider'], string][] = [
   ['SIMULATOR', 'Simulator (test calls, no carrier)'],
   ['TWILIO', 'Twilio'],
 ];
@@ -61,7 +37,7 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
   const [agentPage, setAgentPage] = useState(1);
   const agents = useLoad(() => api<Page<Agent>>('GET', `/agents${query({ page: agentPage, limit: PAGE_SIZE })}`), [agentPage]);
   // Every agent (up to the API's page maximum), to pick an inbound agent and name it in the numbers table.
-  const allAgents = useLoad(() => api<Page<Named>>('GET', '/agents?limit=200'), []);
+  const allAgents = useLoad(() => api<Page<Agent>>('GET', '/agents?limit=200'), []);
   const numbers = useLoad(() => api<Page<VoiceNumber>>('GET', '/voice-numbers?limit=200'), []);
   const [deleting, setDeleting] = useState<Deleting | undefined>(undefined);
 
@@ -224,8 +200,8 @@ function Choices({
 }
 
 function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
-  const tools = useLoad(() => api<{ data: { name: string; description: string }[] }>('GET', '/analytics/tools'), []);
-  const knowledgeBases = useLoad(() => api<Page<Named>>('GET', '/knowledge-bases?limit=200'), []);
+  const tools = useLoad(() => api<{ data: Tool[] }>('GET', '/analytics/tools'), []);
+  const knowledgeBases = useLoad(() => api<Page<KnowledgeBase>>('GET', '/knowledge-bases?limit=200'), []);
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [language, setLanguage] = useState('en-US');
@@ -238,7 +214,7 @@ function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
   const create = useAction(async () => {
     const optional = { description, voice, systemPrompt, firstMessage };
     const given = Object.fromEntries(Object.entries(optional).filter(([, value]) => value.trim() !== ''));
-    await api('POST', '/agents', { name, language, ...given, tools: chosenTools, knowledgeBaseIds });
+    await api('POST', '/agents', { name, language, ...given, tools: chosenTools, knowledgeBaseIds } satisfies CreateAgentBody);
     setName('');
     setDescription('');
     setLanguage('en-US');
@@ -341,13 +317,18 @@ function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
   );
 }
 
-function RegisterNumber({ agents, onRegistered }: { agents: Named[]; onRegistered: () => Promise<void> }) {
+function RegisterNumber({ agents, onRegistered }: { agents: Agent[]; onRegistered: () => Promise<void> }) {
   const [phoneNumber, setPhoneNumber] = useState('');
-  const [provider, setProvider] = useState('SIMULATOR');
+  const [provider, setProvider] = useState<VoiceNumber['provider']>('SIMULATOR');
   const [label, setLabel] = useState('');
   const [inboundAgentId, setInboundAgentId] = useState('');
   const register = useAction(async () => {
-    await api('POST', '/voice-numbers', { phoneNumber, provider, ...(label ? { label } : {}), inboundAgentId: inboundAgentId || null });
+    await api('POST', '/voice-numbers', {
+      phoneNumber,
+      provider,
+      ...(label ? { label } : {}),
+      inboundAgentId: inboundAgentId || null,
+    } satisfies CreateVoiceNumberBody);
     setPhoneNumber('');
     setLabel('');
     setInboundAgentId('');

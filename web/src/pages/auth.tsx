@@ -1,11 +1,8 @@
 import { useState } from 'preact/hooks';
+import type { LoginBody, Session, SignupBody } from '../../../src/api-types.ts';
 import { api, session } from '../api.ts';
 import { navigate } from '../router.ts';
 import { ErrorMessage, Field, fieldErrorOf, Form, useAction } from '../ui.tsx';
-
-interface SessionAnswer {
-  accessToken: string;
-}
 
 /** Log in, or sign up a new tenant; both end in a dashboard session. */
 export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
@@ -15,8 +12,8 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
   const submit = useAction(async () => {
     const answer =
       mode === 'login'
-        ? await api<SessionAnswer>('POST', '/auth/login', { email, password })
-        : await api<SessionAnswer>('POST', '/auth/signup', { tenantName, email, password });
+        ? await api<Session>('POST', '/auth/login', { email, password } satisfies LoginBody)
+        : await api<Session>('POST', '/auth/signup', { tenantName, email, password } satisfies SignupBody);
     session.start(answer.accessToken);
     navigate('/campaigns');
   });

@@ -1,6 +1,7 @@
 import './calls.css';
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
+import type { Agent, Call, Campaign } from '../../../src/api-types.ts';
 import { api, query, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
 import {
@@ -20,27 +21,9 @@ import {
   valueOptions,
 } from '../ui.tsx';
 
-export interface Call {
-  id: string;
-  agentId: string | null;
-  campaignId: string | null;
-  direction: 'OUTGOING' | 'INCOMING';
-  fromNumber: string;
-  toNumber: string;
-  attempt: number;
-  status: 'QUEUED' | 'RINGING' | 'IN_PROGRESS' | 'ENDED';
-  outcome: 'ANSWERED' | 'UNANSWERED' | 'BUSY' | 'FAILED' | null;
-  failureReason: string | null;
-  startedAt: string;
-  durationSec: number | null;
-  transcript: { role: string; text: string; at: string }[];
-  recordingUrl: string | null;
-  cost: { total: string } | null;
-}
-
 const PAGE_SIZE = 25;
 const LIVE_REFRESH_MS = 3000;
-const OUTCOMES = ['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED'];
+const OUTCOMES = ['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED'] satisfies NonNullable<Call['outcome']>[];
 
 /** Any call that has not ended can still be hung up (the API accepts QUEUED ones too). */
 export const isLive = (call: Call) => call.status !== 'ENDED';
@@ -109,8 +92,8 @@ export function CallsPage(_props: { params: Record<string, string> }) {
   const [filters, setFilters] = useState<Filters>(filtersFromLink);
   const [page, setPage] = useState(1);
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
-  const agents = useLoad(() => api<Page<{ id: string; name: string }>>('GET', '/agents?limit=200'), []);
-  const campaigns = useLoad(() => api<Page<{ id: string; name: string }>>('GET', '/campaigns?limit=200'), []);
+  const agents = useLoad(() => api<Page<Agent>>('GET', '/agents?limit=200'), []);
+  const campaigns = useLoad(() => api<Page<Campaign>>('GET', '/campaigns?limit=200'), []);
   const [anyLive, setAnyLive] = useState(false);
   const calls = useLoad(
     async () => {

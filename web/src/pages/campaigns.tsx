@@ -1,5 +1,16 @@
 import './campaigns.css';
 import { useState } from 'preact/hooks';
+import type {
+  Agent,
+  Call,
+  Campaign,
+  CampaignContact,
+  CampaignStats,
+  CampaignStatus,
+  ContactList,
+  CreateCampaignBody,
+  VoiceNumber,
+} from '../../../src/api-types.ts';
 import { api, query, type Page } from '../api.ts';
 import { navigate } from '../router.ts';
 import {
@@ -21,69 +32,10 @@ import {
   useLoad,
   valueOptions,
 } from '../ui.tsx';
-import { HangUpButton, isLive, type Call } from './calls.tsx';
+import { HangUpButton, isLive } from './calls.tsx';
 
-const STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const;
-type CampaignStatus = (typeof STATUSES)[number];
+const STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const satisfies readonly CampaignStatus[];
 const UNFINISHED: CampaignStatus[] = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED'];
-
-interface CampaignStats {
-  total: number;
-  pending: number;
-  inProgress: number;
-  answered: number;
-  unanswered: number;
-  busy: number;
-  failed: number;
-}
-
-interface Campaign {
-  id: string;
-  name: string;
-  description: string | null;
-  agentId: string | null;
-  voiceNumberId: string | null;
-  contactListId: string | null;
-  status: CampaignStatus;
-  statusReason: string | null;
-  scheduledAt: string | null;
-  timezone: string;
-  callWindowStart: string;
-  callWindowEnd: string;
-  callDays: number[];
-  dialTimeout: number;
-  maxAttempts: number;
-  redialDelayMin: number;
-  maxConcurrentCalls: number;
-  startedAt: string | null;
-  completedAt: string | null;
-  createdAt: string;
-  stats?: CampaignStats;
-}
-
-interface CampaignContact {
-  contactId: string;
-  phoneNumber: string;
-  name: string | null;
-  status: string;
-  attempts: number;
-  lastOutcome: string | null;
-  nextAttemptAt: string | null;
-}
-
-interface Named {
-  id: string;
-  name: string;
-}
-interface VoiceNumber {
-  id: string;
-  phoneNumber: string;
-  provider: string;
-  label: string | null;
-}
-interface ContactList extends Named {
-  contactCount: number;
-}
 
 const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 const COMMON_TIME_ZONES = [
@@ -111,11 +63,12 @@ const NOT_CHOSEN: [string, string] = ['', 'Not chosen yet'];
 const PAGE_SIZE = 25;
 
 const finished = (stats: CampaignStats) => stats.answered + stats.unanswered + stats.busy + stats.failed;
-const agentsLoad = () => api<Page<Named>>('GET', '/agents?limit=200');
+const agentsLoad = () => api<Page<Agent>>('GET', '/agents?limit=200');
 const numbersLoad = () => api<Page<VoiceNumber>>('GET', '/voice-numbers?limit=200');
 const listsLoad = () => api<Page<ContactList>>('GET', '/contact-lists?limit=200');
 const numberText = (number: VoiceNumber) => `${number.phoneNumber} (${number.label ?? number.provider})`;
-const nameOf = (items: Named[] | undefined, id: string | null) => (id ? (items?.find((item) => item.id === id)?.name ?? '…') : 'None');
+const nameOf = (items: { id: string; name: string }[] | undefined, id: string | null) =>
+  id ? (items?.find((item) => item.id === id)?.name ?? '…') : 'None';
 
 /** Campaigns, filtered by status, each with its progress (the list carries every campaign's stats). */
 export function CampaignsPage(_props: { params: Record<string, string> }) {
@@ -292,7 +245,7 @@ function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
       dialTimeout: Number(values.dialTimeout),
       maxConcurrentCalls: Number(values.maxConcurrentCalls),
       ...(values.scheduledAt ? { scheduledAt: new Date(values.scheduledAt).toISOString() } : {}),
-    };
+    } satisfies CreateCampaignBody; // also a valid PATCH body, whose fields are all optional
     const saved = campaign
       ? await api<Campaign>('PATCH', `/campaigns/${campaign.id}`, body)
       : await api<Campaign>('POST', '/campaigns', body);
@@ -671,7 +624,7 @@ function Settings({
   lists,
 }: {
   campaign: Campaign;
-  agents: Named[] | undefined;
+  agents: Agent[] | undefined;
   numbers: VoiceNumber[] | undefined;
   lists: ContactList[] | undefined;
 }) {

@@ -1,5 +1,6 @@
 import './contacts.css';
 import { useState } from 'preact/hooks';
+import type { Contact, ContactList, CreateContactBody, CreateListBody, DeleteBatchBody, UploadResult } from '../../../src/api-types.ts';
 import { api, query, upload, type Page } from '../api.ts';
 import {
   ActionsHeader,
@@ -19,29 +20,6 @@ import {
   useLoad,
 } from '../ui.tsx';
 
-interface ContactList {
-  id: string;
-  name: string;
-  metadata: Record<string, unknown>;
-  contactCount: number;
-  createdAt: string;
-}
-
-interface Contact {
-  id: string;
-  phoneNumber: string;
-  name: string | null;
-  email: string | null;
-  metadata: Record<string, unknown>;
-  createdAt: string;
-}
-
-interface UploadResult {
-  imported: number;
-  skipped: number;
-  invalidRows: { row: number; phone: string; reason: string }[];
-}
-
 const PAGE_SIZE = 25;
 
 // The API's list record has no description field, so it travels in `metadata.description`.
@@ -57,7 +35,7 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
   const [deleting, setDeleting] = useState<ContactList | undefined>(undefined);
 
   const create = useAction(async () => {
-    await api('POST', '/contact-lists', { name, ...(description ? { metadata: { description } } : {}) });
+    await api('POST', '/contact-lists', { name, ...(description ? { metadata: { description } } : {}) } satisfies CreateListBody);
     setName('');
     setDescription('');
     await lists.reload();
@@ -181,7 +159,7 @@ export function ContactListPage({ params }: { params: Record<string, string> }) 
   };
   const deleteSelected = useAction(async () => {
     const contactIds = [...selected];
-    await api('POST', `/contact-lists/${listId}/contacts/delete-batch`, { contactIds });
+    await api('POST', `/contact-lists/${listId}/contacts/delete-batch`, { contactIds } satisfies DeleteBatchBody);
     setConfirmingDelete(false);
     // Deleting a whole last page would leave us past the end.
     const remaining = (contacts.data?.total ?? 0) - contactIds.length;
@@ -260,7 +238,7 @@ function AddContact({ listId, onAdded }: { listId: string; onAdded: () => Promis
       ...(name ? { name } : {}),
       ...(email ? { email } : {}),
       ...(Object.keys(metadata).length ? { metadata } : {}),
-    };
+    } satisfies CreateContactBody;
     await api('POST', `/contact-lists/${listId}/contacts`, body);
     setPhoneNumber('');
     setName('');

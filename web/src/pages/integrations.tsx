@@ -1,15 +1,8 @@
 import './integrations.css';
 import { useState } from 'preact/hooks';
+import type { Integration } from '../../../src/api-types.ts';
 import { api } from '../api.ts';
 import { Confirm, ErrorMessage, Field, fieldErrorOf, Form, formatDate, PageTitle, useAction, useLoad } from '../ui.tsx';
-
-interface Integration {
-  kind: string;
-  settings: Record<string, string>;
-  secretsSet: string[];
-  createdAt: string;
-  updatedAt: string;
-}
 
 interface CredentialField {
   name: string;

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { Agent, ApiKey, CreateApiKeyBody, CreatedApiKey } from '../../../src/api-types.ts';
 import { api, type Page } from '../api.ts';
 import {
   ActionsHeader,
@@ -18,28 +19,15 @@ import {
   useLoad,
 } from '../ui.tsx';
 
-interface ApiKey {
-  id: string;
-  name: string;
-  keyPrefix: string;
-  status: string;
-  expiresAt: string | null;
-  webhookUrl: string | null;
-  agentId: string | null;
-  lastUsedAt: string | null;
-  createdAt: string;
-}
-type CreatedKey = ApiKey & { key: string; webhookSecret?: string };
-
 /** API keys: create one (shown once), list them, revoke with confirmation. */
 export function KeysPage() {
   const keys = useLoad(() => api<Page<ApiKey>>('GET', '/api-keys?limit=200'), []);
-  const agents = useLoad(() => api<Page<{ id: string; name: string }>>('GET', '/agents?limit=200'), []);
+  const agents = useLoad(() => api<Page<Agent>>('GET', '/agents?limit=200'), []);
   const [name, setName] = useState('');
   const [expiresAt, setExpiresAt] = useState('');
   const [webhookUrl, setWebhookUrl] = useState('');
   const [agentId, setAgentId] = useState('');
-  const [created, setCreated] = useState<CreatedKey | undefined>(undefined);
+  const [created, setCreated] = useState<CreatedApiKey | undefined>(undefined);
   const [copied, setCopied] = useState(false);
   const [revoking, setRevoking] = useState<ApiKey | undefined>(undefined);
 
@@ -49,8 +37,8 @@ export function KeysPage() {
       ...(expiresAt ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
       ...(webhookUrl ? { webhookUrl } : {}),
       ...(agentId ? { agentId } : {}),
-    };
-    setCreated(await api<CreatedKey>('POST', '/api-keys', body));
+    } satisfies CreateApiKeyBody;
+    setCreated(await api<CreatedApiKey>('POST', '/api-keys', body));
     setCopied(false);
     setName('');
     setExpiresAt('');

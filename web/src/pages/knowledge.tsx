@@ -1,4 +1,5 @@
 import './knowledge.css';
+import type { CreateBaseBody, KnowledgeBase, KnowledgeSource, QueryBody, QueryResult } from '../../../src/api-types.ts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, query, upload, type Page } from '../api.ts';
 import {
@@ -28,33 +29,6 @@ const FILE_LIMIT_MB = 10;
 const PER_PAGE = 50;
 const POLL_MS = 2000;
 
-interface KnowledgeBase {
-  id: string;
-  name: string;
-  description: string | null;
-  sourceCount: number;
-  chunkCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-interface KnowledgeSource {
-  id: string;
-  sourceName: string;
-  sourceType: 'text' | 'url' | 'file';
-  status: 'PROCESSING' | 'READY' | 'FAILED';
-  url: string | null;
-  fileName: string | null;
-  chunkCount: number;
-  error: string | null;
-  updatedAt: string;
-  processedAt: string | null;
-}
-
-interface QueryResult {
-  results: { chunkId: string; sourceId: string; sourceName: string; text: string; score: number }[];
-}
-
 /** Knowledge bases: create one, list them with their sizes, delete one no agent searches. */
 export function KnowledgeBasesPage(_props: { params: Record<string, string> }) {
   const [page, setPage] = useState(1);
@@ -65,7 +39,10 @@ export function KnowledgeBasesPage(_props: { params: Record<string, string> }) {
   const listHeading = useRef<HTMLHeadingElement>(null);
 
   const create = useAction(async () => {
-    await api('POST', '/knowledge-bases', { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) });
+    await api('POST', '/knowledge-bases', {
+      name: name.trim(),
+      ...(description.trim() ? { description: description.trim() } : {}),
+    } satisfies CreateBaseBody);
     setName('');
     setDescription('');
     await bases.reload();
@@ -460,7 +437,7 @@ function TryQuery({ baseId }: { baseId: string }) {
   const [topK, setTopK] = useState(String(TOP_K_DEFAULT));
   const [answer, setAnswer] = useState<QueryResult | undefined>(undefined);
   const search = useAction(async () => {
-    setAnswer(await api<QueryResult>('POST', `/knowledge-bases/${baseId}/query`, { query: text, topK: Number(topK) }));
+    setAnswer(await api<QueryResult>('POST', `/knowledge-bases/${baseId}/query`, { query: text, topK: Number(topK) } satisfies QueryBody));
   });
   return (
     <section aria-labelledby="try-query-title">

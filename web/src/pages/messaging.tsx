@@ -1,6 +1,16 @@
 import './messaging.css';
 import type { ComponentChildren, ComponentType } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import type {
+  Agent,
+  CreateSmsCampaignBody,
+  CreateWhatsAppCampaignBody,
+  Message,
+  SmsCampaign,
+  UpdateSmsCampaignBody,
+  UpdateWhatsAppCampaignBody,
+  WhatsAppCampaign,
+} from '../../../src/api-types.ts';
 import { api, ApiError, query, type Page } from '../api.ts';
 import {
   ActionsHeader,
@@ -27,74 +37,18 @@ import {
 const MAX_WHATSAPP_TEMPLATES = 20;
 const MAX_BODY_PARAMETERS = 10;
 const SMS_BODY_LIMIT = 1600;
-const PROCESSES = ['INCOMING', 'OUTGOING'] as const;
-const WHATSAPP_CALL_STATUSES = ['ANSWERED', 'UNANSWERED', 'FAILED', 'BUSY'] as const;
-const SMS_CALL_STATUSES = ['ANSWERED', 'UNANSWERED'] as const;
+const PROCESSES = ['INCOMING', 'OUTGOING'] as const satisfies readonly WhatsAppMapping['process'][];
+const WHATSAPP_CALL_STATUSES = ['ANSWERED', 'UNANSWERED', 'FAILED', 'BUSY'] as const satisfies readonly WhatsAppMapping['callStatus'][];
+const SMS_CALL_STATUSES = ['ANSWERED', 'UNANSWERED'] as const satisfies readonly SmsCallStatus[];
 const SMS_PROVIDERS = ['TWILIO', 'MSG91', 'SIMULATOR'] as const;
-const MESSAGE_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'READ', 'FAILED'] as const;
+const MESSAGE_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'READ', 'FAILED'] as const satisfies readonly Message['status'][];
 const CAMPAIGNS_PER_PAGE = 50;
 const MESSAGES_PER_PAGE = 25;
 const PLACEHOLDERS_HINT = 'Placeholders {{name}}, {{phoneNumber}}, {{email}} and {{<metadata key>}} are filled from the contact.';
 
-type SmsCallStatus = (typeof SMS_CALL_STATUSES)[number];
-
-interface Agent {
-  id: string;
-  name: string;
-}
-
-interface Campaign {
-  id: string;
-  agentId: string;
-  name: string;
-  isActive: boolean;
-  updatedAt: string;
-}
-
-interface WhatsAppTemplate {
-  templateName: string;
-  languageCode: string;
-  process: string;
-  callStatus: string;
-  bodyParameters: string[];
-}
-interface WhatsAppCampaign extends Campaign {
-  phoneNumberId: string | null;
-  templates: WhatsAppTemplate[];
-}
-
-interface SmsTemplate {
-  callStatus: SmsCallStatus;
-  messageBody: string;
-  dltSenderId: string | null;
-  dltTemplateId: string | null;
-}
-interface SmsCampaign extends Campaign {
-  senderNumber: string;
-  senderProvider: string;
-  templates: SmsTemplate[];
-}
-
-interface Message {
-  id: string;
-  channel: 'WHATSAPP' | 'SMS';
-  agentId: string | null;
-  toNumber: string;
-  sender: string | null;
-  provider: string;
-  templateName: string | null;
-  languageCode: string | null;
-  body: string | null;
-  encoding: string | null;
-  segments: number | null;
-  status: string;
-  failureReason: string | null;
-  sentAt: string | null;
-  deliveredAt: string | null;
-  readAt: string | null;
-  failedAt: string | null;
-  createdAt: string;
-}
+type MessagingCampaign = WhatsAppCampaign | SmsCampaign;
+type WhatsAppMapping = WhatsAppCampaign['templates'][number];
+type SmsCallStatus = SmsCampaign['templates'][number]['callStatus'];
 
 const sentenceCase = (value: string) => value.charAt(0) + value.slice(1).toLowerCase();
 
@@ -159,7 +113,7 @@ interface EditorProps<C> {
 }
 
 /** A campaign list of one channel with its editor, active toggle and delete. */
-function CampaignsSection<C extends Campaign>({
+function CampaignsSection<C extends MessagingCampaign>({
   title,
   channel,
   path,
@@ -190,7 +144,8 @@ function CampaignsSection<C extends Campaign>({
   };
 
   const toggle = useAction(async (campaign: C) => {
-    await api('PUT', `${path}/${campaign.id}`, { isActive: !campaign.isActive });
+    await api('PUT', `${path}/${campaign.id}`, { isActive: !campaign.isActive } satisfies UpdateWhatsAppCampaignBody &
+      UpdateSmsCampaignBody);
     await campaigns.reload();
   });
   const remove = useAction(async (campaign: C) => {
@@ -333,7 +288,7 @@ function AgentChoice({
   agentId,
   setAgentId,
 }: {
-  campaign: Campaign | undefined;
+  campaign: MessagingCampaign | undefined;
   freeAgents: Agent[];
   agentId: string;
   setAgentId: (id: string) => void;
@@ -374,8 +329,8 @@ const problemsUnder = (error: Error | undefined, prefix: string) =>
 interface MappingDraft {
   templateName: string;
   languageCode: string;
-  process: string;
-  callStatus: string;
+  process: WhatsAppMapping['process'];
+  callStatus: WhatsAppMapping['callStatus'];
   /** One value per line. */
   bodyParameters: string;
 }
@@ -418,13 +373,17 @@ function WhatsAppEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps
       bodyParameters: linesOf(mapping.bodyParameters),
     }));
     const common = { ...(name.trim() ? { name: name.trim() } : {}), isActive, templates };
-    if (campaign) await api('PUT', `/whatsapp/campaigns/${campaign.id}`, { ...common, phoneNumberId: phoneNumberId.trim() || null });
+    if (campaign)
+      await api('PUT', `/whatsapp/campaigns/${campaign.id}`, {
+        ...common,
+        phoneNumberId: phoneNumberId.trim() || null,
+      } satisfies UpdateWhatsAppCampaignBody);
     else
       await api('POST', '/whatsapp/campaigns', {
         agentId: chosenAgent,
         ...common,
         ...(phoneNumberId.trim() ? { phoneNumberId: phoneNumberId.trim() } : {}),
-      });
+      } satisfies CreateWhatsAppCampaignBody);
     onSaved();
   });
 
@@ -621,9 +580,15 @@ function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsC
       dltSenderId: drafts[callStatus].dltSenderId.trim() || null,
       dltTemplateId: drafts[callStatus].dltTemplateId.trim() || null,
     }));
-    const body = { ...(name.trim() ? { name: name.trim() } : {}), senderNumber: senderNumber.trim(), senderProvider, isActive, templates };
+    const body = {
+      ...(name.trim() ? { name: name.trim() } : {}),
+      senderNumber: senderNumber.trim(),
+      senderProvider,
+      isActive,
+      templates,
+    } satisfies UpdateSmsCampaignBody;
     if (campaign) await api('PUT', `/sms-agent/campaigns/${campaign.id}`, body);
-    else await api('POST', '/sms-agent/campaigns', { agentId: chosenAgent, ...body });
+    else await api('POST', '/sms-agent/campaigns', { agentId: chosenAgent, ...body } satisfies CreateSmsCampaignBody);
     onSaved();
   });
   // The service names problems by the index of the template in the array sent.

@@ -1,43 +1,14 @@
 import './usage.css';
 import { useId, useState } from 'preact/hooks';
+import type { Agent, Detail, Trends } from '../../../src/api-types.ts';
 import { api, query, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
 import { DataTable, Empty, ErrorMessage, formatMoney, namedOptions, PageTitle, Select, useLoad } from '../ui.tsx';
 
 const DAY_MS = 86_400_000;
 
-interface Trends {
-  interval: 'day' | 'hour';
-  timezone: string;
-  series: { bucket: string; calls: number; answered: number; minutes: number; spend: string }[];
-}
-
-interface Totals {
-  stt: string;
-  tts: string;
-  llm: string;
-  telephony: string;
-  platformFee: string;
-  total: string;
-}
-
-interface Detail {
-  from: string;
-  to: string;
-  currency: string;
-  totals: Totals;
-  calls?: number;
-  minutes?: number;
-  byAgent?: AgentRow[];
-}
-
-interface AgentRow {
-  agentId: string | null;
-  agentName: string | null;
-  calls: number;
-  minutes: number;
-  totals: Totals;
-}
+type Totals = Detail['totals'];
+type AgentRow = NonNullable<Detail['byAgent']>[number];
 
 const COMPONENTS: [keyof Omit<Totals, 'total'>, string][] = [
   ['stt', 'Speech to text (STT)'],
@@ -59,7 +30,7 @@ export function UsagePage(_props: { params: Record<string, string> }) {
   const [days, setDays] = useState('30');
   const [bucketSize, setBucketSize] = useState<'day' | 'hour'>('day');
   const [agentId, setAgentId] = useState('');
-  const agents = useLoad(() => api<Page<{ id: string; name: string }>>('GET', '/agents?limit=200'), []);
+  const agents = useLoad(() => api<Page<Agent>>('GET', '/agents?limit=200'), []);
   const trends = useLoad(
     () => api<Trends>('GET', `/analytics/my-trends${query({ ...rangeQuery(Number(days), agentId), interval: bucketSize })}`),
     [days, bucketSize, agentId],

@@ -1,0 +1,25 @@
+/**
+ * The wall between the API and the dashboard (web/): the only server file web/ may import, with
+ * `import type` only. Every export is a type, the static type of a TypeBox schema the routes answer
+ * or accept with, so the dashboard is type-checked against the API and nothing of the server is
+ * bundled. A type belongs here only once a dashboard page uses it (docs/decisions.md).
+ */
+export type { ErrorBody } from './platform/schemas.ts';
+export type { PageOf } from './platform/pagination.ts';
+export type { Agent, CreateAgentBody, CreateVoiceNumberBody, VoiceNumber } from './modules/agents/schemas.ts';
+export type { Detail, Tool, Trends } from './modules/analytics/schemas.ts';
+export type { Call } from './modules/calls/schemas.ts';
+export type { Campaign, CampaignContact, CampaignStats, CampaignStatus, CreateCampaignBody } from './modules/campaigns/schemas.ts';
+export type { Contact, ContactList, CreateContactBody, CreateListBody, DeleteBatchBody, UploadResult } from './modules/contacts/schemas.ts';
+export type { ApiKey, CreateApiKeyBody, CreatedApiKey, LoginBody, Profile, Session, SignupBody } from './modules/identity/schemas.ts';
+export type { Integration } from './modules/integrations/schemas.ts';
+export type { CreateBaseBody, KnowledgeBase, KnowledgeSource, QueryBody, QueryResult } from './modules/knowledge/schemas.ts';
+export type {
+  CreateSmsCampaignBody,
+  CreateWhatsAppCampaignBody,
+  Message,
+  SmsCampaign,
+  UpdateSmsCampaignBody,
+  UpdateWhatsAppCampaignBody,
+  WhatsAppCampaign,
+} from './modules/messaging/schemas.ts';
