@@ -82,8 +82,15 @@ export default {
       name: 'only-the-composition-root-wires-modules',
       comment: "Outside the modules, only the composition root and entry points import a module's files.",
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/modules/', COMPOSITION] },
+      from: { path: '^src/', pathNot: ['^src/modules/', '^src/api-types\\.ts$', COMPOSITION] },
       to: { path: '^src/modules/' },
+    },
+    {
+      name: 'the-dashboard-barrel-carries-types-only',
+      comment: "src/api-types.ts is the dashboard's window on the API: it re-exports the schemas' types and nothing else.",
+      severity: 'error',
+      from: { path: '^src/api-types\\.ts$' },
+      to: { path: '^src/', pathNot: ['^src/modules/[^/]+/schemas\\.ts$', '^src/platform/(schemas|pagination)\\.ts$'] },
     },
     {
       name: 'every-module-has-a-layer',
