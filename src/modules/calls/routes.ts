@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
+import { keepRawBodies } from '../../platform/form.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
@@ -79,12 +80,7 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
   // Providers' status callbacks: the only routes without a key, each verified by its provider's signature
   // over the raw body, so the body is kept as received.
   await app.register(async (callbacks) => {
-    callbacks.removeAllContentTypeParsers();
-    callbacks.addContentTypeParser(
-      ['application/x-www-form-urlencoded', 'application/json'],
-      { parseAs: 'string' },
-      (_request, body, done) => done(null, body),
-    );
+    keepRawBodies(callbacks);
     for (const provider of VOICE_PROVIDER_NAMES.map(telephonyProvider).filter((provider) => provider.telephony.callbacks)) {
       const slug = provider.name.toLowerCase();
       callbacks.post(

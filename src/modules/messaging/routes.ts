@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
+import { keepRawBodies } from '../../platform/form.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
@@ -170,12 +171,7 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
 
   // SMS providers' delivery status callbacks, each verified by its provider's signature over the raw body.
   await app.register(async (callbacks) => {
-    callbacks.removeAllContentTypeParsers();
-    callbacks.addContentTypeParser(
-      ['application/x-www-form-urlencoded', 'application/json'],
-      { parseAs: 'string' },
-      (_request, body, done) => done(null, body),
-    );
+    keepRawBodies(callbacks);
     for (const provider of SMS_PROVIDER_NAMES.map(smsProvider).filter((provider) => provider.sms.callbacks)) {
       callbacks.post(
         `/messages/${provider.name.toLowerCase()}-status`,

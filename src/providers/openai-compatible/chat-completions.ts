@@ -1,4 +1,5 @@
 import { ProviderError, providerFetch } from '../errors.ts';
+import type { StructuredExtractor } from '../types.ts';
 
 /**
  * An OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM…)
@@ -10,17 +11,6 @@ export interface ChatCompletionsOptions {
   apiKey?: string;
   model: string;
   timeoutMs?: number;
-}
-
-export interface StructuredRequest {
-  system: string;
-  user: string;
-  schemaName: string;
-  schema: object;
-}
-
-export interface StructuredExtractor {
-  extract(request: StructuredRequest): Promise<Record<string, unknown>>;
 }
 
 export function createChatCompletions(options: ChatCompletionsOptions): StructuredExtractor {
