@@ -244,10 +244,28 @@ export interface WhatsAppConnection {
   listPhoneNumbers(businessAccountId: string): Promise<WhatsAppSenderNumber[]>;
 }
 
+/** A message's delivery status from a WhatsApp webhook, normalised. */
+export interface WhatsAppDeliveryUpdate {
+  providerMessageId: string;
+  /** What we asked the provider to echo back with the message (`callbackData`), when it did. */
+  callbackData: string | null;
+  status: 'SENT' | 'DELIVERED' | 'READ' | 'FAILED';
+  at: Date;
+  /** Set when FAILED, in the provider's words. */
+  failureReason: string | null;
+}
+
+export type WhatsAppWebhook =
+  | { kind: 'notification'; accountIds: string[]; statuses: WhatsAppDeliveryUpdate[] }
+  | { kind: 'not-json' }
+  | { kind: 'not-a-notification' };
+
 export interface WhatsAppChannel {
   connect(connection: Connection): WhatsAppConnection;
   /** Checks a webhook delivery's signature with one tenant's credentials. */
   verify(rawBody: Buffer, signatureHeader: string | undefined, credentials: Record<string, string>): boolean;
+  /** Reads a webhook delivery (before it is verified: it names the account whose credentials verify it). */
+  read(rawBody: Buffer, receivedAt: Date): WhatsAppWebhook;
 }
 
 // ---------------------------------------------------------------------------------------------

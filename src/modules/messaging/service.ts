@@ -251,19 +251,6 @@ export async function verifyWebhookSubscription(
   return query['hub.challenge'];
 }
 
-interface WebhookStatus {
-  id?: unknown;
-  status?: unknown;
-  timestamp?: unknown;
-  biz_opaque_callback_data?: unknown;
-  errors?: { code?: unknown; title?: unknown; message?: unknown; error_data?: { details?: unknown } }[];
-}
-interface WebhookPayload {
-  object?: unknown;
-  entry?: { id?: unknown; changes?: { field?: unknown; value?: { statuses?: WebhookStatus[] } }[] }[];
-}
-
-const DELIVERY_STATUS = { sent: 'SENT', delivered: 'DELIVERED', read: 'READ', failed: 'FAILED' } as const;
 const badSignature = () => appError('INVALID_SIGNATURE.whatsapp');
 
 /**
@@ -275,54 +262,29 @@ export async function receiveWhatsAppWebhook(
   rawBody: Buffer,
   signature: string | undefined,
 ): Promise<number> {
-  let payload: WebhookPayload;
-  try {
-    payload = JSON.parse(rawBody.toString('utf8')) as WebhookPayload;
-  } catch {
-    throw appError('INVALID_JSON.webhook');
-  }
-  const list = <T>(value: unknown): T[] => (Array.isArray(value) ? (value as T[]) : []);
-  if (payload === null || typeof payload !== 'object' || !Array.isArray(payload.entry)) {
-    throw appError('INVALID_WEBHOOK');
-  }
-  const accountIds = [...new Set(payload.entry.map((entry) => String(entry?.id ?? '')))].filter(Boolean);
-  if (accountIds.length !== 1) throw badSignature();
-  const tenants = await integrations.whatsappTenantsOfAccount(deps, accountIds[0]!);
+  const webhook = whatsappProvider.whatsapp.read(rawBody, deps.clock.now());
+  if (webhook.kind === 'not-json') throw appError('INVALID_JSON.webhook');
+  if (webhook.kind === 'not-a-notification') throw appError('INVALID_WEBHOOK');
+  if (webhook.accountIds.length !== 1) throw badSignature();
+  const tenants = await integrations.whatsappTenantsOfAccount(deps, webhook.accountIds[0]!);
   // Normally one tenant connected the account; should several have, each verified one records its own messages.
   const verified = tenants.filter(({ credentials }) => whatsappProvider.whatsapp.verify(rawBody, signature, credentials));
   if (verified.length === 0) throw badSignature();
 
   let changed = 0;
-  for (const entry of list<NonNullable<WebhookPayload['entry']>[number]>(payload.entry)) {
-    for (const change of list<NonNullable<NonNullable<WebhookPayload['entry']>[number]['changes']>[number]>(entry?.changes)) {
-      for (const status of list<WebhookStatus>(change?.value?.statuses)) {
-        const next = DELIVERY_STATUS[String(status.status) as keyof typeof DELIVERY_STATUS];
-        if (!next || typeof status.id !== 'string') continue;
-        const at = Number.isFinite(Number(status.timestamp)) ? new Date(Number(status.timestamp) * 1000) : deps.clock.now();
-        const ourId =
-          typeof status.biz_opaque_callback_data === 'string' && isUuid(status.biz_opaque_callback_data)
-            ? status.biz_opaque_callback_data
-            : null;
-        const error = list<NonNullable<WebhookStatus['errors']>[number]>(status.errors)[0];
-        const reason =
-          next === 'FAILED'
-            ? `WhatsApp: ${[error?.code, error?.title ?? error?.message, error?.error_data?.details].filter((part) => part !== undefined && part !== '').join(' ') || 'failed'}`
-            : null;
-        for (const { tenantId } of verified) {
-          if (
-            await repo.recordDeliveryStatus(
-              deps.db,
-              tenantId,
-              whatsappProvider.name,
-              { providerMessageId: status.id, ourId },
-              next,
-              at,
-              reason,
-            )
-          )
-            changed++;
-        }
-      }
+  for (const update of webhook.statuses) {
+    const ourId = update.callbackData !== null && isUuid(update.callbackData) ? update.callbackData : null;
+    for (const { tenantId } of verified) {
+      const recorded = await repo.recordDeliveryStatus(
+        deps.db,
+        tenantId,
+        whatsappProvider.name,
+        { providerMessageId: update.providerMessageId, ourId },
+        update.status,
+        update.at,
+        update.failureReason,
+      );
+      if (recorded) changed++;
     }
   }
   return changed;

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
 import type { Provider } from '../types.ts';
 import { createWhatsAppCloud, verifyWhatsAppSignature } from './cloud-api.ts';
+import { readWhatsAppWebhook } from './webhooks.ts';
 
 /** Meta's WhatsApp Cloud API: approved templates sent from a business account's numbers. */
 export const whatsappCloud: Provider = {
@@ -51,5 +52,6 @@ export const whatsappCloud: Provider = {
         timeoutMs: connection.timeoutMs,
       }),
     verify: (rawBody, signature, credentials) => verifyWhatsAppSignature(credentials.appSecret!, rawBody, signature),
+    read: readWhatsAppWebhook,
   },
 };
