@@ -20,7 +20,7 @@ let telnyx: FakeTelnyx;
 let publicUrl: string;
 
 beforeAll(async () => {
-  telnyx = await startFakeTelnyx({ apiKey, invalidNumbers: [INVALID] });
+  telnyx = await startFakeTelnyx({ apiKey, invalidNumbers: [INVALID], now: () => clock.now() });
   const port = await freeLoopbackPort();
   publicUrl = `http://127.0.0.1:${port}`;
   t = await startTestApp({ clock, env: { PUBLIC_URL: publicUrl, TELNYX_API_URL: telnyx.url, JOBS_POLL_SECONDS: '0.5' } });
@@ -187,6 +187,13 @@ describe('Telnyx calls and SMS', () => {
       code: 'INVALID_SIGNATURE',
       message: 'The telnyx-signature-ed25519 header does not match this request.',
     });
+    expect((await callTo(api, '+12125551000')).status).toBe('RINGING');
+
+    // A genuine event replayed six minutes after it was signed is refused too.
+    const signedSixMinutesAgo = Math.floor(clock.now().getTime() / 1000) - 360;
+    expect(await telnyx.sendCallEvent(id, 'call.hangup', { hangup_cause: 'normal_clearing' }, { timestamp: signedSixMinutesAgo })).toBe(
+      403,
+    );
     expect((await callTo(api, '+12125551000')).status).toBe('RINGING');
   });
 

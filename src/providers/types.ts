@@ -41,6 +41,8 @@ export interface ProviderWebhook {
   url: string;
   headers: Record<string, string | string[] | undefined>;
   rawBody: string;
+  /** When we received it (the service's clock), for providers that bound a signature's age. */
+  receivedAt: Date;
 }
 
 export interface Provider {

@@ -99,6 +99,7 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
             url: `${deps.config.publicUrl}${request.url}`,
             headers: request.headers,
             rawBody: typeof request.body === 'string' ? request.body : '',
+            receivedAt: deps.clock.now(),
           });
           return reply.code(204).send();
         },

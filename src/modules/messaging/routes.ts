@@ -189,6 +189,7 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
             url: `${deps.config.publicUrl}${request.url}`,
             headers: request.headers,
             rawBody: typeof request.body === 'string' ? request.body : '',
+            receivedAt: deps.clock.now(),
           });
           return reply.code(204).send(null);
         },

@@ -15,6 +15,8 @@ export interface FakeTelnyxOptions {
   apiKey: string;
   /** `to` numbers refused with Telnyx error 10002 (invalid phone number), for calls and messages. */
   invalidNumbers?: string[];
+  /** The time its webhooks are signed at (the service's clock in tests that move time); real time by default. */
+  now?: () => Date;
 }
 
 export interface FakeTelnyxRequest {
@@ -117,7 +119,7 @@ export async function startFakeTelnyx(options: FakeTelnyxOptions): Promise<FakeT
   const messages = new Map<string, FakeTelnyxMessage>();
   const failures: Array<{ status: number; body: object }> = [];
   const expectedAuth = `Bearer ${options.apiKey}`;
-  const nowSeconds = () => Math.floor(new Date().getTime() / 1000);
+  const nowSeconds = () => Math.floor((options.now?.() ?? new Date()).getTime() / 1000);
 
   function callResource(call: FakeTelnyxCall): object {
     return {

@@ -52,7 +52,7 @@ beforeAll(async () => {
   let origin = '';
   const server = createServer((req, res) => {
     void readBody(req).then((rawBody) => {
-      const webhook = { url: `${origin}${req.url ?? '/'}`, headers: req.headers, rawBody };
+      const webhook = { url: `${origin}${req.url ?? '/'}`, headers: req.headers, rawBody, receivedAt: new Date() };
       received.push(webhook);
       res.writeHead(callbacks.verify(webhook, { publicKey: fake.publicKey }) ? 204 : 403).end();
     });
@@ -253,6 +253,13 @@ describe('Telnyx webhook signatures (Ed25519 over `${timestamp}|${body}`)', () =
     expect(callbacks.verify(hangup!, { publicKey: otherKey })).toBe(false);
     const { 'telnyx-signature-ed25519': _dropped, ...unsigned } = hangup!.headers;
     expect(callbacks.verify({ ...hangup!, headers: unsigned }, { publicKey: fake.publicKey })).toBe(false);
+
+    // A genuine webhook received more than five minutes from its signed time is a replay.
+    const signedAt = Number(hangup!.headers['telnyx-timestamp']) * 1000;
+    const receivedAt = (offsetSeconds: number) => ({ ...hangup!, receivedAt: new Date(signedAt + offsetSeconds * 1000) });
+    expect(callbacks.verify(receivedAt(300), { publicKey: fake.publicKey })).toBe(true);
+    expect(callbacks.verify(receivedAt(301), { publicKey: fake.publicKey })).toBe(false);
+    expect(callbacks.verify(receivedAt(-301), { publicKey: fake.publicKey })).toBe(false);
   });
 
   it('names the signature header and what signs SMS webhooks', () => {
@@ -305,7 +312,7 @@ describe('telnyxCallUpdate', () => {
   });
 
   it('refuses a body that is not a Telnyx event, saying why', () => {
-    const webhook = (rawBody: string) => ({ url: 'https://x.test', headers: {}, rawBody });
+    const webhook = (rawBody: string) => ({ url: 'https://x.test', headers: {}, rawBody, receivedAt: new Date() });
     expect(() => callbacks.read(webhook('CallStatus=completed'), false)).toThrow(/not a Telnyx event/);
     expect(() => callbacks.read(webhook('{"data":{"payload":{}}}'), false)).toThrow(/not a Telnyx event/);
     expect(callbacks.callIdOf(webhook('not json'))).toBeUndefined();

@@ -4,9 +4,8 @@
  * `telnyx-signature-ed25519` carries the base64 signature of `${telnyx-timestamp}|${raw body}`,
  * checked with the account's public key (Mission Control → Keys & Credentials → Public Key).
  *
- * The timestamp's age is not checked: a provider's `verify` is given no clock (providers may not
- * read the time themselves), so a captured webhook could be replayed. Replays move nothing here:
- * call updates never move a call backwards and delivery statuses only move forwards.
+ * The signed timestamp must lie within five minutes of when we received the webhook (the tolerance
+ * Telnyx's own libraries use), so a captured delivery cannot be replayed later.
  */
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { asRecord, ProviderError } from '../errors.ts';
@@ -49,7 +48,17 @@ const headerOf = (webhook: ProviderWebhook, name: string) => {
   return typeof value === 'string' ? value : undefined;
 };
 
+/** How far a webhook's signed timestamp may lie from when it was received. */
+export const TIMESTAMP_TOLERANCE_SECONDS = 300;
+
+/** A signed timestamp (seconds) within the tolerance of `receivedAt`. */
+export function isFreshTimestamp(timestampHeader: string | undefined, receivedAt: Date): boolean {
+  if (!timestampHeader || !/^\d+$/.test(timestampHeader)) return false;
+  return Math.abs(receivedAt.getTime() / 1000 - Number(timestampHeader)) <= TIMESTAMP_TOLERANCE_SECONDS;
+}
+
 export const verifyTelnyxWebhook = (webhook: ProviderWebhook, credentials: Record<string, string>) =>
+  isFreshTimestamp(headerOf(webhook, TIMESTAMP_HEADER), webhook.receivedAt) &&
   verifyTelnyxSignature(
     webhook.rawBody,
     headerOf(webhook, SIGNATURE_HEADER),
