@@ -30,6 +30,7 @@ const MAX_KNOWLEDGE_BASES = 20;
 const PROVIDERS: [VoiceNumber['provider'], string][] = [
   ['SIMULATOR', 'Simulator (test calls, no carrier)'],
   ['TWILIO', 'Twilio'],
+  ['TELNYX', 'Telnyx'],
 ];
 
 /** Agents and the voice numbers they call from and answer on. */

@@ -78,6 +78,30 @@ const KINDS: Kind[] = [
     ],
   },
   {
+    kind: 'telnyx',
+    title: 'Telnyx',
+    purpose: 'Places calls on TELNYX voice numbers through Call Control, and sends SMS.',
+    fields: [
+      {
+        name: 'connectionId',
+        label: 'Call Control application ID',
+        secret: false,
+        pattern: '[A-Za-z0-9_\\-]{1,64}',
+        maxLength: 64,
+        hint: 'The Call Control application (connection) that places the calls.',
+      },
+      {
+        name: 'publicKey',
+        label: 'Public key',
+        secret: false,
+        pattern: '[A-Za-z0-9+\\/]{43}=',
+        maxLength: 44,
+        hint: "The account's Ed25519 public key (Keys & Credentials), which verifies Telnyx's webhooks.",
+      },
+      { name: 'apiKey', label: 'API key', secret: true, pattern: '.{16,256}', maxLength: 256, hint: '16 to 256 characters.' },
+    ],
+  },
+  {
     kind: 'msg91',
     title: 'MSG91',
     purpose: 'Sends SMS in India (DLT-registered templates).',
