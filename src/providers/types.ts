@@ -301,3 +301,64 @@ export interface StructuredRequest {
 export interface StructuredExtractor {
   extract(request: StructuredRequest): Promise<Record<string, unknown>>;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Conversational language model (the conversation engine's turns)
+
+/** A tool the model may ask us to run; `parameters` is a JSON schema of its arguments. */
+export interface ChatTool {
+  name: string;
+  /** What the model reads to decide when to call it. */
+  description: string;
+  parameters: object;
+}
+
+/** A tool call as the model made it, kept so the next request can replay the turn. */
+export interface ChatToolCall {
+  /** The model's id for the call, echoed by the tool's result. */
+  id: string;
+  name: string;
+  /** Raw JSON text: the model may write invalid JSON, and the caller decides what to do about it. */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: ChatToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  tools?: ChatTool[];
+  temperature?: number;
+  /** A cap on the reply's length, so a runaway answer cannot hold a caller on the line (or the bill). */
+  maxTokens?: number;
+}
+
+/** Why a reply ended; `other` for a reason a server names that we do not know. */
+export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';
+
+export type ChatEvent =
+  /** Text as it is generated, so speech can start before the reply is complete. */
+  | { type: 'text'; delta: string }
+  /** Emitted once the call's arguments are complete (the wire sends them in pieces). */
+  | ({ type: 'tool_call' } & ChatToolCall)
+  | {
+      type: 'done';
+      finishReason: ChatFinishReason;
+      /** The server's own count (what we are billed), or null when it sent none: never an estimate. */
+      usage: { inputTokens: number; outputTokens: number } | null;
+      /** Milliseconds from the request to the first text or tool call: the latency a caller hears. */
+      firstTokenMs?: number;
+    };
+
+/**
+ * A streaming chat model with tool calls. The stream ends with one `done` event; any failure
+ * (including a stream that breaks off before `done`, a timeout or the caller's abort) is thrown as
+ * `ProviderError`, so a partial reply is never mistaken for a whole one.
+ */
+export interface ChatModel {
+  stream(request: ChatRequest, options?: { signal?: AbortSignal }): AsyncIterable<ChatEvent>;
+}

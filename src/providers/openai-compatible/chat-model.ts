@@ -1,0 +1,235 @@
+import { performance } from 'node:perf_hooks';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import { isRetryableStatus, ProviderError } from '../errors.ts';
+import type { ChatEvent, ChatFinishReason, ChatModel, ChatRequest, ChatToolCall } from '../types.ts';
+
+export interface ChatModelOptions {
+  /** Base URL up to and including the version, e.g. `https://api.openai.com/v1`. */
+  baseUrl: string;
+  apiKey?: string;
+  /**
+   * The longest the server may stay silent: before its answer starts and between two chunks. A
+   * stream has no total deadline (a long reply is fine), but a stalled one must not hold a call.
+   */
+  timeoutMs: number;
+}
+
+/**
+ * An OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM…)
+ * streamed through the vendor's SDK, which parses the server-sent events and the error bodies.
+ */
+export function createChatModel(options: ChatModelOptions): ChatModel {
+  const client = new OpenAI({
+    baseURL: options.baseUrl,
+    apiKey: options.apiKey ?? 'none',
+    // Explicit, so OPENAI_ORG_ID / OPENAI_PROJECT_ID in the environment add no headers of their own.
+    organization: null,
+    project: null,
+    timeout: options.timeoutMs,
+    // The caller decides about retries (ProviderError.retryable): a retry inside a live call costs time it may not have.
+    maxRetries: 0,
+    // Failures reach the caller as errors; the SDK's own console output would duplicate them.
+    logLevel: 'off',
+  });
+  return {
+    stream: (request, streamOptions) => streamReply(client, options.timeoutMs, request, streamOptions?.signal),
+  };
+}
+
+async function* streamReply(
+  client: OpenAI,
+  timeoutMs: number,
+  request: ChatRequest,
+  callerSignal: AbortSignal | undefined,
+): AsyncGenerator<ChatEvent> {
+  if (callerSignal?.aborted) throw aborted();
+  // One controller for the caller's abort and our silence deadline, so either stops the request.
+  const controller = new AbortController();
+  const abortWithCaller = () => controller.abort();
+  callerSignal?.addEventListener('abort', abortWithCaller, { once: true });
+  let silent: ReturnType<typeof setTimeout> | undefined;
+  let timedOut = false;
+  // Armed only while we wait for the server: a consumer slow to pull (speaking the last sentence) is not a stalled server.
+  const waitForServer = async <T>(promise: Promise<T>): Promise<T> => {
+    silent = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    try {
+      return await promise;
+    } finally {
+      clearTimeout(silent);
+    }
+  };
+  const failure = (error: unknown) => toProviderError(error, { timedOut, timeoutMs, abortedByCaller: callerSignal?.aborted === true });
+
+  const startedAt = performance.now();
+  let chunks: AsyncIterator<ChatCompletionChunk> | undefined;
+  try {
+    try {
+      const stream = await waitForServer(client.chat.completions.create(wireRequest(request), { signal: controller.signal }));
+      chunks = stream[Symbol.asyncIterator]();
+    } catch (error) {
+      throw failure(error);
+    }
+
+    const toolCalls = new Map<number, { id?: string; name?: string; arguments: string }>();
+    let finishReason: ChatFinishReason | undefined;
+    let usage: { inputTokens: number; outputTokens: number } | null = null;
+    let firstTokenMs: number | undefined;
+    for (;;) {
+      let next: IteratorResult<ChatCompletionChunk>;
+      try {
+        next = await waitForServer(chunks.next());
+      } catch (error) {
+        throw failure(error);
+      }
+      // The SDK ends a stream quietly when its request is aborted; say why it ended.
+      if (timedOut || callerSignal?.aborted) throw failure(undefined);
+      if (next.done) break;
+      const chunk = next.value;
+      if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      const delta = choice.delta;
+      if ((delta?.content || delta?.tool_calls?.length) && firstTokenMs === undefined) firstTokenMs = performance.now() - startedAt;
+      if (delta?.content) yield { type: 'text', delta: delta.content };
+      for (const piece of delta?.tool_calls ?? []) {
+        const call = toolCalls.get(piece.index) ?? { arguments: '' };
+        if (piece.id) call.id = piece.id;
+        if (piece.function?.name) call.name = piece.function.name;
+        if (piece.function?.arguments) call.arguments += piece.function.arguments;
+        toolCalls.set(piece.index, call);
+      }
+      if (choice.finish_reason) {
+        finishReason = normalisedFinishReason(choice.finish_reason);
+        for (const call of completedToolCalls(toolCalls)) yield { type: 'tool_call', ...call };
+        toolCalls.clear();
+      }
+    }
+    if (finishReason === undefined) throw new ProviderError('LLM: the stream ended before the reply was complete.', { retryable: true });
+    yield { type: 'done', finishReason, usage, ...(firstTokenMs === undefined ? {} : { firstTokenMs: Math.round(firstTokenMs) }) };
+  } finally {
+    clearTimeout(silent);
+    callerSignal?.removeEventListener('abort', abortWithCaller);
+    // A consumer that stops early (barge-in) closes the connection, so the server stops generating.
+    if (chunks) await chunks.return?.().catch(() => undefined);
+    controller.abort();
+  }
+}
+
+/**
+ * `max_tokens` rather than `max_completion_tokens`: every OpenAI-compatible server (vLLM, Ollama,
+ * llama.cpp, LiteLLM, Groq, Azure) accepts it, and OpenAI still does for its chat models; only
+ * OpenAI's reasoning models require the newer name, and those are too slow for a live call.
+ */
+function wireRequest(request: ChatRequest): ChatCompletionCreateParamsStreaming {
+  return {
+    model: request.model,
+    messages: request.messages.map(wireMessage),
+    ...(request.tools?.length
+      ? {
+          tools: request.tools.map((tool) => ({
+            type: 'function' as const,
+            function: { name: tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown> },
+          })),
+        }
+      : {}),
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.maxTokens === undefined ? {} : { max_tokens: request.maxTokens }),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+}
+
+function wireMessage(message: ChatRequest['messages'][number]): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: message.content,
+        ...(message.toolCalls?.length
+          ? {
+              tool_calls: message.toolCalls.map((call) => ({
+                id: call.id,
+                type: 'function' as const,
+                function: { name: call.name, arguments: call.arguments },
+              })),
+            }
+          : {}),
+      };
+    default:
+      return { role: message.role, content: message.content };
+  }
+}
+
+function completedToolCalls(calls: Map<number, { id?: string; name?: string; arguments: string }>): ChatToolCall[] {
+  return [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, call]) => {
+      // Without its id the result cannot be sent back; without its name it cannot be run.
+      if (!call.id || !call.name) throw new ProviderError('LLM: the reply holds a tool call without its id or name.', { retryable: false });
+      return { id: call.id, name: call.name, arguments: call.arguments };
+    });
+}
+
+function normalisedFinishReason(reason: string): ChatFinishReason {
+  if (reason === 'function_call') return 'tool_calls';
+  return reason === 'stop' || reason === 'length' || reason === 'tool_calls' || reason === 'content_filter' ? reason : 'other';
+}
+
+function aborted(): ProviderError {
+  return new ProviderError('LLM: the request was cancelled.', { retryable: false });
+}
+
+/** The SDK's errors in our terms; never the URL or the key, only the server's words. */
+function toProviderError(error: unknown, state: { timedOut: boolean; timeoutMs: number; abortedByCaller: boolean }): ProviderError {
+  if (error instanceof ProviderError) return error;
+  if (state.timedOut || error instanceof APIConnectionTimeoutError)
+    return new ProviderError(`LLM: no answer within ${state.timeoutMs} ms`, { retryable: true, cause: error });
+  if (state.abortedByCaller || error instanceof APIUserAbortError) return aborted();
+  if (error instanceof APIConnectionError)
+    return new ProviderError(`LLM: request failed: ${causeOf(error)}`, { retryable: true, cause: error });
+  if (error instanceof APIError) {
+    const serverMessage = asServerError(error.error)?.message;
+    const code = error.code ?? undefined;
+    // No status: the server reported the error inside a stream it had begun, a failure on its side.
+    if (error.status === undefined)
+      return new ProviderError(`LLM: ${serverMessage ?? 'the server reported an error mid-stream'}`, {
+        retryable: true,
+        code,
+        cause: error,
+      });
+    return new ProviderError(`LLM: ${serverMessage ?? `HTTP ${error.status}`}`, {
+      status: error.status,
+      retryable: isRetryableStatus(error.status),
+      code,
+      cause: error,
+    });
+  }
+  // The connection dropped mid-stream (undici's "terminated") or a chunk was not JSON.
+  return new ProviderError(`LLM: the stream broke off: ${error instanceof Error ? error.message : String(error)}`, {
+    retryable: true,
+    cause: error,
+  });
+}
+
+function asServerError(value: unknown): { message?: string } | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const message = (value as { message?: unknown }).message;
+  return typeof message === 'string' ? { message } : undefined;
+}
+
+function causeOf(error: APIConnectionError): string {
+  const cause = error.cause;
+  if (!(cause instanceof Error)) return error.message;
+  const inner = cause.cause;
+  return inner instanceof Error && inner.message ? `${cause.message} (${inner.message})` : cause.message;
+}
