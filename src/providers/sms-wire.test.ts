@@ -1,12 +1,12 @@
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createMsg91Sms, type Msg91SmsOptions } from './sms.ts';
-import { createTwilioSms, type TwilioSmsOptions } from '../twilio/sms.ts';
-import type { SmsSend } from '../types.ts';
-import { startFakeMsg91, type FakeMsg91 } from './fake.ts';
-import { startFakeTwilio, type FakeTwilio } from '../twilio/fake.ts';
-import { listenOnLoopback } from '../fake-server.ts';
-import { failure } from '../expect-failure.ts';
+import { createMsg91Sms, type Msg91SmsOptions } from './msg91/sms.ts';
+import { createTwilioSms, type TwilioSmsOptions } from './twilio/sms.ts';
+import type { SmsSend } from './types.ts';
+import { startFakeMsg91, type FakeMsg91 } from './msg91/fake.ts';
+import { startFakeTwilio, type FakeTwilio } from './twilio/fake.ts';
+import { listenOnLoopback } from './fake-server.ts';
+import { failure } from './expect-failure.ts';
 
 const ACCOUNT_SID = `AC${'89abcdef01234567'.repeat(2)}`;
 const AUTH_TOKEN = 'fake-sms-auth-token-0123456789abcdef';
