@@ -223,7 +223,7 @@ describe('a streaming OpenAI-compatible chat model', () => {
       { type: 'text', delta: 'Your balance ' },
       { type: 'text', delta: 'is' },
     ]);
-    expect(reset.error).toMatchObject({ retryable: true, message: 'LLM: the stream broke off: terminated' });
+    expect(reset.error).toMatchObject({ retryable: true, message: expect.stringMatching(/^LLM: the stream broke off: \S/) });
     expect(reset.error.message).toMatch(/^LLM: the stream broke off: /);
 
     const ended = await failureOf(model.stream(hello));
