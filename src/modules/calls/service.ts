@@ -207,12 +207,11 @@ export async function startAttempts(
       started_at: now,
     };
     const request = dialRequestOf(ctx, provider, call);
-    const placeAtOnce = provider.telephony.placeAtOnce;
-    if (!placeAtOnce) {
+    const placed = provider.telephony.placeAtOnce?.(request, now, ctx.config.providerSettings);
+    if (!placed) {
       toPlace.push({ callId: call.id, provider: provider.name, request });
       return call;
     }
-    const placed = placeAtOnce(request, now, ctx.config.providerSettings);
     return { ...call, status: placed.status, provider_call_id: placed.providerCallId, deadline_at: placed.deadlineAt };
   });
   await repo.insertCalls(ctx.db, ctx.tenantId, rows);
@@ -275,8 +274,8 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
     const batch = new Map<string, unknown>();
     for (const call of due) {
       const callCtx: TenantCtx = { ...txCtx, tenantId: call.tenant_id };
-      const advance = telephonyProvider(call.provider).telephony.advance;
-      if (!advance) {
+      const { telephony } = telephonyProvider(call.provider);
+      if (!telephony.advance) {
         const failureReason =
           call.status === 'QUEUED'
             ? 'The provider never confirmed the call; it was given up.'
@@ -284,7 +283,7 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
         await finishCall(callCtx, call.id, { outcome: 'FAILED', endedAt: now, failureReason }, batch);
         continue;
       }
-      const step = advance(
+      const step = telephony.advance(
         {
           status: call.status as 'QUEUED' | 'RINGING' | 'IN_PROGRESS',
           direction: call.direction,
@@ -431,8 +430,8 @@ export async function hangupCall(ctx: TenantCtx, id: string): Promise<void> {
 export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId: string; fromNumber: string }): Promise<Call> {
   const number = await agents.requireVoiceNumber(ctx, input.voiceNumberId);
   const provider = telephonyProvider(number.provider);
-  const placeAtOnce = provider.telephony.placeAtOnce;
-  if (!placeAtOnce || !provider.telephony.advance) {
+  const { telephony } = provider;
+  if (!telephony.placeAtOnce || !telephony.advance) {
     throw appError('NOT_A_SIMULATOR_NUMBER', { phoneNumber: number.phoneNumber, provider: number.provider });
   }
   const fromNumber = normalizePhoneNumber(input.fromNumber);
@@ -457,7 +456,7 @@ export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId
     deadline_at: now,
     started_at: now,
   };
-  const placed = placeAtOnce(dialRequestOf(ctx, provider, call), now, ctx.config.providerSettings);
+  const placed = telephony.placeAtOnce(dialRequestOf(ctx, provider, call), now, ctx.config.providerSettings);
   await repo.insertCalls(ctx.db, ctx.tenantId, [
     { ...call, status: placed.status, provider_call_id: placed.providerCallId, deadline_at: placed.deadlineAt },
   ]);
