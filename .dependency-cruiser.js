@@ -13,6 +13,7 @@ export const LAYERS = [
   ['calls'],
   ['campaigns'],
   ['messaging', 'analytics'],
+  ['conversation'],
 ];
 
 // The composition root and the process entry points: they wire modules together, so only

@@ -83,7 +83,7 @@ const ServiceEnvSchema = Type.Object({
     Type.String({
       pattern: '^https?://',
       description:
-        'An OpenAI-compatible API base URL (up to /v1) that extracts analytics fields from call transcripts; unset: no extraction.',
+        'An OpenAI-compatible API base URL (up to /v1): the language model agents converse with (unless an agent names its own) and that reads call transcripts for analytics; unset: agents are the built-in retrieval agent and no fields are extracted.',
       expected: 'an http(s) URL',
     }),
   ),
@@ -91,8 +91,15 @@ const ServiceEnvSchema = Type.Object({
   LLM_MODEL: Type.String({
     default: 'gpt-4o-mini',
     minLength: 1,
-    description: 'Model asked for analytics extraction (it must support json_schema response formats).',
+    description:
+      'Model agents converse with when they name none, and that extracts analytics (it must support tool calls and json_schema response formats).',
   }),
+  LLM_TIMEOUT_MS: Int(
+    15000,
+    1000,
+    120000,
+    'The longest a model server may stay silent during a reply before the turn fails (the caller hears a fallback line).',
+  ),
   EMBEDDINGS_API_URL: Type.Optional(
     Type.String({
       pattern: '^https?://',
@@ -132,7 +139,13 @@ const ServiceEnvSchema = Type.Object({
   MAX_CALL_SECONDS: Int(7200, 60, 86400, 'A provider call with no final status this long after it was placed is given up as FAILED.'),
   RATE_STT_PER_MINUTE: Decimal('0.0100', 'Rate card: speech-to-text, per minute of call audio.'),
   RATE_TTS_PER_1K_CHARACTERS: Decimal('0.0150', 'Rate card: text-to-speech, per 1,000 characters spoken.'),
-  RATE_LLM_PER_1K_TOKENS: Decimal('0.0020', 'Rate card: language model, per 1,000 tokens.'),
+  RATE_LLM_PER_1K_TOKENS: Decimal('0.0020', 'Rate card: language model, per 1,000 tokens, for a model RATE_LLM_MODELS does not price.'),
+  RATE_LLM_MODELS: Type.String({
+    default: '{}',
+    description:
+      'Rate card per model, per 1,000 tokens, as JSON: {"gpt-4o-mini": {"input": "0.00015", "output": "0.0006"}}; other models use RATE_LLM_PER_1K_TOKENS.',
+    expected: 'a JSON object of model names to {"input": "<decimal>", "output": "<decimal>"}',
+  }),
   RATE_TELEPHONY_PER_MINUTE: Decimal('0.0140', 'Rate card: telephony, per minute connected (billed by the second).'),
   RATE_PLATFORM_FEE_PER_MINUTE: Decimal('0.0500', 'Rate card: platform fee, per minute connected (billed by the second).'),
   ANALYZE_SECONDS: Int(
@@ -183,7 +196,7 @@ export interface Config {
   analyzeSeconds: number;
   publicUrl: string;
   webhookRetrySeconds: number;
-  llm: { apiUrl: string | undefined; apiKey: string | undefined; model: string };
+  llm: { apiUrl: string | undefined; apiKey: string | undefined; model: string; timeoutMs: number };
   knowledge: {
     embeddingsApiUrl: string | undefined;
     embeddingsApiKey: string | undefined;
@@ -200,6 +213,8 @@ export interface Config {
     sttPerMinute: string;
     ttsPer1kCharacters: string;
     llmPer1kTokens: string;
+    /** Per model, per 1,000 tokens: what the model's input and output cost. */
+    llmModels: Record<string, { input: string; output: string }>;
     telephonyPerMinute: string;
     platformFeePerMinute: string;
   };
@@ -212,6 +227,26 @@ function describeExpected(schema: TSchema): string {
 }
 
 /** Parses the environment once at start; a bad variable is named with what it should be. */
+const DECIMAL = /^[0-9]+(\.[0-9]+)?$/;
+
+/** RATE_LLM_MODELS read: undefined when it is not a JSON object of models to two decimal strings. */
+function parseModelRates(text: string): Record<string, { input: string; output: string }> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const rates: Record<string, { input: string; output: string }> = {};
+  for (const [model, rate] of Object.entries(value)) {
+    const { input, output } = (rate ?? {}) as { input?: unknown; output?: unknown };
+    if (typeof input !== 'string' || typeof output !== 'string' || !DECIMAL.test(input) || !DECIMAL.test(output)) return undefined;
+    rates[model] = { input, output };
+  }
+  return rates;
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw: Record<string, string> = {};
   for (const name of Object.keys(EnvSchema.properties)) {
@@ -232,6 +267,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (problems.length === 0 && pollSeconds < 0.5)
     problems.push(
       `JOBS_POLL_SECONDS=${JSON.stringify(withDefaults.JOBS_POLL_SECONDS)} is invalid: expected a number of seconds, at least 0.5.`,
+    );
+  const llmModelRates = parseModelRates(withDefaults.RATE_LLM_MODELS ?? '{}');
+  if (llmModelRates === undefined)
+    problems.push(
+      `RATE_LLM_MODELS=${JSON.stringify(withDefaults.RATE_LLM_MODELS)} is invalid: expected ${describeExpected(EnvSchema.properties.RATE_LLM_MODELS)}.`,
     );
   if (problems.length > 0) throw new ConfigError(`Invalid configuration: ${problems.join(' ')}`);
 
@@ -260,7 +300,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     analyzeSeconds: Number(env_.ANALYZE_SECONDS),
     publicUrl: env_.PUBLIC_URL,
     webhookRetrySeconds: Number(env_.WEBHOOK_RETRY_SECONDS),
-    llm: { apiUrl: env_.LLM_API_URL, apiKey: env_.LLM_API_KEY, model: env_.LLM_MODEL },
+    llm: { apiUrl: env_.LLM_API_URL, apiKey: env_.LLM_API_KEY, model: env_.LLM_MODEL, timeoutMs: Number(env_.LLM_TIMEOUT_MS) },
     knowledge: {
       embeddingsApiUrl: env_.EMBEDDINGS_API_URL,
       embeddingsApiKey: env_.EMBEDDINGS_API_KEY,
@@ -283,6 +323,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sttPerMinute: env_.RATE_STT_PER_MINUTE,
       ttsPer1kCharacters: env_.RATE_TTS_PER_1K_CHARACTERS,
       llmPer1kTokens: env_.RATE_LLM_PER_1K_TOKENS,
+      llmModels: llmModelRates!,
       telephonyPerMinute: env_.RATE_TELEPHONY_PER_MINUTE,
       platformFeePerMinute: env_.RATE_PLATFORM_FEE_PER_MINUTE,
     },

@@ -5,6 +5,7 @@ import { EXTRACT_ANALYTICS, extractAnalyticsJob, type ExtractAnalyticsJob } from
 import { deliverWebhookJob } from './modules/events/service.ts';
 import { afterCallEnded, sendMessageJob } from './modules/messaging/dispatch.ts';
 import { processSourceJobDefinition } from './modules/knowledge/service.ts';
+import { converseOnSimulatedCallJob } from './modules/conversation/service.ts';
 
 /** Every module's background jobs, run by the worker role; `call.ended` is where they follow a call. */
 export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
@@ -14,8 +15,8 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
     async handle(data) {
       await afterCallEnded(deps, data);
       // Its own queue, so a model's retries and messaging's never repeat each other; a repeated
-      // call.ended enqueues it again, and the job itself asks the model only once per call.
-      if (deps.config.llm.apiUrl) await deps.jobs.send<ExtractAnalyticsJob>(EXTRACT_ANALYTICS, data);
+      // call.ended enqueues it again, and the job itself records once per call.
+      await deps.jobs.send<ExtractAnalyticsJob>(EXTRACT_ANALYTICS, data);
     },
   };
   return [
@@ -24,5 +25,6 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
     deliverWebhookJob(deps),
     extractAnalyticsJob(deps),
     processSourceJobDefinition(deps),
+    converseOnSimulatedCallJob(deps),
   ] as JobDefinition<never>[];
 }

@@ -38,6 +38,13 @@ async function newNumber(body: Record<string, unknown> = {}, as = key) {
   return response.json() as { id: string; phoneNumber: string; inboundAgentId: string | null };
 }
 
+const LOOKUP_TOOL = {
+  name: 'lookup_order',
+  description: 'Finds an order by its number.',
+  parameters: { type: 'object', properties: { orderNumber: { type: 'string' } }, required: ['orderNumber'] },
+  url: 'https://tools.example.com/orders',
+};
+
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('agents', () => {
@@ -52,10 +59,15 @@ describe('agents', () => {
       firstMessage: 'Hola, ¿tiene un momento?',
       knowledgeBaseIds: [kb],
       tools: ['end_call', 'collect_payment_promise'],
+      customTools: [LOOKUP_TOOL],
+      knowledgeInContext: true,
+      transferNumber: '+34 600 000 001',
       metadata: { team: 'finance' },
     });
     expect(response.statusCode).toBe(201);
-    const agent = response.json();
+    const { toolSigningSecret, ...agent } = response.json();
+    // Shown once: the secret that signs the custom tools' requests.
+    expect(toolSigningSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(agent).toEqual({
       id: expect.any(String),
       tenantId: owner.tenantId,
@@ -67,6 +79,10 @@ describe('agents', () => {
       firstMessage: 'Hola, ¿tiene un momento?',
       knowledgeBaseIds: [kb],
       tools: ['end_call', 'collect_payment_promise'],
+      customTools: [LOOKUP_TOOL],
+      llm: null,
+      knowledgeInContext: true,
+      transferNumber: '+34600000001',
       metadata: { team: 'finance' },
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
@@ -85,8 +101,59 @@ describe('agents', () => {
       firstMessage: null,
       knowledgeBaseIds: [],
       tools: [],
+      customTools: [],
+      llm: null,
+      knowledgeInContext: false,
+      transferNumber: null,
       metadata: {},
     });
+  });
+
+  it('refuses a template variable no call can fill with 400 naming it, on create and on update', async () => {
+    const refused = await api('POST', '/agents', { name: 'Templates', systemPrompt: 'Greet {{name}} about {{ plan }}.' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({
+      code: 'UNKNOWN_TEMPLATE_VARIABLE',
+      message: expect.stringMatching(/^systemPrompt uses \{\{plan\}\}, which is not a template variable; use \{\{name\}\}, .*\{\{metadata\.<key>\}\}/),
+      details: [{ path: '/systemPrompt', message: '{{plan}} is not a template variable' }],
+    });
+    const agent = await newAgent({ systemPrompt: 'Plan {{metadata.plan}} for {{name}} ({{phone}}), {{campaign.name}}, {{now}}.' });
+    const patched = await api('PATCH', `/agents/${agent.id}`, { firstMessage: 'Hi {{first_name}}' });
+    expect(patched.json()).toMatchObject({ code: 'UNKNOWN_TEMPLATE_VARIABLE', details: [{ path: '/firstMessage' }] });
+    expect((await api('GET', `/agents/${agent.id}`)).json().firstMessage).toBeNull();
+  });
+
+  it('refuses custom tools with a built-in or repeated name, parameters that are no object schema, or a URL it may not call', async () => {
+    const tryTools = async (customTools: unknown[]) => (await api('POST', '/agents', { name: `Tools ${randomUUID()}`, customTools })).json();
+    expect(await tryTools([{ ...LOOKUP_TOOL, name: 'end_call' }])).toMatchObject({
+      code: 'INVALID_CUSTOM_TOOL',
+      details: [{ path: '/customTools/0/name' }],
+    });
+    expect(await tryTools([LOOKUP_TOOL, { ...LOOKUP_TOOL, name: 'Lookup_Order' }])).toMatchObject({
+      message: 'Custom tool "Lookup_Order": the name is used twice.',
+      details: [{ path: '/customTools/1/name' }],
+    });
+    expect(await tryTools([{ ...LOOKUP_TOOL, parameters: { type: 'string' } }])).toMatchObject({ details: [{ path: '/customTools/0/parameters' }] });
+    expect(await tryTools([{ ...LOOKUP_TOOL, parameters: { type: 'object', properties: { a: { type: 'no-such-type' } } } }])).toMatchObject({
+      details: [{ path: '/customTools/0/parameters' }],
+    });
+    expect(await tryTools([{ ...LOOKUP_TOOL, url: 'http://example.com/hook' }])).toMatchObject({
+      message: 'Custom tool "lookup_order": url must be https.',
+    });
+    expect(await tryTools([{ ...LOOKUP_TOOL, url: 'https://10.0.0.5/hook' }])).toMatchObject({
+      message: 'Custom tool "lookup_order": url may not point at a private address.',
+    });
+    expect(await tryTools([{ ...LOOKUP_TOOL, name: '1bad' }])).toMatchObject({ code: 'VALIDATION_FAILED' });
+  });
+
+  it('refuses a model while the service has no model server, and a transfer number that is not a phone number', async () => {
+    const llm = await api('POST', '/agents', { name: `LLM ${randomUUID()}`, llm: { model: 'gpt-4o-mini' } });
+    expect(llm.statusCode).toBe(400);
+    expect(llm.json()).toMatchObject({ code: 'LLM_NOT_CONFIGURED', details: [{ path: '/llm' }] });
+    const unknownProvider = await api('POST', '/agents', { name: `LLM ${randomUUID()}`, llm: { provider: 'NOPE', model: 'x' } });
+    expect(unknownProvider.json()).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('OPENAI_COMPATIBLE') });
+    const transfer = await api('POST', '/agents', { name: `Transfer ${randomUUID()}`, transferNumber: 'call Bob' });
+    expect(transfer.json()).toMatchObject({ code: 'INVALID_PHONE_NUMBER', details: [{ path: '/transferNumber' }] });
   });
 
   it('updates only the fields given, clears nullable ones with null and stores the language in canonical case', async () => {

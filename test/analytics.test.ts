@@ -5,6 +5,7 @@ import { AGENT_TOOLS } from '../src/modules/agents/tools.ts';
 import { createChatCompletions } from '../src/providers/openai-compatible/chat-completions.ts';
 import { listenOnLoopback } from '../src/providers/fake-server.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
+import { converseOnSimulatedCall } from '../src/modules/conversation/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { money } from '../src/platform/money.ts';
 import { startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
@@ -35,6 +36,10 @@ async function callAt(api: ReturnType<typeof apiAs>, agentId: string, at: string
   ).json();
   const placed = (await api('POST', '/simulator/inbound-calls', { voiceNumberId: number.id, fromNumber: uniqueNumber() })).json();
   await dialerTick(t.runtime);
+  // What the conversation job does (this app runs no workers): the agent greets the simulated
+  // contact, who says their two default lines, then is silent.
+  const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
+  await converseOnSimulatedCall(t.runtime, { tenantId, callId: placed.id });
   await t.runtime.db.query("UPDATE calls SET deadline_at = $2 WHERE id = $1 AND status = 'IN_PROGRESS'", [placed.id, new Date(at)]); // talk exactly `seconds`
   clock.set(at);
   await dialerTick(t.runtime);
@@ -197,9 +202,7 @@ describe('analytics bindings, results and tools', () => {
     const results = await api('GET', '/analytics/results?agent_id=00000000-0000-4000-8000-000000000000&session_id=x&channel=any');
     expect(results.statusCode).toBe(200);
     expect(results.json()).toEqual({ data: [], total: 0, page: 1, limit: 25 });
-    expect((await api('GET', '/analytics/tools')).json()).toEqual({
-      data: AGENT_TOOLS.map(({ name, description }) => ({ name, description })),
-    });
+    expect((await api('GET', '/analytics/tools')).json()).toEqual({ data: AGENT_TOOLS });
   });
 });
 
@@ -239,8 +242,16 @@ describe('extraction of the bound fields from a transcript', () => {
       });
       const call = await callAt(api, agent, '2026-03-06T15:00:00Z', 45);
       const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
+      // Every ended call gets its record; without a model configured it says so, fields empty.
+      expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id }, undefined)).toBe(true);
+      const skipped = (await api('GET', `/analytics/results?session_id=${call.id}`)).json().data[0];
+      expect(skipped).toMatchObject({ status: 'skipped: no model configured', summary: null, outcome: 'completed', fields: {} });
+      await t.runtime.db.query('DELETE FROM analytics_results WHERE call_id = $1', [call.id]);
       const model = createChatCompletions({ baseUrl: `${llm.url}/v1`, apiKey: 'sk-test', model: 'test-model' });
-      answer = { promisedAmount: 'a lot', promiseDate: '2026-12-01', mood: 'furious', callbackWanted: true, notes: null };
+      answer = {
+        summary: 'The contact picked up and asked what the call was about.',
+        fields: { promisedAmount: 'a lot', promiseDate: '2026-12-01', mood: 'furious', callbackWanted: true, notes: null },
+      };
       expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id }, model)).toBe(true);
 
       const [request] = requests;
@@ -249,13 +260,15 @@ describe('extraction of the bound fields from a transcript', () => {
         model: 'test-model',
         response_format: { type: 'json_schema', json_schema: { name: 'call_analytics', strict: true } },
       });
-      const schema = (
-        request!.body.response_format as { json_schema: { schema: { properties: Record<string, unknown>; required: string[] } } }
-      ).json_schema.schema;
-      expect(schema.required).toEqual(['promisedAmount', 'promiseDate', 'mood', 'callbackWanted', 'notes']);
-      expect(schema.properties.mood).toMatchObject({ enum: ['calm', 'upset', null] });
+      type ObjectSchema = { properties: Record<string, unknown>; required: string[] };
+      const schema = (request!.body.response_format as { json_schema: { schema: ObjectSchema } }).json_schema.schema;
+      expect(schema.required).toEqual(['summary', 'fields']);
+      const fieldsSchema = schema.properties.fields as ObjectSchema;
+      expect(fieldsSchema.required).toEqual(['promisedAmount', 'promiseDate', 'mood', 'callbackWanted', 'notes']);
+      expect(fieldsSchema.properties.mood).toMatchObject({ enum: ['calm', 'upset', null] });
       const user = (request!.body.messages as { role: string; content: string }[]).find((m) => m.role === 'user')!.content;
-      expect(user).toContain('agent: Hello');
+      expect(user).toContain('agent: Hello, this is Collections, an automated assistant.');
+      expect(user).toContain('contact: Yes, speaking. What is this about?');
 
       const results = (await api('GET', `/analytics/results?session_id=${call.id}`)).json();
       expect(results.total).toBe(1);
@@ -264,11 +277,14 @@ describe('extraction of the bound fields from a transcript', () => {
         sessionId: call.id,
         agentId: agent,
         fields: { promiseDate: '2026-12-01', callbackWanted: true },
+        status: 'extracted',
+        summary: 'The contact picked up and asked what the call was about.',
+        outcome: 'completed',
       });
       expect(Object.keys(results.data[0].fields).sort()).toEqual(['callbackWanted', 'promiseDate']);
       expect((await api('GET', `/analytics/results?agent_id=${agent}`)).json().total).toBe(1);
 
-      answer = { promisedAmount: 120, promiseDate: '2026-12-01', mood: 'calm', callbackWanted: false, notes: 'x' };
+      answer = { summary: 'x', fields: { promisedAmount: 120, promiseDate: '2026-12-01', mood: 'calm', callbackWanted: false, notes: 'x' } };
       expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id }, model)).toBe(false); // once per call
       expect(requests).toHaveLength(1); // the model is not asked again
       expect((await api('GET', `/analytics/results?session_id=${call.id}`)).json().data[0].fields).not.toHaveProperty('mood');

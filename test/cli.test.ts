@@ -274,8 +274,8 @@ describe('callforge CLI', () => {
   it(
     'secrets reseal seals every integration secret again with the current key',
     async () => {
-      const out = await cliJson<{ integrations: number; webhookSecrets: number }>(['secrets', 'reseal'], env);
-      expect(out).toEqual({ integrations: 0, webhookSecrets: 1 }); // the key made above with --webhook-url
+      const out = await cliJson<{ integrations: number; webhookSecrets: number; toolSecrets: number }>(['secrets', 'reseal'], env);
+      expect(out).toEqual({ integrations: 0, webhookSecrets: 1, toolSecrets: 0 }); // the key made above with --webhook-url
     },
     SLOW,
   );

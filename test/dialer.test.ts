@@ -3,6 +3,7 @@ import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { creditWallet } from '../src/modules/identity/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { money } from '../src/platform/money.ts';
+import { converseOnSimulatedCall } from '../src/modules/conversation/service.ts';
 import { startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
 import { apiAs, createCampaign, voiceSetup } from './voice-fixtures.ts';
 
@@ -138,24 +139,38 @@ describe('dialling on the simulator', () => {
 
   it('records usage and per-component cost and debits the wallet by exactly the total', async () => {
     clock.set('2026-11-23T13:00:00.000Z');
-    const { key, api, balance } = await tenant();
+    const { key, api, balance, tenantId } = await tenant();
     const before = money(await balance());
     expect((await api('GET', '/profile')).json().data.onboarding.hasTestedCall).toBe(false);
     const id = await runningCampaign(key, [{}, { simulate: 'UNANSWERED' }], { maxAttempts: 1 });
+    const callLogs = async () => (await api('GET', `/call-logs?campaignId=${id}`)).json().data as { id: string; status: string }[];
+    await tickUntil(async () => (await callLogs()).some((c) => c.status === 'IN_PROGRESS'));
+    const live = (await callLogs()).find((c) => c.status === 'IN_PROGRESS')!;
+    // What the conversation job does (this app runs no workers): the retrieval agent (no model is
+    // configured) greets, the simulated contact says its two default lines; then silence.
+    await converseOnSimulatedCall(t.runtime, { tenantId, callId: live.id });
     await tickUntil(async () => (await statusOf(api, id)) === 'COMPLETED');
     const calls = (await api('GET', `/call-logs?campaignId=${id}`)).json().data;
     const answered = calls.find((c: { outcome: string }) => c.outcome === 'ANSWERED');
     expect(answered).toMatchObject({
       status: 'ENDED',
       durationSec: 6,
-      usage: { sttSeconds: 6, ttsCharacters: 84, llmTokens: 360, telephonySeconds: 6 },
-      // Default rate card: 6 s of STT at 0.01/min, 84 chars at 0.015/1k, 360 tokens at 0.002/1k, 6 s at 0.014/min and 0.05/min.
-      cost: { stt: '0.0010', tts: '0.0013', llm: '0.0007', telephony: '0.0014', platformFee: '0.0050', total: '0.0094' },
+      endReason: 'contact_hung_up',
+      // Nothing but the line ran: no recogniser, no voice, no model (the retrieval agent spoke); 6 s of line.
+      usage: { sttSeconds: 0, ttsCharacters: 0, llmTokens: 0, llmInputTokens: 0, llmOutputTokens: 0, llmModel: null, telephonySeconds: 6 },
+      // Default rate card: 6 s at 0.014/min telephony and 0.05/min platform fee.
+      cost: { stt: '0.0000', tts: '0.0000', llm: '0.0000', telephony: '0.0014', platformFee: '0.0050', total: '0.0064' },
     });
-    expect(answered.transcript.length).toBeGreaterThan(0);
+    expect(answered.transcript.map((turn: { role: string; by?: string }) => [turn.role, turn.by ?? null])).toEqual([
+      ['agent', 'retrieval-agent'],
+      ['contact', null],
+      ['agent', 'retrieval-agent'],
+      ['contact', null],
+      ['agent', 'retrieval-agent'],
+    ]);
     const unanswered = calls.find((c: { outcome: string }) => c.outcome === 'UNANSWERED');
     expect(unanswered.cost.total).toBe('0.0000');
-    expect(money(await balance()).toFixed(4)).toBe(before.sub('0.0094').toFixed(4));
+    expect(money(await balance()).toFixed(4)).toBe(before.sub('0.0064').toFixed(4));
     expect((await api('GET', '/profile')).json().data.onboarding).toEqual({
       hasIntegration: true,
       hasFlow: true,
@@ -178,7 +193,7 @@ describe('dialling on the simulator', () => {
     );
     await tickUntil(async () => (await statusOf(api, id)) === 'PAUSED');
     const campaign = (await api('GET', `/campaigns/${id}`)).json();
-    expect(campaign.statusReason).toMatch(/wallet balance is -0\.0044; credit the wallet/);
+    expect(campaign.statusReason).toMatch(/wallet balance is -0\.0014; credit the wallet/);
     expect(campaign.stats).toMatchObject({ answered: 1, pending: 2 });
     expect((await api('POST', `/campaigns/${id}/resume`, {})).json().code).toBe('WALLET_EMPTY');
     await creditWallet(t.runtime.db, tenantId, '5', 'test: top up');

@@ -89,7 +89,7 @@ describe('rotating SECRETS_KEY', () => {
     // During the rotation both work, and the reseal moves everything to the new key.
     await withKeys({ SECRETS_KEY: newKey, SECRETS_KEY_PREVIOUS: oldKey }, async (runtime) => {
       expect(await credentialsOf(tenantCtx(runtime, tenantId), 'twilio')).toEqual(credentials);
-      expect(await resealSecrets(runtime)).toEqual({ integrations: 1, webhookSecrets: 1 });
+      expect(await resealSecrets(runtime)).toEqual({ integrations: 1, webhookSecrets: 1, toolSecrets: 0 });
     });
     await withKeys({ SECRETS_KEY: newKey }, async (runtime) => {
       expect(await credentialsOf(tenantCtx(runtime, tenantId), 'twilio')).toEqual(credentials);

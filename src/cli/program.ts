@@ -108,7 +108,7 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
       const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
       emit(
         resealed,
-        `Re-sealed the secrets of ${plural(resealed.integrations, 'integration')} and ${plural(resealed.webhookSecrets, 'webhook signing secret')} with the current SECRETS_KEY; SECRETS_KEY_PREVIOUS can now be removed.`,
+        `Re-sealed the secrets of ${plural(resealed.integrations, 'integration')}, ${plural(resealed.webhookSecrets, 'webhook signing secret')} and ${plural(resealed.toolSecrets, 'tool signing secret')} with the current SECRETS_KEY; SECRETS_KEY_PREVIOUS can now be removed.`,
       );
     });
 

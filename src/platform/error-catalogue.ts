@@ -155,6 +155,22 @@ const declared = {
     message: '"${tool}" is not a tool agents can use; choose from ${tools}.',
     when: 'An agent lists a tool that does not exist.',
   },
+  UNKNOWN_TEMPLATE_VARIABLE: {
+    status: 400,
+    message: '${field} uses {{${variable}}}, which is not a template variable; use ${variables}.',
+    when: "An agent's system prompt or first message names a variable that calls cannot fill.",
+  },
+  INVALID_CUSTOM_TOOL: {
+    status: 400,
+    message: 'Custom tool "${name}": ${problem}.',
+    when: "An agent's custom tool repeats a name, takes a built-in tool's name, has parameters that are not a JSON Schema of an object, or a URL that cannot be called.",
+  },
+  LLM_NOT_CONFIGURED: {
+    status: 400,
+    message:
+      'No language model server is configured for this service; set LLM_API_URL (and LLM_API_KEY), or leave llm null to use the retrieval agent.',
+    when: 'An agent names a model while the service has no model server to ask.',
+  },
   INVALID_PHONE_NUMBER: {
     status: 400,
     message: 'Invalid phone number; give it in E.164 form, such as +14155550100.',

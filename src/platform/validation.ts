@@ -32,3 +32,36 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
     },
   });
 };
+
+/** Tool arguments are data a model wrote: checked as they are, defaults and coercion left out. */
+const toolAjv = makeAjv({ useDefaults: false, coerceTypes: false, allErrors: true });
+
+export type ArgumentsCheck = (value: unknown) => string | null;
+
+const compiled = new Map<string, ArgumentsCheck>();
+/** Distinct schemas kept compiled (tenants' custom tools come and go; the cache must not grow without end). */
+const MAX_COMPILED = 500;
+
+/**
+ * Compiles a JSON Schema that a tenant or a tool gives for a tool's arguments. Returns the check
+ * (null when the value fits, else the first problem as a sentence), or throws when the schema is
+ * not a JSON Schema. Compiled once per distinct schema, whichever object holds it.
+ */
+export function compileArgumentsSchema(schema: object): ArgumentsCheck {
+  const key = JSON.stringify(schema);
+  const known = compiled.get(key);
+  if (known) return known;
+  const validate = toolAjv.compile(schema);
+  // ajv keeps every schema object it compiled; this cache is the one that keeps them.
+  toolAjv.removeSchema(schema);
+  const check: ArgumentsCheck = (value) => {
+    if (validate(value)) return null;
+    const error = validate.errors![0]!;
+    const where = error.instancePath ? error.instancePath.slice(1).replaceAll('/', '.') : 'the arguments';
+    const extra = error.keyword === 'required' ? ` (${String(error.params.missingProperty)})` : '';
+    return `${where} ${error.message ?? 'is not valid'}${extra}`;
+  };
+  if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
+  compiled.set(key, check);
+  return check;
+}

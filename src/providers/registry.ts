@@ -5,30 +5,33 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { msg91 } from './msg91/index.ts';
+import { openaiCompatible } from './openai-compatible/index.ts';
 import { simulator } from './simulator/index.ts';
 import { telnyx } from './telnyx/index.ts';
 import { twilio } from './twilio/index.ts';
 import type { IntegrationDefinition, Provider } from './types.ts';
 import { whatsappCloud } from './whatsapp-cloud/index.ts';
 
-export const PROVIDERS: readonly Provider[] = [simulator, twilio, whatsappCloud, msg91, telnyx];
+export const PROVIDERS: readonly Provider[] = [simulator, twilio, whatsappCloud, msg91, telnyx, openaiCompatible];
 
 const byName = new Map(PROVIDERS.map((provider) => [provider.name, provider]));
 
 export const providerNamed = (name: string): Provider | undefined => byName.get(name);
 
-const namesWith = (channel: 'telephony' | 'sms' | 'whatsapp') =>
+const namesWith = (channel: 'telephony' | 'sms' | 'whatsapp' | 'llm') =>
   PROVIDERS.filter((provider) => provider[channel]).map((provider) => provider.name) as [string, ...string[]];
 
 /** Providers that carry phone numbers and calls (a voice number's `provider`). */
 export const VOICE_PROVIDER_NAMES = namesWith('telephony');
 /** Providers that send SMS (an SMS campaign's `senderProvider`). */
 export const SMS_PROVIDER_NAMES = namesWith('sms');
+/** Providers that serve language models (an agent's `llm.provider`). */
+export const LLM_PROVIDER_NAMES = namesWith('llm');
 
-export type ProviderWith<K extends 'telephony' | 'sms' | 'whatsapp'> = Provider & Required<Pick<Provider, K>>;
+export type ProviderWith<K extends 'telephony' | 'sms' | 'whatsapp' | 'llm'> = Provider & Required<Pick<Provider, K>>;
 
 /** The provider stored on a number, call or message, with the channel asked for; any other name is a bug, not input. */
-function providerWith<K extends 'telephony' | 'sms' | 'whatsapp'>(name: string, channel: K): ProviderWith<K> {
+function providerWith<K extends 'telephony' | 'sms' | 'whatsapp' | 'llm'>(name: string, channel: K): ProviderWith<K> {
   const provider = byName.get(name);
   if (!provider?.[channel]) throw new Error(`No ${channel} provider is named ${JSON.stringify(name)}.`);
   return provider as ProviderWith<K>;
@@ -36,6 +39,7 @@ function providerWith<K extends 'telephony' | 'sms' | 'whatsapp'>(name: string, 
 
 export const telephonyProvider = (name: string) => providerWith(name, 'telephony');
 export const smsProvider = (name: string) => providerWith(name, 'sms');
+export const llmProvider = (name: string) => providerWith(name, 'llm');
 
 /** The WhatsApp provider (there is one: Meta's Cloud API). */
 export const whatsappProvider: ProviderWith<'whatsapp'> = providerWith(whatsappCloud.name, 'whatsapp');

@@ -60,6 +60,7 @@ export interface Provider {
   telephony?: TelephonyChannel;
   sms?: SmsChannel;
   whatsapp?: WhatsAppChannel;
+  llm?: LlmChannel;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -132,8 +133,6 @@ export type SelfDrivenStep =
       answeredAt: Date | null;
       permanent: boolean;
       failureReason: string | null;
-      /** What was said, when the provider recorded it. */
-      transcript?: unknown[];
     };
 
 export interface TelephonyChannel {
@@ -361,4 +360,9 @@ export type ChatEvent =
  */
 export interface ChatModel {
   stream(request: ChatRequest, options?: { signal?: AbortSignal }): AsyncIterable<ChatEvent>;
+}
+
+/** Language models: where the model is served and with which key, from the environment or a tenant's integration. */
+export interface LlmChannel {
+  connect(endpoint: { baseUrl: string; apiKey?: string; timeoutMs: number }): ChatModel;
 }

@@ -1,6 +1,6 @@
 import { updateSet, type Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
-import type { VoiceProvider } from './schemas.ts';
+import type { AgentLlm, CustomTool, VoiceProvider } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['agents', 'voice_numbers'] as const;
@@ -16,6 +16,11 @@ export interface AgentRow {
   first_message: string | null;
   knowledge_base_ids: string[];
   tools: string[];
+  custom_tools: CustomTool[];
+  llm: AgentLlm | null;
+  knowledge_in_context: boolean;
+  transfer_number: string | null;
+  tool_secret_sealed: string | null;
   metadata: Record<string, unknown>;
   created_at: Date;
   updated_at: Date;
@@ -41,21 +46,30 @@ export interface AgentFields {
   firstMessage: string | null;
   knowledgeBaseIds: string[];
   tools: string[];
+  customTools: CustomTool[];
+  llm: AgentLlm | null;
+  knowledgeInContext: boolean;
+  transferNumber: string | null;
   metadata: Record<string, unknown>;
 }
 
 const AGENT_COLUMNS =
-  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata, created_at, updated_at';
+  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed, metadata, created_at, updated_at';
 const NUMBER_COLUMNS = 'id, tenant_id, phone_number, provider, label, inbound_agent_id, created_at, updated_at';
 
 export const FOREIGN_KEY_VIOLATION = '23503';
 
 const likePattern = (search: string | undefined) => (search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null);
 
-export async function insertAgent(db: Queryable, tenantId: string, agent: AgentFields & { id: string }): Promise<AgentRow> {
+export async function insertAgent(
+  db: Queryable,
+  tenantId: string,
+  agent: AgentFields & { id: string; toolSecretSealed: string },
+): Promise<AgentRow> {
   const { rows } = await db.query<AgentRow>(
-    `INSERT INTO agents (tenant_id, id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb)
+    `INSERT INTO agents (tenant_id, id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata,
+                         custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb, $12::jsonb, $13::jsonb, $14, $15, $16)
      RETURNING ${AGENT_COLUMNS}`,
     [
       tenantId,
@@ -69,6 +83,11 @@ export async function insertAgent(db: Queryable, tenantId: string, agent: AgentF
       agent.knowledgeBaseIds,
       agent.tools,
       JSON.stringify(agent.metadata),
+      JSON.stringify(agent.customTools),
+      agent.llm && JSON.stringify(agent.llm),
+      agent.knowledgeInContext,
+      agent.transferNumber,
+      agent.toolSecretSealed,
     ],
   );
   return rows[0]!;
@@ -133,6 +152,10 @@ export async function updateAgent(
       first_message: patch.firstMessage,
       knowledge_base_ids: patch.knowledgeBaseIds ?? undefined,
       tools: patch.tools ?? undefined,
+      custom_tools: patch.customTools && JSON.stringify(patch.customTools),
+      llm: patch.llm === undefined ? undefined : patch.llm && JSON.stringify(patch.llm),
+      knowledge_in_context: patch.knowledgeInContext ?? undefined,
+      transfer_number: patch.transferNumber,
       metadata: patch.metadata && JSON.stringify(patch.metadata),
     },
     2,
@@ -239,4 +262,16 @@ export async function agentNamesById(db: Queryable, tenantId: string, ids: strin
     [tenantId, ids],
   );
   return new Map(rows.map((row) => [row.id, row.name]));
+}
+
+/** Every agent's sealed tool secret, locked for re-sealing with a new SECRETS_KEY. */
+export async function lockSealedToolSecrets(db: Queryable): Promise<{ tenant_id: string; id: string; tool_secret_sealed: string }[]> {
+  const { rows } = await db.query<{ tenant_id: string; id: string; tool_secret_sealed: string }>(
+    'SELECT tenant_id, id, tool_secret_sealed FROM agents WHERE tool_secret_sealed IS NOT NULL FOR UPDATE',
+  );
+  return rows;
+}
+
+export async function updateToolSecretSealed(db: Queryable, tenantId: string, id: string, sealed: string): Promise<void> {
+  await db.query('UPDATE agents SET tool_secret_sealed = $3 WHERE tenant_id = $1 AND id = $2', [tenantId, id, sealed]);
 }

@@ -1,4 +1,4 @@
-import { VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
+import { LLM_PROVIDER_NAMES, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { Timestamp, Uuid } from '../../platform/schemas.ts';
 import { AGENT_TOOLS } from './tools.ts';
@@ -15,8 +15,13 @@ const Language = Type.String({
 });
 const Description = Type.String({ maxLength: 2000 });
 const Voice = Type.String({ minLength: 1, maxLength: 200, description: "The text-to-speech voice's identifier." });
-const SystemPrompt = Type.String({ maxLength: 50_000, description: 'Instructions the agent follows on every call.' });
-const FirstMessage = Type.String({ maxLength: 2000, description: 'What the agent says first when the call is answered.' });
+const TEMPLATE_HINT =
+  'A template: {{name}}, {{phone}}, {{email}}, {{metadata.<key>}}, {{campaign.name}}, {{agent.name}}, {{now}}, {{date}}, {{time}} and {{timezone}} are filled per call.';
+const SystemPrompt = Type.String({ maxLength: 50_000, description: `Instructions the agent follows on every call. ${TEMPLATE_HINT}` });
+const FirstMessage = Type.String({
+  maxLength: 2000,
+  description: `What the agent says first when the call is answered; empty or null lets the model open. ${TEMPLATE_HINT}`,
+});
 const KnowledgeBaseIds = Type.Array(Uuid, {
   uniqueItems: true,
   maxItems: 20,
@@ -27,6 +32,53 @@ const Tools = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   maxItems: AGENT_TOOLS.length,
   description: `Tool names from GET /analytics/tools: ${AGENT_TOOLS.map((tool) => tool.name).join(', ')}.`,
 });
+
+const LlmProvider = Type.Unsafe<string>({
+  type: 'string',
+  enum: [...LLM_PROVIDER_NAMES],
+  description:
+    'Who serves the model; every OpenAI-compatible server (OpenAI, Groq, Together, Mistral, vLLM, Ollama…) is OPENAI_COMPATIBLE.',
+}) as TUnsafe<string> & { type: 'string'; enum: typeof LLM_PROVIDER_NAMES };
+
+export const AgentLlm = Type.Object(
+  {
+    provider: Type.Optional(LlmProvider),
+    model: Type.String({ minLength: 1, maxLength: 200, description: 'The model asked, such as gpt-4o-mini or llama3.1:8b.' }),
+    temperature: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 2, description: 'Sampling temperature, 0 to 2; the server default when absent.' }),
+    ),
+    maxTokens: Type.Optional(
+      Type.Integer({ minimum: 16, maximum: 4096, description: "A cap on one reply's length, 16 to 4,096 tokens; 300 when absent." }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "The agent's language model; null uses the service's LLM_MODEL, or the retrieval agent when no model is configured.",
+  },
+);
+export type AgentLlm = Static<typeof AgentLlm>;
+
+export const CustomTool = Type.Object(
+  {
+    name: Type.String({
+      pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$',
+      description: 'What the model calls it: a letter, then letters, digits or _, at most 64; not the name of a built-in tool.',
+    }),
+    description: Type.String({ minLength: 1, maxLength: 1000, description: 'What it does and when to use it, for the model.' }),
+    parameters: Type.Record(Type.String(), Type.Unknown(), {
+      description: "A JSON Schema of type object for its arguments; the model's arguments are checked against it before the call.",
+    }),
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description: 'Where the arguments are POSTed (https, a public address), signed the Standard Webhooks way.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type CustomTool = Static<typeof CustomTool>;
+const CustomTools = Type.Array(CustomTool, { maxItems: 20, description: "The tenant's own HTTP tools, at most 20, names unique." });
+const TransferNumber = Type.String({ minLength: 1, maxLength: 40, description: 'Where transfer_call sends the caller, E.164.' });
 
 export const Agent = Type.Object({
   id: Uuid,
@@ -39,7 +91,16 @@ export const Agent = Type.Object({
   firstMessage: Nullable(Type.String()),
   knowledgeBaseIds: Type.Array(Uuid),
   tools: Type.Array(Type.String()),
+  customTools: Type.Array(CustomTool),
+  llm: Nullable(AgentLlm),
+  knowledgeInContext: Type.Boolean({ description: "Passages of the agent's knowledge bases are put in the model's context each turn." }),
+  transferNumber: Nullable(Type.String()),
   metadata: Metadata,
+  /**
+   * Custom tools' requests are signed with it; given once, in the answer to the request that
+   * created it (the agent's creation), like an API key's webhook secret.
+   */
+  toolSigningSecret: Type.Optional(Type.String({ description: 'whsec_…: verifies the signature of custom tool requests; shown once.' })),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -55,6 +116,10 @@ export const CreateAgentBody = Type.Object(
     firstMessage: Type.Optional(Nullable(FirstMessage)),
     knowledgeBaseIds: Type.Optional(KnowledgeBaseIds),
     tools: Type.Optional(Tools),
+    customTools: Type.Optional(CustomTools),
+    llm: Type.Optional(Nullable(AgentLlm)),
+    knowledgeInContext: Type.Optional(Type.Boolean()),
+    transferNumber: Type.Optional(Nullable(TransferNumber)),
     metadata: Type.Optional(Metadata),
   },
   { additionalProperties: false },

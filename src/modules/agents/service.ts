@@ -1,12 +1,26 @@
+import { randomBytes } from 'node:crypto';
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
 import { isUniqueViolation, onUniqueViolation, type Queryable } from '../../platform/db.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
+import type { ServerKeys } from '../../platform/secrets.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
+import { addressProblem } from '../../platform/safe-fetch.ts';
+import { compileArgumentsSchema } from '../../platform/validation.ts';
+import { TEMPLATE_VARIABLES, unknownVariable } from './prompt-template.ts';
 import { assertBasesExist } from '../knowledge/service.ts';
 import * as repo from './repo.ts';
-import type { Agent, CreateAgentBody, CreateVoiceNumberBody, UpdateAgentBody, UpdateVoiceNumberBody, VoiceNumber } from './schemas.ts';
+import type {
+  Agent,
+  AgentLlm,
+  CreateAgentBody,
+  CustomTool,
+  CreateVoiceNumberBody,
+  UpdateAgentBody,
+  UpdateVoiceNumberBody,
+  VoiceNumber,
+} from './schemas.ts';
 import { AGENT_TOOLS, isAgentTool } from './tools.ts';
 
 /** The tools an agent may be given (GET /analytics/tools lists them). */
@@ -26,6 +40,10 @@ const toAgent = (row: repo.AgentRow): Agent => ({
   firstMessage: row.first_message,
   knowledgeBaseIds: row.knowledge_base_ids,
   tools: row.tools,
+  customTools: row.custom_tools,
+  llm: row.llm,
+  knowledgeInContext: row.knowledge_in_context,
+  transferNumber: row.transfer_number,
   metadata: row.metadata,
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
@@ -74,18 +92,74 @@ function checkTools(tools: string[]): void {
 
 const knowledgeBaseIds = (ids: string[]) => [...new Set(ids.map((id) => id.toLowerCase()))];
 
-/** The patch as stored: language canonical, tools known, knowledge base ids without repeats. */
-function agentPatch(input: UpdateAgentBody): Partial<repo.AgentFields> {
+/** A variable no call can fill is refused now, not discovered on a live call. */
+function checkTemplate(field: 'systemPrompt' | 'firstMessage', template: string | null | undefined): void {
+  const variable = template ? unknownVariable(template) : undefined;
+  if (variable === undefined) return;
+  const variables = TEMPLATE_VARIABLES.map((v) => `{{${v.name}}}`).join(', ');
+  throw appError('UNKNOWN_TEMPLATE_VARIABLE', { field, variable, variables }, [
+    { path: `/${field}`, message: `{{${variable}}} is not a template variable` },
+  ]);
+}
+
+function checkCustomTools(tools: CustomTool[], allowPrivate: boolean): void {
+  tools.forEach((tool, index) => {
+    const refuse = (problem: string, field: string) => {
+      throw appError('INVALID_CUSTOM_TOOL', { name: tool.name, problem }, [{ path: `/customTools/${index}/${field}`, message: problem }]);
+    };
+    if (isAgentTool(tool.name)) refuse("the name is a built-in tool's; choose another", 'name');
+    if (tools.findIndex((other) => other.name.toLowerCase() === tool.name.toLowerCase()) !== index)
+      refuse('the name is used twice', 'name');
+    if (tool.parameters.type !== 'object') refuse('parameters must be a JSON Schema with "type": "object"', 'parameters');
+    try {
+      compileArgumentsSchema(tool.parameters);
+    } catch (error) {
+      refuse(`parameters is not a valid JSON Schema (${(error as Error).message})`, 'parameters');
+    }
+    let url: URL | undefined;
+    try {
+      url = new URL(tool.url);
+    } catch {
+      refuse('url is not a URL', 'url');
+    }
+    if (url!.protocol !== 'https:' && !(allowPrivate && url!.protocol === 'http:')) refuse('url must be https', 'url');
+    // A name is checked again on every call, on the address actually used (safe-fetch).
+    const host = url!.hostname.replace(/^\[|\]$/g, '');
+    const problem = allowPrivate ? null : /^[0-9.]+$|:/.test(host) ? addressProblem(host) : null;
+    if (problem) refuse(`url may not point at ${problem.replace(/^\S+ is /, '')}`, 'url');
+  });
+}
+
+function checkLlm(ctx: TenantCtx, llm: AgentLlm | null | undefined): AgentLlm | null | undefined {
+  if (!llm) return llm;
+  if (!ctx.config.llm.apiUrl) throw appError('LLM_NOT_CONFIGURED', {}, [{ path: '/llm', message: 'no model server is configured' }]);
+  return { provider: 'OPENAI_COMPATIBLE', ...llm };
+}
+
+function transferNumberOf(raw: string | null | undefined): string | null | undefined {
+  if (!raw) return raw;
+  const phoneNumber = normalizePhoneNumber(raw.trim());
+  if (!phoneNumber) throw appError('INVALID_PHONE_NUMBER', {}, [{ path: '/transferNumber', message: INVALID_PHONE }]);
+  return phoneNumber;
+}
+
+/** The patch as stored: language canonical, tools known, templates and custom tools checked, knowledge base ids without repeats. */
+function agentPatch(ctx: TenantCtx, input: UpdateAgentBody): Partial<repo.AgentFields> {
   if (input.tools) checkTools(input.tools);
+  checkTemplate('systemPrompt', input.systemPrompt);
+  checkTemplate('firstMessage', input.firstMessage);
+  if (input.customTools) checkCustomTools(input.customTools, ctx.config.allowPrivateUrls);
   return {
     ...input,
     language: input.language === undefined ? undefined : canonicalLanguage(input.language),
     knowledgeBaseIds: input.knowledgeBaseIds && knowledgeBaseIds(input.knowledgeBaseIds),
+    llm: checkLlm(ctx, input.llm),
+    transferNumber: transferNumberOf(input.transferNumber),
   };
 }
 
 export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promise<Agent> {
-  const patch = agentPatch(input);
+  const patch = agentPatch(ctx, input);
   await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   const fields: repo.AgentFields = {
     name: input.name,
@@ -96,12 +170,24 @@ export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promi
     firstMessage: patch.firstMessage ?? null,
     knowledgeBaseIds: patch.knowledgeBaseIds ?? [],
     tools: patch.tools ?? [],
+    customTools: patch.customTools ?? [],
+    llm: patch.llm ?? null,
+    knowledgeInContext: patch.knowledgeInContext ?? false,
+    transferNumber: patch.transferNumber ?? null,
     metadata: patch.metadata ?? {},
   };
-  const row = await onUniqueViolation(repo.insertAgent(ctx.db, ctx.tenantId, { id: newId(), ...fields }), () =>
-    duplicateAgentName(input.name),
+  const toolSigningSecret = `whsec_${randomBytes(32).toString('base64')}`;
+  const row = await onUniqueViolation(
+    repo.insertAgent(ctx.db, ctx.tenantId, { id: newId(), ...fields, toolSecretSealed: ctx.serverKeys.seal(toolSigningSecret) }),
+    () => duplicateAgentName(input.name),
   );
-  return toAgent(row);
+  return { ...toAgent(row), toolSigningSecret };
+}
+
+/** The secret that signs the agent's custom tool requests, opened (every agent has one from its creation). */
+export async function toolSigningSecret(ctx: TenantScope & Pick<TenantCtx, 'serverKeys'>, agentId: string): Promise<string | undefined> {
+  const row = await repo.findAgent(ctx.db, ctx.tenantId, agentId);
+  return row?.tool_secret_sealed ? ctx.serverKeys.open(row.tool_secret_sealed) : undefined;
 }
 
 export async function listAgents(ctx: TenantCtx, search: string | undefined, page: Page) {
@@ -110,7 +196,7 @@ export async function listAgents(ctx: TenantCtx, search: string | undefined, pag
 }
 
 export async function updateAgent(ctx: TenantCtx, agentId: string, input: UpdateAgentBody): Promise<Agent> {
-  const patch = agentPatch(input);
+  const patch = agentPatch(ctx, input);
   await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   const row = await onUniqueViolation(repo.updateAgent(ctx.db, ctx.tenantId, agentId, patch), () => duplicateAgentName(input.name ?? ''));
   if (!row) throw agentNotFound();
@@ -239,4 +325,12 @@ export async function findVoiceNumberByPhone(db: Queryable, phoneNumber: string)
   const normalized = normalizePhoneNumber(phoneNumber.trim());
   const row = normalized ? await repo.findVoiceNumberByPhone(db, normalized) : undefined;
   return row && toVoiceNumber(row);
+}
+
+/** Key rotation: every agent's tool signing secret sealed again with SECRETS_KEY, in the caller's transaction. */
+export async function resealToolSecrets(db: Queryable, serverKeys: ServerKeys): Promise<number> {
+  const rows = await repo.lockSealedToolSecrets(db);
+  for (const row of rows)
+    await repo.updateToolSecretSealed(db, row.tenant_id, row.id, serverKeys.seal(serverKeys.open(row.tool_secret_sealed)));
+  return rows.length;
 }

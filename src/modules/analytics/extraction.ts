@@ -14,7 +14,7 @@ export interface ExtractAnalyticsJob {
   callId: string;
 }
 
-/** The JSON schema the model must answer with: every bound field, null when the call did not say. */
+/** The JSON schema the model must answer with: a summary, and every bound field (null when the call did not say). */
 export function schemaOf(fields: BindingField[]): object {
   const property = (field: BindingField) => {
     const description = field.description ?? field.name;
@@ -24,10 +24,31 @@ export function schemaOf(fields: BindingField[]): object {
   };
   return {
     type: 'object',
-    properties: Object.fromEntries(fields.map((field) => [field.name, property(field)])),
-    required: fields.map((field) => field.name),
+    properties: {
+      summary: { type: 'string', description: 'What happened on the call, in two or three sentences.' },
+      fields: {
+        type: 'object',
+        properties: Object.fromEntries(fields.map((field) => [field.name, property(field)])),
+        required: fields.map((field) => field.name),
+        additionalProperties: false,
+      },
+    },
+    required: ['summary', 'fields'],
     additionalProperties: false,
   };
+}
+
+/**
+ * What a call came to, read from what happened (its outcome, why it ended, what its tools
+ * recorded), never from a model: it is there for every call, model or not.
+ */
+export function conversationOutcome(call: Pick<calls.CallRow, 'outcome' | 'end_reason' | 'outcomes'>): string {
+  if (call.outcome !== 'ANSWERED') return (call.outcome ?? 'failed').toLowerCase();
+  if (call.end_reason === 'llm_error' || call.end_reason === 'opted_out' || call.end_reason === 'transferred') return call.end_reason;
+  const recorded = new Set((call.outcomes as { type?: string }[]).map((outcome) => outcome?.type));
+  if (recorded.has('appointment')) return 'appointment_booked';
+  if (recorded.has('payment_promise')) return 'payment_promised';
+  return 'completed';
 }
 
 /** Keeps the values that have their field's type; a wrong type is dropped, never stored. */
@@ -58,42 +79,68 @@ export function extractorOf(deps: Pick<Deps, 'config'>): StructuredExtractor | u
   return llm.apiUrl ? createChatCompletions({ baseUrl: llm.apiUrl, apiKey: llm.apiKey, model: llm.model }) : undefined;
 }
 
+/** Attempts of the job; the last one records the failure rather than leave the call without a record. */
+const EXTRACT_RETRY_LIMIT = 5;
+
 /**
- * After a call: the agent's bound fields read from the transcript by the configured model, the
- * values checked against their types, stored once per call. Nothing happens without bindings, a
- * transcript or a configured model (LLM_API_URL).
+ * After a call: one analytics record, always. Where a model is configured (LLM_API_URL) and the
+ * call had a conversation, the model reads the transcript for a summary and the agent's bound
+ * fields (values checked against their types); otherwise the record says why it is empty. Stored
+ * once per call; the model is asked once per call.
  */
-export async function extractAfterCall(deps: Deps, job: ExtractAnalyticsJob, extractor = extractorOf(deps)): Promise<boolean> {
+export async function extractAfterCall(
+  deps: Deps,
+  job: ExtractAnalyticsJob,
+  extractor = extractorOf(deps),
+  meta: { retryCount: number } = { retryCount: 0 },
+): Promise<boolean> {
   const ctx = tenantCtx(deps, job.tenantId);
   const call = await calls.findCallRow(ctx, job.callId);
-  if (!extractor || !call?.agent_id || call.status !== 'ENDED') return false;
-  const transcript = (call.transcript as { role: string; text: string }[]).filter((turn) => typeof turn?.text === 'string');
-  const fields = (await repo.bindingsOf(ctx.db, ctx.tenantId, call.agent_id))?.fields ?? [];
-  if (transcript.length === 0 || fields.length === 0) return false;
+  if (!call || call.status !== 'ENDED') return false;
   // A repeated call.ended enqueues the job again; the model is asked once per call.
   if (await repo.hasResult(ctx.db, ctx.tenantId, call.id)) return false;
-  const answer = await extractor.extract({
-    system:
-      'You read a phone call transcript and fill in the requested fields. Use null for anything the call did not establish. Dates are YYYY-MM-DD.',
-    user: transcript.map((turn) => `${turn.role}: ${turn.text}`).join('\n'),
-    schemaName: 'call_analytics',
-    schema: schemaOf(fields),
-  });
-  return repo.insertResult(ctx.db, ctx.tenantId, {
-    id: newId(),
-    callId: call.id,
-    agentId: call.agent_id,
-    campaignId: call.campaign_id,
-    contactId: call.contact_id,
-    fields: validValues(fields, answer),
-    extractedAt: ctx.clock.now(),
-  });
+  const record = (status: string, summary: string | null = null, fields: Record<string, unknown> = {}) =>
+    repo.insertResult(ctx.db, ctx.tenantId, {
+      id: newId(),
+      callId: call.id,
+      agentId: call.agent_id,
+      campaignId: call.campaign_id,
+      contactId: call.contact_id,
+      fields,
+      status,
+      summary,
+      outcome: conversationOutcome(call),
+      extractedAt: ctx.clock.now(),
+    });
+  const transcript = (call.transcript as { role: string; text: string }[]).filter(
+    (turn) => typeof turn?.text === 'string' && (turn.role === 'agent' || turn.role === 'contact'),
+  );
+  if (!call.agent_id) return record('skipped: no agent');
+  if (!extractor) return record('skipped: no model configured');
+  if (!transcript.some((turn) => turn.role === 'contact')) return record('skipped: no conversation');
+  const fields = (await repo.bindingsOf(ctx.db, ctx.tenantId, call.agent_id))?.fields ?? [];
+  let answer: Record<string, unknown>;
+  try {
+    answer = await extractor.extract({
+      system:
+        'You read a phone call transcript, summarise it and fill in the requested fields. Use null for anything the call did not establish. Dates are YYYY-MM-DD.',
+      user: transcript.map((turn) => `${turn.role}: ${turn.text}`).join('\n'),
+      schemaName: 'call_analytics',
+      schema: schemaOf(fields),
+    });
+  } catch (error) {
+    if (meta.retryCount < EXTRACT_RETRY_LIMIT) throw error; // retried with backoff
+    return record(`failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const summary = typeof answer.summary === 'string' ? answer.summary : null;
+  const values = answer.fields !== null && typeof answer.fields === 'object' ? (answer.fields as Record<string, unknown>) : {};
+  return record('extracted', summary, validValues(fields, values));
 }
 
 export const extractAnalyticsJob = (deps: Deps): JobDefinition<ExtractAnalyticsJob> => ({
   name: EXTRACT_ANALYTICS,
-  retryLimit: 5,
+  retryLimit: EXTRACT_RETRY_LIMIT,
   retryDelaySeconds: 10,
   batchSize: 1, // a model call can take 30 s; a batch could outlive the job's expiry
-  handle: async (data) => void (await extractAfterCall(deps, data)),
+  handle: async (data, meta) => void (await extractAfterCall(deps, data, extractorOf(deps), meta)),
 });

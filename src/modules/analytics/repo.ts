@@ -38,6 +38,9 @@ export interface ResultRow {
   campaign_id: string | null;
   contact_id: string | null;
   fields: Record<string, unknown>;
+  status: string;
+  summary: string | null;
+  outcome: string | null;
   extracted_at: Date;
 }
 
@@ -51,7 +54,7 @@ export async function listResults(
   const params = [tenantId, filter.agentId ?? null, filter.sessionId ?? null];
   const [{ rows }, count] = await Promise.all([
     db.query<ResultRow>(
-      `SELECT id, call_id, agent_id, campaign_id, contact_id, fields, extracted_at FROM analytics_results WHERE ${where} ORDER BY extracted_at DESC, id DESC LIMIT $4 OFFSET $5`,
+      `SELECT id, call_id, agent_id, campaign_id, contact_id, fields, status, summary, outcome, extracted_at FROM analytics_results WHERE ${where} ORDER BY extracted_at DESC, id DESC LIMIT $4 OFFSET $5`,
       [...params, page.limit, page.offset],
     ),
     db.query<{ n: number }>(`SELECT count(*)::int AS n FROM analytics_results WHERE ${where}`, params),
@@ -70,11 +73,15 @@ export async function insertResult(
     campaignId: string | null;
     contactId: string | null;
     fields: Record<string, unknown>;
+    status: string;
+    summary: string | null;
+    outcome: string;
     extractedAt: Date;
   },
 ): Promise<boolean> {
   const { rowCount } = await db.query(
-    `INSERT INTO analytics_results (tenant_id, id, call_id, agent_id, campaign_id, contact_id, fields, extracted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    `INSERT INTO analytics_results (tenant_id, id, call_id, agent_id, campaign_id, contact_id, fields, extracted_at, status, summary, outcome)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      ON CONFLICT (tenant_id, call_id) DO NOTHING`,
     [
       tenantId,
@@ -85,6 +92,9 @@ export async function insertResult(
       result.contactId,
       JSON.stringify(result.fields),
       result.extractedAt,
+      result.status,
+      result.summary,
+      result.outcome,
     ],
   );
   return rowCount === 1;

@@ -111,8 +111,21 @@ export const Result = Type.Object({
   campaignId: Type.Union([Uuid, Type.Null()]),
   contactId: Type.Union([Uuid, Type.Null()]),
   fields: Type.Record(Type.String(), Type.Unknown()),
+  status: Type.String({
+    description:
+      "'extracted' when the model filled the record; otherwise why it is empty, such as 'skipped: no model configured', 'skipped: no conversation' or 'failed: <reason>'.",
+  }),
+  summary: Type.Union([Type.String(), Type.Null()], { description: "The model's summary of the call; null when no model read it." }),
+  outcome: Type.String({
+    description:
+      'What the call came to, from what happened (not a model): completed, appointment_booked, payment_promised, transferred, opted_out, llm_error, unanswered, busy or failed.',
+  }),
   extractedAt: Timestamp,
 });
 
-export const Tool = Type.Object({ name: Type.String(), description: Type.String() });
+export const Tool = Type.Object({
+  name: Type.String(),
+  description: Type.String(),
+  parameters: Type.Record(Type.String(), Type.Unknown(), { description: 'The JSON Schema of its arguments, as the model is given it.' }),
+});
 export type Tool = Static<typeof Tool>;

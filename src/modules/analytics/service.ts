@@ -129,6 +129,10 @@ export async function listResults(ctx: TenantCtx, query: ResultsQuery, page: Pag
       campaignId: row.campaign_id,
       contactId: row.contact_id,
       fields: row.fields,
+      status: row.status,
+      summary: row.summary,
+      // Records made before outcomes were kept have none: the call's own outcome was all there was.
+      outcome: row.outcome ?? 'completed',
       extractedAt: row.extracted_at.toISOString(),
     })),
     total,

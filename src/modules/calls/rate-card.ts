@@ -1,11 +1,16 @@
 import type { Config } from '../../config.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
 
-/** What one call consumed (contract §8). */
+/** What one call consumed (contract §8), each figure from the component that ran: never estimated. */
 export interface CallUsage {
   sttSeconds: number;
   ttsCharacters: number;
+  /** Input and output together (the contract's figure). */
   llmTokens: number;
+  llmInputTokens: number;
+  llmOutputTokens: number;
+  /** The model the tokens were spent on, which prices them; null when no model ran. */
+  llmModel: string | null;
   telephonySeconds: number;
 }
 
@@ -13,6 +18,7 @@ export interface RateCard {
   sttPerMinute: Money;
   ttsPer1kCharacters: Money;
   llmPer1kTokens: Money;
+  llmModels: Map<string, { input: Money; output: Money }>;
   telephonyPerMinute: Money;
   platformFeePerMinute: Money;
 }
@@ -30,6 +36,9 @@ export const rateCardOf = (config: Config['rates']): RateCard => ({
   sttPerMinute: money(config.sttPerMinute),
   ttsPer1kCharacters: money(config.ttsPer1kCharacters),
   llmPer1kTokens: money(config.llmPer1kTokens),
+  llmModels: new Map(
+    Object.entries(config.llmModels).map(([model, rate]) => [model, { input: money(rate.input), output: money(rate.output) }]),
+  ),
   telephonyPerMinute: money(config.telephonyPerMinute),
   platformFeePerMinute: money(config.platformFeePerMinute),
 });
@@ -38,13 +47,20 @@ export const rateCardOf = (config: Config['rates']): RateCard => ({
  * Cost per component, billed by the second and rounded to 4 decimals (half-even) each; the total
  * is the sum of the rounded components, so the parts always add up to what the wallet is debited.
  */
+/** A model with its own rates is priced per input and output token; any other at the flat rate. */
+function llmCost(usage: CallUsage, rates: RateCard, per1k: (units: number, rate: Money) => Money): Money {
+  const rate = usage.llmModel === null ? undefined : rates.llmModels.get(usage.llmModel);
+  if (!rate) return per1k(usage.llmTokens, rates.llmPer1kTokens);
+  return money(usage.llmInputTokens).mul(rate.input).add(money(usage.llmOutputTokens).mul(rate.output)).div(1000).toDecimalPlaces(4);
+}
+
 export function costOf(usage: CallUsage, rates: RateCard): { cost: CallCost; total: Money } {
   const perMinute = (seconds: number, rate: Money) => money(seconds).div(60).mul(rate).toDecimalPlaces(4);
   const per1k = (units: number, rate: Money) => money(units).div(1000).mul(rate).toDecimalPlaces(4);
   const parts = {
     stt: perMinute(usage.sttSeconds, rates.sttPerMinute),
     tts: per1k(usage.ttsCharacters, rates.ttsPer1kCharacters),
-    llm: per1k(usage.llmTokens, rates.llmPer1kTokens),
+    llm: llmCost(usage, rates, per1k),
     telephony: perMinute(usage.telephonySeconds, rates.telephonyPerMinute),
     platformFee: perMinute(usage.telephonySeconds, rates.platformFeePerMinute),
   };
@@ -62,16 +78,12 @@ export function costOf(usage: CallUsage, rates: RateCard): { cost: CallCost; tot
   };
 }
 
-export const NO_USAGE: CallUsage = { sttSeconds: 0, ttsCharacters: 0, llmTokens: 0, telephonySeconds: 0 };
-
-/**
- * The usage of a conversation of `seconds`, from the call's length: both sides talk, the agent
- * speaks about 14 characters and its model spends about 60 tokens per second. The simulator uses
- * it, and so do provider calls until the media pipeline meters speech and tokens itself.
- */
-export const conversationUsage = (seconds: number): CallUsage => ({
-  sttSeconds: seconds,
-  ttsCharacters: Math.round(seconds * 14),
-  llmTokens: seconds * 60,
-  telephonySeconds: seconds,
-});
+export const NO_USAGE: CallUsage = {
+  sttSeconds: 0,
+  ttsCharacters: 0,
+  llmTokens: 0,
+  llmInputTokens: 0,
+  llmOutputTokens: 0,
+  llmModel: null,
+  telephonySeconds: 0,
+};

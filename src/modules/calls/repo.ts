@@ -33,8 +33,11 @@ export interface CallRow {
   ended_at: Date | null;
   duration_sec: number | null;
   transcript: unknown[];
+  end_reason: string | null;
+  outcomes: unknown[];
+  conversation_started_at: Date | null;
   recording_url: string | null;
-  usage: Record<string, number> | null;
+  usage: Record<string, unknown> | null;
   cost: Record<string, string> | null;
   cost_total: string | null;
   created_at: Date;
@@ -118,8 +121,8 @@ export interface CallEnd {
   endedAt: Date;
   answeredAt: Date | null;
   durationSec: number;
-  transcript: unknown[];
-  usage: Record<string, number>;
+  endReason: string | null;
+  usage: Record<string, unknown>;
   cost: Record<string, string>;
   costTotal: string;
 }
@@ -128,7 +131,7 @@ export interface CallEnd {
 export async function endCall(db: Queryable, tenantId: string, id: string, end: CallEnd): Promise<CallRow | undefined> {
   const { rows } = await db.query<CallRow>(
     `UPDATE calls SET status = 'ENDED', outcome = $3, failure_reason = $4, permanent_failure = $5, ended_at = $6,
-       answered_at = coalesce(answered_at, $7), duration_sec = $8, transcript = $9, usage = $10, cost = $11, cost_total = $12, deadline_at = NULL
+       answered_at = coalesce(answered_at, $7), duration_sec = $8, end_reason = $9, usage = $10, cost = $11, cost_total = $12, deadline_at = NULL
      WHERE tenant_id = $1 AND id = $2 AND status <> 'ENDED' RETURNING *`,
     [
       tenantId,
@@ -139,13 +142,45 @@ export async function endCall(db: Queryable, tenantId: string, id: string, end: 
       end.endedAt,
       end.answeredAt,
       end.durationSec,
-      JSON.stringify(end.transcript),
+      end.endReason,
       JSON.stringify(end.usage),
       JSON.stringify(end.cost),
       end.costTotal,
     ],
   );
   return rows[0];
+}
+
+/**
+ * Takes an answered call for its conversation, once: a retried or repeated job finds it taken.
+ * Undefined when the call is not live and answered, or a conversation already has it.
+ */
+export async function claimConversation(db: Queryable, tenantId: string, id: string, now: Date): Promise<CallRow | undefined> {
+  const { rows } = await db.query<CallRow>(
+    `UPDATE calls SET conversation_started_at = $3
+     WHERE tenant_id = $1 AND id = $2 AND status = 'IN_PROGRESS' AND conversation_started_at IS NULL RETURNING *`,
+    [tenantId, id, now],
+  );
+  return rows[0];
+}
+
+/** Adds turns to a live call's transcript with the conversation's usage so far; false once the call has ended. */
+export async function appendTurns(db: Queryable, tenantId: string, id: string, turns: unknown[], usage: object): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE calls SET transcript = transcript || $3::jsonb, usage = $4::jsonb WHERE tenant_id = $1 AND id = $2 AND status = 'IN_PROGRESS'`,
+    [tenantId, id, JSON.stringify(turns), JSON.stringify(usage)],
+  );
+  return rowCount === 1;
+}
+
+/** Records a tool's outcome once per tool call (a retried step adds nothing); false when it was already there. */
+export async function addOutcome(db: Queryable, tenantId: string, id: string, outcome: { toolCallId: string | null }): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE calls SET outcomes = outcomes || $3::jsonb
+     WHERE tenant_id = $1 AND id = $2 AND ($4::text IS NULL OR NOT outcomes @> jsonb_build_array(jsonb_build_object('toolCallId', $4::text)))`,
+    [tenantId, id, JSON.stringify([outcome]), outcome.toolCallId],
+  );
+  return rowCount === 1;
 }
 
 export async function findCall(db: Queryable, tenantId: string, id: string): Promise<CallRow | undefined> {

@@ -5,6 +5,59 @@ import { MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas
 const Outcome = StringEnum(['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED']);
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
+const KnowledgeSource = Type.Object({ sourceId: Uuid, sourceName: Type.String(), chunkId: Uuid });
+
+/** One turn of the conversation as it happened (contract §3: role agent, contact or tool). */
+export const TranscriptTurn = Type.Object({
+  role: StringEnum(['agent', 'contact', 'tool']),
+  text: Type.String({ description: 'What was said; for a tool turn, its result (or error) as the model read it.' }),
+  at: Timestamp,
+  startMs: Type.Optional(Type.Integer({ description: 'Milliseconds from the answer to the start of the turn.' })),
+  endMs: Type.Optional(Type.Integer({ description: 'Milliseconds from the answer to the end of the turn.' })),
+  by: Type.Optional(
+    Type.String({
+      description:
+        "Who wrote an agent turn: 'model:<name>' (a language model), 'retrieval-agent' (the built-in agent that answers from knowledge, no model), 'first-message' (the agent's configured opening) or 'fallback' (the line said when the model failed).",
+    }),
+  ),
+  tool: Type.Optional(
+    Type.Object({
+      id: Type.String(),
+      name: Type.String(),
+      arguments: Type.Unknown({ description: 'The arguments as the model gave them.' }),
+      ok: Type.Boolean({ description: 'False when the tool refused the arguments or failed; the model was told why.' }),
+    }),
+  ),
+  sources: Type.Optional(Type.Array(KnowledgeSource, { description: 'Knowledge passages the turn used.' })),
+  latency: Type.Optional(
+    Type.Object({
+      firstTokenMs: Nullable(Type.Integer({ description: "The model's time to its first token." })),
+      totalMs: Type.Integer({ description: "From the contact's words to the end of the reply, tools included." }),
+    }),
+  ),
+});
+export type TranscriptTurn = Static<typeof TranscriptTurn>;
+
+/** What a call's tools recorded: an appointment booked, a payment promised, a transfer. */
+export const CallOutcomeRecord = Type.Object({
+  type: StringEnum(['appointment', 'payment_promise', 'transfer', 'opt_out']),
+  toolCallId: Nullable(Type.String()),
+  at: Timestamp,
+  data: Type.Record(Type.String(), Type.Unknown()),
+});
+export type CallOutcomeRecord = Static<typeof CallOutcomeRecord>;
+
+export const END_REASONS = [
+  'agent_ended',
+  'contact_hung_up',
+  'opted_out',
+  'transferred',
+  'llm_error',
+  'hung_up_by_user',
+  'max_duration',
+] as const;
+export type EndReason = (typeof END_REASONS)[number];
+
 export const Call = Type.Object({
   id: Uuid,
   agentId: Nullable(Uuid),
@@ -22,10 +75,20 @@ export const Call = Type.Object({
   answeredAt: Nullable(Timestamp),
   endedAt: Nullable(Timestamp),
   durationSec: Nullable(Type.Integer()),
-  transcript: Type.Array(Type.Object({ role: Type.String(), text: Type.String(), at: Timestamp })),
+  endReason: Nullable(StringEnum(END_REASONS, { description: 'Why an answered call ended, when known.' })),
+  transcript: Type.Array(TranscriptTurn),
+  outcomes: Type.Array(CallOutcomeRecord),
   recordingUrl: Nullable(Type.String()),
   usage: Nullable(
-    Type.Object({ sttSeconds: Type.Number(), ttsCharacters: Type.Integer(), llmTokens: Type.Integer(), telephonySeconds: Type.Number() }),
+    Type.Object({
+      sttSeconds: Type.Number(),
+      ttsCharacters: Type.Integer(),
+      llmTokens: Type.Integer({ description: 'Input and output tokens together, as the model server reported them.' }),
+      llmInputTokens: Type.Integer(),
+      llmOutputTokens: Type.Integer(),
+      llmModel: Nullable(Type.String({ description: 'The model whose tokens these are; null when no model ran.' })),
+      telephonySeconds: Type.Number(),
+    }),
   ),
   cost: Nullable(
     Type.Object({

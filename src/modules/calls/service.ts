@@ -18,12 +18,25 @@ import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
 import * as integrations from '../integrations/service.ts';
-import { conversationUsage, costOf, NO_USAGE, rateCardOf, type CallUsage } from './rate-card.ts';
+import { costOf, NO_USAGE, rateCardOf, type CallUsage } from './rate-card.ts';
 import * as repo from './repo.ts';
-import type { Call, CallQuery } from './schemas.ts';
+import type { Call, CallOutcomeRecord, CallQuery, EndReason, TranscriptTurn } from './schemas.ts';
+
+export type { CallUsage, TranscriptTurn, EndReason, CallOutcomeRecord };
+export { NO_USAGE };
 
 export const CALL_ENDED = 'call.ended';
 export interface CallEndedJob {
+  tenantId: string;
+  callId: string;
+}
+
+/**
+ * Sent in the transaction that answers a call its provider drives itself (the simulator) and that
+ * has an agent: the conversation module converses on it.
+ */
+export const CALL_ANSWERED = 'call.answered';
+export interface CallAnsweredJob {
   tenantId: string;
   callId: string;
 }
@@ -47,9 +60,12 @@ export const toCall = (row: repo.CallRow): Call => ({
   answeredAt: isoOrNull(row.answered_at),
   endedAt: isoOrNull(row.ended_at),
   durationSec: row.duration_sec,
+  endReason: row.end_reason as EndReason | null,
   transcript: row.transcript as Call['transcript'],
+  outcomes: row.outcomes as Call['outcomes'],
   recordingUrl: row.recording_url,
-  usage: row.usage as Call['usage'],
+  // Calls ended before tokens were counted by direction have the older, shorter usage.
+  usage: row.usage && ({ ...NO_USAGE, ...row.usage } as Call['usage']),
   cost: row.cost as Call['cost'],
   createdAt: row.created_at.toISOString(),
 });
@@ -64,7 +80,7 @@ export interface CallResult {
   durationSec?: number;
   failureReason?: string | null;
   permanent?: boolean;
-  transcript?: unknown[];
+  endReason?: EndReason | null;
   usage?: CallUsage;
 }
 
@@ -100,6 +116,7 @@ export function onCallEnded(listener: CallEndedListener): void {
  */
 async function finishCall(ctx: TenantCtx, callId: string, result: CallResult, batch = new Map<string, unknown>()): Promise<void> {
   const usage = result.usage ?? NO_USAGE;
+  // The price of one model's tokens is its own; the rate card prices the rest by component.
   const { cost, total } = costOf(usage, rateCardOf(ctx.config.rates));
   const ended = await repo.endCall(ctx.db, ctx.tenantId, callId, {
     outcome: result.outcome,
@@ -108,7 +125,7 @@ async function finishCall(ctx: TenantCtx, callId: string, result: CallResult, ba
     endedAt: result.endedAt,
     answeredAt: result.answeredAt ?? null,
     durationSec: result.durationSec ?? 0,
-    transcript: result.transcript ?? [],
+    endReason: result.endReason ?? null,
     usage: { ...usage },
     cost: { ...cost },
     costTotal: cost.total,
@@ -128,11 +145,17 @@ async function finishCall(ctx: TenantCtx, callId: string, result: CallResult, ba
   await events.emitEvent(ctx, 'call.completed', toCall(ended), ended.agent_id);
 }
 
+/**
+ * What an answered call used: what its conversation recorded as it ran (tokens, characters, seconds
+ * of speech) and the line's seconds; nothing is estimated from the call's length.
+ */
+const usageOf = (call: repo.CallRow, telephonySeconds: number): CallUsage => ({ ...NO_USAGE, ...call.usage, telephonySeconds });
+
 /** An answered call that ends now, talked from its answer until `endedAt`. */
 function answeredUntil(call: repo.CallRow, endedAt: Date, extra: Partial<CallResult> = {}): CallResult {
   const answeredAt = call.answered_at ?? endedAt;
   const seconds = Math.max(0, Math.round((endedAt.getTime() - answeredAt.getTime()) / 1000));
-  return { outcome: 'ANSWERED', endedAt, answeredAt, durationSec: seconds, usage: conversationUsage(seconds), ...extra };
+  return { outcome: 'ANSWERED', endedAt, answeredAt, durationSec: seconds, usage: usageOf(call, seconds), ...extra };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -303,9 +326,12 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
           answeredAt: step.answeredAt,
           deadlineAt: step.deadlineAt,
         });
+        if (step.status === 'IN_PROGRESS' && call.status !== 'IN_PROGRESS' && call.agent_id)
+          await ctx.jobs.send<CallAnsweredJob>(CALL_ANSWERED, { tenantId: call.tenant_id, callId: call.id }, { tx: txCtx.db });
       } else if (step.outcome === 'ANSWERED') {
+        // The simulated contact's time on the line is up: they hang up, whatever was being said.
         const answered = { ...call, answered_at: step.answeredAt };
-        await finishCall(callCtx, call.id, answeredUntil(answered, step.endedAt, { transcript: step.transcript ?? [] }), batch);
+        await finishCall(callCtx, call.id, answeredUntil(answered, step.endedAt, { endReason: 'contact_hung_up' }), batch);
       } else {
         const { outcome, endedAt, permanent, failureReason } = step;
         await finishCall(callCtx, call.id, { outcome, endedAt, permanent, failureReason }, batch);
@@ -375,7 +401,7 @@ async function applyUpdate(ctx: TenantCtx, call: repo.CallRow, update: CallUpdat
     endedAt: now,
     answeredAt,
     durationSec: seconds,
-    usage: conversationUsage(seconds),
+    usage: usageOf(call, seconds),
   });
 }
 
@@ -412,7 +438,7 @@ export async function hangupCall(ctx: TenantCtx, id: string): Promise<void> {
     if (!telephonyProvider(call.provider).telephony.advance && call.provider_call_id) return call;
     const now = ctx.clock.now();
     if (call.status === 'IN_PROGRESS') {
-      await finishCall(txCtx, id, answeredUntil(call, now, { failureReason: 'Hung up by the user.' }));
+      await finishCall(txCtx, id, answeredUntil(call, now, { failureReason: 'Hung up by the user.', endReason: 'hung_up_by_user' }));
     } else {
       await finishCall(txCtx, id, { outcome: 'UNANSWERED', endedAt: now, failureReason: 'Hung up by the user before it was answered.' });
     }
@@ -461,6 +487,50 @@ export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId
     { ...call, status: placed.status, provider_call_id: placed.providerCallId, deadline_at: placed.deadlineAt },
   ]);
   return getCall(ctx, call.id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a conversation does with its call
+
+/** The conversation takes an answered call, once; undefined when the call is not live or is taken. */
+export const claimConversation = (ctx: TenantCtx, callId: string) => repo.claimConversation(ctx.db, ctx.tenantId, callId, ctx.clock.now());
+
+/** The turns as they happen, with the conversation's usage so far; false once the call has ended (stop talking). */
+export const appendTurns = (ctx: TenantCtx, callId: string, turns: TranscriptTurn[], usage: CallUsage): Promise<boolean> =>
+  repo.appendTurns(ctx.db, ctx.tenantId, callId, turns, usage);
+
+/**
+ * The conversation is over (the agent ended it, transferred the caller, or the model failed): a call
+ * its provider drives itself ends now, billed for what ran. A call already over is left alone.
+ */
+export async function endConversation(ctx: TenantCtx, callId: string, endReason: EndReason): Promise<void> {
+  await withTransaction(ctx, async (txCtx) => {
+    const call = await repo.lockCall(txCtx.db, ctx.tenantId, callId);
+    if (call?.status !== 'IN_PROGRESS') return;
+    if (!telephonyProvider(call.provider).telephony.advance)
+      throw new Error(`Conversations on ${call.provider} calls end through the media stream, not here.`);
+    await finishCall(txCtx, callId, answeredUntil(call, ctx.clock.now(), { endReason }));
+  });
+}
+
+/**
+ * A structured outcome a tool produced (an appointment, a payment promise), stored on the call once
+ * per tool call and announced by webhook in the same transaction. False when it was already stored.
+ */
+export async function recordOutcome(
+  ctx: TenantCtx,
+  call: Pick<repo.CallRow, 'id' | 'agent_id' | 'campaign_id' | 'contact_id'>,
+  record: CallOutcomeRecord,
+  event?: events.EventType,
+): Promise<boolean> {
+  return withTransaction(ctx, async (txCtx) => {
+    if (!(await repo.addOutcome(txCtx.db, ctx.tenantId, call.id, record))) return false;
+    if (event) {
+      const data = { callId: call.id, agentId: call.agent_id, campaignId: call.campaign_id, contactId: call.contact_id, ...record.data };
+      await events.emitEvent(txCtx, event, data, call.agent_id);
+    }
+    return true;
+  });
 }
 
 export const hasFinishedCall = (ctx: TenantCtx) => repo.hasEndedCall(ctx.db, ctx.tenantId);

@@ -3,7 +3,14 @@ import { PageQuery } from '../../platform/pagination.ts';
 import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 /** Contract §9: the event types posted to webhooks. */
-export const EVENT_TYPES = ['call.completed', 'campaign.status_changed', 'knowledge_source.processed', 'wallet.low_balance'] as const;
+export const EVENT_TYPES = [
+  'call.completed',
+  'campaign.status_changed',
+  'knowledge_source.processed',
+  'wallet.low_balance',
+  'appointment.booked',
+  'payment_promise.recorded',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;
 

@@ -11,6 +11,8 @@ import * as identity from '../identity/service.ts';
 import * as repo from './repo.ts';
 import type { Delivery, DeliveryQuery, EventType } from './schemas.ts';
 
+export type { EventType };
+
 export const DELIVER_WEBHOOK = 'webhook.deliver';
 export interface DeliverWebhookJob {
   tenantId: string;

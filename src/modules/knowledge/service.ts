@@ -363,20 +363,33 @@ export function reciprocalRankFusion(rankings: string[][], k = RRF_K): { id: str
   return [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
 }
 
+/** A passage retrieval found, with why: words in common with the query, and how close in meaning. */
+export interface Passage {
+  chunkId: string;
+  sourceId: string;
+  sourceName: string;
+  text: string;
+  score: number;
+  /** The passage shares words with the query (the full-text ranking found it). */
+  sharesWords: boolean;
+  /** Cosine similarity of the query and the passage, -1 to 1. */
+  similarity: number;
+}
+
 /**
  * Hybrid retrieval (contract §7): the full-text ranking and the vector ranking of the base's
- * chunks, each cut at a few times topK, fused by reciprocal rank.
+ * chunks, each cut at a few times topK, fused by reciprocal rank. Undefined when the base does not
+ * exist (for this tenant).
  */
-export async function queryBase(deps: Deps, tenantId: string, baseId: string, body: QueryBody): Promise<QueryResult> {
-  const topK = body.topK ?? TOP_K_DEFAULT;
+async function rankBase(deps: Deps, tenantId: string, baseId: string, query: string, topK: number): Promise<Passage[] | undefined> {
   const candidates = Math.max(topK * 4, 20);
   const { db, knowledge } = deps;
   const chunksVersion = await repo.baseVersion(db, tenantId, baseId);
-  if (chunksVersion === undefined) throw baseNotFound();
+  if (chunksVersion === undefined) return undefined;
   const [lexical, semantic] = await Promise.all([
-    repo.rankByText(db, tenantId, baseId, body.query, candidates),
+    repo.rankByText(db, tenantId, baseId, query, candidates),
     knowledge.embedder
-      .embed([body.query])
+      .embed([query])
       .then(([vector]) =>
         knowledge.vectors.nearest(db, { tenantId, id: baseId, chunksVersion }, knowledge.embedder.model, vector!, candidates),
       ),
@@ -391,13 +404,41 @@ export async function queryBase(deps: Deps, tenantId: string, baseId: string, bo
       )
     ).map((chunk) => [chunk.id, chunk]),
   );
-  return {
-    results: fused.flatMap(({ id, score }) => {
-      const chunk = chunks.get(id);
-      // A chunk deleted between the rankings and this read is left out.
-      return chunk
-        ? [{ chunkId: id, sourceId: chunk.source_id, sourceName: chunk.source_name, text: chunk.text, score: Number(score.toFixed(6)) }]
-        : [];
-    }),
-  };
+  const lexicalIds = new Set(lexical);
+  const similarity = new Map(semantic.map((hit) => [hit.id, hit.similarity]));
+  return fused.flatMap(({ id, score }) => {
+    const chunk = chunks.get(id);
+    // A chunk deleted between the rankings and this read is left out.
+    if (!chunk) return [];
+    return [
+      {
+        chunkId: id,
+        sourceId: chunk.source_id,
+        sourceName: chunk.source_name,
+        text: chunk.text,
+        score: Number(score.toFixed(6)),
+        sharesWords: lexicalIds.has(id),
+        similarity: similarity.get(id) ?? 0,
+      },
+    ];
+  });
+}
+
+export async function queryBase(deps: Deps, tenantId: string, baseId: string, body: QueryBody): Promise<QueryResult> {
+  const passages = await rankBase(deps, tenantId, baseId, body.query, body.topK ?? TOP_K_DEFAULT);
+  if (!passages) throw baseNotFound();
+  return { results: passages.map(({ chunkId, sourceId, sourceName, text, score }) => ({ chunkId, sourceId, sourceName, text, score })) };
+}
+
+/**
+ * The best passages of several bases (an agent's) for a query, through the same retrieval as the
+ * query endpoint; each base's ranking is fused with the others'. A base deleted meanwhile is skipped.
+ */
+export async function searchBases(deps: Deps, tenantId: string, baseIds: string[], query: string, topK: number): Promise<Passage[]> {
+  const perBase = await Promise.all(baseIds.map((baseId) => rankBase(deps, tenantId, baseId, query, topK)));
+  const all = perBase.flatMap((passages) => passages ?? []);
+  const byId = new Map(all.map((passage) => [passage.chunkId, passage]));
+  return reciprocalRankFusion(perBase.map((passages) => (passages ?? []).map((passage) => passage.chunkId)))
+    .slice(0, topK)
+    .map(({ id }) => byId.get(id)!);
 }

@@ -16,14 +16,25 @@ export interface SimulatedAttempt {
 }
 
 /**
- * The outcome of attempt `attempt` (1-based) for a contact: the attempt-th entry of
- * `metadata.simulate` ("BUSY,UNANSWERED,ANSWERED"), ANSWERED once the list is used up or when
- * there is none. `INVALID_NUMBER` is a permanent failure.
+ * A contact's plan: `metadata.simulate` is the outcomes of its attempts ("BUSY,UNANSWERED"), or an
+ * object with them as `outcomes` (and, for the conversation, what the contact says as `say`).
+ */
+function outcomesOf(metadata: Record<string, unknown> | null | undefined): unknown {
+  const simulate = metadata?.simulate;
+  if (typeof simulate === 'string') return simulate;
+  return simulate !== null && typeof simulate === 'object' ? (simulate as { outcomes?: unknown }).outcomes : undefined;
+}
+
+/**
+ * The outcome of attempt `attempt` (1-based) for a contact: the attempt-th entry of its plan's
+ * outcomes ("BUSY,UNANSWERED,ANSWERED"), ANSWERED once the list is used up or when there is none.
+ * `INVALID_NUMBER` is a permanent failure.
  */
 export function simulatedAttempt(metadata: Record<string, unknown> | null | undefined, attempt: number): SimulatedAttempt {
+  const outcomes = outcomesOf(metadata);
   const plan =
-    typeof metadata?.simulate === 'string'
-      ? metadata.simulate
+    typeof outcomes === 'string'
+      ? outcomes
           .split(',')
           .map((s) => s.trim().toUpperCase())
           .filter((s) => OUTCOMES.has(s))
@@ -31,22 +42,6 @@ export function simulatedAttempt(metadata: Record<string, unknown> | null | unde
   const step = plan[attempt - 1] ?? 'ANSWERED';
   if (step === 'INVALID_NUMBER') return { outcome: 'FAILED', permanent: true };
   return { outcome: step as CallOutcome, permanent: false };
-}
-
-/** The fixed lines a simulated answered call records (a real conversation replaces them once the agent converses). */
-export function simulatedTranscript(
-  answeredAt: Date,
-  seconds: number,
-  contactName: string | null,
-): { role: 'agent' | 'user'; text: string; at: string }[] {
-  const at = (fraction: number) => new Date(answeredAt.getTime() + Math.round(seconds * 1000 * fraction)).toISOString();
-  const name = contactName ? ` ${contactName}` : '';
-  return [
-    { role: 'agent', text: `Hello${name}, this is a call from your service provider. Do you have a moment?`, at: at(0) },
-    { role: 'user', text: 'Yes, go ahead.', at: at(0.3) },
-    { role: 'agent', text: 'Thank you. I am calling to confirm your appointment; is the scheduled time still good for you?', at: at(0.5) },
-    { role: 'user', text: 'Yes, that works. Thanks for calling.', at: at(0.8) },
-  ];
 }
 
 export type { SelfDrivenCall as SimulatedCall, SelfDrivenStep as SimulatedStep };
@@ -83,17 +78,7 @@ export function simulatedStep(call: SelfDrivenCall, now: Date, timing: Simulator
       answeredAt = at;
       deadlineAt = addSeconds(at, timing.talkSeconds);
     } else {
-      const answered = answeredAt ?? at;
-      const seconds = Math.max(0, Math.round((at.getTime() - answered.getTime()) / 1000));
-      return {
-        live: false,
-        outcome: 'ANSWERED',
-        endedAt: at,
-        answeredAt: answered,
-        permanent: false,
-        failureReason: null,
-        transcript: simulatedTranscript(answered, seconds, call.contactName),
-      };
+      return { live: false, outcome: 'ANSWERED', endedAt: at, answeredAt: answeredAt ?? at, permanent: false, failureReason: null };
     }
     if (deadlineAt > now) return { live: true, status, answeredAt, deadlineAt };
     at = deadlineAt;

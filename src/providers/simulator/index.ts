@@ -19,7 +19,12 @@ export const simulator: Provider = {
   title: 'Simulator',
   settings: {
     SIMULATOR_RING_SECONDS: Int(2, 0, 300, 'How long a SIMULATOR call rings before its outcome.'),
-    SIMULATOR_TALK_SECONDS: Int(6, 0, 3600, 'How long an answered SIMULATOR call lasts.'),
+    SIMULATOR_TALK_SECONDS: Int(
+      6,
+      0,
+      3600,
+      'The longest a simulated contact stays on the line once answered: the call ends then, unless the agent ended it first (raise it to rehearse with a slow model).',
+    ),
   },
   telephony: {
     connect: () => ({

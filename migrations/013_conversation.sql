@@ -1,0 +1,26 @@
+-- The conversation engine (issue 16): what an agent converses with, and what a call records of it.
+
+-- The agent's model (null: the service's LLM_MODEL, or the retrieval agent when none is
+-- configured), whether its knowledge is put in context each turn, where transfers go, and the
+-- tenant's own HTTP tools (their signing secret sealed, like every provider secret).
+ALTER TABLE agents
+  ADD COLUMN llm jsonb,
+  ADD COLUMN knowledge_in_context boolean NOT NULL DEFAULT false,
+  ADD COLUMN transfer_number text,
+  ADD COLUMN custom_tools jsonb NOT NULL DEFAULT '[]',
+  ADD COLUMN tool_secret_sealed text;
+
+-- Why an answered call ended (the agent ended it, the contact hung up, a model error…), the
+-- structured outcomes its tools recorded (an appointment, a payment promise), and the moment a
+-- conversation took the call (so a retried job never runs a second conversation on it).
+ALTER TABLE calls
+  ADD COLUMN end_reason text,
+  ADD COLUMN outcomes jsonb NOT NULL DEFAULT '[]',
+  ADD COLUMN conversation_started_at timestamptz;
+
+-- One record for every ended call: why its fields are empty when they are, the model's summary,
+-- and the conversation's outcome as the engine saw it.
+ALTER TABLE analytics_results
+  ADD COLUMN status text NOT NULL DEFAULT 'extracted',
+  ADD COLUMN summary text,
+  ADD COLUMN outcome text;

@@ -1,0 +1,241 @@
+/**
+ * One conversation: the agent's side of a call or a test chat, turn by turn. The contact's words go
+ * in (`hear`), the agent's reply comes out as transcript turns, with the tools it ran and the
+ * knowledge it used. Two brains behind one shape: a language model with tools, or, when no model is
+ * configured, the built-in retrieval agent, which answers from the agent's knowledge bases and says
+ * so in every turn it writes (`by: 'retrieval-agent'`). Nothing here knows of calls or HTTP; the
+ * transport (a simulated caller, a test chat, later a phone line) feeds it text.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Clock } from '../../platform/clock.ts';
+import { ProviderError } from '../../providers/errors.ts';
+import type { ChatMessage, ChatModel, ChatTool, ChatToolCall } from '../../providers/types.ts';
+import type { EndReason, TranscriptTurn } from '../calls/service.ts';
+import type { Passage } from '../knowledge/service.ts';
+import { answerFromPassages, isGoodbye, isGreeting, isOptOut, RETRIEVAL_LINES } from './retrieval-agent.ts';
+
+export interface ConversationModel {
+  chat: ChatModel;
+  /** The model's name, as asked of the server and as priced. */
+  name: string;
+  temperature?: number;
+  maxTokens: number;
+}
+
+/** What a tool answered; `end` when running it ends the conversation (end_call, transfer_call). */
+export interface ToolResult {
+  ok: boolean;
+  /** What the model reads back: the result, or why the tool refused or failed. */
+  content: string;
+  sources?: Passage[];
+  end?: EndReason;
+}
+
+export interface Toolbox {
+  definitions: ChatTool[];
+  run(call: ChatToolCall): Promise<ToolResult>;
+}
+
+export interface SessionSetup {
+  agentName: string;
+  /** The system prompt with its variables filled. */
+  systemPrompt: string;
+  /** The opening line with its variables filled; null lets the model open. */
+  firstMessage: string | null;
+  language: string;
+  /** Null: the retrieval agent. */
+  model: ConversationModel | null;
+  toolbox: Toolbox;
+  /** The agent's knowledge for a query (the retrieval agent's answers, and the context of each turn). */
+  search(query: string): Promise<Passage[]>;
+  /** Passages are put in the model's context every turn (the agent's `knowledgeInContext`). */
+  knowledgeInContext: boolean;
+  clock: Clock;
+  /** Turn offsets count from here (the answer of the call, the start of the chat). */
+  startedAt: Date;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface Session {
+  /** The agent's opening: the first message, or the model's own when there is none. */
+  open(): Promise<TranscriptTurn[]>;
+  /** The contact said `text`: their turn and the agent's reply (with any tool turns). */
+  hear(text: string): Promise<TranscriptTurn[]>;
+  /** Why the conversation is over, once it is. */
+  readonly ended: EndReason | null;
+  /** Tokens the model server reported, summed over the session. */
+  readonly usage: TokenUsage;
+}
+
+/** Rounds of tool calls one reply may take before the model must answer in words. */
+const MAX_TOOL_ROUNDS = 4;
+/** Passages put in context per turn, and passages the retrieval agent weighs. */
+const CONTEXT_PASSAGES = 3;
+const FALLBACK_LINE = "I'm sorry, I'm having trouble on my side right now. Someone will get back to you soon. Goodbye.";
+
+const PHONE_STYLE =
+  'You are speaking with a person on a phone call. Answer in one to three short spoken sentences, with no lists, markdown or emoji. ' +
+  'If you do not know something, say so rather than invent it.';
+
+const sourcesOf = (passages: Passage[]) => passages.map(({ sourceId, sourceName, chunkId }) => ({ sourceId, sourceName, chunkId }));
+
+export function openSession(setup: SessionSetup): Session {
+  const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  let ended: EndReason | null = null;
+  const history: ChatMessage[] = [
+    {
+      role: 'system',
+      content: [
+        setup.systemPrompt.trim() || `You are ${setup.agentName}, a helpful phone agent.`,
+        PHONE_STYLE,
+        `Speak the language of the tag ${setup.language} unless the person uses another.`,
+      ].join('\n\n'),
+    },
+  ];
+  const offset = () => setup.clock.now().getTime() - setup.startedAt.getTime();
+  const turn = (role: TranscriptTurn['role'], text: string, from: number, extra: Partial<TranscriptTurn> = {}): TranscriptTurn => {
+    // A test clock may be set back; an offset is never before the start.
+    const startMs = Math.max(0, from);
+    return {
+      role,
+      text,
+      at: new Date(setup.startedAt.getTime() + startMs).toISOString(),
+      startMs,
+      endMs: Math.max(startMs, offset()),
+      ...extra,
+    };
+  };
+
+  /** The model's reply to the conversation so far, tools run as it asks, until it answers in words. */
+  async function modelReply(model: ConversationModel, context: Passage[]): Promise<TranscriptTurn[]> {
+    const turns: TranscriptTurn[] = [];
+    const startedAt = performance.now();
+    const startMs = offset();
+    let firstTokenMs: number | null = null;
+    const contextMessage: ChatMessage[] = context.length
+      ? [
+          {
+            role: 'system',
+            content: `Passages from your knowledge that may help with the next answer (use them only if relevant):\n${context
+              .map((passage, i) => `[${i + 1}] (${passage.sourceName}) ${passage.text}`)
+              .join('\n')}`,
+          },
+        ]
+      : [];
+    // Just before the contact's words; tool results must follow their call, so nothing goes after them.
+    const contextAt = history.length - 1;
+    for (let round = 0; round <= MAX_TOOL_ROUNDS; round++) {
+      let text = '';
+      const toolCalls: ChatToolCall[] = [];
+      for await (const event of model.chat.stream({
+        model: model.name,
+        messages: [...history.slice(0, contextAt), ...contextMessage, ...history.slice(contextAt)],
+        tools: round < MAX_TOOL_ROUNDS && setup.toolbox.definitions.length ? setup.toolbox.definitions : undefined,
+        temperature: model.temperature,
+        maxTokens: model.maxTokens,
+      })) {
+        if (event.type === 'text') text += event.delta;
+        else if (event.type === 'tool_call') toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
+        else {
+          usage.inputTokens += event.usage?.inputTokens ?? 0;
+          usage.outputTokens += event.usage?.outputTokens ?? 0;
+          if (firstTokenMs === null && event.firstTokenMs !== undefined) firstTokenMs = event.firstTokenMs;
+        }
+      }
+      const said = text.trim();
+      history.push({ role: 'assistant', content: said || null, ...(toolCalls.length ? { toolCalls } : {}) });
+      const latency = () => ({ firstTokenMs, totalMs: Math.round(performance.now() - startedAt) });
+      if (said) turns.push(turn('agent', said, startMs, { by: `model:${model.name}`, sources: sourcesOf(context), latency: latency() }));
+      if (toolCalls.length === 0) return turns;
+      for (const call of toolCalls) {
+        const toolStart = offset();
+        const result = await setup.toolbox.run(call);
+        history.push({ role: 'tool', toolCallId: call.id, content: result.content });
+        turns.push(
+          turn('tool', result.content, toolStart, {
+            tool: { id: call.id, name: call.name, arguments: parsedOrRaw(call.arguments), ok: result.ok },
+            ...(result.sources?.length ? { sources: sourcesOf(result.sources) } : {}),
+          }),
+        );
+        if (result.end) ended = result.end;
+      }
+      // The conversation is over once end_call or a transfer ran: nothing more is said.
+      if (ended) return turns;
+    }
+    return turns;
+  }
+
+  /** The retrieval agent's reply: goodbye and opt-out understood, questions answered from knowledge. */
+  async function retrievalReply(heard: string): Promise<TranscriptTurn[]> {
+    const startMs = offset();
+    const startedAt = performance.now();
+    const say = (text: string, extra: Partial<TranscriptTurn> = {}) => [
+      turn('agent', text, startMs, {
+        by: 'retrieval-agent',
+        latency: { firstTokenMs: null, totalMs: Math.round(performance.now() - startedAt) },
+        ...extra,
+      }),
+    ];
+    if (isOptOut(heard)) {
+      ended = 'opted_out';
+      return say(RETRIEVAL_LINES.optedOut);
+    }
+    if (isGoodbye(heard)) {
+      ended = 'agent_ended';
+      return say(RETRIEVAL_LINES.goodbye);
+    }
+    if (isGreeting(heard)) return say(RETRIEVAL_LINES.offerHelp(setup.agentName));
+    const passages = await setup.search(heard);
+    const answer = answerFromPassages(heard, passages.slice(0, CONTEXT_PASSAGES));
+    if (!answer) return say(RETRIEVAL_LINES.didNotCatch);
+    return say(answer.text, { sources: sourcesOf([answer.passage]) });
+  }
+
+  async function reply(heard: string | null): Promise<TranscriptTurn[]> {
+    const model = setup.model;
+    if (!model) return retrievalReply(heard ?? '');
+    try {
+      const context = heard !== null && setup.knowledgeInContext ? (await setup.search(heard)).slice(0, CONTEXT_PASSAGES) : [];
+      return await modelReply(model, context);
+    } catch (error) {
+      if (!(error instanceof ProviderError)) throw error;
+      // The caller hears why the call ends; the transcript says the model failed, not what it would have said.
+      ended = 'llm_error';
+      return [turn('agent', FALLBACK_LINE, offset(), { by: 'fallback', latency: { firstTokenMs: null, totalMs: 0 } })];
+    }
+  }
+
+  return {
+    get ended() {
+      return ended;
+    },
+    usage,
+    async open() {
+      if (setup.firstMessage?.trim()) {
+        const text = setup.firstMessage.trim();
+        history.push({ role: 'assistant', content: text });
+        return [turn('agent', text, offset(), { by: 'first-message' })];
+      }
+      if (!setup.model) return [turn('agent', RETRIEVAL_LINES.greeting(setup.agentName), offset(), { by: 'retrieval-agent' })];
+      return reply(null);
+    },
+    async hear(text) {
+      if (ended) return [];
+      const contact = turn('contact', text, offset());
+      history.push({ role: 'user', content: text });
+      return [contact, ...(await reply(text))];
+    },
+  };
+}
+
+function parsedOrRaw(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return json;
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * The conversation module: it opens a session for an agent (its model or the retrieval agent, its
+ * prompt filled for the contact, its tools and knowledge) and runs it where a conversation happens:
+ * on a simulated call, against a scripted contact, and in the dashboard's test chat.
+ */
+import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
+import type { JobDefinition } from '../../platform/jobs.ts';
+import { llmProvider } from '../../providers/registry.ts';
+import type { ChatModel } from '../../providers/types.ts';
+import { renderTemplate, type TemplateValues } from '../agents/prompt-template.ts';
+import type { Agent } from '../agents/schemas.ts';
+import * as agents from '../agents/service.ts';
+import * as calls from '../calls/service.ts';
+import * as campaigns from '../campaigns/service.ts';
+import * as identity from '../identity/service.ts';
+import * as knowledge from '../knowledge/service.ts';
+import { openSession, type ConversationModel, type Session } from './engine.ts';
+import { scriptedLines } from './scripted-contact.ts';
+import { toolboxFor, type Venue } from './tools.ts';
+
+/** A reply's length when the agent sets none: a few spoken sentences, and a bound on a runaway answer's cost. */
+const DEFAULT_MAX_TOKENS = 300;
+/** Passages retrieval weighs per query. */
+const SEARCH_TOP_K = 5;
+
+// One client per model server for the process: building the SDK client per call would be waste.
+const chatModels = new Map<string, ChatModel>();
+
+/** The agent's model, or null when the service has no model server (the retrieval agent converses). */
+export function modelFor(deps: Pick<Deps, 'config'>, agent: Pick<Agent, 'llm'>): ConversationModel | null {
+  const { llm } = deps.config;
+  if (!llm.apiUrl) return null;
+  const providerName = agent.llm?.provider ?? 'OPENAI_COMPATIBLE';
+  const key = `${providerName} ${llm.apiUrl} ${llm.timeoutMs}`;
+  let chat = chatModels.get(key);
+  if (!chat) {
+    chat = llmProvider(providerName).llm.connect({ baseUrl: llm.apiUrl, apiKey: llm.apiKey, timeoutMs: llm.timeoutMs });
+    chatModels.set(key, chat);
+  }
+  return {
+    chat,
+    name: agent.llm?.model ?? llm.model,
+    temperature: agent.llm?.temperature,
+    maxTokens: agent.llm?.maxTokens ?? DEFAULT_MAX_TOKENS,
+  };
+}
+
+/** Who the agent talks to, for its templates. */
+export interface Counterpart {
+  name: string | null;
+  phone: string | null;
+  email: string | null;
+  metadata: Record<string, unknown>;
+  campaignName: string | null;
+  timezone: string;
+}
+
+/** A session for `agent`, its prompt filled for `counterpart`, its tools acting for `venue`. */
+export function sessionFor(deps: Deps, ctx: TenantCtx, agent: Agent, counterpart: Counterpart, venue: Venue, startedAt: Date) {
+  const values: TemplateValues = { ...counterpart, agentName: agent.name, now: ctx.clock.now() };
+  const search = (query: string) =>
+    agent.knowledgeBaseIds.length
+      ? knowledge.searchBases(deps, ctx.tenantId, agent.knowledgeBaseIds, query, SEARCH_TOP_K)
+      : Promise.resolve([]);
+  const model = modelFor(deps, agent);
+  const session = openSession({
+    agentName: agent.name,
+    systemPrompt: renderTemplate(agent.systemPrompt ?? '', values),
+    firstMessage: agent.firstMessage ? renderTemplate(agent.firstMessage, values) : null,
+    language: agent.language,
+    model,
+    toolbox: toolboxFor({ deps, tenantId: ctx.tenantId, agent, venue, search }),
+    search,
+    knowledgeInContext: agent.knowledgeInContext,
+    clock: ctx.clock,
+    startedAt,
+  });
+  return { session, model };
+}
+
+/** The session's usage so far in the call's terms: tokens as the server reported them, for the model that ran. */
+export function usageOf(session: Session, model: ConversationModel | null): calls.CallUsage {
+  const { inputTokens, outputTokens } = session.usage;
+  return {
+    ...calls.NO_USAGE,
+    llmTokens: inputTokens + outputTokens,
+    llmInputTokens: inputTokens,
+    llmOutputTokens: outputTokens,
+    llmModel: model && inputTokens + outputTokens > 0 ? model.name : null,
+  };
+}
+
+async function counterpartOfCall(ctx: TenantCtx, call: calls.CallRow): Promise<Counterpart> {
+  const phone = call.direction === 'OUTGOING' ? call.to_number : call.from_number;
+  const [contact, campaign, tenantZone] = await Promise.all([
+    call.campaign_id && call.contact_id ? campaigns.campaignContact(ctx, call.campaign_id, call.contact_id) : undefined,
+    call.campaign_id ? campaigns.getCampaign(ctx, call.campaign_id).catch(() => undefined) : undefined,
+    identity.tenantTimezone(ctx),
+  ]);
+  return {
+    name: contact?.name ?? call.contact_name,
+    phone,
+    email: contact?.email ?? null,
+    metadata: contact?.metadata ?? call.contact_metadata ?? {},
+    campaignName: campaign?.name ?? null,
+    timezone: campaign?.timezone ?? tenantZone ?? 'UTC',
+  };
+}
+
+/**
+ * A simulated call, answered: the agent converses with the scripted contact through the real engine
+ * (model or retrieval agent, tools, knowledge), every turn recorded on the call as it happens. When
+ * the agent ends the conversation the call ends; when the script runs out first, the contact stays
+ * on the line without a word until the simulator's time is up.
+ */
+export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnsweredJob): Promise<void> {
+  const ctx = tenantCtx(deps, job.tenantId);
+  const call = await calls.claimConversation(ctx, job.callId);
+  if (!call?.agent_id) return;
+  const agent = await agents.requireAgent(ctx, call.agent_id).catch(() => undefined);
+  if (!agent) return;
+  const { session, model } = sessionFor(
+    deps,
+    ctx,
+    agent,
+    await counterpartOfCall(ctx, call),
+    { kind: 'call', call },
+    call.answered_at ?? ctx.clock.now(),
+  );
+  const record = async (turns: calls.TranscriptTurn[]) => calls.appendTurns(ctx, call.id, turns, usageOf(session, model));
+  // false: the call ended meanwhile (the contact's time ran out, or someone hung up); stop talking.
+  if (!(await record(await session.open()))) return;
+  for (const line of scriptedLines(call.contact_metadata)) {
+    if (session.ended) break;
+    if (!(await record(await session.hear(line)))) return;
+  }
+  if (session.ended) await calls.endConversation(ctx, call.id, session.ended);
+}
+
+export const converseOnSimulatedCallJob = (deps: Deps): JobDefinition<calls.CallAnsweredJob> => ({
+  name: calls.CALL_ANSWERED,
+  // A conversation is not repeated: the call is claimed once, so a retry finds it taken and stops.
+  retryLimit: 2,
+  batchSize: 1, // each conversation waits on its model; one job must not wait behind another
+  handle: (data) => converseOnSimulatedCall(deps, data),
+});

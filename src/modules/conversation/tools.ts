@@ -1,0 +1,167 @@
+/**
+ * The tools a conversation runs for its model: the agent's built-in tools and its custom HTTP
+ * tools. Every call's arguments are parsed and checked against the tool's JSON Schema before
+ * anything runs; a refusal or a failure goes back to the model as the tool's answer (ok: false),
+ * so it can say something sensible, and never ends the process or the call silently.
+ */
+import { Webhook } from 'standardwebhooks';
+import { tenantCtx, type Deps } from '../../platform/context.ts';
+import { newId } from '../../platform/ids.ts';
+import { safeFetch } from '../../platform/safe-fetch.ts';
+import { compileArgumentsSchema } from '../../platform/validation.ts';
+import type { ChatTool, ChatToolCall } from '../../providers/types.ts';
+import * as agents from '../agents/service.ts';
+import type { Agent, CustomTool } from '../agents/schemas.ts';
+import * as calls from '../calls/service.ts';
+import type { Passage } from '../knowledge/service.ts';
+import type { Toolbox, ToolResult } from './engine.ts';
+
+/** Built-in tools the engine runs itself; send_sms and send_whatsapp wait for messaging's support of sends during a call. */
+const RUNNABLE = new Set(['end_call', 'transfer_call', 'knowledge_search', 'book_appointment', 'collect_payment_promise']);
+const CUSTOM_TOOL_TIMEOUT_MS = 10_000;
+const CUSTOM_TOOL_MAX_BYTES = 64 * 1024;
+/** What the model reads of a custom tool's answer, at most. */
+const CUSTOM_TOOL_MAX_CHARACTERS = 4000;
+
+/** Where the conversation happens: a call (its outcomes are stored and announced) or a test chat (nothing leaves it). */
+export type Venue =
+  { kind: 'call'; call: Pick<calls.CallRow, 'id' | 'agent_id' | 'campaign_id' | 'contact_id'> } | { kind: 'chat'; chatId: string };
+
+export interface ToolboxSetup {
+  deps: Deps;
+  tenantId: string;
+  agent: Agent;
+  venue: Venue;
+  search(query: string): Promise<Passage[]>;
+}
+
+const refused = (content: string): ToolResult => ({ ok: false, content });
+
+/** The tools this agent's model is offered, and how each runs. */
+export function toolboxFor(setup: ToolboxSetup): Toolbox {
+  const builtIns = agents.AGENT_TOOLS.filter((tool) => setup.agent.tools.includes(tool.name) && RUNNABLE.has(tool.name));
+  const custom = new Map(setup.agent.customTools.map((tool) => [tool.name, tool]));
+  const schemas = new Map<string, Record<string, unknown>>([
+    ...builtIns.map((tool) => [tool.name, tool.parameters] as const),
+    ...setup.agent.customTools.map((tool) => [tool.name, tool.parameters] as const),
+  ]);
+  const definitions: ChatTool[] = [
+    ...builtIns.map(({ name, description, parameters }) => ({ name, description, parameters })),
+    ...setup.agent.customTools.map(({ name, description, parameters }) => ({ name, description, parameters })),
+  ];
+
+  async function run(call: ChatToolCall): Promise<ToolResult> {
+    const schema = schemas.get(call.name);
+    if (!schema) return refused(`There is no tool named ${call.name}; use one of: ${[...schemas.keys()].join(', ') || 'none'}.`);
+    let args: unknown;
+    try {
+      args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+    } catch {
+      return refused(`The arguments of ${call.name} are not valid JSON; send a JSON object.`);
+    }
+    const problem = compileArgumentsSchema(schema)(args);
+    if (problem) return refused(`Invalid arguments for ${call.name}: ${problem}.`);
+    try {
+      const customTool = custom.get(call.name);
+      if (customTool) return await callCustomTool(setup, customTool, call.id, args as Record<string, unknown>);
+      return await runBuiltIn(setup, call.name, call.id, args as Record<string, unknown>);
+    } catch (error) {
+      return refused(`${call.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  return { definitions, run };
+}
+
+async function runBuiltIn(setup: ToolboxSetup, name: string, toolCallId: string, args: Record<string, unknown>): Promise<ToolResult> {
+  const { venue } = setup;
+  switch (name) {
+    case 'end_call':
+      return { ok: true, content: 'The call ends after this turn.', end: 'agent_ended' };
+    case 'knowledge_search': {
+      const passages = (await setup.search(String(args.query))).slice(0, 3);
+      if (passages.length === 0) return { ok: true, content: 'Nothing in the knowledge bases matches.' };
+      return {
+        ok: true,
+        content: passages.map((passage, i) => `[${i + 1}] (${passage.sourceName}) ${passage.text}`).join('\n'),
+        sources: passages,
+      };
+    }
+    case 'transfer_call': {
+      const to = setup.agent.transferNumber;
+      if (!to) return refused('No transfer number is configured for this agent; offer that someone will call back instead.');
+      await recordOutcome(setup, { type: 'transfer', toolCallId, data: { to, reason: args.reason ?? null } });
+      return { ok: true, content: `Transferring the caller to ${to}.`, end: 'transferred' };
+    }
+    case 'book_appointment': {
+      const start = new Date(String(args.start));
+      if (Number.isNaN(start.getTime())) return refused('Invalid arguments for book_appointment: start is not a real instant.');
+      const data = { start: start.toISOString(), durationMinutes: args.durationMinutes ?? null, notes: args.notes ?? null };
+      await recordOutcome(setup, { type: 'appointment', toolCallId, data }, 'appointment.booked');
+      return { ok: true, content: `Booked for ${data.start}${venue.kind === 'chat' ? ' (a test chat: recorded in the chat only)' : ''}.` };
+    }
+    case 'collect_payment_promise': {
+      const data = { amount: args.amount, currency: args.currency ?? null, date: args.date, notes: args.notes ?? null };
+      await recordOutcome(setup, { type: 'payment_promise', toolCallId, data }, 'payment_promise.recorded');
+      return {
+        ok: true,
+        content: `Recorded a promise to pay ${String(args.amount)}${args.currency ? ` ${String(args.currency)}` : ''} on ${String(args.date)}.`,
+      };
+    }
+  }
+  return refused(`${name} cannot run here.`);
+}
+
+/** On a call the outcome is stored once per tool call and announced; a test chat keeps it to its transcript. */
+async function recordOutcome(
+  setup: ToolboxSetup,
+  outcome: { type: calls.CallOutcomeRecord['type']; toolCallId: string; data: Record<string, unknown> },
+  event?: 'appointment.booked' | 'payment_promise.recorded',
+): Promise<void> {
+  if (setup.venue.kind !== 'call') return;
+  const ctx = tenantCtx(setup.deps, setup.tenantId);
+  await calls.recordOutcome(ctx, setup.venue.call, { ...outcome, at: ctx.clock.now().toISOString() }, event);
+}
+
+/**
+ * A tenant's HTTP tool: the arguments POSTed to its URL through the client that refuses private
+ * addresses, signed the Standard Webhooks way with the agent's tool signing secret, within a timeout.
+ */
+async function callCustomTool(
+  setup: ToolboxSetup,
+  tool: CustomTool,
+  toolCallId: string,
+  args: Record<string, unknown>,
+): Promise<ToolResult> {
+  const { deps, venue } = setup;
+  const secret = await agents.toolSigningSecret(tenantCtx(deps, setup.tenantId), setup.agent.id);
+  if (!secret) return refused(`${tool.name} cannot be signed: the agent has no tool signing secret.`);
+  const body = JSON.stringify({
+    tool: tool.name,
+    toolCallId,
+    arguments: args,
+    agentId: setup.agent.id,
+    ...(venue.kind === 'call'
+      ? { callId: venue.call.id, campaignId: venue.call.campaign_id, contactId: venue.call.contact_id, test: false }
+      : { chatId: venue.chatId, test: true }),
+  });
+  const id = `msg_${newId()}`;
+  const at = deps.clock.now();
+  const response = await safeFetch(tool.url, {
+    allowPrivate: deps.config.allowPrivateUrls,
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'callforge-tools/1',
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new Webhook(secret).sign(id, at, body),
+    },
+    body,
+    timeoutMs: CUSTOM_TOOL_TIMEOUT_MS,
+    maxBytes: CUSTOM_TOOL_MAX_BYTES,
+  });
+  const text = response.body.toString('utf8').slice(0, CUSTOM_TOOL_MAX_CHARACTERS);
+  if (response.status < 200 || response.status >= 300) return refused(`${tool.name} answered HTTP ${response.status}: ${text}`);
+  return { ok: true, content: text || '(no content)' };
+}
