@@ -8,7 +8,9 @@ import { resealAll as resealIntegrations } from './modules/integrations/service.
  * the integrations' provider secrets, the API keys' webhook signing secrets and the agents' tool signing secrets, is sealed again
  * with the new key in one transaction. Then SECRETS_KEY_PREVIOUS can go.
  */
-export async function resealSecrets(deps: Pick<Deps, 'db' | 'serverKeys'>): Promise<{ integrations: number; webhookSecrets: number; toolSecrets: number }> {
+export async function resealSecrets(
+  deps: Pick<Deps, 'db' | 'serverKeys'>,
+): Promise<{ integrations: number; webhookSecrets: number; toolSecrets: number }> {
   return withTransaction(deps, async ({ db }) => ({
     integrations: await resealIntegrations(db, deps.serverKeys),
     webhookSecrets: await resealWebhookSecrets(db, deps.serverKeys),

@@ -114,7 +114,9 @@ describe('agents', () => {
     expect(refused.statusCode).toBe(400);
     expect(refused.json()).toMatchObject({
       code: 'UNKNOWN_TEMPLATE_VARIABLE',
-      message: expect.stringMatching(/^systemPrompt uses \{\{plan\}\}, which is not a template variable; use \{\{name\}\}, .*\{\{metadata\.<key>\}\}/),
+      message: expect.stringMatching(
+        /^systemPrompt uses \{\{plan\}\}, which is not a template variable; use \{\{name\}\}, .*\{\{metadata\.<key>\}\}/,
+      ),
       details: [{ path: '/systemPrompt', message: '{{plan}} is not a template variable' }],
     });
     const agent = await newAgent({ systemPrompt: 'Plan {{metadata.plan}} for {{name}} ({{phone}}), {{campaign.name}}, {{now}}.' });
@@ -124,7 +126,8 @@ describe('agents', () => {
   });
 
   it('refuses custom tools with a built-in or repeated name, parameters that are no object schema, or a URL it may not call', async () => {
-    const tryTools = async (customTools: unknown[]) => (await api('POST', '/agents', { name: `Tools ${randomUUID()}`, customTools })).json();
+    const tryTools = async (customTools: unknown[]) =>
+      (await api('POST', '/agents', { name: `Tools ${randomUUID()}`, customTools })).json();
     expect(await tryTools([{ ...LOOKUP_TOOL, name: 'end_call' }])).toMatchObject({
       code: 'INVALID_CUSTOM_TOOL',
       details: [{ path: '/customTools/0/name' }],
@@ -133,10 +136,14 @@ describe('agents', () => {
       message: 'Custom tool "Lookup_Order": the name is used twice.',
       details: [{ path: '/customTools/1/name' }],
     });
-    expect(await tryTools([{ ...LOOKUP_TOOL, parameters: { type: 'string' } }])).toMatchObject({ details: [{ path: '/customTools/0/parameters' }] });
-    expect(await tryTools([{ ...LOOKUP_TOOL, parameters: { type: 'object', properties: { a: { type: 'no-such-type' } } } }])).toMatchObject({
+    expect(await tryTools([{ ...LOOKUP_TOOL, parameters: { type: 'string' } }])).toMatchObject({
       details: [{ path: '/customTools/0/parameters' }],
     });
+    expect(await tryTools([{ ...LOOKUP_TOOL, parameters: { type: 'object', properties: { a: { type: 'no-such-type' } } } }])).toMatchObject(
+      {
+        details: [{ path: '/customTools/0/parameters' }],
+      },
+    );
     expect(await tryTools([{ ...LOOKUP_TOOL, url: 'http://example.com/hook' }])).toMatchObject({
       message: 'Custom tool "lookup_order": url must be https.',
     });

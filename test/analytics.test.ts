@@ -284,7 +284,10 @@ describe('extraction of the bound fields from a transcript', () => {
       expect(Object.keys(results.data[0].fields).sort()).toEqual(['callbackWanted', 'promiseDate']);
       expect((await api('GET', `/analytics/results?agent_id=${agent}`)).json().total).toBe(1);
 
-      answer = { summary: 'x', fields: { promisedAmount: 120, promiseDate: '2026-12-01', mood: 'calm', callbackWanted: false, notes: 'x' } };
+      answer = {
+        summary: 'x',
+        fields: { promisedAmount: 120, promiseDate: '2026-12-01', mood: 'calm', callbackWanted: false, notes: 'x' },
+      };
       expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id }, model)).toBe(false); // once per call
       expect(requests).toHaveLength(1); // the model is not asked again
       expect((await api('GET', `/analytics/results?session_id=${call.id}`)).json().data[0].fields).not.toHaveProperty('mood');

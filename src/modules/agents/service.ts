@@ -9,6 +9,9 @@ import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-number
 import { addressProblem } from '../../platform/safe-fetch.ts';
 import { compileArgumentsSchema } from '../../platform/validation.ts';
 import { TEMPLATE_VARIABLES, unknownVariable } from './prompt-template.ts';
+
+/** Prompts are templates over the contact, the campaign and the time; the conversation fills them. */
+export { renderTemplate, TEMPLATE_VARIABLES, type TemplateValues } from './prompt-template.ts';
 import { assertBasesExist } from '../knowledge/service.ts';
 import * as repo from './repo.ts';
 import type {

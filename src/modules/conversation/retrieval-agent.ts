@@ -36,40 +36,58 @@ const SIMILAR_ENOUGH = 0.5;
 /** About two spoken sentences: a phone answer, not a page read aloud. */
 const MAX_SPOKEN_CHARACTERS = 280;
 
-const wordsOf = (text: string) => new Set(text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []);
+/** Words of three letters or more, plural and verb endings cut, so "Saturdays" meets "Saturday". */
+const wordsOf = (text: string) =>
+  new Set((text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []).map((word) => word.replace(/(ing|ed|es|s)$/, '')));
 
-/** Markdown and list marks a voice would read out, removed; whitespace made single. */
-function plain(text: string): string {
+/**
+ * A passage as speech: its paragraphs, each a list of sentences, with headings, list marks,
+ * emphasis and links' addresses left out (a voice would read them out).
+ */
+function spokenParagraphs(text: string): string[][] {
   return text
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/^\s{0,3}(#{1,6}|[-*+]|\d+[.)])\s+/gm, '')
-    .replace(/[*_`>|]+/g, '')
-    .replace(/\s+/g, ' ')
-    .trim();
+    .split(/\n\s*\n/)
+    .map((paragraph) =>
+      paragraph
+        .split('\n')
+        // A heading, or a short line with no sentence in it, is a title: not something one says.
+        .filter((line) => !/^\s{0,3}#{1,6}\s/.test(line) && !(/^[^.!?:]*$/.test(line) && line.trim().split(/\s+/).length <= 6))
+        .join(' ')
+        .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+        .replace(/(^|\s)([-*+]|\d+[.)])\s+/g, '$1')
+        .replace(/[*_`>|]+/g, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
+    .filter(Boolean)
+    .map((paragraph) =>
+      paragraph
+        .match(/[^.!?]+[.!?]*/g)!
+        .map((sentence) => sentence.trim())
+        .filter(Boolean),
+    );
 }
 
 /**
  * The best passage for a question, shortened to what one says on the phone: the sentence sharing
- * most words with the question, with the sentences after it while they fit. Undefined when no
- * passage answers.
+ * most words with the question, with the sentences after it in its paragraph while they fit.
+ * Undefined when no passage answers.
  */
 export function answerFromPassages(question: string, passages: Passage[]): { text: string; passage: Passage } | undefined {
   const passage = passages.find((p) => p.sharesWords || p.similarity >= SIMILAR_ENOUGH);
   if (!passage) return undefined;
-  const sentences =
-    plain(passage.text)
-      .match(/[^.!?]+[.!?]*/g)
-      ?.map((s) => s.trim())
-      .filter(Boolean) ?? [];
-  if (sentences.length === 0) return undefined;
   const asked = wordsOf(question);
   const overlap = (sentence: string) => [...wordsOf(sentence)].filter((word) => asked.has(word)).length;
-  let best = 0;
-  sentences.forEach((sentence, i) => {
-    if (overlap(sentence) > overlap(sentences[best]!)) best = i;
-  });
-  let text = sentences[best]!;
-  for (const next of sentences.slice(best + 1)) {
+  let best: { paragraph: string[]; index: number; score: number } | undefined;
+  for (const paragraph of spokenParagraphs(passage.text)) {
+    paragraph.forEach((sentence, index) => {
+      const score = overlap(sentence);
+      if (!best || score > best.score) best = { paragraph, index, score };
+    });
+  }
+  if (!best) return undefined;
+  let text = best.paragraph[best.index]!;
+  for (const next of best.paragraph.slice(best.index + 1)) {
     if (text.length + next.length + 1 > MAX_SPOKEN_CHARACTERS) break;
     text += ` ${next}`;
   }

@@ -7,7 +7,6 @@ import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts'
 import type { JobDefinition } from '../../platform/jobs.ts';
 import { llmProvider } from '../../providers/registry.ts';
 import type { ChatModel } from '../../providers/types.ts';
-import { renderTemplate, type TemplateValues } from '../agents/prompt-template.ts';
 import type { Agent } from '../agents/schemas.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
@@ -57,7 +56,7 @@ export interface Counterpart {
 
 /** A session for `agent`, its prompt filled for `counterpart`, its tools acting for `venue`. */
 export function sessionFor(deps: Deps, ctx: TenantCtx, agent: Agent, counterpart: Counterpart, venue: Venue, startedAt: Date) {
-  const values: TemplateValues = { ...counterpart, agentName: agent.name, now: ctx.clock.now() };
+  const values: agents.TemplateValues = { ...counterpart, agentName: agent.name, now: ctx.clock.now() };
   const search = (query: string) =>
     agent.knowledgeBaseIds.length
       ? knowledge.searchBases(deps, ctx.tenantId, agent.knowledgeBaseIds, query, SEARCH_TOP_K)
@@ -65,8 +64,8 @@ export function sessionFor(deps: Deps, ctx: TenantCtx, agent: Agent, counterpart
   const model = modelFor(deps, agent);
   const session = openSession({
     agentName: agent.name,
-    systemPrompt: renderTemplate(agent.systemPrompt ?? '', values),
-    firstMessage: agent.firstMessage ? renderTemplate(agent.firstMessage, values) : null,
+    systemPrompt: agents.renderTemplate(agent.systemPrompt ?? '', values),
+    firstMessage: agent.firstMessage ? agents.renderTemplate(agent.firstMessage, values) : null,
     language: agent.language,
     model,
     toolbox: toolboxFor({ deps, tenantId: ctx.tenantId, agent, venue, search }),
@@ -134,7 +133,11 @@ export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnswere
     if (session.ended) break;
     if (!(await record(await session.hear(line)))) return;
   }
-  if (session.ended) await calls.endConversation(ctx, call.id, session.ended);
+  if (!session.ended) return;
+  // Kept on the call for whoever must honour it (the do-not-call list reads it).
+  if (session.ended === 'opted_out')
+    await calls.recordOutcome(ctx, call, { type: 'opt_out', toolCallId: null, at: ctx.clock.now().toISOString(), data: {} });
+  await calls.endConversation(ctx, call.id, session.ended);
 }
 
 export const converseOnSimulatedCallJob = (deps: Deps): JobDefinition<calls.CallAnsweredJob> => ({

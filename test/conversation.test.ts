@@ -1,0 +1,346 @@
+import { createServer } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { dialerTick } from '../src/modules/campaigns/dialer.ts';
+import { extractAfterCall } from '../src/modules/analytics/extraction.ts';
+import { converseOnSimulatedCall } from '../src/modules/conversation/service.ts';
+import { processSource } from '../src/modules/knowledge/service.ts';
+import { manualClock } from '../src/platform/clock.ts';
+import { money } from '../src/platform/money.ts';
+import { listenOnLoopback, readBody } from '../src/providers/fake-server.ts';
+import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
+import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
+import { apiAs, uniqueNumber } from './voice-fixtures.ts';
+
+// Issue 16: agents converse through a model on simulated calls. The model is a local
+// OpenAI-compatible server speaking the real streaming wire format; the test asserts what it
+// received (the filled prompt, the tool results) and what the call recorded.
+const clock = manualClock('2026-11-23T10:00:00.000Z'); // a Monday
+let t: TestApp;
+let chat: Awaited<ReturnType<typeof startFakeChat>>;
+
+beforeAll(async () => {
+  chat = await startFakeChat();
+  t = await startTestApp({
+    clock,
+    env: {
+      LLM_API_URL: `${chat.url}/v1`,
+      LLM_API_KEY: 'sk-fake',
+      LLM_MODEL: 'house-model',
+      LLM_TIMEOUT_MS: '1000',
+      RATE_LLM_MODELS: '{"priced-model": {"input": "0.5", "output": "1.5"}}',
+      SIMULATOR_RING_SECONDS: '0',
+      SIMULATOR_TALK_SECONDS: '60',
+      ALLOW_PRIVATE_URLS: '1',
+    },
+  });
+});
+afterAll(async () => {
+  await t.close();
+  await chat.close();
+});
+
+async function tenant() {
+  const owner = await signUp(t.app);
+  const created = await createKey(t.app, owner.token);
+  const api = apiAs(t.app, created.key);
+  const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
+  return { api, tenantId, owner };
+}
+
+type Api = ReturnType<typeof apiAs>;
+
+/** A running one-contact campaign of `agent`, ticked until its call is answered; returns the live call. */
+async function answeredCall(api: Api, agentId: string, contact: Record<string, unknown>) {
+  const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'SIMULATOR' })).json();
+  const list = (await api('POST', '/contact-lists', { name: `List ${uniqueNumber()}` })).json();
+  await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
+    contacts: [
+      { phoneNumber: uniqueNumber(), ...contact },
+      { phoneNumber: uniqueNumber(), metadata: { simulate: 'BUSY' } },
+    ],
+  });
+  const created = await api('POST', '/campaigns', {
+    name: `Rehearsal ${uniqueNumber()}`,
+    agentId,
+    voiceNumberId: number.id,
+    contactListId: list.id,
+    timezone: 'UTC',
+    maxAttempts: 1,
+  });
+  const campaignId = created.json().id as string;
+  expect((await api('POST', `/campaigns/${campaignId}/start`, {})).statusCode).toBe(202);
+  await dialerTick(t.runtime); // placed: ringing for no time (SIMULATOR_RING_SECONDS=0)
+  await dialerTick(t.runtime); // answered
+  const live = (await api('GET', `/call-logs?campaignId=${campaignId}&limit=10`))
+    .json()
+    .data.find((call: { status: string }) => call.status === 'IN_PROGRESS');
+  expect(live).toBeDefined();
+  return { callId: live.id as string, campaignId, campaignName: created.json().name as string };
+}
+
+/** A knowledge base holding `text`, processed (chunked and embedded) as its job would. */
+async function knowledgeBase(api: Api, tenantId: string, sourceName: string, rawText: string) {
+  const base = (await api('POST', '/knowledge-bases', { name: `KB ${uniqueNumber()}` })).json();
+  const source = (await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'text', sourceName, rawText })).json();
+  await processSource(t.runtime, { tenantId, sourceId: source.id, generation: 1 }, { retryCount: 0 });
+  expect((await api('GET', `/knowledge-bases/${base.id}/sources/${source.id}`)).json().status).toBe('READY');
+  return { baseId: base.id as string, sourceId: source.id as string };
+}
+
+const callOf = async (api: Api, id: string) => (await api('GET', `/call-logs/${id}`)).json();
+const messagesOf = (i: number) => chat.received[i]!.body.messages as { role: string; content: string | null; tool_call_id?: string }[];
+
+describe('a conversation with a model on a simulated call', () => {
+  it('fills the prompt for the contact, records the real turns, and bills the tokens the server reported', async () => {
+    const { api, tenantId } = await tenant();
+    const before = money((await api('GET', '/profile')).json().data.wallet.balance);
+    const agent = (
+      await api('POST', '/agents', {
+        name: 'Renewals',
+        systemPrompt: 'You call {{name}} about the {{metadata.plan}} plan for {{campaign.name}}. Today is {{date}} ({{timezone}}).',
+        firstMessage: 'Hi {{name}}, this is {{agent.name}}.',
+        tools: ['end_call'],
+        llm: { model: 'priced-model', temperature: 0.3, maxTokens: 120 },
+      })
+    ).json();
+    expect(agent.llm).toEqual({ provider: 'OPENAI_COMPATIBLE', model: 'priced-model', temperature: 0.3, maxTokens: 120 });
+    const { callId, campaignName } = await answeredCall(api, agent.id, {
+      name: 'Ana',
+      metadata: { plan: 'gold', simulate: { say: ['Which plan am I on?', 'Great, thanks. Bye!'] } },
+    });
+    chat.script(
+      { kind: 'stream', text: ['You are on ', 'the gold plan.'], usage: { prompt_tokens: 100, completion_tokens: 10 } },
+      {
+        kind: 'stream',
+        text: ['Goodbye, Ana!'],
+        toolCalls: [{ id: 'call_end', name: 'end_call', arguments: ['{"reason":', '"done"}'] }],
+        usage: { prompt_tokens: 120, completion_tokens: 5 },
+      },
+    );
+    const sent = chat.received.length;
+    await converseOnSimulatedCall(t.runtime, { tenantId, callId });
+
+    const first = chat.received[sent]!;
+    expect(first.authorization).toBe('Bearer sk-fake');
+    expect(first.body).toMatchObject({ model: 'priced-model', temperature: 0.3, max_tokens: 120, stream: true });
+    expect((first.body.tools as { function: { name: string } }[]).map((tool) => tool.function.name)).toEqual(['end_call']);
+    const messages = messagesOf(sent);
+    expect(messages[0]!.content).toContain(`You call Ana about the gold plan for ${campaignName}. Today is 2026-11-23 (UTC).`);
+    expect(messages.slice(1)).toEqual([
+      { role: 'assistant', content: 'Hi Ana, this is Renewals.' },
+      { role: 'user', content: 'Which plan am I on?' },
+    ]);
+    expect(messagesOf(sent + 1).slice(-2)).toEqual([
+      { role: 'assistant', content: 'You are on the gold plan.' },
+      { role: 'user', content: 'Great, thanks. Bye!' },
+    ]);
+
+    const call = await callOf(api, callId);
+    expect(call).toMatchObject({ status: 'ENDED', outcome: 'ANSWERED', endReason: 'agent_ended' });
+    expect(call.transcript.map((turn: { role: string; text: string; by?: string }) => [turn.role, turn.text, turn.by ?? null])).toEqual([
+      ['agent', 'Hi Ana, this is Renewals.', 'first-message'],
+      ['contact', 'Which plan am I on?', null],
+      ['agent', 'You are on the gold plan.', 'model:priced-model'],
+      ['contact', 'Great, thanks. Bye!', null],
+      ['agent', 'Goodbye, Ana!', 'model:priced-model'],
+      ['tool', 'The call ends after this turn.', null],
+    ]);
+    expect(call.transcript[5].tool).toEqual({ id: 'call_end', name: 'end_call', arguments: { reason: 'done' }, ok: true });
+    expect(call.transcript[2].latency).toEqual({ firstTokenMs: expect.any(Number), totalMs: expect.any(Number) });
+    // 220 input tokens at 0.5 and 15 output tokens at 1.5 per 1,000 (RATE_LLM_MODELS); no voice, no recogniser ran.
+    expect(call.usage).toEqual({
+      sttSeconds: 0,
+      ttsCharacters: 0,
+      llmTokens: 235,
+      llmInputTokens: 220,
+      llmOutputTokens: 15,
+      llmModel: 'priced-model',
+      telephonySeconds: 0,
+    });
+    expect(call.cost).toMatchObject({ llm: '0.1325', stt: '0.0000', tts: '0.0000', total: '0.1325' });
+    expect(money((await api('GET', '/profile')).json().data.wallet.balance).toFixed(4)).toBe(before.sub('0.1325').toFixed(4));
+  });
+
+  it('runs tools with checked arguments, reports bad calls to the model as tool errors, and records outcomes once', async () => {
+    const { api, tenantId, owner } = await tenant();
+    await createKey(t.app, owner.token, { name: 'hooks', webhookUrl: 'https://hooks.example.com/callforge' });
+    const toolRequests: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
+    const toolServer = await listenOnLoopback(
+      createServer(async (req, res) => {
+        toolRequests.push({ headers: req.headers, body: await readBody(req) });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"shipped","eta":"Friday"}');
+      }),
+    );
+    try {
+      const created = (
+        await api('POST', '/agents', {
+          name: 'Collections',
+          firstMessage: 'Hello, this is Collections.',
+          tools: ['book_appointment', 'collect_payment_promise', 'transfer_call'],
+          customTools: [
+            {
+              name: 'lookup_order',
+              description: 'Finds an order.',
+              parameters: { type: 'object', properties: { orderNumber: { type: 'string' } }, required: ['orderNumber'] },
+              url: `${toolServer.url}/orders`,
+            },
+          ],
+        })
+      ).json();
+      const { callId } = await answeredCall(api, created.id, {
+        metadata: { simulate: { say: ['Where is order A1? I can pay 50 euros on December 1st.'] } },
+      });
+      chat.script(
+        {
+          kind: 'stream',
+          toolCalls: [
+            { id: 'c1', name: 'book_appointment', arguments: ['{"start":"tomorrow"}'] },
+            { id: 'c2', name: 'lookup_order', arguments: ['{"orderNumber":', '"A1"}'] },
+            { id: 'c3', name: 'teleport', arguments: ['{}'] },
+            { id: 'c4', name: 'collect_payment_promise', arguments: ['{"amount": 50,'] },
+            { id: 'c5', name: 'transfer_call', arguments: ['{}'] },
+          ],
+        },
+        {
+          kind: 'stream',
+          toolCalls: [
+            { id: 'c6', name: 'collect_payment_promise', arguments: ['{"amount":50,"currency":"EUR","date":"2026-12-01"}'] },
+            { id: 'c7', name: 'book_appointment', arguments: ['{"start":"2026-11-24T10:00:00+01:00","durationMinutes":30}'] },
+          ],
+        },
+        { kind: 'stream', text: ['Your order ships Friday, and I noted your payment.'] },
+      );
+      const sent = chat.received.length;
+      await converseOnSimulatedCall(t.runtime, { tenantId, callId });
+      await converseOnSimulatedCall(t.runtime, { tenantId, callId }); // a retried job finds the call taken
+      expect(chat.received.length - sent).toBe(3);
+
+      const toolResults = messagesOf(sent + 1).filter((message) => message.role === 'tool');
+      expect(toolResults.map((message) => [message.tool_call_id, message.content])).toEqual([
+        ['c1', 'Invalid arguments for book_appointment: start must match format "date-time".'],
+        ['c2', '{"status":"shipped","eta":"Friday"}'],
+        ['c3', 'There is no tool named teleport; use one of: transfer_call, book_appointment, collect_payment_promise, lookup_order.'],
+        ['c4', 'The arguments of collect_payment_promise are not valid JSON; send a JSON object.'],
+        ['c5', 'No transfer number is configured for this agent; offer that someone will call back instead.'],
+      ]);
+      // The custom tool's request: the arguments, signed the Standard Webhooks way with the agent's secret.
+      expect(toolRequests).toHaveLength(1);
+      const [request] = toolRequests;
+      expect(JSON.parse(request!.body)).toEqual({
+        tool: 'lookup_order',
+        toolCallId: 'c2',
+        arguments: { orderNumber: 'A1' },
+        agentId: created.id,
+        callId,
+        campaignId: expect.any(String),
+        contactId: expect.any(String),
+        test: false,
+      });
+      const headers = request!.headers as Record<string, string>;
+      expect(headers['webhook-timestamp']).toBe(String(Math.floor(clock.now().getTime() / 1000))); // the service's clock
+      const signedAt = new Date(Number(headers['webhook-timestamp']) * 1000);
+      expect(headers['webhook-signature']).toBe(
+        new Webhook(created.toolSigningSecret).sign(headers['webhook-id']!, signedAt, request!.body),
+      );
+
+      const call = await callOf(api, callId);
+      expect(call.status).toBe('IN_PROGRESS'); // no end_call: the contact stays on the line until their time is up
+      expect(call.outcomes).toEqual([
+        {
+          type: 'payment_promise',
+          toolCallId: 'c6',
+          at: expect.any(String),
+          data: { amount: 50, currency: 'EUR', date: '2026-12-01', notes: null },
+        },
+        {
+          type: 'appointment',
+          toolCallId: 'c7',
+          at: expect.any(String),
+          data: { start: '2026-11-24T09:00:00.000Z', durationMinutes: 30, notes: null },
+        },
+      ]);
+      const tools = call.transcript.filter((turn: { role: string }) => turn.role === 'tool');
+      expect(tools.map((turn: { tool: { name: string; ok: boolean } }) => [turn.tool.name, turn.tool.ok])).toEqual([
+        ['book_appointment', false],
+        ['lookup_order', true],
+        ['teleport', false],
+        ['collect_payment_promise', false],
+        ['transfer_call', false],
+        ['collect_payment_promise', true],
+        ['book_appointment', true],
+      ]);
+      const deliveries = async (eventType: string) =>
+        (
+          await t.app.inject({ method: 'GET', url: `/api/v1/webhook-deliveries?eventType=${eventType}`, headers: bearer(owner.token) })
+        ).json();
+      expect((await deliveries('appointment.booked')).total).toBe(1);
+      expect((await deliveries('payment_promise.recorded')).data[0]).toMatchObject({ eventType: 'payment_promise.recorded' });
+    } finally {
+      await toolServer.close();
+    }
+  });
+
+  it('says a fallback line and ends the call with llm_error when the model fails, billing what ran', async () => {
+    const { api, tenantId } = await tenant();
+    const agent = (await api('POST', '/agents', { name: 'Support' })).json(); // no first message: the model opens
+    const { callId } = await answeredCall(api, agent.id, { metadata: { simulate: { say: ['Hello?', 'Are you there?'] } } });
+    chat.script({ kind: 'stream', text: ['Hi, this is Support.'], usage: { prompt_tokens: 40, completion_tokens: 6 } }, { kind: 'stall' });
+    const sent = chat.received.length;
+    await converseOnSimulatedCall(t.runtime, { tenantId, callId });
+    expect(messagesOf(sent).map((message) => message.role)).toEqual(['system']);
+    expect(chat.received[sent]!.body.model).toBe('house-model'); // the service's LLM_MODEL: the agent names none
+    const call = await callOf(api, callId);
+    expect(call).toMatchObject({ status: 'ENDED', endReason: 'llm_error' });
+    expect(call.transcript.at(-1)).toMatchObject({ role: 'agent', by: 'fallback', text: expect.stringContaining('trouble') });
+    // The stalled reply reported no usage: only the first reply's tokens are billed, at the flat rate.
+    expect(call.usage).toMatchObject({ llmTokens: 46, llmModel: 'house-model' });
+    expect(call.cost.llm).toBe('0.0001');
+    expect(await extractAfterCall(t.runtime, { tenantId, callId }, undefined, { retryCount: 5 })).toBe(true);
+    const [record] = (await api('GET', `/analytics/results?session_id=${callId}`)).json().data;
+    expect(record).toMatchObject({ outcome: 'llm_error', status: expect.stringMatching(/^failed: /), fields: {} });
+  });
+
+  it('puts knowledge passages in context each turn and runs knowledge_search, recording the sources each answer used', async () => {
+    const { api, tenantId } = await tenant();
+    const { baseId, sourceId } = await knowledgeBase(
+      api,
+      tenantId,
+      'Opening hours',
+      'Our office is open from 9 am to 5 pm on weekdays. We are closed on public holidays.\n\nParking is free for visitors in the garage under the building.',
+    );
+    const agent = (
+      await api('POST', '/agents', {
+        name: 'Front desk',
+        firstMessage: 'Front desk, hello.',
+        knowledgeBaseIds: [baseId],
+        knowledgeInContext: true,
+        tools: ['knowledge_search'],
+      })
+    ).json();
+    const { callId } = await answeredCall(api, agent.id, { metadata: { simulate: { say: ['When is the office open?'] } } });
+    chat.script(
+      { kind: 'stream', toolCalls: [{ id: 'k1', name: 'knowledge_search', arguments: ['{"query":"free parking for visitors"}'] }] },
+      { kind: 'stream', text: ['We are open 9 to 5 on weekdays, and parking is free.'] },
+    );
+    const sent = chat.received.length;
+    await converseOnSimulatedCall(t.runtime, { tenantId, callId });
+    const context = messagesOf(sent).find((message) => message.role === 'system' && message.content!.startsWith('Passages'));
+    expect(context!.content).toContain('(Opening hours) Our office is open from 9 am to 5 pm on weekdays.');
+    // The passages sit just before the contact's words in every round, the tool result after its call.
+    expect(messagesOf(sent + 1).map((message) => message.role)).toEqual(['system', 'assistant', 'system', 'user', 'assistant', 'tool']);
+    expect(messagesOf(sent + 1).at(-1)!.content).toContain('Parking is free for visitors');
+    const call = await callOf(api, callId);
+    const [tool, answer] = call.transcript.slice(-2);
+    expect(tool).toMatchObject({
+      role: 'tool',
+      tool: { name: 'knowledge_search', ok: true },
+      sources: [{ sourceId, sourceName: 'Opening hours' }],
+    });
+    expect(answer).toMatchObject({
+      role: 'agent',
+      by: 'model:house-model',
+      sources: [{ sourceId, sourceName: 'Opening hours', chunkId: expect.any(String) }],
+    });
+  });
+});

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jobDefinitions } from '../src/jobs.ts';
+import { dialerTick } from '../src/modules/campaigns/dialer.ts';
+import { manualClock } from '../src/platform/clock.ts';
+import { startTestApp, twoTenantKeys, until, type TestApp } from './harness.ts';
+import { apiAs, uniqueNumber } from './voice-fixtures.ts';
+
+// Issue 16: with no model configured (the embedded default) the agent is the built-in retrieval
+// agent, labelled as such. Here the whole path runs as in production: the dialer answers the
+// simulated call, the worker's call.answered job converses, call.ended leads to the analytics record.
+const clock = manualClock('2026-11-23T10:00:00.000Z');
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await startTestApp({ clock, env: { SIMULATOR_RING_SECONDS: '0', SIMULATOR_TALK_SECONDS: '120' } });
+  await t.runtime.jobs.work(jobDefinitions(t.runtime));
+});
+afterAll(() => t.close());
+
+type Api = ReturnType<typeof apiAs>;
+
+async function agentWithKnowledge(api: Api, extra: Record<string, unknown> = {}) {
+  const base = (await api('POST', '/knowledge-bases', { name: `Clinic ${uniqueNumber()}` })).json();
+  const source = (
+    await api('POST', `/knowledge-bases/${base.id}/sources`, {
+      sourceType: 'text',
+      sourceName: 'Clinic FAQ',
+      rawText:
+        '## Opening hours\n\nThe clinic is open from 8 am to 6 pm, Monday to Friday. On Saturdays we open from 9 am to noon.\n\n' +
+        '## Parking\n\nPatients park for free in the **blue garage** behind the clinic.',
+    })
+  ).json();
+  await until(
+    'the source to be indexed',
+    async () => (await api('GET', `/knowledge-bases/${base.id}/sources/${source.id}`)).json().status === 'READY',
+  );
+  const agent = (await api('POST', '/agents', { name: `Clinic desk ${uniqueNumber()}`, knowledgeBaseIds: [base.id], ...extra })).json();
+  return { agent, sourceId: source.id as string };
+}
+
+/** One contact with a script, called by a started campaign; resolves with the call once it has ended. */
+async function rehearse(api: Api, agentId: string, say: string[]) {
+  const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'SIMULATOR' })).json();
+  const list = (await api('POST', '/contact-lists', { name: `List ${uniqueNumber()}` })).json();
+  await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
+    contacts: [
+      { phoneNumber: uniqueNumber(), name: 'Rosa', metadata: { simulate: { say } } },
+      { phoneNumber: uniqueNumber(), metadata: { simulate: 'BUSY' } },
+    ],
+  });
+  const campaign = (
+    await api('POST', '/campaigns', {
+      name: `C ${uniqueNumber()}`,
+      agentId,
+      voiceNumberId: number.id,
+      contactListId: list.id,
+      timezone: 'UTC',
+      maxAttempts: 1,
+    })
+  ).json();
+  await api('POST', `/campaigns/${campaign.id}/start`, {});
+  await dialerTick(t.runtime);
+  await dialerTick(t.runtime);
+  return until('the conversation to end the call', async () => {
+    const calls = (await api('GET', `/call-logs?campaignId=${campaign.id}&outcome=ANSWERED`)).json().data;
+    return calls[0]?.status === 'ENDED' ? calls[0] : undefined;
+  });
+}
+
+const said = (call: { transcript: { role: string; text: string; by?: string }[] }) =>
+  call.transcript.map((turn) => [turn.role, turn.text, turn.by ?? null]);
+
+describe('the retrieval agent (no model configured)', () => {
+  it('greets with the first message, answers from knowledge in a spoken way, asks again when nothing matches, and honours "stop calling me"', async () => {
+    const { key } = await twoTenantKeys(t.app);
+    const api = apiAs(t.app, key);
+    const { agent, sourceId } = await agentWithKnowledge(api, { firstMessage: 'Hello {{name}}, this is the clinic.' });
+    const call = await rehearse(api, agent.id, [
+      'Hi, yes?',
+      'What time do you open on Saturday?',
+      'Can you sing me a song about dragons?',
+      'Please stop calling me.',
+      'This line is never heard.',
+    ]);
+    expect(said(call)).toEqual([
+      ['agent', 'Hello Rosa, this is the clinic.', 'first-message'],
+      ['contact', 'Hi, yes?', null],
+      ['agent', `This is ${agent.name}, an automated assistant. What would you like to know?`, 'retrieval-agent'],
+      ['contact', 'What time do you open on Saturday?', null],
+      ['agent', 'On Saturdays we open from 9 am to noon.', 'retrieval-agent'],
+      ['contact', 'Can you sing me a song about dragons?', null],
+      ['agent', "Sorry, I didn't catch that. Could you say it another way?", 'retrieval-agent'],
+      ['contact', 'Please stop calling me.', null],
+      ['agent', "Understood. We won't call you again. Goodbye.", 'retrieval-agent'],
+    ]);
+    expect(call.transcript[4].sources).toEqual([{ sourceId, sourceName: 'Clinic FAQ', chunkId: expect.any(String) }]);
+    expect(call).toMatchObject({ endReason: 'opted_out', outcomes: [{ type: 'opt_out', toolCallId: null, data: {} }] });
+    // No model ran: no tokens, no model named; the line is billed for the time it was open.
+    expect(call.usage).toMatchObject({ llmTokens: 0, llmModel: null, sttSeconds: 0, ttsCharacters: 0 });
+    expect(call.cost.llm).toBe('0.0000');
+    const record = await until(
+      'the analytics record',
+      async () => (await api('GET', `/analytics/results?session_id=${call.id}`)).json().data[0],
+    );
+    expect(record).toMatchObject({ status: 'skipped: no model configured', outcome: 'opted_out', summary: null, fields: {} });
+  });
+
+  it('says goodbye and ends the call when the contact does, greeting by itself when there is no first message', async () => {
+    const { key } = await twoTenantKeys(t.app);
+    const api = apiAs(t.app, key);
+    const { agent } = await agentWithKnowledge(api);
+    const call = await rehearse(api, agent.id, ['Where can I park?', "Thanks, that's all. Bye!"]);
+    expect(said(call)).toEqual([
+      ['agent', `Hello, this is ${agent.name}, an automated assistant. How can I help you?`, 'retrieval-agent'],
+      ['contact', 'Where can I park?', null],
+      ['agent', 'Patients park for free in the blue garage behind the clinic.', 'retrieval-agent'],
+      ['contact', "Thanks, that's all. Bye!", null],
+      ['agent', 'Thank you for your time. Goodbye.', 'retrieval-agent'],
+    ]);
+    expect(call.endReason).toBe('agent_ended');
+  });
+});
