@@ -24,3 +24,24 @@ ALTER TABLE analytics_results
   ADD COLUMN status text NOT NULL DEFAULT 'extracted',
   ADD COLUMN summary text,
   ADD COLUMN outcome text;
+
+-- The dashboard's "Talk to this agent": the same engine without a call. The model's messages are
+-- kept so the next request continues the conversation (in any API process); `version` guards two
+-- messages sent at once.
+CREATE TABLE test_chats (
+  tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+  id uuid NOT NULL,
+  agent_id uuid NOT NULL,
+  history jsonb NOT NULL,
+  transcript jsonb NOT NULL DEFAULT '[]',
+  usage jsonb NOT NULL,
+  cost jsonb NOT NULL,
+  cost_total numeric(14, 4) NOT NULL DEFAULT 0,
+  end_reason text,
+  version integer NOT NULL DEFAULT 1,
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  PRIMARY KEY (tenant_id, id),
+  FOREIGN KEY (tenant_id, agent_id) REFERENCES agents (tenant_id, id) ON DELETE CASCADE
+);
+CREATE INDEX test_chats_agent_idx ON test_chats (tenant_id, agent_id, created_at DESC);

@@ -26,6 +26,7 @@ import * as campaigns from './modules/campaigns/service.ts';
 import * as identity from './modules/identity/service.ts';
 import * as integrations from './modules/integrations/service.ts';
 import { registerDashboard } from './dashboard/routes.ts';
+import { conversationRoutes } from './modules/conversation/routes.ts';
 
 export const SERVICE_VERSION = '0.1.0';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -52,6 +53,7 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   events: eventRoutes,
   analytics: analyticsRoutes,
   knowledge: knowledgeRoutes(agents.agentsSearchingBase),
+  conversation: conversationRoutes,
 };
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */

@@ -15,7 +15,8 @@ export type ModuleName =
   | 'integrations'
   | 'knowledge'
   | 'analytics'
-  | 'events';
+  | 'events'
+  | 'conversation';
 
 /**
  * The gateway's prefix table (contract §10): every first path segment under /api/v1 named by the
@@ -41,6 +42,7 @@ export const PREFIXES: Record<string, ModuleName> = {
   'knowledge-bases': 'knowledge',
   analytics: 'analytics',
   'webhook-deliveries': 'events',
+  'test-chats': 'conversation',
 };
 
 export type ModulePlugin = FastifyPluginAsync<{ deps: Deps }>;

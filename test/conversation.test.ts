@@ -344,3 +344,81 @@ describe('a conversation with a model on a simulated call', () => {
     });
   });
 });
+
+describe('talking to an agent in a test chat', () => {
+  it('runs the same engine without a call: the prompt filled for the tester, tools reported, tokens billed as a test cost', async () => {
+    const { api } = await tenant();
+    const balance = async () => money((await api('GET', '/profile')).json().data.wallet.balance);
+    const before = await balance();
+    const agent = (
+      await api('POST', '/agents', {
+        name: 'Bookings',
+        systemPrompt: 'Book a visit for {{name}} ({{metadata.plan}}).',
+        firstMessage: 'Hi {{name}}!',
+        tools: ['book_appointment', 'end_call'],
+        llm: { model: 'priced-model' },
+      })
+    ).json();
+    const opened = await api('POST', '/test-chats', { agentId: agent.id, contact: { name: 'Lia', metadata: { plan: 'basic' } } });
+    expect(opened.statusCode).toBe(201);
+    const chatId = opened.json().id;
+    expect(opened.json()).toMatchObject({
+      agentId: agent.id,
+      status: 'OPEN',
+      brain: 'model:priced-model',
+      transcript: [{ role: 'agent', text: 'Hi Lia!', by: 'first-message' }],
+      cost: { total: '0.0000' },
+    });
+    chat.script(
+      {
+        kind: 'stream',
+        toolCalls: [{ id: 'b1', name: 'book_appointment', arguments: ['{"start":"2026-11-24T09:00:00Z"}'] }],
+        usage: { prompt_tokens: 200, completion_tokens: 20 },
+      },
+      {
+        kind: 'stream',
+        text: ['Booked for tomorrow at nine. Bye!'],
+        toolCalls: [{ id: 'b2', name: 'end_call', arguments: ['{}'] }],
+        usage: { prompt_tokens: 300, completion_tokens: 10 },
+      },
+    );
+    const sent = chat.received.length;
+    const replied = await api('POST', `/test-chats/${chatId}/messages`, { text: 'Tomorrow at 9 please.' });
+    expect(replied.statusCode).toBe(200);
+    expect(messagesOf(sent)[0]!.content).toContain('Book a visit for Lia (basic).');
+    expect(messagesOf(sent).slice(1)).toEqual([
+      { role: 'assistant', content: 'Hi Lia!' },
+      { role: 'user', content: 'Tomorrow at 9 please.' },
+    ]);
+    // 500 input tokens at 0.5 and 30 output tokens at 1.5 per 1,000.
+    expect(replied.json()).toMatchObject({
+      status: 'ENDED',
+      endReason: 'agent_ended',
+      usage: { llmInputTokens: 500, llmOutputTokens: 30, llmModel: 'priced-model', telephonySeconds: 0 },
+      cost: { llm: '0.2950', total: '0.2950' },
+    });
+    expect(replied.json().transcript.map((turn: { role: string }) => turn.role)).toEqual(['agent', 'contact', 'tool', 'agent', 'tool']);
+    expect(replied.json().transcript[2]).toMatchObject({
+      text: 'Booked for 2026-11-24T09:00:00.000Z (a test chat: recorded in the chat only).',
+    });
+    expect((await balance()).toFixed(4)).toBe(before.sub('0.2950').toFixed(4));
+    expect((await api('GET', `/test-chats/${chatId}`)).json()).toEqual(replied.json());
+
+    const again = await api('POST', `/test-chats/${chatId}/messages`, { text: 'Hello?' });
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toMatchObject({
+      code: 'TEST_CHAT_ENDED',
+      message: 'This chat has ended (agent ended); start a new chat to talk to the agent again.',
+    });
+    expect(chat.received.length).toBe(sent + 2);
+
+    const other = await tenant();
+    expect((await other.api('GET', `/test-chats/${chatId}`)).statusCode).toBe(404);
+    expect((await other.api('POST', `/test-chats/${chatId}/messages`, { text: 'Hi' })).statusCode).toBe(404);
+    expect((await other.api('POST', '/test-chats', { agentId: agent.id })).json()).toMatchObject({
+      code: 'NOT_FOUND',
+      message: 'Agent not found.',
+    });
+    expect((await api('POST', `/test-chats/${chatId}/messages`, { text: '' })).statusCode).toBe(400);
+  });
+});

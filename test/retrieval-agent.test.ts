@@ -119,4 +119,18 @@ describe('the retrieval agent (no model configured)', () => {
     ]);
     expect(call.endReason).toBe('agent_ended');
   });
+
+  it('is the one that answers a test chat, labelled, at no model cost', async () => {
+    const { key } = await twoTenantKeys(t.app);
+    const api = apiAs(t.app, key);
+    const { agent } = await agentWithKnowledge(api);
+    const chat = (await api('POST', '/test-chats', { agentId: agent.id })).json();
+    expect(chat).toMatchObject({ brain: 'retrieval-agent', transcript: [{ role: 'agent', by: 'retrieval-agent' }] });
+    const replied = (await api('POST', `/test-chats/${chat.id}/messages`, { text: 'Is parking free?' })).json();
+    expect(replied.transcript.at(-1)).toMatchObject({
+      text: 'Patients park for free in the blue garage behind the clinic.',
+      by: 'retrieval-agent',
+    });
+    expect(replied).toMatchObject({ status: 'OPEN', usage: { llmTokens: 0, llmModel: null }, cost: { total: '0.0000' } });
+  });
 });

@@ -419,6 +419,16 @@ const declared = {
     message: 'The campaign is already ${status}; there is nothing to cancel.',
     when: 'Cancelling a completed or cancelled campaign.',
   },
+  TEST_CHAT_ENDED: {
+    status: 409,
+    message: 'This chat has ended (${reason}); start a new chat to talk to the agent again.',
+    when: 'A message is sent to a test chat the agent already ended.',
+  },
+  TEST_CHAT_BUSY: {
+    status: 409,
+    message: 'The agent was still answering another message in this chat; send yours again.',
+    when: 'Two messages are sent to one test chat at once.',
+  },
   WALLET_EMPTY: {
     status: 409,
     message: 'The wallet balance is ${balance} ${currency}; credit the wallet before starting calls.',

@@ -58,6 +58,25 @@ export const END_REASONS = [
 ] as const;
 export type EndReason = (typeof END_REASONS)[number];
 
+export const CallUsage = Type.Object({
+  sttSeconds: Type.Number(),
+  ttsCharacters: Type.Integer(),
+  llmTokens: Type.Integer({ description: 'Input and output tokens together, as the model server reported them.' }),
+  llmInputTokens: Type.Integer(),
+  llmOutputTokens: Type.Integer(),
+  llmModel: Nullable(Type.String({ description: 'The model whose tokens these are; null when no model ran.' })),
+  telephonySeconds: Type.Number(),
+});
+
+export const CallCost = Type.Object({
+  stt: MoneyString,
+  tts: MoneyString,
+  llm: MoneyString,
+  telephony: MoneyString,
+  platformFee: MoneyString,
+  total: MoneyString,
+});
+
 export const Call = Type.Object({
   id: Uuid,
   agentId: Nullable(Uuid),
@@ -79,27 +98,8 @@ export const Call = Type.Object({
   transcript: Type.Array(TranscriptTurn),
   outcomes: Type.Array(CallOutcomeRecord),
   recordingUrl: Nullable(Type.String()),
-  usage: Nullable(
-    Type.Object({
-      sttSeconds: Type.Number(),
-      ttsCharacters: Type.Integer(),
-      llmTokens: Type.Integer({ description: 'Input and output tokens together, as the model server reported them.' }),
-      llmInputTokens: Type.Integer(),
-      llmOutputTokens: Type.Integer(),
-      llmModel: Nullable(Type.String({ description: 'The model whose tokens these are; null when no model ran.' })),
-      telephonySeconds: Type.Number(),
-    }),
-  ),
-  cost: Nullable(
-    Type.Object({
-      stt: MoneyString,
-      tts: MoneyString,
-      llm: MoneyString,
-      telephony: MoneyString,
-      platformFee: MoneyString,
-      total: MoneyString,
-    }),
-  ),
+  usage: Nullable(CallUsage),
+  cost: Nullable(CallCost),
   createdAt: Timestamp,
 });
 export type Call = Static<typeof Call>;

@@ -23,6 +23,16 @@ import * as repo from './repo.ts';
 import type { Call, CallOutcomeRecord, CallQuery, EndReason, TranscriptTurn } from './schemas.ts';
 
 export type { CallUsage, TranscriptTurn, EndReason, CallOutcomeRecord };
+/** The call's schemas other modules' records reuse (a test chat's transcript and usage). */
+export {
+  CallCost as CallCostSchema,
+  CallUsage as CallUsageSchema,
+  END_REASONS,
+  TranscriptTurn as TranscriptTurnSchema,
+} from './schemas.ts';
+
+/** What usage costs on the service's rate card, per component (a test chat is priced as a call is). */
+export const priceUsage = (ctx: Pick<TenantCtx, 'config'>, usage: CallUsage) => costOf(usage, rateCardOf(ctx.config.rates));
 export { NO_USAGE };
 
 export const CALL_ENDED = 'call.ended';

@@ -53,6 +53,15 @@ export interface SessionSetup {
   clock: Clock;
   /** Turn offsets count from here (the answer of the call, the start of the chat). */
   startedAt: Date;
+  /** A conversation continued from where it was left (a test chat, one request per message). */
+  resume?: SavedSession;
+}
+
+/** What a session needs to go on later, in this process or another. */
+export interface SavedSession {
+  history: ChatMessage[];
+  usage: TokenUsage;
+  ended: EndReason | null;
 }
 
 export interface TokenUsage {
@@ -69,6 +78,8 @@ export interface Session {
   readonly ended: EndReason | null;
   /** Tokens the model server reported, summed over the session. */
   readonly usage: TokenUsage;
+  /** The session as it stands, to be resumed. */
+  save(): SavedSession;
 }
 
 /** Rounds of tool calls one reply may take before the model must answer in words. */
@@ -84,18 +95,20 @@ const PHONE_STYLE =
 const sourcesOf = (passages: Passage[]) => passages.map(({ sourceId, sourceName, chunkId }) => ({ sourceId, sourceName, chunkId }));
 
 export function openSession(setup: SessionSetup): Session {
-  const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
-  let ended: EndReason | null = null;
-  const history: ChatMessage[] = [
-    {
-      role: 'system',
-      content: [
-        setup.systemPrompt.trim() || `You are ${setup.agentName}, a helpful phone agent.`,
-        PHONE_STYLE,
-        `Speak the language of the tag ${setup.language} unless the person uses another.`,
-      ].join('\n\n'),
-    },
-  ];
+  const usage: TokenUsage = { ...(setup.resume?.usage ?? { inputTokens: 0, outputTokens: 0 }) };
+  let ended: EndReason | null = setup.resume?.ended ?? null;
+  const history: ChatMessage[] = setup.resume
+    ? [...setup.resume.history]
+    : [
+        {
+          role: 'system',
+          content: [
+            setup.systemPrompt.trim() || `You are ${setup.agentName}, a helpful phone agent.`,
+            PHONE_STYLE,
+            `Speak the language of the tag ${setup.language} unless the person uses another.`,
+          ].join('\n\n'),
+        },
+      ];
   const offset = () => setup.clock.now().getTime() - setup.startedAt.getTime();
   const turn = (role: TranscriptTurn['role'], text: string, from: number, extra: Partial<TranscriptTurn> = {}): TranscriptTurn => {
     // A test clock may be set back; an offset is never before the start.
@@ -214,6 +227,7 @@ export function openSession(setup: SessionSetup): Session {
       return ended;
     },
     usage,
+    save: () => ({ history: [...history], usage: { ...usage }, ended }),
     async open() {
       if (setup.firstMessage?.trim()) {
         const text = setup.firstMessage.trim();

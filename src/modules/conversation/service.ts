@@ -3,7 +3,12 @@
  * prompt filled for the contact, its tools and knowledge) and runs it where a conversation happens:
  * on a simulated call, against a scripted contact, and in the dashboard's test chat.
  */
-import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
+import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
+import { appError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { money } from '../../platform/money.ts';
+import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
+import type { ChatMessage } from '../../providers/types.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
 import { llmProvider } from '../../providers/registry.ts';
 import type { ChatModel } from '../../providers/types.ts';
@@ -13,7 +18,9 @@ import * as calls from '../calls/service.ts';
 import * as campaigns from '../campaigns/service.ts';
 import * as identity from '../identity/service.ts';
 import * as knowledge from '../knowledge/service.ts';
-import { openSession, type ConversationModel, type Session } from './engine.ts';
+import { openSession, type ConversationModel, type SavedSession, type Session } from './engine.ts';
+import * as repo from './repo.ts';
+import type { CreateTestChatBody, TestChat } from './schemas.ts';
 import { scriptedLines } from './scripted-contact.ts';
 import { toolboxFor, type Venue } from './tools.ts';
 
@@ -55,7 +62,15 @@ export interface Counterpart {
 }
 
 /** A session for `agent`, its prompt filled for `counterpart`, its tools acting for `venue`. */
-export function sessionFor(deps: Deps, ctx: TenantCtx, agent: Agent, counterpart: Counterpart, venue: Venue, startedAt: Date) {
+export function sessionFor(
+  deps: Deps,
+  ctx: TenantCtx,
+  agent: Agent,
+  counterpart: Counterpart,
+  venue: Venue,
+  startedAt: Date,
+  resume?: SavedSession,
+) {
   const values: agents.TemplateValues = { ...counterpart, agentName: agent.name, now: ctx.clock.now() };
   const search = (query: string) =>
     agent.knowledgeBaseIds.length
@@ -73,6 +88,7 @@ export function sessionFor(deps: Deps, ctx: TenantCtx, agent: Agent, counterpart
     knowledgeInContext: agent.knowledgeInContext,
     clock: ctx.clock,
     startedAt,
+    resume,
   });
   return { session, model };
 }
@@ -147,3 +163,110 @@ export const converseOnSimulatedCallJob = (deps: Deps): JobDefinition<calls.Call
   batchSize: 1, // each conversation waits on its model; one job must not wait behind another
   handle: (data) => converseOnSimulatedCall(deps, data),
 });
+
+// ---------------------------------------------------------------------------------------------
+// "Talk to this agent": the same engine without a call
+
+const chatNotFound = () => appError('NOT_FOUND', { what: 'Test chat' });
+
+function toTestChat(row: repo.TestChatRow, brain: string): TestChat {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    status: row.end_reason ? 'ENDED' : 'OPEN',
+    endReason: row.end_reason as TestChat['endReason'],
+    brain,
+    transcript: row.transcript as TestChat['transcript'],
+    usage: { ...calls.NO_USAGE, ...row.usage } as TestChat['usage'],
+    cost: row.cost as TestChat['cost'],
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+const brainOf = (model: ConversationModel | null) => (model ? `model:${model.name}` : 'retrieval-agent');
+
+/** A test chat's counterpart: who the tester says they are, in the tenant's time zone. */
+async function counterpartOfChat(ctx: TenantCtx, contact: CreateTestChatBody['contact']): Promise<Counterpart> {
+  return {
+    name: contact?.name ?? null,
+    phone: contact?.phoneNumber ? (normalizePhoneNumber(contact.phoneNumber) ?? contact.phoneNumber) : null,
+    email: contact?.email ?? null,
+    metadata: contact?.metadata ?? {},
+    campaignName: null,
+    timezone: (await identity.tenantTimezone(ctx)) ?? 'UTC',
+  };
+}
+
+/**
+ * Saves what a turn changed and bills what it used: the chat's cost is priced like a call's and
+ * the wallet debited by the increase, in one transaction. Undefined when another message was
+ * answered meanwhile.
+ */
+async function saveChat(
+  ctx: TenantCtx,
+  chat: repo.TestChatRow | { id: string; agentId: string },
+  session: Session,
+  model: ConversationModel | null,
+  turns: calls.TranscriptTurn[],
+) {
+  const usage = usageOf(session, model);
+  const { cost, total } = calls.priceUsage(ctx, usage);
+  const saved = session.save();
+  const state = { history: saved.history, usage, cost, costTotal: total.toFixed(4), endReason: saved.ended, at: ctx.clock.now() };
+  return withTransaction(ctx, async (txCtx) => {
+    const row =
+      'version' in chat
+        ? await repo.updateTestChat(txCtx.db, ctx.tenantId, chat.id, chat.version, { ...state, transcript: [...chat.transcript, ...turns] })
+        : await repo.insertTestChat(txCtx.db, ctx.tenantId, { ...state, transcript: turns, id: chat.id, agentId: chat.agentId });
+    if (!row) return undefined;
+    const increase = total.sub(money('version' in chat ? chat.cost_total : '0'));
+    if (increase.greaterThan(0)) await identity.debitWallet(txCtx.db, ctx.tenantId, increase, `Test chat ${row.id}`, row.id);
+    return row;
+  });
+}
+
+/** Opens a test chat with the agent: its opening line (or the model's), nothing else leaves the chat. */
+export async function startTestChat(deps: Deps, ctx: TenantCtx, body: CreateTestChatBody): Promise<TestChat> {
+  const agent = await agents.requireAgent(ctx, body.agentId);
+  const id = newId();
+  const { session, model } = sessionFor(
+    deps,
+    ctx,
+    agent,
+    await counterpartOfChat(ctx, body.contact),
+    { kind: 'chat', chatId: id },
+    ctx.clock.now(),
+  );
+  const turns = await session.open();
+  const row = await saveChat(ctx, { id, agentId: agent.id }, session, model, turns);
+  return toTestChat(row!, brainOf(model));
+}
+
+export async function getTestChat(deps: Deps, ctx: TenantCtx, id: string): Promise<TestChat> {
+  const row = await repo.findTestChat(ctx.db, ctx.tenantId, id);
+  if (!row) throw chatNotFound();
+  const agent = await agents.requireAgent(ctx, row.agent_id);
+  return toTestChat(row, brainOf(modelFor(deps, agent)));
+}
+
+/** The tester says `text`; the agent answers through the same engine as on a call. */
+export async function sendTestChatMessage(deps: Deps, ctx: TenantCtx, id: string, text: string): Promise<TestChat> {
+  const row = await repo.findTestChat(ctx.db, ctx.tenantId, id);
+  if (!row) throw chatNotFound();
+  if (row.end_reason) throw appError('TEST_CHAT_ENDED', { reason: row.end_reason.replaceAll('_', ' ') });
+  const agent = await agents.requireAgent(ctx, row.agent_id);
+  const usage = row.usage as Partial<calls.CallUsage>;
+  const resume: SavedSession = {
+    history: row.history as ChatMessage[],
+    usage: { inputTokens: usage.llmInputTokens ?? 0, outputTokens: usage.llmOutputTokens ?? 0 },
+    ended: null,
+  };
+  // The prompt was filled when the chat opened and lives on in its history.
+  const counterpart = await counterpartOfChat(ctx, undefined);
+  const { session, model } = sessionFor(deps, ctx, agent, counterpart, { kind: 'chat', chatId: id }, row.created_at, resume);
+  const turns = await session.hear(text);
+  const saved = await saveChat(ctx, row, session, model, turns);
+  if (!saved) throw appError('TEST_CHAT_BUSY');
+  return toTestChat(saved, brainOf(model));
+}
