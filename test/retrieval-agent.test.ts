@@ -38,8 +38,8 @@ async function agentWithKnowledge(api: Api, extra: Record<string, unknown> = {})
   return { agent, sourceId: source.id as string };
 }
 
-/** One contact with a script, called by a started campaign; resolves with the call once it has ended. */
-async function rehearse(api: Api, agentId: string, say: string[]) {
+/** One contact with a script, called by a started campaign; resolves with the answered call's id. */
+async function dial(api: Api, agentId: string, say: string[]) {
   const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'SIMULATOR' })).json();
   const list = (await api('POST', '/contact-lists', { name: `List ${uniqueNumber()}` })).json();
   await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
@@ -61,9 +61,20 @@ async function rehearse(api: Api, agentId: string, say: string[]) {
   await api('POST', `/campaigns/${campaign.id}/start`, {});
   await dialerTick(t.runtime);
   await dialerTick(t.runtime);
+  const calls = (await api('GET', `/call-logs?campaignId=${campaign.id}`)).json().data as {
+    id: string;
+    status: string;
+    outcome: string | null;
+  }[];
+  return calls.find((call) => call.status === 'IN_PROGRESS' || call.outcome === 'ANSWERED')!.id;
+}
+
+/** As `dial`, then waits for the conversation to end the call, which it resolves with. */
+async function rehearse(api: Api, agentId: string, say: string[]) {
+  const id = await dial(api, agentId, say);
   return until('the conversation to end the call', async () => {
-    const calls = (await api('GET', `/call-logs?campaignId=${campaign.id}&outcome=ANSWERED`)).json().data;
-    return calls[0]?.status === 'ENDED' ? calls[0] : undefined;
+    const call = (await api('GET', `/call-logs/${id}`)).json();
+    return call.status === 'ENDED' ? call : undefined;
   });
 }
 
@@ -132,5 +143,29 @@ describe('the retrieval agent (no model configured)', () => {
       by: 'retrieval-agent',
     });
     expect(replied).toMatchObject({ status: 'OPEN', usage: { llmTokens: 0, llmModel: null }, cost: { total: '0.0000' } });
+  });
+
+  it('streams a live call turn by turn to a viewer (server-sent events) until it ends', async () => {
+    const { key } = await twoTenantKeys(t.app);
+    const api = apiAs(t.app, key);
+    const { agent } = await agentWithKnowledge(api);
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const id = await dial(api, agent.id, ['Is parking free?', 'Goodbye.']);
+    const response = await fetch(`${address}/api/v1/call-logs/${id}/live`, { headers: { authorization: `Bearer ${key}` } });
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events: { event: string; data: unknown }[] = [];
+    const text = await response.text(); // the server ends the stream once the call has ended
+    for (const block of text.split('\n\n').filter(Boolean)) {
+      const [eventLine, dataLine] = block.split('\n');
+      events.push({ event: eventLine!.slice('event: '.length), data: JSON.parse(dataLine!.slice('data: '.length)) });
+    }
+    const ended = events.at(-1)!;
+    expect(ended.event).toBe('ended');
+    const call = ended.data as { status: string; transcript: unknown[] };
+    expect(call.status).toBe('ENDED');
+    expect(events.filter((e) => e.event === 'turn').map((e) => e.data)).toEqual(call.transcript);
+    expect(events.filter((e) => e.event === 'status').at(-1)!.data).toEqual({ status: 'ENDED', endReason: 'agent_ended' });
+    const other = await twoTenantKeys(t.app);
+    expect((await fetch(`${address}/api/v1/call-logs/${id}/live`, { headers: { authorization: `Bearer ${other.key}` } })).status).toBe(404);
   });
 });

@@ -183,6 +183,22 @@ export async function addOutcome(db: Queryable, tenantId: string, id: string, ou
   return rowCount === 1;
 }
 
+/** What a live view needs: the call's state and the turns after the first `seen`. */
+export async function liveState(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  seen: number,
+): Promise<{ status: CallStatus; end_reason: string | null; turns: number; new_turns: unknown[] } | undefined> {
+  const { rows } = await db.query<{ status: CallStatus; end_reason: string | null; turns: number; new_turns: unknown[] }>(
+    `SELECT status, end_reason, jsonb_array_length(transcript) AS turns,
+            coalesce((SELECT jsonb_agg(turn ORDER BY i) FROM jsonb_array_elements(transcript) WITH ORDINALITY AS x(turn, i) WHERE i > $3), '[]') AS new_turns
+     FROM calls WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id, seen],
+  );
+  return rows[0];
+}
+
 export async function findCall(db: Queryable, tenantId: string, id: string): Promise<CallRow | undefined> {
   const { rows } = await db.query<CallRow>('SELECT * FROM calls WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
   return rows[0];

@@ -47,6 +47,35 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
     async (request) => calls.getCall(ctxOf(request), request.params.id),
   );
 
+  app.get(
+    '/call-logs/:id/live',
+    {
+      schema: {
+        tags,
+        summary: "Follow a call as it happens (server-sent events): 'turn' for each transcript turn, 'status' on changes, 'ended' with the call",
+        params: IdParams,
+        response: { 200: Type.String({ description: 'text/event-stream' }), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const ctx = ctxOf(request);
+      await calls.getCall(ctx, request.params.id); // 404 before the stream starts
+      const viewer = new AbortController();
+      request.raw.once('close', () => viewer.abort());
+      reply.hijack();
+      reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      try {
+        for await (const event of calls.followCall(ctx, request.params.id, viewer.signal)) {
+          const { type, ...data } = event;
+          reply.raw.write(`event: ${type}\ndata: ${JSON.stringify('turn' in data ? data.turn : 'call' in data ? data.call : data)}\n\n`);
+        }
+      } catch (error) {
+        reply.raw.write(`event: error\ndata: ${JSON.stringify({ message: (error as Error).message })}\n\n`);
+      }
+      reply.raw.end();
+    },
+  );
+
   app.post(
     '/call-logs/:id/hangup',
     {

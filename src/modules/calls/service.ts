@@ -429,6 +429,39 @@ export async function listCalls(ctx: TenantCtx, query: CallQuery, page: Page) {
 /** The stored call, for modules that act after it (messaging, analytics). */
 export const findCallRow = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: string) => repo.findCall(ctx.db, ctx.tenantId, id);
 
+/** How often a live view looks for new turns: a conversation's pace, at one light query per viewer. */
+const LIVE_POLL_MS = 400;
+
+export type LiveEvent = { type: 'turn'; turn: TranscriptTurn } | { type: 'status'; status: string; endReason: EndReason | null } | { type: 'ended'; call: Call };
+
+/**
+ * A call as it happens: every turn already said, then each new one, the status as it changes, and
+ * the whole call once it has ended. Ends when the call does or `signal` aborts (the viewer left).
+ * Works from any API process: it reads the call, whichever worker converses on it.
+ */
+export async function* followCall(ctx: TenantCtx, id: string, signal: AbortSignal): AsyncGenerator<LiveEvent> {
+  let seen = 0;
+  let status: string | undefined;
+  while (!signal.aborted) {
+    const state = await repo.liveState(ctx.db, ctx.tenantId, id, seen);
+    if (!state) throw appError('NOT_FOUND', { what: 'Call' });
+    for (const turn of state.new_turns) yield { type: 'turn', turn: turn as TranscriptTurn };
+    seen = state.turns;
+    if (state.status !== status) {
+      status = state.status;
+      yield { type: 'status', status, endReason: state.end_reason as EndReason | null };
+    }
+    if (status === 'ENDED') {
+      yield { type: 'ended', call: await getCall(ctx, id) };
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, LIVE_POLL_MS);
+      signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+  }
+}
+
 export async function getCall(ctx: TenantCtx, id: string): Promise<Call> {
   const row = await repo.findCall(ctx.db, ctx.tenantId, id);
   if (!row) throw appError('NOT_FOUND', { what: 'Call' });
