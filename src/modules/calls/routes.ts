@@ -52,7 +52,8 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
     {
       schema: {
         tags,
-        summary: "Follow a call as it happens (server-sent events): 'turn' for each transcript turn, 'status' on changes, 'ended' with the call",
+        summary:
+          "Follow a call as it happens (server-sent events): 'turn' for each transcript turn, 'status' on changes, 'ended' with the call",
         params: IdParams,
         response: { 200: Type.String({ description: 'text/event-stream' }), ...errorResponses(400, 401, 403, 404) },
       },
@@ -63,7 +64,11 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
       const viewer = new AbortController();
       request.raw.once('close', () => viewer.abort());
       reply.hijack();
-      reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      reply.raw.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+      });
       try {
         for await (const event of calls.followCall(ctx, request.params.id, viewer.signal)) {
           const { type, ...data } = event;

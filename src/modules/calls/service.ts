@@ -432,7 +432,8 @@ export const findCallRow = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: string)
 /** How often a live view looks for new turns: a conversation's pace, at one light query per viewer. */
 const LIVE_POLL_MS = 400;
 
-export type LiveEvent = { type: 'turn'; turn: TranscriptTurn } | { type: 'status'; status: string; endReason: EndReason | null } | { type: 'ended'; call: Call };
+export type LiveEvent =
+  { type: 'turn'; turn: TranscriptTurn } | { type: 'status'; status: string; endReason: EndReason | null } | { type: 'ended'; call: Call };
 
 /**
  * A call as it happens: every turn already said, then each new one, the status as it changes, and
