@@ -45,3 +45,10 @@ CREATE TABLE test_chats (
   FOREIGN KEY (tenant_id, agent_id) REFERENCES agents (tenant_id, id) ON DELETE CASCADE
 );
 CREATE INDEX test_chats_agent_idx ON test_chats (tenant_id, agent_id, created_at DESC);
+
+-- Messages an agent sends during a call (send_sms, send_whatsapp): each tool call sends once,
+-- however often its step is retried; the post-call follow-ups stay one per channel per call.
+ALTER TABLE messages ADD COLUMN tool_call_id text;
+DROP INDEX messages_call_channel_key;
+CREATE UNIQUE INDEX messages_call_channel_key ON messages (tenant_id, call_id, channel) WHERE tool_call_id IS NULL;
+CREATE UNIQUE INDEX messages_tool_call_key ON messages (tenant_id, call_id, tool_call_id) WHERE tool_call_id IS NOT NULL;

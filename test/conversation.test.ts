@@ -5,6 +5,9 @@ import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { extractAfterCall } from '../src/modules/analytics/extraction.ts';
 import { converseOnSimulatedCall } from '../src/modules/conversation/service.ts';
 import { processSource } from '../src/modules/knowledge/service.ts';
+import { sendDuringCall, sendMessage } from '../src/modules/messaging/dispatch.ts';
+import { findCallRow } from '../src/modules/calls/service.ts';
+import { tenantCtx } from '../src/platform/context.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { money } from '../src/platform/money.ts';
 import { listenOnLoopback, readBody } from '../src/providers/fake-server.ts';
@@ -279,6 +282,51 @@ describe('a conversation with a model on a simulated call', () => {
     } finally {
       await toolServer.close();
     }
+  });
+
+  it('sends an SMS during the call once per tool call, even when the step is retried, and tells the model why WhatsApp cannot', async () => {
+    const { api, tenantId } = await tenant();
+    const agent = (await api('POST', '/agents', { name: 'Reminders', firstMessage: 'Hi.', tools: ['send_sms', 'send_whatsapp'] })).json();
+    const sms = await api('POST', '/sms-agent/campaigns', {
+      agentId: agent.id,
+      senderNumber: '+14155550123',
+      senderProvider: 'SIMULATOR',
+      isActive: false,
+    });
+    expect(sms.statusCode).toBe(201);
+    const { callId } = await answeredCall(api, agent.id, { metadata: { simulate: { say: ['Text me the address please.'] } } });
+    chat.script(
+      {
+        kind: 'stream',
+        toolCalls: [
+          { id: 's1', name: 'send_sms', arguments: ['{"text":"Clinic: 1 Main St."}'] },
+          { id: 'w1', name: 'send_whatsapp', arguments: ['{"text":"Clinic: 1 Main St."}'] },
+        ],
+      },
+      { kind: 'stream', text: ['Sent!'] },
+    );
+    const sent = chat.received.length;
+    await converseOnSimulatedCall(t.runtime, { tenantId, callId });
+    const call = await callOf(api, callId);
+    const toolResults = messagesOf(sent + 1).filter((message) => message.role === 'tool');
+    expect(toolResults.map((message) => message.content)).toEqual([
+      `The SMS is on its way to ${call.toNumber}.`,
+      expect.stringMatching(/^send_whatsapp failed: WhatsApp is not connected; connect it with PUT \/api\/v1\/integrations\/whatsapp/),
+    ]);
+    // The step again, as a retried job would run it: the same tool call sends nothing more.
+    const ctx = tenantCtx(t.runtime, tenantId);
+    const again = await sendDuringCall(ctx, {
+      call: (await findCallRow(ctx, callId))!,
+      channel: 'SMS',
+      text: 'Clinic: 1 Main St.',
+      toolCallId: 's1',
+    });
+    expect(again).toEqual({ to: call.toNumber, created: false });
+    const messages = (await api('GET', `/messages?callId=${callId}`)).json().data;
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({ channel: 'SMS', status: 'QUEUED', toNumber: call.toNumber, body: 'Clinic: 1 Main St.' });
+    await sendMessage(t.runtime, { tenantId, messageId: messages[0].id }, { retryCount: 0 });
+    expect((await api('GET', `/messages?callId=${callId}`)).json().data[0].status).toBe('SENT');
   });
 
   it('says a fallback line and ends the call with llm_error when the model fails, billing what ran', async () => {

@@ -242,6 +242,8 @@ export interface WhatsAppSenderNumber {
 
 export interface WhatsAppConnection {
   sendTemplate(send: WhatsAppTemplateSend): Promise<{ providerMessageId: string }>;
+  /** Free text: WhatsApp delivers it only inside the 24 hours after the contact last wrote. */
+  sendText(send: { phoneNumberId: string; to: string; body: string; callbackData?: string }): Promise<{ providerMessageId: string }>;
   listPhoneNumbers(businessAccountId: string): Promise<WhatsAppSenderNumber[]>;
 }
 

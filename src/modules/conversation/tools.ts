@@ -13,19 +13,17 @@ import type { ChatTool, ChatToolCall } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
 import type { Agent, CustomTool } from '../agents/schemas.ts';
 import * as calls from '../calls/service.ts';
+import * as messaging from '../messaging/service.ts';
 import type { Passage } from '../knowledge/service.ts';
 import type { Toolbox, ToolResult } from './engine.ts';
 
-/** Built-in tools the engine runs itself; send_sms and send_whatsapp wait for messaging's support of sends during a call. */
-const RUNNABLE = new Set(['end_call', 'transfer_call', 'knowledge_search', 'book_appointment', 'collect_payment_promise']);
 const CUSTOM_TOOL_TIMEOUT_MS = 10_000;
 const CUSTOM_TOOL_MAX_BYTES = 64 * 1024;
 /** What the model reads of a custom tool's answer, at most. */
 const CUSTOM_TOOL_MAX_CHARACTERS = 4000;
 
 /** Where the conversation happens: a call (its outcomes are stored and announced) or a test chat (nothing leaves it). */
-export type Venue =
-  { kind: 'call'; call: Pick<calls.CallRow, 'id' | 'agent_id' | 'campaign_id' | 'contact_id'> } | { kind: 'chat'; chatId: string };
+export type Venue = { kind: 'call'; call: calls.CallRow } | { kind: 'chat'; chatId: string };
 
 export interface ToolboxSetup {
   deps: Deps;
@@ -39,7 +37,7 @@ const refused = (content: string): ToolResult => ({ ok: false, content });
 
 /** The tools this agent's model is offered, and how each runs. */
 export function toolboxFor(setup: ToolboxSetup): Toolbox {
-  const builtIns = agents.AGENT_TOOLS.filter((tool) => setup.agent.tools.includes(tool.name) && RUNNABLE.has(tool.name));
+  const builtIns = agents.AGENT_TOOLS.filter((tool) => setup.agent.tools.includes(tool.name));
   const custom = new Map(setup.agent.customTools.map((tool) => [tool.name, tool]));
   const schemas = new Map<string, Record<string, unknown>>([
     ...builtIns.map((tool) => [tool.name, tool.parameters] as const),
@@ -99,6 +97,15 @@ async function runBuiltIn(setup: ToolboxSetup, name: string, toolCallId: string,
       const data = { start: start.toISOString(), durationMinutes: args.durationMinutes ?? null, notes: args.notes ?? null };
       await recordOutcome(setup, { type: 'appointment', toolCallId, data }, 'appointment.booked');
       return { ok: true, content: `Booked for ${data.start}${venue.kind === 'chat' ? ' (a test chat: recorded in the chat only)' : ''}.` };
+    }
+    case 'send_sms':
+    case 'send_whatsapp': {
+      const label = name === 'send_sms' ? 'SMS' : 'WhatsApp message';
+      if (venue.kind === 'chat') return { ok: true, content: `A test chat sends nothing; the ${label} would say: ${String(args.text)}` };
+      const ctx = tenantCtx(setup.deps, setup.tenantId);
+      const channel = name === 'send_sms' ? 'SMS' : 'WHATSAPP';
+      const { to, created } = await messaging.sendDuringCall(ctx, { call: venue.call, channel, text: String(args.text), toolCallId });
+      return { ok: true, content: created ? `The ${label} is on its way to ${to}.` : `The ${label} was already sent to ${to}.` };
     }
     case 'collect_payment_promise': {
       const data = { amount: args.amount, currency: args.currency ?? null, date: args.date, notes: args.notes ?? null };

@@ -97,6 +97,70 @@ export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId
 }
 
 /**
+ * A message an agent sends during a call (its send_sms or send_whatsapp tool): recorded with its
+ * send job in one transaction, once per tool call however often the step is retried. SMS goes
+ * from the agent's SMS campaign's sender; WhatsApp from its WhatsApp campaign's number or the
+ * integration's default, as free text (WhatsApp delivers it inside the contact's 24-hour window).
+ * Throws a sentence the model can act on when the agent has no way to send.
+ */
+export async function sendDuringCall(
+  ctx: TenantCtx,
+  input: { call: calls.CallRow; channel: 'SMS' | 'WHATSAPP'; text: string; toolCallId: string },
+): Promise<{ to: string; created: boolean }> {
+  const { call } = input;
+  if (!call.agent_id) throw new Error('The call has no agent to send for.');
+  const recipient = await recipientOf(ctx, call);
+  const common = {
+    id: newId(),
+    call_id: call.id,
+    agent_id: call.agent_id,
+    contact_id: call.contact_id,
+    to_number: recipient.phoneNumber,
+    template_name: null,
+    language_code: null,
+    body: input.text,
+    parameters: [],
+    dlt_sender_id: null,
+    dlt_template_id: null,
+    tool_call_id: input.toolCallId,
+  };
+  let message: repo.NewMessage & { tool_call_id: string };
+  if (input.channel === 'SMS') {
+    const campaign = await repo.campaignOfAgent(ctx.db, 'sms_campaigns', ctx.tenantId, call.agent_id);
+    if (!campaign) throw new Error('No SMS sender is set up for this agent; give it an SMS campaign (sender number and provider) first.');
+    const problem = smsProvider(campaign.sender_provider).sms.templateProblem?.([{ dltTemplateId: null }]);
+    if (problem) throw new Error(`${campaign.sender_provider} sends only registered templates, so an agent cannot send it free text.`);
+    const { encoding, segments } = smsSegments(input.text);
+    message = {
+      ...common,
+      channel: 'SMS',
+      campaign_id: campaign.id,
+      sender: campaign.sender_number,
+      provider: campaign.sender_provider,
+      encoding,
+      segments,
+    };
+  } else {
+    if (!(await whatsappOf(ctx))) throw whatsappNotConnected();
+    const campaign = await repo.campaignOfAgent(ctx.db, 'whatsapp_campaigns', ctx.tenantId, call.agent_id);
+    message = {
+      ...common,
+      channel: 'WHATSAPP',
+      campaign_id: campaign?.id ?? null,
+      sender: campaign?.phone_number_id ?? null,
+      provider: whatsappProvider.name,
+      encoding: null,
+      segments: null,
+    };
+  }
+  return withTransaction(ctx, async (txCtx) => {
+    const { id, created } = await repo.insertToolMessage(txCtx.db, ctx.tenantId, message);
+    if (created) await ctx.jobs.send<SendMessageJob>(SEND_MESSAGE, { tenantId: ctx.tenantId, messageId: id }, { tx: txCtx.db });
+    return { to: recipient.phoneNumber, created };
+  });
+}
+
+/**
  * Hands one message to its provider. The attempt is committed as SENDING before the request,
  * so a worker that dies after the provider accepted the message and before its answer was
  * recorded leaves SENDING behind: the retried job then marks it FAILED as unconfirmed rather
@@ -138,6 +202,16 @@ async function deliver(ctx: TenantCtx, message: repo.MessageRow): Promise<string
   if (message.channel === 'WHATSAPP') {
     const whatsapp = await whatsappOf(ctx);
     if (!whatsapp) throw whatsappNotConnected();
+    // An agent's message during a call is free text; a follow-up is a template.
+    if (message.template_name === null) {
+      const sent = await whatsapp.client.sendText({
+        phoneNumberId: message.sender ?? whatsapp.defaultPhoneNumberId,
+        to: message.to_number,
+        body: message.body!,
+        callbackData: message.id,
+      });
+      return sent.providerMessageId;
+    }
     const sent = await whatsapp.client.sendTemplate({
       phoneNumberId: message.sender ?? whatsapp.defaultPhoneNumberId,
       to: message.to_number,

@@ -197,11 +197,52 @@ export async function insertMessages(db: Queryable, tenantId: string, messages: 
             coalesce(m.parameters, '[]'), m.dlt_sender_id, m.dlt_template_id, m.encoding, m.segments, 'QUEUED'
      FROM jsonb_to_recordset($2::jsonb) AS m(id uuid, channel text, call_id uuid, agent_id uuid, campaign_id uuid, contact_id uuid, to_number text, sender text,
        provider text, template_name text, language_code text, body text, parameters jsonb, dlt_sender_id text, dlt_template_id text, encoding text, segments int)
-     ON CONFLICT (tenant_id, call_id, channel) DO NOTHING
+     ON CONFLICT (tenant_id, call_id, channel) WHERE tool_call_id IS NULL DO NOTHING
      RETURNING id`,
     [tenantId, JSON.stringify(messages)],
   );
   return rows.map((row) => row.id);
+}
+
+/**
+ * Records a message a tool call of a conversation sends; a second record of the same tool call
+ * (a retried step) is refused. Returns the message's id and whether this call created it.
+ */
+export async function insertToolMessage(
+  db: Queryable,
+  tenantId: string,
+  message: NewMessage & { tool_call_id: string },
+): Promise<{ id: string; created: boolean }> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO messages (tenant_id, id, channel, call_id, agent_id, campaign_id, contact_id, to_number, sender, provider, body, parameters,
+                           encoding, segments, tool_call_id, status)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, '[]', $12, $13, $14, 'QUEUED')
+     ON CONFLICT (tenant_id, call_id, tool_call_id) WHERE tool_call_id IS NOT NULL DO NOTHING
+     RETURNING id`,
+    [
+      tenantId,
+      message.id,
+      message.channel,
+      message.call_id,
+      message.agent_id,
+      message.campaign_id,
+      message.contact_id,
+      message.to_number,
+      message.sender,
+      message.provider,
+      message.body,
+      message.encoding,
+      message.segments,
+      message.tool_call_id,
+    ],
+  );
+  if (rows[0]) return { id: rows[0].id, created: true };
+  const existing = await db.query<{ id: string }>('SELECT id FROM messages WHERE tenant_id = $1 AND call_id = $2 AND tool_call_id = $3', [
+    tenantId,
+    message.call_id,
+    message.tool_call_id,
+  ]);
+  return { id: existing.rows[0]!.id, created: false };
 }
 
 export async function findMessage(db: Queryable, tenantId: string, id: string): Promise<MessageRow | undefined> {

@@ -198,7 +198,12 @@ export const Message = Type.Object({
   provider: Type.String(),
   templateName: Nullable(Type.String()),
   languageCode: Nullable(Type.String()),
-  body: Nullable(Type.String({ description: 'The SMS text as sent; null for WhatsApp (see templateName and parameters).' })),
+  body: Nullable(
+    Type.String({
+      description:
+        'The text as sent: an SMS, or a WhatsApp message an agent wrote during a call; null for WhatsApp templates (see templateName and parameters).',
+    }),
+  ),
   parameters: Type.Array(Type.String()),
   encoding: Nullable(Type.String({ description: 'SMS: GSM-7 or UCS-2.' })),
   segments: Nullable(Type.Integer({ description: 'SMS: parts the text is sent in.' })),

@@ -33,6 +33,9 @@ import {
 } from './schemas.ts';
 import { canonicalLanguageCode, duplicateMappings, duplicateSmsTemplates } from './templates.ts';
 
+/** What an agent sends during a call (its send_sms and send_whatsapp tools), once per tool call. */
+export { sendDuringCall } from './dispatch.ts';
+
 // ---------------------------------------------------------------------------------------------
 // WhatsApp campaigns (seed §4.1, contract §6).
 

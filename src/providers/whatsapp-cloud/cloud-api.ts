@@ -53,51 +53,60 @@ export function createWhatsAppCloud(options: WhatsAppCloudOptions): WhatsAppClou
     return `${baseUrl}/${apiVersion}/${path}`;
   }
 
+  /** POST /{phone-number-id}/messages of one message to one person; the message id Graph gives it. */
+  async function postMessage(
+    send: { phoneNumberId: string; to: string; callbackData?: string },
+    content: Record<string, unknown>,
+  ): Promise<{ providerMessageId: string }> {
+    requireText(send.phoneNumberId, 'phoneNumberId');
+    const to = send.to.trim().replace(/^\+/, '');
+    if (!/^\d{6,15}$/.test(to)) {
+      throw new ProviderError(`${LABEL}: recipient ${JSON.stringify(send.to)} is not an E.164 phone number`, { retryable: false });
+    }
+    const payload = {
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to,
+      ...content,
+      ...(send.callbackData ? { biz_opaque_callback_data: send.callbackData } : {}),
+    };
+    const response = await providerFetch(
+      LABEL,
+      versioned(`${encodeURIComponent(send.phoneNumberId)}/messages`),
+      {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(payload),
+      },
+      timeoutMs,
+    );
+    if (response.status < 200 || response.status > 299) throw graphError(response);
+    const messages = asRecord(response.json)?.messages;
+    const id = Array.isArray(messages) ? asRecord(messages[0])?.id : undefined;
+    if (typeof id !== 'string' || id === '') {
+      // Not retryable: the message may well have been accepted, and a retry could send it twice.
+      throw new ProviderError(`${LABEL}: answered HTTP ${response.status} without a message id`, {
+        status: response.status,
+        retryable: false,
+      });
+    }
+    return { providerMessageId: id };
+  }
+
   return {
     async sendTemplate(send: WhatsAppTemplateSend): Promise<{ providerMessageId: string }> {
-      requireText(send.phoneNumberId, 'phoneNumberId');
       requireText(send.templateName, 'templateName');
       requireText(send.languageCode, 'languageCode');
-      const to = send.to.trim().replace(/^\+/, '');
-      if (!/^\d{6,15}$/.test(to)) {
-        throw new ProviderError(`${LABEL}: recipient ${JSON.stringify(send.to)} is not an E.164 phone number`, { retryable: false });
-      }
-
       const template: Record<string, unknown> = { name: send.templateName, language: { code: send.languageCode } };
       if (send.bodyParameters.length > 0) {
         template.components = [{ type: 'body', parameters: send.bodyParameters.map((text) => ({ type: 'text', text })) }];
       }
-      const payload = {
-        messaging_product: 'whatsapp',
-        recipient_type: 'individual',
-        to,
-        type: 'template',
-        template,
-        ...(send.callbackData ? { biz_opaque_callback_data: send.callbackData } : {}),
-      };
+      return postMessage(send, { type: 'template', template });
+    },
 
-      const response = await providerFetch(
-        LABEL,
-        versioned(`${encodeURIComponent(send.phoneNumberId)}/messages`),
-        {
-          method: 'POST',
-          headers: { authorization, 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify(payload),
-        },
-        timeoutMs,
-      );
-      if (response.status < 200 || response.status > 299) throw graphError(response);
-
-      const messages = asRecord(response.json)?.messages;
-      const id = Array.isArray(messages) ? asRecord(messages[0])?.id : undefined;
-      if (typeof id !== 'string' || id === '') {
-        // Not retryable: the message may well have been accepted, and a retry could send it twice.
-        throw new ProviderError(`${LABEL}: answered HTTP ${response.status} without a message id`, {
-          status: response.status,
-          retryable: false,
-        });
-      }
-      return { providerMessageId: id };
+    async sendText(send): Promise<{ providerMessageId: string }> {
+      requireText(send.body, 'body');
+      return postMessage(send, { type: 'text', text: { preview_url: false, body: send.body } });
     },
 
     async listPhoneNumbers(businessAccountId: string): Promise<WhatsAppSenderNumber[]> {

@@ -44,16 +44,19 @@ export interface FakeWhatsAppMessage {
   id: string;
   phoneNumberId: string;
   to: string;
-  templateName: string;
-  languageCode: string;
+  /** Null for a free-text message. */
+  templateName: string | null;
+  languageCode: string | null;
   bodyParameters: string[];
+  /** A free-text message's body. */
+  text?: string;
 }
 
 export interface FakeWhatsApp {
   /** Origin to use as the client's `baseUrl`, e.g. `http://127.0.0.1:54321`. */
   url: string;
   requests: FakeWhatsAppRequest[];
-  /** Template messages accepted, in order. */
+  /** Template and text messages accepted, in order. */
   messages: FakeWhatsAppMessage[];
   /** The next request (whatever it is) is answered with this status and JSON body. */
   failNext(status: number, body: object): void;
@@ -195,8 +198,25 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
     }
     if (typeof message.to !== 'string' || message.to === '')
       return sendJson(res, 400, graphError('(#100) The parameter to is required.', 'OAuthException', 100));
+    const digitsOf = (to: string) => to.replace(/\D/g, '');
+    if (message.type === 'text') {
+      const text = message.text !== null && typeof message.text === 'object' ? (message.text as Record<string, unknown>) : undefined;
+      if (!text || typeof text.body !== 'string' || text.body === '')
+        return sendJson(res, 400, graphError('(#100) The parameter text[body] is required.', 'OAuthException', 100));
+      const id = wamid();
+      messages.push({ id, phoneNumberId, to: message.to, templateName: null, languageCode: null, bodyParameters: [], text: text.body });
+      return sendJson(res, 200, {
+        messaging_product: 'whatsapp',
+        contacts: [{ input: message.to, wa_id: digitsOf(message.to) }],
+        messages: [{ id }],
+      });
+    }
     if (message.type !== 'template')
-      return sendJson(res, 400, invalidParameter(`This fake only accepts template messages, got type ${JSON.stringify(message.type)}`));
+      return sendJson(
+        res,
+        400,
+        invalidParameter(`This fake only accepts template and text messages, got type ${JSON.stringify(message.type)}`),
+      );
     const template =
       message.template !== null && typeof message.template === 'object' ? (message.template as Record<string, unknown>) : undefined;
     if (!template || typeof template.name !== 'string' || template.name === '') {

@@ -53,6 +53,31 @@ beforeEach(() => {
   fake.requests.length = 0;
 });
 
+describe('createWhatsAppCloud().sendText', () => {
+  it('POSTs a free-text message with our id to echo back, and reports the message id', async () => {
+    const { providerMessageId } = await cloud().sendText({
+      phoneNumberId: PHONE_NUMBER_ID,
+      to: '+15550002000',
+      body: 'Your booking: Tue 10:00.',
+      callbackData: 'msg-1',
+    });
+    expect(fake.requests[0]!.body).toEqual({
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: '15550002000',
+      type: 'text',
+      text: { preview_url: false, body: 'Your booking: Tue 10:00.' },
+      biz_opaque_callback_data: 'msg-1',
+    });
+    expect(fake.messages.at(-1)).toMatchObject({ id: providerMessageId, text: 'Your booking: Tue 10:00.', templateName: null });
+  });
+
+  it('refuses an empty body before asking Graph', async () => {
+    await expect(cloud().sendText({ phoneNumberId: PHONE_NUMBER_ID, to: '+15550002000', body: ' ' })).rejects.toThrow(/body/);
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
 describe('createWhatsAppCloud().sendTemplate', () => {
   it('POSTs the template message to /{version}/{phoneNumberId}/messages with the bearer token', async () => {
     const { providerMessageId } = await cloud().sendTemplate(templateSend());
