@@ -12,7 +12,8 @@ const clock = manualClock('2026-11-23T10:00:00.000Z');
 let t: TestApp;
 
 beforeAll(async () => {
-  t = await startTestApp({ clock, env: { SIMULATOR_RING_SECONDS: '0', SIMULATOR_TALK_SECONDS: '120' } });
+  // Polling a conversation's progress is many requests a minute.
+  t = await startTestApp({ clock, env: { SIMULATOR_RING_SECONDS: '0', SIMULATOR_TALK_SECONDS: '120', RATE_LIMIT_PER_MINUTE: '100000' } });
   await t.runtime.jobs.work(jobDefinitions(t.runtime));
 });
 afterAll(() => t.close());
