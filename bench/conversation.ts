@@ -165,7 +165,7 @@ async function run(adminUrl: string | undefined): Promise<number> {
         campaignName: null,
         timezone: 'Europe/Madrid',
       };
-      const opened = sessionFor(runtime, ctx, agentRecord, counterpart, { kind: 'call', call }, call.answered_at ?? new Date());
+      const opened = await sessionFor(runtime, ctx, agentRecord, counterpart, { kind: 'call', call }, call.answered_at ?? new Date());
       await appendTurns(ctx, callId, await opened.session.open(), usageOf(opened.session, opened.model));
       return { callId, ...opened };
     }),

@@ -329,6 +329,33 @@ describe('a conversation with a model on a simulated call', () => {
     expect((await api('GET', `/messages?callId=${callId}`)).json().data[0].status).toBe('SENT');
   });
 
+  it("converses through the tenant's own model server when it connected one, with its key", async () => {
+    const { api, tenantId, owner } = await tenant();
+    const own = await startFakeChat();
+    try {
+      const put = await t.app.inject({
+        method: 'PUT',
+        url: '/api/v1/integrations/llm',
+        headers: bearer(owner.token),
+        payload: { apiUrl: `${own.url}/v1`, apiKey: 'sk-tenant' },
+      });
+      expect(put.statusCode).toBe(200);
+      expect(put.json()).toMatchObject({ kind: 'llm', settings: { apiUrl: `${own.url}/v1` }, secretsSet: ['apiKey'] });
+      expect(put.body).not.toContain('sk-tenant');
+      const agent = (await api('POST', '/agents', { name: 'Own model', firstMessage: 'Hi.', llm: { model: 'tenant-model' } })).json();
+      const { callId } = await answeredCall(api, agent.id, { metadata: { simulate: { say: ['Hello?'] } } });
+      own.script({ kind: 'stream', text: ['Hello from your own model.'], usage: { prompt_tokens: 10, completion_tokens: 5 } });
+      const sentToService = chat.received.length;
+      await converseOnSimulatedCall(t.runtime, { tenantId, callId });
+      expect(chat.received.length).toBe(sentToService);
+      expect(own.received).toHaveLength(1);
+      expect(own.received[0]).toMatchObject({ authorization: 'Bearer sk-tenant', body: { model: 'tenant-model' } });
+      expect((await callOf(api, callId)).transcript.at(-1)).toMatchObject({ text: 'Hello from your own model.', by: 'model:tenant-model' });
+    } finally {
+      await own.close();
+    }
+  });
+
   it('says a fallback line and ends the call with llm_error when the model fails, billing what ran', async () => {
     const { api, tenantId } = await tenant();
     const agent = (await api('POST', '/agents', { name: 'Support' })).json(); // no first message: the model opens

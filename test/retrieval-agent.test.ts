@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
-import { startTestApp, twoTenantKeys, until, type TestApp } from './harness.ts';
+import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
+import { bearer, createKey, signUp, startTestApp, twoTenantKeys, until, type TestApp } from './harness.ts';
 import { apiAs, uniqueNumber } from './voice-fixtures.ts';
 
 // Issue 16: with no model configured (the embedded default) the agent is the built-in retrieval
@@ -168,5 +169,28 @@ describe('the retrieval agent (no model configured)', () => {
     expect(events.filter((e) => e.event === 'status').at(-1)!.data).toEqual({ status: 'ENDED', endReason: 'agent_ended' });
     const other = await twoTenantKeys(t.app);
     expect((await fetch(`${address}/api/v1/call-logs/${id}/live`, { headers: { authorization: `Bearer ${other.key}` } })).status).toBe(404);
+  });
+
+  it("refuses to reach a tenant's model server at a private address: the agent says its fallback line, nothing is sent there", async () => {
+    const owner = await signUp(t.app);
+    const api = apiAs(t.app, (await createKey(t.app, owner.token)).key);
+    const own = await startFakeChat();
+    try {
+      const put = await t.app.inject({
+        method: 'PUT',
+        url: '/api/v1/integrations/llm',
+        headers: bearer(owner.token),
+        payload: { apiUrl: `${own.url}/v1`, apiKey: 'sk-tenant' },
+      });
+      expect(put.statusCode).toBe(200);
+      // The service has no model server of its own, but the tenant has one: a model may be named.
+      const agent = (await api('POST', '/agents', { name: 'Private model', llm: { model: 'm' } })).json();
+      expect(agent.llm).toEqual({ provider: 'OPENAI_COMPATIBLE', model: 'm' });
+      const chat = (await api('POST', '/test-chats', { agentId: agent.id })).json();
+      expect(chat).toMatchObject({ status: 'ENDED', endReason: 'llm_error', transcript: [{ role: 'agent', by: 'fallback' }] });
+      expect(own.received).toHaveLength(0);
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -82,15 +82,16 @@ const systemLookup = (hostname: string) =>
     dnsLookup(hostname, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
   );
 
-export async function safeFetch(url: string, options: SafeFetchOptions): Promise<SafeResponse> {
-  const { timeoutMs, maxBytes, maxRedirects } = { ...DEFAULTS, ...options };
-  const allowed = new Set(options.allowedAddresses ?? []);
-  const refuse = (address: string) => (options.allowPrivate || allowed.has(address) ? null : addressProblem(address));
-  const resolve = options.lookup ?? systemLookup;
-  let refusal: string | undefined;
-
-  // Every connection goes through this lookup: the address checked is the address used.
-  const dispatcher: Dispatcher = new Agent({
+/**
+ * An HTTP agent whose every connection resolves its name through `resolve` and connects only to an
+ * address `refuse` lets through: the address checked is the address used.
+ */
+function addressCheckingAgent(
+  refuse: (address: string) => string | null,
+  resolve: (hostname: string) => Promise<LookupAddress[]>,
+  onRefusal: (reason: string) => void,
+): Agent {
+  return new Agent({
     connect: {
       lookup(hostname, lookupOptions, callback) {
         resolve(hostname).then(
@@ -99,8 +100,9 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
             if (usable.length === 0) {
               // Named by kind only: the addresses themselves would let a tenant map internal DNS.
               const kinds = [...new Set(addresses.map((entry) => kindOf(refuse(entry.address))))];
-              refusal = `${hostname} resolves only to addresses that may not be fetched (${kinds.join(', ') || 'none found'})`;
-              return callback(new Error(refusal), '', 4);
+              const reason = `${hostname} resolves only to addresses that may not be fetched (${kinds.join(', ') || 'none found'})`;
+              onRefusal(reason);
+              return callback(new Error(reason), '', 4);
             }
             // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily).
             if ((lookupOptions as { all?: boolean }).all)
@@ -112,6 +114,38 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
       },
     },
   });
+}
+
+/**
+ * A `fetch` for a client library (a tenant's model server through the OpenAI SDK) that streams
+ * answers as they come, under the same address rule as safeFetch: IP literals are refused before
+ * connecting, names on the address the socket uses. Redirects are not followed (an API answers
+ * where it is asked). One agent for the fetch's life, so connections are reused.
+ */
+export function publicOnlyFetch(options: Pick<SafeFetchOptions, 'allowPrivate' | 'allowedAddresses' | 'lookup'>): typeof globalThis.fetch {
+  const allowed = new Set(options.allowedAddresses ?? []);
+  const refuse = (address: string) => (options.allowPrivate || allowed.has(address) ? null : addressProblem(address));
+  const dispatcher = addressCheckingAgent(refuse, options.lookup ?? systemLookup, () => undefined);
+  const guarded = async (input: string | URL | Request, init?: RequestInit) => {
+    const url = new URL(input instanceof Request ? input.url : input);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new UnsafeUrlError('SCHEME', `Only http and https URLs can be fetched, not ${url.protocol.replace(':', '')}.`);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const problem = isIP(host) ? refuse(host) : null;
+    if (problem) throw new UnsafeUrlError('ADDRESS', `Refused ${url.origin}: ${problem}.`);
+    return fetch(url, { ...(init as object), redirect: 'manual', dispatcher } as Parameters<typeof fetch>[1]);
+  };
+  return guarded as unknown as typeof globalThis.fetch;
+}
+
+export async function safeFetch(url: string, options: SafeFetchOptions): Promise<SafeResponse> {
+  const { timeoutMs, maxBytes, maxRedirects } = { ...DEFAULTS, ...options };
+  const allowed = new Set(options.allowedAddresses ?? []);
+  const refuse = (address: string) => (options.allowPrivate || allowed.has(address) ? null : addressProblem(address));
+  const resolve = options.lookup ?? systemLookup;
+  let refusal: string | undefined;
+
+  const dispatcher = addressCheckingAgent(refuse, resolve, (reason) => (refusal = reason));
   const signal = AbortSignal.timeout(timeoutMs);
   try {
     let current = new URL(url);

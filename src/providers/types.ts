@@ -366,5 +366,5 @@ export interface ChatModel {
 
 /** Language models: where the model is served and with which key, from the environment or a tenant's integration. */
 export interface LlmChannel {
-  connect(endpoint: { baseUrl: string; apiKey?: string; timeoutMs: number }): ChatModel;
+  connect(endpoint: { baseUrl: string; apiKey?: string; timeoutMs: number; fetch?: typeof globalThis.fetch }): ChatModel;
 }

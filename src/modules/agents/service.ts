@@ -12,6 +12,8 @@ import { TEMPLATE_VARIABLES, unknownVariable } from './prompt-template.ts';
 
 /** Prompts are templates over the contact, the campaign and the time; the conversation fills them. */
 export { renderTemplate, TEMPLATE_VARIABLES, type TemplateValues } from './prompt-template.ts';
+import { llmProvider } from '../../providers/registry.ts';
+import * as integrations from '../integrations/service.ts';
 import { assertBasesExist } from '../knowledge/service.ts';
 import * as repo from './repo.ts';
 import type {
@@ -133,10 +135,13 @@ function checkCustomTools(tools: CustomTool[], allowPrivate: boolean): void {
   });
 }
 
-function checkLlm(ctx: TenantCtx, llm: AgentLlm | null | undefined): AgentLlm | null | undefined {
+/** A model needs a server to ask: the tenant's own (its llm integration) or the service's (LLM_API_URL). */
+async function checkLlm(ctx: TenantCtx, llm: AgentLlm | null | undefined): Promise<AgentLlm | null | undefined> {
   if (!llm) return llm;
-  if (!ctx.config.llm.apiUrl) throw appError('LLM_NOT_CONFIGURED', {}, [{ path: '/llm', message: 'no model server is configured' }]);
-  return { provider: 'OPENAI_COMPATIBLE', ...llm };
+  const provider = llm.provider ?? 'OPENAI_COMPATIBLE';
+  if (!ctx.config.llm.apiUrl && !(await integrations.connectionTo(ctx, llmProvider(provider))))
+    throw appError('LLM_NOT_CONFIGURED', {}, [{ path: '/llm', message: 'no model server is configured' }]);
+  return { provider, ...llm };
 }
 
 function transferNumberOf(raw: string | null | undefined): string | null | undefined {
@@ -147,7 +152,7 @@ function transferNumberOf(raw: string | null | undefined): string | null | undef
 }
 
 /** The patch as stored: language canonical, tools known, templates and custom tools checked, knowledge base ids without repeats. */
-function agentPatch(ctx: TenantCtx, input: UpdateAgentBody): Partial<repo.AgentFields> {
+async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody): Promise<Partial<repo.AgentFields>> {
   if (input.tools) checkTools(input.tools);
   checkTemplate('systemPrompt', input.systemPrompt);
   checkTemplate('firstMessage', input.firstMessage);
@@ -156,13 +161,13 @@ function agentPatch(ctx: TenantCtx, input: UpdateAgentBody): Partial<repo.AgentF
     ...input,
     language: input.language === undefined ? undefined : canonicalLanguage(input.language),
     knowledgeBaseIds: input.knowledgeBaseIds && knowledgeBaseIds(input.knowledgeBaseIds),
-    llm: checkLlm(ctx, input.llm),
+    llm: await checkLlm(ctx, input.llm),
     transferNumber: transferNumberOf(input.transferNumber),
   };
 }
 
 export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promise<Agent> {
-  const patch = agentPatch(ctx, input);
+  const patch = await agentPatch(ctx, input);
   await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   const fields: repo.AgentFields = {
     name: input.name,
@@ -199,7 +204,7 @@ export async function listAgents(ctx: TenantCtx, search: string | undefined, pag
 }
 
 export async function updateAgent(ctx: TenantCtx, agentId: string, input: UpdateAgentBody): Promise<Agent> {
-  const patch = agentPatch(ctx, input);
+  const patch = await agentPatch(ctx, input);
   await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   const row = await onUniqueViolation(repo.updateAgent(ctx.db, ctx.tenantId, agentId, patch), () => duplicateAgentName(input.name ?? ''));
   if (!row) throw agentNotFound();

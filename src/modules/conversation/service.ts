@@ -8,6 +8,7 @@ import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { money } from '../../platform/money.ts';
 import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
+import { publicOnlyFetch } from '../../platform/safe-fetch.ts';
 import type { ChatMessage } from '../../providers/types.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
 import { llmProvider } from '../../providers/registry.ts';
@@ -17,6 +18,7 @@ import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import * as campaigns from '../campaigns/service.ts';
 import * as identity from '../identity/service.ts';
+import * as integrations from '../integrations/service.ts';
 import * as knowledge from '../knowledge/service.ts';
 import { openSession, type ConversationModel, type SavedSession, type Session } from './engine.ts';
 import * as repo from './repo.ts';
@@ -29,26 +31,36 @@ const DEFAULT_MAX_TOKENS = 300;
 /** Passages retrieval weighs per query. */
 const SEARCH_TOP_K = 5;
 
-// One client per model server for the process: building the SDK client per call would be waste.
+// One client per model server of the service's environment: building the SDK client per call would be waste.
 const chatModels = new Map<string, ChatModel>();
 
-/** The agent's model, or null when the service has no model server (the retrieval agent converses). */
-export function modelFor(deps: Pick<Deps, 'config'>, agent: Pick<Agent, 'llm'>): ConversationModel | null {
+/**
+ * The agent's model, or null when there is no model server (the retrieval agent converses). The
+ * tenant's own server (its `llm` integration) comes first, reached only at public addresses; then
+ * the service's (LLM_API_URL), which the operator configured and is trusted as it is.
+ */
+export async function modelFor(deps: Pick<Deps, 'config'>, ctx: TenantCtx, agent: Pick<Agent, 'llm'>): Promise<ConversationModel | null> {
   const { llm } = deps.config;
+  const provider = llmProvider(agent.llm?.provider ?? 'OPENAI_COMPATIBLE');
+  const settings = { temperature: agent.llm?.temperature, maxTokens: agent.llm?.maxTokens ?? DEFAULT_MAX_TOKENS };
+  const own = await integrations.connectionTo(ctx, provider);
+  if (own) {
+    const chat = provider.llm.connect({
+      baseUrl: own.credentials.apiUrl!,
+      apiKey: own.credentials.apiKey,
+      timeoutMs: llm.timeoutMs,
+      fetch: publicOnlyFetch({ allowPrivate: deps.config.allowPrivateUrls }),
+    });
+    return { chat, name: agent.llm?.model ?? llm.model, ...settings };
+  }
   if (!llm.apiUrl) return null;
-  const providerName = agent.llm?.provider ?? 'OPENAI_COMPATIBLE';
-  const key = `${providerName} ${llm.apiUrl} ${llm.timeoutMs}`;
+  const key = `${provider.name} ${llm.apiUrl} ${llm.timeoutMs}`;
   let chat = chatModels.get(key);
   if (!chat) {
-    chat = llmProvider(providerName).llm.connect({ baseUrl: llm.apiUrl, apiKey: llm.apiKey, timeoutMs: llm.timeoutMs });
+    chat = provider.llm.connect({ baseUrl: llm.apiUrl, apiKey: llm.apiKey, timeoutMs: llm.timeoutMs });
     chatModels.set(key, chat);
   }
-  return {
-    chat,
-    name: agent.llm?.model ?? llm.model,
-    temperature: agent.llm?.temperature,
-    maxTokens: agent.llm?.maxTokens ?? DEFAULT_MAX_TOKENS,
-  };
+  return { chat, name: agent.llm?.model ?? llm.model, ...settings };
 }
 
 /** Who the agent talks to, for its templates. */
@@ -62,7 +74,7 @@ export interface Counterpart {
 }
 
 /** A session for `agent`, its prompt filled for `counterpart`, its tools acting for `venue`. */
-export function sessionFor(
+export async function sessionFor(
   deps: Deps,
   ctx: TenantCtx,
   agent: Agent,
@@ -76,7 +88,7 @@ export function sessionFor(
     agent.knowledgeBaseIds.length
       ? knowledge.searchBases(deps, ctx.tenantId, agent.knowledgeBaseIds, query, SEARCH_TOP_K)
       : Promise.resolve([]);
-  const model = modelFor(deps, agent);
+  const model = await modelFor(deps, ctx, agent);
   const session = openSession({
     agentName: agent.name,
     systemPrompt: agents.renderTemplate(agent.systemPrompt ?? '', values),
@@ -134,7 +146,7 @@ export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnswere
   if (!call?.agent_id) return;
   const agent = await agents.requireAgent(ctx, call.agent_id).catch(() => undefined);
   if (!agent) return;
-  const { session, model } = sessionFor(
+  const { session, model } = await sessionFor(
     deps,
     ctx,
     agent,
@@ -230,7 +242,7 @@ async function saveChat(
 export async function startTestChat(deps: Deps, ctx: TenantCtx, body: CreateTestChatBody): Promise<TestChat> {
   const agent = await agents.requireAgent(ctx, body.agentId);
   const id = newId();
-  const { session, model } = sessionFor(
+  const { session, model } = await sessionFor(
     deps,
     ctx,
     agent,
@@ -247,7 +259,7 @@ export async function getTestChat(deps: Deps, ctx: TenantCtx, id: string): Promi
   const row = await repo.findTestChat(ctx.db, ctx.tenantId, id);
   if (!row) throw chatNotFound();
   const agent = await agents.requireAgent(ctx, row.agent_id);
-  return toTestChat(row, brainOf(modelFor(deps, agent)));
+  return toTestChat(row, brainOf(await modelFor(deps, ctx, agent)));
 }
 
 /** The tester says `text`; the agent answers through the same engine as on a call. */
@@ -264,7 +276,7 @@ export async function sendTestChatMessage(deps: Deps, ctx: TenantCtx, id: string
   };
   // The prompt was filled when the chat opened and lives on in its history.
   const counterpart = await counterpartOfChat(ctx, undefined);
-  const { session, model } = sessionFor(deps, ctx, agent, counterpart, { kind: 'chat', chatId: id }, row.created_at, resume);
+  const { session, model } = await sessionFor(deps, ctx, agent, counterpart, { kind: 'chat', chatId: id }, row.created_at, resume);
   const turns = await session.hear(text);
   const saved = await saveChat(ctx, row, session, model, turns);
   if (!saved) throw appError('TEST_CHAT_BUSY');

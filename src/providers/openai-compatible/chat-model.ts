@@ -17,6 +17,8 @@ export interface ChatModelOptions {
    * stream has no total deadline (a long reply is fine), but a stalled one must not hold a call.
    */
   timeoutMs: number;
+  /** How requests are made; a tenant's own server is reached through one that refuses private addresses. */
+  fetch?: typeof globalThis.fetch;
 }
 
 /**
@@ -35,6 +37,7 @@ export function createChatModel(options: ChatModelOptions): ChatModel {
     maxRetries: 0,
     // Failures reach the caller as errors; the SDK's own console output would duplicate them.
     logLevel: 'off',
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   return {
     stream: (request, streamOptions) => streamReply(client, options.timeoutMs, request, streamOptions?.signal),

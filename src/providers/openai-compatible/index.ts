@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { Provider } from '../types.ts';
 import { createChatModel } from './chat-model.ts';
 
@@ -8,5 +9,24 @@ import { createChatModel } from './chat-model.ts';
 export const openaiCompatible: Provider = {
   name: 'OPENAI_COMPATIBLE',
   title: 'OpenAI-compatible',
+  integration: {
+    kind: 'llm',
+    body: Type.Object(
+      {
+        apiUrl: Type.String({
+          pattern: '^https?://',
+          maxLength: 2000,
+          description:
+            "Your model server's API base URL, up to /v1 (https://api.openai.com/v1, https://api.groq.com/openai/v1…); a public address.",
+        }),
+        apiKey: Type.Optional(
+          Type.String({ minLength: 1, maxLength: 500, description: 'Its bearer key; stored encrypted, never returned.' }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    secrets: ['apiKey'],
+    summary: "Connect your own OpenAI-compatible model server: your agents converse through it instead of the service's",
+  },
   llm: { connect: createChatModel },
 };
