@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, fetch, type Dispatcher } from 'undici';
+import { Agent, fetch } from 'undici';
 
 /**
  * The one HTTP client for URLs that users give us (knowledge sources, webhooks). It refuses
