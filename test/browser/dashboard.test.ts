@@ -254,6 +254,14 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await expect(page.getByTestId('test-chat-cost').textContent()).resolves.toBe('0.0000');
     await expectLabelledControls();
     await screenshots('agent-chat');
+    // The agent ends the chat on a goodbye: no more messages, until a new chat.
+    await page.getByLabel('Your message').fill('That is all, goodbye.');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByText('The agent ended this chat (agent ended).').waitFor();
+    await expect(page.getByLabel('Your message').isDisabled()).resolves.toBe(true);
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await expect.poll(() => page.getByLabel('Your message').isDisabled()).toBe(false);
+    await expect(chat.getByRole('listitem').count()).resolves.toBe(1);
 
     // An extraction field, saved with the agent through the bindings endpoint.
     await page.getByRole('button', { name: 'Add field' }).click();
