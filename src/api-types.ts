@@ -4,11 +4,23 @@
  * or accept with, so the dashboard is type-checked against the API and nothing of the server is
  * bundled. A type belongs here only once a dashboard page uses it (docs/decisions.md).
  */
+import type { Static } from '@sinclair/typebox';
+import type { Result } from './modules/analytics/schemas.ts';
+
 export type { ErrorBody } from './platform/schemas.ts';
 export type { PageOf } from './platform/pagination.ts';
-export type { Agent, CreateAgentBody, CreateVoiceNumberBody, VoiceNumber } from './modules/agents/schemas.ts';
-export type { Detail, Tool, Trends } from './modules/analytics/schemas.ts';
-export type { Call } from './modules/calls/schemas.ts';
+export type {
+  Agent,
+  AgentLlm,
+  CreateAgentBody,
+  CreateVoiceNumberBody,
+  CustomTool,
+  UpdateAgentBody,
+  VoiceNumber,
+} from './modules/agents/schemas.ts';
+export type { BindingField, Bindings, Detail, PutBindingsBody, Tool, Trends } from './modules/analytics/schemas.ts';
+export type { Call, CallOutcomeRecord, TranscriptTurn } from './modules/calls/schemas.ts';
+export type { CreateTestChatBody, TestChat, TestChatMessageBody } from './modules/conversation/schemas.ts';
 export type { Campaign, CampaignContact, CampaignStats, CampaignStatus, CreateCampaignBody } from './modules/campaigns/schemas.ts';
 export type { Contact, ContactList, CreateContactBody, CreateListBody, DeleteBatchBody, UploadResult } from './modules/contacts/schemas.ts';
 export type { ApiKey, CreateApiKeyBody, CreatedApiKey, LoginBody, Profile, Session, SignupBody } from './modules/identity/schemas.ts';
@@ -23,3 +35,6 @@ export type {
   UpdateWhatsAppCampaignBody,
   WhatsAppCampaign,
 } from './modules/messaging/schemas.ts';
+
+/** A call's analytics record (`GET /analytics/results`): its schema has no type of its own. */
+export type AnalyticsResult = Static<typeof Result>;

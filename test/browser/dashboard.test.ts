@@ -202,6 +202,121 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await screenshots('knowledge-base');
   });
 
+  it('creates an agent on that knowledge, shows its secret once, and talks to it: the retrieval agent answers, at no cost', async () => {
+    await open('/agents', /Agents/);
+    await page.getByLabel('Agent name').fill('Clinic helper');
+    await page
+      .getByRole('group', { name: /Knowledge bases/ })
+      .getByLabel('Clinic answers')
+      .check();
+    // The API's and the dashboard's own problems show on the fields they concern.
+    await page.getByLabel('System prompt (optional)').fill('You answer patients of {{clinic}}.');
+    await page.getByRole('button', { name: /Create agent/ }).click();
+    await page.getByText('{{clinic}} is not a template variable').first().waitFor();
+    // The browser logs that refused request (a 400) as a console error: expected, and only that.
+    expect(problems).toEqual([expect.stringContaining('status of 400')]);
+    problems.length = 0;
+    await page.getByLabel('System prompt (optional)').fill('You answer questions for {{agent.name}}, briefly.');
+    await page.getByRole('button', { name: 'Add custom tool' }).click();
+    await page.getByLabel('Tool name').fill('lookup');
+    await page.getByLabel('Tool URL').fill('https://example.com/tools/lookup');
+    await page.getByLabel('Tool description').fill('Looks a patient up.');
+    await page.getByLabel('Tool parameters (JSON Schema)').fill('{"type": "object",');
+    await page.getByRole('button', { name: /Create agent/ }).click();
+    await page
+      .getByText(/parameters are not valid JSON/)
+      .first()
+      .waitFor();
+    await page.getByRole('button', { name: 'Remove custom tool 1' }).click();
+    await expectLabelledControls();
+    await page.getByRole('button', { name: /Create agent/ }).click();
+
+    await expect(page.getByTestId('tool-signing-secret').textContent()).resolves.toMatch(/^whsec_/);
+    await expect(page.getByText('it is shown only this once').count()).resolves.toBe(1);
+    await expect(page.getByRole('button', { name: 'Copy secret' }).count()).resolves.toBe(1);
+    await page.getByRole('link', { name: 'Open the agent and talk to it' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Clinic helper' }).waitFor();
+
+    await page.getByRole('button', { name: 'Talk to this agent' }).click();
+    const chat = page.getByRole('list', { name: 'Chat' });
+    const greeting = chat.getByRole('listitem').filter({ hasText: 'Hello, this is Clinic helper, an automated assistant.' });
+    await greeting.waitFor();
+    await expect(greeting.getByText('retrieval agent', { exact: true }).count()).resolves.toBe(1);
+    await page.getByLabel('Your message').fill('Where do I park?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await chat.getByRole('listitem').filter({ hasText: 'Where do I park?' }).waitFor();
+    const answer = chat.getByRole('listitem').filter({ hasText: 'Parking is free behind the building.' });
+    await answer.waitFor({ timeout: DEADLINE_MS });
+    await expect(answer.getByText('retrieval agent', { exact: true }).count()).resolves.toBe(1);
+    await expect(answer.textContent()).resolves.toContain('Sources: Opening hours');
+    await expect(answer.textContent()).resolves.toMatch(/reply \d+ ms/);
+    await expect(page.getByTestId('test-chat-brain').textContent()).resolves.toMatch(/Retrieval agent/);
+    await expect(page.getByTestId('test-chat-cost').textContent()).resolves.toBe('0.0000');
+    await expectLabelledControls();
+    await screenshots('agent-chat');
+    // The agent ends the chat on a goodbye: no more messages, until a new chat.
+    await page.getByLabel('Your message').fill('That is all, goodbye.');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByText('The agent ended this chat (agent ended).').waitFor();
+    await expect(page.getByLabel('Your message').isDisabled()).resolves.toBe(true);
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await expect.poll(() => page.getByLabel('Your message').isDisabled()).toBe(false);
+    await expect(chat.getByRole('listitem').count()).resolves.toBe(1);
+
+    // An extraction field, saved with the agent through the bindings endpoint.
+    await page.getByRole('button', { name: 'Add field' }).click();
+    await page.getByLabel('Field name').fill('asked_about_parking');
+    await page.getByLabel('Field type').selectOption('boolean');
+    await page.getByRole('button', { name: 'Save agent' }).click();
+    await page.getByText('Saved.', { exact: true }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Clinic helper' }).waitFor();
+    await expect(page.getByLabel('Field name').inputValue()).resolves.toBe('asked_about_parking');
+  });
+
+  it(
+    "opens a simulated call's page from the call log, follows it live to its end and labels who wrote each turn",
+    { timeout: 90_000 },
+    async () => {
+      // A call of the campaign that the retrieval agent has talked on.
+      type Listed = { id: string; status: string; transcript: { role: string }[] };
+      let target: Listed | undefined;
+      await expect
+        .poll(
+          async () => {
+            const calls = (await (await api('/call-logs?limit=200', apiKey)).json()) as { data: Listed[] };
+            const talked = calls.data.filter((call) => call.transcript.some((turn) => turn.role === 'contact'));
+            // A live one if there is one, to follow it.
+            target = talked.find((call) => call.status !== 'ENDED') ?? talked[0];
+            return target !== undefined;
+          },
+          { timeout: DEADLINE_MS },
+        )
+        .toBe(true);
+      await open('/calls', 'Calls');
+      await page.locator(`a[href="#/calls/${target!.id}"]`).click();
+      await page.getByRole('heading', { level: 1, name: /Call with/ }).waitFor();
+      const transcript = page.getByRole('list', { name: 'Transcript' });
+      const greeting = transcript.getByRole('listitem').filter({ hasText: 'Hello, this is Reminder agent, an automated assistant.' });
+      await greeting.waitFor();
+      await expect(greeting.getByText('retrieval agent', { exact: true }).count()).resolves.toBe(1);
+      await transcript.getByRole('listitem').filter({ hasText: 'Hello?' }).first().waitFor();
+      if (target!.status !== 'ENDED') {
+        // Live: followed through its stream, which tells the page of the end (it does not ask again).
+        await page.getByText('Following live…').waitFor();
+        await page.getByRole('button', { name: /Hang up/ }).click();
+        await page.getByText('Ended: hung up by user').waitFor({ timeout: DEADLINE_MS });
+      }
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: /Call with/ }).waitFor();
+      await expect(page.getByRole('rowheader', { name: 'Total' }).count()).resolves.toBe(1);
+      await page.getByText('skipped: no model configured').waitFor({ timeout: DEADLINE_MS });
+      await expect(transcript.getByText('retrieval agent', { exact: true }).count()).resolves.toBeGreaterThan(0);
+      await expectLabelledControls();
+      await screenshots('call');
+    },
+  );
+
   it('shows the other pages without errors', async () => {
     for (const [path, heading, name] of [
       ['/messaging', /Messaging/, 'messaging'],

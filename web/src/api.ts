@@ -94,3 +94,51 @@ export const query = (params: Record<string, string | number | boolean | undefin
   const text = search.toString();
   return text ? `?${text}` : '';
 };
+
+/** One server-sent event: its `event:` name and its `data:` parsed as JSON. */
+export interface StreamEvent {
+  event: string;
+  data: unknown;
+}
+
+/**
+ * Follows a server-sent-events stream of the API (EventSource cannot send the session's bearer
+ * header, so fetch reads it). Calls `onEvent` per event; resolves when the server closes the
+ * stream or `signal` aborts it; a non-2xx answer throws ApiError like `api`.
+ */
+export async function follow(path: string, onEvent: (event: StreamEvent) => void, signal: AbortSignal): Promise<void> {
+  let response: Response;
+  try {
+    response = await fetch(`/api/v1${path}`, { headers: { ...headers(false), accept: 'text/event-stream' }, signal });
+  } catch (caught) {
+    if (signal.aborted) return;
+    throw caught;
+  }
+  if (!response.ok || !response.body) {
+    const text = await response.text();
+    throw failure(response.status, text ? JSON.parse(text) : undefined);
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value.replace(/\r\n?/g, '\n');
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let event = 'message';
+        const data: string[] = [];
+        for (const line of block.split('\n')) {
+          if (line.startsWith('event:')) event = line.slice(6).trim();
+          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+        }
+        if (data.length) onEvent({ event, data: JSON.parse(data.join('\n')) as unknown });
+      }
+    }
+  } catch (caught) {
+    if (!signal.aborted) throw caught;
+  }
+}

@@ -7,7 +7,9 @@ import { ProfileContext, type Profile } from './profile.ts';
 import { match, navigate, useRoute } from './router.ts';
 import { AuthPage } from './pages/auth.tsx';
 import { KeysPage } from './pages/keys.tsx';
+import { AgentPage } from './pages/agent.tsx';
 import { AgentsPage } from './pages/agents.tsx';
+import { CallPage } from './pages/call.tsx';
 import { CallsPage } from './pages/calls.tsx';
 import { CampaignEditPage, CampaignPage, CampaignsPage } from './pages/campaigns.tsx';
 import { ContactListPage, ContactListsPage } from './pages/contacts.tsx';
@@ -25,9 +27,11 @@ const ROUTES: [string, ComponentType<{ params: Params }>][] = [
   ['/campaigns/:id/edit', CampaignEditPage],
   ['/campaigns/:id', CampaignPage],
   ['/calls', CallsPage],
+  ['/calls/:id', CallPage],
   ['/contacts', ContactListsPage],
   ['/contacts/:id', ContactListPage],
   ['/agents', AgentsPage],
+  ['/agents/:id', AgentPage],
   ['/messaging', MessagingPage],
   ['/knowledge', KnowledgeBasesPage],
   ['/knowledge/:id', KnowledgeBasePage],

@@ -16,12 +16,14 @@ export const NAV: [string, string][] = [
   ['/integrations', 'Integrations'],
 ];
 
-/** Header (account, wallet, log out), navigation, and the page; focus moves to the page title on navigation. */
+/** Header (account, wallet, log out), navigation, and the page; focus moves to the page title on navigation, to a detail page too. */
 export function Layout({ path, children }: { path: string; children: ComponentChildren }) {
   const { profile } = useProfile();
   const [menuOpen, setMenuOpen] = useState(false);
   const main = useRef<HTMLElement>(null);
   const section = '/' + (path.split('/')[1] ?? '');
+  // A page is its path without the query: filters in the link are not a new page.
+  const page = path.split('?')[0];
   const first = useRef(true);
   useEffect(() => {
     setMenuOpen(false);
@@ -30,7 +32,7 @@ export function Layout({ path, children }: { path: string; children: ComponentCh
       return;
     }
     main.current?.querySelector<HTMLElement>('h1')?.focus();
-  }, [section]);
+  }, [page]);
   const low = profile && Number(profile.wallet.balance) < Number(profile.wallet.lowBalanceThreshold);
   return (
     <div class="shell">

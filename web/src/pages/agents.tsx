@@ -1,8 +1,8 @@
 import './agents.css';
-import type { ComponentChildren } from 'preact';
-import type { Agent, CreateAgentBody, CreateVoiceNumberBody, KnowledgeBase, Tool, VoiceNumber } from '../../../src/api-types.ts';
+import type { Agent, CreateVoiceNumberBody, VoiceNumber } from '../../../src/api-types.ts';
 import { useState } from 'preact/hooks';
 import { api, query, type Page } from '../api.ts';
+import { AgentForm } from './agent-form.tsx';
 import {
   ActionsHeader,
   Confirm,
@@ -18,7 +18,6 @@ import {
   Pagination,
   PhoneField,
   Select,
-  TextArea,
   useAction,
   useLoad,
 } from '../ui.tsx';
@@ -26,7 +25,6 @@ import {
 type Deleting = { kind: 'agent'; record: Agent } | { kind: 'number'; record: VoiceNumber };
 
 const PAGE_SIZE = 25;
-const MAX_KNOWLEDGE_BASES = 20;
 const PROVIDERS: [VoiceNumber['provider'], string][] = [
   ['SIMULATOR', 'Simulator (test calls, no carrier)'],
   ['TWILIO', 'Twilio'],
@@ -81,7 +79,9 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
                   header: 'Name',
                   cell: (agent) => (
                     <>
-                      <strong id={`agent-${agent.id}`}>{agent.name}</strong>
+                      <a href={`#/agents/${agent.id}`} id={`agent-${agent.id}`}>
+                        <strong>{agent.name}</strong>
+                      </a>
                       {agent.description && <div class="agents-description">{agent.description}</div>}
                     </>
                   ),
@@ -163,157 +163,57 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
   );
 }
 
-/** Checkboxes for picking names out of a catalogue, in a fieldset with its legend. */
-function Choices({
-  legend,
-  options,
-  chosen,
-  onChosen,
-  empty,
-}: {
-  legend: string;
-  options: { value: string; label: string; hint?: string }[];
-  chosen: string[];
-  onChosen: (chosen: string[]) => void;
-  empty: ComponentChildren;
-}) {
-  return (
-    <fieldset class="agents-choices wide">
-      <legend>{legend}</legend>
-      {options.length === 0 && <p class="empty">{empty}</p>}
-      {options.map((option) => (
-        <label key={option.value}>
-          <input
-            type="checkbox"
-            checked={chosen.includes(option.value)}
-            onChange={(event) =>
-              onChosen(event.currentTarget.checked ? [...chosen, option.value] : chosen.filter((value) => value !== option.value))
-            }
-          />
-          <span>
-            {option.label}
-            {option.hint && <small class="hint"> — {option.hint}</small>}
-          </span>
-        </label>
-      ))}
-    </fieldset>
-  );
-}
-
+/** Create an agent; its tool signing secret is shown once, like an API key's. */
 function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
-  const tools = useLoad(() => api<{ data: Tool[] }>('GET', '/analytics/tools'), []);
-  const knowledgeBases = useLoad(() => api<Page<KnowledgeBase>>('GET', '/knowledge-bases?limit=200'), []);
-  const [name, setName] = useState('');
-  const [description, setDescription] = useState('');
-  const [language, setLanguage] = useState('en-US');
-  const [voice, setVoice] = useState('');
-  const [systemPrompt, setSystemPrompt] = useState('');
-  const [firstMessage, setFirstMessage] = useState('');
-  const [chosenTools, setChosenTools] = useState<string[]>([]);
-  const [knowledgeBaseIds, setKnowledgeBaseIds] = useState<string[]>([]);
-
-  const create = useAction(async () => {
-    const optional = { description, voice, systemPrompt, firstMessage };
-    const given = Object.fromEntries(Object.entries(optional).filter(([, value]) => value.trim() !== ''));
-    await api('POST', '/agents', { name, language, ...given, tools: chosenTools, knowledgeBaseIds } satisfies CreateAgentBody);
-    setName('');
-    setDescription('');
-    setLanguage('en-US');
-    setVoice('');
-    setSystemPrompt('');
-    setFirstMessage('');
-    setChosenTools([]);
-    setKnowledgeBaseIds([]);
-    await onCreated();
-  });
-  const tooManyBases = knowledgeBaseIds.length > MAX_KNOWLEDGE_BASES;
-
+  const [created, setCreated] = useState<Agent | undefined>(undefined);
+  const [copied, setCopied] = useState(false);
+  // A new form after each creation: empty again.
+  const [formKey, setFormKey] = useState(0);
+  const copy = async () => {
+    await navigator.clipboard.writeText(created!.toolSigningSecret!);
+    setCopied(true);
+  };
   return (
     <section aria-labelledby="create-agent-title">
       <h2 id="create-agent-title">Create an agent</h2>
-      <Form class="grid-form" onSubmit={create.run}>
-        <Field
-          label="Agent name"
-          value={name}
-          onValue={setName}
-          required
-          maxLength={200}
-          autoComplete="off"
-          hint="Unique among your agents."
-          problem={fieldErrorOf(create.error, '/name')}
-        />
-        <Field
-          label="Language"
-          value={language}
-          onValue={setLanguage}
-          required
-          maxLength={16}
-          pattern="[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?"
-          hint="A BCP-47 tag such as en-US, es or pt-BR."
-          problem={fieldErrorOf(create.error, '/language')}
-        />
-        <Field
-          label="Voice (optional)"
-          value={voice}
-          onValue={setVoice}
-          maxLength={200}
-          hint="The text-to-speech voice's identifier."
-          problem={fieldErrorOf(create.error, '/voice')}
-        />
-        <Field
-          label="Description (optional)"
-          value={description}
-          onValue={setDescription}
-          maxLength={2000}
-          problem={fieldErrorOf(create.error, '/description')}
-        />
-        <TextArea
-          class="wide agents-long"
-          label="System prompt (optional)"
-          value={systemPrompt}
-          onValue={setSystemPrompt}
-          maxLength={50_000}
-          hint="Instructions the agent follows on every call."
-          problem={fieldErrorOf(create.error, '/systemPrompt')}
-        />
-        <TextArea
-          class="wide agents-long"
-          label="First message (optional)"
-          value={firstMessage}
-          onValue={setFirstMessage}
-          maxLength={2000}
-          hint="What the agent says first when the call is answered."
-          problem={fieldErrorOf(create.error, '/firstMessage')}
-        />
-        <ErrorMessage error={tools.error ?? knowledgeBases.error} />
-        <Choices
-          legend="Tools"
-          options={(tools.data?.data ?? []).map((tool) => ({ value: tool.name, label: tool.name, hint: tool.description }))}
-          chosen={chosenTools}
-          onChosen={setChosenTools}
-          empty="No tools are available."
-        />
-        <Choices
-          legend={`Knowledge bases (at most ${MAX_KNOWLEDGE_BASES})`}
-          options={(knowledgeBases.data?.data ?? []).map((base) => ({ value: base.id, label: base.name }))}
-          chosen={knowledgeBaseIds}
-          onChosen={setKnowledgeBaseIds}
-          empty={
+      {created && (
+        <section class="callout" aria-labelledby="new-agent-title">
+          <h3 id="new-agent-title">
+            Agent “<a href={`#/agents/${created.id}`}>{created.name}</a>” created
+          </h3>
+          {created.toolSigningSecret && (
             <>
-              No knowledge bases yet; <a href="#/knowledge">create one under Knowledge</a>.
+              <p class="warning" role="alert">
+                Copy its tool signing secret now: it is shown only this once and cannot be recovered. Your custom tools' servers check the
+                signature of the agent's requests with it.
+              </p>
+              <div class="secret">
+                <code data-testid="tool-signing-secret">{created.toolSigningSecret}</code>
+                <button type="button" onClick={() => void copy()}>
+                  {copied ? 'Copied' : 'Copy secret'}
+                </button>
+              </div>
             </>
-          }
-        />
-        {tooManyBases && (
-          <p class="error wide" role="alert">
-            Choose at most {MAX_KNOWLEDGE_BASES} knowledge bases.
-          </p>
-        )}
-        <ErrorMessage error={create.error} />
-        <button type="submit" class="primary" disabled={create.busy || tooManyBases}>
-          Create agent
-        </button>
-      </Form>
+          )}
+          <div class="actions">
+            <a class="button" href={`#/agents/${created.id}`}>
+              Open the agent and talk to it
+            </a>
+            <button type="button" onClick={() => setCreated(undefined)}>
+              I have stored it safely
+            </button>
+          </div>
+        </section>
+      )}
+      <AgentForm
+        key={formKey}
+        onSaved={async (agent) => {
+          setCreated(agent);
+          setCopied(false);
+          setFormKey((key) => key + 1);
+          await onCreated();
+        }}
+      />
     </section>
   );
 }

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import type { Agent, Call, Campaign } from '../../../src/api-types.ts';
 import { api, query, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
+import { Transcript } from '../transcript.tsx';
 import {
   Empty,
   ErrorMessage,
@@ -198,6 +199,9 @@ export function CallsPage(_props: { params: Record<string, string> }) {
                       <td>
                         <div class="actions">
                           {isLive(call) && <HangUpButton call={call} onDone={() => void calls.reload()} />}
+                          <a class="button" href={`#/calls/${call.id}`} aria-label={`Details of the call with ${otherParty(call)}`}>
+                            Details
+                          </a>
                           <button
                             type="button"
                             aria-expanded={expanded.has(call.id)}
@@ -236,13 +240,7 @@ function CallDetails({ call }: { call: Call }) {
       {call.transcript.length === 0 ? (
         <Empty>No transcript: {isLive(call) ? 'the call is not over yet.' : 'nothing was said on this call.'}</Empty>
       ) : (
-        <ol class="transcript" aria-label="Transcript">
-          {call.transcript.map((line, index) => (
-            <li key={index}>
-              <strong>{line.role}</strong> <span>{line.text}</span>
-            </li>
-          ))}
-        </ol>
+        <Transcript turns={call.transcript} />
       )}
       {call.recordingUrl && (
         <p>

@@ -1,0 +1,120 @@
+import './transcript.css';
+import type { TranscriptTurn } from '../../src/api-types.ts';
+
+/**
+ * Who wrote an agent turn, in words: a model's name, or one of the lines no model wrote (the
+ * retrieval agent's, the configured first message, the fallback), so nothing looks generated that was not.
+ */
+export function authorOf(by: string | undefined): string | undefined {
+  if (!by) return undefined;
+  if (by === 'retrieval-agent') return 'retrieval agent';
+  if (by === 'first-message') return 'first message';
+  if (by === 'fallback') return 'fallback';
+  if (by.startsWith('model:')) return by.slice('model:'.length);
+  return by;
+}
+
+/** A brain (`model:<name>` or `retrieval-agent`) in words. */
+export const brainOf = (brain: string) =>
+  brain.startsWith('model:') ? `Model ${brain.slice('model:'.length)}` : brain === 'retrieval-agent' ? 'Retrieval agent (no model)' : brain;
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+const json = (value: unknown) => {
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+};
+
+/** What the reply took: the model's first token (when a model ran) and the whole reply. */
+function Latency({ latency }: { latency: NonNullable<TranscriptTurn['latency']> }) {
+  return (
+    <span class="turn-latency">
+      {latency.firstTokenMs !== null && <>first token {latency.firstTokenMs} ms · </>}
+      reply {latency.totalMs} ms
+    </span>
+  );
+}
+
+function Sources({ sources }: { sources: NonNullable<TranscriptTurn['sources']> }) {
+  const names = [...new Set(sources.map((source) => source.sourceName))];
+  return <span class="turn-sources">Sources: {names.join(', ')}</span>;
+}
+
+function ToolTurn({ turn }: { turn: TranscriptTurn }) {
+  const tool = turn.tool;
+  return (
+    <details class="turn-tool">
+      <summary>
+        Tool <code>{tool?.name ?? 'unknown'}</code> {tool ? (tool.ok ? '— ok' : '— failed') : ''}
+        {turn.startMs !== undefined && <span class="turn-time"> at {seconds(turn.startMs)}</span>}
+      </summary>
+      <dl>
+        {tool && (
+          <>
+            <dt>Arguments</dt>
+            <dd>
+              <pre>{json(tool.arguments)}</pre>
+            </dd>
+          </>
+        )}
+        <dt>Result</dt>
+        <dd>
+          <pre>{turn.text}</pre>
+        </dd>
+        {turn.sources && turn.sources.length > 0 && (
+          <>
+            <dt>Sources</dt>
+            <dd>{[...new Set(turn.sources.map((source) => source.sourceName))].join(', ')}</dd>
+          </>
+        )}
+      </dl>
+    </details>
+  );
+}
+
+/**
+ * A conversation as chat bubbles: the contact on the right, the agent on the left with who wrote
+ * each turn, its sources and latency; tool turns as small lines that open onto their arguments and
+ * result. `live` announces new turns to screen readers as they are appended.
+ */
+export function Transcript({
+  turns,
+  contactLabel = 'Contact',
+  label = 'Transcript',
+  live = false,
+}: {
+  turns: readonly TranscriptTurn[];
+  contactLabel?: string;
+  label?: string;
+  live?: boolean;
+}) {
+  return (
+    <ol class="turns" aria-label={label} aria-live={live ? 'polite' : undefined} aria-relevant={live ? 'additions' : undefined}>
+      {turns.map((turn, index) =>
+        turn.role === 'tool' ? (
+          <li key={index} class="turn turn-tool-line">
+            <ToolTurn turn={turn} />
+          </li>
+        ) : (
+          <li key={index} class={`turn turn-${turn.role}`}>
+            <div class="turn-head">
+              <strong>{turn.role === 'agent' ? 'Agent' : contactLabel}</strong>
+              {turn.role === 'agent' && authorOf(turn.by) && <span class="turn-by">{authorOf(turn.by)}</span>}
+              {turn.startMs !== undefined && <span class="turn-time">{seconds(turn.startMs)}</span>}
+            </div>
+            <p class="turn-text">{turn.text}</p>
+            {(turn.sources?.length || turn.latency) && (
+              <div class="turn-meta">
+                {turn.sources && turn.sources.length > 0 && <Sources sources={turn.sources} />}
+                {turn.latency && <Latency latency={turn.latency} />}
+              </div>
+            )}
+          </li>
+        ),
+      )}
+    </ol>
+  );
+}
