@@ -162,7 +162,14 @@ export function openSession(setup: SessionSetup): Session {
       const said = text.trim();
       history.push({ role: 'assistant', content: said || null, ...(toolCalls.length ? { toolCalls } : {}) });
       const latency = () => ({ firstTokenMs, totalMs: Math.round(performance.now() - startedAt) });
-      if (said) turns.push(turn('agent', said, startMs, { by: `model:${model.name}`, sources: sourcesOf(context), latency: latency() }));
+      if (said)
+        turns.push(
+          turn('agent', said, startMs, {
+            by: `model:${model.name}`,
+            ...(context.length ? { sources: sourcesOf(context) } : {}),
+            latency: latency(),
+          }),
+        );
       if (toolCalls.length === 0) return turns;
       for (const call of toolCalls) {
         const toolStart = offset();

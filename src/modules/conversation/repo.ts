@@ -27,6 +27,16 @@ export interface TestChatState {
   endReason: string | null;
 }
 
+/** The state's values in the order of the statements below ($4 to $9). */
+const stateParams = (chat: TestChatState) => [
+  JSON.stringify(chat.history),
+  JSON.stringify(chat.transcript),
+  JSON.stringify(chat.usage),
+  JSON.stringify(chat.cost),
+  chat.costTotal,
+  chat.endReason,
+];
+
 export async function insertTestChat(
   db: Queryable,
   tenantId: string,
@@ -35,18 +45,7 @@ export async function insertTestChat(
   const { rows } = await db.query<TestChatRow>(
     `INSERT INTO test_chats (tenant_id, id, agent_id, history, transcript, usage, cost, cost_total, end_reason, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING *`,
-    [
-      tenantId,
-      chat.id,
-      chat.agentId,
-      JSON.stringify(chat.history),
-      JSON.stringify(chat.transcript),
-      JSON.stringify(chat.usage),
-      JSON.stringify(chat.cost),
-      chat.costTotal,
-      chat.endReason,
-      chat.at,
-    ],
+    [tenantId, chat.id, chat.agentId, ...stateParams(chat), chat.at],
   );
   return rows[0]!;
 }
@@ -68,18 +67,7 @@ export async function updateTestChat(
     `UPDATE test_chats SET history = $4, transcript = $5, usage = $6, cost = $7, cost_total = $8, end_reason = $9, updated_at = $10,
        version = version + 1
      WHERE tenant_id = $1 AND id = $2 AND version = $3 RETURNING *`,
-    [
-      tenantId,
-      id,
-      version,
-      JSON.stringify(chat.history),
-      JSON.stringify(chat.transcript),
-      JSON.stringify(chat.usage),
-      JSON.stringify(chat.cost),
-      chat.costTotal,
-      chat.endReason,
-      chat.at,
-    ],
+    [tenantId, id, version, ...stateParams(chat), chat.at],
   );
   return rows[0];
 }
