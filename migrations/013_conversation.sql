@@ -52,3 +52,6 @@ ALTER TABLE messages ADD COLUMN tool_call_id text;
 DROP INDEX messages_call_channel_key;
 CREATE UNIQUE INDEX messages_call_channel_key ON messages (tenant_id, call_id, channel) WHERE tool_call_id IS NULL;
 CREATE UNIQUE INDEX messages_tool_call_key ON messages (tenant_id, call_id, tool_call_id) WHERE tool_call_id IS NOT NULL;
+
+-- What every simulated contact of a campaign says when its own metadata has no script.
+ALTER TABLE campaigns ADD COLUMN simulator_script text[];

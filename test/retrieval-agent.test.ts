@@ -41,12 +41,12 @@ async function agentWithKnowledge(api: Api, extra: Record<string, unknown> = {})
 }
 
 /** One contact with a script, called by a started campaign; resolves with the answered call's id. */
-async function dial(api: Api, agentId: string, say: string[]) {
+async function dial(api: Api, agentId: string, say: string[] | undefined, campaignFields: Record<string, unknown> = {}) {
   const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'SIMULATOR' })).json();
   const list = (await api('POST', '/contact-lists', { name: `List ${uniqueNumber()}` })).json();
   await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
     contacts: [
-      { phoneNumber: uniqueNumber(), name: 'Rosa', metadata: { simulate: { say } } },
+      { phoneNumber: uniqueNumber(), name: 'Rosa', metadata: say ? { simulate: { say } } : {} },
       { phoneNumber: uniqueNumber(), metadata: { simulate: 'BUSY' } },
     ],
   });
@@ -58,6 +58,7 @@ async function dial(api: Api, agentId: string, say: string[]) {
       contactListId: list.id,
       timezone: 'UTC',
       maxAttempts: 1,
+      ...campaignFields,
     })
   ).json();
   await api('POST', `/campaigns/${campaign.id}/start`, {});
@@ -72,8 +73,8 @@ async function dial(api: Api, agentId: string, say: string[]) {
 }
 
 /** As `dial`, then waits for the conversation to end the call, which it resolves with. */
-async function rehearse(api: Api, agentId: string, say: string[]) {
-  const id = await dial(api, agentId, say);
+async function rehearse(api: Api, agentId: string, say: string[] | undefined, campaignFields: Record<string, unknown> = {}) {
+  const id = await dial(api, agentId, say, campaignFields);
   return until('the conversation to end the call', async () => {
     const call = (await api('GET', `/call-logs/${id}`)).json();
     return call.status === 'ENDED' ? call : undefined;
@@ -192,5 +193,22 @@ describe('the retrieval agent (no model configured)', () => {
     } finally {
       await own.close();
     }
+  });
+
+  it("gives a contact without a script of its own the campaign's simulatorScript", async () => {
+    const { key } = await twoTenantKeys(t.app);
+    const api = apiAs(t.app, key);
+    const { agent } = await agentWithKnowledge(api);
+    const tooLong = await api('POST', '/campaigns', {
+      name: `C ${uniqueNumber()}`,
+      simulatorScript: Array.from({ length: 51 }, () => 'Hi'),
+    });
+    expect(tooLong.statusCode).toBe(400);
+    const call = await rehearse(api, agent.id, undefined, { simulatorScript: ['Is parking free?', 'Bye.'] });
+    expect(call.transcript.filter((turn: { role: string }) => turn.role === 'contact').map((turn: { text: string }) => turn.text)).toEqual([
+      'Is parking free?',
+      'Bye.',
+    ]);
+    expect((await api('GET', `/campaigns/${call.campaignId}`)).json().simulatorScript).toEqual(['Is parking free?', 'Bye.']);
   });
 });

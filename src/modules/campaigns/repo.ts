@@ -24,6 +24,7 @@ export interface CampaignRow {
   max_attempts: number;
   redial_delay_min: number;
   max_concurrent_calls: number;
+  simulator_script: string[] | null;
   metadata: Record<string, unknown>;
   started_at: Date | null;
   completed_at: Date | null;
@@ -47,6 +48,7 @@ export const COLUMNS = {
   maxAttempts: 'max_attempts',
   redialDelayMin: 'redial_delay_min',
   maxConcurrentCalls: 'max_concurrent_calls',
+  simulatorScript: 'simulator_script',
   metadata: 'metadata',
   status: 'status',
 } as const;

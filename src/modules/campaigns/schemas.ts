@@ -34,6 +34,10 @@ const campaignFields = {
   maxAttempts: Type.Integer({ minimum: 1, maximum: 10, description: 'Attempts per contact, 1 to 10.' }),
   redialDelayMin: Type.Integer({ minimum: 1, maximum: 10080, description: 'Minutes between attempts, at least 1.' }),
   maxConcurrentCalls: Type.Integer({ minimum: 1, maximum: 50, description: 'Live calls of this campaign at once, 1 to 50.' }),
+  simulatorScript: Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50 }), Type.Null()], {
+    description:
+      'What each simulated contact says, line by line, when its own metadata.simulate.say has no script (SIMULATOR numbers only); null: a default persona.',
+  }),
   metadata: Metadata,
 };
 
@@ -73,6 +77,7 @@ export const Campaign = Type.Object({
   maxAttempts: Type.Integer(),
   redialDelayMin: Type.Integer(),
   maxConcurrentCalls: Type.Integer(),
+  simulatorScript: Type.Union([Type.Array(Type.String()), Type.Null()]),
   metadata: Metadata,
   startedAt: Type.Union([Timestamp, Type.Null()]),
   completedAt: Type.Union([Timestamp, Type.Null()]),

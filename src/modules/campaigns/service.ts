@@ -44,6 +44,7 @@ export const toCampaign = (row: repo.CampaignRow): Campaign => ({
   maxAttempts: row.max_attempts,
   redialDelayMin: row.redial_delay_min,
   maxConcurrentCalls: row.max_concurrent_calls,
+  simulatorScript: row.simulator_script,
   metadata: row.metadata,
   startedAt: isoOrNull(row.started_at),
   completedAt: isoOrNull(row.completed_at),

@@ -117,7 +117,7 @@ export function usageOf(session: Session, model: ConversationModel | null): call
   };
 }
 
-async function counterpartOfCall(ctx: TenantCtx, call: calls.CallRow): Promise<Counterpart> {
+async function counterpartOfCall(ctx: TenantCtx, call: calls.CallRow): Promise<Counterpart & { script: readonly string[] }> {
   const phone = call.direction === 'OUTGOING' ? call.to_number : call.from_number;
   const [contact, campaign, tenantZone] = await Promise.all([
     call.campaign_id && call.contact_id ? campaigns.campaignContact(ctx, call.campaign_id, call.contact_id) : undefined,
@@ -131,6 +131,7 @@ async function counterpartOfCall(ctx: TenantCtx, call: calls.CallRow): Promise<C
     metadata: contact?.metadata ?? call.contact_metadata ?? {},
     campaignName: campaign?.name ?? null,
     timezone: campaign?.timezone ?? tenantZone ?? 'UTC',
+    script: scriptedLines(call.contact_metadata, campaign?.simulatorScript),
   };
 }
 
@@ -146,18 +147,12 @@ export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnswere
   if (!call?.agent_id) return;
   const agent = await agents.requireAgent(ctx, call.agent_id).catch(() => undefined);
   if (!agent) return;
-  const { session, model } = await sessionFor(
-    deps,
-    ctx,
-    agent,
-    await counterpartOfCall(ctx, call),
-    { kind: 'call', call },
-    call.answered_at ?? ctx.clock.now(),
-  );
+  const counterpart = await counterpartOfCall(ctx, call);
+  const { session, model } = await sessionFor(deps, ctx, agent, counterpart, { kind: 'call', call }, call.answered_at ?? ctx.clock.now());
   const record = async (turns: calls.TranscriptTurn[]) => calls.appendTurns(ctx, call.id, turns, usageOf(session, model));
   // false: the call ended meanwhile (the contact's time ran out, or someone hung up); stop talking.
   if (!(await record(await session.open()))) return;
-  for (const line of scriptedLines(call.contact_metadata)) {
+  for (const line of counterpart.script) {
     if (session.ended) break;
     if (!(await record(await session.hear(line)))) return;
   }
