@@ -73,6 +73,7 @@ async function* streamReply(
 
   const startedAt = performance.now();
   let chunks: AsyncIterator<ChatCompletionChunk> | undefined;
+  let readToTheEnd = false;
   try {
     try {
       const stream = await waitForServer(client.chat.completions.create(wireRequest(request), { signal: controller.signal }));
@@ -94,7 +95,10 @@ async function* streamReply(
       }
       // The SDK ends a stream quietly when its request is aborted; say why it ended.
       if (timedOut || callerSignal?.aborted) throw failure(undefined);
-      if (next.done) break;
+      if (next.done) {
+        readToTheEnd = true;
+        break;
+      }
       const chunk = next.value;
       if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
       const choice = chunk.choices[0];
@@ -121,8 +125,11 @@ async function* streamReply(
     clearTimeout(silent);
     callerSignal?.removeEventListener('abort', abortWithCaller);
     // A consumer that stops early (barge-in) closes the connection, so the server stops generating.
-    if (chunks) await chunks.return?.().catch(() => undefined);
-    controller.abort();
+    // A stream read to its end has nothing to stop: its connection goes back to the pool as it is.
+    if (!readToTheEnd) {
+      if (chunks) await chunks.return?.().catch(() => undefined);
+      controller.abort();
+    }
   }
 }
 
