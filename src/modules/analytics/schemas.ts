@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
 import { MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { CallCostSchema } from '../calls/service.ts';
 
 export const MAX_BINDING_FIELDS = 50;
 export const BINDING_TYPES = ['string', 'number', 'boolean', 'enum', 'date'] as const;
@@ -55,14 +56,8 @@ export const TrendsQuery = Type.Object({
 });
 export type TrendsQuery = Static<typeof TrendsQuery>;
 
-const Totals = Type.Object({
-  stt: MoneyString,
-  tts: MoneyString,
-  llm: MoneyString,
-  telephony: MoneyString,
-  platformFee: MoneyString,
-  total: MoneyString,
-});
+// The components of a call's cost, summed.
+const Totals = CallCostSchema;
 export type Totals = Static<typeof Totals>;
 
 export const Detail = Type.Object({

@@ -32,7 +32,16 @@ export interface CallCost {
   total: string;
 }
 
-export const rateCardOf = (config: Config['rates']): RateCard => ({
+// The rate card as decimals, made once per configuration: every call's end and chat message prices with it.
+const rateCards = new WeakMap<Config['rates'], RateCard>();
+
+export function rateCardOf(config: Config['rates']): RateCard {
+  let card = rateCards.get(config);
+  if (!card) rateCards.set(config, (card = decimalRateCard(config)));
+  return card;
+}
+
+const decimalRateCard = (config: Config['rates']): RateCard => ({
   sttPerMinute: money(config.sttPerMinute),
   ttsPer1kCharacters: money(config.ttsPer1kCharacters),
   llmPer1kTokens: money(config.llmPer1kTokens),
@@ -43,10 +52,6 @@ export const rateCardOf = (config: Config['rates']): RateCard => ({
   platformFeePerMinute: money(config.platformFeePerMinute),
 });
 
-/**
- * Cost per component, billed by the second and rounded to 4 decimals (half-even) each; the total
- * is the sum of the rounded components, so the parts always add up to what the wallet is debited.
- */
 /** A model with its own rates is priced per input and output token; any other at the flat rate. */
 function llmCost(usage: CallUsage, rates: RateCard, per1k: (units: number, rate: Money) => Money): Money {
   const rate = usage.llmModel === null ? undefined : rates.llmModels.get(usage.llmModel);
@@ -54,6 +59,10 @@ function llmCost(usage: CallUsage, rates: RateCard, per1k: (units: number, rate:
   return money(usage.llmInputTokens).mul(rate.input).add(money(usage.llmOutputTokens).mul(rate.output)).div(1000).toDecimalPlaces(4);
 }
 
+/**
+ * Cost per component, billed by the second and rounded to 4 decimals (half-even) each; the total
+ * is the sum of the rounded components, so the parts always add up to what the wallet is debited.
+ */
 export function costOf(usage: CallUsage, rates: RateCard): { cost: CallCost; total: Money } {
   const perMinute = (seconds: number, rate: Money) => money(seconds).div(60).mul(rate).toDecimalPlaces(4);
   const per1k = (units: number, rate: Money) => money(units).div(1000).mul(rate).toDecimalPlaces(4);

@@ -126,8 +126,7 @@ export function onCallEnded(listener: CallEndedListener): void {
  */
 async function finishCall(ctx: TenantCtx, callId: string, result: CallResult, batch = new Map<string, unknown>()): Promise<void> {
   const usage = result.usage ?? NO_USAGE;
-  // The price of one model's tokens is its own; the rate card prices the rest by component.
-  const { cost, total } = costOf(usage, rateCardOf(ctx.config.rates));
+  const { cost, total } = priceUsage(ctx, usage);
   const ended = await repo.endCall(ctx.db, ctx.tenantId, callId, {
     outcome: result.outcome,
     failureReason: result.failureReason ?? null,
