@@ -32,6 +32,8 @@ CREATE TABLE test_chats (
   tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
   id uuid NOT NULL,
   agent_id uuid NOT NULL,
+  -- Who answered ('model:<name>' or 'retrieval-agent'), as it was when the chat last spoke.
+  brain text NOT NULL,
   history jsonb NOT NULL,
   transcript jsonb NOT NULL DEFAULT '[]',
   usage jsonb NOT NULL,

@@ -47,15 +47,7 @@ export const CallOutcomeRecord = Type.Object({
 });
 export type CallOutcomeRecord = Static<typeof CallOutcomeRecord>;
 
-export const END_REASONS = [
-  'agent_ended',
-  'contact_hung_up',
-  'opted_out',
-  'transferred',
-  'llm_error',
-  'hung_up_by_user',
-  'max_duration',
-] as const;
+export const END_REASONS = ['agent_ended', 'contact_hung_up', 'opted_out', 'transferred', 'llm_error', 'hung_up_by_user'] as const;
 export type EndReason = (typeof END_REASONS)[number];
 
 export const CallUsage = Type.Object({

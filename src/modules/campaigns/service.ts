@@ -284,6 +284,12 @@ async function transition(
 }
 
 /** The contact a campaign call dialled, as the campaign copied it (name, email, metadata). */
+/** The campaign's settings without its stats (what a call of it needs), or undefined. */
+export async function findCampaign(ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: string): Promise<Campaign | undefined> {
+  const row = await repo.findCampaign(ctx.db, ctx.tenantId, id);
+  return row && toCampaign(row);
+}
+
 export const campaignContact = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, campaignId: string, contactId: string) =>
   repo.campaignContact(ctx.db, ctx.tenantId, campaignId, contactId);
 

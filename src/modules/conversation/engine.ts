@@ -84,8 +84,12 @@ export interface Session {
 
 /** Rounds of tool calls one reply may take before the model must answer in words. */
 const MAX_TOOL_ROUNDS = 4;
-/** Passages put in context per turn, and passages the retrieval agent weighs. */
-const CONTEXT_PASSAGES = 3;
+/** Passages put in context per turn, found by knowledge_search, and weighed by the retrieval agent. */
+export const CONTEXT_PASSAGES = 3;
+
+/** Passages as the model reads them, numbered, each with its source's name. */
+export const passagesForModel = (passages: Passage[]): string =>
+  passages.map((passage, i) => `[${i + 1}] (${passage.sourceName}) ${passage.text}`).join('\n');
 const FALLBACK_LINE = "I'm sorry, I'm having trouble on my side right now. Someone will get back to you soon. Goodbye.";
 
 const PHONE_STYLE =
@@ -133,9 +137,7 @@ export function openSession(setup: SessionSetup): Session {
       ? [
           {
             role: 'system',
-            content: `Passages from your knowledge that may help with the next answer (use them only if relevant):\n${context
-              .map((passage, i) => `[${i + 1}] (${passage.sourceName}) ${passage.text}`)
-              .join('\n')}`,
+            content: `Passages from your knowledge that may help with the next answer (use them only if relevant):\n${passagesForModel(context)}`,
           },
         ]
       : [];

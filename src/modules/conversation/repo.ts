@@ -7,6 +7,7 @@ export interface TestChatRow {
   tenant_id: string;
   id: string;
   agent_id: string;
+  brain: string;
   history: unknown[];
   transcript: unknown[];
   usage: Record<string, unknown>;
@@ -19,6 +20,7 @@ export interface TestChatRow {
 }
 
 export interface TestChatState {
+  brain: string;
   history: unknown[];
   transcript: unknown[];
   usage: object;
@@ -27,8 +29,9 @@ export interface TestChatState {
   endReason: string | null;
 }
 
-/** The state's values in the order of the statements below ($4 to $9). */
+/** The state's values in the order of the statements below ($4 to $10). */
 const stateParams = (chat: TestChatState) => [
+  chat.brain,
   JSON.stringify(chat.history),
   JSON.stringify(chat.transcript),
   JSON.stringify(chat.usage),
@@ -43,8 +46,8 @@ export async function insertTestChat(
   chat: TestChatState & { id: string; agentId: string; at: Date },
 ): Promise<TestChatRow> {
   const { rows } = await db.query<TestChatRow>(
-    `INSERT INTO test_chats (tenant_id, id, agent_id, history, transcript, usage, cost, cost_total, end_reason, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING *`,
+    `INSERT INTO test_chats (tenant_id, id, agent_id, brain, history, transcript, usage, cost, cost_total, end_reason, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING *`,
     [tenantId, chat.id, chat.agentId, ...stateParams(chat), chat.at],
   );
   return rows[0]!;
@@ -64,7 +67,7 @@ export async function updateTestChat(
   chat: TestChatState & { at: Date },
 ): Promise<TestChatRow | undefined> {
   const { rows } = await db.query<TestChatRow>(
-    `UPDATE test_chats SET history = $4, transcript = $5, usage = $6, cost = $7, cost_total = $8, end_reason = $9, updated_at = $10,
+    `UPDATE test_chats SET brain = $4, history = $5, transcript = $6, usage = $7, cost = $8, cost_total = $9, end_reason = $10, updated_at = $11,
        version = version + 1
      WHERE tenant_id = $1 AND id = $2 AND version = $3 RETURNING *`,
     [tenantId, id, version, ...stateParams(chat), chat.at],

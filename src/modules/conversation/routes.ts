@@ -28,7 +28,7 @@ export const conversationRoutes: ModulePlugin = async (plugin, { deps }) => {
   app.get(
     '/test-chats/:id',
     { schema: { tags, summary: 'Get a test chat', params: IdParams, response: { 200: TestChat, ...errorResponses(400, 401, 403, 404) } } },
-    async (request) => conversation.getTestChat(deps, ctxOf(request), request.params.id),
+    async (request) => conversation.getTestChat(ctxOf(request), request.params.id),
   );
 
   app.post(

@@ -11,7 +11,7 @@ import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import { publicOnlyFetch } from '../../platform/safe-fetch.ts';
 import type { ChatMessage } from '../../providers/types.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
-import { llmProvider } from '../../providers/registry.ts';
+import { llmProvider, type ProviderWith } from '../../providers/registry.ts';
 import type { ChatModel } from '../../providers/types.ts';
 import type { Agent } from '../agents/schemas.ts';
 import * as agents from '../agents/service.ts';
@@ -31,36 +31,50 @@ const DEFAULT_MAX_TOKENS = 300;
 /** Passages retrieval weighs per query. */
 const SEARCH_TOP_K = 5;
 
-// One client per model server of the service's environment: building the SDK client per call would be waste.
+// One SDK client (and connection pool) per model server and key, not one per call or message:
+// building them is waste, and each would hold its own sockets. Bounded: tenants' servers come and go.
 const chatModels = new Map<string, ChatModel>();
+const MAX_CHAT_MODELS = 200;
+
+function chatModelOf(
+  provider: ProviderWith<'llm'>,
+  endpoint: { baseUrl: string; apiKey?: string; timeoutMs: number },
+  publicOnly: boolean,
+) {
+  const key = JSON.stringify([provider.name, endpoint.baseUrl, endpoint.apiKey ?? null, endpoint.timeoutMs, publicOnly]);
+  let chat = chatModels.get(key);
+  if (!chat) {
+    chat = provider.llm.connect({ ...endpoint, ...(publicOnly ? { fetch: publicOnlyFetch({ allowPrivate: false }) } : {}) });
+    if (chatModels.size >= MAX_CHAT_MODELS) chatModels.delete(chatModels.keys().next().value!);
+    chatModels.set(key, chat);
+  }
+  return chat;
+}
 
 /**
  * The agent's model, or null when there is no model server (the retrieval agent converses). The
- * tenant's own server (its `llm` integration) comes first, reached only at public addresses; then
- * the service's (LLM_API_URL), which the operator configured and is trusted as it is.
+ * tenant's own server (its `llm` integration) comes first, reached only at public addresses (unless
+ * ALLOW_PRIVATE_URLS); then the service's (LLM_API_URL), which the operator configured and is
+ * trusted as it is.
  */
 export async function modelFor(deps: Pick<Deps, 'config'>, ctx: TenantCtx, agent: Pick<Agent, 'llm'>): Promise<ConversationModel | null> {
-  const { llm } = deps.config;
+  const { llm, allowPrivateUrls } = deps.config;
   const provider = llmProvider(agent.llm?.provider ?? 'OPENAI_COMPATIBLE');
-  const settings = { temperature: agent.llm?.temperature, maxTokens: agent.llm?.maxTokens ?? DEFAULT_MAX_TOKENS };
   const own = await integrations.connectionTo(ctx, provider);
-  if (own) {
-    const chat = provider.llm.connect({
-      baseUrl: own.credentials.apiUrl!,
-      apiKey: own.credentials.apiKey,
-      timeoutMs: llm.timeoutMs,
-      fetch: publicOnlyFetch({ allowPrivate: deps.config.allowPrivateUrls }),
-    });
-    return { chat, name: agent.llm?.model ?? llm.model, ...settings };
-  }
-  if (!llm.apiUrl) return null;
-  const key = `${provider.name} ${llm.apiUrl} ${llm.timeoutMs}`;
-  let chat = chatModels.get(key);
-  if (!chat) {
-    chat = provider.llm.connect({ baseUrl: llm.apiUrl, apiKey: llm.apiKey, timeoutMs: llm.timeoutMs });
-    chatModels.set(key, chat);
-  }
-  return { chat, name: agent.llm?.model ?? llm.model, ...settings };
+  const chat = own
+    ? chatModelOf(
+        provider,
+        { baseUrl: own.credentials.apiUrl!, apiKey: own.credentials.apiKey, timeoutMs: llm.timeoutMs },
+        !allowPrivateUrls,
+      )
+    : llm.apiUrl && chatModelOf(provider, { baseUrl: llm.apiUrl, apiKey: llm.apiKey, timeoutMs: llm.timeoutMs }, false);
+  if (!chat) return null;
+  return {
+    chat,
+    name: agent.llm?.model ?? llm.model,
+    temperature: agent.llm?.temperature,
+    maxTokens: agent.llm?.maxTokens ?? DEFAULT_MAX_TOKENS,
+  };
 }
 
 /** Who the agent talks to, for its templates. */
@@ -121,7 +135,7 @@ async function counterpartOfCall(ctx: TenantCtx, call: calls.CallRow): Promise<C
   const phone = call.direction === 'OUTGOING' ? call.to_number : call.from_number;
   const [contact, campaign, tenantZone] = await Promise.all([
     call.campaign_id && call.contact_id ? campaigns.campaignContact(ctx, call.campaign_id, call.contact_id) : undefined,
-    call.campaign_id ? campaigns.getCampaign(ctx, call.campaign_id).catch(() => undefined) : undefined,
+    call.campaign_id ? campaigns.findCampaign(ctx, call.campaign_id) : undefined,
     identity.tenantTimezone(ctx),
   ]);
   return {
@@ -176,13 +190,13 @@ export const converseOnSimulatedCallJob = (deps: Deps): JobDefinition<calls.Call
 
 const chatNotFound = () => appError('NOT_FOUND', { what: 'Test chat' });
 
-function toTestChat(row: repo.TestChatRow, brain: string): TestChat {
+function toTestChat(row: repo.TestChatRow): TestChat {
   return {
     id: row.id,
     agentId: row.agent_id,
     status: row.end_reason ? 'ENDED' : 'OPEN',
     endReason: row.end_reason as TestChat['endReason'],
-    brain,
+    brain: row.brain,
     transcript: row.transcript as TestChat['transcript'],
     usage: { ...calls.NO_USAGE, ...row.usage } as TestChat['usage'],
     cost: row.cost as TestChat['cost'],
@@ -194,16 +208,14 @@ function toTestChat(row: repo.TestChatRow, brain: string): TestChat {
 const brainOf = (model: ConversationModel | null) => (model ? `model:${model.name}` : 'retrieval-agent');
 
 /** A test chat's counterpart: who the tester says they are, in the tenant's time zone. */
-async function counterpartOfChat(ctx: TenantCtx, contact: CreateTestChatBody['contact']): Promise<Counterpart> {
-  return {
-    name: contact?.name ?? null,
-    phone: contact?.phoneNumber ? (normalizePhoneNumber(contact.phoneNumber) ?? contact.phoneNumber) : null,
-    email: contact?.email ?? null,
-    metadata: contact?.metadata ?? {},
-    campaignName: null,
-    timezone: (await identity.tenantTimezone(ctx)) ?? 'UTC',
-  };
-}
+const counterpartOfChat = (contact: CreateTestChatBody['contact'], timezone: string): Counterpart => ({
+  name: contact?.name ?? null,
+  phone: contact?.phoneNumber ? (normalizePhoneNumber(contact.phoneNumber) ?? contact.phoneNumber) : null,
+  email: contact?.email ?? null,
+  metadata: contact?.metadata ?? {},
+  campaignName: null,
+  timezone,
+});
 
 /**
  * Saves what a turn changed and bills what it used: the chat's cost is priced like a call's and
@@ -220,7 +232,15 @@ async function saveChat(
   const usage = usageOf(session, model);
   const { cost, total } = calls.priceUsage(ctx, usage);
   const saved = session.save();
-  const state = { history: saved.history, usage, cost, costTotal: total.toFixed(4), endReason: saved.ended, at: ctx.clock.now() };
+  const state = {
+    brain: brainOf(model),
+    history: saved.history,
+    usage,
+    cost,
+    costTotal: total.toFixed(4),
+    endReason: saved.ended,
+    at: ctx.clock.now(),
+  };
   return withTransaction(ctx, async (txCtx) => {
     const row =
       'version' in chat
@@ -237,24 +257,17 @@ async function saveChat(
 export async function startTestChat(deps: Deps, ctx: TenantCtx, body: CreateTestChatBody): Promise<TestChat> {
   const agent = await agents.requireAgent(ctx, body.agentId);
   const id = newId();
-  const { session, model } = await sessionFor(
-    deps,
-    ctx,
-    agent,
-    await counterpartOfChat(ctx, body.contact),
-    { kind: 'chat', chatId: id },
-    ctx.clock.now(),
-  );
+  const counterpart = counterpartOfChat(body.contact, (await identity.tenantTimezone(ctx)) ?? 'UTC');
+  const { session, model } = await sessionFor(deps, ctx, agent, counterpart, { kind: 'chat', chatId: id }, ctx.clock.now());
   const turns = await session.open();
   const row = await saveChat(ctx, { id, agentId: agent.id }, session, model, turns);
-  return toTestChat(row!, brainOf(model));
+  return toTestChat(row!);
 }
 
-export async function getTestChat(deps: Deps, ctx: TenantCtx, id: string): Promise<TestChat> {
+export async function getTestChat(ctx: TenantCtx, id: string): Promise<TestChat> {
   const row = await repo.findTestChat(ctx.db, ctx.tenantId, id);
   if (!row) throw chatNotFound();
-  const agent = await agents.requireAgent(ctx, row.agent_id);
-  return toTestChat(row, brainOf(await modelFor(deps, ctx, agent)));
+  return toTestChat(row);
 }
 
 /** The tester says `text`; the agent answers through the same engine as on a call. */
@@ -269,11 +282,11 @@ export async function sendTestChatMessage(deps: Deps, ctx: TenantCtx, id: string
     usage: { inputTokens: usage.llmInputTokens ?? 0, outputTokens: usage.llmOutputTokens ?? 0 },
     ended: null,
   };
-  // The prompt was filled when the chat opened and lives on in its history.
-  const counterpart = await counterpartOfChat(ctx, undefined);
+  // The prompt was filled when the chat opened and lives on in its history: no one to fill it for.
+  const counterpart = counterpartOfChat(undefined, 'UTC');
   const { session, model } = await sessionFor(deps, ctx, agent, counterpart, { kind: 'chat', chatId: id }, row.created_at, resume);
   const turns = await session.hear(text);
   const saved = await saveChat(ctx, row, session, model, turns);
   if (!saved) throw appError('TEST_CHAT_BUSY');
-  return toTestChat(saved, brainOf(model));
+  return toTestChat(saved);
 }

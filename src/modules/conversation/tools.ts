@@ -15,7 +15,7 @@ import type { Agent, CustomTool } from '../agents/schemas.ts';
 import * as calls from '../calls/service.ts';
 import * as messaging from '../messaging/service.ts';
 import type { Passage } from '../knowledge/service.ts';
-import type { Toolbox, ToolResult } from './engine.ts';
+import { CONTEXT_PASSAGES, passagesForModel, type Toolbox, type ToolResult } from './engine.ts';
 
 const CUSTOM_TOOL_TIMEOUT_MS = 10_000;
 const CUSTOM_TOOL_MAX_BYTES = 64 * 1024;
@@ -77,13 +77,9 @@ async function runBuiltIn(setup: ToolboxSetup, name: string, toolCallId: string,
     case 'end_call':
       return { ok: true, content: 'The call ends after this turn.', end: 'agent_ended' };
     case 'knowledge_search': {
-      const passages = (await setup.search(String(args.query))).slice(0, 3);
+      const passages = (await setup.search(String(args.query))).slice(0, CONTEXT_PASSAGES);
       if (passages.length === 0) return { ok: true, content: 'Nothing in the knowledge bases matches.' };
-      return {
-        ok: true,
-        content: passages.map((passage, i) => `[${i + 1}] (${passage.sourceName}) ${passage.text}`).join('\n'),
-        sources: passages,
-      };
+      return { ok: true, content: passagesForModel(passages), sources: passages };
     }
     case 'transfer_call': {
       const to = setup.agent.transferNumber;
