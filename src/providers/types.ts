@@ -61,6 +61,8 @@ export interface Provider {
   sms?: SmsChannel;
   whatsapp?: WhatsAppChannel;
   llm?: LlmChannel;
+  stt?: SttChannel;
+  tts?: TtsChannel;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -367,4 +369,102 @@ export interface ChatModel {
 /** Language models: where the model is served and with which key, from the environment or a tenant's integration. */
 export interface LlmChannel {
   connect(endpoint: { baseUrl: string; apiKey?: string; timeoutMs: number; fetch?: typeof globalThis.fetch }): ChatModel;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Speech: the media pipeline's ears (speech-to-text) and voice (text-to-speech)
+
+/**
+ * Raw mono audio. `pcm16`: 16-bit signed little-endian samples; `mulaw`: G.711 μ-law, one byte per
+ * sample (what phone lines carry at 8 kHz).
+ */
+export interface AudioFormat {
+  encoding: 'pcm16' | 'mulaw';
+  sampleRate: number;
+}
+
+/** What a live recogniser reports while the caller talks. */
+export type RecognitionEvent =
+  /** The caller started speaking (the pipeline stops the agent's audio: barge-in). */
+  | { type: 'speech_started' }
+  /** Words of the current utterance; `final` ones will not change, interim ones may. */
+  | { type: 'transcript'; text: string; final: boolean }
+  /** The caller finished: the final words since the previous end are one turn. */
+  | { type: 'utterance_end' };
+
+/** One call's live recognition: audio in as it arrives, events out, until it is closed. */
+export interface LiveRecognition {
+  /** Audio in the format the recognition was opened with. */
+  send(audio: Buffer): void;
+  /** Ends with the stream; a provider failure is thrown from it as `ProviderError`. */
+  events: AsyncIterable<RecognitionEvent>;
+  /** Sends what is buffered, closes the connection and waits for the last events. */
+  close(): Promise<void>;
+}
+
+export interface RecognitionOptions {
+  /** BCP-47 tag of the language spoken (the agent's `language`). */
+  language: string;
+  /** The provider's model, when it has several; its default otherwise. */
+  model?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Speech-to-text, in one of two shapes. A live recogniser (Deepgram) takes the audio as it comes
+ * and says itself where an utterance ends; an utterance recogniser (Whisper-style servers) is sent
+ * each utterance once the pipeline's voice-activity detection has cut it.
+ */
+export type SpeechToText =
+  | { kind: 'live'; listen(format: AudioFormat, options: RecognitionOptions): LiveRecognition }
+  | { kind: 'utterance'; transcribe(audio: Buffer, format: AudioFormat, options: RecognitionOptions): Promise<string> };
+
+/** A voice a text-to-speech provider offers (`GET /api/v1/voices`). */
+export interface Voice {
+  /** What an agent's `voice` holds. */
+  id: string;
+  name: string;
+  /** BCP-47 tags it speaks well; empty when the provider does not say. */
+  languages: string[];
+  gender?: 'female' | 'male' | 'neutral';
+}
+
+export interface SynthesisRequest {
+  text: string;
+  /** A voice id from `voices()`. */
+  voice: string;
+  language: string;
+  /** The format the transport plays; a provider that can produce it directly does (ElevenLabs' `ulaw_8000`). */
+  format: AudioFormat;
+  model?: string;
+  signal?: AbortSignal;
+}
+
+/** Audio as it is synthesised, in the format the provider delivers (the one asked for, or its own, converted by the pipeline). */
+export interface Synthesis {
+  format: AudioFormat;
+  /** Chunks in order; a provider failure is thrown from it as `ProviderError`. */
+  audio: AsyncIterable<Buffer>;
+}
+
+export interface TextToSpeech {
+  synthesize(request: SynthesisRequest): Synthesis;
+  voices(): Promise<Voice[]>;
+}
+
+/** Where a speech provider is reached: a tenant's integration or the service's environment. */
+export interface SpeechEndpoint {
+  baseUrl?: string;
+  apiKey?: string;
+  timeoutMs: number;
+  /** A tenant's own server is reached through one that refuses private addresses. */
+  fetch?: typeof globalThis.fetch;
+}
+
+export interface SttChannel {
+  connect(endpoint: SpeechEndpoint): SpeechToText;
+}
+
+export interface TtsChannel {
+  connect(endpoint: SpeechEndpoint): TextToSpeech;
 }

@@ -55,18 +55,22 @@ async function* streamReply(
   const controller = new AbortController();
   const abortWithCaller = () => controller.abort();
   callerSignal?.addEventListener('abort', abortWithCaller, { once: true });
-  let silent: ReturnType<typeof setTimeout> | undefined;
   let timedOut = false;
-  // Armed only while we wait for the server: a consumer slow to pull (speaking the last sentence) is not a stalled server.
+  // Counts only while we wait for the server: a consumer slow to pull (speaking the last sentence) is not a stalled server.
+  let waiting = false;
+  // One timer per reply, restarted at each wait, rather than one per chunk.
+  const silent = setTimeout(() => {
+    if (!waiting) return;
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
   const waitForServer = async <T>(promise: Promise<T>): Promise<T> => {
-    silent = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
+    waiting = true;
+    silent.refresh();
     try {
       return await promise;
     } finally {
-      clearTimeout(silent);
+      waiting = false;
     }
   };
   const failure = (error: unknown) => toProviderError(error, { timedOut, timeoutMs, abortedByCaller: callerSignal?.aborted === true });
