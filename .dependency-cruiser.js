@@ -14,6 +14,7 @@ export const LAYERS = [
   ['campaigns'],
   ['messaging', 'analytics'],
   ['conversation'],
+  ['media'],
 ];
 
 // The composition root and the process entry points: they wire modules together, so only

@@ -1,3 +1,4 @@
+import websocket from '@fastify/websocket';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
@@ -27,6 +28,7 @@ import * as identity from './modules/identity/service.ts';
 import * as integrations from './modules/integrations/service.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { conversationRoutes } from './modules/conversation/routes.ts';
+import { mediaRoutes } from './modules/media/routes.ts';
 
 export const SERVICE_VERSION = '0.1.0';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -54,6 +56,7 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   analytics: analyticsRoutes,
   knowledge: knowledgeRoutes(agents.agentsSearchingBase),
   conversation: conversationRoutes,
+  media: mediaRoutes,
 };
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */
@@ -161,6 +164,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   }));
   app.get(`${API_BASE}/openapi.json`, { config: open, schema: { hide: true } }, async () => app.swagger());
 
+  // Media streams (a provider's WebSocket per answered call): messages are small JSON frames.
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   await mountModules(app, deps, modules);
   return app;
 }

@@ -100,6 +100,12 @@ const ServiceEnvSchema = Type.Object({
     120000,
     'The longest a model server may stay silent during a reply before the turn fails (the caller hears a fallback line).',
   ),
+  VOICE_SILENCE_SECONDS: Int(
+    8,
+    2,
+    120,
+    "On a phone line, how long the caller may stay silent after the agent's words before being asked once whether they are still there (and, after as long again, told goodbye).",
+  ),
   EMBEDDINGS_API_URL: Type.Optional(
     Type.String({
       pattern: '^https?://',
@@ -206,6 +212,7 @@ export interface Config {
     cacheBytes: number;
   };
   messaging: { providerTimeoutMs: number };
+  voice: { silenceSeconds: number };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   /** Every provider's own settings (registry.ts), by variable name. */
   providerSettings: Readonly<Record<string, string>>;
@@ -312,6 +319,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     messaging: {
       providerTimeoutMs: Number(env_.PROVIDER_TIMEOUT_MS),
     },
+    voice: { silenceSeconds: Number(env_.VOICE_SILENCE_SECONDS) },
     providerSettings: Object.fromEntries(Object.keys(PROVIDER_SETTINGS).map((name) => [name, withDefaults[name]!])),
     dialer: {
       tickMs: Number(env_.DIALER_TICK_MS),

@@ -16,7 +16,8 @@ export type ModuleName =
   | 'knowledge'
   | 'analytics'
   | 'events'
-  | 'conversation';
+  | 'conversation'
+  | 'media';
 
 /**
  * The gateway's prefix table (contract §10): every first path segment under /api/v1 named by the
@@ -43,18 +44,20 @@ export const PREFIXES: Record<string, ModuleName> = {
   analytics: 'analytics',
   'webhook-deliveries': 'events',
   'test-chats': 'conversation',
+  // Longer prefixes win: a provider's media stream belongs to the media module, its callbacks to calls.
+  'telephony/twilio/media': 'media',
 };
 
 export type ModulePlugin = FastifyPluginAsync<{ deps: Deps }>;
 
-function firstSegment(path: string): string | undefined {
-  if (!path.startsWith(`${API_BASE}/`)) return undefined;
-  return path.slice(API_BASE.length + 1).split('/')[0];
-}
-
 export function ownerOf(path: string): ModuleName | undefined {
-  const segment = firstSegment(path);
-  return segment === undefined ? undefined : PREFIXES[segment];
+  if (!path.startsWith(`${API_BASE}/`)) return undefined;
+  const segments = path.slice(API_BASE.length + 1).split('/');
+  for (let length = Math.min(segments.length, 3); length > 0; length--) {
+    const prefix = segments.slice(0, length).join('/');
+    if (Object.hasOwn(PREFIXES, prefix)) return PREFIXES[prefix];
+  }
+  return undefined;
 }
 
 /** Mounts each module's routes under /api/v1, refusing any route outside the module's prefixes. */

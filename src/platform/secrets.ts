@@ -6,6 +6,8 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
  */
 export interface ServerKeys {
   sessionSigningKey: Uint8Array;
+  /** Signs the token that binds a provider's media stream to one of our calls. */
+  mediaStreamKey: Uint8Array;
   /** Seals with the current key. */
   seal(plaintext: string): string;
   /** Opens what the current key sealed, or during a rotation what the previous key sealed. */
@@ -28,6 +30,7 @@ export function deriveServerKeys(secretsKeyBase64: string, previousKeyBase64?: s
   const root = rootKey(secretsKeyBase64, 'SECRETS_KEY');
   const sessionSigningKey = derive(root, 'callforge/session-jwt');
   const encryptionKey = derive(root, 'callforge/secrets-at-rest');
+  const mediaStreamKey = derive(root, 'callforge/media-stream');
   const previousKey = previousKeyBase64
     ? derive(rootKey(previousKeyBase64, 'SECRETS_KEY_PREVIOUS'), 'callforge/secrets-at-rest')
     : undefined;
@@ -40,6 +43,7 @@ export function deriveServerKeys(secretsKeyBase64: string, previousKeyBase64?: s
   };
   return {
     sessionSigningKey,
+    mediaStreamKey,
     // AES-256-GCM; the sealed form is "v1.<iv>.<tag>.<ciphertext>" in base64url.
     seal(plaintext) {
       const iv = randomBytes(12);

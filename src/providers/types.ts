@@ -83,6 +83,8 @@ export interface DialRequest {
   statusCallbackUrl: string;
   /** Where the answered call's audio is streamed (`wss://`). */
   mediaStreamUrl: string;
+  /** Binds the media stream to this call: the provider hands it back in the stream's parameters; we signed it. */
+  mediaStreamToken: string;
 }
 
 export interface DialResult {
@@ -165,6 +167,39 @@ export interface TelephonyChannel {
      */
     read(webhook: ProviderWebhook, answeredBefore: boolean): CallUpdate | null;
   };
+  /** The provider's media stream: a call's audio both ways over a WebSocket it opens to us. */
+  mediaStream?: MediaStreamWire;
+}
+
+/** A media stream message from the provider, normalised; audio already decoded from its envelope. */
+export type MediaStreamEvent =
+  | {
+      type: 'start';
+      /** The provider's id for the stream, echoed in every message we send. */
+      streamId: string;
+      providerCallId: string;
+      /** The custom parameters we gave when the call was placed (our call id and token). */
+      parameters: Record<string, string>;
+      format: AudioFormat;
+    }
+  | { type: 'audio'; audio: Buffer }
+  | { type: 'mark'; name: string }
+  | { type: 'dtmf'; digit: string }
+  | { type: 'stop' }
+  /** A message that needs no action (Twilio's `connected`). */
+  | { type: 'other' };
+
+export interface MediaStreamWire {
+  /** The header that carries the provider's signature of the WebSocket upgrade. */
+  signatureHeader: string;
+  /** Checks the upgrade's signature over the stream URL we gave, with the tenant's credentials. */
+  verifyUpgrade(url: string, headers: Record<string, string | string[] | undefined>, credentials: Record<string, string>): boolean;
+  /** One text message, normalised; throws `ProviderError` for one that is not the provider's format. */
+  read(message: string): MediaStreamEvent;
+  /** The messages we send: agent audio, a mark reported back once played, and a clear of what is queued. */
+  audio(streamId: string, audio: Buffer): string;
+  mark(streamId: string, name: string): string;
+  clear(streamId: string): string;
 }
 
 // ---------------------------------------------------------------------------------------------

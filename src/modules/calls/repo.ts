@@ -101,6 +101,11 @@ export async function lockCallByProviderId(db: Queryable, provider: string, prov
   return rows[0];
 }
 
+export async function findCallByProviderId(db: Queryable, provider: string, providerCallId: string): Promise<CallRow | undefined> {
+  const { rows } = await db.query<CallRow>('SELECT * FROM calls WHERE provider = $1 AND provider_call_id = $2', [provider, providerCallId]);
+  return rows[0];
+}
+
 export async function updateLiveCall(
   db: Queryable,
   tenantId: string,
@@ -131,7 +136,7 @@ export interface CallEnd {
 export async function endCall(db: Queryable, tenantId: string, id: string, end: CallEnd): Promise<CallRow | undefined> {
   const { rows } = await db.query<CallRow>(
     `UPDATE calls SET status = 'ENDED', outcome = $3, failure_reason = $4, permanent_failure = $5, ended_at = $6,
-       answered_at = coalesce(answered_at, $7), duration_sec = $8, end_reason = $9, usage = $10, cost = $11, cost_total = $12, deadline_at = NULL
+       answered_at = coalesce(answered_at, $7), duration_sec = $8, end_reason = coalesce($9, end_reason), usage = $10, cost = $11, cost_total = $12, deadline_at = NULL
      WHERE tenant_id = $1 AND id = $2 AND status <> 'ENDED' RETURNING *`,
     [
       tenantId,
@@ -162,6 +167,29 @@ export async function claimConversation(db: Queryable, tenantId: string, id: str
     [tenantId, id, now],
   );
   return rows[0];
+}
+
+/**
+ * A provider's media stream started for a live call: the call is answered (the stream is the proof,
+ * its status callback may come later) and its conversation is claimed. Undefined when the call is
+ * over or a conversation already has it (a replayed stream).
+ */
+export async function claimStreamedConversation(db: Queryable, tenantId: string, id: string, now: Date): Promise<CallRow | undefined> {
+  const { rows } = await db.query<CallRow>(
+    `UPDATE calls SET status = 'IN_PROGRESS', answered_at = coalesce(answered_at, $3), conversation_started_at = $3
+     WHERE tenant_id = $1 AND id = $2 AND status <> 'ENDED' AND conversation_started_at IS NULL RETURNING *`,
+    [tenantId, id, now],
+  );
+  return rows[0];
+}
+
+/** Notes why a live call is ending, before its provider confirms the end; the first reason noted stays. */
+export async function noteEndReason(db: Queryable, tenantId: string, id: string, endReason: string): Promise<void> {
+  await db.query(`UPDATE calls SET end_reason = $3 WHERE tenant_id = $1 AND id = $2 AND status = 'IN_PROGRESS' AND end_reason IS NULL`, [
+    tenantId,
+    id,
+    endReason,
+  ]);
 }
 
 /** Adds turns to a live call's transcript with the conversation's usage so far; false once the call has ended. */

@@ -17,7 +17,7 @@ export const TranscriptTurn = Type.Object({
   by: Type.Optional(
     Type.String({
       description:
-        "Who wrote an agent turn: 'model:<name>' (a language model), 'retrieval-agent' (the built-in agent that answers from knowledge, no model), 'first-message' (the agent's configured opening) or 'fallback' (the line said when the model failed).",
+        "Who wrote an agent turn: 'model:<name>' (a language model), 'retrieval-agent' (the built-in agent that answers from knowledge, no model), 'first-message' (the agent's configured opening), 'fallback' (the line said when the model failed) or 'pipeline' (a line of the voice pipeline itself: asking whether the contact is still there, the goodbye at the call's time limit or when the line failed).",
     }),
   ),
   tool: Type.Optional(
@@ -29,6 +29,9 @@ export const TranscriptTurn = Type.Object({
     }),
   ),
   sources: Type.Optional(Type.Array(KnowledgeSource, { description: 'Knowledge passages the turn used.' })),
+  interrupted: Type.Optional(
+    Type.Boolean({ description: 'The contact spoke over the agent: `text` is what they heard before the agent stopped.' }),
+  ),
   latency: Type.Optional(
     Type.Object({
       firstTokenMs: Nullable(Type.Integer({ description: "The model's time to its first token." })),
@@ -47,7 +50,17 @@ export const CallOutcomeRecord = Type.Object({
 });
 export type CallOutcomeRecord = Static<typeof CallOutcomeRecord>;
 
-export const END_REASONS = ['agent_ended', 'contact_hung_up', 'opted_out', 'transferred', 'llm_error', 'hung_up_by_user'] as const;
+export const END_REASONS = [
+  'agent_ended',
+  'contact_hung_up',
+  'opted_out',
+  'transferred',
+  'llm_error',
+  'hung_up_by_user',
+  'silence',
+  'max_duration',
+  'provider_error',
+] as const;
 export type EndReason = (typeof END_REASONS)[number];
 
 export const CallUsage = Type.Object({

@@ -4,12 +4,14 @@
  * debit and `call.ended`. Who is called and when is the dialer's business (campaigns); what follows
  * a call is for the modules that consume `call.ended` or listen to its end (onCallEnded).
  */
+import { createHmac } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import { addSeconds, isoOrNull } from '../../platform/clock.ts';
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
+import type { ServerKeys } from '../../platform/secrets.ts';
 import { ProviderError } from '../../providers/errors.ts';
 import { telephonyProvider, type ProviderWith } from '../../providers/registry.ts';
 import type { CallOutcome, CallUpdate, DialRequest, ProviderWebhook, TelephonyConnection } from '../../providers/types.ts';
@@ -194,7 +196,18 @@ export async function providerProblem(ctx: TenantCtx, providerName: string): Pro
   return `${provider.title} is not connected; connect it with PUT /api/v1/integrations/${provider.integration?.kind}, then resume the campaign.`;
 }
 
-function dialRequestOf(ctx: Pick<TenantCtx, 'config'>, provider: ProviderWith<'telephony'>, call: repo.NewCall): DialRequest {
+/**
+ * The token a call's media stream must present (in its custom parameters): our signature over the
+ * tenant and the call, so a stream can bind only to the call it was placed for.
+ */
+export const mediaStreamToken = (keys: Pick<ServerKeys, 'mediaStreamKey'>, tenantId: string, callId: string): string =>
+  createHmac('sha256', keys.mediaStreamKey).update(`${tenantId}.${callId}`).digest('base64url');
+
+function dialRequestOf(
+  ctx: Pick<TenantCtx, 'config' | 'serverKeys' | 'tenantId'>,
+  provider: ProviderWith<'telephony'>,
+  call: repo.NewCall,
+): DialRequest {
   const slug = provider.name.toLowerCase();
   return {
     callId: call.id,
@@ -202,7 +215,8 @@ function dialRequestOf(ctx: Pick<TenantCtx, 'config'>, provider: ProviderWith<'t
     to: call.to_number,
     dialTimeoutSec: call.dial_timeout,
     statusCallbackUrl: `${ctx.config.publicUrl}/api/v1/telephony/${slug}/status`,
-    mediaStreamUrl: `${ctx.config.publicUrl.replace(/^http/, 'ws')}/api/v1/telephony/${slug}/media`,
+    mediaStreamUrl: mediaStreamUrl(ctx, provider.name),
+    mediaStreamToken: mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id),
   };
 }
 
@@ -547,14 +561,34 @@ export const appendTurns = (ctx: TenantCtx, callId: string, turns: TranscriptTur
  * its provider drives itself ends now, billed for what ran. A call already over is left alone.
  */
 export async function endConversation(ctx: TenantCtx, callId: string, endReason: EndReason): Promise<void> {
-  await withTransaction(ctx, async (txCtx) => {
+  const atProvider = await withTransaction(ctx, async (txCtx) => {
     const call = await repo.lockCall(txCtx.db, ctx.tenantId, callId);
-    if (call?.status !== 'IN_PROGRESS') return;
-    if (!telephonyProvider(call.provider).telephony.advance)
-      throw new Error(`Conversations on ${call.provider} calls end through the media stream, not here.`);
-    await finishCall(txCtx, callId, answeredUntil(call, ctx.clock.now(), { endReason }));
+    if (call?.status !== 'IN_PROGRESS') return undefined;
+    if (telephonyProvider(call.provider).telephony.advance || !call.provider_call_id) {
+      await finishCall(txCtx, callId, answeredUntil(call, ctx.clock.now(), { endReason }));
+      return undefined;
+    }
+    // The provider's final status callback ends the call, billed for its talk time; the reason stays.
+    await repo.noteEndReason(txCtx.db, ctx.tenantId, callId, endReason);
+    return call;
   });
+  if (atProvider) await (await connect(ctx, atProvider.provider)).hangup(atProvider.provider_call_id!);
 }
+
+export const claimStreamedConversation = (ctx: TenantCtx, callId: string) =>
+  repo.claimStreamedConversation(ctx.db, ctx.tenantId, callId, ctx.clock.now());
+
+/** Why a live call is ending, when the provider will say that it ended (the caller hung up); a reason already noted stays. */
+export const noteEndReason = (ctx: TenantCtx, callId: string, endReason: EndReason): Promise<void> =>
+  repo.noteEndReason(ctx.db, ctx.tenantId, callId, endReason);
+
+/** Where a provider streams a call's audio (`wss://`), as we tell it and as it signs the stream's upgrade. */
+export const mediaStreamUrl = (ctx: Pick<TenantCtx, 'config'>, providerName: string) =>
+  `${ctx.config.publicUrl.replace(/^http/, 'ws')}/api/v1/telephony/${providerName.toLowerCase()}/media`;
+
+/** A live call of any tenant by its provider's id: the media stream names only that, before it is verified. */
+export const findCallByProviderId = (ctx: Omit<TenantCtx, 'tenantId'>, providerName: string, providerCallId: string) =>
+  repo.findCallByProviderId(ctx.db, providerName, providerCallId);
 
 /**
  * A structured outcome a tool produced (an appointment, a payment promise), stored on the call once

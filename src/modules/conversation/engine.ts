@@ -64,6 +64,10 @@ export interface SavedSession {
   ended: EndReason | null;
 }
 
+export interface ReplyListener {
+  onText(delta: string, round: number): void;
+}
+
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
@@ -72,8 +76,17 @@ export interface TokenUsage {
 export interface Session {
   /** The agent's opening: the first message, or the model's own when there is none. */
   open(): Promise<TranscriptTurn[]>;
-  /** The contact said `text`: their turn and the agent's reply (with any tool turns). */
-  hear(text: string): Promise<TranscriptTurn[]>;
+  /**
+   * The contact said `text`: their turn and the agent's reply (with any tool turns). `onText` hears
+   * the reply as the model writes it, so speech can start before the reply is complete; `round`
+   * counts the model's answers within the reply (a tool call starts the next).
+   */
+  hear(text: string, listener?: ReplyListener): Promise<TranscriptTurn[]>;
+  /**
+   * The contact cut the last reply short: the model's memory keeps only what they heard, so the
+   * next answer does not assume they heard the rest.
+   */
+  interrupted(heard: string): void;
   /** Why the conversation is over, once it is. */
   readonly ended: EndReason | null;
   /** Tokens the model server reported, summed over the session. */
@@ -128,7 +141,7 @@ export function openSession(setup: SessionSetup): Session {
   };
 
   /** The model's reply to the conversation so far, tools run as it asks, until it answers in words. */
-  async function modelReply(model: ConversationModel, context: Passage[]): Promise<TranscriptTurn[]> {
+  async function modelReply(model: ConversationModel, context: Passage[], listener?: ReplyListener): Promise<TranscriptTurn[]> {
     const turns: TranscriptTurn[] = [];
     const startedAt = performance.now();
     const startMs = offset();
@@ -153,8 +166,10 @@ export function openSession(setup: SessionSetup): Session {
         temperature: model.temperature,
         maxTokens: model.maxTokens,
       })) {
-        if (event.type === 'text') text += event.delta;
-        else if (event.type === 'tool_call') toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
+        if (event.type === 'text') {
+          text += event.delta;
+          listener?.onText(event.delta, round);
+        } else if (event.type === 'tool_call') toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
         else {
           usage.inputTokens += event.usage?.inputTokens ?? 0;
           usage.outputTokens += event.usage?.outputTokens ?? 0;
@@ -217,12 +232,12 @@ export function openSession(setup: SessionSetup): Session {
     return say(answer.text, { sources: sourcesOf([answer.passage]) });
   }
 
-  async function reply(heard: string | null): Promise<TranscriptTurn[]> {
+  async function reply(heard: string | null, listener?: ReplyListener): Promise<TranscriptTurn[]> {
     const model = setup.model;
     if (!model) return retrievalReply(heard ?? '');
     try {
       const context = heard !== null && setup.knowledgeInContext ? (await setup.search(heard)).slice(0, CONTEXT_PASSAGES) : [];
-      return await modelReply(model, context);
+      return await modelReply(model, context, listener);
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
       // The caller hears why the call ends; the transcript says the model failed, not what it would have said.
@@ -246,11 +261,17 @@ export function openSession(setup: SessionSetup): Session {
       if (!setup.model) return [turn('agent', RETRIEVAL_LINES.greeting(setup.agentName), offset(), { by: 'retrieval-agent' })];
       return reply(null);
     },
-    async hear(text) {
+    async hear(text, listener) {
       if (ended) return [];
       const contact = turn('contact', text, offset());
       history.push({ role: 'user', content: text });
-      return [contact, ...(await reply(text))];
+      return [contact, ...(await reply(text, listener))];
+    },
+    interrupted(heard) {
+      const last = history.findLastIndex((message) => message.role === 'assistant');
+      if (last < 0) return;
+      const message = history[last] as Extract<ChatMessage, { role: 'assistant' }>;
+      history[last] = { ...message, content: heard.trim() ? `${heard.trim()} …` : null };
     },
   };
 }

@@ -158,11 +158,9 @@ async function counterpartOfCall(ctx: TenantCtx, call: calls.CallRow): Promise<C
 export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnsweredJob): Promise<void> {
   const ctx = tenantCtx(deps, job.tenantId);
   const call = await calls.claimConversation(ctx, job.callId);
-  if (!call?.agent_id) return;
-  const agent = await agents.requireAgent(ctx, call.agent_id).catch(() => undefined);
-  if (!agent) return;
-  const counterpart = await counterpartOfCall(ctx, call);
-  const { session, model } = await sessionFor(deps, ctx, agent, counterpart, { kind: 'call', call }, call.answered_at ?? ctx.clock.now());
+  const conversation = call && (await conversationOfCall(deps, ctx, call));
+  if (!call || !conversation) return;
+  const { session, model, counterpart } = conversation;
   const record = async (turns: calls.TranscriptTurn[]) => calls.appendTurns(ctx, call.id, turns, usageOf(session, model));
   // false: the call ended meanwhile (the contact's time ran out, or someone hung up); stop talking.
   if (!(await record(await session.open()))) return;
@@ -170,11 +168,24 @@ export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnswere
     if (session.ended) break;
     if (!(await record(await session.hear(line)))) return;
   }
-  if (!session.ended) return;
-  // Kept on the call for whoever must honour it (the do-not-call list reads it).
-  if (session.ended === 'opted_out')
+  if (session.ended) await endCallConversation(ctx, call, session.ended);
+}
+
+/** The agent's side of an answered call: its session, its prompt filled for the contact; null when the call has no agent. */
+export async function conversationOfCall(deps: Deps, ctx: TenantCtx, call: calls.CallRow) {
+  if (!call.agent_id) return null;
+  const agent = await agents.requireAgent(ctx, call.agent_id).catch(() => undefined);
+  if (!agent) return null;
+  const counterpart = await counterpartOfCall(ctx, call);
+  const { session, model } = await sessionFor(deps, ctx, agent, counterpart, { kind: 'call', call }, call.answered_at ?? ctx.clock.now());
+  return { agent, session, model, counterpart };
+}
+
+/** The agent ended the conversation: an opt-out kept on the call (the do-not-call list reads it), and the call ended. */
+export async function endCallConversation(ctx: TenantCtx, call: calls.CallRow, reason: calls.EndReason): Promise<void> {
+  if (reason === 'opted_out')
     await calls.recordOutcome(ctx, call, { type: 'opt_out', toolCallId: null, at: ctx.clock.now().toISOString(), data: {} });
-  await calls.endConversation(ctx, call.id, session.ended);
+  await calls.endConversation(ctx, call.id, reason);
 }
 
 export const converseOnSimulatedCallJob = (deps: Deps): JobDefinition<calls.CallAnsweredJob> => ({

@@ -37,6 +37,7 @@ function dialRequest(overrides: Partial<DialRequest> = {}): DialRequest {
     dialTimeoutSec: 30,
     statusCallbackUrl: `${receiver.url}/api/v1/telephony/telnyx/status`,
     mediaStreamUrl: MEDIA_STREAM_URL,
+    mediaStreamToken: 'token_01',
     ...overrides,
   };
 }

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
 import type { Provider } from '../types.ts';
+import { twilioMediaStream } from './media-stream.ts';
 import { twilioSms } from './sms.ts';
 import { twilioTelephony } from './telephony.ts';
 
@@ -21,6 +22,6 @@ export const twilio: Provider = {
     summary: 'Connect Twilio (Account SID and Auth Token) for calls and SMS',
   },
   settings: { TWILIO_API_URL: ApiOrigin('https://api.twilio.com', "Base URL of Twilio's REST API (a local fake in tests).") },
-  telephony: twilioTelephony,
+  telephony: { ...twilioTelephony, mediaStream: twilioMediaStream },
   sms: twilioSms,
 };

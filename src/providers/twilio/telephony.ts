@@ -65,7 +65,7 @@ export function connectTwilioTelephony(connection: Connection): TelephonyConnect
       form.append('StatusCallback', request.statusCallbackUrl);
       form.append('StatusCallbackMethod', 'POST');
       for (const event of STATUS_CALLBACK_EVENTS) form.append('StatusCallbackEvent', event);
-      form.append('Twiml', streamTwiml(request.mediaStreamUrl, request.callId));
+      form.append('Twiml', streamTwiml(request.mediaStreamUrl, request.callId, request.mediaStreamToken));
 
       const response = await post(`${callsUrl}.json`, form, 'Twilio dial');
       const { status } = response;
@@ -147,11 +147,15 @@ export function headerOf(webhook: ProviderWebhook, name: string): string | undef
   return typeof value === 'string' ? value : undefined;
 }
 
-/** TwiML that connects the answered call to our media stream, passing our call id as a custom parameter. */
-export function streamTwiml(mediaStreamUrl: string, callId: string): string {
+/**
+ * TwiML that connects the answered call to our media stream, passing our call id and its signed
+ * token as custom parameters (a stream URL may carry no query string), so the stream binds to the call.
+ */
+export function streamTwiml(mediaStreamUrl: string, callId: string, token: string): string {
   return (
     `<Response><Connect><Stream url="${xmlAttr(mediaStreamUrl)}">` +
     `<Parameter name="callId" value="${xmlAttr(callId)}"/>` +
+    `<Parameter name="token" value="${xmlAttr(token)}"/>` +
     `</Stream></Connect></Response>`
   );
 }

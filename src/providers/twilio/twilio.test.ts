@@ -26,6 +26,7 @@ function dialRequest(overrides: Partial<DialRequest> = {}): DialRequest {
     dialTimeoutSec: 30,
     statusCallbackUrl: `${receiver.url}/webhooks/twilio/status?callId=call_01`,
     mediaStreamUrl: MEDIA_STREAM_URL,
+    mediaStreamToken: 'token_01',
     ...overrides,
   };
 }
@@ -115,7 +116,7 @@ describe('createTwilioTelephony().dial', () => {
     expect(form.getAll('StatusCallbackMethod')).toEqual(['POST']);
     expect(form.getAll('StatusCallbackEvent')).toEqual(['initiated', 'ringing', 'answered', 'completed']);
     expect(form.getAll('Twiml')).toEqual([
-      `<Response><Connect><Stream url="${MEDIA_STREAM_URL}"><Parameter name="callId" value="call_01"/></Stream></Connect></Response>`,
+      `<Response><Connect><Stream url="${MEDIA_STREAM_URL}"><Parameter name="callId" value="call_01"/><Parameter name="token" value="token_01"/></Stream></Connect></Response>`,
     ]);
 
     const call = fake.calls.get(result.providerCallId);
@@ -132,7 +133,7 @@ describe('createTwilioTelephony().dial', () => {
     await provider().dial(dialRequest({ callId: `c<1>&'x'`, mediaStreamUrl: 'wss://voice.test/stream?a=1&b="2"' }));
     expect(fake.requests.at(-1)?.form.get('Twiml')).toBe(
       '<Response><Connect><Stream url="wss://voice.test/stream?a=1&amp;b=&quot;2&quot;">' +
-        '<Parameter name="callId" value="c&lt;1&gt;&amp;&apos;x&apos;"/></Stream></Connect></Response>',
+        '<Parameter name="callId" value="c&lt;1&gt;&amp;&apos;x&apos;"/><Parameter name="token" value="token_01"/></Stream></Connect></Response>',
     );
   });
 
