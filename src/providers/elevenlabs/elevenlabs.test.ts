@@ -65,23 +65,13 @@ describe('ElevenLabs streaming text-to-speech', () => {
     expect(fake.speech.at(-1)!.body).toEqual({ text: 'Hola', model_id: 'eleven_multilingual_v2' });
   });
 
-  it('chooses the closest raw PCM ElevenLabs offers for a format it does not make, and says so', () => {
-    expect(outputFormatFor({ encoding: 'pcm16', sampleRate: 24000 })).toEqual({
-      outputFormat: 'pcm_24000',
-      format: { encoding: 'pcm16', sampleRate: 24000 },
-    });
-    expect(outputFormatFor({ encoding: 'mulaw', sampleRate: 16000 })).toEqual({
-      outputFormat: 'pcm_16000',
-      format: { encoding: 'pcm16', sampleRate: 16000 },
-    });
-    expect(outputFormatFor({ encoding: 'pcm16', sampleRate: 11025 })).toEqual({
-      outputFormat: 'pcm_8000',
-      format: { encoding: 'pcm16', sampleRate: 8000 },
-    });
-    expect(outputFormatFor({ encoding: 'pcm16', sampleRate: 96000 })).toEqual({
-      outputFormat: 'pcm_48000',
-      format: { encoding: 'pcm16', sampleRate: 48000 },
-    });
+  it.each([
+    [{ encoding: 'pcm16', sampleRate: 24000 }, 'pcm_24000', 24000],
+    [{ encoding: 'mulaw', sampleRate: 16000 }, 'pcm_16000', 16000],
+    [{ encoding: 'pcm16', sampleRate: 11025 }, 'pcm_8000', 8000],
+    [{ encoding: 'pcm16', sampleRate: 96000 }, 'pcm_48000', 48000],
+  ] as const)('asks for the closest raw PCM ElevenLabs offers for %o (%s), and says so', (asked, outputFormat, sampleRate) => {
+    expect(outputFormatFor(asked)).toEqual({ outputFormat, format: { encoding: 'pcm16', sampleRate } });
   });
 
   it('stops reading and closes the request when the caller aborts mid-stream (barge-in)', async () => {
