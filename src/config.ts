@@ -320,7 +320,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       providerTimeoutMs: Number(env_.PROVIDER_TIMEOUT_MS),
     },
     voice: { silenceSeconds: Number(env_.VOICE_SILENCE_SECONDS) },
-    providerSettings: Object.fromEntries(Object.keys(PROVIDER_SETTINGS).map((name) => [name, withDefaults[name]!])),
+    // An optional setting left unset (a provider's service-wide key) is absent, not undefined.
+    providerSettings: Object.fromEntries(
+      Object.keys(PROVIDER_SETTINGS).flatMap((name) => (withDefaults[name] === undefined ? [] : [[name, withDefaults[name]!]])),
+    ),
     dialer: {
       tickMs: Number(env_.DIALER_TICK_MS),
       callsPerSecond: Number(env_.DIALER_CALLS_PER_SECOND),

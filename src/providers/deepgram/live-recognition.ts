@@ -1,0 +1,239 @@
+import { DeepgramClient, type Deepgram } from '@deepgram/sdk';
+import { ProviderError } from '../errors.ts';
+import { eventQueue } from '../event-queue.ts';
+import type { AudioFormat, LiveRecognition, RecognitionEvent, RecognitionOptions, SpeechEndpoint, SpeechToText } from '../types.ts';
+
+export const DEEPGRAM_DEFAULT_URL = 'https://api.deepgram.com';
+/** Deepgram's general model of the current generation; it transcribes 8 kHz phone audio too. */
+export const DEEPGRAM_DEFAULT_MODEL = 'nova-3';
+/**
+ * Deepgram closes a stream that receives neither audio nor a KeepAlive for 10 seconds (NET-0001)
+ * and asks for a KeepAlive every 3 to 5 seconds of silence.
+ */
+const KEEP_ALIVE_MS = 4_000;
+/** Silence that ends a segment (`speech_final`): long enough for a caller's pause mid-sentence. */
+const ENDPOINTING_MS = 300;
+/** A gap after the last word that ends the utterance (`UtteranceEnd`), for noisy lines where endpointing never fires. */
+const UTTERANCE_END_MS = 1_000;
+
+type ListenSocket = Awaited<ReturnType<DeepgramClient['listen']['v1']['connect']>>;
+type ListenMessage =
+  | Deepgram.listen.ListenV1Results
+  | Deepgram.listen.ListenV1Metadata
+  | Deepgram.listen.ListenV1UtteranceEnd
+  | Deepgram.listen.ListenV1SpeechStarted;
+export type LiveSpeechToText = Extract<SpeechToText, { kind: 'live' }>;
+
+/**
+ * Deepgram's live transcription (`/v1/listen` over a WebSocket) through its SDK. `tuning` is for
+ * tests: how long the audio may pause before a KeepAlive is sent.
+ */
+export function createDeepgramStt(endpoint: SpeechEndpoint, tuning: { keepAliveMs?: number } = {}): LiveSpeechToText {
+  // The SDK falls back to DEEPGRAM_API_KEY from the environment: without a key of our own, no client at all.
+  const client = endpoint.apiKey
+    ? new DeepgramClient({ apiKey: endpoint.apiKey, baseUrl: webSocketOrigin(endpoint.baseUrl ?? DEEPGRAM_DEFAULT_URL) })
+    : undefined;
+  return {
+    kind: 'live',
+    listen: (format, options) => listen(client, format, options, endpoint.timeoutMs, tuning.keepAliveMs ?? KEEP_ALIVE_MS),
+  };
+}
+
+/** The API's origin as a WebSocket origin (`https://` → `wss://`), as the setting holds the REST one. */
+function webSocketOrigin(origin: string): string {
+  return origin.replace(/^http(s?):\/\//, 'ws$1://').replace(/\/+$/, '');
+}
+
+function listen(
+  client: DeepgramClient | undefined,
+  format: AudioFormat,
+  options: RecognitionOptions,
+  timeoutMs: number,
+  keepAliveMs: number,
+): LiveRecognition {
+  const events = eventQueue<RecognitionEvent>();
+  if (!client) {
+    events.fail(new ProviderError('Deepgram: no API key is configured.', { retryable: false }));
+    return { send: () => undefined, events, close: async () => undefined };
+  }
+
+  // Audio sent before the socket is open waits here, in order.
+  const pending: Buffer[] = [];
+  let socket: ListenSocket | undefined;
+  let open = false;
+  let closeRequested = false;
+  let closeStreamSent = false;
+  let socketError: Error | undefined;
+  let finished = false;
+  let markClosed = () => undefined as void;
+  const closed = new Promise<void>((resolve) => (markClosed = resolve));
+  const utterance = utteranceTracker(events.push);
+
+  const keepAlive = setInterval(() => {
+    if (open && !closeStreamSent) socket?.sendKeepAlive({ type: 'KeepAlive' });
+  }, keepAliveMs);
+  keepAlive.unref();
+  let closeDeadline: NodeJS.Timeout | undefined;
+
+  const finish = (failure: ProviderError | undefined) => {
+    if (finished) return;
+    finished = true;
+    clearInterval(keepAlive);
+    clearTimeout(closeDeadline);
+    options.signal?.removeEventListener('abort', abort);
+    if (failure) events.fail(failure);
+    else events.end();
+    markClosed();
+  };
+  const abort = () => {
+    socket?.close();
+    finish(new ProviderError('Deepgram: the recognition was cancelled.', { retryable: false }));
+  };
+  const sendCloseStream = () => {
+    closeStreamSent = true;
+    socket!.sendCloseStream({ type: 'CloseStream' });
+    // The server flushes its last results and closes; one that does not must not hold the call's end.
+    closeDeadline = setTimeout(() => {
+      socket?.close();
+      finish(new ProviderError(`Deepgram: the stream did not close within ${timeoutMs} ms of CloseStream.`, { retryable: true }));
+    }, timeoutMs);
+  };
+
+  if (options.signal?.aborted) abort();
+  else options.signal?.addEventListener('abort', abort, { once: true });
+
+  client.listen.v1
+    .connect({
+      model: options.model ?? DEEPGRAM_DEFAULT_MODEL,
+      language: options.language,
+      encoding: format.encoding === 'mulaw' ? 'mulaw' : 'linear16',
+      sample_rate: format.sampleRate,
+      channels: 1,
+      interim_results: 'true',
+      vad_events: 'true',
+      endpointing: ENDPOINTING_MS,
+      utterance_end_ms: UTTERANCE_END_MS,
+      smart_format: 'true',
+      punctuate: 'true',
+      // A reconnect would lose the audio sent meanwhile and start the transcript's clock anew: the caller decides.
+      reconnectAttempts: 0,
+      shouldReconnect: () => false,
+      connectionTimeoutInSeconds: timeoutMs / 1000,
+    })
+    .then((connection) => {
+      socket = connection;
+      if (finished) return connection.close();
+      connection.on('open', () => {
+        open = true;
+        for (const audio of pending.splice(0)) connection.sendMedia(audio);
+        keepAlive.refresh();
+        if (closeRequested) sendCloseStream();
+      });
+      connection.on('message', (message) => utterance.read(message));
+      connection.on('error', (error) => (socketError ??= error));
+      // The SDK reports a failed connection as a close and then an error, in one turn: decide once both are in.
+      connection.on('close', (event) => queueMicrotask(() => finish(closeFailure(socketError, event, closeStreamSent, timeoutMs))));
+      connection.connect();
+    })
+    .catch((error: unknown) =>
+      finish(new ProviderError(`Deepgram: could not open the stream: ${messageOf(error)}`, { retryable: true, cause: error })),
+    );
+
+  return {
+    send(audio) {
+      if (finished || closeRequested) return;
+      if (!open) {
+        pending.push(audio);
+        return;
+      }
+      socket!.sendMedia(audio);
+      keepAlive.refresh();
+    },
+    events,
+    async close() {
+      if (!finished && !closeRequested) {
+        closeRequested = true;
+        if (open) sendCloseStream();
+      }
+      await closed;
+    },
+  };
+}
+
+/**
+ * Deepgram's messages as our events. An utterance ends at a `speech_final` result or at an
+ * `UtteranceEnd` message, whichever comes first; the other one then finds no words since and is
+ * not reported again.
+ */
+function utteranceTracker(emit: (event: RecognitionEvent) => void) {
+  let finalWordsSinceEnd = false;
+  const endUtterance = () => {
+    if (!finalWordsSinceEnd) return;
+    finalWordsSinceEnd = false;
+    emit({ type: 'utterance_end' });
+  };
+  return {
+    read(message: ListenMessage | string) {
+      if (typeof message !== 'object') return;
+      switch (message.type) {
+        case 'SpeechStarted':
+          emit({ type: 'speech_started' });
+          return;
+        case 'Results': {
+          const text = message.channel.alternatives[0]?.transcript ?? '';
+          const final = message.is_final === true;
+          if (text) emit({ type: 'transcript', text, final });
+          if (final && text) finalWordsSinceEnd = true;
+          if (message.speech_final) endUtterance();
+          return;
+        }
+        case 'UtteranceEnd':
+          endUtterance();
+          return;
+        default:
+          return; // Metadata: nothing for the pipeline
+      }
+    },
+  };
+}
+
+/** Why the stream closed, as a ProviderError, or undefined when it closed as asked after CloseStream. */
+function closeFailure(
+  socketError: Error | undefined,
+  event: { code?: number; reason?: string },
+  closeStreamSent: boolean,
+  timeoutMs: number,
+): ProviderError | undefined {
+  if (socketError) return connectionFailure(socketError, timeoutMs);
+  const code = event.code ?? 1005;
+  if (closeStreamSent && (code === 1000 || code === 1005)) return undefined;
+  // Deepgram names its own reasons in the close frame (NET-0001 for silence, DATA-0000 for unreadable audio).
+  const reason = event.reason ? `: ${event.reason}` : '';
+  return new ProviderError(`Deepgram closed the stream unexpectedly (WebSocket code ${code}${reason}).`, {
+    retryable: code !== 1008,
+    code,
+  });
+}
+
+function connectionFailure(error: Error, timeoutMs: number): ProviderError {
+  if (error.message === 'TIMEOUT')
+    return new ProviderError(`Deepgram: no connection within ${timeoutMs} ms.`, { retryable: true, cause: error });
+  const status = Number(/Unexpected server response: (\d{3})/.exec(error.message)?.[1]);
+  if (!status) return new ProviderError(`Deepgram: the connection failed: ${error.message}`, { retryable: true, cause: error });
+  const retryable = status === 429 || status >= 500;
+  const what =
+    status === 401
+      ? 'refused the API key (HTTP 401)'
+      : status === 403
+        ? 'does not allow this key to stream (HTTP 403)'
+        : status === 400
+          ? 'refused the stream’s parameters (HTTP 400)'
+          : status === 429
+            ? 'is throttling this account (HTTP 429)'
+            : `refused the stream (HTTP ${status})`;
+  return new ProviderError(`Deepgram ${what}.`, { status, retryable, cause: error });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
