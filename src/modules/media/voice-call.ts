@@ -92,6 +92,8 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   let synthesis = new AbortController();
   /** Sentences are synthesised one after another; a barge-in starts a new chain. */
   let voiceQueue: Promise<void> = Promise.resolve();
+  /** Marks of audio a barge-in cleared: the line reports them too (Twilio does), but they were never heard. */
+  const clearedMarks = new Set<string>();
   /** Resolves marks the pipeline waits for (the last sentence before hanging up). */
   const markWaiters = new Map<string, () => void>();
   /** Utterances are answered one after another. */
@@ -156,6 +158,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   function bargeIn(): void {
     if (!speaking.some((spoken) => !spoken.heard)) return;
     silenced = true;
+    for (const spoken of speaking) if (!spoken.heard) clearedMarks.add(spoken.mark);
     synthesis.abort();
     synthesis = new AbortController();
     voiceQueue = Promise.resolve();
@@ -327,6 +330,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
       recognition.send(frame);
     },
     marked(name) {
+      if (clearedMarks.delete(name)) return;
       const spoken = speaking.find((sentence) => sentence.mark === name);
       if (spoken) spoken.heard = true;
       markWaiters.get(name)?.();

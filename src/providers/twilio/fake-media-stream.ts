@@ -50,8 +50,8 @@ export interface FakeMediaStream {
   sendDtmf(digit: string): void;
   /** Marks are echoed as soon as they arrive (the audio before them "played") unless held. */
   holdMarks(hold: boolean): void;
-  /** Echoes the marks held so far. */
-  releaseMarks(): void;
+  /** Echoes the first `count` marks held so far (all by default), as their audio finishes playing. */
+  releaseMarks(count?: number): void;
   /** Sends a raw text message (malformed frames in tests). */
   sendRaw(message: string): void;
   stop(): void;
@@ -100,7 +100,8 @@ export async function openFakeMediaStream(options: FakeMediaStreamOptions): Prom
   socket.on('message', (data) => {
     const message = JSON.parse(data.toString()) as StreamMessage;
     received.push(message);
-    if (message.event === 'clear') held.length = 0;
+    // Twilio reports the marks of the audio a clear dropped, as it does those of audio played.
+    if (message.event === 'clear') for (const name of held.splice(0)) echoMark(name);
     if (message.event !== 'mark') return;
     if (holding) held.push(message.mark!.name);
     else echoMark(message.mark!.name);
@@ -136,8 +137,8 @@ export async function openFakeMediaStream(options: FakeMediaStreamOptions): Prom
     holdMarks(hold) {
       holding = hold;
     },
-    releaseMarks() {
-      for (const name of held.splice(0)) echoMark(name);
+    releaseMarks(count = held.length) {
+      for (const name of held.splice(0, count)) echoMark(name);
     },
     sendRaw: (message) => socket.send(message),
     stop() {
