@@ -4,8 +4,8 @@ import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { freeLoopbackPort } from '../src/providers/fake-server.ts';
 import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
-import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
-import { apiAs, createCampaign, uniqueNumber, voiceSetup } from './voice-fixtures.ts';
+import { createKey, signUp, startTestApp, type TestApp } from './harness.ts';
+import { apiAs, createCampaign, newTenant, uniqueNumber, voiceSetup } from './voice-fixtures.ts';
 
 // Answering machines: Twilio's asynchronous AMD (a local fake speaking Twilio's wire format signs its
 // verdicts) and the simulator's metadata.simulate.answeredBy, under each campaign's policy.
@@ -56,16 +56,7 @@ interface CallLog {
 const VOICEMAIL = 'Hi {{name}}, this is {{agent.name}} for {{campaign.name}} & your {{metadata.plan}} plan. Call us <back>!';
 
 async function twilioTenant(contacts: string[], answeringMachine: unknown, settings: Record<string, unknown> = {}) {
-  const owner = await signUp(t.app);
-  const { key } = await createKey(t.app, owner.token);
-  const api = apiAs(t.app, key);
-  const put = await t.app.inject({
-    method: 'PUT',
-    url: '/api/v1/integrations/twilio',
-    headers: bearer(owner.token),
-    payload: { accountSid, authToken },
-  });
-  expect(put.statusCode).toBe(200);
+  const { key, api } = await newTenant(t.app, { kind: 'twilio', credentials: { accountSid, authToken } });
   const agent = (await api('POST', '/agents', { name: 'Maya', language: 'es-ES' })).json();
   const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'TWILIO' })).json();
   const list = (await api('POST', '/contact-lists', { name: 'AMD list' })).json();
@@ -84,7 +75,7 @@ async function twilioTenant(contacts: string[], answeringMachine: unknown, setti
     ...settings,
   });
   expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);
-  return { api, owner, campaign: { id: campaign.id, name: campaign.name as string } };
+  return { api, campaign: { id: campaign.id, name: campaign.name as string } };
 }
 
 const callsTo = async (api: Api, to: string) =>
@@ -294,14 +285,8 @@ describe('Twilio answering-machine detection', () => {
     }
 
     // Another tenant, with its own Twilio account, signs a verdict about this tenant's call.
-    const other = await signUp(t.app);
     const otherToken = randomBytes(16).toString('hex');
-    await t.app.inject({
-      method: 'PUT',
-      url: '/api/v1/integrations/twilio',
-      headers: bearer(other.token),
-      payload: { accountSid: `AC${randomBytes(16).toString('hex')}`, authToken: otherToken },
-    });
+    await newTenant(t.app, { kind: 'twilio', credentials: { accountSid: `AC${randomBytes(16).toString('hex')}`, authToken: otherToken } });
     expect(await twilio.sendAnsweredBy(sid, 'machine_end_beep', { authToken: otherToken })).toBe(403);
 
     // Signed, but not a verdict Twilio defines.
