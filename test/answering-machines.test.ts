@@ -266,6 +266,25 @@ describe('Twilio answering-machine detection', () => {
     expect([dialsTo(machine), dialsTo(fax)]).toEqual([2, 1]);
   });
 
+  it('never shows a voicemail Twilio refused as left: the call ends not reached and is tried again', async () => {
+    clock.set('2026-11-23T12:30:00.000Z');
+    const [machine] = ['+12125553040', '+12125553041'];
+    const { api, campaign } = await twilioTenant([machine, '+12125553041'], {
+      detect: true,
+      onMachine: 'LEAVE_VOICEMAIL',
+      voicemailMessage: 'Please call us back.',
+    });
+    await dialerTick(t.runtime);
+    const sid = sidFor(machine);
+    await twilio.sendStatus(sid, 'in-progress');
+    twilio.failNext(500, { code: 20500, message: 'Internal Server Error', status: 500 });
+    expect(await twilio.sendAnsweredBy(sid, 'machine_end_beep')).toBe(204);
+    expect(await lastCallTo(api, machine)).toMatchObject({ status: 'IN_PROGRESS', answeredBy: 'machine', endReason: null, transcript: [] });
+    await twilio.sendStatus(sid, 'completed', { CallDuration: '30' });
+    expect(await lastCallTo(api, machine)).toMatchObject({ outcome: 'UNANSWERED', answeredBy: 'machine', endReason: null });
+    expect(await contactState(api, campaign.id, machine)).toMatchObject({ status: 'PENDING', attempts: 1 });
+  });
+
   it("refuses an unsigned, wrongly signed or other tenant's verdict, and one it cannot read, changing nothing", async () => {
     clock.set('2026-11-23T13:00:00.000Z');
     const [victim] = ['+12125553030', '+12125553031'];
