@@ -14,8 +14,9 @@ import { migrate } from './platform/migrate.ts';
 import { deriveServerKeys, generateSecretsKey } from './platform/secrets.ts';
 import { recordApiKeyUse } from './modules/identity/service.ts';
 import { openKnowledgeEngine } from './modules/knowledge/service.ts';
-import { onCallEnded } from './modules/calls/service.ts';
+import { decideMachinesWith, onCallEnded } from './modules/calls/service.ts';
 import { afterCallEnded } from './modules/campaigns/service.ts';
+import { machinePolicyOf } from './modules/conversation/service.ts';
 
 export const IN_MEMORY = 'memory://';
 
@@ -47,6 +48,8 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
   const clock = options.clock ?? systemClock;
   // The campaign an attempt belongs to learns its result in the transaction that ends the call.
   onCallEnded(afterCallEnded);
+  // A machine that answers a campaign's call gets the campaign's policy, its voicemail filled for the call.
+  decideMachinesWith(machinePolicyOf);
   const embedded = !config.databaseUrl;
   if (!embedded && !config.secretsKey) {
     throw new ConfigError(

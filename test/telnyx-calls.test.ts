@@ -5,8 +5,8 @@ import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { freeLoopbackPort } from '../src/providers/fake-server.ts';
 import { startFakeTelnyx, type FakeTelnyx } from '../src/providers/telnyx/fake.ts';
-import { bearer, createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
-import { apiAs, createCampaign, uniqueNumber } from './voice-fixtures.ts';
+import { bearer, startTestApp, until, type TestApp } from './harness.ts';
+import { apiAs, createCampaign, newTenant, uniqueNumber } from './voice-fixtures.ts';
 
 // A second telephony and SMS provider through the API, end to end: TELNYX numbers place calls
 // through Call Control (a local fake speaking Telnyx's wire format), signed call events move them,
@@ -33,16 +33,10 @@ afterAll(async () => {
 });
 
 async function telnyxTenant() {
-  const owner = await signUp(t.app);
-  const { key } = await createKey(t.app, owner.token);
-  const api = apiAs(t.app, key);
-  const put = await t.app.inject({
-    method: 'PUT',
-    url: '/api/v1/integrations/telnyx',
-    headers: bearer(owner.token),
-    payload: { apiKey, connectionId, publicKey: telnyx.publicKey },
+  const { owner, key, api } = await newTenant(t.app, {
+    kind: 'telnyx',
+    credentials: { apiKey, connectionId, publicKey: telnyx.publicKey },
   });
-  expect(put.statusCode).toBe(200);
   const agent = (await api('POST', '/agents', { name: 'Telnyx agent' })).json();
   const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'TELNYX' })).json();
   expect(number.provider).toBe('TELNYX');

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
-import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
+import { bearer, startTestApp, type TestApp } from './harness.ts';
 import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
-import { apiAs, createCampaign, uniqueNumber } from './voice-fixtures.ts';
+import { apiAs, createCampaign, newTenant, uniqueNumber } from './voice-fixtures.ts';
 import { freeLoopbackPort } from '../src/providers/fake-server.ts';
 
 // Contract §3 (integrations, calls) and issue 5: TWILIO numbers place real REST calls (here to a
@@ -30,18 +30,7 @@ afterAll(async () => {
 });
 
 async function twilioTenant(connect = true) {
-  const owner = await signUp(t.app);
-  const { key } = await createKey(t.app, owner.token);
-  const api = apiAs(t.app, key);
-  if (connect) {
-    const put = await t.app.inject({
-      method: 'PUT',
-      url: '/api/v1/integrations/twilio',
-      headers: bearer(owner.token),
-      payload: { accountSid, authToken },
-    });
-    expect(put.statusCode).toBe(200);
-  }
+  const { owner, key, api } = await newTenant(t.app, connect ? { kind: 'twilio', credentials: { accountSid, authToken } } : undefined);
   const agent = (await api('POST', '/agents', { name: 'Twilio agent' })).json();
   const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'TWILIO' })).json();
   const list = (await api('POST', '/contact-lists', { name: 'Twilio list' })).json();

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { bearer } from './harness.ts';
+import { bearer, createKey, signUp } from './harness.ts';
 
 /** A distinct valid US number per call, so voice numbers (unique on the platform) never collide. */
 export const uniqueNumber = () => `+1415${String(randomInt(2_000_000, 9_999_999))}`;
@@ -15,6 +15,25 @@ export function apiAs(app: FastifyInstance, key: string) {
     });
     return response;
   };
+}
+
+/**
+ * A new tenant (its owner's session and an API key), with a provider integration connected through
+ * the dashboard route when one is given.
+ */
+export async function newTenant(app: FastifyInstance, integration?: { kind: string; credentials: Record<string, string> }) {
+  const owner = await signUp(app);
+  const { key } = await createKey(app, owner.token);
+  if (integration) {
+    const put = await app.inject({
+      method: 'PUT',
+      url: `/api/v1/integrations/${integration.kind}`,
+      headers: bearer(owner.token),
+      payload: integration.credentials,
+    });
+    if (put.statusCode !== 200) throw new Error(`connecting ${integration.kind} failed: ${put.statusCode} ${put.body}`);
+  }
+  return { owner, key, api: apiAs(app, key) };
 }
 
 let counter = 0;

@@ -32,6 +32,11 @@ const declared = {
     message: 'callWindowStart (${start}) must be before callWindowEnd (${end}).',
     when: "A campaign's call window ends before it starts.",
   },
+  'VALIDATION_FAILED.answeringMachine': {
+    status: 400,
+    message: '${problem}',
+    when: "A campaign's answeringMachine setting does not hold together; the sentence says what to change (a voicemail without its message, a message for HANG_UP_AND_RETRY, detection on a number whose provider cannot tell who answers).",
+  },
   'VALIDATION_FAILED.fromAfterTo': { status: 400, message: "'from' must not be after 'to'.", when: 'A time range ends before it starts.' },
   'VALIDATION_FAILED.notAnInstant': {
     status: 400,

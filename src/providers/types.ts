@@ -71,6 +71,8 @@ export interface Provider {
 /** The final result of one call attempt (the API's `outcome`). */
 export type CallOutcome = 'ANSWERED' | 'UNANSWERED' | 'BUSY' | 'FAILED';
 export type LiveCallStatus = 'QUEUED' | 'RINGING' | 'IN_PROGRESS';
+/** Who answered a call, as answering-machine detection reported it, normalised. */
+export type AnsweredBy = 'human' | 'machine' | 'fax' | 'unknown';
 
 export interface DialRequest {
   /** Our call id; the provider echoes it back or we find the call by the provider's id. */
@@ -85,6 +87,11 @@ export interface DialRequest {
   mediaStreamUrl: string;
   /** Binds the media stream to this call: the provider hands it back in the stream's parameters; we signed it. */
   mediaStreamToken: string;
+  /**
+   * Present when the campaign asks who answers (answering-machine detection, reported once the
+   * greeting ended, so a voicemail left then comes after the beep): where the provider posts its verdict.
+   */
+  answeringMachineDetection?: { callbackUrl: string };
 }
 
 export interface DialResult {
@@ -112,6 +119,12 @@ export interface TelephonyConnection {
   dial(request: DialRequest): Promise<DialResult>;
   /** Hangs up a live call; a call already over is not an error. */
   hangup(providerCallId: string): Promise<void>;
+  /**
+   * Replaces what a live call is doing: `text` is spoken in `language` (BCP-47), then the call hangs
+   * up (a voicemail left after the beep). A call already over is not an error. Absent for providers
+   * that drive their own calls.
+   */
+  speakAndHangUp?(providerCallId: string, speech: { text: string; language: string }): Promise<void>;
 }
 
 /** A live call as a self-driven provider (the simulator) sees it. */
@@ -126,10 +139,19 @@ export interface SelfDrivenCall {
   /** The contact at the time of the attempt (the simulator reads its plan in the metadata). */
   contactName: string | null;
   contactMetadata: Record<string, unknown> | null;
+  /** Whether the campaign asked who answers: the step that answers then says it (`answeredBy`). */
+  detectsAnsweringMachine: boolean;
 }
 
 export type SelfDrivenStep =
-  | { live: true; status: 'RINGING' | 'IN_PROGRESS'; answeredAt: Date | null; deadlineAt: Date }
+  | {
+      live: true;
+      status: 'RINGING' | 'IN_PROGRESS';
+      answeredAt: Date | null;
+      deadlineAt: Date;
+      /** On the step that answers a call whose campaign asked who answers. */
+      answeredBy?: AnsweredBy;
+    }
   | {
       live: false;
       outcome: CallOutcome;
@@ -141,6 +163,11 @@ export type SelfDrivenStep =
 
 export interface TelephonyChannel {
   connect(connection: Connection): TelephonyConnection;
+  /**
+   * True when a dial request may ask who answers: the verdict comes through `callbacks.readAnsweredBy`
+   * or, for a provider that drives its own calls, on the step that answers.
+   */
+  answeringMachineDetection?: boolean;
   /**
    * A provider that answers without the network places a call while its attempt is written:
    * `placeAtOnce` gives the call's first state, so no second write follows.
@@ -166,6 +193,12 @@ export interface TelephonyChannel {
      * not say whether anyone answered.
      */
     read(webhook: ProviderWebhook, answeredBefore: boolean): CallUpdate | null;
+    /**
+     * An answering-machine detection callback's verdict, normalised, and how long detection took
+     * (milliseconds, null when not said); throws `ProviderError` for one that cannot be read. Absent
+     * for providers without detection callbacks.
+     */
+    readAnsweredBy?(webhook: ProviderWebhook): { answeredBy: AnsweredBy; detectionMs: number | null };
   };
   /** The provider's media stream: a call's audio both ways over a WebSocket it opens to us. */
   mediaStream?: MediaStreamWire;

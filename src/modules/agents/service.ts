@@ -97,13 +97,16 @@ function checkTools(tools: string[]): void {
 
 const knowledgeBaseIds = (ids: string[]) => [...new Set(ids.map((id) => id.toLowerCase()))];
 
-/** A variable no call can fill is refused now, not discovered on a live call. */
-function checkTemplate(field: 'systemPrompt' | 'firstMessage', template: string | null | undefined): void {
+/**
+ * A variable no call can fill is refused now, not discovered on a live call: an agent's prompts, a
+ * campaign's voicemail (`field` as the person wrote it, `path` its JSON pointer in the body).
+ */
+export function checkTemplate(field: string, template: string | null | undefined, path = `/${field}`): void {
   const variable = template ? unknownVariable(template) : undefined;
   if (variable === undefined) return;
   const variables = TEMPLATE_VARIABLES.map((v) => `{{${v.name}}}`).join(', ');
   throw appError('UNKNOWN_TEMPLATE_VARIABLE', { field, variable, variables }, [
-    { path: `/${field}`, message: `{{${variable}}} is not a template variable` },
+    { path, message: `{{${variable}}} is not a template variable` },
   ]);
 }
 

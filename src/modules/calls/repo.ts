@@ -37,6 +37,10 @@ export interface CallRow {
   outcomes: unknown[];
   conversation_started_at: Date | null;
   recording_url: string | null;
+  /** Whether the dial asked who answers (answering-machine detection). */
+  machine_detection: boolean;
+  /** The detection's verdict: human, machine, fax or unknown; null while none came. */
+  answered_by: string | null;
   usage: Record<string, unknown> | null;
   cost: Record<string, string> | null;
   cost_total: string | null;
@@ -60,6 +64,7 @@ export type NewCall = Pick<
   | 'provider'
   | 'provider_call_id'
   | 'dial_timeout'
+  | 'machine_detection'
   | 'started_at'
 > & { deadline_at: Date };
 
@@ -67,12 +72,13 @@ export async function insertCalls(db: Queryable, tenantId: string, calls: NewCal
   if (calls.length === 0) return;
   await db.query(
     `INSERT INTO calls (tenant_id, id, agent_id, campaign_id, contact_id, contact_name, contact_metadata, voice_number_id, direction,
-                        from_number, to_number, attempt, status, provider, provider_call_id, dial_timeout, deadline_at, started_at, created_at)
+                        from_number, to_number, attempt, status, provider, provider_call_id, dial_timeout, machine_detection, deadline_at, started_at, created_at)
      SELECT $1, c.id, c.agent_id, c.campaign_id, c.contact_id, c.contact_name, c.contact_metadata, c.voice_number_id, c.direction,
-            c.from_number, c.to_number, c.attempt, c.status, c.provider, c.provider_call_id, c.dial_timeout, c.deadline_at, c.started_at, c.started_at
+            c.from_number, c.to_number, c.attempt, c.status, c.provider, c.provider_call_id, c.dial_timeout, c.machine_detection, c.deadline_at,
+            c.started_at, c.started_at
      FROM jsonb_to_recordset($2::jsonb) AS c(id uuid, agent_id uuid, campaign_id uuid, contact_id uuid, contact_name text, contact_metadata jsonb,
        voice_number_id uuid, direction text, from_number text, to_number text, attempt int, status text, provider text, provider_call_id text,
-       dial_timeout int, deadline_at timestamptz, started_at timestamptz)`,
+       dial_timeout int, machine_detection boolean, deadline_at timestamptz, started_at timestamptz)`,
     [tenantId, JSON.stringify(calls)],
   );
 }
@@ -132,7 +138,10 @@ export interface CallEnd {
   costTotal: string;
 }
 
-/** Ends a live call; undefined when it had already ended (a repeated callback). */
+/**
+ * Ends a live call; undefined when it had already ended (a repeated callback). An end reason the
+ * live call already carries (a voicemail left) stays when the end gives none.
+ */
 export async function endCall(db: Queryable, tenantId: string, id: string, end: CallEnd): Promise<CallRow | undefined> {
   const { rows } = await db.query<CallRow>(
     `UPDATE calls SET status = 'ENDED', outcome = $3, failure_reason = $4, permanent_failure = $5, ended_at = $6,
@@ -190,6 +199,26 @@ export async function noteEndReason(db: Queryable, tenantId: string, id: string,
     id,
     endReason,
   ]);
+}
+
+/** Stores who answered a live call, once: false when a verdict was already stored or the call is over. */
+export async function setAnsweredBy(db: Queryable, tenantId: string, id: string, answeredBy: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE calls SET answered_by = $3 WHERE tenant_id = $1 AND id = $2 AND answered_by IS NULL AND status <> 'ENDED'`,
+    [tenantId, id, answeredBy],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Records the voicemail left on a call: its turn, and why the call ends. Also on a call whose final
+ * status came first: the message was spoken either way.
+ */
+export async function addVoicemailTurn(db: Queryable, tenantId: string, id: string, turn: object): Promise<void> {
+  await db.query(
+    `UPDATE calls SET transcript = transcript || $3::jsonb, end_reason = coalesce(end_reason, 'voicemail_left') WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id, JSON.stringify([turn])],
+  );
 }
 
 /** Adds turns to a live call's transcript with the conversation's usage so far; false once the call has ended. */

@@ -1,7 +1,8 @@
-// Call logs, hang-up, simulated inbound calls, and the providers' call status callbacks.
+// Call logs, hang-up, simulated inbound calls, and the providers' call status and answering-machine callbacks.
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ProviderWebhook } from '../../providers/types.ts';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { keepRawBodies } from '../../platform/form.ts';
@@ -111,6 +112,13 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
     async (request, reply) => reply.code(201).send(await calls.simulateInboundCall(ctxOf(request), request.body)),
   );
 
+  const webhookOf = (request: FastifyRequest): ProviderWebhook => ({
+    url: `${deps.config.publicUrl}${request.url}`,
+    headers: request.headers,
+    rawBody: typeof request.body === 'string' ? request.body : '',
+    receivedAt: deps.clock.now(),
+  });
+
   // Providers' status callbacks: the only routes without a key, each verified by its provider's signature
   // over the raw body, so the body is kept as received.
   await app.register(async (callbacks) => {
@@ -129,12 +137,24 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
           },
         },
         async (request, reply: FastifyReply) => {
-          await calls.receiveStatusCallback(deps, slug, {
-            url: `${deps.config.publicUrl}${request.url}`,
-            headers: request.headers,
-            rawBody: typeof request.body === 'string' ? request.body : '',
-            receivedAt: deps.clock.now(),
-          });
+          await calls.receiveStatusCallback(deps, slug, webhookOf(request));
+          return reply.code(204).send();
+        },
+      );
+      if (!provider.telephony.callbacks?.readAnsweredBy) continue;
+      callbacks.post(
+        `/telephony/${slug}/answered-by`,
+        {
+          config: { auth: 'public', rateLimit: false },
+          schema: {
+            tags,
+            summary: `${provider.title} answering-machine detection callback: who answered a call (signed by ${provider.title})`,
+            security: [],
+            response: { 204: Type.Null(), ...errorResponses(400, 403, 415) },
+          },
+        },
+        async (request, reply: FastifyReply) => {
+          await calls.receiveAnsweredByCallback(deps, slug, webhookOf(request));
           return reply.code(204).send();
         },
       );

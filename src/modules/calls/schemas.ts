@@ -3,6 +3,7 @@ import { PageQuery } from '../../platform/pagination.ts';
 import { MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Outcome = StringEnum(['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED']);
+export const ANSWERED_BY = ['human', 'machine', 'fax', 'unknown'] as const;
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const KnowledgeSource = Type.Object({ sourceId: Uuid, sourceName: Type.String(), chunkId: Uuid });
@@ -17,7 +18,7 @@ export const TranscriptTurn = Type.Object({
   by: Type.Optional(
     Type.String({
       description:
-        "Who wrote an agent turn: 'model:<name>' (a language model), 'retrieval-agent' (the built-in agent that answers from knowledge, no model), 'first-message' (the agent's configured opening), 'fallback' (the line said when the model failed) or 'pipeline' (a line of the voice pipeline itself: asking whether the contact is still there, the goodbye at the call's time limit or when the line failed).",
+        "Who wrote an agent turn: 'model:<name>' (a language model), 'retrieval-agent' (the built-in agent that answers from knowledge, no model), 'first-message' (the agent's configured opening), 'fallback' (the line said when the model failed), 'voicemail' (the campaign's message left on an answering machine after the beep) or 'pipeline' (a line of the voice pipeline itself: asking whether the contact is still there, the goodbye at the call's time limit or when the line failed).",
     }),
   ),
   tool: Type.Optional(
@@ -60,6 +61,8 @@ export const END_REASONS = [
   'silence',
   'max_duration',
   'provider_error',
+  'voicemail_left',
+  'answering_machine',
 ] as const;
 export type EndReason = (typeof END_REASONS)[number];
 
@@ -99,7 +102,18 @@ export const Call = Type.Object({
   answeredAt: Nullable(Timestamp),
   endedAt: Nullable(Timestamp),
   durationSec: Nullable(Type.Integer()),
-  endReason: Nullable(StringEnum(END_REASONS, { description: 'Why an answered call ended, when known.' })),
+  endReason: Nullable(
+    StringEnum(END_REASONS, {
+      description:
+        "Why an answered call ended, when known: 'voicemail_left' when the campaign's voicemail was left on an answering machine, 'answering_machine' when a machine or fax answered and the call was hung up.",
+    }),
+  ),
+  answeredBy: Nullable(
+    StringEnum(ANSWERED_BY, {
+      description:
+        "Who answered, when the campaign asked (answering-machine detection): 'human', 'machine', 'fax' or 'unknown' (no clear verdict; talked to as a person). Null when no detection ran or no verdict came.",
+    }),
+  ),
   transcript: Type.Array(TranscriptTurn),
   outcomes: Type.Array(CallOutcomeRecord),
   recordingUrl: Nullable(Type.String()),

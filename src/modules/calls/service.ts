@@ -7,14 +7,14 @@
 import { createHmac } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import { addSeconds, isoOrNull } from '../../platform/clock.ts';
-import { withTransaction, type TenantCtx } from '../../platform/context.ts';
+import { withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
 import { ProviderError } from '../../providers/errors.ts';
 import { telephonyProvider, type ProviderWith } from '../../providers/registry.ts';
-import type { CallOutcome, CallUpdate, DialRequest, ProviderWebhook, TelephonyConnection } from '../../providers/types.ts';
+import type { AnsweredBy, CallOutcome, CallUpdate, DialRequest, ProviderWebhook, TelephonyConnection } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
 import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import * as events from '../events/service.ts';
@@ -73,6 +73,7 @@ export const toCall = (row: repo.CallRow): Call => ({
   endedAt: isoOrNull(row.ended_at),
   durationSec: row.duration_sec,
   endReason: row.end_reason as EndReason | null,
+  answeredBy: row.answered_by as AnsweredBy | null,
   transcript: row.transcript as Call['transcript'],
   outcomes: row.outcomes as Call['outcomes'],
   recordingUrl: row.recording_url,
@@ -180,6 +181,8 @@ export interface NewAttempt {
   attempt: number;
   voiceNumber: { id: string; phoneNumber: string; provider: string };
   dialTimeout: number;
+  /** The campaign asks who answers (answering-machine detection), on providers that can say. */
+  detectAnsweringMachine?: boolean;
 }
 
 /** An attempt recorded and waiting to be placed once its transaction committed. */
@@ -217,6 +220,9 @@ function dialRequestOf(
     statusCallbackUrl: `${ctx.config.publicUrl}/api/v1/telephony/${slug}/status`,
     mediaStreamUrl: mediaStreamUrl(ctx, provider.name),
     mediaStreamToken: mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id),
+    ...(call.machine_detection
+      ? { answeringMachineDetection: { callbackUrl: `${ctx.config.publicUrl}/api/v1/telephony/${slug}/answered-by` } }
+      : {}),
   };
 }
 
@@ -249,6 +255,7 @@ export async function startAttempts(
       provider: provider.name,
       provider_call_id: null,
       dial_timeout: attempt.dialTimeout,
+      machine_detection: (attempt.detectAnsweringMachine ?? false) && provider.telephony.answeringMachineDetection === true,
       deadline_at: addSeconds(now, ctx.config.dialer.confirmTimeoutSeconds),
       started_at: now,
     };
@@ -339,6 +346,7 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
           answeredAt: call.answered_at,
           contactName: call.contact_name,
           contactMetadata: call.contact_metadata,
+          detectsAnsweringMachine: call.machine_detection,
         },
         now,
         ctx.config.providerSettings,
@@ -349,7 +357,11 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
           answeredAt: step.answeredAt,
           deadlineAt: step.deadlineAt,
         });
-        if (step.status === 'IN_PROGRESS' && call.status !== 'IN_PROGRESS' && call.agent_id)
+        const answered = { ...call, status: step.status, answered_at: step.answeredAt };
+        // The simulator's verdict goes the way a provider's detection callback goes, and is recorded at once.
+        const decision = (step.answeredBy && (await decideOnAnswerer(callCtx, answered, step.answeredBy))) || CONVERSE;
+        if (decision.act !== 'converse') await recordDecision(callCtx, answered, decision, batch);
+        else if (step.status === 'IN_PROGRESS' && call.status !== 'IN_PROGRESS' && call.agent_id)
           await ctx.jobs.send<CallAnsweredJob>(CALL_ANSWERED, { tenantId: call.tenant_id, callId: call.id }, { tx: txCtx.db });
       } else if (step.outcome === 'ANSWERED') {
         // The simulated contact's time on the line is up: they hang up, whatever was being said.
@@ -377,14 +389,8 @@ export async function receiveStatusCallback(
 ): Promise<void> {
   const provider = telephonyProvider(providerSlug.toUpperCase());
   const callbacks = provider.telephony.callbacks!;
-  // One answer for an unknown call and a bad signature: a caller learns nothing about our calls.
-  const refused = () => appError('INVALID_SIGNATURE', { header: callbacks.signatureHeader });
-  const providerCallId = callbacks.callIdOf(webhook);
   await withTransaction(ctx, async (txCtx) => {
-    const call = providerCallId ? await repo.lockCallByProviderId(txCtx.db, provider.name, providerCallId) : undefined;
-    const callCtx = call && { ...txCtx, tenantId: call.tenant_id };
-    const connection = callCtx ? await integrations.connectionTo(callCtx, provider) : undefined;
-    if (!call || !callCtx || !connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
+    const { call, callCtx } = await lockVerifiedCall(txCtx, provider, webhook);
     let update: CallUpdate | null;
     try {
       update = callbacks.read(webhook, call.answered_at !== null || call.status === 'IN_PROGRESS');
@@ -393,6 +399,27 @@ export async function receiveStatusCallback(
     }
     if (update) await applyUpdate(callCtx, call, update);
   });
+}
+
+/**
+ * The call a provider's callback is about, locked, once the provider's signature checked out with
+ * that tenant's credentials. One answer for an unknown call and a bad signature: a caller learns
+ * nothing about our calls.
+ */
+async function lockVerifiedCall(
+  txCtx: Omit<TenantCtx, 'tenantId'>,
+  provider: ProviderWith<'telephony'>,
+  webhook: ProviderWebhook,
+): Promise<{ call: repo.CallRow; callCtx: TenantCtx }> {
+  const callbacks = provider.telephony.callbacks!;
+  const providerCallId = callbacks.callIdOf(webhook);
+  const call = providerCallId ? await repo.lockCallByProviderId(txCtx.db, provider.name, providerCallId) : undefined;
+  const callCtx = call && { ...txCtx, tenantId: call.tenant_id };
+  const connection = callCtx ? await integrations.connectionTo(callCtx, provider) : undefined;
+  if (!call || !callCtx || !connection || !callbacks.verify(webhook, connection.credentials)) {
+    throw appError('INVALID_SIGNATURE', { header: callbacks.signatureHeader });
+  }
+  return { call, callCtx };
 }
 
 async function applyUpdate(ctx: TenantCtx, call: repo.CallRow, update: CallUpdate): Promise<void> {
@@ -411,21 +438,140 @@ async function applyUpdate(ctx: TenantCtx, call: repo.CallRow, update: CallUpdat
     await finishCall(ctx, call.id, { outcome: update.outcome, endedAt: now, failureReason: update.failureReason ?? null });
     return;
   }
+  // A line a machine answered did not reach the contact (billed for the line all the same).
+  const outcome = call.answered_by === 'machine' || call.answered_by === 'fax' ? 'UNANSWERED' : 'ANSWERED';
   // A provider that does not say how long was talked (Telnyx) is timed from the answer we saw.
   if (update.durationSec === null && call.answered_at) {
-    await finishCall(ctx, call.id, answeredUntil(call, now));
+    await finishCall(ctx, call.id, answeredUntil(call, now, { outcome }));
     return;
   }
   // The provider's duration is the talk time billed; without an answer seen, it dates the answer.
   const seconds = update.durationSec ?? 0;
   const answeredAt = call.answered_at ?? new Date(now.getTime() - seconds * 1000);
   await finishCall(ctx, call.id, {
-    outcome: 'ANSWERED',
+    outcome,
     endedAt: now,
     answeredAt,
     durationSec: seconds,
     usage: usageOf(call, seconds),
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Who answered: answering-machine detection and the campaign's policy
+
+/** What a campaign does when a machine answers one of its calls, its voicemail filled for the call. */
+export type MachinePolicy = { onMachine: 'HANG_UP_AND_RETRY' } | { onMachine: 'LEAVE_VOICEMAIL'; message: string; language: string };
+export type MachinePolicyOf = (ctx: TenantCtx, call: repo.CallRow) => Promise<MachinePolicy | null>;
+
+let machinePolicyOf: MachinePolicyOf = () => Promise.resolve(null);
+
+/**
+ * Who decides what a machine gets (the campaign's policy, its voicemail rendered for the call's
+ * contact and agent): registered once by the composition root, since campaigns and agents' templates
+ * sit above this module. Without one, a machine is talked to as a person would be.
+ */
+export function decideMachinesWith(policyOf: MachinePolicyOf): void {
+  machinePolicyOf = policyOf;
+}
+
+/** What follows a verdict: the conversation goes on, the call ends (and is hung up), or a voicemail is left. */
+type Decision = { act: 'converse' } | { act: 'end'; result: CallResult } | { act: 'voicemail'; turn: TranscriptTurn; language: string };
+
+const CONVERSE: Decision = { act: 'converse' };
+
+/**
+ * Stores who answered a live, answered call (once: a repeated verdict decides nothing) and decides
+ * what follows: a person, or no clear verdict, is talked to (call-screening assistants answer as
+ * people and hear who is calling and why); a fax ends the call for good; a machine gets its
+ * campaign's policy, hung up to be tried again later or left a voicemail and done.
+ */
+async function decideOnAnswerer(ctx: TenantCtx, call: repo.CallRow, answeredBy: AnsweredBy): Promise<Decision | undefined> {
+  if (!(await repo.setAnsweredBy(ctx.db, ctx.tenantId, call.id, answeredBy))) return undefined;
+  const now = ctx.clock.now();
+  const endedByMachine = (extra: Partial<CallResult>): Decision => ({
+    act: 'end',
+    result: answeredUntil(call, now, { endReason: 'answering_machine', ...extra }),
+  });
+  if (answeredBy === 'fax') {
+    return endedByMachine({ outcome: 'FAILED', permanent: true, failureReason: 'A fax machine answered; the number is not called again.' });
+  }
+  if (answeredBy !== 'machine') return CONVERSE;
+  const policy = await machinePolicyOf(ctx, call);
+  if (!policy) return CONVERSE;
+  if (policy.onMachine === 'HANG_UP_AND_RETRY') {
+    return endedByMachine({ outcome: 'UNANSWERED', failureReason: 'An answering machine answered; hung up, to call again later.' });
+  }
+  return {
+    act: 'voicemail',
+    turn: { role: 'agent', text: policy.message, at: now.toISOString(), by: 'voicemail' },
+    language: policy.language,
+  };
+}
+
+/**
+ * Records a decision on the call: an end ends it; a voicemail adds its turn, and ends a call its
+ * provider drives itself at once (there is no line to speak on), not reached but done.
+ */
+async function recordDecision(ctx: TenantCtx, call: repo.CallRow, decision: Decision, batch?: Map<string, unknown>): Promise<void> {
+  if (decision.act === 'end') return finishCall(ctx, call.id, decision.result, batch);
+  if (decision.act !== 'voicemail') return;
+  await repo.addVoicemailTurn(ctx.db, ctx.tenantId, call.id, decision.turn);
+  if (telephonyProvider(call.provider).telephony.advance) {
+    await finishCall(ctx, call.id, answeredUntil(call, ctx.clock.now(), { outcome: 'UNANSWERED', endReason: 'voicemail_left' }), batch);
+  }
+}
+
+/**
+ * A provider's answering-machine detection callback (`POST /telephony/{provider}/answered-by`),
+ * verified as status callbacks are. The verdict is stored once; a call not yet seen answered is
+ * answered when detection started. An end (a machine hung up on, a fax) is recorded, then the call
+ * hung up at the provider; a voicemail is spoken at the provider, then recorded, so a voicemail
+ * the provider refused is never shown as left (the call's final status then ends it not reached).
+ */
+export async function receiveAnsweredByCallback(
+  deps: Omit<TenantCtx, 'tenantId'> & Pick<Deps, 'log'>,
+  providerSlug: string,
+  webhook: ProviderWebhook,
+): Promise<void> {
+  const provider = telephonyProvider(providerSlug.toUpperCase());
+  const readAnsweredBy = provider.telephony.callbacks!.readAnsweredBy!;
+  const decided = await withTransaction(deps, async (txCtx) => {
+    const { call, callCtx } = await lockVerifiedCall(txCtx, provider, webhook);
+    let verdict: ReturnType<typeof readAnsweredBy>;
+    try {
+      verdict = readAnsweredBy(webhook);
+    } catch (error) {
+      throw appError('UNKNOWN_CALL_STATUS', { reason: (error as Error).message });
+    }
+    if (call.status === 'ENDED' || call.answered_by !== null) return undefined;
+    const answered = await answeredForDetection(callCtx, call, verdict.detectionMs);
+    const decision = await decideOnAnswerer(callCtx, answered, verdict.answeredBy);
+    if (decision?.act === 'end') await recordDecision(callCtx, answered, decision);
+    return decision && decision.act !== 'converse' ? { call: answered, decision } : undefined;
+  });
+  if (!decided) return;
+  const { call, decision } = decided;
+  const ctx: TenantCtx = { ...deps, tenantId: call.tenant_id };
+  try {
+    const line = await connect(ctx, call.provider);
+    if (decision.act === 'end') await line.hangup(call.provider_call_id!);
+    else await line.speakAndHangUp!(call.provider_call_id!, { text: decision.turn.text, language: decision.language });
+  } catch (error) {
+    // The verdict stands; the call's final status still ends it (not reached) whatever happened here.
+    deps.log.error({ err: error, callId: call.id }, 'answering machine: the provider refused the follow-up');
+    return;
+  }
+  if (decision.act === 'voicemail') await withTransaction(ctx, (txCtx) => recordDecision(txCtx, call, decision));
+}
+
+/** The call as answered: detection reports only on answered calls, so one not yet seen answered was answered when detection began. */
+async function answeredForDetection(ctx: TenantCtx, call: repo.CallRow, detectionMs: number | null): Promise<repo.CallRow> {
+  if (call.status === 'IN_PROGRESS' && call.answered_at) return call;
+  const now = ctx.clock.now();
+  const answeredAt = call.answered_at ?? new Date(now.getTime() - (detectionMs ?? 0));
+  await repo.updateLiveCall(ctx.db, call.tenant_id, call.id, { status: 'IN_PROGRESS', answeredAt, deadlineAt: call.deadline_at });
+  return { ...call, status: 'IN_PROGRESS', answered_at: answeredAt };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -536,6 +682,7 @@ export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId
     provider: provider.name,
     provider_call_id: null,
     dial_timeout: 30,
+    machine_detection: false,
     deadline_at: now,
     started_at: now,
   };

@@ -89,6 +89,7 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
           attempt: contact.attempts + 1,
           voiceNumber: number,
           dialTimeout: campaign.dial_timeout,
+          detectAnsweringMachine: campaign.answering_machine?.detect === true,
         })),
       );
       await repo.markDialling(tx, tenantId, campaignId, started.calls, campaign.max_attempts);

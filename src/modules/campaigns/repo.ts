@@ -1,6 +1,6 @@
 import { insertValues, updateSet, type Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
-import type { CampaignStatus } from './schemas.ts';
+import type { AnsweringMachine, CampaignStatus } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['campaigns', 'campaign_contacts', 'dial_pace'] as const;
@@ -25,6 +25,7 @@ export interface CampaignRow {
   redial_delay_min: number;
   max_concurrent_calls: number;
   simulator_script: string[] | null;
+  answering_machine: AnsweringMachine | null;
   metadata: Record<string, unknown>;
   started_at: Date | null;
   completed_at: Date | null;
@@ -49,6 +50,7 @@ export const COLUMNS = {
   redialDelayMin: 'redial_delay_min',
   maxConcurrentCalls: 'max_concurrent_calls',
   simulatorScript: 'simulator_script',
+  answeringMachine: 'answering_machine',
   metadata: 'metadata',
   status: 'status',
 } as const;

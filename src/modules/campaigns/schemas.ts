@@ -13,6 +13,30 @@ const HhMm = Type.String({
 });
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
+export const MACHINE_ACTIONS = ['HANG_UP_AND_RETRY', 'LEAVE_VOICEMAIL'] as const;
+/** What the campaign does about answering machines (Twilio's and the simulator's numbers can tell). */
+export const AnsweringMachine = Type.Object(
+  {
+    detect: Type.Boolean({ description: "Ask who answers each call: 'human', 'machine', 'fax' or 'unknown' (the call's answeredBy)." }),
+    onMachine: Type.Optional(
+      StringEnum(MACHINE_ACTIONS, {
+        description:
+          'When a machine answers: HANG_UP_AND_RETRY (default) hangs up and tries the contact again later, like an unanswered call, within maxAttempts and the call window; LEAVE_VOICEMAIL speaks voicemailMessage after the beep, hangs up, and the contact is done. A fax is hung up on and never called again; a person, or no clear verdict, is talked to.',
+      }),
+    ),
+    voicemailMessage: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        description:
+          "What LEAVE_VOICEMAIL says after the beep, in the agent's language: a template with the variables of an agent's first message ({{name}}, {{metadata.plan}}, {{campaign.name}}, {{agent.name}}…). Required with LEAVE_VOICEMAIL.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AnsweringMachine = Static<typeof AnsweringMachine>;
+
 /** Seed §2.4 fields (all settable on create and, while DRAFT, by PATCH) plus maxConcurrentCalls. */
 const campaignFields = {
   name: Type.String({ minLength: 1, maxLength: 200, description: 'Unique within the tenant.' }),
@@ -37,6 +61,9 @@ const campaignFields = {
   simulatorScript: Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50 }), Type.Null()], {
     description:
       'What each simulated contact says, line by line, when its own metadata.simulate.say has no script (SIMULATOR numbers only); null: a default persona.',
+  }),
+  answeringMachine: Type.Union([AnsweringMachine, Type.Null()], {
+    description: 'Answering-machine detection and what a machine gets; null (the default): no detection, whoever answers is talked to.',
   }),
   metadata: Metadata,
 };
@@ -78,6 +105,7 @@ export const Campaign = Type.Object({
   redialDelayMin: Type.Integer(),
   maxConcurrentCalls: Type.Integer(),
   simulatorScript: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  answeringMachine: Type.Union([AnsweringMachine, Type.Null()]),
   metadata: Metadata,
   startedAt: Type.Union([Timestamp, Type.Null()]),
   completedAt: Type.Union([Timestamp, Type.Null()]),

@@ -10,7 +10,16 @@ import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
 import { isValidTimeZone, minutesOfDay, nextAttemptAt as nextAttemptAfter, type CallWindow } from './call-window.ts';
 import * as repo from './repo.ts';
-import type { Campaign, CampaignContact, CampaignStats, CampaignStatus, CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
+import { telephonyProvider, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
+import type {
+  AnsweringMachine,
+  Campaign,
+  CampaignContact,
+  CampaignStats,
+  CampaignStatus,
+  CreateCampaignBody,
+  UpdateCampaignBody,
+} from './schemas.ts';
 import { isoOrNull } from '../../platform/clock.ts';
 
 export const DEFAULTS = {
@@ -45,6 +54,7 @@ export const toCampaign = (row: repo.CampaignRow): Campaign => ({
   redialDelayMin: row.redial_delay_min,
   maxConcurrentCalls: row.max_concurrent_calls,
   simulatorScript: row.simulator_script,
+  answeringMachine: row.answering_machine,
   metadata: row.metadata,
   startedAt: isoOrNull(row.started_at),
   completedAt: isoOrNull(row.completed_at),
@@ -58,7 +68,13 @@ const nameTaken = (name: string) => appError('CAMPAIGN_NAME_TAKEN', { name });
 /** The rules of seed §2.4 and §8 that a schema cannot say, on the campaign as it would be after the change. */
 async function checkReferences(
   ctx: TenantCtx,
-  merged: { timezone: string; callWindowStart: string; callWindowEnd: string },
+  merged: {
+    timezone: string;
+    callWindowStart: string;
+    callWindowEnd: string;
+    voiceNumberId?: string | null;
+    answeringMachine?: AnsweringMachine | null;
+  },
   input: UpdateCampaignBody,
 ) {
   const { timezone, callWindowStart: start, callWindowEnd: end } = merged;
@@ -74,7 +90,35 @@ async function checkReferences(
   if (input.agentId) await agents.requireAgent(ctx, input.agentId);
   if (input.voiceNumberId) await agents.requireVoiceNumber(ctx, input.voiceNumberId);
   if (input.contactListId) await requireDiallableList(ctx, input.contactListId);
+  if (merged.answeringMachine) await checkAnsweringMachine(ctx, merged.answeringMachine, merged.voiceNumberId);
 }
+
+/** A voicemail needs its message, and only a voicemail takes one; detection needs a provider that can tell. */
+async function checkAnsweringMachine(ctx: TenantCtx, setting: AnsweringMachine, voiceNumberId: string | null | undefined) {
+  const refuse = (problem: string, field: string) => {
+    throw appError('VALIDATION_FAILED.answeringMachine', { problem }, [{ path: `/answeringMachine/${field}`, message: problem }]);
+  };
+  const onMachine = setting.onMachine ?? 'HANG_UP_AND_RETRY';
+  if (onMachine === 'LEAVE_VOICEMAIL' && !setting.voicemailMessage?.trim()) {
+    refuse('answeringMachine.voicemailMessage is required with LEAVE_VOICEMAIL: write what to say after the beep.', 'voicemailMessage');
+  }
+  if (onMachine !== 'LEAVE_VOICEMAIL' && setting.voicemailMessage !== undefined) {
+    refuse(
+      'answeringMachine.voicemailMessage is left only with onMachine LEAVE_VOICEMAIL; set that, or remove the message.',
+      'voicemailMessage',
+    );
+  }
+  agents.checkTemplate('answeringMachine.voicemailMessage', setting.voicemailMessage, '/answeringMachine/voicemailMessage');
+  const number = setting.detect && voiceNumberId ? await agents.findVoiceNumber(ctx, voiceNumberId) : undefined;
+  if (number && !telephonyProvider(number.provider).telephony.answeringMachineDetection) {
+    const able = VOICE_PROVIDER_NAMES.filter((name) => telephonyProvider(name).telephony.answeringMachineDetection).join(', ');
+    refuse(`${number.provider} numbers cannot tell who answers; answering-machine detection needs a number of ${able}.`, 'detect');
+  }
+}
+
+/** The setting as stored: a machine is hung up on unless the campaign says otherwise. */
+const withMachineDefaults = (setting: AnsweringMachine | null | undefined) =>
+  setting && { ...setting, onMachine: setting.onMachine ?? 'HANG_UP_AND_RETRY' };
 
 async function requireDiallableList(ctx: TenantCtx, listId: string) {
   const list = await contacts.getList(ctx, listId);
@@ -87,7 +131,7 @@ async function requireDiallableList(ctx: TenantCtx, listId: string) {
 
 export async function createCampaign(ctx: TenantCtx, input: CreateCampaignBody): Promise<Campaign> {
   const timezone = input.timezone ?? (await identity.tenantTimezone(ctx)) ?? 'UTC';
-  const values = { ...DEFAULTS, ...input, timezone };
+  const values = { ...DEFAULTS, ...input, timezone, answeringMachine: withMachineDefaults(input.answeringMachine) };
   await checkReferences(ctx, values, input);
   const status = input.scheduledAt ? 'SCHEDULED' : 'DRAFT';
   const row = await onUniqueViolation(repo.insertCampaign(ctx.db, ctx.tenantId, newId(), { ...values, status }), () =>
@@ -109,10 +153,16 @@ export async function updateCampaign(ctx: TenantCtx, id: string, input: UpdateCa
       timezone: input.timezone ?? current.timezone,
       callWindowStart: input.callWindowStart ?? current.call_window_start,
       callWindowEnd: input.callWindowEnd ?? current.call_window_end,
+      voiceNumberId: input.voiceNumberId === undefined ? current.voice_number_id : input.voiceNumberId,
+      answeringMachine: input.answeringMachine === undefined ? current.answering_machine : input.answeringMachine,
     },
     input,
   );
-  const change = { ...input, ...(input.scheduledAt ? { status: 'SCHEDULED' as const } : {}) };
+  const change = {
+    ...input,
+    ...(input.answeringMachine !== undefined ? { answeringMachine: withMachineDefaults(input.answeringMachine) } : {}),
+    ...(input.scheduledAt ? { status: 'SCHEDULED' as const } : {}),
+  };
   const row = await onUniqueViolation(repo.updateCampaign(ctx.db, ctx.tenantId, id, change, ['DRAFT']), () => nameTaken(input.name ?? ''));
   if (!row) throw appError('CAMPAIGN_NOT_DRAFT.changed');
   return toCampaign(row);
@@ -308,7 +358,7 @@ export const windowOf = (row: repo.CampaignRow): CallWindow => ({
 
 /**
  * After one of a campaign's attempts ended (inside the transaction that ends the call): ANSWERED,
- * a permanent failure or the last allowed attempt is final; otherwise the contact waits
+ * a permanent failure (a fax among them), a voicemail left or the last allowed attempt is final; otherwise the contact waits
  * `redialDelayMin` from the end of this attempt, moved to the next window opening when that falls
  * outside the window. A wallet the call emptied pauses the tenant's running campaigns.
  */
@@ -322,7 +372,9 @@ export async function afterCallEnded(ctx: TenantCtx, { call, walletEmptied, batc
     : await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
   batch.set(key, campaign);
   if (!campaign) return;
-  const final = call.outcome === 'ANSWERED' || call.permanent_failure || call.attempt >= campaign.max_attempts;
+  // A voicemail left reached the contact as far as a machine lets one: done, though not answered.
+  const final =
+    call.outcome === 'ANSWERED' || call.permanent_failure || call.end_reason === 'voicemail_left' || call.attempt >= campaign.max_attempts;
   const nextAttemptAt = final ? null : nextAttemptAfter(call.ended_at ?? ctx.clock.now(), campaign.redial_delay_min, windowOf(campaign));
   await repo.recordAttempt(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id, call.id, {
     status: final || !nextAttemptAt ? call.outcome : 'PENDING',

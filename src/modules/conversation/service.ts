@@ -87,6 +87,13 @@ export interface Counterpart {
   timezone: string;
 }
 
+/** What an agent's templates are filled with, for one counterpart, now. */
+const templateValuesOf = (ctx: TenantCtx, agent: Pick<Agent, 'name'>, counterpart: Counterpart): agents.TemplateValues => ({
+  ...counterpart,
+  agentName: agent.name,
+  now: ctx.clock.now(),
+});
+
 /** A session for `agent`, its prompt filled for `counterpart`, its tools acting for `venue`. */
 export async function sessionFor(
   deps: Deps,
@@ -97,7 +104,7 @@ export async function sessionFor(
   startedAt: Date,
   resume?: SavedSession,
 ) {
-  const values: agents.TemplateValues = { ...counterpart, agentName: agent.name, now: ctx.clock.now() };
+  const values = templateValuesOf(ctx, agent, counterpart);
   const search = (query: string) =>
     agent.knowledgeBaseIds.length
       ? knowledge.searchBases(deps, ctx.tenantId, agent.knowledgeBaseIds, query, SEARCH_TOP_K)
@@ -186,6 +193,25 @@ export async function endCallConversation(ctx: TenantCtx, call: calls.CallRow, r
   if (reason === 'opted_out')
     await calls.recordOutcome(ctx, call, { type: 'opt_out', toolCallId: null, at: ctx.clock.now().toISOString(), data: {} });
   await calls.endConversation(ctx, call.id, reason);
+}
+
+/**
+ * What a machine that answered one of a campaign's calls gets (the calls module asks): the
+ * campaign's policy, its voicemail filled as the agent's first message is, to be spoken in the
+ * agent's language. Null when the call's campaign does not detect machines.
+ */
+export async function machinePolicyOf(ctx: TenantCtx, call: calls.CallRow): Promise<calls.MachinePolicy | null> {
+  const setting = call.campaign_id ? (await campaigns.findCampaign(ctx, call.campaign_id))?.answeringMachine : undefined;
+  if (!setting?.detect) return null;
+  if (setting.onMachine !== 'LEAVE_VOICEMAIL' || !setting.voicemailMessage) return { onMachine: 'HANG_UP_AND_RETRY' };
+  // An unfinished campaign's agent cannot be deleted; a missing one leaves the message in its plain words.
+  const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
+  const values = templateValuesOf(ctx, { name: agent?.name ?? '' }, await counterpartOfCall(ctx, call));
+  return {
+    onMachine: 'LEAVE_VOICEMAIL',
+    message: agents.renderTemplate(setting.voicemailMessage, values),
+    language: agent?.language ?? 'en-US',
+  };
 }
 
 export const converseOnSimulatedCallJob = (deps: Deps): JobDefinition<calls.CallAnsweredJob> => ({

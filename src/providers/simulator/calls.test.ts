@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { simulatedAttempt, simulatedStep, type SimulatedCall } from './calls.ts';
+import { simulatedAnswerer, simulatedAttempt, simulatedStep, type SimulatedCall } from './calls.ts';
 
 const t0 = new Date('2026-03-02T15:00:00.000Z');
 const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
@@ -12,6 +12,7 @@ const ringing = (overrides: Partial<SimulatedCall> = {}): SimulatedCall => ({
   answeredAt: null,
   contactName: null,
   contactMetadata: null,
+  detectsAnsweringMachine: false,
   ...overrides,
 });
 
@@ -113,5 +114,28 @@ describe('simulated steps', () => {
       live: true,
       status: 'IN_PROGRESS',
     });
+  });
+
+  it('says who answered at the answer when the campaign asks, even when the talk time is over too', () => {
+    const contactMetadata = { simulate: { answeredBy: 'machine' } };
+    expect(simulatedStep(ringing({ contactMetadata, detectsAnsweringMachine: true }), at(60), timing)).toEqual({
+      live: true,
+      status: 'IN_PROGRESS',
+      answeredAt: t0,
+      deadlineAt: at(20),
+      answeredBy: 'machine',
+    });
+    // Without detection nobody asks: the call is answered and talked as any other.
+    expect(simulatedStep(ringing({ contactMetadata }), at(60), timing)).toMatchObject({ live: false, outcome: 'ANSWERED' });
+  });
+});
+
+describe('simulated answerers', () => {
+  it('reads metadata.simulate.answeredBy attempt by attempt, the last repeating, a person by default', () => {
+    const plan = { simulate: { answeredBy: 'Machine, fax,robot,human' } };
+    expect([1, 2, 3, 4].map((attempt) => simulatedAnswerer(plan, attempt))).toEqual(['machine', 'fax', 'human', 'human']);
+    expect(simulatedAnswerer({ simulate: { answeredBy: 'machine' } }, 3)).toBe('machine');
+    expect(simulatedAnswerer({ simulate: 'ANSWERED' }, 1)).toBe('human');
+    expect(simulatedAnswerer(null, 1)).toBe('human');
   });
 });

@@ -1,10 +1,10 @@
 /**
  * The simulator's calls: nothing leaves the machine; each call rings, is answered or fails as its
  * contact's `metadata.simulate` plan says, on the timings of SIMULATOR_RING_SECONDS and
- * SIMULATOR_TALK_SECONDS.
+ * SIMULATOR_TALK_SECONDS. When the campaign asks who answers, the plan's `answeredBy` says it.
  */
 import { addSeconds } from '../../platform/clock.ts';
-import type { CallOutcome, SelfDrivenCall, SelfDrivenStep } from '../types.ts';
+import type { AnsweredBy, CallOutcome, SelfDrivenCall, SelfDrivenStep } from '../types.ts';
 
 /** An outcome the simulator accepts in a contact's `metadata.simulate` (contract §11). */
 const OUTCOMES = new Set(['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED', 'INVALID_NUMBER']);
@@ -25,20 +25,36 @@ function outcomesOf(metadata: Record<string, unknown> | null | undefined): unkno
   return simulate !== null && typeof simulate === 'object' ? (simulate as { outcomes?: unknown }).outcomes : undefined;
 }
 
+/** The entries of a comma-separated plan that are among `allowed`, in order. */
+function planOf(list: unknown, allowed: ReadonlySet<string>, normalise: (entry: string) => string): string[] {
+  if (typeof list !== 'string') return [];
+  return list
+    .split(',')
+    .map((entry) => normalise(entry.trim()))
+    .filter((entry) => allowed.has(entry));
+}
+
+const ANSWERERS: ReadonlySet<string> = new Set<AnsweredBy>(['human', 'machine', 'fax']);
+
+/**
+ * Who answers attempt `attempt` (1-based) when the campaign asks: `metadata.simulate.answeredBy` is
+ * `machine`, `human` or `fax`, or one per attempt ("machine,human"), the last repeating once the list
+ * is used up; a person when there is none.
+ */
+export function simulatedAnswerer(metadata: Record<string, unknown> | null | undefined, attempt: number): AnsweredBy {
+  const simulate = metadata?.simulate;
+  const answeredBy = simulate !== null && typeof simulate === 'object' ? (simulate as { answeredBy?: unknown }).answeredBy : undefined;
+  const plan = planOf(answeredBy, ANSWERERS, (entry) => entry.toLowerCase());
+  return (plan[Math.min(attempt, plan.length) - 1] as AnsweredBy | undefined) ?? 'human';
+}
+
 /**
  * The outcome of attempt `attempt` (1-based) for a contact: the attempt-th entry of its plan's
  * outcomes ("BUSY,UNANSWERED,ANSWERED"), ANSWERED once the list is used up or when there is none.
  * `INVALID_NUMBER` is a permanent failure.
  */
 export function simulatedAttempt(metadata: Record<string, unknown> | null | undefined, attempt: number): SimulatedAttempt {
-  const outcomes = outcomesOf(metadata);
-  const plan =
-    typeof outcomes === 'string'
-      ? outcomes
-          .split(',')
-          .map((s) => s.trim().toUpperCase())
-          .filter((s) => OUTCOMES.has(s))
-      : [];
+  const plan = planOf(outcomesOf(metadata), OUTCOMES, (entry) => entry.toUpperCase());
   const step = plan[attempt - 1] ?? 'ANSWERED';
   if (step === 'INVALID_NUMBER') return { outcome: 'FAILED', permanent: true };
   return { outcome: step as CallOutcome, permanent: false };
@@ -77,6 +93,10 @@ export function simulatedStep(call: SelfDrivenCall, now: Date, timing: Simulator
       status = 'IN_PROGRESS';
       answeredAt = at;
       deadlineAt = addSeconds(at, timing.talkSeconds);
+      // The verdict is heard at the answer: the call stops there for it, whatever comes after.
+      if (call.detectsAnsweringMachine && call.direction === 'OUTGOING') {
+        return { live: true, status, answeredAt, deadlineAt, answeredBy: simulatedAnswerer(call.contactMetadata, call.attempt) };
+      }
     } else {
       return { live: false, outcome: 'ANSWERED', endedAt: at, answeredAt: answeredAt ?? at, permanent: false, failureReason: null };
     }

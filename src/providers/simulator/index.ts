@@ -38,6 +38,8 @@ export const simulator: Provider = {
       deadlineAt: addSeconds(now, Math.min(timingOf(settings).ringSeconds, request.dialTimeoutSec)),
     }),
     advance: (call, now, settings) => simulatedStep(call, now, timingOf(settings)),
+    // metadata.simulate.answeredBy says who answers a call whose campaign asks.
+    answeringMachineDetection: true,
   },
   sms: {
     connect: () => ({

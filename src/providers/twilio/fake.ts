@@ -36,6 +36,15 @@ export interface FakeTwilioCall {
   timeout: number;
   statusCallback: string;
   status: string;
+  /** The dial's answering-machine detection parameters, when it asked for detection. */
+  machineDetection: {
+    mode: string;
+    asyncAmd: string | null;
+    statusCallback: string | null;
+    statusCallbackMethod: string | null;
+  } | null;
+  /** Each `Twiml` the live call was updated with (`POST …/Calls/{sid}.json`), in order. */
+  twimlUpdates: string[];
 }
 
 export interface FakeTwilioMessage {
@@ -57,6 +66,12 @@ export interface FakeTwilio {
   messages: Map<string, FakeTwilioMessage>;
   /** Posts a signed status callback for `sid` to its StatusCallback URL; resolves with the receiver's HTTP status. */
   sendStatus(sid: string, callStatus: string, extra?: Record<string, string>): Promise<number>;
+  /**
+   * Posts a signed asynchronous AMD verdict (`AnsweredBy`: human, machine_end_beep, fax…) for `sid`
+   * to its AsyncAmdStatusCallback; `authToken` signs with another token (another tenant's). Resolves
+   * with the receiver's HTTP status.
+   */
+  sendAnsweredBy(sid: string, answeredBy: string, options?: { detectionMs?: number; authToken?: string }): Promise<number>;
   /** Posts a signed status callback for message `sid` to its StatusCallback URL; resolves with the receiver's HTTP status. */
   sendMessageStatus(sid: string, messageStatus: string, extra?: Record<string, string>, authToken?: string): Promise<number>;
   /** The next request (whatever it is) is answered with this status and JSON body. */
@@ -199,6 +214,13 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       if (invalidNumbers.has(to)) {
         return sendJson(res, 400, twilioError(400, 21211, `The 'To' number ${to} is not a valid phone number.`));
       }
+      const machineDetection = form.get('MachineDetection');
+      if (machineDetection !== null && machineDetection !== 'Enable' && machineDetection !== 'DetectMessageEnd') {
+        return sendJson(res, 400, twilioError(400, 20001, `MachineDetection must be Enable or DetectMessageEnd, got ${machineDetection}`));
+      }
+      if (form.get('AsyncAmd') === 'true' && !form.get('AsyncAmdStatusCallback')) {
+        return sendJson(res, 400, twilioError(400, 20001, 'AsyncAmdStatusCallback is required when AsyncAmd is true'));
+      }
       const now = new Date();
       const call = {
         sid: `CA${randomBytes(16).toString('hex')}`,
@@ -207,6 +229,16 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         timeout: Number(timeout),
         statusCallback,
         status: 'queued',
+        machineDetection:
+          machineDetection === null
+            ? null
+            : {
+                mode: machineDetection,
+                asyncAmd: form.get('AsyncAmd'),
+                statusCallback: form.get('AsyncAmdStatusCallback'),
+                statusCallbackMethod: form.get('AsyncAmdStatusCallbackMethod'),
+              },
+        twimlUpdates: [],
         dateCreated: now,
         dateUpdated: now,
       };
@@ -248,6 +280,14 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     if (pathname.startsWith(callsPrefix) && pathname.endsWith('.json')) {
       const call = calls.get(pathname.slice(callsPrefix.length, -'.json'.length));
       if (!call) return notFound();
+      const twiml = form.get('Twiml');
+      if (twiml !== null) {
+        if (['completed', 'busy', 'no-answer', 'canceled', 'failed'].includes(call.status)) {
+          return sendJson(res, 400, twilioError(400, 21220, 'Call is not in-progress. Cannot redirect.'));
+        }
+        call.twimlUpdates.push(twiml);
+        call.dateUpdated = new Date();
+      }
       const status = form.get('Status');
       if (status !== null) {
         if (status !== 'completed' && status !== 'canceled') {
@@ -328,6 +368,29 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
           'content-type': 'application/x-www-form-urlencoded',
           'user-agent': 'TwilioProxy/1.1',
           'x-twilio-signature': signLikeTwilio(authToken, call.statusCallback, form),
+        },
+        body: form.toString(),
+      });
+      await response.arrayBuffer();
+      return response.status;
+    },
+
+    async sendAnsweredBy(sid, answeredBy, options = {}) {
+      const call = calls.get(sid);
+      const url = call?.machineDetection?.statusCallback;
+      if (!call || !url) throw new Error(`fake Twilio: no call ${sid} with an AsyncAmdStatusCallback`);
+      const form = new URLSearchParams({
+        AccountSid: accountSid,
+        CallSid: sid,
+        AnsweredBy: answeredBy,
+        MachineDetectionDuration: String(options.detectionMs ?? 4200),
+      });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'user-agent': 'TwilioProxy/1.1',
+          'x-twilio-signature': signLikeTwilio(options.authToken ?? authToken, url, form),
         },
         body: form.toString(),
       });

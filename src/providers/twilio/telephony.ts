@@ -2,13 +2,18 @@
  * Calls through Twilio's Programmable Voice REST API
  * (https://www.twilio.com/docs/voice/api/call-resource): `POST /2010-04-01/Accounts/{AccountSid}/Calls.json`
  * to place a call with inline TwiML that streams its audio to us, `POST …/Calls/{CallSid}.json`
- * with `Status=completed` to hang up; form-encoded, HTTP Basic auth, Twilio's error JSON
- * `{code, message, more_info, status}` on failure. Status callbacks are signed with X-Twilio-Signature.
+ * with `Status=completed` to hang up (or `Twiml=…` to speak a voicemail and hang up); form-encoded,
+ * HTTP Basic auth, Twilio's error JSON `{code, message, more_info, status}` on failure. Asynchronous
+ * answering-machine detection (https://www.twilio.com/docs/voice/answering-machine-detection):
+ * `MachineDetection=DetectMessageEnd` and `AsyncAmd=true` on the dial, the verdict (`AnsweredBy`,
+ * `MachineDetectionDuration`) posted to `AsyncAmdStatusCallback`. Every callback is signed with
+ * X-Twilio-Signature.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { parseForm } from '../../platform/form.ts';
 import { asRecord, bodyExcerpt, isRetryableStatus, ProviderError, providerFetch, type ProviderResponse } from '../errors.ts';
 import type {
+  AnsweredBy,
   CallOutcome,
   CallUpdate,
   Connection,
@@ -56,6 +61,26 @@ export function connectTwilioTelephony(connection: Connection): TelephonyConnect
       connection.timeoutMs,
     );
 
+  /** `POST …/Calls/{CallSid}.json`: changes a live call; a call already over is left as it is. */
+  const modifyLiveCall = async (providerCallId: string, form: URLSearchParams, what: string): Promise<void> => {
+    const response = await post(`${callsUrl}/${encodeURIComponent(providerCallId)}.json`, form, `Twilio ${what}`);
+    const { status } = response;
+    if (status >= 200 && status < 300) return;
+    // The call is gone or already over: nothing left to change.
+    if (status === 404) return;
+    const twilioError = errorOf(response);
+    if (status === 400 && twilioError.code === CALL_NOT_IN_PROGRESS) return;
+    throw new ProviderError(
+      `Twilio ${what} of ${providerCallId} failed: HTTP ${status}${codeSuffix(twilioError.code)}: ${twilioError.message}`,
+      {
+        status,
+        code: twilioError.code,
+        retryable: isRetryableStatus(status),
+        cause: { moreInfo: twilioError.moreInfo },
+      },
+    );
+  };
+
   return {
     async dial(request: DialRequest): Promise<DialResult> {
       const form = new URLSearchParams();
@@ -66,6 +91,14 @@ export function connectTwilioTelephony(connection: Connection): TelephonyConnect
       form.append('StatusCallbackMethod', 'POST');
       for (const event of STATUS_CALLBACK_EVENTS) form.append('StatusCallbackEvent', event);
       form.append('Twiml', streamTwiml(request.mediaStreamUrl, request.callId, request.mediaStreamToken));
+      if (request.answeringMachineDetection) {
+        // DetectMessageEnd reports a machine once its greeting ended (after the beep), so a voicemail
+        // spoken then is recorded whole; async keeps the call connected while detection runs.
+        form.append('MachineDetection', 'DetectMessageEnd');
+        form.append('AsyncAmd', 'true');
+        form.append('AsyncAmdStatusCallback', request.answeringMachineDetection.callbackUrl);
+        form.append('AsyncAmdStatusCallbackMethod', 'POST');
+      }
 
       const response = await post(`${callsUrl}.json`, form, 'Twilio dial');
       const { status } = response;
@@ -92,31 +125,16 @@ export function connectTwilioTelephony(connection: Connection): TelephonyConnect
       );
     },
 
-    async hangup(providerCallId: string): Promise<void> {
-      const form = new URLSearchParams({ Status: 'completed' });
-      const response = await post(`${callsUrl}/${encodeURIComponent(providerCallId)}.json`, form, 'Twilio hangup');
-      const { status } = response;
-      if (status >= 200 && status < 300) return;
-      // The call is gone or already over: nothing left to hang up.
-      if (status === 404) return;
-      const twilioError = errorOf(response);
-      if (status === 400 && twilioError.code === CALL_NOT_IN_PROGRESS) return;
-      throw new ProviderError(
-        `Twilio hangup of ${providerCallId} failed: HTTP ${status}${codeSuffix(twilioError.code)}: ${twilioError.message}`,
-        {
-          status,
-          code: twilioError.code,
-          retryable: isRetryableStatus(status),
-          cause: { moreInfo: twilioError.moreInfo },
-        },
-      );
-    },
+    hangup: (providerCallId) => modifyLiveCall(providerCallId, new URLSearchParams({ Status: 'completed' }), 'hangup'),
+    speakAndHangUp: (providerCallId, speech) =>
+      modifyLiveCall(providerCallId, new URLSearchParams({ Twiml: sayAndHangUpTwiml(speech.text, speech.language) }), 'voicemail'),
   };
 }
 
 /** Twilio voice: dial and hang up over REST, status callbacks signed with the account's Auth Token. */
 export const twilioTelephony: TelephonyChannel = {
   connect: connectTwilioTelephony,
+  answeringMachineDetection: true,
   callbacks: {
     signatureHeader: 'X-Twilio-Signature',
     callIdOf: (webhook) => {
@@ -133,8 +151,36 @@ export const twilioTelephony: TelephonyChannel = {
         throw new ProviderError(`CallStatus "${params.CallStatus ?? ''}" is not a Twilio call status.`, { retryable: false });
       }
     },
+    readAnsweredBy: (webhook) => {
+      const params = flatForm(webhook);
+      const answeredBy = normaliseAnsweredBy(params.AnsweredBy);
+      if (!answeredBy) {
+        throw new ProviderError(`AnsweredBy "${params.AnsweredBy ?? ''}" is not a Twilio answering-machine verdict.`, { retryable: false });
+      }
+      return { answeredBy, detectionMs: parseDuration(params.MachineDetectionDuration) };
+    },
   },
 };
+
+/**
+ * Twilio's `AnsweredBy` in our four words: `machine_start` (MachineDetection=Enable) and the
+ * `machine_end_*` verdicts of DetectMessageEnd (beep, silence, other) are all a machine.
+ */
+export function normaliseAnsweredBy(raw: string | undefined): AnsweredBy | undefined {
+  switch (raw) {
+    case 'human':
+    case 'fax':
+    case 'unknown':
+      return raw;
+    case 'machine_start':
+    case 'machine_end_beep':
+    case 'machine_end_silence':
+    case 'machine_end_other':
+      return 'machine';
+    default:
+      return undefined;
+  }
+}
 
 /** A form body with each repeated field's last value. */
 function flatForm(webhook: ProviderWebhook): Record<string, string | undefined> {
@@ -158,6 +204,11 @@ export function streamTwiml(mediaStreamUrl: string, callId: string, token: strin
     `<Parameter name="token" value="${xmlAttr(token)}"/>` +
     `</Stream></Connect></Response>`
   );
+}
+
+/** TwiML that speaks `text` and hangs up: the voicemail, said in the agent's language. */
+export function sayAndHangUpTwiml(text: string, language: string): string {
+  return `<Response><Say language="${xmlAttr(language)}">${xmlAttr(text)}</Say><Hangup/></Response>`;
 }
 
 function xmlAttr(value: string): string {

@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError } from '../errors.ts';
 import type { DialRequest } from '../types.ts';
-import { connectTwilioTelephony, twilioCallUpdate, twilioSignature, verifyTwilioSignature } from './telephony.ts';
+import {
+  connectTwilioTelephony,
+  normaliseAnsweredBy,
+  twilioCallUpdate,
+  twilioSignature,
+  twilioTelephony,
+  verifyTwilioSignature,
+} from './telephony.ts';
 import { startFakeTwilio, type FakeTwilio } from './fake.ts';
 
 const ACCOUNT_SID = `AC${'0123456789abcdef'.repeat(2)}`;
@@ -258,6 +265,78 @@ describe('createTwilioTelephony().hangup', () => {
   it('throws on other failures', async () => {
     fake.failNext(500, { code: 20500, message: 'Internal Server Error', status: 500 });
     await expect(provider().hangup(`CA${'e'.repeat(32)}`)).rejects.toThrow(/500.*Internal Server Error/);
+  });
+});
+
+describe('answering-machine detection', () => {
+  const amdUrl = () => `${receiver.url}/webhooks/twilio/answered-by`;
+
+  it('asks for asynchronous DetectMessageEnd with our callback only when the dial request says so', async () => {
+    const { providerCallId } = await provider().dial(dialRequest({ answeringMachineDetection: { callbackUrl: amdUrl() } }));
+    const form = fake.requests.at(-1)!.form;
+    expect(form.getAll('MachineDetection')).toEqual(['DetectMessageEnd']);
+    expect(form.getAll('AsyncAmd')).toEqual(['true']);
+    expect(form.getAll('AsyncAmdStatusCallback')).toEqual([amdUrl()]);
+    expect(form.getAll('AsyncAmdStatusCallbackMethod')).toEqual(['POST']);
+    expect(fake.calls.get(providerCallId)?.machineDetection).toEqual({
+      mode: 'DetectMessageEnd',
+      asyncAmd: 'true',
+      statusCallback: amdUrl(),
+      statusCallbackMethod: 'POST',
+    });
+    const plain = await provider().dial(dialRequest());
+    expect([...fake.requests.at(-1)!.form.keys()].filter((name) => /Amd|MachineDetection/.test(name))).toEqual([]);
+    expect(fake.calls.get(plain.providerCallId)?.machineDetection).toBeNull();
+  });
+
+  it("reads the fake's signed verdict: AnsweredBy normalised, MachineDetectionDuration in milliseconds", async () => {
+    const { providerCallId } = await provider().dial(dialRequest({ answeringMachineDetection: { callbackUrl: amdUrl() } }));
+    expect(await fake.sendAnsweredBy(providerCallId, 'machine_end_beep', { detectionMs: 5120 })).toBe(204);
+    const verdict = receiver.received.at(-1)!;
+    expect(verdict.url).toBe(amdUrl());
+    expect(verdict.params).toEqual({
+      AccountSid: ACCOUNT_SID,
+      CallSid: providerCallId,
+      AnsweredBy: 'machine_end_beep',
+      MachineDetectionDuration: '5120',
+    });
+    const webhook = {
+      url: verdict.url,
+      headers: {},
+      rawBody: new URLSearchParams(verdict.params as Record<string, string>).toString(),
+      receivedAt: new Date(),
+    };
+    expect(twilioTelephony.callbacks!.callIdOf(webhook)).toBe(providerCallId);
+    expect(twilioTelephony.callbacks!.readAnsweredBy!(webhook)).toEqual({ answeredBy: 'machine', detectionMs: 5120 });
+    // Signed with another tenant's token, it does not verify.
+    expect(await fake.sendAnsweredBy(providerCallId, 'human', { authToken: 'another-tenants-token' })).toBe(403);
+  });
+
+  it('normalises every AnsweredBy Twilio sends into human, machine, fax or unknown, and refuses others', () => {
+    const normalised = ['human', 'machine_start', 'machine_end_beep', 'machine_end_silence', 'machine_end_other', 'fax', 'unknown'].map(
+      normaliseAnsweredBy,
+    );
+    expect(normalised).toEqual(['human', 'machine', 'machine', 'machine', 'machine', 'fax', 'unknown']);
+    const webhook = { url: amdUrl(), headers: {}, rawBody: 'CallSid=CA1&AnsweredBy=robot', receivedAt: new Date() };
+    expect(() => twilioTelephony.callbacks!.readAnsweredBy!(webhook)).toThrow(
+      'AnsweredBy "robot" is not a Twilio answering-machine verdict.',
+    );
+  });
+
+  it('leaves a voicemail by updating the live call with XML-escaped TwiML that speaks and hangs up', async () => {
+    const telephony = provider();
+    const { providerCallId } = await telephony.dial(dialRequest());
+    await telephony.speakAndHangUp!(providerCallId, { text: 'Hi Ana & co, call <us> "back"', language: 'es-ES' });
+    const request = fake.requests.at(-1)!;
+    expect(request.path).toBe(`/2010-04-01/Accounts/${ACCOUNT_SID}/Calls/${providerCallId}.json`);
+    expect([...request.form.entries()]).toEqual([
+      ['Twiml', '<Response><Say language="es-ES">Hi Ana &amp; co, call &lt;us&gt; &quot;back&quot;</Say><Hangup/></Response>'],
+    ]);
+    expect(fake.calls.get(providerCallId)?.twimlUpdates).toHaveLength(1);
+    // A call already over answers 21220: nothing left to say, not an error.
+    await telephony.hangup(providerCallId);
+    await expect(telephony.speakAndHangUp!(providerCallId, { text: 'Too late', language: 'en-US' })).resolves.toBeUndefined();
+    expect(fake.calls.get(providerCallId)?.twimlUpdates).toHaveLength(1);
   });
 });
 
