@@ -4,6 +4,7 @@
  * derived from this list, so adding a provider is its folder and one line below.
  */
 import type { TSchema } from '@sinclair/typebox';
+import { espeak } from './espeak/index.ts';
 import { msg91 } from './msg91/index.ts';
 import { openaiCompatible } from './openai-compatible/index.ts';
 import { simulator } from './simulator/index.ts';
@@ -12,13 +13,16 @@ import { twilio } from './twilio/index.ts';
 import type { IntegrationDefinition, Provider } from './types.ts';
 import { whatsappCloud } from './whatsapp-cloud/index.ts';
 
-export const PROVIDERS: readonly Provider[] = [simulator, twilio, whatsappCloud, msg91, telnyx, openaiCompatible];
+export const PROVIDERS: readonly Provider[] = [simulator, twilio, whatsappCloud, msg91, telnyx, openaiCompatible, espeak];
+
+/** The channels a provider is looked up by. */
+type Channel = 'telephony' | 'sms' | 'whatsapp' | 'llm' | 'stt' | 'tts';
 
 const byName = new Map(PROVIDERS.map((provider) => [provider.name, provider]));
 
 export const providerNamed = (name: string): Provider | undefined => byName.get(name);
 
-const namesWith = (channel: 'telephony' | 'sms' | 'whatsapp' | 'llm') =>
+const namesWith = (channel: Channel) =>
   PROVIDERS.filter((provider) => provider[channel]).map((provider) => provider.name) as [string, ...string[]];
 
 /** Providers that carry phone numbers and calls (a voice number's `provider`). */
@@ -27,11 +31,15 @@ export const VOICE_PROVIDER_NAMES = namesWith('telephony');
 export const SMS_PROVIDER_NAMES = namesWith('sms');
 /** Providers that serve language models (an agent's `llm.provider`). */
 export const LLM_PROVIDER_NAMES = namesWith('llm');
+/** Providers that turn speech into text (an agent's `stt.provider`). */
+export const STT_PROVIDER_NAMES = namesWith('stt');
+/** Providers that speak (an agent's `tts.provider`, `GET /voices?provider=`). */
+export const TTS_PROVIDER_NAMES = namesWith('tts');
 
-export type ProviderWith<K extends 'telephony' | 'sms' | 'whatsapp' | 'llm'> = Provider & Required<Pick<Provider, K>>;
+export type ProviderWith<K extends Channel> = Provider & Required<Pick<Provider, K>>;
 
 /** The provider stored on a number, call or message, with the channel asked for; any other name is a bug, not input. */
-function providerWith<K extends 'telephony' | 'sms' | 'whatsapp' | 'llm'>(name: string, channel: K): ProviderWith<K> {
+function providerWith<K extends Channel>(name: string, channel: K): ProviderWith<K> {
   const provider = byName.get(name);
   if (!provider?.[channel]) throw new Error(`No ${channel} provider is named ${JSON.stringify(name)}.`);
   return provider as ProviderWith<K>;
@@ -40,6 +48,8 @@ function providerWith<K extends 'telephony' | 'sms' | 'whatsapp' | 'llm'>(name: 
 export const telephonyProvider = (name: string) => providerWith(name, 'telephony');
 export const smsProvider = (name: string) => providerWith(name, 'sms');
 export const llmProvider = (name: string) => providerWith(name, 'llm');
+export const sttProvider = (name: string) => providerWith(name, 'stt');
+export const ttsProvider = (name: string) => providerWith(name, 'tts');
 
 /** The WhatsApp provider (there is one: Meta's Cloud API). */
 export const whatsappProvider: ProviderWith<'whatsapp'> = providerWith(whatsappCloud.name, 'whatsapp');
