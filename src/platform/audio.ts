@@ -3,11 +3,14 @@
  * providers use. G.711 μ-law comes from `alawmulaw`; resampling from libsamplerate (WebAssembly,
  * `@alexanderolsen/libsamplerate-js`); pcm16 is 16-bit signed little-endian.
  */
-import { mulaw } from 'alawmulaw';
+import alawmulaw from 'alawmulaw';
 import libsamplerate from '@alexanderolsen/libsamplerate-js';
 import type { AudioFormat } from '../providers/types.ts';
 
 export type { AudioFormat };
+
+// Both packages are CommonJS: Node gives their exports as the default import only.
+const { mulaw } = alawmulaw;
 
 /** What a phone line carries (Twilio Media Streams, Telnyx). */
 export const PHONE_AUDIO: AudioFormat = { encoding: 'mulaw', sampleRate: 8000 };
