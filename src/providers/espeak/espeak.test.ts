@@ -21,6 +21,8 @@ describe('eSpeak NG text-to-speech', () => {
     expect(voices.length).toBeGreaterThan(100);
     expect(voices).toContainEqual({ id: 'gmw/en-US', name: 'English (America)', languages: ['en-US', 'en'] });
     expect(voices.find((voice) => voice.languages.includes('en'))?.id).toBe('gmw/en');
+    // eSpeak's en-us-nyc is no valid BCP-47 tag; its valid beginning is made canonical.
+    expect(voices.find((voice) => voice.id === 'gmw/en-US-nyc')?.languages).toEqual(['en-US-nyc']);
     expect(voices.find((voice) => voice.languages.includes('es-419'))).toBeDefined();
   });
 

@@ -50,13 +50,21 @@ function toVoice(voice: EspeakVoice): Voice {
   return { id: voice.identifier, name: voice.name, languages: [...new Set(languages)] };
 }
 
-/** eSpeak writes tags in lower case (en-gb-x-rp); the API's are canonical (en-GB-x-rp). */
+/**
+ * eSpeak writes tags in lower case (en-gb-x-rp); the API's are canonical (en-GB-x-rp). A few of its
+ * tags are not valid BCP-47 (en-us-nyc): their longest valid beginning is made canonical.
+ */
 function canonicalTag(tag: string): string {
-  try {
-    return Intl.getCanonicalLocales(tag)[0] ?? tag;
-  } catch {
-    return tag;
+  const parts = tag.split('-');
+  for (let length = parts.length; length > 0; length--) {
+    try {
+      const head = Intl.getCanonicalLocales(parts.slice(0, length).join('-'))[0]!;
+      return [head, ...parts.slice(length)].join('-');
+    } catch {
+      // not valid BCP-47 this long: try a shorter beginning
+    }
   }
+  return tag;
 }
 
 // ---------------------------------------------------------------------------------------------
