@@ -6,7 +6,7 @@ import type {
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
 import { ProviderError } from '../errors.ts';
-import { cancelled, sdkClient, sdkProviderError, type SdkEndpoint } from './sdk.ts';
+import { cancelled, sdkClient, watchRequest, type SdkEndpoint } from './sdk.ts';
 import type { ChatEvent, ChatFinishReason, ChatModel, ChatRequest, ChatToolCall } from '../types.ts';
 
 const LABEL = 'LLM';
@@ -36,55 +36,24 @@ async function* streamReply(
   callerSignal: AbortSignal | undefined,
 ): AsyncGenerator<ChatEvent> {
   if (callerSignal?.aborted) throw cancelled(LABEL);
-  // One controller for the caller's abort and our silence deadline, so either stops the request.
-  const controller = new AbortController();
-  const abortWithCaller = () => controller.abort();
-  callerSignal?.addEventListener('abort', abortWithCaller, { once: true });
-  let timedOut = false;
-  // Counts only while we wait for the server: a consumer slow to pull (speaking the last sentence) is not a stalled server.
-  let waiting = false;
-  // One timer per reply, restarted at each wait, rather than one per chunk.
-  const silent = setTimeout(() => {
-    if (!waiting) return;
-    timedOut = true;
-    controller.abort();
-  }, timeoutMs);
-  const waitForServer = async <T>(promise: Promise<T>): Promise<T> => {
-    waiting = true;
-    silent.refresh();
-    try {
-      return await promise;
-    } finally {
-      waiting = false;
-    }
-  };
-  const failure = (error: unknown) =>
-    sdkProviderError(LABEL, error, { timedOut, timeoutMs, abortedByCaller: callerSignal?.aborted === true });
-
+  const watch = watchRequest(LABEL, timeoutMs, callerSignal);
   const startedAt = performance.now();
   let chunks: AsyncIterator<ChatCompletionChunk> | undefined;
   let readToTheEnd = false;
   try {
-    try {
-      const stream = await waitForServer(client.chat.completions.create(wireRequest(request), { signal: controller.signal }));
-      chunks = stream[Symbol.asyncIterator]();
-    } catch (error) {
-      throw failure(error);
-    }
+    const stream = await watch.waitForServer(client.chat.completions.create(wireRequest(request), { signal: watch.signal }));
+    const reading = stream[Symbol.asyncIterator]();
+    chunks = reading;
 
     const toolCalls = new Map<number, { id?: string; name?: string; arguments: string }>();
     let finishReason: ChatFinishReason | undefined;
     let usage: { inputTokens: number; outputTokens: number } | null = null;
     let firstTokenMs: number | undefined;
     for (;;) {
-      let next: IteratorResult<ChatCompletionChunk>;
-      try {
-        next = await waitForServer(chunks.next());
-      } catch (error) {
-        throw failure(error);
-      }
+      const next = await watch.waitForServer(reading.next());
       // The SDK ends a stream quietly when its request is aborted; say why it ended.
-      if (timedOut || callerSignal?.aborted) throw failure(undefined);
+      const stopped = watch.stopped();
+      if (stopped) throw stopped;
       if (next.done) {
         readToTheEnd = true;
         break;
@@ -112,13 +81,12 @@ async function* streamReply(
     if (finishReason === undefined) throw new ProviderError('LLM: the stream ended before the reply was complete.', { retryable: true });
     yield { type: 'done', finishReason, usage, ...(firstTokenMs === undefined ? {} : { firstTokenMs: Math.round(firstTokenMs) }) };
   } finally {
-    clearTimeout(silent);
-    callerSignal?.removeEventListener('abort', abortWithCaller);
+    watch.end();
     // A consumer that stops early (barge-in) closes the connection, so the server stops generating.
     // A stream read to its end has nothing to stop: its connection goes back to the pool as it is.
     if (!readToTheEnd) {
       if (chunks) await chunks.return?.().catch(() => undefined);
-      controller.abort();
+      watch.abort();
     }
   }
 }

@@ -29,6 +29,51 @@ export function sdkClient(endpoint: SdkEndpoint): OpenAI {
   });
 }
 
+/**
+ * The watch over one streamed request: one controller for the caller's abort and a silence
+ * deadline (the longest the server may stay silent before its answer starts and between two
+ * chunks, counted only while we wait for it: a consumer slow to pull is not a stalled server), and
+ * its failures in our terms. One timer per request, restarted at each wait, rather than one per chunk.
+ */
+export function watchRequest(label: string, timeoutMs: number, callerSignal: AbortSignal | undefined) {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  callerSignal?.addEventListener('abort', abort, { once: true });
+  let timedOut = false;
+  let waiting = false;
+  const silent = setTimeout(() => {
+    if (!waiting) return;
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const failure = (error: unknown) =>
+    sdkProviderError(label, error, { timedOut, timeoutMs, abortedByCaller: callerSignal?.aborted === true });
+  return {
+    signal: controller.signal,
+    /** Waits for the server under the deadline; a failure is thrown as ProviderError. */
+    async waitForServer<T>(promise: Promise<T>): Promise<T> {
+      waiting = true;
+      silent.refresh();
+      try {
+        return await promise;
+      } catch (error) {
+        throw failure(error);
+      } finally {
+        waiting = false;
+      }
+    },
+    /** Why the request stopped (the deadline or the caller), for an SDK that ends a stream quietly when it is aborted; undefined while it runs. */
+    stopped: (): ProviderError | undefined => (timedOut || callerSignal?.aborted ? failure(undefined) : undefined),
+    /** Closes the connection, so the server stops generating. */
+    abort,
+    /** Stops the deadline and forgets the caller's signal. */
+    end() {
+      clearTimeout(silent);
+      callerSignal?.removeEventListener('abort', abort);
+    },
+  };
+}
+
 export const cancelled = (label: string) => new ProviderError(`${label}: the request was cancelled.`, { retryable: false });
 
 /** The SDK's errors in our terms, prefixed with `label` (`LLM`, `Speech-to-text`); never the URL or the key, only the server's words. */

@@ -3,7 +3,7 @@ import { toFile } from 'openai';
 import { mulawToPcm16, wavFile } from '../../platform/audio.ts';
 import { ProviderError } from '../errors.ts';
 import type { AudioFormat, RecognitionOptions, SpeechEndpoint, SpeechToText, SynthesisRequest, TextToSpeech, Voice } from '../types.ts';
-import { cancelled, sdkClient, sdkProviderError } from './sdk.ts';
+import { cancelled, sdkClient, sdkProviderError, watchRequest } from './sdk.ts';
 
 const STT = 'Speech-to-text';
 const TTS = 'Text-to-speech';
@@ -63,35 +63,13 @@ export function createSpeaker(endpoint: SpeechEndpoint): TextToSpeech {
 async function* speech(client: OpenAI | undefined, timeoutMs: number, request: SynthesisRequest): AsyncGenerator<Buffer> {
   if (!client) throw notConfigured(TTS);
   if (request.signal?.aborted) throw cancelled(TTS);
-  // One controller for the caller's abort and the silence deadline, so either stops the request.
-  const controller = new AbortController();
-  const abortWithCaller = () => controller.abort();
-  request.signal?.addEventListener('abort', abortWithCaller, { once: true });
-  let timedOut = false;
-  // Counts only while we wait for the server: a consumer slow to pull (playing the audio) is not a stalled server.
-  let waiting = false;
-  const silent = setTimeout(() => {
-    if (!waiting) return;
-    timedOut = true;
-    controller.abort();
-  }, timeoutMs);
-  const waitForServer = async <T>(promise: Promise<T>): Promise<T> => {
-    waiting = true;
-    silent.refresh();
-    try {
-      return await promise;
-    } catch (error) {
-      throw sdkProviderError(TTS, error, { timedOut, timeoutMs, abortedByCaller: request.signal?.aborted === true });
-    } finally {
-      waiting = false;
-    }
-  };
+  const watch = watchRequest(TTS, timeoutMs, request.signal);
   let finished = false;
   try {
-    const response = await waitForServer(
+    const response = await watch.waitForServer(
       client.audio.speech.create(
         { model: request.model ?? DEFAULT_SPEECH_MODEL, voice: request.voice, input: request.text, response_format: 'pcm' },
-        { signal: controller.signal },
+        { signal: watch.signal },
       ),
     );
     if (!response.body) throw new ProviderError(`${TTS}: the answer has no audio.`, { retryable: true });
@@ -99,7 +77,7 @@ async function* speech(client: OpenAI | undefined, timeoutMs: number, request: S
     // A network chunk may end inside a sample: its odd byte waits for the next one.
     let carried = Buffer.alloc(0);
     for (;;) {
-      const { done, value } = await waitForServer(reader.read());
+      const { done, value } = await watch.waitForServer(reader.read());
       if (done) break;
       const bytes = Buffer.concat([carried, value]);
       const whole = bytes.length - (bytes.length % 2);
@@ -108,10 +86,9 @@ async function* speech(client: OpenAI | undefined, timeoutMs: number, request: S
     }
     finished = true;
   } finally {
-    clearTimeout(silent);
-    request.signal?.removeEventListener('abort', abortWithCaller);
+    watch.end();
     // A consumer that stops early (barge-in) closes the connection, so the server stops generating.
-    if (!finished) controller.abort();
+    if (!finished) watch.abort();
   }
 }
 
