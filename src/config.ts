@@ -71,7 +71,7 @@ const ServiceEnvSchema = Type.Object({
     10000,
     100,
     120000,
-    'How long a request to a provider (calls, SMS, WhatsApp) may take before it counts as a timeout.',
+    'How long a request to a provider (calls, SMS, WhatsApp, speech) may take before it counts as a timeout.',
   ),
   WEBHOOK_RETRY_SECONDS: Int(
     5,
@@ -105,6 +105,17 @@ const ServiceEnvSchema = Type.Object({
     2,
     120,
     "On a phone line, how long the caller may stay silent after the agent's words before being asked once whether they are still there (and, after as long again, told goodbye).",
+  ),
+  SPEECH_API_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://',
+      description:
+        'An OpenAI-compatible API base URL (up to /v1) whose /audio/transcriptions and /audio/speech agents listen and speak through when their stt or tts provider is OPENAI_COMPATIBLE (unless the tenant connected its own llm integration); unset: LLM_API_URL. When set, new agents listen through it (stt OPENAI_COMPATIBLE) by default.',
+      expected: 'an http(s) URL',
+    }),
+  ),
+  SPEECH_API_KEY: Type.Optional(
+    Type.String({ minLength: 1, description: 'Bearer key for SPEECH_API_URL; unset: LLM_API_KEY when SPEECH_API_URL is unset too.' }),
   ),
   EMBEDDINGS_API_URL: Type.Optional(
     Type.String({
@@ -203,6 +214,8 @@ export interface Config {
   publicUrl: string;
   webhookRetrySeconds: number;
   llm: { apiUrl: string | undefined; apiKey: string | undefined; model: string; timeoutMs: number };
+  /** The service's OpenAI-compatible speech server (SPEECH_API_URL, else LLM_API_URL); `dedicated`: SPEECH_API_URL itself is set. */
+  speech: { apiUrl: string | undefined; apiKey: string | undefined; dedicated: boolean; timeoutMs: number };
   knowledge: {
     embeddingsApiUrl: string | undefined;
     embeddingsApiKey: string | undefined;
@@ -308,6 +321,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: env_.PUBLIC_URL,
     webhookRetrySeconds: Number(env_.WEBHOOK_RETRY_SECONDS),
     llm: { apiUrl: env_.LLM_API_URL, apiKey: env_.LLM_API_KEY, model: env_.LLM_MODEL, timeoutMs: Number(env_.LLM_TIMEOUT_MS) },
+    // The key goes with its server: LLM_API_KEY is never sent to SPEECH_API_URL.
+    speech: env_.SPEECH_API_URL
+      ? { apiUrl: env_.SPEECH_API_URL, apiKey: env_.SPEECH_API_KEY, dedicated: true, timeoutMs: Number(env_.PROVIDER_TIMEOUT_MS) }
+      : { apiUrl: env_.LLM_API_URL, apiKey: env_.LLM_API_KEY, dedicated: false, timeoutMs: Number(env_.PROVIDER_TIMEOUT_MS) },
     knowledge: {
       embeddingsApiUrl: env_.EMBEDDINGS_API_URL,
       embeddingsApiKey: env_.EMBEDDINGS_API_KEY,

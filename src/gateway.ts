@@ -32,6 +32,7 @@ export const PREFIXES: Record<string, ModuleName> = {
   'contact-lists': 'contacts',
   agents: 'agents',
   'voice-numbers': 'agents',
+  voices: 'agents',
   campaigns: 'campaigns',
   'call-logs': 'calls',
   simulator: 'calls',

@@ -54,7 +54,8 @@ describe('agents', () => {
       name: 'Collections',
       description: 'Friendly reminders',
       language: 'es',
-      voice: 'alloy',
+      voice: 'roa/es-419',
+      tts: { provider: 'ESPEAK' },
       systemPrompt: 'You remind customers of overdue invoices.',
       firstMessage: 'Hola, ¿tiene un momento?',
       knowledgeBaseIds: [kb],
@@ -74,13 +75,15 @@ describe('agents', () => {
       name: 'Collections',
       description: 'Friendly reminders',
       language: 'es',
-      voice: 'alloy',
+      voice: 'roa/es-419',
       systemPrompt: 'You remind customers of overdue invoices.',
       firstMessage: 'Hola, ¿tiene un momento?',
       knowledgeBaseIds: [kb],
       tools: ['end_call', 'collect_payment_promise'],
       customTools: [LOOKUP_TOOL],
       llm: null,
+      stt: null,
+      tts: { provider: 'ESPEAK' },
       knowledgeInContext: true,
       transferNumber: '+34600000001',
       metadata: { team: 'finance' },
@@ -90,13 +93,15 @@ describe('agents', () => {
     expect((await api('GET', `/agents/${agent.id}`)).json()).toEqual(agent);
   });
 
-  it('fills defaults: language en-US, empty lists and metadata, nulls', async () => {
+  it('fills defaults: language en-US, eSpeak’s American English voice, no listening, empty lists and metadata, nulls', async () => {
     const response = await api('POST', '/agents', { name: 'Bare' });
     expect(response.statusCode).toBe(201);
     expect(response.json()).toMatchObject({
       language: 'en-US',
       description: null,
-      voice: null,
+      voice: 'gmw/en-US',
+      stt: null,
+      tts: { provider: 'ESPEAK' },
       systemPrompt: null,
       firstMessage: null,
       knowledgeBaseIds: [],
@@ -164,7 +169,7 @@ describe('agents', () => {
   });
 
   it('updates only the fields given, clears nullable ones with null and stores the language in canonical case', async () => {
-    const agent = await newAgent({ description: 'old', voice: 'nova', tools: ['end_call'] });
+    const agent = await newAgent({ description: 'old', voice: 'gmw/en-GB-x-rp', tools: ['end_call'] });
     const response = await api('PATCH', `/agents/${agent.id}`, {
       description: null,
       language: 'pt-br',
@@ -174,7 +179,8 @@ describe('agents', () => {
     expect(response.json()).toMatchObject({
       name: agent.name,
       description: null,
-      voice: 'nova',
+      // A new language alone keeps the voice chosen.
+      voice: 'gmw/en-GB-x-rp',
       language: 'pt-BR',
       tools: ['transfer_call', 'knowledge_search'],
     });

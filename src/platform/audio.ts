@@ -1,11 +1,16 @@
 /**
  * Audio as the media pipeline moves it: mono frames in the formats phone lines, browsers and speech
- * providers use. G.711 μ-law comes from `alawmulaw`; pcm16 is 16-bit signed little-endian.
+ * providers use. G.711 μ-law comes from `alawmulaw`; resampling from libsamplerate (WebAssembly,
+ * `@alexanderolsen/libsamplerate-js`); pcm16 is 16-bit signed little-endian.
  */
-import { mulaw } from 'alawmulaw';
+import alawmulaw from 'alawmulaw';
+import libsamplerate from '@alexanderolsen/libsamplerate-js';
 import type { AudioFormat } from '../providers/types.ts';
 
 export type { AudioFormat };
+
+// Both packages are CommonJS: Node gives their exports as the default import only.
+const { mulaw } = alawmulaw;
 
 /** What a phone line carries (Twilio Media Streams, Telnyx). */
 export const PHONE_AUDIO: AudioFormat = { encoding: 'mulaw', sampleRate: 8000 };
@@ -24,20 +29,89 @@ export function mulawToPcm16(audio: Uint8Array): Buffer {
 }
 
 export function pcm16ToMulaw(audio: Buffer): Buffer {
+  return Buffer.from(mulaw.encode(pcm16Samples(audio)));
+}
+
+/** The samples of pcm16 bytes (a trailing odd byte is left out). */
+export function pcm16Samples(audio: Buffer): Int16Array {
   // A copy when the buffer is not aligned for 16-bit reads (a slice of a larger one may not be).
   const aligned = audio.byteOffset % 2 === 0 ? audio : Buffer.from(audio);
-  const samples = new Int16Array(aligned.buffer, aligned.byteOffset, Math.floor(aligned.byteLength / 2));
-  return Buffer.from(mulaw.encode(samples));
+  return new Int16Array(aligned.buffer, aligned.byteOffset, Math.floor(aligned.byteLength / 2));
 }
 
 const sameFormat = (a: AudioFormat, b: AudioFormat) => a.encoding === b.encoding && a.sampleRate === b.sampleRate;
 
+/** Converts one chunk of a stream; it keeps what it needs of earlier chunks, so use one per stream. */
+export type AudioConverter = (chunk: Buffer) => Buffer;
+
 /**
- * A converter from one format to another for a stream of chunks (stateful, so a chunk boundary
- * never clicks once resampling is involved). Same rate only for now: encoding changes.
+ * A converter from one format to another for one stream of chunks. Stateful: a pcm16 chunk cut
+ * in the middle of a sample keeps its odd byte for the next chunk, and the resampler keeps its
+ * filter's history, so chunk boundaries never click and chunked output equals whole output.
+ * Async because libsamplerate's WebAssembly module is instantiated asynchronously (a few
+ * milliseconds; each converter has its own instance, as a resampler's state is per stream).
+ * The resampler's filter delays the output by a few milliseconds: the last of a stream stays
+ * inside it, which a live call never notices.
  */
-export function createAudioConverter(from: AudioFormat, to: AudioFormat): (chunk: Buffer) => Buffer {
+export async function createAudioConverter(from: AudioFormat, to: AudioFormat): Promise<AudioConverter> {
   if (sameFormat(from, to)) return (chunk) => chunk;
-  if (from.sampleRate !== to.sampleRate) throw new Error(`Resampling ${from.sampleRate} Hz to ${to.sampleRate} Hz is not supported yet.`);
-  return from.encoding === 'mulaw' ? (chunk) => mulawToPcm16(chunk) : (chunk) => pcm16ToMulaw(chunk);
+  const decode = from.encoding === 'mulaw' ? (chunk: Buffer) => mulaw.decode(chunk) : pcm16Reader();
+  const encode = to.encoding === 'mulaw' ? (samples: Int16Array) => Buffer.from(mulaw.encode(samples)) : pcm16Bytes;
+  const resample = from.sampleRate === to.sampleRate ? (samples: Int16Array) => samples : await resampler(from.sampleRate, to.sampleRate);
+  return (chunk) => encode(resample(decode(chunk)));
+}
+
+/** pcm16 bytes to samples, carrying an odd trailing byte over to the next chunk. */
+function pcm16Reader(): (chunk: Buffer) => Int16Array {
+  let carried: Buffer | null = null;
+  return (chunk) => {
+    const bytes = carried ? Buffer.concat([carried, chunk]) : chunk;
+    carried = bytes.length % 2 === 1 ? Buffer.from(bytes.subarray(bytes.length - 1)) : null;
+    return pcm16Samples(bytes);
+  };
+}
+
+function pcm16Bytes(samples: Int16Array): Buffer {
+  return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+}
+
+/**
+ * libsamplerate's band-limited sinc resampler (medium quality: 97 dB stop band, 90% of the
+ * bandwidth kept), which filters out what the lower rate cannot carry instead of folding it back.
+ * Its full API keeps the filter state across calls.
+ */
+async function resampler(fromRate: number, toRate: number): Promise<(samples: Int16Array) => Int16Array> {
+  const converter = await libsamplerate.create(1, fromRate, toRate, { converterType: libsamplerate.ConverterType.SRC_SINC_MEDIUM_QUALITY });
+  return (samples) => {
+    if (samples.length === 0) return samples;
+    const input = new Float32Array(samples.length);
+    for (let i = 0; i < samples.length; i++) input[i] = samples[i]! / 32768;
+    const output = converter.full(input);
+    const result = new Int16Array(output.length);
+    for (let i = 0; i < output.length; i++) result[i] = Math.max(-32768, Math.min(32767, Math.round(output[i]! * 32768)));
+    return result;
+  };
+}
+
+/**
+ * A WAV file (RIFF, PCM, 16-bit mono) around pcm16 samples, for a server that takes an utterance
+ * as an uploaded file. The 44-byte canonical header is the whole format for this case.
+ */
+export function wavFile(pcm16: Buffer, sampleRate: number): Buffer {
+  const dataBytes = pcm16.length - (pcm16.length % 2);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + dataBytes, 4);
+  header.write('WAVE', 8, 'ascii');
+  header.write('fmt ', 12, 'ascii');
+  header.writeUInt32LE(16, 16); // size of the fmt chunk
+  header.writeUInt16LE(1, 20); // PCM
+  header.writeUInt16LE(1, 22); // mono
+  header.writeUInt32LE(sampleRate, 24);
+  header.writeUInt32LE(sampleRate * 2, 28); // bytes per second
+  header.writeUInt16LE(2, 32); // bytes per frame
+  header.writeUInt16LE(16, 34); // bits per sample
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(dataBytes, 40);
+  return Buffer.concat([header, pcm16.subarray(0, dataBytes)]);
 }

@@ -176,6 +176,23 @@ const declared = {
       'No language model server is configured for this service; set LLM_API_URL (and LLM_API_KEY), or leave llm null to use the retrieval agent.',
     when: 'An agent names a model while the service has no model server to ask.',
   },
+  SPEECH_NOT_CONFIGURED: {
+    status: 400,
+    message:
+      'No ${provider} server is configured for this tenant or service; connect the ${integration} integration, or set SPEECH_API_URL (or LLM_API_URL) for the service.',
+    when: "An agent's stt or tts names a provider that has no server to reach: neither the tenant's integration nor the service's environment.",
+  },
+  UNKNOWN_VOICE: {
+    status: 400,
+    message: '"${voice}" is not a voice of ${provider}; GET /api/v1/voices?provider=${name} lists them.',
+    when: "An agent's voice is not one of the voices of its text-to-speech provider.",
+  },
+  NO_VOICE_FOR_LANGUAGE: {
+    status: 400,
+    message:
+      '${provider} has no voice for ${language}; choose one from GET /api/v1/voices?provider=${name}, or another text-to-speech provider.',
+    when: "An agent names no voice and its text-to-speech provider has none for the agent's language.",
+  },
   INVALID_PHONE_NUMBER: {
     status: 400,
     message: 'Invalid phone number; give it in E.164 form, such as +14155550100.',
@@ -540,6 +557,11 @@ const declared = {
     status: 502,
     message: 'WhatsApp refused to list the sender numbers: ${reason}',
     when: 'The WhatsApp Graph API refused to list the sender numbers.',
+  },
+  'PROVIDER_ERROR.voices': {
+    status: 502,
+    message: '${provider} could not list its voices: ${reason}',
+    when: 'Listing voices (GET /voices, or saving an agent, whose voice is checked against them) failed at the text-to-speech provider.',
   },
   DATABASE_UNAVAILABLE: {
     status: 503,

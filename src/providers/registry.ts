@@ -6,6 +6,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { deepgram } from './deepgram/index.ts';
 import { elevenlabs } from './elevenlabs/index.ts';
+import { espeak } from './espeak/index.ts';
 import { msg91 } from './msg91/index.ts';
 import { openaiCompatible } from './openai-compatible/index.ts';
 import { simulator } from './simulator/index.ts';
@@ -14,13 +15,16 @@ import { twilio } from './twilio/index.ts';
 import type { IntegrationDefinition, Provider } from './types.ts';
 import { whatsappCloud } from './whatsapp-cloud/index.ts';
 
-export const PROVIDERS: readonly Provider[] = [simulator, twilio, whatsappCloud, msg91, telnyx, openaiCompatible, deepgram, elevenlabs];
+export const PROVIDERS: readonly Provider[] = [simulator, twilio, whatsappCloud, msg91, telnyx, openaiCompatible, espeak, deepgram, elevenlabs];
+
+/** The channels a provider is looked up by. */
+type Channel = 'telephony' | 'sms' | 'whatsapp' | 'llm' | 'stt' | 'tts';
 
 const byName = new Map(PROVIDERS.map((provider) => [provider.name, provider]));
 
 export const providerNamed = (name: string): Provider | undefined => byName.get(name);
 
-const namesWith = (channel: 'telephony' | 'sms' | 'whatsapp' | 'llm' | 'stt' | 'tts') =>
+const namesWith = (channel: Channel) =>
   PROVIDERS.filter((provider) => provider[channel]).map((provider) => provider.name) as [string, ...string[]];
 
 /** Providers that carry phone numbers and calls (a voice number's `provider`). */
@@ -29,15 +33,15 @@ export const VOICE_PROVIDER_NAMES = namesWith('telephony');
 export const SMS_PROVIDER_NAMES = namesWith('sms');
 /** Providers that serve language models (an agent's `llm.provider`). */
 export const LLM_PROVIDER_NAMES = namesWith('llm');
-/** Providers that recognise speech (an agent's speech-to-text provider). */
+/** Providers that turn speech into text (an agent's `stt.provider`). */
 export const STT_PROVIDER_NAMES = namesWith('stt');
-/** Providers that synthesise speech (an agent's text-to-speech provider). */
+/** Providers that speak (an agent's `tts.provider`, `GET /voices?provider=`). */
 export const TTS_PROVIDER_NAMES = namesWith('tts');
 
-export type ProviderWith<K extends 'telephony' | 'sms' | 'whatsapp' | 'llm' | 'stt' | 'tts'> = Provider & Required<Pick<Provider, K>>;
+export type ProviderWith<K extends Channel> = Provider & Required<Pick<Provider, K>>;
 
 /** The provider stored on a number, call or message, with the channel asked for; any other name is a bug, not input. */
-function providerWith<K extends 'telephony' | 'sms' | 'whatsapp' | 'llm' | 'stt' | 'tts'>(name: string, channel: K): ProviderWith<K> {
+function providerWith<K extends Channel>(name: string, channel: K): ProviderWith<K> {
   const provider = byName.get(name);
   if (!provider?.[channel]) throw new Error(`No ${channel} provider is named ${JSON.stringify(name)}.`);
   return provider as ProviderWith<K>;

@@ -1,6 +1,6 @@
 import { updateSet, type Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
-import type { AgentLlm, CustomTool, VoiceProvider } from './schemas.ts';
+import type { AgentLlm, AgentStt, AgentTts, CustomTool, VoiceProvider } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['agents', 'voice_numbers'] as const;
@@ -18,6 +18,8 @@ export interface AgentRow {
   tools: string[];
   custom_tools: CustomTool[];
   llm: AgentLlm | null;
+  stt: AgentStt | null;
+  tts: AgentTts;
   knowledge_in_context: boolean;
   transfer_number: string | null;
   tool_secret_sealed: string | null;
@@ -48,13 +50,15 @@ export interface AgentFields {
   tools: string[];
   customTools: CustomTool[];
   llm: AgentLlm | null;
+  stt: AgentStt | null;
+  tts: AgentTts;
   knowledgeInContext: boolean;
   transferNumber: string | null;
   metadata: Record<string, unknown>;
 }
 
 const AGENT_COLUMNS =
-  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed, metadata, created_at, updated_at';
+  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, custom_tools, llm, stt, tts, knowledge_in_context, transfer_number, tool_secret_sealed, metadata, created_at, updated_at';
 const NUMBER_COLUMNS = 'id, tenant_id, phone_number, provider, label, inbound_agent_id, created_at, updated_at';
 
 export const FOREIGN_KEY_VIOLATION = '23503';
@@ -68,8 +72,8 @@ export async function insertAgent(
 ): Promise<AgentRow> {
   const { rows } = await db.query<AgentRow>(
     `INSERT INTO agents (tenant_id, id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata,
-                         custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb, $12::jsonb, $13::jsonb, $14, $15, $16)
+                         custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed, stt, tts)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb, $12::jsonb, $13::jsonb, $14, $15, $16, $17::jsonb, $18::jsonb)
      RETURNING ${AGENT_COLUMNS}`,
     [
       tenantId,
@@ -88,6 +92,8 @@ export async function insertAgent(
       agent.knowledgeInContext,
       agent.transferNumber,
       agent.toolSecretSealed,
+      agent.stt && JSON.stringify(agent.stt),
+      JSON.stringify(agent.tts),
     ],
   );
   return rows[0]!;
@@ -154,6 +160,8 @@ export async function updateAgent(
       tools: patch.tools ?? undefined,
       custom_tools: patch.customTools && JSON.stringify(patch.customTools),
       llm: patch.llm === undefined ? undefined : patch.llm && JSON.stringify(patch.llm),
+      stt: patch.stt === undefined ? undefined : patch.stt && JSON.stringify(patch.stt),
+      tts: patch.tts && JSON.stringify(patch.tts),
       knowledge_in_context: patch.knowledgeInContext ?? undefined,
       transfer_number: patch.transferNumber,
       metadata: patch.metadata && JSON.stringify(patch.metadata),

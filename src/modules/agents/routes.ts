@@ -1,4 +1,4 @@
-// Seed §4.7 (agents); contract §3 (agents, voice numbers).
+// Seed §4.7 (agents); contract §3 (agents, voice numbers); the voices agents speak with.
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ModulePlugin } from '../../gateway.ts';
@@ -14,7 +14,9 @@ import {
   CreateVoiceNumberBody,
   UpdateAgentBody,
   UpdateVoiceNumberBody,
+  Voice,
   VoiceNumber,
+  VoicesQuery,
 } from './schemas.ts';
 
 /** What the agents' routes ask of higher modules, handed down by the composition root (app.ts). */
@@ -37,7 +39,12 @@ async function mountAgentRoutes(usage: AgentUsage, plugin: Parameters<ModulePlug
   app.post(
     '/agents',
     {
-      schema: { tags, summary: 'Create an agent', body: CreateAgentBody, response: { 201: Agent, ...errorResponses(400, 401, 403, 409) } },
+      schema: {
+        tags,
+        summary: 'Create an agent',
+        body: CreateAgentBody,
+        response: { 201: Agent, ...errorResponses(400, 401, 403, 409, 502) },
+      },
     },
     async (request, reply) => reply.code(201).send(await agents.createAgent(ctxOf(request), request.body)),
   );
@@ -73,7 +80,7 @@ async function mountAgentRoutes(usage: AgentUsage, plugin: Parameters<ModulePlug
         summary: 'Update an agent (only the fields given)',
         params: IdParams,
         body: UpdateAgentBody,
-        response: { 200: Agent, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 200: Agent, ...errorResponses(400, 401, 403, 404, 409, 502) },
       },
     },
     async (request) => agents.updateAgent(ctxOf(request), request.params.id, request.body),
@@ -124,6 +131,21 @@ async function mountAgentRoutes(usage: AgentUsage, plugin: Parameters<ModulePlug
     async () => {
       throw agents.noBulkStopCalls();
     },
+  );
+
+  app.get(
+    '/voices',
+    {
+      schema: {
+        tags: ['voices'],
+        summary: "A text-to-speech provider's voices (default ESPEAK), best first; an agent's voice is one of them",
+        querystring: VoicesQuery,
+        response: { 200: Type.Object({ data: Type.Array(Voice) }), ...errorResponses(400, 401, 403, 502) },
+      },
+    },
+    async (request) => ({
+      data: await agents.listVoices(ctxOf(request), request.query.provider ?? 'ESPEAK', request.query.language),
+    }),
   );
 
   app.post(

@@ -1,4 +1,4 @@
-import { LLM_PROVIDER_NAMES, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
+import { LLM_PROVIDER_NAMES, STT_PROVIDER_NAMES, TTS_PROVIDER_NAMES, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { Timestamp, Uuid } from '../../platform/schemas.ts';
 import { AGENT_TOOLS } from './tools.ts';
@@ -14,7 +14,12 @@ const Language = Type.String({
   description: 'BCP-47 language tag such as en-US, es or pt-BR; default en-US.',
 });
 const Description = Type.String({ maxLength: 2000 });
-const Voice = Type.String({ minLength: 1, maxLength: 200, description: "The text-to-speech voice's identifier." });
+const VoiceId = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description:
+    "One of the voices of the agent's tts provider (GET /api/v1/voices?provider=…); absent or null: the provider's first voice for the agent's language.",
+});
 const TEMPLATE_HINT =
   'A template: {{name}}, {{phone}}, {{email}}, {{metadata.<key>}}, {{campaign.name}}, {{agent.name}}, {{now}}, {{date}}, {{time}} and {{timezone}} are filled per call.';
 const SystemPrompt = Type.String({ maxLength: 50_000, description: `Instructions the agent follows on every call. ${TEMPLATE_HINT}` });
@@ -58,6 +63,56 @@ export const AgentLlm = Type.Object(
 );
 export type AgentLlm = Static<typeof AgentLlm>;
 
+/** A provider enum: a wrong value reads "must be one of ESPEAK, OPENAI_COMPATIBLE". */
+const providerEnum = (names: readonly [string, ...string[]], description: string) =>
+  Type.Unsafe<string>({ type: 'string', enum: [...names], description }) as TUnsafe<string> & { type: 'string'; enum: typeof names };
+
+const SpeechModel = Type.String({ minLength: 1, maxLength: 200, description: "The provider's model; its default when absent." });
+
+export const AgentStt = Type.Object(
+  {
+    provider: providerEnum(STT_PROVIDER_NAMES, 'Who turns the caller’s speech into text.'),
+    model: Type.Optional(SpeechModel),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The agent's speech-to-text on a phone line; null: the agent cannot listen on a phone line. Default: OPENAI_COMPATIBLE when the service sets SPEECH_API_URL, else null.",
+  },
+);
+export type AgentStt = Static<typeof AgentStt>;
+
+export const AgentTts = Type.Object(
+  {
+    provider: providerEnum(TTS_PROVIDER_NAMES, 'Who speaks the agent’s replies; ESPEAK works offline with no account.'),
+    model: Type.Optional(SpeechModel),
+  },
+  { additionalProperties: false, description: "The agent's text-to-speech; default { provider: ESPEAK }." },
+);
+export type AgentTts = Static<typeof AgentTts>;
+
+/** A voice a text-to-speech provider offers. */
+export const Voice = Type.Object({
+  id: Type.String({ description: "What an agent's voice holds." }),
+  name: Type.String(),
+  languages: Type.Array(Type.String(), { description: 'BCP-47 tags it speaks, best first; empty: any language its model speaks.' }),
+  gender: Type.Optional(Type.Union([Type.Literal('female'), Type.Literal('male'), Type.Literal('neutral')])),
+});
+export type Voice = Static<typeof Voice>;
+
+export const VoicesQuery = Type.Object(
+  {
+    provider: Type.Optional(providerEnum(TTS_PROVIDER_NAMES, 'The text-to-speech provider; default ESPEAK.')),
+    language: Type.Optional(
+      Type.String({
+        ...Language,
+        description: 'Only voices that speak this language (en matches en-US; en-US matches en-US and voices for any language).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const CustomTool = Type.Object(
   {
     name: Type.String({
@@ -93,6 +148,8 @@ export const Agent = Type.Object({
   tools: Type.Array(Type.String()),
   customTools: Type.Array(CustomTool),
   llm: Nullable(AgentLlm),
+  stt: Nullable(AgentStt),
+  tts: AgentTts,
   knowledgeInContext: Type.Boolean({ description: "Passages of the agent's knowledge bases are put in the model's context each turn." }),
   transferNumber: Nullable(Type.String()),
   metadata: Metadata,
@@ -111,13 +168,15 @@ export const CreateAgentBody = Type.Object(
     name: AgentName,
     description: Type.Optional(Nullable(Description)),
     language: Type.Optional(Language),
-    voice: Type.Optional(Nullable(Voice)),
+    voice: Type.Optional(Nullable(VoiceId)),
     systemPrompt: Type.Optional(Nullable(SystemPrompt)),
     firstMessage: Type.Optional(Nullable(FirstMessage)),
     knowledgeBaseIds: Type.Optional(KnowledgeBaseIds),
     tools: Type.Optional(Tools),
     customTools: Type.Optional(CustomTools),
     llm: Type.Optional(Nullable(AgentLlm)),
+    stt: Type.Optional(Nullable(AgentStt)),
+    tts: Type.Optional(AgentTts),
     knowledgeInContext: Type.Optional(Type.Boolean()),
     transferNumber: Type.Optional(Nullable(TransferNumber)),
     metadata: Type.Optional(Metadata),

@@ -26,7 +26,11 @@ import type {
   UpdateVoiceNumberBody,
   VoiceNumber,
 } from './schemas.ts';
+import { speechPatch } from './speech.ts';
 import { AGENT_TOOLS, isAgentTool } from './tools.ts';
+
+/** Speech on a phone line: the voices a provider offers, and what the media pipeline speaks and listens with. */
+export { listVoices, serverFor, speechOf, type AgentSpeech, type Server } from './speech.ts';
 
 /** The tools an agent may be given (GET /analytics/tools lists them). */
 export { AGENT_TOOLS };
@@ -47,6 +51,8 @@ const toAgent = (row: repo.AgentRow): Agent => ({
   tools: row.tools,
   customTools: row.custom_tools,
   llm: row.llm,
+  stt: row.stt,
+  tts: row.tts,
   knowledgeInContext: row.knowledge_in_context,
   transferNumber: row.transfer_number,
   metadata: row.metadata,
@@ -154,15 +160,25 @@ function transferNumberOf(raw: string | null | undefined): string | null | undef
   return phoneNumber;
 }
 
-/** The patch as stored: language canonical, tools known, templates and custom tools checked, knowledge base ids without repeats. */
-async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody): Promise<Partial<repo.AgentFields>> {
+/**
+ * The patch as stored: language canonical, tools known, templates and custom tools checked, knowledge
+ * base ids without repeats, speech providers reachable and the voice one of the provider's.
+ * `speechOf`: 'new' on create (speech defaults filled), the agent being updated when the patch
+ * touches its speech, undefined when it does not.
+ */
+async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody, speechOf: Agent | 'new' | undefined): Promise<Partial<repo.AgentFields>> {
   if (input.tools) checkTools(input.tools);
   checkTemplate('systemPrompt', input.systemPrompt);
   checkTemplate('firstMessage', input.firstMessage);
   if (input.customTools) checkCustomTools(input.customTools, ctx.config.allowPrivateUrls);
+  const language = input.language === undefined ? undefined : canonicalLanguage(input.language);
+  const speech = speechOf
+    ? await speechPatch(ctx, { stt: input.stt, tts: input.tts, voice: input.voice, language }, speechOf === 'new' ? undefined : speechOf)
+    : {};
   return {
     ...input,
-    language: input.language === undefined ? undefined : canonicalLanguage(input.language),
+    ...speech,
+    language,
     knowledgeBaseIds: input.knowledgeBaseIds && knowledgeBaseIds(input.knowledgeBaseIds),
     llm: await checkLlm(ctx, input.llm),
     transferNumber: transferNumberOf(input.transferNumber),
@@ -170,7 +186,7 @@ async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody): Promise<Parti
 }
 
 export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promise<Agent> {
-  const patch = await agentPatch(ctx, input);
+  const patch = await agentPatch(ctx, input, 'new');
   await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   const fields: repo.AgentFields = {
     name: input.name,
@@ -183,6 +199,8 @@ export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promi
     tools: patch.tools ?? [],
     customTools: patch.customTools ?? [],
     llm: patch.llm ?? null,
+    stt: patch.stt ?? null,
+    tts: patch.tts!,
     knowledgeInContext: patch.knowledgeInContext ?? false,
     transferNumber: patch.transferNumber ?? null,
     metadata: patch.metadata ?? {},
@@ -207,7 +225,9 @@ export async function listAgents(ctx: TenantCtx, search: string | undefined, pag
 }
 
 export async function updateAgent(ctx: TenantCtx, agentId: string, input: UpdateAgentBody): Promise<Agent> {
-  const patch = await agentPatch(ctx, input);
+  // The voice is checked against the agent's provider: read the agent first when the patch touches its speech.
+  const touchesSpeech = input.voice !== undefined || input.tts !== undefined || input.stt !== undefined;
+  const patch = await agentPatch(ctx, input, touchesSpeech ? await requireAgent(ctx, agentId) : undefined);
   await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   const row = await onUniqueViolation(repo.updateAgent(ctx.db, ctx.tenantId, agentId, patch), () => duplicateAgentName(input.name ?? ''));
   if (!row) throw agentNotFound();

@@ -18,7 +18,6 @@ import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import * as campaigns from '../campaigns/service.ts';
 import * as identity from '../identity/service.ts';
-import * as integrations from '../integrations/service.ts';
 import * as knowledge from '../knowledge/service.ts';
 import { openSession, type ConversationModel, type SavedSession, type Session } from './engine.ts';
 import * as repo from './repo.ts';
@@ -58,17 +57,11 @@ function chatModelOf(
  * trusted as it is.
  */
 export async function modelFor(deps: Pick<Deps, 'config'>, ctx: TenantCtx, agent: Pick<Agent, 'llm'>): Promise<ConversationModel | null> {
-  const { llm, allowPrivateUrls } = deps.config;
+  const { llm } = deps.config;
   const provider = llmProvider(agent.llm?.provider ?? 'OPENAI_COMPATIBLE');
-  const own = await integrations.connectionTo(ctx, provider);
-  const chat = own
-    ? chatModelOf(
-        provider,
-        { baseUrl: own.credentials.apiUrl!, apiKey: own.credentials.apiKey, timeoutMs: llm.timeoutMs },
-        !allowPrivateUrls,
-      )
-    : llm.apiUrl && chatModelOf(provider, { baseUrl: llm.apiUrl, apiKey: llm.apiKey, timeoutMs: llm.timeoutMs }, false);
-  if (!chat) return null;
+  const server = await agents.serverFor({ ...ctx, config: deps.config }, provider, llm);
+  if (!server?.baseUrl) return null;
+  const chat = chatModelOf(provider, { baseUrl: server.baseUrl, apiKey: server.apiKey, timeoutMs: llm.timeoutMs }, server.publicOnly);
   return {
     chat,
     name: agent.llm?.model ?? llm.model,

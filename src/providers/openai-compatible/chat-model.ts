@@ -1,44 +1,29 @@
 import { performance } from 'node:perf_hooks';
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import { isRetryableStatus, ProviderError } from '../errors.ts';
+import { ProviderError } from '../errors.ts';
+import { cancelled, sdkClient, watchRequest, type SdkEndpoint } from './sdk.ts';
 import type { ChatEvent, ChatFinishReason, ChatModel, ChatRequest, ChatToolCall } from '../types.ts';
 
-export interface ChatModelOptions {
-  /** Base URL up to and including the version, e.g. `https://api.openai.com/v1`. */
-  baseUrl: string;
-  apiKey?: string;
-  /**
-   * The longest the server may stay silent: before its answer starts and between two chunks. A
-   * stream has no total deadline (a long reply is fine), but a stalled one must not hold a call.
-   */
-  timeoutMs: number;
-  /** How requests are made; a tenant's own server is reached through one that refuses private addresses. */
-  fetch?: typeof globalThis.fetch;
-}
+const LABEL = 'LLM';
+
+/**
+ * Where the model is served. `timeoutMs` is the longest the server may stay silent: before its
+ * answer starts and between two chunks. A stream has no total deadline (a long reply is fine), but
+ * a stalled one must not hold a call.
+ */
+export type ChatModelOptions = SdkEndpoint;
 
 /**
  * An OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM…)
  * streamed through the vendor's SDK, which parses the server-sent events and the error bodies.
  */
 export function createChatModel(options: ChatModelOptions): ChatModel {
-  const client = new OpenAI({
-    baseURL: options.baseUrl,
-    apiKey: options.apiKey ?? 'none',
-    // Explicit, so OPENAI_ORG_ID / OPENAI_PROJECT_ID in the environment add no headers of their own.
-    organization: null,
-    project: null,
-    timeout: options.timeoutMs,
-    // The caller decides about retries (ProviderError.retryable): a retry inside a live call costs time it may not have.
-    maxRetries: 0,
-    // Failures reach the caller as errors; the SDK's own console output would duplicate them.
-    logLevel: 'off',
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-  });
+  const client = sdkClient(options);
   return {
     stream: (request, streamOptions) => streamReply(client, options.timeoutMs, request, streamOptions?.signal),
   };
@@ -50,55 +35,25 @@ async function* streamReply(
   request: ChatRequest,
   callerSignal: AbortSignal | undefined,
 ): AsyncGenerator<ChatEvent> {
-  if (callerSignal?.aborted) throw aborted();
-  // One controller for the caller's abort and our silence deadline, so either stops the request.
-  const controller = new AbortController();
-  const abortWithCaller = () => controller.abort();
-  callerSignal?.addEventListener('abort', abortWithCaller, { once: true });
-  let timedOut = false;
-  // Counts only while we wait for the server: a consumer slow to pull (speaking the last sentence) is not a stalled server.
-  let waiting = false;
-  // One timer per reply, restarted at each wait, rather than one per chunk.
-  const silent = setTimeout(() => {
-    if (!waiting) return;
-    timedOut = true;
-    controller.abort();
-  }, timeoutMs);
-  const waitForServer = async <T>(promise: Promise<T>): Promise<T> => {
-    waiting = true;
-    silent.refresh();
-    try {
-      return await promise;
-    } finally {
-      waiting = false;
-    }
-  };
-  const failure = (error: unknown) => toProviderError(error, { timedOut, timeoutMs, abortedByCaller: callerSignal?.aborted === true });
-
+  if (callerSignal?.aborted) throw cancelled(LABEL);
+  const watch = watchRequest(LABEL, timeoutMs, callerSignal);
   const startedAt = performance.now();
   let chunks: AsyncIterator<ChatCompletionChunk> | undefined;
   let readToTheEnd = false;
   try {
-    try {
-      const stream = await waitForServer(client.chat.completions.create(wireRequest(request), { signal: controller.signal }));
-      chunks = stream[Symbol.asyncIterator]();
-    } catch (error) {
-      throw failure(error);
-    }
+    const stream = await watch.waitForServer(client.chat.completions.create(wireRequest(request), { signal: watch.signal }));
+    const reading = stream[Symbol.asyncIterator]();
+    chunks = reading;
 
     const toolCalls = new Map<number, { id?: string; name?: string; arguments: string }>();
     let finishReason: ChatFinishReason | undefined;
     let usage: { inputTokens: number; outputTokens: number } | null = null;
     let firstTokenMs: number | undefined;
     for (;;) {
-      let next: IteratorResult<ChatCompletionChunk>;
-      try {
-        next = await waitForServer(chunks.next());
-      } catch (error) {
-        throw failure(error);
-      }
+      const next = await watch.waitForServer(reading.next());
       // The SDK ends a stream quietly when its request is aborted; say why it ended.
-      if (timedOut || callerSignal?.aborted) throw failure(undefined);
+      const stopped = watch.stopped();
+      if (stopped) throw stopped;
       if (next.done) {
         readToTheEnd = true;
         break;
@@ -126,13 +81,12 @@ async function* streamReply(
     if (finishReason === undefined) throw new ProviderError('LLM: the stream ended before the reply was complete.', { retryable: true });
     yield { type: 'done', finishReason, usage, ...(firstTokenMs === undefined ? {} : { firstTokenMs: Math.round(firstTokenMs) }) };
   } finally {
-    clearTimeout(silent);
-    callerSignal?.removeEventListener('abort', abortWithCaller);
+    watch.end();
     // A consumer that stops early (barge-in) closes the connection, so the server stops generating.
     // A stream read to its end has nothing to stop: its connection goes back to the pool as it is.
     if (!readToTheEnd) {
       if (chunks) await chunks.return?.().catch(() => undefined);
-      controller.abort();
+      watch.abort();
     }
   }
 }
@@ -197,53 +151,4 @@ function completedToolCalls(calls: Map<number, { id?: string; name?: string; arg
 function normalisedFinishReason(reason: string): ChatFinishReason {
   if (reason === 'function_call') return 'tool_calls';
   return reason === 'stop' || reason === 'length' || reason === 'tool_calls' || reason === 'content_filter' ? reason : 'other';
-}
-
-function aborted(): ProviderError {
-  return new ProviderError('LLM: the request was cancelled.', { retryable: false });
-}
-
-/** The SDK's errors in our terms; never the URL or the key, only the server's words. */
-function toProviderError(error: unknown, state: { timedOut: boolean; timeoutMs: number; abortedByCaller: boolean }): ProviderError {
-  if (error instanceof ProviderError) return error;
-  if (state.timedOut || error instanceof APIConnectionTimeoutError)
-    return new ProviderError(`LLM: no answer within ${state.timeoutMs} ms`, { retryable: true, cause: error });
-  if (state.abortedByCaller || error instanceof APIUserAbortError) return aborted();
-  if (error instanceof APIConnectionError)
-    return new ProviderError(`LLM: request failed: ${causeOf(error)}`, { retryable: true, cause: error });
-  if (error instanceof APIError) {
-    const serverMessage = asServerError(error.error)?.message;
-    const code = error.code ?? undefined;
-    // No status: the server reported the error inside a stream it had begun, a failure on its side.
-    if (error.status === undefined)
-      return new ProviderError(`LLM: ${serverMessage ?? 'the server reported an error mid-stream'}`, {
-        retryable: true,
-        code,
-        cause: error,
-      });
-    return new ProviderError(`LLM: ${serverMessage ?? `HTTP ${error.status}`}`, {
-      status: error.status,
-      retryable: isRetryableStatus(error.status),
-      code,
-      cause: error,
-    });
-  }
-  // The connection dropped mid-stream (undici's "terminated") or a chunk was not JSON.
-  return new ProviderError(`LLM: the stream broke off: ${error instanceof Error ? error.message : String(error)}`, {
-    retryable: true,
-    cause: error,
-  });
-}
-
-function asServerError(value: unknown): { message?: string } | undefined {
-  if (value === null || typeof value !== 'object') return undefined;
-  const message = (value as { message?: unknown }).message;
-  return typeof message === 'string' ? { message } : undefined;
-}
-
-function causeOf(error: APIConnectionError): string {
-  const cause = error.cause;
-  if (!(cause instanceof Error)) return error.message;
-  const inner = cause.cause;
-  return inner instanceof Error && inner.message ? `${cause.message} (${inner.message})` : cause.message;
 }

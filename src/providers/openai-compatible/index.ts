@@ -1,10 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { Provider } from '../types.ts';
 import { createChatModel } from './chat-model.ts';
+import { createSpeaker, createTranscriber } from './speech.ts';
 
 /**
  * Every server that speaks OpenAI's Chat Completions (OpenAI, Azure OpenAI, Groq, Together,
  * Mistral, vLLM, Ollama, LM Studio, llama.cpp's server, LiteLLM): one adapter, through the vendor's SDK.
+ * The same servers' speech endpoints (`/audio/transcriptions`, `/audio/speech`: OpenAI, Groq,
+ * LocalAI, Speaches) are its speech-to-text and text-to-speech.
  */
 export const openaiCompatible: Provider = {
   name: 'OPENAI_COMPATIBLE',
@@ -29,4 +32,6 @@ export const openaiCompatible: Provider = {
     summary: "Connect your own OpenAI-compatible model server: your agents converse through it instead of the service's",
   },
   llm: { connect: createChatModel },
+  stt: { connect: createTranscriber },
+  tts: { connect: createSpeaker },
 };

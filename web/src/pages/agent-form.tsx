@@ -348,7 +348,7 @@ export function AgentForm({
         value={voice}
         onValue={setVoice}
         maxLength={200}
-        hint="The text-to-speech voice's identifier."
+        hint="One of the voices of the agent's text-to-speech provider (eSpeak NG unless it names another), such as gmw/en-US; GET /api/v1/voices lists them. Empty: its voice for the agent's language."
         problem={problem('/voice')}
       />
       <Field

@@ -1,0 +1,212 @@
+/**
+ * An agent's speech on a phone line: who listens (speech-to-text), who speaks (text-to-speech) and
+ * in which voice; checked when an agent is saved, resolved for the media pipeline when a call starts.
+ */
+import type { Deps, TenantCtx } from '../../platform/context.ts';
+import { appError } from '../../platform/errors.ts';
+import { publicOnlyFetch } from '../../platform/safe-fetch.ts';
+import { ProviderError } from '../../providers/errors.ts';
+import { sttProvider, ttsProvider } from '../../providers/registry.ts';
+import type { Provider, SpeechEndpoint, SpeechToText, TextToSpeech, Voice } from '../../providers/types.ts';
+import * as integrations from '../integrations/service.ts';
+import type { Agent, AgentStt, AgentTts } from './schemas.ts';
+
+type Scope = Pick<TenantCtx, 'db' | 'tenantId' | 'serverKeys' | 'config'>;
+
+/** An agent speaks through eSpeak NG unless it names another provider: it needs no account and no network. */
+export const DEFAULT_TTS: AgentTts = { provider: 'ESPEAK' };
+
+/**
+ * An agent listens through the service's speech server when the operator configured one for speech
+ * (SPEECH_API_URL); LLM_API_URL alone does not count, as many model servers serve no audio.
+ */
+export const defaultStt = (config: TenantCtx['config']): AgentStt | null =>
+  config.speech.dedicated ? { provider: 'OPENAI_COMPATIBLE' } : null;
+
+/** A model or speech server: its address (absent: the vendor's own), its key, and whether it must be a public address. */
+export interface Server {
+  baseUrl?: string;
+  apiKey?: string;
+  publicOnly: boolean;
+}
+
+/**
+ * Where this tenant reaches `provider`: its own integration first (`apiUrl`, `apiKey`), reached only
+ * at public addresses unless ALLOW_PRIVATE_URLS; else the service's server from the environment,
+ * which the operator configured and is trusted as it is. Undefined when there is neither.
+ */
+export async function serverFor(
+  ctx: Scope,
+  provider: Provider,
+  environment: { apiUrl?: string; apiKey?: string } | undefined,
+): Promise<Server | undefined> {
+  const own = provider.integration ? await integrations.connectionTo(ctx, provider) : undefined;
+  if (own) return { baseUrl: own.credentials.apiUrl, apiKey: own.credentials.apiKey, publicOnly: !ctx.config.allowPrivateUrls };
+  if (environment?.apiUrl) return { baseUrl: environment.apiUrl, apiKey: environment.apiKey, publicOnly: false };
+  return undefined;
+}
+
+/**
+ * The service's own speech server (SPEECH_API_URL, else LLM_API_URL) serves the providers tenants
+ * connect through the OpenAI-compatible `llm` integration; others come with their tenant's credentials.
+ */
+const environmentServer = (ctx: Scope, provider: Provider) => (provider.integration?.kind === 'llm' ? ctx.config.speech : undefined);
+
+/** How a speech provider is reached; undefined when it needs a server and has none. A provider that needs nothing (eSpeak) always is. */
+async function speechEndpoint(ctx: Scope, provider: Provider): Promise<SpeechEndpoint | undefined> {
+  const timeoutMs = ctx.config.speech.timeoutMs;
+  if (!provider.integration) return { timeoutMs };
+  const server = await serverFor(ctx, provider, environmentServer(ctx, provider));
+  if (!server) return undefined;
+  return {
+    timeoutMs,
+    ...(server.baseUrl ? { baseUrl: server.baseUrl } : {}),
+    ...(server.apiKey ? { apiKey: server.apiKey } : {}),
+    ...(server.publicOnly ? { fetch: publicOnlyFetch({ allowPrivate: false }) } : {}),
+  };
+}
+
+/** A provider the agent names needs a server to reach; refused at save, not discovered on a live call. */
+async function checkReachable(ctx: Scope, provider: Provider, field: 'stt' | 'tts'): Promise<void> {
+  if (await speechEndpoint(ctx, provider)) return;
+  throw appError('SPEECH_NOT_CONFIGURED', { provider: provider.name, integration: provider.integration?.kind ?? '' }, [
+    { path: `/${field}/provider`, message: 'no server is configured for this provider' },
+  ]);
+}
+
+/** The voices of a text-to-speech provider, for this tenant; a provider that cannot list them is a 502. */
+async function voicesOf(ctx: Scope, providerName: string): Promise<Voice[]> {
+  const provider = ttsProvider(providerName);
+  const tts = provider.tts.connect((await speechEndpoint(ctx, provider)) ?? { timeoutMs: ctx.config.speech.timeoutMs });
+  try {
+    return await tts.voices();
+  } catch (error) {
+    if (!(error instanceof ProviderError)) throw error;
+    throw appError('PROVIDER_ERROR.voices', { provider: provider.title, reason: error.message });
+  }
+}
+
+const subtags = (tag: string) => tag.toLowerCase().split('-');
+/** One tag names the other or a variety of it: en and en-US match, en-US and en-GB do not. */
+function tagsMatch(a: string, b: string): boolean {
+  const [shorter, longer] = [subtags(a), subtags(b)].sort((x, y) => x.length - y.length) as [string[], string[]];
+  return shorter.every((subtag, i) => subtag === longer[i]);
+}
+
+/** Voices that speak `language`; a voice that names no language speaks any. */
+export const voicesSpeaking = (voices: Voice[], language: string) =>
+  voices.filter((voice) => voice.languages.length === 0 || voice.languages.some((tag) => tagsMatch(tag, language)));
+
+/**
+ * The voice an agent gets when it names none: the provider's first voice (providers list their
+ * best first) for the exact language, else for the language or a variety of it, else for another
+ * variety of the same language, else one that names no language (it speaks any).
+ */
+export function defaultVoice(voices: Voice[], language: string): Voice | undefined {
+  const lower = language.toLowerCase();
+  const primary = subtags(language)[0];
+  return (
+    voices.find((voice) => voice.languages.some((tag) => tag.toLowerCase() === lower)) ??
+    voices.find((voice) => voice.languages.some((tag) => tagsMatch(tag, language))) ??
+    voices.find((voice) => voice.languages.some((tag) => subtags(tag)[0] === primary)) ??
+    voices.find((voice) => voice.languages.length === 0)
+  );
+}
+
+/** `GET /voices`: a provider's voices, those that speak `language` when given. */
+export async function listVoices(ctx: Scope, providerName: string, language: string | undefined): Promise<Voice[]> {
+  const voices = await voicesOf(ctx, providerName);
+  return language ? voicesSpeaking(voices, language) : voices;
+}
+
+/** The voice to store: the one asked for, when the provider has it, or the provider's default for the language. */
+async function chosenVoice(ctx: Scope, tts: AgentTts, voice: string | null, language: string): Promise<string> {
+  const voices = await voicesOf(ctx, tts.provider);
+  const title = ttsProvider(tts.provider).title;
+  if (voice !== null) {
+    if (voices.some((offered) => offered.id === voice)) return voice;
+    throw appError('UNKNOWN_VOICE', { voice, provider: title, name: tts.provider }, [
+      { path: '/voice', message: `is not a voice of ${tts.provider}` },
+    ]);
+  }
+  const fallback = defaultVoice(voices, language);
+  if (!fallback)
+    throw appError('NO_VOICE_FOR_LANGUAGE', { language, provider: title, name: tts.provider }, [
+      { path: '/voice', message: `${tts.provider} has no voice for ${language}` },
+    ]);
+  return fallback.id;
+}
+
+export interface SpeechInput {
+  stt?: AgentStt | null;
+  tts?: AgentTts;
+  voice?: string | null;
+  language?: string;
+}
+
+/**
+ * The speech fields to store. On create everything is settled (defaults filled). On update a field
+ * not given stays; the voice is chosen again when it is given (null: the default for the agent's
+ * language), or when the provider changes and no longer offers it. A new language alone keeps the voice.
+ */
+export async function speechPatch(
+  ctx: Scope,
+  input: SpeechInput,
+  current: Pick<Agent, 'stt' | 'tts' | 'voice' | 'language'> | undefined,
+): Promise<{ stt?: AgentStt | null; tts?: AgentTts; voice?: string }> {
+  const stt = current ? input.stt : input.stt === undefined ? defaultStt(ctx.config) : input.stt;
+  const tts = current ? input.tts : (input.tts ?? DEFAULT_TTS);
+  if (stt) await checkReachable(ctx, sttProvider(stt.provider), 'stt');
+  if (tts) await checkReachable(ctx, ttsProvider(tts.provider), 'tts');
+  const speaking = tts ?? current!.tts;
+  const language = input.language ?? current?.language ?? 'en-US';
+  let voice: string | undefined;
+  if (!current || input.voice !== undefined) voice = await chosenVoice(ctx, speaking, input.voice ?? null, language);
+  else if (tts) {
+    const kept = current.voice && (await voicesOf(ctx, tts.provider)).some((offered) => offered.id === current.voice);
+    voice = kept ? current.voice! : await chosenVoice(ctx, tts, null, language);
+  }
+  return { ...(stt === undefined ? {} : { stt }), ...(tts ? { tts } : {}), ...(voice === undefined ? {} : { voice }) };
+}
+
+/** What the media pipeline speaks and listens with on one of the agent's calls. */
+export interface AgentSpeech {
+  /** Null: the agent cannot listen on a phone line. */
+  stt: SpeechToText | null;
+  tts: TextToSpeech;
+  voice: string;
+  sttProvider: string | null;
+  ttsProvider: string;
+  sttModel?: string;
+  ttsModel?: string;
+}
+
+/**
+ * The agent's speech for a call, reached with the tenant's credentials or the service's
+ * environment (as its model is). An agent saved before voices were checked (voice null) gets the
+ * provider's default for its language. A server unconfigured since the agent was saved fails on
+ * first use with the provider's ProviderError.
+ */
+export async function speechOf(
+  deps: Pick<Deps, 'config'>,
+  ctx: TenantCtx,
+  agent: Pick<Agent, 'stt' | 'tts' | 'voice' | 'language'>,
+): Promise<AgentSpeech> {
+  const scope = { ...ctx, config: deps.config };
+  const tts = ttsProvider(agent.tts.provider);
+  const fallback = { timeoutMs: deps.config.speech.timeoutMs };
+  const speaker = tts.tts.connect((await speechEndpoint(scope, tts)) ?? fallback);
+  const stt = agent.stt ? sttProvider(agent.stt.provider) : undefined;
+  const listener = stt ? stt.stt.connect((await speechEndpoint(scope, stt)) ?? fallback) : null;
+  const voice = agent.voice ?? defaultVoice(await speaker.voices(), agent.language)?.id;
+  if (!voice) throw new ProviderError(`${tts.title} has no voice for ${agent.language}.`, { retryable: false });
+  return {
+    stt: listener,
+    tts: speaker,
+    voice,
+    sttProvider: agent.stt?.provider ?? null,
+    ttsProvider: agent.tts.provider,
+    ...(agent.stt?.model ? { sttModel: agent.stt.model } : {}),
+    ...(agent.tts.model ? { ttsModel: agent.tts.model } : {}),
+  };
+}

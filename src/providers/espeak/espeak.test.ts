@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { durationMs, pcm16Samples } from '../../platform/audio.ts';
+import { ProviderError } from '../errors.ts';
+import { espeak } from './index.ts';
+
+// eSpeak NG's WebAssembly build, for real: no fake, since it runs inside this process (in a worker thread).
+const tts = espeak.tts!.connect({ timeoutMs: 10_000 });
+
+async function audioOf(request: Parameters<typeof tts.synthesize>[0]) {
+  const synthesis = tts.synthesize(request);
+  const chunks: Buffer[] = [];
+  for await (const chunk of synthesis.audio) chunks.push(chunk);
+  return { format: synthesis.format, chunks, audio: Buffer.concat(chunks) };
+}
+
+const PHONE_FORMAT = { encoding: 'mulaw', sampleRate: 8000 } as const;
+
+describe('eSpeak NG text-to-speech', () => {
+  it('lists its voices with their languages, an American English voice among them, best voice for a language first', async () => {
+    const voices = await tts.voices();
+    expect(voices.length).toBeGreaterThan(100);
+    expect(voices).toContainEqual({ id: 'gmw/en-US', name: 'English (America)', languages: ['en-US', 'en'] });
+    expect(voices.find((voice) => voice.languages.includes('en'))?.id).toBe('gmw/en');
+    // eSpeak's en-us-nyc is no valid BCP-47 tag; its valid beginning is made canonical.
+    expect(voices.find((voice) => voice.id === 'gmw/en-US-nyc')?.languages).toEqual(['en-US-nyc']);
+    expect(voices.find((voice) => voice.languages.includes('es-419'))).toBeDefined();
+  });
+
+  it('synthesises a sentence as pcm16 at 22,050 Hz, of a plausible length and not silence, in several chunks', async () => {
+    const { format, chunks, audio } = await audioOf({
+      text: 'Hello, this is the clinic.',
+      voice: 'gmw/en-US',
+      language: 'en-US',
+      format: PHONE_FORMAT,
+    });
+    expect(format).toEqual({ encoding: 'pcm16', sampleRate: 22050 });
+    expect(chunks.length).toBeGreaterThan(1);
+    const seconds = durationMs(audio.length, format) / 1000;
+    expect(seconds).toBeGreaterThan(0.5);
+    expect(seconds).toBeLessThan(5);
+    const samples = pcm16Samples(audio);
+    const rms = Math.sqrt(samples.reduce((sum, sample) => sum + sample * sample, 0) / samples.length);
+    expect(rms).toBeGreaterThan(500);
+  });
+
+  it('refuses a voice it does not have with a ProviderError that says where the voices are listed', async () => {
+    const failure = await audioOf({ text: 'Hello', voice: 'en-klingon', language: 'en', format: PHONE_FORMAT }).catch(
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(ProviderError);
+    expect((failure as ProviderError).message).toBe('eSpeak NG has no voice "en-klingon"; GET /api/v1/voices?provider=ESPEAK lists them.');
+    expect((failure as ProviderError).retryable).toBe(false);
+  });
+
+  it('speaks two requests at once, each its own audio', async () => {
+    const [short, long] = await Promise.all([
+      audioOf({ text: 'Yes.', voice: 'gmw/en-US', language: 'en-US', format: PHONE_FORMAT }),
+      audioOf({ text: 'Your appointment is on Tuesday at three in the afternoon.', voice: 'roa/es', language: 'es', format: PHONE_FORMAT }),
+    ]);
+    expect(short.audio.length).toBeGreaterThan(0);
+    expect(long.audio.length).toBeGreaterThan(short.audio.length * 3);
+  });
+});
