@@ -41,8 +41,12 @@ export function pcm16Samples(audio: Buffer): Int16Array {
 
 const sameFormat = (a: AudioFormat, b: AudioFormat) => a.encoding === b.encoding && a.sampleRate === b.sampleRate;
 
-/** Converts one chunk of a stream; it keeps what it needs of earlier chunks, so use one per stream. */
-export type AudioConverter = (chunk: Buffer) => Buffer;
+/** Converts a stream chunk by chunk; it keeps what it needs of earlier chunks, so use one per stream, and close it after. */
+export interface AudioConverter {
+  convert(chunk: Buffer): Buffer;
+  /** Frees the resampler's WebAssembly memory. */
+  close(): void;
+}
 
 /**
  * A converter from one format to another for one stream of chunks. Stateful: a pcm16 chunk cut
@@ -54,11 +58,14 @@ export type AudioConverter = (chunk: Buffer) => Buffer;
  * inside it, which a live call never notices.
  */
 export async function createAudioConverter(from: AudioFormat, to: AudioFormat): Promise<AudioConverter> {
-  if (sameFormat(from, to)) return (chunk) => chunk;
+  if (sameFormat(from, to)) return { convert: (chunk) => chunk, close: () => undefined };
   const decode = from.encoding === 'mulaw' ? (chunk: Buffer) => mulaw.decode(chunk) : pcm16Reader();
   const encode = to.encoding === 'mulaw' ? (samples: Int16Array) => Buffer.from(mulaw.encode(samples)) : pcm16Bytes;
-  const resample = from.sampleRate === to.sampleRate ? (samples: Int16Array) => samples : await resampler(from.sampleRate, to.sampleRate);
-  return (chunk) => encode(resample(decode(chunk)));
+  const resample =
+    from.sampleRate === to.sampleRate
+      ? { run: (samples: Int16Array) => samples, close: () => undefined }
+      : await resampler(from.sampleRate, to.sampleRate);
+  return { convert: (chunk) => encode(resample.run(decode(chunk))), close: resample.close };
 }
 
 /** pcm16 bytes to samples, carrying an odd trailing byte over to the next chunk. */
@@ -80,9 +87,9 @@ function pcm16Bytes(samples: Int16Array): Buffer {
  * bandwidth kept), which filters out what the lower rate cannot carry instead of folding it back.
  * Its full API keeps the filter state across calls.
  */
-async function resampler(fromRate: number, toRate: number): Promise<(samples: Int16Array) => Int16Array> {
+async function resampler(fromRate: number, toRate: number): Promise<{ run(samples: Int16Array): Int16Array; close(): void }> {
   const converter = await libsamplerate.create(1, fromRate, toRate, { converterType: libsamplerate.ConverterType.SRC_SINC_MEDIUM_QUALITY });
-  return (samples) => {
+  const run = (samples: Int16Array) => {
     if (samples.length === 0) return samples;
     const input = new Float32Array(samples.length);
     for (let i = 0; i < samples.length; i++) input[i] = samples[i]! / 32768;
@@ -91,6 +98,7 @@ async function resampler(fromRate: number, toRate: number): Promise<(samples: In
     for (let i = 0; i < output.length; i++) result[i] = Math.max(-32768, Math.min(32767, Math.round(output[i]! * 32768)));
     return result;
   };
+  return { run, close: () => converter.destroy() };
 }
 
 /**

@@ -529,10 +529,18 @@ export interface SpeechEndpoint {
   fetch?: typeof globalThis.fetch;
 }
 
+/**
+ * A vendor's own speech service (Deepgram, ElevenLabs): its origin from the service's settings, and
+ * the service's key for tenants that connected none (absent: such tenants cannot use it).
+ */
+export type VendorEndpoint = (settings: Readonly<Record<string, string>>) => { baseUrl: string; apiKey?: string };
+
 export interface SttChannel {
   connect(endpoint: SpeechEndpoint): SpeechToText;
+  vendorEndpoint?: VendorEndpoint;
 }
 
 export interface TtsChannel {
   connect(endpoint: SpeechEndpoint): TextToSpeech;
+  vendorEndpoint?: VendorEndpoint;
 }

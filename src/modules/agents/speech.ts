@@ -56,6 +56,13 @@ const environmentServer = (ctx: Scope, provider: Provider) => (provider.integrat
 async function speechEndpoint(ctx: Scope, provider: Provider): Promise<SpeechEndpoint | undefined> {
   const timeoutMs = ctx.config.speech.timeoutMs;
   if (!provider.integration) return { timeoutMs };
+  const vendor = (provider.stt?.vendorEndpoint ?? provider.tts?.vendorEndpoint)?.(ctx.config.providerSettings);
+  if (vendor) {
+    // A vendor's service at the origin the operator set; the tenant's key, else the service's.
+    const own = await integrations.connectionTo(ctx, provider);
+    const apiKey = own?.credentials.apiKey ?? vendor.apiKey;
+    return apiKey ? { timeoutMs, baseUrl: vendor.baseUrl, apiKey } : undefined;
+  }
   const server = await serverFor(ctx, provider, environmentServer(ctx, provider));
   if (!server) return undefined;
   return {

@@ -454,6 +454,8 @@ async function applyUpdate(ctx: TenantCtx, call: repo.CallRow, update: CallUpdat
     answeredAt,
     durationSec: seconds,
     usage: usageOf(call, seconds),
+    // A conversation the agent did not end (no reason noted) was ended by the caller hanging up.
+    ...(call.conversation_started_at && !call.end_reason ? { endReason: 'contact_hung_up' as const } : {}),
   });
 }
 
@@ -724,10 +726,6 @@ export async function endConversation(ctx: TenantCtx, callId: string, endReason:
 
 export const claimStreamedConversation = (ctx: TenantCtx, callId: string) =>
   repo.claimStreamedConversation(ctx.db, ctx.tenantId, callId, ctx.clock.now());
-
-/** Why a live call is ending, when the provider will say that it ended (the caller hung up); a reason already noted stays. */
-export const noteEndReason = (ctx: TenantCtx, callId: string, endReason: EndReason): Promise<void> =>
-  repo.noteEndReason(ctx.db, ctx.tenantId, callId, endReason);
 
 /** Where a provider streams a call's audio (`wss://`), as we tell it and as it signs the stream's upgrade. */
 export const mediaStreamUrl = (ctx: Pick<TenantCtx, 'config'>, providerName: string) =>

@@ -43,8 +43,6 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
   const provider = telephonyProvider(providerName);
   const wire = provider.telephony.mediaStream!;
   let voiceCall: VoiceCall | undefined;
-  /** Once the stream is bound: the caller hanging up is why the call ends, unless the agent ended it first. */
-  let hungUpByCaller: (() => Promise<void>) | undefined;
   let binding: Promise<void> | undefined;
   let streamId = '';
   let malformed = 0;
@@ -117,18 +115,14 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       maxDurationMs: deps.config.dialer.maxCallSeconds * 1000,
       onError: (error) => deps.log.warn({ callId: call.id, err: error }, 'voice call'),
     });
-    hungUpByCaller = () => calls.noteEndReason(ctx, call.id, 'contact_hung_up');
     for (const audio of early.splice(0)) voiceCall.audio(audio);
     for (const event of pending.splice(0)) handle(event);
   }
 
+  /** The line is gone (the provider's status callback then ends the call, and says who hung up). */
   let stopping: Promise<void> | undefined;
-  /** The line is gone: the pipeline stops, and a call the agent did not end was ended by the caller. */
   function hangUp(): Promise<void> {
-    stopping ??= (async () => {
-      await voiceCall?.stop();
-      await hungUpByCaller?.();
-    })().catch((error: unknown) => deps.log.warn({ err: error }, 'media stream end'));
+    stopping ??= (voiceCall?.stop() ?? Promise.resolve()).catch((error: unknown) => deps.log.warn({ err: error }, 'media stream end'));
     return stopping;
   }
 

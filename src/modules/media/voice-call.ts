@@ -8,7 +8,7 @@
  * is cleared and the agent's turn is cut at the last sentence played (barge-in).
  */
 import type { Clock } from '../../platform/clock.ts';
-import { createAudioConverter, type AudioFormat } from '../../platform/audio.ts';
+import { createAudioConverter, type AudioConverter, type AudioFormat } from '../../platform/audio.ts';
 import { ProviderError } from '../../providers/errors.ts';
 import type { LiveRecognition, SpeechToText, TextToSpeech } from '../../providers/types.ts';
 import type { EndReason, TranscriptTurn } from '../calls/service.ts';
@@ -92,6 +92,18 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   let synthesis = new AbortController();
   /** Sentences are synthesised one after another; a barge-in starts a new chain. */
   let voiceQueue: Promise<void> = Promise.resolve();
+  /**
+   * One converter per format the voice delivers, for the whole call: a resampler is a WebAssembly
+   * instance, too costly per sentence; the few milliseconds its filter holds back of one sentence
+   * lead the next.
+   */
+  const converters = new Map<string, Promise<AudioConverter>>();
+  const converterFor = (format: AudioFormat) => {
+    const key = `${format.encoding}/${format.sampleRate}`;
+    let converter = converters.get(key);
+    if (!converter) converters.set(key, (converter = createAudioConverter(format, line.format)));
+    return converter;
+  };
   /** Marks of audio a barge-in cleared: the line reports them too (Twilio does), but they were never heard. */
   const clearedMarks = new Set<string>();
   /** Resolves marks the pipeline waits for (the last sentence before hanging up). */
@@ -134,11 +146,11 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
       ...(options.ttsModel ? { model: options.ttsModel } : {}),
     });
     usage.ttsCharacters += spoken.text.length;
-    const convert = await createAudioConverter(synthesised.format, line.format);
+    const converter = await converterFor(synthesised.format);
     try {
       for await (const chunk of synthesised.audio) {
         if (signal.aborted) return;
-        line.play(convert(chunk));
+        line.play(converter.convert(chunk));
       }
     } catch (error) {
       if (signal.aborted) return;
@@ -274,6 +286,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     for (const resolve of markWaiters.values()) resolve();
     markWaiters.clear();
     await recognition.close().catch(() => undefined);
+    for (const converter of converters.values()) void converter.then((done) => done.close(), () => undefined);
   }
 
   function queueReply(text: string): void {

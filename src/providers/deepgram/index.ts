@@ -31,5 +31,8 @@ export const deepgram: Provider = {
       }),
     ),
   },
-  stt: { connect: createDeepgramStt },
+  stt: {
+    connect: createDeepgramStt,
+    vendorEndpoint: (settings) => ({ baseUrl: settings.DEEPGRAM_API_URL!, apiKey: settings.DEEPGRAM_API_KEY }),
+  },
 };

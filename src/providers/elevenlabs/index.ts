@@ -28,5 +28,8 @@ export const elevenlabs: Provider = {
       }),
     ),
   },
-  tts: { connect: createElevenLabsTts },
+  tts: {
+    connect: createElevenLabsTts,
+    vendorEndpoint: (settings) => ({ baseUrl: settings.ELEVENLABS_API_URL!, apiKey: settings.ELEVENLABS_API_KEY }),
+  },
 };
