@@ -15,7 +15,17 @@ import { twilio } from './twilio/index.ts';
 import type { IntegrationDefinition, Provider } from './types.ts';
 import { whatsappCloud } from './whatsapp-cloud/index.ts';
 
-export const PROVIDERS: readonly Provider[] = [simulator, twilio, whatsappCloud, msg91, telnyx, openaiCompatible, espeak, deepgram, elevenlabs];
+export const PROVIDERS: readonly Provider[] = [
+  simulator,
+  twilio,
+  whatsappCloud,
+  msg91,
+  telnyx,
+  openaiCompatible,
+  espeak,
+  deepgram,
+  elevenlabs,
+];
 
 /** The channels a provider is looked up by. */
 type Channel = 'telephony' | 'sms' | 'whatsapp' | 'llm' | 'stt' | 'tts';

@@ -20,6 +20,8 @@ import * as campaigns from '../campaigns/service.ts';
 import * as identity from '../identity/service.ts';
 import * as knowledge from '../knowledge/service.ts';
 import { openSession, type ConversationModel, type SavedSession, type Session } from './engine.ts';
+
+export type { Session };
 import * as repo from './repo.ts';
 import type { CreateTestChatBody, TestChat } from './schemas.ts';
 import { scriptedLines } from './scripted-contact.ts';

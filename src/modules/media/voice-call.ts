@@ -12,7 +12,7 @@ import { createAudioConverter, type AudioConverter, type AudioFormat } from '../
 import { ProviderError } from '../../providers/errors.ts';
 import type { LiveRecognition, SpeechToText, TextToSpeech } from '../../providers/types.ts';
 import type { EndReason, TranscriptTurn } from '../calls/service.ts';
-import type { Session } from '../conversation/engine.ts';
+import type { Session } from '../conversation/service.ts';
 import { sentenceCutter } from './sentences.ts';
 
 /** The far end of the line: plays audio in order and reports marks once what came before them was played. */
@@ -286,7 +286,11 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     for (const resolve of markWaiters.values()) resolve();
     markWaiters.clear();
     await recognition.close().catch(() => undefined);
-    for (const converter of converters.values()) void converter.then((done) => done.close(), () => undefined);
+    for (const converter of converters.values())
+      void converter.then(
+        (done) => done.close(),
+        () => undefined,
+      );
   }
 
   function queueReply(text: string): void {
