@@ -4,6 +4,7 @@ import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { startFakeDeepgram, utterance } from '../src/providers/deepgram/fake-server.ts';
 import { DEFAULT_FAKE_VOICES, startFakeElevenLabs } from '../src/providers/elevenlabs/fake-server.ts';
+import { mulawToPcm16, pcm16Samples } from '../src/platform/audio.ts';
 import { freeLoopbackPort } from '../src/providers/fake-server.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
 import { openFakeMediaStream, streamOf, type FakeMediaStream } from '../src/providers/twilio/fake-media-stream.ts';
@@ -269,6 +270,30 @@ describe('a Twilio call is a conversation', () => {
   });
 });
 
+describe('the offline voice on the line', () => {
+  it('speaks the opening with eSpeak NG, resampled to 8 kHz μ-law', async () => {
+    const placed = await placedCall({ tts: { provider: 'ESPEAK' }, voice: undefined });
+    deepgram.script();
+    const stream = await connect(placed);
+    await until('the opening', () => marksOf(stream).length >= 1, 20_000);
+    const audio = Buffer.concat(stream.received.filter((m) => m.event === 'media').map((m) => Buffer.from(m.media!.payload, 'base64')));
+    // 8,000 bytes a second: "Hello, this is the clinic. How can I help?" lasts a few seconds, and is not silence.
+    expect(audio.length / 8000).toBeGreaterThan(1);
+    expect(audio.length / 8000).toBeLessThan(8);
+    const samples = pcm16Samples(mulawToPcm16(audio));
+    const rms = Math.sqrt(samples.reduce((sum, sample) => sum + sample * sample, 0) / samples.length);
+    expect(rms).toBeGreaterThan(500);
+    stream.stop();
+    await stream.closed;
+    expect(await twilio.sendStatus(placed.sid, 'completed', { CallDuration: '4' })).toBe(204);
+    const call = await until('the ended call', async () => {
+      const got = await getCall(placed);
+      return got.status === 'ENDED' ? got : undefined;
+    });
+    expect(call.usage.ttsCharacters).toBe('Hello, this is the clinic. How can I help?'.length);
+  }, 30_000);
+});
+
 describe('a media stream proves whose call it carries', () => {
   it('refuses an unsigned upgrade before the socket opens', async () => {
     const placed = await placedCall();
@@ -302,6 +327,15 @@ describe('a media stream proves whose call it carries', () => {
     expect(await replayed.closed).toMatchObject({ code: 1008, reason: 'The call is over or already has its stream.' });
     live.stop();
     await live.closed;
+  });
+
+  it('refuses a stream for an agent that cannot listen, and leaves the call as it was', async () => {
+    const placed = await placedCall({ stt: null });
+    const stream = await connect(placed);
+    expect(await stream.closed).toEqual({ code: 1008, reason: 'The agent has no live speech-to-text to listen with.' });
+    const call = await getCall(placed);
+    expect(call.status).not.toBe('IN_PROGRESS');
+    expect(call.transcript).toEqual([]);
   });
 
   it('drops malformed frames and goes on', async () => {

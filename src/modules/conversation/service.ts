@@ -174,9 +174,9 @@ export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnswere
 }
 
 /** The agent's side of an answered call: its session, its prompt filled for the contact; null when the call has no agent. */
-export async function conversationOfCall(deps: Deps, ctx: TenantCtx, call: calls.CallRow) {
+export async function conversationOfCall(deps: Deps, ctx: TenantCtx, call: calls.CallRow, loaded?: Agent) {
   if (!call.agent_id) return null;
-  const agent = await agents.requireAgent(ctx, call.agent_id).catch(() => undefined);
+  const agent = loaded ?? (await agents.requireAgent(ctx, call.agent_id).catch(() => undefined));
   if (!agent) return null;
   const counterpart = await counterpartOfCall(ctx, call);
   const { session, model } = await sessionFor(deps, ctx, agent, counterpart, { kind: 'call', call }, call.answered_at ?? ctx.clock.now());

@@ -82,14 +82,19 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
 
   async function bind(start: Extract<MediaStreamEvent, { type: 'start' }>): Promise<void> {
     streamId = start.streamId;
-    const bound = await verifiedCall(deps, provider.name, wire, upgrade, start);
+    const verified = await verifiedCall(deps, provider.name, wire, upgrade, start);
     if (closed) return;
-    if (typeof bound === 'string') return refuse(bound);
-    const { ctx, call } = bound;
-    const conversation = await conversationOfCall(deps, ctx, call);
-    if (!conversation) return refuse('The call has no agent to converse.');
-    const speech = await agents.speechOf(deps, ctx, conversation.agent);
+    if (typeof verified === 'string') return refuse(verified);
+    const { ctx } = verified;
+    const agent = verified.call.agent_id ? await agents.requireAgent(ctx, verified.call.agent_id).catch(() => undefined) : undefined;
+    if (!agent) return refuse('The call has no agent to converse.');
+    const speech = await agents.speechOf(deps, ctx, agent);
     if (!speech.stt || speech.stt.kind !== 'live') return refuse('The agent has no live speech-to-text to listen with.');
+    // Claimed last: a stream refused above leaves the call as it was.
+    const call = await calls.claimStreamedConversation(ctx, verified.call.id);
+    if (!call) return refuse(ALREADY_STREAMED);
+    const conversation = await conversationOfCall(deps, ctx, call, agent);
+    if (!conversation) return refuse('The call has no agent to converse.');
     const { session, model } = conversation;
     voiceCall = startVoiceCall({
       session,
@@ -155,9 +160,11 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
   };
 }
 
+const ALREADY_STREAMED = 'The call is over or already has its stream.';
+
 /**
- * The live call a stream's `start` names, once the provider's signature, our token and the call's
- * state all agree; otherwise why it is refused. Nothing about the call changes until all three hold.
+ * The call a stream's `start` names, once the provider's signature and our token agree; otherwise
+ * why it is refused. Nothing about the call changes here.
  */
 async function verifiedCall(
   deps: Deps,
@@ -177,8 +184,7 @@ async function verifiedCall(
   const connection = await integrations.connectionTo(ctx, telephonyProvider(providerName));
   if (!connection || !wire.verifyUpgrade(calls.mediaStreamUrl(ctx, providerName), upgrade.headers, connection.credentials))
     return unverified;
-  const call = await calls.claimStreamedConversation(ctx, found.id);
   // Over, or a stream already has it: a replayed or second stream.
-  if (!call) return 'The call is over or already has its stream.';
-  return { ctx, call };
+  if (found.status === 'ENDED' || found.conversation_started_at) return ALREADY_STREAMED;
+  return { ctx, call: found };
 }
