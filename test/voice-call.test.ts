@@ -209,6 +209,8 @@ describe('a Twilio call is a conversation', () => {
     await stream.sendAudio(speech(3200)); // interim words arrive: barge-in
     await until('the clear', () => stream.received.some((m) => m.event === 'clear'));
     stream.holdMarks(false);
+    stream.releaseMarks(); // the answer may have begun while marks were held
+    expect(stream.received.filter((m) => m.event === 'clear')).toHaveLength(1); // one clear, however many words follow
     await until('the second answer', () =>
       elevenlabs.speech.some((s) => s.body.text === 'It is free.') && stream.received.at(-1)?.event === 'mark' ? true : undefined,
     );
@@ -253,6 +255,34 @@ describe('a Twilio call is a conversation', () => {
       ["I can't hear you, so I'll let you go. Goodbye.", 'pipeline'],
     ]);
   }, 20_000);
+
+  it("transfers the caller to the agent's transfer number after its last words", async () => {
+    const transferNumber = uniqueNumber();
+    const placed = await placedCall({ tools: ['transfer_call'], transferNumber });
+    deepgram.script(...utterance('Can I talk to a person?', { startsAfterBytes: 160, endsAfterBytes: 1600 }));
+    chat.script({
+      kind: 'stream',
+      text: ['Of course, let me connect you.'],
+      toolCalls: [{ id: 'transfer_1', name: 'transfer_call', arguments: ['{"reason":"asked for a person"}'] }],
+    });
+    const stream = await connect(placed);
+    await until('the opening', () => marksOf(stream).length >= 1);
+    await stream.sendAudio(speech(1600));
+    const bridged = await until('the transfer', () =>
+      twilio.requests.find((r) => r.path.endsWith(`/Calls/${placed.sid}.json`) && r.form.get('Twiml')?.includes('<Dial>')),
+    );
+    expect(bridged.form.get('Twiml')).toBe(`<Response><Dial>${transferNumber}</Dial></Response>`);
+    expect(marksOf(stream)).toHaveLength(2); // the words were played before the line was handed over
+    expect(await twilio.sendStatus(placed.sid, 'completed', { CallDuration: '30' })).toBe(204);
+    const call = await until('the ended call', async () => {
+      const got = await getCall(placed);
+      return got.status === 'ENDED' ? got : undefined;
+    });
+    expect(call.endReason).toBe('transferred');
+    expect(call.outcomes).toEqual([
+      expect.objectContaining({ type: 'transfer', data: { to: transferNumber, reason: 'asked for a person' } }),
+    ]);
+  });
 
   it('records a caller who hangs up as contact_hung_up', async () => {
     const placed = await placedCall();

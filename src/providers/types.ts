@@ -125,6 +125,11 @@ export interface TelephonyConnection {
    * that drive their own calls.
    */
   speakAndHangUp?(providerCallId: string, speech: { text: string; language: string }): Promise<void>;
+  /**
+   * Connects the live call's caller to `to` (a cold transfer: the agent's leg ends). A call already
+   * over is not an error. Absent for providers that cannot.
+   */
+  transfer?(providerCallId: string, to: string): Promise<void>;
 }
 
 /** A live call as a self-driven provider (the simulator) sees it. */

@@ -707,9 +707,11 @@ export const appendTurns = (ctx: TenantCtx, callId: string, turns: TranscriptTur
 
 /**
  * The conversation is over (the agent ended it, transferred the caller, or the model failed): a call
- * its provider drives itself ends now, billed for what ran. A call already over is left alone.
+ * its provider drives itself ends now, billed for what ran; a provider's call is hung up (or, for a
+ * transfer, bridged to `transferTo`) at the provider, whose final status ends it. A call already
+ * over is left alone.
  */
-export async function endConversation(ctx: TenantCtx, callId: string, endReason: EndReason): Promise<void> {
+export async function endConversation(ctx: TenantCtx, callId: string, endReason: EndReason, transferTo?: string): Promise<void> {
   const atProvider = await withTransaction(ctx, async (txCtx) => {
     const call = await repo.lockCall(txCtx.db, ctx.tenantId, callId);
     if (call?.status !== 'IN_PROGRESS') return undefined;
@@ -721,7 +723,11 @@ export async function endConversation(ctx: TenantCtx, callId: string, endReason:
     await repo.noteEndReason(txCtx.db, ctx.tenantId, callId, endReason);
     return call;
   });
-  if (atProvider) await (await connect(ctx, atProvider.provider)).hangup(atProvider.provider_call_id!);
+  if (!atProvider) return;
+  const line = await connect(ctx, atProvider.provider);
+  // A transfer bridges the caller to the target where the provider can; elsewhere the call ends.
+  if (transferTo && line.transfer) await line.transfer(atProvider.provider_call_id!, transferTo);
+  else await line.hangup(atProvider.provider_call_id!);
 }
 
 export const claimStreamedConversation = (ctx: TenantCtx, callId: string) =>

@@ -170,7 +170,7 @@ export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnswere
     if (session.ended) break;
     if (!(await record(await session.hear(line)))) return;
   }
-  if (session.ended) await endCallConversation(ctx, call, session.ended);
+  if (session.ended) await endCallConversation(ctx, call, session.ended, conversation.agent);
 }
 
 /** The agent's side of an answered call: its session, its prompt filled for the contact; null when the call has no agent. */
@@ -183,11 +183,19 @@ export async function conversationOfCall(deps: Deps, ctx: TenantCtx, call: calls
   return { agent, session, model, counterpart };
 }
 
-/** The agent ended the conversation: an opt-out kept on the call (the do-not-call list reads it), and the call ended. */
-export async function endCallConversation(ctx: TenantCtx, call: calls.CallRow, reason: calls.EndReason): Promise<void> {
+/**
+ * The agent ended the conversation: an opt-out kept on the call (the do-not-call list reads it), and
+ * the call ended, or handed to the agent's transfer number.
+ */
+export async function endCallConversation(
+  ctx: TenantCtx,
+  call: calls.CallRow,
+  reason: calls.EndReason,
+  agent: Pick<Agent, 'transferNumber'>,
+): Promise<void> {
   if (reason === 'opted_out')
     await calls.recordOutcome(ctx, call, { type: 'opt_out', toolCallId: null, at: ctx.clock.now().toISOString(), data: {} });
-  await calls.endConversation(ctx, call.id, reason);
+  await calls.endConversation(ctx, call.id, reason, reason === 'transferred' ? (agent.transferNumber ?? undefined) : undefined);
 }
 
 /**

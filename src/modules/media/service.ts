@@ -113,7 +113,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       clock: deps.clock,
       record: (turns, spoken) => calls.appendTurns(ctx, call.id, turns, { ...usageOf(session, model), ...spoken }),
       hangUp: async (reason) => {
-        await endCallConversation(ctx, call, reason);
+        await endCallConversation(ctx, call, reason, agent);
         socket.close(DONE, 'The call is over.');
       },
       silenceTimeoutMs: deps.config.voice.silenceSeconds * 1000,

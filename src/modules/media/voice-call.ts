@@ -168,7 +168,8 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   }
 
   function bargeIn(): void {
-    if (!speaking.some((spoken) => !spoken.heard)) return;
+    // Only while something the caller has not heard is still queued (not already cleared).
+    if (!speaking.some((spoken) => !spoken.heard && !clearedMarks.has(spoken.mark))) return;
     silenced = true;
     for (const spoken of speaking) if (!spoken.heard) clearedMarks.add(spoken.mark);
     synthesis.abort();

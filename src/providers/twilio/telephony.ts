@@ -128,6 +128,8 @@ export function connectTwilioTelephony(connection: Connection): TelephonyConnect
     hangup: (providerCallId) => modifyLiveCall(providerCallId, new URLSearchParams({ Status: 'completed' }), 'hangup'),
     speakAndHangUp: (providerCallId, speech) =>
       modifyLiveCall(providerCallId, new URLSearchParams({ Twiml: sayAndHangUpTwiml(speech.text, speech.language) }), 'voicemail'),
+    // New TwiML ends the media stream and dials the target; the caller stays on the line.
+    transfer: (providerCallId, to) => modifyLiveCall(providerCallId, new URLSearchParams({ Twiml: transferTwiml(to) }), 'transfer'),
   };
 }
 
@@ -207,6 +209,11 @@ export function streamTwiml(mediaStreamUrl: string, callId: string, token: strin
 }
 
 /** TwiML that speaks `text` and hangs up: the voicemail, said in the agent's language. */
+/** TwiML that bridges the caller to `to`; the caller ID stays the number they were called from. */
+export function transferTwiml(to: string): string {
+  return `<Response><Dial>${xmlAttr(to)}</Dial></Response>`;
+}
+
 export function sayAndHangUpTwiml(text: string, language: string): string {
   return `<Response><Say language="${xmlAttr(language)}">${xmlAttr(text)}</Say><Hangup/></Response>`;
 }
