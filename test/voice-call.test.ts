@@ -9,8 +9,8 @@ import { freeLoopbackPort } from '../src/providers/fake-server.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
 import { openFakeMediaStream, streamOf, type FakeMediaStream } from '../src/providers/twilio/fake-media-stream.ts';
 import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
-import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
-import { apiAs, uniqueNumber } from './voice-fixtures.ts';
+import { startTestApp, type TestApp } from './harness.ts';
+import { tenantWith, uniqueNumber } from './voice-fixtures.ts';
 
 // Issue 17: a Twilio call is a conversation. Twilio's side of the media stream, Deepgram, ElevenLabs
 // and the model are local fakes speaking their real wire formats; the pipeline between them is ours.
@@ -64,17 +64,11 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
 
 /** A tenant with Twilio, Deepgram and ElevenLabs connected, an agent that speaks, and one Twilio call placed and ringing. */
 async function placedCall(agentFields: Record<string, unknown> = {}) {
-  const owner = await signUp(t.app);
-  const { key } = await createKey(t.app, owner.token);
-  const api = apiAs(t.app, key);
-  for (const [kind, payload] of [
-    ['twilio', { accountSid, authToken }],
-    ['deepgram', { apiKey: deepgram.apiKey }],
-    ['elevenlabs', { apiKey: elevenlabs.apiKey }],
-  ] as const) {
-    const put = await t.app.inject({ method: 'PUT', url: `/api/v1/integrations/${kind}`, headers: bearer(owner.token), payload });
-    expect(put.statusCode).toBe(200);
-  }
+  const { owner, api } = await tenantWith(t.app, {
+    twilio: { accountSid, authToken },
+    deepgram: { apiKey: deepgram.apiKey },
+    elevenlabs: { apiKey: elevenlabs.apiKey },
+  });
   const agent = await api('POST', '/agents', {
     name: 'Clinic',
     firstMessage: 'Hello, this is the clinic. How can I help?',

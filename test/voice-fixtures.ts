@@ -36,6 +36,17 @@ export async function newTenant(app: FastifyInstance, integration?: { kind: stri
   return { owner, key, api: apiAs(app, key) };
 }
 
+/** A new tenant with each integration (kind → credentials) connected through the dashboard route. */
+export async function tenantWith(app: FastifyInstance, integrations: Record<string, object>) {
+  const owner = await signUp(app);
+  const { key } = await createKey(app, owner.token);
+  for (const [kind, payload] of Object.entries(integrations)) {
+    const put = await app.inject({ method: 'PUT', url: `/api/v1/integrations/${kind}`, headers: bearer(owner.token), payload });
+    if (put.statusCode !== 200) throw new Error(`connecting ${kind} failed: ${put.statusCode} ${put.body}`);
+  }
+  return { owner, key, api: apiAs(app, key) };
+}
+
 let counter = 0;
 
 /**

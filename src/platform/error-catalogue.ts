@@ -43,6 +43,11 @@ const declared = {
     message: "'${name}' is not a real instant.",
     when: 'A date passed the format check but names no real instant (such as February 30).',
   },
+  'VALIDATION_FAILED.incomingCall': {
+    status: 400,
+    message: '${reason}',
+    when: "A signed incoming-call webhook lacks what a call needs: the provider's call id or the caller's number.",
+  },
   'VALIDATION_FAILED.fromNumber': {
     status: 400,
     message: 'fromNumber is not a valid E.164 phone number.',
@@ -296,7 +301,7 @@ const declared = {
   INVALID_SIGNATURE: {
     status: 403,
     message: 'The ${header} header does not match this request.',
-    when: 'A telephony status callback is not signed by the provider account (Twilio: X-Twilio-Signature).',
+    when: "A telephony status callback or incoming-call webhook is not signed by the provider account (Twilio: X-Twilio-Signature), or an incoming call's number is not registered, or arrived on another account.",
   },
   'INVALID_SIGNATURE.smsStatus': {
     status: 403,

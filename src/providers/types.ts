@@ -204,9 +204,43 @@ export interface TelephonyChannel {
      * for providers without detection callbacks.
      */
     readAnsweredBy?(webhook: ProviderWebhook): { answeredBy: AnsweredBy; detectionMs: number | null };
+    /**
+     * Calls ringing one of the tenant's numbers: the provider asks what to do with each (its
+     * webhook verified with `verify`, as status callbacks are). Absent for providers whose inbound
+     * calls are not answered through the media stream.
+     */
+    incoming?: IncomingCalls;
   };
   /** The provider's media stream: a call's audio both ways over a WebSocket it opens to us. */
   mediaStream?: MediaStreamWire;
+}
+
+/** A call ringing one of our numbers, as its provider's webhook describes it; a field it lacks is undefined. */
+export interface IncomingCallRequest {
+  providerCallId: string | undefined;
+  /** The caller's number. */
+  from: string | undefined;
+  /** The number dialled: it says which tenant and agent answer. */
+  to: string | undefined;
+  /** The provider account the call arrived on (Twilio's `AccountSid`). */
+  accountId: string | undefined;
+}
+
+/** What a ringing call is told to do, in the provider's own terms (Twilio: TwiML). */
+export interface CallInstructions {
+  contentType: string;
+  body: string;
+}
+
+export interface IncomingCalls {
+  /** Reads the webhook (not yet verified: the dialled number says whose credentials verify it). */
+  read(webhook: ProviderWebhook): IncomingCallRequest;
+  /** The provider account the tenant's credentials belong to, compared with the webhook's. */
+  accountIdOf(credentials: Record<string, string>): string | undefined;
+  /** Answers the call and streams its audio to us, with our call id and the stream's signed token. */
+  stream(mediaStreamUrl: string, callId: string, token: string): CallInstructions;
+  /** Answers the call, says `text` in `language` (BCP-47), and hangs up. */
+  sayAndHangUp(text: string, language: string): CallInstructions;
 }
 
 /** A media stream message from the provider, normalised; audio already decoded from its envelope. */

@@ -68,9 +68,13 @@ export type NewCall = Pick<
   | 'started_at'
 > & { deadline_at: Date };
 
-export async function insertCalls(db: Queryable, tenantId: string, calls: NewCall[]): Promise<void> {
-  if (calls.length === 0) return;
-  await db.query(
+/**
+ * Records calls; with `skipRecorded`, a call whose provider call id is already recorded is skipped
+ * (a provider's retried webhook). The ids recorded.
+ */
+export async function insertCalls(db: Queryable, tenantId: string, calls: NewCall[], { skipRecorded = false } = {}): Promise<string[]> {
+  if (calls.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>(
     `INSERT INTO calls (tenant_id, id, agent_id, campaign_id, contact_id, contact_name, contact_metadata, voice_number_id, direction,
                         from_number, to_number, attempt, status, provider, provider_call_id, dial_timeout, machine_detection, deadline_at, started_at, created_at)
      SELECT $1, c.id, c.agent_id, c.campaign_id, c.contact_id, c.contact_name, c.contact_metadata, c.voice_number_id, c.direction,
@@ -78,9 +82,12 @@ export async function insertCalls(db: Queryable, tenantId: string, calls: NewCal
             c.started_at, c.started_at
      FROM jsonb_to_recordset($2::jsonb) AS c(id uuid, agent_id uuid, campaign_id uuid, contact_id uuid, contact_name text, contact_metadata jsonb,
        voice_number_id uuid, direction text, from_number text, to_number text, attempt int, status text, provider text, provider_call_id text,
-       dial_timeout int, machine_detection boolean, deadline_at timestamptz, started_at timestamptz)`,
+       dial_timeout int, machine_detection boolean, deadline_at timestamptz, started_at timestamptz)
+     ${skipRecorded ? 'ON CONFLICT (provider, provider_call_id) DO NOTHING' : ''}
+     RETURNING id`,
     [tenantId, JSON.stringify(calls)],
   );
+  return rows.map((row) => row.id);
 }
 
 /** Live calls whose deadline passed, locked for this worker; other workers skip them. */

@@ -1,4 +1,4 @@
-// Call logs, hang-up, simulated inbound calls, and the providers' call status and answering-machine callbacks.
+// Call logs, hang-up, simulated inbound calls, and the providers' call status, answering-machine and incoming-call callbacks.
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -141,6 +141,27 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
           return reply.code(204).send();
         },
       );
+      if (provider.telephony.callbacks?.incoming) {
+        callbacks.post(
+          `/telephony/${slug}/incoming`,
+          {
+            config: { auth: 'public', rateLimit: false },
+            schema: {
+              tags,
+              summary: `${provider.title} incoming call: the number's agent answers it through the media stream (signed by ${provider.title})`,
+              security: [],
+              response: {
+                200: Type.String({ description: `${provider.title}'s call instructions (TwiML for Twilio).` }),
+                ...errorResponses(400, 403, 415),
+              },
+            },
+          },
+          async (request, reply: FastifyReply) => {
+            const answer = await calls.answerIncomingCall(deps, slug, webhookOf(request));
+            return reply.code(200).type(answer.contentType).send(answer.body);
+          },
+        );
+      }
       if (!provider.telephony.callbacks?.readAnsweredBy) continue;
       callbacks.post(
         `/telephony/${slug}/answered-by`,

@@ -14,8 +14,19 @@ import type { Page } from '../../platform/pagination.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
 import { ProviderError } from '../../providers/errors.ts';
 import { telephonyProvider, type ProviderWith } from '../../providers/registry.ts';
-import type { AnsweredBy, CallOutcome, CallUpdate, DialRequest, ProviderWebhook, TelephonyConnection } from '../../providers/types.ts';
+import type {
+  AnsweredBy,
+  CallInstructions,
+  CallOutcome,
+  CallUpdate,
+  DialRequest,
+  IncomingCallRequest,
+  ProviderWebhook,
+  TelephonyConnection,
+} from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
+import type { VoiceNumber } from '../agents/schemas.ts';
+import * as contacts from '../contacts/service.ts';
 import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
@@ -693,6 +704,140 @@ export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId
     { ...call, status: placed.status, provider_call_id: placed.providerCallId, deadline_at: placed.deadlineAt },
   ]);
   return getCall(ctx, call.id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Incoming calls on a provider's line
+
+/** What a caller hears when no agent can take the call. */
+const NO_ONE_TO_ANSWER = 'Sorry, no one can take your call right now. Please try again later. Goodbye.';
+
+/**
+ * A provider's incoming-call webhook (`POST /telephony/{provider}/incoming`). The dialled number
+ * says which tenant answers; the webhook must be signed with that tenant's credentials and come
+ * from its account (an unknown number and a bad signature get the same 403). The call is recorded
+ * once per provider call id, so a retried webhook gets the same answer and no second call. When the
+ * number's agent can take it, the call is answered and its audio streamed to the media path (which
+ * ends it when the stream ends); otherwise it is ended at once, not answered, saying why, and the
+ * caller is told so.
+ */
+export async function answerIncomingCall(
+  deps: Omit<TenantCtx, 'tenantId'>,
+  providerSlug: string,
+  webhook: ProviderWebhook,
+): Promise<CallInstructions> {
+  const provider = telephonyProvider(providerSlug.toUpperCase());
+  const incoming = provider.telephony.callbacks!.incoming!;
+  const request = incoming.read(webhook);
+  const { ctx, number } = await verifiedIncomingCall(deps, provider, webhook, request);
+  const fromNumber = request.from && normalizePhoneNumber(request.from);
+  if (!request.providerCallId || !fromNumber) {
+    throw appError('VALIDATION_FAILED.incomingCall', {
+      reason: !request.providerCallId ? 'The call has no call id.' : 'The caller has no phone number.',
+    });
+  }
+  const providerCallId = request.providerCallId;
+  const answer = async (call: repo.CallRow) => {
+    if (call.status !== 'ENDED')
+      return incoming.stream(mediaStreamUrl(ctx, provider.name), call.id, mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id));
+    const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
+    return incoming.sayAndHangUp(NO_ONE_TO_ANSWER, agent?.language ?? 'en-US');
+  };
+  const recorded = await repo.findCallByProviderId(ctx.db, provider.name, providerCallId);
+  if (recorded) return answer(await sameTenant(ctx, recorded, provider));
+
+  const now = ctx.clock.now();
+  const [refusal, contact] = await Promise.all([refusalOf(ctx, number.inboundAgentId), contacts.findContactByPhone(ctx, fromNumber)]);
+  const call: repo.NewCall = {
+    id: newId(),
+    agent_id: number.inboundAgentId,
+    campaign_id: null,
+    contact_id: contact?.id ?? null,
+    contact_name: contact?.name ?? null,
+    contact_metadata: contact?.metadata ?? null,
+    voice_number_id: number.id,
+    direction: 'INCOMING',
+    from_number: fromNumber,
+    to_number: number.phoneNumber,
+    attempt: 1,
+    status: 'IN_PROGRESS',
+    provider: provider.name,
+    provider_call_id: providerCallId,
+    dial_timeout: 0,
+    machine_detection: false,
+    // Given up (as calls whose provider falls silent are) only if neither its stream nor its provider ever ends it.
+    deadline_at: addSeconds(now, ctx.config.dialer.maxCallSeconds + ctx.config.dialer.confirmTimeoutSeconds),
+    started_at: now,
+  };
+  await withTransaction(ctx, async (txCtx) => {
+    const [inserted] = await repo.insertCalls(txCtx.db, ctx.tenantId, [call], { skipRecorded: true });
+    if (!inserted) return;
+    // Refused: ended at once, no one answered it (what the provider charges for the sentence is not known here).
+    if (refusal) await finishCall(txCtx, call.id, { outcome: 'UNANSWERED', endedAt: now, failureReason: refusal });
+    // Answered now: the provider picks up as it runs the answer.
+    else
+      await repo.updateLiveCall(txCtx.db, ctx.tenantId, call.id, { status: 'IN_PROGRESS', answeredAt: now, deadlineAt: call.deadline_at });
+  });
+  // The call recorded by this request, or by a retry of it that got there first.
+  return answer(await sameTenant(ctx, (await repo.findCallByProviderId(ctx.db, provider.name, providerCallId))!, provider));
+}
+
+/**
+ * The tenant whose number was dialled, once the webhook is signed with its credentials and names
+ * its provider account; one 403 for every failure, so a stranger learns nothing about our numbers.
+ */
+async function verifiedIncomingCall(
+  deps: Omit<TenantCtx, 'tenantId'>,
+  provider: ProviderWith<'telephony'>,
+  webhook: ProviderWebhook,
+  request: IncomingCallRequest,
+): Promise<{ ctx: TenantCtx; number: VoiceNumber }> {
+  const callbacks = provider.telephony.callbacks!;
+  const refused = () => appError('INVALID_SIGNATURE', { header: callbacks.signatureHeader });
+  const number = request.to ? await agents.findVoiceNumberByPhone(deps.db, request.to) : undefined;
+  if (!number || number.provider !== provider.name) throw refused();
+  const ctx: TenantCtx = { ...deps, tenantId: number.tenantId };
+  const connection = await integrations.connectionTo(ctx, provider);
+  if (!connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
+  if (request.accountId !== callbacks.incoming!.accountIdOf(connection.credentials)) throw refused();
+  return { ctx, number };
+}
+
+/** A provider call id is one call: a recorded call of another tenant cannot be this tenant's. */
+async function sameTenant(ctx: TenantCtx, call: repo.CallRow, provider: ProviderWith<'telephony'>): Promise<repo.CallRow> {
+  if (call.tenant_id !== ctx.tenantId) throw appError('INVALID_SIGNATURE', { header: provider.telephony.callbacks!.signatureHeader });
+  return call;
+}
+
+/** Why the number's agent cannot take a call now, or null when it can: it exists, can listen and speak, and the wallet has credit. */
+async function refusalOf(ctx: TenantCtx, agentId: string | null): Promise<string | null> {
+  const agent = agentId ? await agents.requireAgent(ctx, agentId).catch(() => undefined) : undefined;
+  if (!agent) return 'The number has no inbound agent to answer it.';
+  const balance = await identity.walletBalance(ctx);
+  if (!balance.amount.greaterThan(0))
+    return `The wallet is empty (${balance.amount.toFixed(4)} ${balance.currency}); credit it to answer calls.`;
+  try {
+    const speech = await agents.speechOf(ctx, ctx, agent);
+    if (speech.stt?.kind !== 'live') return 'The agent has no live speech-to-text to listen with.';
+  } catch (error) {
+    return `The agent cannot speak: ${(error as Error).message}`;
+  }
+  return null;
+}
+
+/**
+ * A call's media stream ended (the caller or the agent hung up). An incoming call ends now, talked
+ * from its answer until now: its provider reports its end only when the number was set up to (a
+ * number's status callback is optional), and that report, when it comes, finds it ended. An
+ * outgoing call waits for the status callback it was placed with, which bills the talk time.
+ */
+export async function streamEnded(ctx: TenantCtx, callId: string): Promise<void> {
+  await withTransaction(ctx, async (txCtx) => {
+    const call = await repo.lockCall(txCtx.db, ctx.tenantId, callId);
+    if (call?.direction !== 'INCOMING' || call.status !== 'IN_PROGRESS') return;
+    // No reason noted: the agent did not end it, so the caller hung up.
+    await finishCall(txCtx, callId, answeredUntil(call, ctx.clock.now(), call.end_reason ? {} : { endReason: 'contact_hung_up' }));
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -333,15 +333,25 @@ async function transition(
   });
 }
 
-/** The contact a campaign call dialled, as the campaign copied it (name, email, metadata). */
 /** The campaign's settings without its stats (what a call of it needs), or undefined. */
 export async function findCampaign(ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: string): Promise<Campaign | undefined> {
   const row = await repo.findCampaign(ctx.db, ctx.tenantId, id);
   return row && toCampaign(row);
 }
 
-export const campaignContact = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, campaignId: string, contactId: string) =>
-  repo.campaignContact(ctx.db, ctx.tenantId, campaignId, contactId);
+/**
+ * Who a call was with: for a campaign's call, the contact it dialled as the campaign copied it; for
+ * an incoming call linked to a contact, that contact as it is now. Undefined for neither (or a
+ * contact deleted since).
+ */
+export async function contactOfCall(
+  ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
+  call: Pick<calls.CallRow, 'campaign_id' | 'contact_id'>,
+): Promise<{ name: string | null; email: string | null; metadata: Record<string, unknown> } | undefined> {
+  if (!call.contact_id) return undefined;
+  if (call.campaign_id) return repo.campaignContact(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id);
+  return contacts.findContactById(ctx, call.contact_id);
+}
 
 /** Seed §4.4: a list assigned to an unfinished campaign cannot be deleted (wired into contacts). */
 export const listInUse = (ctx: TenantCtx, listId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'contact_list_id', listId);

@@ -119,6 +119,24 @@ export async function insertContacts(
   return rows;
 }
 
+/** The contact of any list holding this number that was updated last (see the service); the newest first on a tie. */
+export async function findContactByPhone(db: Queryable, tenantId: string, phoneNumber: string): Promise<ContactRow | undefined> {
+  const { rows } = await db.query<ContactRow>(
+    `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND phone_number = $2
+     ORDER BY updated_at DESC, created_at DESC, id DESC LIMIT 1`,
+    [tenantId, phoneNumber],
+  );
+  return rows[0];
+}
+
+export async function findContactById(db: Queryable, tenantId: string, contactId: string): Promise<ContactRow | undefined> {
+  const { rows } = await db.query<ContactRow>(`SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND id = $2`, [
+    tenantId,
+    contactId,
+  ]);
+  return rows[0];
+}
+
 export async function findContact(db: Queryable, tenantId: string, listId: string, contactId: string): Promise<ContactRow | undefined> {
   const { rows } = await db.query<ContactRow>(`SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND id = $3`, [
     tenantId,

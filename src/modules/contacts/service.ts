@@ -181,6 +181,30 @@ export interface ListedContact {
   metadata: Record<string, unknown>;
 }
 
+const toListed = (row: Pick<repo.ContactRow, 'id' | 'phone_number' | 'name' | 'email' | 'metadata'>): ListedContact => ({
+  id: row.id,
+  phoneNumber: row.phone_number,
+  name: row.name,
+  email: row.email,
+  metadata: row.metadata,
+});
+
+/**
+ * Who a caller is, by their number: when several lists hold it, the contact updated last (the
+ * details the tenant gave most recently); undefined when no list holds it or it is not a number.
+ */
+export async function findContactByPhone(ctx: Pick<TenantCtx, 'db' | 'tenantId'>, phoneNumber: string): Promise<ListedContact | undefined> {
+  const normalized = normalizePhoneNumber(phoneNumber);
+  const row = normalized ? await repo.findContactByPhone(ctx.db, ctx.tenantId, normalized) : undefined;
+  return row && toListed(row);
+}
+
+/** A contact by its id, whichever its list (a caller an incoming call linked); undefined once deleted. */
+export async function findContactById(ctx: Pick<TenantCtx, 'db' | 'tenantId'>, contactId: string): Promise<ListedContact | undefined> {
+  const row = await repo.findContactById(ctx.db, ctx.tenantId, contactId);
+  return row && toListed(row);
+}
+
 /**
  * Every contact of a list in insertion order, a batch at a time: a campaign copies a list of any
  * size with one read per batch, never one per contact and never the whole list in memory.
@@ -194,7 +218,7 @@ export async function* contactsOfList(
   for (;;) {
     const rows = await repo.contactsAfter(ctx.db, ctx.tenantId, listId, after, batchSize);
     if (rows.length > 0) {
-      yield rows.map((row) => ({ id: row.id, phoneNumber: row.phone_number, name: row.name, email: row.email, metadata: row.metadata }));
+      yield rows.map(toListed);
     }
     if (rows.length < batchSize) return;
     const last = rows[rows.length - 1]!;

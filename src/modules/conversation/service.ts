@@ -136,7 +136,7 @@ export function usageOf(session: Session, model: ConversationModel | null): call
 async function counterpartOfCall(ctx: TenantCtx, call: calls.CallRow): Promise<Counterpart & { script: readonly string[] }> {
   const phone = call.direction === 'OUTGOING' ? call.to_number : call.from_number;
   const [contact, campaign, tenantZone] = await Promise.all([
-    call.campaign_id && call.contact_id ? campaigns.campaignContact(ctx, call.campaign_id, call.contact_id) : undefined,
+    campaigns.contactOfCall(ctx, call),
     call.campaign_id ? campaigns.findCampaign(ctx, call.campaign_id) : undefined,
     identity.tenantTimezone(ctx),
   ]);

@@ -43,6 +43,8 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
   const provider = telephonyProvider(providerName);
   const wire = provider.telephony.mediaStream!;
   let voiceCall: VoiceCall | undefined;
+  /** The call the stream was bound to. */
+  let bound: { ctx: TenantCtx; callId: string } | undefined;
   let binding: Promise<void> | undefined;
   let streamId = '';
   let malformed = 0;
@@ -120,14 +122,22 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       maxDurationMs: deps.config.dialer.maxCallSeconds * 1000,
       onError: (error) => deps.log.warn({ callId: call.id, err: error }, 'voice call'),
     });
+    bound = { ctx, callId: call.id };
     for (const audio of early.splice(0)) voiceCall.audio(audio);
     for (const event of pending.splice(0)) handle(event);
   }
 
-  /** The line is gone (the provider's status callback then ends the call, and says who hung up). */
+  /**
+   * The line is gone: the conversation stops, and the calls module ends the call if its provider
+   * will not (an incoming call); an outgoing call is ended by its provider's status callback.
+   */
   let stopping: Promise<void> | undefined;
   function hangUp(): Promise<void> {
-    stopping ??= (voiceCall?.stop() ?? Promise.resolve()).catch((error: unknown) => deps.log.warn({ err: error }, 'media stream end'));
+    const logged = (error: unknown) => deps.log.warn({ err: error }, 'media stream end');
+    stopping ??= (voiceCall?.stop() ?? Promise.resolve())
+      .catch(logged)
+      .then(() => bound && calls.streamEnded(bound.ctx, bound.callId))
+      .catch(logged);
     return stopping;
   }
 

@@ -22,7 +22,7 @@ const SEND_RETRY_DELAY_SECONDS = 5;
 
 async function recipientOf(ctx: TenantCtx, call: NonNullable<Awaited<ReturnType<typeof calls.findCallRow>>>): Promise<Recipient> {
   const phoneNumber = call.direction === 'OUTGOING' ? call.to_number : call.from_number;
-  const contact = call.campaign_id && call.contact_id ? await campaigns.campaignContact(ctx, call.campaign_id, call.contact_id) : undefined;
+  const contact = await campaigns.contactOfCall(ctx, call);
   return { phoneNumber, name: contact?.name ?? null, email: contact?.email ?? null, metadata: contact?.metadata ?? {} };
 }
 

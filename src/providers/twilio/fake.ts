@@ -47,6 +47,21 @@ export interface FakeTwilioCall {
   twimlUpdates: string[];
 }
 
+export interface RingOptions {
+  /** The number's "A call comes in" webhook URL. */
+  voiceUrl: string;
+  from: string;
+  to: string;
+  /** The number's "Call status changes" URL, if it has one. */
+  statusCallback?: string;
+  /** The call's sid; the same sid again is Twilio retrying the webhook. */
+  sid?: string;
+  /** Signs with another token (another account's), or sends no signature (null). */
+  authToken?: string | null;
+  /** Names another account. */
+  accountSid?: string;
+}
+
 export interface FakeTwilioMessage {
   sid: string;
   to: string;
@@ -64,6 +79,13 @@ export interface FakeTwilio {
   calls: Map<string, FakeTwilioCall>;
   /** Messages accepted by `POST …/Messages.json`, by sid. */
   messages: Map<string, FakeTwilioMessage>;
+  /**
+   * Rings one of the account's numbers as Twilio does: posts the signed "A call comes in" webhook
+   * (`CallSid`, `AccountSid`, `From`, `To`, `CallStatus=ringing`, `Direction=inbound`) to the
+   * number's `voiceUrl` and resolves with the answer (status, content type, body: the TwiML). The
+   * call is kept with the number's status callback, when it has one, for `sendStatus`.
+   */
+  ringNumber(options: RingOptions): Promise<{ sid: string; status: number; contentType: string; body: string }>;
   /** Posts a signed status callback for `sid` to its StatusCallback URL; resolves with the receiver's HTTP status. */
   sendStatus(sid: string, callStatus: string, extra?: Record<string, string>): Promise<number>;
   /**
@@ -80,6 +102,8 @@ export interface FakeTwilio {
 }
 
 const API_VERSION = '2010-04-01';
+
+type FakeCallRecord = FakeTwilioCall & { direction: 'outbound-api' | 'inbound'; dateCreated: Date; dateUpdated: Date };
 
 function twilioError(status: number, code: number, message: string): object {
   return { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status };
@@ -105,13 +129,13 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   const { accountSid, authToken } = options;
   const invalidNumbers = new Set(options.invalidNumbers ?? []);
   const requests: FakeTwilioRequest[] = [];
-  const calls = new Map<string, FakeTwilioCall & { dateCreated: Date; dateUpdated: Date }>();
+  const calls = new Map<string, FakeCallRecord>();
   const messages = new Map<string, FakeTwilioMessage & { dateCreated: Date }>();
   const failures: Array<{ status: number; body: object }> = [];
   const expectedAuth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
   const accountPrefix = `/${API_VERSION}/Accounts/${accountSid}`;
 
-  function callResource(call: FakeTwilioCall & { dateCreated: Date; dateUpdated: Date }): object {
+  function callResource(call: FakeCallRecord): object {
     const uri = `${accountPrefix}/Calls/${call.sid}.json`;
     const ended = ['completed', 'busy', 'no-answer', 'canceled', 'failed'].includes(call.status);
     return {
@@ -129,7 +153,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       duration: ended ? '0' : null,
       price: null,
       price_unit: 'USD',
-      direction: 'outbound-api',
+      direction: call.direction,
       answered_by: null,
       api_version: API_VERSION,
       forwarded_from: null,
@@ -239,6 +263,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
                 statusCallbackMethod: form.get('AsyncAmdStatusCallbackMethod'),
               },
         twimlUpdates: [],
+        direction: 'outbound-api' as const,
         dateCreated: now,
         dateUpdated: now,
       };
@@ -344,6 +369,46 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       return response.status;
     },
 
+    async ringNumber(ring) {
+      const sid = ring.sid ?? `CA${randomBytes(16).toString('hex')}`;
+      const now = new Date();
+      calls.set(sid, {
+        sid,
+        to: ring.to,
+        from: ring.from,
+        timeout: 0,
+        statusCallback: ring.statusCallback ?? '',
+        status: 'ringing',
+        machineDetection: null,
+        twimlUpdates: [],
+        direction: 'inbound',
+        dateCreated: now,
+        dateUpdated: now,
+      });
+      const form = new URLSearchParams({
+        AccountSid: ring.accountSid ?? accountSid,
+        ApiVersion: API_VERSION,
+        CallSid: sid,
+        CallStatus: 'ringing',
+        Called: ring.to,
+        Caller: ring.from,
+        Direction: 'inbound',
+        From: ring.from,
+        To: ring.to,
+      });
+      const signingToken = ring.authToken === undefined ? authToken : ring.authToken;
+      const response = await fetch(ring.voiceUrl, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'user-agent': 'TwilioProxy/1.1',
+          ...(signingToken === null ? {} : { 'x-twilio-signature': signLikeTwilio(signingToken, ring.voiceUrl, form) }),
+        },
+        body: form.toString(),
+      });
+      return { sid, status: response.status, contentType: response.headers.get('content-type') ?? '', body: await response.text() };
+    },
+
     async sendStatus(sid, callStatus, extra = {}) {
       const call = calls.get(sid);
       if (!call) throw new Error(`fake Twilio: no call ${sid}`);
@@ -356,7 +421,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         CallStatus: callStatus,
         Called: call.to,
         Caller: call.from,
-        Direction: 'outbound-api',
+        Direction: call.direction,
         From: call.from,
         To: call.to,
         Timestamp: rfc2822(call.dateUpdated),

@@ -19,6 +19,7 @@ import type {
   Connection,
   DialRequest,
   DialResult,
+  IncomingCalls,
   ProviderWebhook,
   TelephonyChannel,
   TelephonyConnection,
@@ -133,6 +134,31 @@ export function connectTwilioTelephony(connection: Connection): TelephonyConnect
   };
 }
 
+/** TwiML is XML; Twilio reads `text/xml` and `application/xml` alike. */
+const twiml = (body: string) => ({ contentType: 'text/xml; charset=utf-8', body });
+
+/**
+ * A call to one of the account's numbers: Twilio requests the number's "A call comes in" webhook
+ * (https://www.twilio.com/docs/usage/webhooks/voice-webhooks), form-encoded and signed like every
+ * callback, with `CallSid`, `AccountSid`, `From`, `To`, `CallStatus=ringing`, `Direction=inbound`,
+ * and executes the TwiML it is answered with.
+ */
+export const twilioIncomingCalls: IncomingCalls = {
+  read: (webhook) => {
+    const params = flatForm(webhook);
+    const present = (value: string | undefined) => (value === undefined || value === '' ? undefined : value);
+    return {
+      providerCallId: present(params.CallSid),
+      from: present(params.From),
+      to: present(params.To),
+      accountId: present(params.AccountSid),
+    };
+  },
+  accountIdOf: (credentials) => credentials.accountSid,
+  stream: (mediaStreamUrl, callId, token) => twiml(streamTwiml(mediaStreamUrl, callId, token)),
+  sayAndHangUp: (text, language) => twiml(sayAndHangUpTwiml(text, language)),
+};
+
 /** Twilio voice: dial and hang up over REST, status callbacks signed with the account's Auth Token. */
 export const twilioTelephony: TelephonyChannel = {
   connect: connectTwilioTelephony,
@@ -161,6 +187,7 @@ export const twilioTelephony: TelephonyChannel = {
       }
       return { answeredBy, detectionMs: parseDuration(params.MachineDetectionDuration) };
     },
+    incoming: twilioIncomingCalls,
   },
 };
 
