@@ -94,6 +94,11 @@ function voicesHint(provider: string, language: string, count: number | undefine
   return shown < count ? `${found}; ${shown} match the search.` : `${found}.`;
 }
 
+/** A speech provider's model, by name; empty for its default. */
+function ModelField(props: { label: string; value: string; onValue: (value: string) => void; disabled?: boolean; problem?: string }) {
+  return <Field {...props} maxLength={200} autoComplete="off" hint="The provider's default when empty." />;
+}
+
 /**
  * The agent's voice on a phone line: who listens (speech-to-text), who speaks (text-to-speech) and
  * with which of its voices, listed by `GET /voices` for the provider and the agent's language and
@@ -139,14 +144,11 @@ export function SpeechSettings({
           hint="Phone lines need a live recogniser such as Deepgram; with none the agent cannot listen on one, and OpenAI-compatible recognisers (per utterance) are not usable on one yet."
           problem={speechProblem(error, '/stt/provider') ?? speechProblem(error, '/stt')}
         />
-        <Field
+        <ModelField
           label="Speech-to-text model (optional)"
           value={draft.sttModel}
           onValue={(sttModel) => set({ sttModel })}
-          maxLength={200}
-          autoComplete="off"
           disabled={!draft.sttProvider}
-          hint="The provider's default when empty."
           problem={speechProblem(error, '/stt/model')}
         />
         <Select
@@ -159,13 +161,10 @@ export function SpeechSettings({
           problem={speechProblem(error, '/tts/provider') ?? speechProblem(error, '/tts')}
         />
         {draft.ttsProvider !== 'ESPEAK' && (
-          <Field
+          <ModelField
             label="Text-to-speech model (optional)"
             value={draft.ttsModel}
             onValue={(ttsModel) => set({ ttsModel })}
-            maxLength={200}
-            autoComplete="off"
-            hint="The provider's default when empty."
             problem={speechProblem(error, '/tts/model')}
           />
         )}
