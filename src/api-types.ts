@@ -12,10 +12,13 @@ export type { PageOf } from './platform/pagination.ts';
 export type {
   Agent,
   AgentLlm,
+  AgentStt,
+  AgentTts,
   CreateAgentBody,
   CreateVoiceNumberBody,
   CustomTool,
   UpdateAgentBody,
+  Voice,
   VoiceNumber,
 } from './modules/agents/schemas.ts';
 export type { BindingField, Bindings, Detail, PutBindingsBody, Tool, Trends } from './modules/analytics/schemas.ts';

@@ -2,6 +2,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardAssets } from '../../src/dashboard/assets.ts';
+import { startFakeElevenLabs } from '../../src/providers/elevenlabs/fake-server.ts';
+import { createCampaign, voiceSetup } from '../voice-fixtures.ts';
 import { CHROMIUM, DESKTOP, PHONE, signUpInBrowser, startDashboard, watchProblems, type Dashboard } from './harness.ts';
 
 // Issue 8: the dashboard in a real browser (Debian's chromium through playwright-core) on a fresh
@@ -18,16 +20,27 @@ if (noBrowser) console.warn(`Skipping the browser tests: no Chromium at ${CHROMI
 let dashboard: Dashboard;
 let page: Page;
 let problems: string[];
+let elevenLabs: Awaited<ReturnType<typeof startFakeElevenLabs>>;
 
 beforeAll(async () => {
   if (noBrowser) return;
+  // ElevenLabs is a local fake speaking its wire format (its voice list, its key header).
+  elevenLabs = await startFakeElevenLabs();
   // Calls last long enough to be hung up; the dialer looks for work often.
-  dashboard = await startDashboard({ SIMULATOR_RING_SECONDS: '1', SIMULATOR_TALK_SECONDS: '120', DIALER_TICK_MS: '100' });
+  dashboard = await startDashboard({
+    SIMULATOR_RING_SECONDS: '1',
+    SIMULATOR_TALK_SECONDS: '120',
+    DIALER_TICK_MS: '100',
+    ELEVENLABS_API_URL: elevenLabs.url,
+  });
   page = await dashboard.browser.newPage({ viewport: DESKTOP });
   problems = watchProblems(page);
   mkdirSync(SCREENSHOTS, { recursive: true });
 }, 60_000);
-afterAll(() => dashboard?.close());
+afterAll(async () => {
+  await dashboard?.close();
+  await elevenLabs?.close();
+});
 
 async function screenshots(name: string) {
   await page.waitForLoadState('networkidle');
@@ -60,6 +73,19 @@ async function selectByText(label: string, text: RegExp) {
   const value = options.find((option) => text.test(option.text))?.value;
   expect(value, `${label}: an option matching ${text}`).toBeTruthy();
   await select.selectOption(value!);
+}
+
+/** Waits until the select offers an option whose text matches (its options are loaded from the API). */
+async function optionAppears(label: string, text: RegExp) {
+  const options = page.getByLabel(label, { exact: true }).locator('option');
+  await expect.poll(async () => (await options.allTextContents()).some((option) => text.test(option)), { timeout: DEADLINE_MS }).toBe(true);
+}
+
+/** The API's problem shown at a control (its `<id>-problem` note, which its aria-describedby names); empty when none. */
+async function problemAt(label: string) {
+  const id = await page.getByLabel(label, { exact: true }).getAttribute('id');
+  const problem = page.locator(`[id="${id}-problem"]`);
+  return (await problem.count()) > 0 ? ((await problem.textContent()) ?? '') : '';
 }
 
 const api = (path: string, key: string) => fetch(`${dashboard.url}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
@@ -114,11 +140,100 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await page.getByRole('button', { name: /Create agent/ }).click();
     await page.getByRole('cell', { name: 'Reminder agent', exact: true }).waitFor();
     await page.getByLabel('Phone number').fill('+14155550100');
-    await page.getByLabel('Provider').selectOption('SIMULATOR');
+    await page.getByLabel('Provider', { exact: true }).selectOption('SIMULATOR');
     await page.getByRole('button', { name: /Register number/ }).click();
     await page.getByRole('cell', { name: '+14155550100' }).waitFor();
     await expectLabelledControls();
     await screenshots('agents');
+  });
+
+  it("gives an agent its voice: eSpeak and a voice from the provider's list; the API's refusals show at their fields", async () => {
+    type Saved = { name: string; language: string; stt: unknown; tts: { provider: string }; voice: string };
+    const savedAgent = async (name: string) =>
+      ((await (await api('/agents?limit=200', apiKey)).json()) as { data: Saved[] }).data.find((agent) => agent.name === name);
+    await open('/agents', /Agents/);
+    await page.getByLabel('Agent name').fill('Voz de Lucía');
+    await page.getByLabel('Language', { exact: true }).fill('es');
+    await expect(page.getByLabel('Text-to-speech provider').inputValue()).resolves.toBe('ESPEAK');
+    // eSpeak NG's voices for Spanish, asked of the API; the search narrows the select to one.
+    await optionAppears('Voice', /Spanish \(Latin America\)/);
+    await page.getByLabel('Search voices').fill('latin');
+    await expect
+      .poll(() => page.getByLabel('Voice', { exact: true }).locator('option').allTextContents())
+      .toEqual([expect.stringMatching(/^Default/), expect.stringMatching(/^Spanish \(Latin America\) · es-419, es-MX$/)]);
+    await selectByText('Voice', /Latin America/);
+
+    // A recogniser with no key anywhere: the API's sentence at the speech-to-text field.
+    await page.getByLabel('Speech-to-text provider').selectOption('DEEPGRAM');
+    await page.getByRole('button', { name: /Create agent/ }).click();
+    await expect.poll(() => problemAt('Speech-to-text provider')).toMatch(/No DEEPGRAM server is configured.*deepgram integration/);
+    expect(problems).toEqual([expect.stringContaining('status of 400')]);
+    problems.length = 0;
+    expect(await savedAgent('Voz de Lucía')).toBeUndefined();
+
+    // A language eSpeak has no voice for: none listed, and the API says so at the voice.
+    await page.getByLabel('Speech-to-text provider').selectOption({ index: 0 });
+    await page.getByLabel('Search voices').fill('');
+    await page.getByLabel('Language', { exact: true }).fill('tlh');
+    await page.getByText('eSpeak NG has 0 voices for tlh.').waitFor();
+    // The chosen voice stays (the API takes any voice of the provider), marked as not listed; the default is asked for.
+    await optionAppears('Voice', /^roa\/es-419 \(not listed for tlh\)$/);
+    await page.getByLabel('Voice', { exact: true }).selectOption({ index: 0 });
+    await page.getByRole('button', { name: /Create agent/ }).click();
+    await expect.poll(() => problemAt('Voice')).toMatch(/eSpeak NG has no voice for tlh/);
+    expect(problems).toEqual([expect.stringContaining('status of 400')]);
+    problems.length = 0;
+
+    await page.getByLabel('Language', { exact: true }).fill('es');
+    await optionAppears('Voice', /Latin America/);
+    await selectByText('Voice', /Latin America/);
+    await expectLabelledControls();
+    await page.getByRole('button', { name: /Create agent/ }).click();
+    await page.getByRole('cell', { name: 'Voz de Lucía', exact: true }).waitFor();
+    expect(await savedAgent('Voz de Lucía')).toMatchObject({ language: 'es', stt: null, tts: { provider: 'ESPEAK' }, voice: 'roa/es-419' });
+  });
+
+  it('connects Deepgram and ElevenLabs (keys never shown again); the agent then speaks with an ElevenLabs voice', async () => {
+    await open('/integrations', /Integrations/);
+    const deepgramKey = 'dg-test-key-0123456789abcdef';
+    for (const [title, key] of [
+      ['Deepgram', deepgramKey],
+      ['ElevenLabs', elevenLabs.apiKey],
+    ] as const) {
+      const card = page.getByRole('region', { name: title, exact: true });
+      await card.getByLabel('API key').fill(key);
+      await card.getByRole('button', { name: `Connect ${title}` }).click();
+      await card.getByText('Set (hidden)').waitFor();
+      await expect(card.getByLabel('API key').inputValue()).resolves.toBe('');
+    }
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: /Integrations/ }).waitFor();
+    const content = await page.content();
+    expect(content).not.toContain(deepgramKey);
+    expect(content).not.toContain(elevenLabs.apiKey);
+
+    // On the agent's page another provider lists its own voices, through the tenant's key.
+    await open('/agents', /Agents/);
+    await page.getByRole('link', { name: 'Voz de Lucía' }).first().click();
+    await page.getByRole('heading', { level: 1, name: 'Voz de Lucía' }).waitFor();
+    await expect(page.getByLabel('Voice', { exact: true }).inputValue()).resolves.toBe('roa/es-419');
+    await page.getByLabel('Text-to-speech provider').selectOption('ELEVENLABS');
+    await optionAppears('Voice', /^Josh/);
+    // Rachel speaks only English: not listed for es.
+    await expect(page.getByLabel('Voice', { exact: true }).locator('option').allTextContents()).resolves.not.toContainEqual(
+      expect.stringMatching(/Rachel/),
+    );
+    expect(elevenLabs.voiceListQueries.length).toBeGreaterThan(0);
+    await selectByText('Voice', /^Josh/);
+    await page.getByLabel('Speech-to-text provider').selectOption('DEEPGRAM');
+    await page.getByRole('button', { name: 'Save agent' }).click();
+    await page.getByText('Saved.', { exact: true }).waitFor();
+    const agents = (await (await api('/agents?limit=200', apiKey)).json()) as { data: { name: string }[] };
+    expect(agents.data.find((agent) => agent.name === 'Voz de Lucía')).toMatchObject({
+      stt: { provider: 'DEEPGRAM' },
+      tts: { provider: 'ELEVENLABS' },
+      voice: 'TxGEqnHWrfWFTfGW9XjX',
+    });
   });
 
   it('uploads a CSV with a progress indicator and reports its two bad rows', async () => {
@@ -316,6 +431,48 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
       await screenshots('call');
     },
   );
+
+  it('says in words who answered a call, why it ended and that the voicemail message was left', { timeout: 60_000 }, async () => {
+    // A simulated answering machine, and a campaign that leaves it a voicemail, set up over the API.
+    const machine = { simulate: { answeredBy: 'machine' } };
+    const setup = await voiceSetup(dashboard.t.app, apiKey, [machine, machine]);
+    const campaign = await createCampaign(dashboard.t.app, apiKey, {
+      ...setup,
+      timezone: 'UTC',
+      callWindowStart: '00:00',
+      callWindowEnd: '23:59',
+      callDays: [1, 2, 3, 4, 5, 6, 7],
+      answeringMachine: { detect: true, onMachine: 'LEAVE_VOICEMAIL', voicemailMessage: 'Hello {{name}}, please call us back.' },
+    });
+    await fetch(`${dashboard.url}/api/v1/campaigns/${campaign.id}/start`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    let callId: string | undefined;
+    await expect
+      .poll(
+        async () => {
+          const calls = (await (await api(`/call-logs?campaignId=${campaign.id}`, apiKey)).json()) as {
+            data: { id: string; status: string }[];
+          };
+          callId = calls.data.find((call) => call.status === 'ENDED')?.id;
+          return callId;
+        },
+        { timeout: DEADLINE_MS },
+      )
+      .toBeDefined();
+    await open(`/calls/${callId}`, /Call with/);
+    await page.getByText('Ended: voicemail left').waitFor();
+    const answeredBy = page.getByRole('term').filter({ hasText: 'Answered by' }).locator('xpath=following-sibling::dd');
+    await expect(answeredBy.textContent()).resolves.toBe('an answering machine');
+    const voicemail = page
+      .getByRole('list', { name: 'Transcript' })
+      .getByRole('listitem')
+      .filter({ hasText: /Hello Contact \d, please call us back\./ });
+    await expect(voicemail.getByText('voicemail message', { exact: true }).count()).resolves.toBe(1);
+    await expectLabelledControls();
+  });
 
   it('shows the other pages without errors', async () => {
     for (const [path, heading, name] of [

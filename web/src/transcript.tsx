@@ -1,18 +1,52 @@
 import './transcript.css';
-import type { TranscriptTurn } from '../../src/api-types.ts';
+import type { Call, TranscriptTurn } from '../../src/api-types.ts';
+
+/** The lines no model wrote, in words, with what each is. */
+const UNWRITTEN_LINES: Record<string, [label: string, meaning: string]> = {
+  'retrieval-agent': ['retrieval agent', 'The built-in agent that answers from the knowledge bases, with no model.'],
+  'first-message': ['first message', "The agent's configured opening."],
+  fallback: ['fallback', 'The line said when the model failed.'],
+  pipeline: ['voice pipeline', 'A line of the voice pipeline itself: asking whether the contact is still there, or a goodbye.'],
+  voicemail: ['voicemail message', "The campaign's message, left on an answering machine after the beep."],
+};
 
 /**
  * Who wrote an agent turn, in words: a model's name, or one of the lines no model wrote (the
- * retrieval agent's, the configured first message, the fallback), so nothing looks generated that was not.
+ * retrieval agent's, the configured first message, the fallback, the voice pipeline's own lines,
+ * the voicemail message), so nothing looks generated that was not.
  */
 export function authorOf(by: string | undefined): string | undefined {
   if (!by) return undefined;
-  if (by === 'retrieval-agent') return 'retrieval agent';
-  if (by === 'first-message') return 'first message';
-  if (by === 'fallback') return 'fallback';
   if (by.startsWith('model:')) return by.slice('model:'.length);
-  return by;
+  return UNWRITTEN_LINES[by]?.[0] ?? by;
 }
+
+const END_REASONS = {
+  agent_ended: 'agent ended the call',
+  contact_hung_up: 'contact hung up',
+  opted_out: 'contact opted out',
+  transferred: 'transferred',
+  llm_error: 'the language model failed',
+  hung_up_by_user: 'hung up by user',
+  silence: 'contact stayed silent',
+  max_duration: 'time limit reached',
+  provider_error: 'a speech provider failed',
+  voicemail_left: 'voicemail left',
+  answering_machine: 'an answering machine answered',
+} satisfies Record<NonNullable<Call['endReason']>, string>;
+
+/** Why a call ended, in words. */
+export const endReasonInWords = (reason: NonNullable<Call['endReason']>) => END_REASONS[reason] ?? reason.replaceAll('_', ' ');
+
+const ANSWERED_BY = {
+  human: 'a person',
+  machine: 'an answering machine',
+  fax: 'a fax machine',
+  unknown: 'not clear (talked to as a person)',
+} satisfies Record<NonNullable<Call['answeredBy']>, string>;
+
+/** Who answered a call, as answering-machine detection told, in words. */
+export const answeredByInWords = (answeredBy: NonNullable<Call['answeredBy']>) => ANSWERED_BY[answeredBy] ?? answeredBy;
 
 /** A brain (`model:<name>` or `retrieval-agent`) in words. */
 export const brainOf = (brain: string) =>
@@ -99,10 +133,19 @@ export function Transcript({
             <ToolTurn turn={turn} />
           </li>
         ) : (
-          <li key={index} class={`turn turn-${turn.role}`}>
+          <li key={index} class={`turn turn-${turn.role}${turn.interrupted ? ' turn-interrupted' : ''}`}>
             <div class="turn-head">
               <strong>{turn.role === 'agent' ? 'Agent' : contactLabel}</strong>
-              {turn.role === 'agent' && authorOf(turn.by) && <span class="turn-by">{authorOf(turn.by)}</span>}
+              {turn.role === 'agent' && authorOf(turn.by) && (
+                <span class="turn-by" title={turn.by ? UNWRITTEN_LINES[turn.by]?.[1] : undefined}>
+                  {authorOf(turn.by)}
+                </span>
+              )}
+              {turn.interrupted && (
+                <span class="turn-cut" title="The caller spoke over the agent: the text is what they heard before it stopped.">
+                  cut off by the caller
+                </span>
+              )}
               {turn.startMs !== undefined && <span class="turn-time">{seconds(turn.startMs)}</span>}
             </div>
             <p class="turn-text">{turn.text}</p>

@@ -12,6 +12,7 @@ import type {
 import { useState } from 'preact/hooks';
 import { api, ApiError, type FieldError, type Page } from '../api.ts';
 import { ErrorMessage, Field, fieldErrorOf, Form, Select, TextArea, useAction, useLoad, valueOptions } from '../ui.tsx';
+import { LANGUAGE_PATTERN, SpeechSettings, speechBody, speechDraft } from './agent-speech.tsx';
 
 const MAX_KNOWLEDGE_BASES = 20;
 const MAX_CUSTOM_TOOLS = 20;
@@ -258,7 +259,7 @@ export function AgentForm({
   const [name, setName] = useState(agent?.name ?? '');
   const [description, setDescription] = useState(agent?.description ?? '');
   const [language, setLanguage] = useState(agent?.language ?? 'en-US');
-  const [voice, setVoice] = useState(agent?.voice ?? '');
+  const [speech, setSpeech] = useState(() => speechDraft(agent));
   const [systemPrompt, setSystemPrompt] = useState(agent?.systemPrompt ?? '');
   const [firstMessage, setFirstMessage] = useState(agent?.firstMessage ?? '');
   const [model, setModel] = useState(agent?.llm?.model ?? '');
@@ -287,7 +288,7 @@ export function AgentForm({
       name,
       language,
       description: orNull(description),
-      voice: orNull(voice),
+      ...speechBody(speech),
       systemPrompt: orNull(systemPrompt),
       firstMessage: orNull(firstMessage),
       tools: chosenTools,
@@ -339,17 +340,9 @@ export function AgentForm({
         onValue={setLanguage}
         required
         maxLength={16}
-        pattern="[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?"
+        pattern={LANGUAGE_PATTERN}
         hint="A BCP-47 tag such as en-US, es or pt-BR."
         problem={problem('/language')}
-      />
-      <Field
-        label="Voice (optional)"
-        value={voice}
-        onValue={setVoice}
-        maxLength={200}
-        hint="One of the voices of the agent's text-to-speech provider (eSpeak NG unless it names another), such as gmw/en-US; GET /api/v1/voices lists them. Empty: its voice for the agent's language."
-        problem={problem('/voice')}
       />
       <Field
         label="Description (optional)"
@@ -435,6 +428,7 @@ export function AgentForm({
           hint="Passages of the knowledge bases are given to the model on every turn."
         />
       </fieldset>
+      <SpeechSettings draft={speech} onDraft={setSpeech} language={language} error={error} />
       <Field
         label="Transfer number (optional)"
         type="tel"

@@ -3,7 +3,7 @@ import type { AnalyticsResult, Call, Message, TranscriptTurn } from '../../../sr
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, follow, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
-import { Transcript } from '../transcript.tsx';
+import { answeredByInWords, endReasonInWords, Transcript } from '../transcript.tsx';
 import { DataTable, Empty, ErrorMessage, formatDate, formatMoney, PageTitle, Status, useLoad } from '../ui.tsx';
 import { formatDuration, HangUpButton, isLive } from './calls.tsx';
 
@@ -139,7 +139,7 @@ export function CallPage({ params }: { params: Record<string, string> }) {
             <div class="call-status" aria-live="polite" aria-atomic="true">
               <Status value={call.status} />
               {call.outcome && <Status value={call.outcome} />}
-              {call.endReason && <span>Ended: {words(call.endReason)}</span>}
+              {call.endReason && <span>Ended: {endReasonInWords(call.endReason)}</span>}
               {following && <span class="hint">Following live…</span>}
             </div>
             <dl class="call-facts">
@@ -163,6 +163,12 @@ export function CallPage({ params }: { params: Record<string, string> }) {
                 <dt>Answered</dt>
                 <dd>{formatDate(call.answeredAt)}</dd>
               </div>
+              {call.answeredBy && (
+                <div>
+                  <dt>Answered by</dt>
+                  <dd>{answeredByInWords(call.answeredBy)}</dd>
+                </div>
+              )}
               <div>
                 <dt>Ended</dt>
                 <dd>{formatDate(call.endedAt)}</dd>

@@ -20,7 +20,16 @@ interface Kind {
   fields: CredentialField[];
 }
 
-// The fields and limits of src/modules/integrations/schemas.ts; the server refuses anything else with its own message.
+const speechApiKey: CredentialField = {
+  name: 'apiKey',
+  label: 'API key',
+  secret: true,
+  pattern: '.{16,200}',
+  maxLength: 200,
+  hint: '16 to 200 characters.',
+};
+
+// The fields and limits each provider's integration declares (src/providers/*/index.ts); the server refuses anything else with its own message.
 const KINDS: Kind[] = [
   {
     kind: 'twilio',
@@ -100,6 +109,18 @@ const KINDS: Kind[] = [
       },
       { name: 'apiKey', label: 'API key', secret: true, pattern: '.{16,256}', maxLength: 256, hint: '16 to 256 characters.' },
     ],
+  },
+  {
+    kind: 'deepgram',
+    title: 'Deepgram',
+    purpose: "Hears callers: live speech-to-text for agents whose speech-to-text is Deepgram, instead of the service's account.",
+    fields: [speechApiKey],
+  },
+  {
+    kind: 'elevenlabs',
+    title: 'ElevenLabs',
+    purpose: "Speaks for agents whose text-to-speech is ElevenLabs, with its voices (yours too), instead of the service's account.",
+    fields: [speechApiKey],
   },
   {
     kind: 'msg91',
