@@ -278,6 +278,42 @@ describe('a Twilio call is a conversation', () => {
     ]);
   });
 
+  it.each([
+    ['the recogniser drops its connection', 'deepgram'],
+    ['the voice fails on a reply', 'elevenlabs'],
+  ])('apologises and hangs up with provider_error when %s', async (_, failing) => {
+    const placed = await placedCall();
+    const APOLOGY = "I'm sorry, I'm having trouble hearing you on this line. Someone will get back to you. Goodbye.";
+    if (failing === 'deepgram') deepgram.script({ afterBytes: 800, say: 'drop' });
+    else {
+      deepgram.script(...utterance('What time is it?', { startsAfterBytes: 160, endsAfterBytes: 800 }));
+      chat.script({ kind: 'stream', text: ['It is ten.'] });
+      elevenlabs.script(
+        { kind: 'audio', chunks: [Buffer.alloc(800, 0xff)] }, // the opening
+        { kind: 'error', status: 503, detail: { status: 'service_unavailable', message: 'Try again later.' } },
+      );
+    }
+    const stream = await connect(placed);
+    await until('the opening', () => marksOf(stream).length >= 1);
+    await stream.sendAudio(speech(800));
+    await until('the hang-up', () =>
+      twilio.requests.find((r) => r.path.endsWith(`/Calls/${placed.sid}.json`) && r.form.get('Status') === 'completed'),
+    );
+    expect(elevenlabs.speech.at(-1)!.body.text).toBe(APOLOGY);
+    expect(await twilio.sendStatus(placed.sid, 'completed', { CallDuration: '6' })).toBe(204);
+    const call = await until('the ended call', async () => {
+      const got = await getCall(placed);
+      return got.status === 'ENDED' ? got : undefined;
+    });
+    expect(call.endReason).toBe('provider_error');
+    expect(call.transcript.at(-1)).toMatchObject({ role: 'agent', text: APOLOGY, by: 'pipeline' });
+    if (failing === 'elevenlabs')
+      expect(call.transcript.slice(1, 3)).toMatchObject([
+        { role: 'contact', text: 'What time is it?' },
+        { role: 'agent', text: '', interrupted: true }, // the reply the caller never heard
+      ]);
+  });
+
   it('records a caller who hangs up as contact_hung_up', async () => {
     const placed = await placedCall();
     deepgram.script();

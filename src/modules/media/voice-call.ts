@@ -133,6 +133,9 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     if (silenced) return spoken;
     const signal = synthesis.signal;
     voiceQueue = voiceQueue.then(() => (signal.aborted ? undefined : play(spoken, signal)));
+    // A failure surfaces where the reply waits for its audio (playedOut); a queue a barge-in
+    // replaced before anyone waited must not take the process down as an unhandled rejection.
+    voiceQueue.catch(() => undefined);
     return spoken;
   }
 
@@ -220,8 +223,13 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     // What the model did not stream (the retrieval agent, the fallback line) is spoken whole.
     for (const turn of turns) if (turn.role === 'agent' && !turn.by?.startsWith('model:')) say(turn.text, -1);
     const spoken = speaking;
-    await playedOut();
+    // Recorded even when the voice failed: the caller's words stay, the agent's say what was heard.
+    const voiceFailure = await playedOut().then(
+      () => undefined,
+      (error: unknown) => error ?? new Error('The voice failed.'),
+    );
     if (!(await record(heardTurns(turns, spoken)))) return void stopAll();
+    if (voiceFailure) throw voiceFailure;
     if (session.ended) return hangUp(session.ended);
     armSilence();
   }
@@ -264,13 +272,15 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     silenceTimer = setTimeout(() => {
       if (promptedForSilence) return void endWith(SILENCE_GOODBYE, 'silence');
       promptedForSilence = true;
-      replies = replies.then(async () => {
-        beginSpeaking();
-        say(SILENCE_PROMPT, -1);
-        await playedOut();
-        await record([agentLine(SILENCE_PROMPT)]);
-        armSilence();
-      });
+      replies = replies
+        .then(async () => {
+          beginSpeaking();
+          say(SILENCE_PROMPT, -1);
+          await playedOut();
+          await record([agentLine(SILENCE_PROMPT)]);
+          armSilence();
+        })
+        .catch(fail);
     }, options.silenceTimeoutMs);
   }
 
