@@ -70,6 +70,8 @@ export interface FakeMediaStreamOptions {
   signature?: string | null;
   /** Overrides the custom parameters sent in `start`. */
   parameters?: Record<string, string>;
+  /** Called with each message as it arrives (a bench times the agent's audio). */
+  onMessage?: (message: StreamMessage) => void;
 }
 
 const FRAME_BYTES = 160; // 20 ms of 8 kHz μ-law
@@ -100,6 +102,7 @@ export async function openFakeMediaStream(options: FakeMediaStreamOptions): Prom
   socket.on('message', (data) => {
     const message = JSON.parse(data.toString()) as StreamMessage;
     received.push(message);
+    options.onMessage?.(message);
     // Twilio reports the marks of the audio a clear dropped, as it does those of audio played.
     if (message.event === 'clear') for (const name of held.splice(0)) echoMark(name);
     if (message.event !== 'mark') return;

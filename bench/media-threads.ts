@@ -1,0 +1,120 @@
+/**
+ * The two helper threads of bench/media.ts, so their work is not the service's: `providers` serves
+ * the zero-delay fakes (Deepgram's live recognition, ElevenLabs' streaming voice, an
+ * OpenAI-compatible model), `callers` plays Twilio for every call (signed upgrade, 20 ms μ-law
+ * frames at real pace, marks echoed) and times each turn.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
+import { startFakeDeepgram, utterance } from '../src/providers/deepgram/fake-server.ts';
+import { startFakeElevenLabs } from '../src/providers/elevenlabs/fake-server.ts';
+import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
+import { openFakeMediaStream, type TwimlStream } from '../src/providers/twilio/fake-media-stream.ts';
+
+export interface BenchPlan {
+  calls: number;
+  turns: number;
+  /** Seconds between the starts of two caller utterances. */
+  turnSeconds: number;
+}
+
+const FRAME_BYTES = 160; // 20 ms of 8 kHz μ-law
+const SPEECH_START_S = 0.5;
+const SPEECH_END_S = 2;
+const now = () => performance.timeOrigin + performance.now();
+
+async function providers(plan: BenchPlan) {
+  const [deepgram, elevenlabs, chat] = await Promise.all([
+    startFakeDeepgram({ apiKey: 'dg-bench-key-0123456789' }),
+    startFakeElevenLabs({ apiKey: 'el-bench-key-0123456789', gapMs: 0 }),
+    startFakeChat(),
+  ]);
+  for (let call = 0; call < plan.calls; call++) {
+    const steps = [];
+    for (let turn = 0; turn < plan.turns; turn++) {
+      const at = (seconds: number) => Math.round((turn * plan.turnSeconds + seconds) * 8000);
+      steps.push(
+        ...utterance('When do you open tomorrow morning?', { startsAfterBytes: at(SPEECH_START_S), endsAfterBytes: at(SPEECH_END_S) }),
+      );
+    }
+    deepgram.script(...steps);
+  }
+  for (let reply = 0; reply < plan.calls * plan.turns; reply++)
+    chat.script({
+      kind: 'stream',
+      text: ['We open ', 'at eight. ', 'Parking is free.'],
+      usage: { prompt_tokens: 300, completion_tokens: 10 },
+    });
+  return {
+    deepgram: deepgram.url,
+    deepgramKey: deepgram.apiKey,
+    elevenlabs: elevenlabs.url,
+    elevenlabsKey: elevenlabs.apiKey,
+    chat: chat.url,
+  };
+}
+
+interface CallerCall {
+  sid: string;
+  stream: TwimlStream;
+}
+
+/**
+ * Each call: connect, then send frames at real pace for `turns × turnSeconds`; the utterance of a
+ * turn ends with the frame at SPEECH_END_S. A turn's latency: from sending that frame to the first
+ * agent audio after it.
+ */
+async function callers(options: { plan: BenchPlan; calls: CallerCall[]; connectTo: string; accountSid: string; authToken: string }) {
+  const { plan } = options;
+  const latencies: number[] = [];
+  let missing = 0;
+  const totalFrames = Math.round((plan.turns * plan.turnSeconds * 1000) / 20);
+  const endFrames = new Set(
+    Array.from({ length: plan.turns }, (_, turn) => Math.ceil(((turn * plan.turnSeconds + SPEECH_END_S) * 8000) / FRAME_BYTES) - 1),
+  );
+  const silence = Buffer.alloc(FRAME_BYTES, 0xff);
+  await Promise.all(
+    options.calls.map(async (call, index) => {
+      // Spread the answers over a second, as a campaign's calls are answered.
+      await new Promise((resolve) => setTimeout(resolve, (index * 1000) / options.calls.length));
+      let waitingSince: number | null = null;
+      const stream = await openFakeMediaStream({
+        connectTo: options.connectTo,
+        stream: call.stream,
+        accountSid: options.accountSid,
+        authToken: options.authToken,
+        callSid: call.sid,
+        onMessage(message) {
+          // The first agent audio after the end of the caller's speech.
+          if (waitingSince === null || message.event !== 'media') return;
+          latencies.push(now() - waitingSince);
+          waitingSince = null;
+        },
+      });
+      const started = now();
+      for (let frame = 0; frame < totalFrames; frame++) {
+        // Real pace against the wall clock, so a late timer does not stretch the call.
+        const due = started + frame * 20;
+        const wait = due - now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        await stream.sendAudio(silence);
+        if (endFrames.has(frame)) {
+          if (waitingSince !== null) missing++;
+          waitingSince = now();
+        }
+      }
+      if (waitingSince !== null) missing++;
+      stream.stop();
+      await stream.closed;
+    }),
+  );
+  return { latencies, missing };
+}
+
+const port = parentPort!;
+const job = workerData as { role: 'providers'; plan: BenchPlan } | { role: 'callers'; options: Parameters<typeof callers>[0] };
+port.on('message', async (message: string) => {
+  if (message === 'go' && job.role === 'callers') port.postMessage(await callers(job.options));
+});
+if (job.role === 'providers') port.postMessage(await providers(job.plan));
+else port.postMessage('ready');

@@ -1,0 +1,252 @@
+/**
+ * The voice pipeline under load: BENCH_MEDIA_CALLS (default 200) Twilio calls converse at once on
+ * one service process, each a real media stream (signed upgrade, 20 ms μ-law frames both ways at
+ * real pace) through the real pipeline: Deepgram's live recognition, the model, ElevenLabs' voice,
+ * all zero-delay local fakes speaking their wire formats. Each call has BENCH_MEDIA_TURNS (default
+ * 3) turns, one every BENCH_MEDIA_TURN_SECONDS (default 5): the caller speaks 1.5 s, the agent answers
+ * two sentences.
+ *
+ *   npm run bench:media                      # embedded PGlite
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:media
+ *
+ * Threads: the service alone on the main thread; the fakes in one worker thread, the callers in
+ * another (bench/media-threads.ts), so neither's work is the service's.
+ *
+ * Turn latency: from the frame that ends the caller's speech (sent by the caller) to the first frame
+ * of the agent's answer (received by the caller): audio forwarded to the recogniser, its end of
+ * utterance, the model's first sentence, its synthesis, the first audio back. Baseline, in the same
+ * run: the providers alone, asked directly from the main thread while idle (the model streamed to
+ * its first sentence, then the voice to its first chunk); the pipeline's own share is the
+ * difference. Also: the service's event-loop delay while the calls talk, and its memory per call.
+ */
+import { randomBytes } from 'node:crypto';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import { dialerTick } from '../src/modules/campaigns/dialer.ts';
+import { freeLoopbackPort } from '../src/providers/fake-server.ts';
+import { streamOf } from '../src/providers/twilio/fake-media-stream.ts';
+import { startFakeTwilio } from '../src/providers/twilio/fake.ts';
+import type { BenchPlan } from './media-threads.ts';
+import { fixed, inProcessRuntime, intFromEnv, runBench, table } from './harness.ts';
+
+const plan: BenchPlan = {
+  calls: intFromEnv('BENCH_MEDIA_CALLS', 200, 1),
+  turns: intFromEnv('BENCH_MEDIA_TURNS', 3, 1),
+  turnSeconds: intFromEnv('BENCH_MEDIA_TURN_SECONDS', 5, 3),
+};
+const GOAL_P95_MS = 50;
+const GOAL_LOOP_P99_MS = 20;
+const CAMPAIGN_SIZE = 50; // the most live calls one campaign allows
+
+function thread<T>(workerData: object): { worker: Worker; first: Promise<T> } {
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const script = new URL('./media-threads.ts', import.meta.url).href;
+  const worker = new Worker(
+    `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(script)}); });`,
+    {
+      eval: true,
+      workerData,
+    },
+  );
+  const first = new Promise<T>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  return { worker, first };
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
+};
+
+/** The zero-delay providers alone: the model to its first sentence, then the voice to its first chunk. */
+async function providersAlone(urls: { chat: string; elevenlabs: string; elevenlabsKey: string }, voice: string, times: number) {
+  const samples: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const started = performance.now();
+    const reply = await fetch(`${urls.chat}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'bench-model',
+        stream: true,
+        messages: [{ role: 'user', content: 'When do you open tomorrow morning?' }],
+      }),
+    });
+    const reader = reply.body!.getReader();
+    let text = '';
+    while (!text.includes('eight.')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString();
+    }
+    await reader.cancel();
+    const speech = await fetch(`${urls.elevenlabs}/v1/text-to-speech/${voice}/stream?output_format=ulaw_8000`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'xi-api-key': urls.elevenlabsKey },
+      body: JSON.stringify({ text: 'We open at eight.', model_id: 'eleven_flash_v2_5' }),
+    });
+    const voiceReader = speech.body!.getReader();
+    await voiceReader.read();
+    samples.push(performance.now() - started);
+    await voiceReader.cancel();
+  }
+  return samples;
+}
+
+async function run(adminUrl: string | undefined): Promise<number> {
+  const providers = thread<{ deepgram: string; deepgramKey: string; elevenlabs: string; elevenlabsKey: string; chat: string }>({
+    role: 'providers',
+    plan: { ...plan, calls: plan.calls, turns: plan.turns },
+  });
+  const urls = await providers.first;
+  const accountSid = `AC${randomBytes(16).toString('hex')}`;
+  const authToken = randomBytes(16).toString('hex');
+  const twilio = await startFakeTwilio({ accountSid, authToken });
+  const port = await freeLoopbackPort();
+  const { runtime, app, where } = await inProcessRuntime(adminUrl, {
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    TWILIO_API_URL: twilio.url,
+    DEEPGRAM_API_URL: urls.deepgram,
+    DEEPGRAM_API_KEY: urls.deepgramKey,
+    ELEVENLABS_API_URL: urls.elevenlabs,
+    ELEVENLABS_API_KEY: urls.elevenlabsKey,
+    LLM_API_URL: `${urls.chat}/v1`,
+    LLM_MODEL: 'bench-model',
+    DIALER_CALLS_PER_SECOND: '10000',
+    CALL_CONFIRM_TIMEOUT_SECONDS: '3600',
+    VOICE_SILENCE_SECONDS: '120',
+    STARTING_CREDIT: '100000',
+  });
+  await app.listen({ port, host: '127.0.0.1' });
+
+  // One tenant, one agent, campaigns of 50 calls each, dialled through the Twilio fake.
+  const inject = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object, token?: string) => {
+    const response = await app.inject({
+      method,
+      url: `/api/v1${url}`,
+      payload,
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
+    if (response.statusCode >= 400) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
+    return response.body ? response.json() : {};
+  };
+  const owner = await inject('POST', '/auth/signup', {
+    email: `bench-${Date.now()}@example.com`,
+    password: 'correct horse battery staple',
+    tenantName: 'Bench',
+  });
+  const token = owner.accessToken as string;
+  await inject('PUT', '/integrations/twilio', { accountSid, authToken }, token);
+  const voices = await inject('GET', '/voices?provider=ELEVENLABS&language=en', undefined, token);
+  const voice = voices.data[0].id as string;
+  const agent = await inject(
+    'POST',
+    '/agents',
+    { name: 'Clinic', firstMessage: 'Hello, this is the clinic.', stt: { provider: 'DEEPGRAM' }, tts: { provider: 'ELEVENLABS' }, voice },
+    token,
+  );
+  const number = await inject('POST', '/voice-numbers', { phoneNumber: '+14155550100', provider: 'TWILIO' }, token);
+  let dialled = 0;
+  for (let first = 0; first < plan.calls; first += CAMPAIGN_SIZE) {
+    const size = Math.max(2, Math.min(CAMPAIGN_SIZE, plan.calls - first));
+    const list = await inject('POST', '/contact-lists', { name: `Bench ${first}` }, token);
+    const contacts = Array.from({ length: size }, (_, i) => ({ phoneNumber: `+1415556${String(first + i).padStart(4, '0')}` }));
+    await inject('POST', `/contact-lists/${list.id}/contacts/bulk`, { contacts }, token);
+    const campaign = await inject(
+      'POST',
+      '/campaigns',
+      {
+        name: `Bench ${first}`,
+        agentId: agent.id,
+        voiceNumberId: number.id,
+        contactListId: list.id,
+        timezone: 'UTC',
+        callWindowStart: '00:00',
+        callWindowEnd: '23:59',
+        callDays: [1, 2, 3, 4, 5, 6, 7],
+        maxConcurrentCalls: CAMPAIGN_SIZE,
+      },
+      token,
+    );
+    await inject('POST', `/campaigns/${campaign.id}/start`, {}, token);
+    dialled += size;
+  }
+  while (twilio.requests.filter((r) => r.path.endsWith('/Calls.json')).length < dialled) await dialerTick(runtime);
+  const calls = twilio.requests
+    .filter((r) => r.path.endsWith('/Calls.json'))
+    .slice(0, plan.calls)
+    .map((request) => ({
+      sid: [...twilio.calls.values()].find((call) => call.to === request.form.get('To'))!.sid,
+      stream: streamOf(request.form.get('Twiml')!),
+    }));
+
+  const baseline = await providersAlone(urls, voice, 50);
+  const callers = thread<string>({
+    role: 'callers',
+    options: { plan, calls, connectTo: `ws://127.0.0.1:${port}/api/v1/telephony/twilio/media`, accountSid, authToken },
+  });
+  await callers.first;
+  const memoryBefore = process.memoryUsage();
+  let peakRss = memoryBefore.rss;
+  let peakHeap = memoryBefore.heapUsed;
+  const sampler = setInterval(() => {
+    const now = process.memoryUsage();
+    peakRss = Math.max(peakRss, now.rss);
+    peakHeap = Math.max(peakHeap, now.heapUsed);
+  }, 250);
+  const LOOP_RESOLUTION_MS = 10;
+  const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  loop.enable();
+  // The main thread's own busy share (process CPU would count the fakes' and callers' threads too).
+  const utilization = performance.eventLoopUtilization();
+  const started = performance.now();
+  const result = new Promise<{ latencies: number[]; missing: number }>((resolve) => callers.worker.once('message', resolve));
+  callers.worker.postMessage('go');
+  const { latencies, missing } = await result;
+  const busy = performance.eventLoopUtilization(utilization).utilization;
+  const seconds = (performance.now() - started) / 1000;
+  loop.disable();
+  clearInterval(sampler);
+  await Promise.all([callers.worker.terminate(), providers.worker.terminate(), twilio.close()]);
+
+  const delay = (nanoseconds: number) => Math.max(0, nanoseconds / 1e6 - LOOP_RESOLUTION_MS);
+  const p95 = percentile(latencies, 95);
+  const pipelineP95 = p95 - percentile(baseline, 95);
+  process.stdout.write(
+    `\n== voice pipeline on ${where}: ${plan.calls} Twilio calls at once, ${plan.turns} turns each, 20 ms frames both ways\n`,
+  );
+  process.stdout.write(
+    table(
+      [
+        ['', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'],
+        [
+          'providers alone (baseline)',
+          fixed(percentile(baseline, 50), 1),
+          fixed(percentile(baseline, 95), 1),
+          fixed(percentile(baseline, 99), 1),
+          fixed(Math.max(...baseline), 1),
+        ],
+        [
+          'end of speech → first agent audio',
+          fixed(percentile(latencies, 50), 1),
+          fixed(p95, 1),
+          fixed(percentile(latencies, 99), 1),
+          fixed(Math.max(...latencies), 1),
+        ],
+        ['pipeline (turn − baseline)', fixed(percentile(latencies, 50) - percentile(baseline, 50), 1), fixed(pipelineP95, 1), '', ''],
+      ],
+      (column) => column > 0,
+    ),
+  );
+  process.stdout.write(
+    `\nturns measured ${latencies.length} of ${plan.calls * plan.turns} (unanswered ${missing}) · ratio turn/baseline p95 ${fixed(p95 / percentile(baseline, 95), 2)}x\n` +
+      `${fixed(seconds, 1)} s · the service's thread busy ${fixed(busy * 100, 1)}% · event-loop delay p50 ${fixed(delay(loop.percentile(50)), 2)} ms, p99 ${fixed(delay(loop.percentile(99)), 2)} ms, max ${fixed(delay(loop.max), 2)} ms\n` +
+      `memory per call (peak − before): RSS ${fixed((peakRss - memoryBefore.rss) / plan.calls / 1024, 0)} KiB, heap ${fixed((peakHeap - memoryBefore.heapUsed) / plan.calls / 1024, 0)} KiB\n` +
+      `goals: pipeline p95 < ${GOAL_P95_MS} ms: ${pipelineP95 < GOAL_P95_MS ? 'met' : 'not met'}; event-loop p99 < ${GOAL_LOOP_P99_MS} ms: ${delay(loop.percentile(99)) < GOAL_LOOP_P99_MS ? 'met' : 'not met'}\n`,
+  );
+  return missing === 0 && latencies.length === plan.calls * plan.turns ? 0 : 1;
+}
+
+await runBench(() => run(process.env.DATABASE_URL));
