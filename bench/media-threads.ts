@@ -75,8 +75,9 @@ async function callers(options: { plan: BenchPlan; calls: CallerCall[]; connectT
   const silence = Buffer.alloc(FRAME_BYTES, 0xff);
   await Promise.all(
     options.calls.map(async (call, index) => {
-      // Spread the answers over a second, as a campaign's calls are answered.
-      await new Promise((resolve) => setTimeout(resolve, (index * 1000) / options.calls.length));
+      // Answers spread over one turn's time, as a campaign's calls are answered one after another:
+      // 200 callers do not all stop speaking in the same second.
+      await new Promise((resolve) => setTimeout(resolve, (index * plan.turnSeconds * 1000) / options.calls.length));
       let waitingSince: number | null = null;
       const stream = await openFakeMediaStream({
         connectTo: options.connectTo,
