@@ -98,7 +98,7 @@ async function providersAlone(urls: { chat: string; elevenlabs: string; elevenla
 async function run(adminUrl: string | undefined): Promise<number> {
   const providers = thread<{ deepgram: string; deepgramKey: string; elevenlabs: string; elevenlabsKey: string; chat: string }>({
     role: 'providers',
-    plan: { ...plan, calls: plan.calls, turns: plan.turns },
+    plan,
   });
   const urls = await providers.first;
   const accountSid = `AC${randomBytes(16).toString('hex')}`;

@@ -314,6 +314,20 @@ describe('a Twilio call is a conversation', () => {
       ]);
   });
 
+  it('passes a key the caller presses to the model', async () => {
+    const placed = await placedCall();
+    deepgram.script();
+    chat.script({ kind: 'stream', text: ['You chose the second option.'] });
+    const stream = await connect(placed);
+    await until('the opening', () => marksOf(stream).length >= 1);
+    const asked = chat.received.length;
+    stream.sendDtmf('2');
+    await until('the answer', () => marksOf(stream).length >= 2);
+    expect(chat.received[asked]!.body.messages.at(-1)).toEqual({ role: 'user', content: '(The caller pressed 2 on the keypad.)' });
+    stream.stop();
+    await stream.closed;
+  });
+
   it('records a caller who hangs up as contact_hung_up', async () => {
     const placed = await placedCall();
     deepgram.script();

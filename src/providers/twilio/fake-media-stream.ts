@@ -43,8 +43,6 @@ export interface FakeMediaStream {
   streamSid: string;
   /** Every message we received, in order. */
   received: StreamMessage[];
-  /** Agent audio received so far (μ-law bytes), cleared audio included. */
-  agentAudioBytes(): number;
   /** Sends caller audio as 20 ms frames; `realPace` spaces them 20 ms apart as a phone line does. */
   sendAudio(audio: Buffer, options?: { realPace?: boolean }): Promise<void>;
   sendDtmf(digit: string): void;
@@ -127,8 +125,6 @@ export async function openFakeMediaStream(options: FakeMediaStreamOptions): Prom
   return {
     streamSid,
     received,
-    agentAudioBytes: () =>
-      received.filter((m) => m.event === 'media').reduce((sum, m) => sum + Buffer.from(m.media!.payload, 'base64').length, 0),
     async sendAudio(audio, { realPace = false } = {}) {
       for (let offset = 0; offset < audio.length; offset += FRAME_BYTES) {
         const payload = audio.subarray(offset, offset + FRAME_BYTES).toString('base64');
