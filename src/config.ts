@@ -106,6 +106,12 @@ const ServiceEnvSchema = Type.Object({
     120,
     "On a phone line, how long the caller may stay silent after the agent's words before being asked once whether they are still there (and, after as long again, told goodbye).",
   ),
+  VOICE_RELAY_CHARACTERS_PER_SECOND: Int(
+    14,
+    5,
+    1000,
+    "With Twilio's ConversationRelay, which reports no end of playback: the speaking rate (characters a second) by which callforge estimates when the agent's words were played, before it hangs up or starts counting the caller's silence. 14 is about 160 words a minute.",
+  ),
   SPEECH_API_URL: Type.Optional(
     Type.String({
       pattern: '^https?://',
@@ -225,7 +231,7 @@ export interface Config {
     cacheBytes: number;
   };
   messaging: { providerTimeoutMs: number };
-  voice: { silenceSeconds: number };
+  voice: { silenceSeconds: number; relayCharactersPerSecond: number };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   /** Every provider's own settings (registry.ts), by variable name. */
   providerSettings: Readonly<Record<string, string>>;
@@ -336,7 +342,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     messaging: {
       providerTimeoutMs: Number(env_.PROVIDER_TIMEOUT_MS),
     },
-    voice: { silenceSeconds: Number(env_.VOICE_SILENCE_SECONDS) },
+    voice: { silenceSeconds: Number(env_.VOICE_SILENCE_SECONDS), relayCharactersPerSecond: Number(env_.VOICE_RELAY_CHARACTERS_PER_SECOND) },
     // An optional setting left unset (a provider's service-wide key) is absent, not undefined.
     providerSettings: Object.fromEntries(
       Object.keys(PROVIDER_SETTINGS).flatMap((name) => (withDefaults[name] === undefined ? [] : [[name, withDefaults[name]!]])),

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { startFakeDeepgram, utterance } from '../src/providers/deepgram/fake-server.ts';
 import { DEFAULT_FAKE_VOICES, startFakeElevenLabs } from '../src/providers/elevenlabs/fake-server.ts';
@@ -10,7 +9,7 @@ import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
 import { openFakeMediaStream, streamOf, type FakeMediaStream } from '../src/providers/twilio/fake-media-stream.ts';
 import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
 import { startTestApp, type TestApp } from './harness.ts';
-import { tenantWith, uniqueNumber } from './voice-fixtures.ts';
+import { placeTwilioCall, tenantWith, uniqueNumber } from './voice-fixtures.ts';
 
 // Issue 17: a Twilio call is a conversation. Twilio's side of the media stream, Deepgram, ElevenLabs
 // and the model are local fakes speaking their real wire formats; the pipeline between them is ours.
@@ -69,7 +68,7 @@ async function placedCall(agentFields: Record<string, unknown> = {}) {
     deepgram: { apiKey: deepgram.apiKey },
     elevenlabs: { apiKey: elevenlabs.apiKey },
   });
-  const agent = await api('POST', '/agents', {
+  const placed = await placeTwilioCall(t, twilio, api, {
     name: 'Clinic',
     firstMessage: 'Hello, this is the clinic. How can I help?',
     stt: { provider: 'DEEPGRAM' },
@@ -78,32 +77,7 @@ async function placedCall(agentFields: Record<string, unknown> = {}) {
     tools: ['end_call'],
     ...agentFields,
   });
-  expect(agent.statusCode).toBe(201);
-  const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'TWILIO' })).json();
-  const list = (await api('POST', '/contact-lists', { name: `List ${uniqueNumber()}` })).json();
-  const to = uniqueNumber();
-  await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
-    contacts: [{ phoneNumber: to, name: 'Ana' }, { phoneNumber: uniqueNumber() }],
-  });
-  const campaign = (
-    await api('POST', '/campaigns', {
-      name: `Voice ${uniqueNumber()}`,
-      agentId: agent.json().id,
-      voiceNumberId: number.id,
-      contactListId: list.id,
-      timezone: 'UTC',
-      maxAttempts: 1,
-    })
-  ).json();
-  const sent = twilio.requests.length;
-  expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);
-  await dialerTick(t.runtime);
-  const dial = twilio.requests.slice(sent).find((r) => r.path.endsWith('/Calls.json') && r.form.get('To') === to)!;
-  const sid = [...twilio.calls.values()].find((c) => c.to === to)!.sid;
-  const callId = (await api('GET', `/call-logs?campaignId=${campaign.id}&limit=10`))
-    .json()
-    .data.find((c: { toNumber: string }) => c.toNumber === to).id as string;
-  return { api, owner, sid, callId, stream: streamOf(dial.form.get('Twiml')!), tenantId: owner.tenantId as string };
+  return { api, owner, sid: placed.sid, callId: placed.callId, stream: streamOf(placed.twiml), tenantId: owner.tenantId as string };
 }
 
 type Placed = Awaited<ReturnType<typeof placedCall>>;

@@ -198,6 +198,11 @@ const declared = {
       '${provider} has no voice for ${language}; choose one from GET /api/v1/voices?provider=${name}, or another text-to-speech provider.',
     when: "An agent names no voice and its text-to-speech provider has none for the agent's language.",
   },
+  CONVERSATION_RELAY_SPEECH: {
+    status: 400,
+    message: 'With voicePipeline CONVERSATION_RELAY, ${problem}; ${fix}.',
+    when: "An agent voiced by Twilio's ConversationRelay names speech Twilio does not run there (stt other than DEEPGRAM, tts other than ELEVENLABS or with a model), or a voice that cannot be checked.",
+  },
   INVALID_PHONE_NUMBER: {
     status: 400,
     message: 'Invalid phone number; give it in E.164 form, such as +14155550100.',

@@ -88,6 +88,11 @@ export interface DialRequest {
   /** Binds the media stream to this call: the provider hands it back in the stream's parameters; we signed it. */
   mediaStreamToken: string;
   /**
+   * Present when the provider itself listens and speaks for the agent (Twilio's ConversationRelay):
+   * the call then carries text to `url` instead of streaming audio, bound by the same token.
+   */
+  conversationRelay?: ConversationRelaySpeech;
+  /**
    * Present when the campaign asks who answers (answering-machine detection, reported once the
    * greeting ended, so a voicemail left then comes after the beep): where the provider posts its verdict.
    */
@@ -213,6 +218,8 @@ export interface TelephonyChannel {
   };
   /** The provider's media stream: a call's audio both ways over a WebSocket it opens to us. */
   mediaStream?: MediaStreamWire;
+  /** The provider's conversation relay: it listens and speaks itself, and a call's text travels both ways over a WebSocket. */
+  conversationRelay?: ConversationRelayWire;
 }
 
 /** A call ringing one of our numbers, as its provider's webhook describes it; a field it lacks is undefined. */
@@ -241,6 +248,8 @@ export interface IncomingCalls {
   stream(mediaStreamUrl: string, callId: string, token: string): CallInstructions;
   /** Answers the call, says `text` in `language` (BCP-47), and hangs up. */
   sayAndHangUp(text: string, language: string): CallInstructions;
+  /** Answers the call with the provider's own speech (its conversation relay), carrying our call id and token. */
+  conversationRelay?(speech: ConversationRelaySpeech, callId: string, token: string): CallInstructions;
 }
 
 /** A media stream message from the provider, normalised; audio already decoded from its envelope. */
@@ -272,6 +281,47 @@ export interface MediaStreamWire {
   audio(streamId: string, audio: Buffer): string;
   mark(streamId: string, name: string): string;
   clear(streamId: string): string;
+}
+
+/**
+ * How a provider that listens and speaks itself (Twilio's ConversationRelay) voices an agent, in
+ * our providers' names (DEEPGRAM, ELEVENLABS); the provider maps them to its own.
+ */
+export interface ConversationRelaySpeech {
+  /** Where the provider sends the conversation's text (`wss://`). */
+  url: string;
+  /** BCP-47, for listening and speaking. */
+  language: string;
+  /** Who speaks, in which of its voices (null: the provider's default for the language). */
+  tts: { provider: string; voice: string | null };
+  /** Who listens, with which of its models (absent: the provider's default). */
+  stt: { provider: string; model?: string };
+}
+
+/** A conversation relay message from the provider, normalised. */
+export type ConversationRelayEvent =
+  /** The session starts: the call, and the parameters we gave (our call id and token). */
+  | { type: 'setup'; providerCallId: string; parameters: Record<string, string> }
+  /** The caller's words; `last` once the utterance is complete (earlier ones only say they are talking). */
+  | { type: 'prompt'; text: string; last: boolean }
+  /** The caller spoke over the agent: the provider stopped speaking, after `heard` of the reply. */
+  | { type: 'interrupt'; heard: string }
+  | { type: 'dtmf'; digit: string }
+  /** The provider reports a problem (a message of ours it could not take, a failure of its own). */
+  | { type: 'error'; description: string }
+  | { type: 'other' };
+
+export interface ConversationRelayWire {
+  /** The header that carries the provider's signature of the WebSocket upgrade. */
+  signatureHeader: string;
+  /** Checks the upgrade's signature over the relay URL we gave, with the tenant's credentials. */
+  verifyUpgrade(url: string, headers: Record<string, string | string[] | undefined>, credentials: Record<string, string>): boolean;
+  /** One text message, normalised; throws `ProviderError` for one that is not the provider's format. */
+  read(message: string): ConversationRelayEvent;
+  /** Text for the provider to speak, in order; `last` closes the reply. */
+  text(token: string, last: boolean): string;
+  /** Ends the session (the provider then leaves the call to whatever follows); `handoff` travels with it. */
+  end(handoff: string): string;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -91,6 +91,18 @@ export const AgentTts = Type.Object(
 );
 export type AgentTts = Static<typeof AgentTts>;
 
+export const VOICE_PIPELINES = ['MEDIA_STREAM', 'CONVERSATION_RELAY'] as const;
+export type VoicePipeline = (typeof VOICE_PIPELINES)[number];
+// An enum, so a wrong value reads "must be one of MEDIA_STREAM, CONVERSATION_RELAY".
+export const VoicePipelineSchema = Type.Unsafe<VoicePipeline>({
+  type: 'string',
+  enum: [...VOICE_PIPELINES],
+  description:
+    "How the agent's calls on Twilio numbers are voiced. MEDIA_STREAM (default): the call's audio streams to callforge, whose stt, tts and voice run. " +
+    "CONVERSATION_RELAY: Twilio's ConversationRelay listens and speaks, and only text travels; stt must be DEEPGRAM (Twilio's Deepgram; stt.model is Twilio's speechModel), " +
+    "tts ELEVENLABS without a model (Twilio's ElevenLabs), and voice an ElevenLabs voice id or null for Twilio's default voice for the language. Twilio bills those minutes to the tenant's Twilio account.",
+}) as TUnsafe<VoicePipeline> & { type: 'string'; enum: typeof VOICE_PIPELINES };
+
 /** A voice a text-to-speech provider offers. */
 export const Voice = Type.Object({
   id: Type.String({ description: "What an agent's voice holds." }),
@@ -150,6 +162,7 @@ export const Agent = Type.Object({
   llm: Nullable(AgentLlm),
   stt: Nullable(AgentStt),
   tts: AgentTts,
+  voicePipeline: VoicePipelineSchema,
   knowledgeInContext: Type.Boolean({ description: "Passages of the agent's knowledge bases are put in the model's context each turn." }),
   transferNumber: Nullable(Type.String()),
   metadata: Metadata,
@@ -177,6 +190,7 @@ export const CreateAgentBody = Type.Object(
     llm: Type.Optional(Nullable(AgentLlm)),
     stt: Type.Optional(Nullable(AgentStt)),
     tts: Type.Optional(AgentTts),
+    voicePipeline: Type.Optional(VoicePipelineSchema),
     knowledgeInContext: Type.Optional(Type.Boolean()),
     transferNumber: Type.Optional(Nullable(TransferNumber)),
     metadata: Type.Optional(Metadata),

@@ -30,7 +30,7 @@ import { speechPatch } from './speech.ts';
 import { AGENT_TOOLS, isAgentTool } from './tools.ts';
 
 /** Speech on a phone line: the voices a provider offers, and what the media pipeline speaks and listens with. */
-export { listVoices, serverFor, speechOf, type AgentSpeech, type Server } from './speech.ts';
+export { listVoices, relaySpeechOf, serverFor, speechOf, type AgentSpeech, type Server } from './speech.ts';
 
 /** The tools an agent may be given (GET /analytics/tools lists them). */
 export { AGENT_TOOLS };
@@ -53,6 +53,7 @@ const toAgent = (row: repo.AgentRow): Agent => ({
   llm: row.llm,
   stt: row.stt,
   tts: row.tts,
+  voicePipeline: row.voice_pipeline,
   knowledgeInContext: row.knowledge_in_context,
   transferNumber: row.transfer_number,
   metadata: row.metadata,
@@ -173,7 +174,11 @@ async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody, speechOf: Agen
   if (input.customTools) checkCustomTools(input.customTools, ctx.config.allowPrivateUrls);
   const language = input.language === undefined ? undefined : canonicalLanguage(input.language);
   const speech = speechOf
-    ? await speechPatch(ctx, { stt: input.stt, tts: input.tts, voice: input.voice, language }, speechOf === 'new' ? undefined : speechOf)
+    ? await speechPatch(
+        ctx,
+        { stt: input.stt, tts: input.tts, voice: input.voice, language, voicePipeline: input.voicePipeline },
+        speechOf === 'new' ? undefined : speechOf,
+      )
     : {};
   return {
     ...input,
@@ -201,6 +206,7 @@ export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promi
     llm: patch.llm ?? null,
     stt: patch.stt ?? null,
     tts: patch.tts!,
+    voicePipeline: patch.voicePipeline ?? 'MEDIA_STREAM',
     knowledgeInContext: patch.knowledgeInContext ?? false,
     transferNumber: patch.transferNumber ?? null,
     metadata: patch.metadata ?? {},
@@ -226,7 +232,8 @@ export async function listAgents(ctx: TenantCtx, search: string | undefined, pag
 
 export async function updateAgent(ctx: TenantCtx, agentId: string, input: UpdateAgentBody): Promise<Agent> {
   // The voice is checked against the agent's provider: read the agent first when the patch touches its speech.
-  const touchesSpeech = input.voice !== undefined || input.tts !== undefined || input.stt !== undefined;
+  const touchesSpeech =
+    input.voice !== undefined || input.tts !== undefined || input.stt !== undefined || input.voicePipeline !== undefined;
   const patch = await agentPatch(ctx, input, touchesSpeech ? await requireAgent(ctx, agentId) : undefined);
   await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   const row = await onUniqueViolation(repo.updateAgent(ctx.db, ctx.tenantId, agentId, patch), () => duplicateAgentName(input.name ?? ''));

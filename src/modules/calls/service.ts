@@ -19,13 +19,14 @@ import type {
   CallInstructions,
   CallOutcome,
   CallUpdate,
+  ConversationRelaySpeech,
   DialRequest,
   IncomingCallRequest,
   ProviderWebhook,
   TelephonyConnection,
 } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
-import type { VoiceNumber } from '../agents/schemas.ts';
+import type { Agent, VoiceNumber } from '../agents/schemas.ts';
 import * as contacts from '../contacts/service.ts';
 import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import * as events from '../events/service.ts';
@@ -217,10 +218,16 @@ export async function providerProblem(ctx: TenantCtx, providerName: string): Pro
 export const mediaStreamToken = (keys: Pick<ServerKeys, 'mediaStreamKey'>, tenantId: string, callId: string): string =>
   createHmac('sha256', keys.mediaStreamKey).update(`${tenantId}.${callId}`).digest('base64url');
 
+/** An agent voiced by its provider's conversation relay (where the provider has one): how; null when its calls stream to us. */
+const relaySpeechOn = (provider: ProviderWith<'telephony'>, agent: Agent | undefined): RelaySpeech | null =>
+  provider.telephony.conversationRelay && agent ? agents.relaySpeechOf(agent) : null;
+type RelaySpeech = Omit<ConversationRelaySpeech, 'url'>;
+
 function dialRequestOf(
   ctx: Pick<TenantCtx, 'config' | 'serverKeys' | 'tenantId'>,
   provider: ProviderWith<'telephony'>,
   call: repo.NewCall,
+  relay: RelaySpeech | null = null,
 ): DialRequest {
   const slug = provider.name.toLowerCase();
   return {
@@ -231,6 +238,7 @@ function dialRequestOf(
     statusCallbackUrl: `${ctx.config.publicUrl}/api/v1/telephony/${slug}/status`,
     mediaStreamUrl: mediaStreamUrl(ctx, provider.name),
     mediaStreamToken: mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id),
+    ...(relay ? { conversationRelay: { url: conversationRelayUrl(ctx, provider.name), ...relay } } : {}),
     ...(call.machine_detection
       ? { answeringMachineDetection: { callbackUrl: `${ctx.config.publicUrl}/api/v1/telephony/${slug}/answered-by` } }
       : {}),
@@ -248,6 +256,9 @@ export async function startAttempts(
 ): Promise<{ calls: { contact_id: string; call_id: string }[]; toPlace: AttemptToPlace[] }> {
   const now = ctx.clock.now();
   const toPlace: AttemptToPlace[] = [];
+  const agentsById = new Map<string, Agent | undefined>();
+  for (const agentId of new Set(attempts.map((attempt) => attempt.agentId)))
+    agentsById.set(agentId, await agents.requireAgent(ctx, agentId).catch(() => undefined));
   const rows = attempts.map((attempt): repo.NewCall => {
     const provider = telephonyProvider(attempt.voiceNumber.provider);
     const call: repo.NewCall = {
@@ -270,7 +281,7 @@ export async function startAttempts(
       deadline_at: addSeconds(now, ctx.config.dialer.confirmTimeoutSeconds),
       started_at: now,
     };
-    const request = dialRequestOf(ctx, provider, call);
+    const request = dialRequestOf(ctx, provider, call, relaySpeechOn(provider, agentsById.get(attempt.agentId)));
     const placed = provider.telephony.placeAtOnce?.(request, now, ctx.config.providerSettings);
     if (!placed) {
       toPlace.push({ callId: call.id, provider: provider.name, request });
@@ -738,16 +749,22 @@ export async function answerIncomingCall(
   }
   const providerCallId = request.providerCallId;
   const answer = async (call: repo.CallRow) => {
-    if (call.status !== 'ENDED')
-      return incoming.stream(mediaStreamUrl(ctx, provider.name), call.id, mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id));
     const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
-    return incoming.sayAndHangUp(NO_ONE_TO_ANSWER, agent?.language ?? 'en-US');
+    if (call.status === 'ENDED') return incoming.sayAndHangUp(NO_ONE_TO_ANSWER, agent?.language ?? 'en-US');
+    const token = mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id);
+    const relay = relaySpeechOn(provider, agent);
+    if (relay && incoming.conversationRelay)
+      return incoming.conversationRelay({ url: conversationRelayUrl(ctx, provider.name), ...relay }, call.id, token);
+    return incoming.stream(mediaStreamUrl(ctx, provider.name), call.id, token);
   };
   const recorded = await repo.findCallByProviderId(ctx.db, provider.name, providerCallId);
   if (recorded) return answer(await sameTenant(ctx, recorded, provider));
 
   const now = ctx.clock.now();
-  const [refusal, contact] = await Promise.all([refusalOf(ctx, number.inboundAgentId), contacts.findContactByPhone(ctx, fromNumber)]);
+  const [refusal, contact] = await Promise.all([
+    refusalOf(ctx, provider, number.inboundAgentId),
+    contacts.findContactByPhone(ctx, fromNumber),
+  ]);
   const call: repo.NewCall = {
     id: newId(),
     agent_id: number.inboundAgentId,
@@ -809,13 +826,17 @@ async function sameTenant(ctx: TenantCtx, call: repo.CallRow, provider: Provider
   return call;
 }
 
-/** Why the number's agent cannot take a call now, or null when it can: it exists, can listen and speak, and the wallet has credit. */
-async function refusalOf(ctx: TenantCtx, agentId: string | null): Promise<string | null> {
+/**
+ * Why the number's agent cannot take a call now, or null when it can: it exists, can listen and
+ * speak (or the provider's conversation relay does both for it), and the wallet has credit.
+ */
+async function refusalOf(ctx: TenantCtx, provider: ProviderWith<'telephony'>, agentId: string | null): Promise<string | null> {
   const agent = agentId ? await agents.requireAgent(ctx, agentId).catch(() => undefined) : undefined;
   if (!agent) return 'The number has no inbound agent to answer it.';
   const balance = await identity.walletBalance(ctx);
   if (!balance.amount.greaterThan(0))
     return `The wallet is empty (${balance.amount.toFixed(4)} ${balance.currency}); credit it to answer calls.`;
+  if (relaySpeechOn(provider, agent)) return null;
   try {
     const speech = await agents.speechOf(ctx, ctx, agent);
     if (speech.stt?.kind !== 'live') return 'The agent has no live speech-to-text to listen with.';
@@ -881,6 +902,10 @@ export const claimStreamedConversation = (ctx: TenantCtx, callId: string) =>
 /** Where a provider streams a call's audio (`wss://`), as we tell it and as it signs the stream's upgrade. */
 export const mediaStreamUrl = (ctx: Pick<TenantCtx, 'config'>, providerName: string) =>
   `${ctx.config.publicUrl.replace(/^http/, 'ws')}/api/v1/telephony/${providerName.toLowerCase()}/media`;
+
+/** Where a provider's conversation relay sends a call's text (`wss://`), as we tell it and as it signs the relay's upgrade. */
+export const conversationRelayUrl = (ctx: Pick<TenantCtx, 'config'>, providerName: string) =>
+  `${ctx.config.publicUrl.replace(/^http/, 'ws')}/api/v1/telephony/${providerName.toLowerCase()}/relay`;
 
 /** A live call of any tenant by its provider's id: the media stream names only that, before it is verified. */
 export const findCallByProviderId = (ctx: Omit<TenantCtx, 'tenantId'>, providerName: string, providerCallId: string) =>

@@ -26,12 +26,12 @@ export interface StreamUpgrade {
 }
 
 /** Close codes: 1008 (policy violation) for a stream we refuse, 1000 once the call is over. */
-const REFUSED = 1008;
-const DONE = 1000;
+export const REFUSED = 1008;
+export const DONE = 1000;
 /** Audio that arrives before the stream is bound is kept for the recogniser, up to this much (5 s of 8 kHz μ-law). */
 const EARLY_AUDIO_BYTES = 40_000;
 /** More malformed messages than this and the stream is not the provider's: it is closed. */
-const MALFORMED_LIMIT = 100;
+export const MALFORMED_LIMIT = 100;
 
 export interface MediaStreamHandler {
   message(data: string): void;
@@ -84,7 +84,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
 
   async function bind(start: Extract<MediaStreamEvent, { type: 'start' }>): Promise<void> {
     streamId = start.streamId;
-    const verified = await verifiedCall(deps, provider.name, wire, upgrade, start);
+    const verified = await verifiedCall(deps, provider.name, wire, (ctx) => calls.mediaStreamUrl(ctx, provider.name), upgrade, start);
     if (closed) return;
     if (typeof verified === 'string') return refuse(verified);
     const { ctx } = verified;
@@ -170,18 +170,20 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
   };
 }
 
-const ALREADY_STREAMED = 'The call is over or already has its stream.';
+export const ALREADY_STREAMED = 'The call is over or already has its stream.';
 
 /**
- * The call a stream's `start` names, once the provider's signature and our token agree; otherwise
- * why it is refused. Nothing about the call changes here.
+ * The call a stream's `start` (or a relay's `setup`) names, once the provider's signature over the
+ * URL we gave it (`signedUrl`) and our token agree; otherwise why it is refused. Nothing about the
+ * call changes here.
  */
-async function verifiedCall(
+export async function verifiedCall(
   deps: Deps,
   providerName: string,
-  wire: MediaStreamWire,
+  wire: Pick<MediaStreamWire, 'verifyUpgrade'>,
+  signedUrl: (ctx: TenantCtx) => string,
   upgrade: StreamUpgrade,
-  start: Extract<MediaStreamEvent, { type: 'start' }>,
+  start: { providerCallId: string; parameters: Record<string, string> },
 ): Promise<{ ctx: TenantCtx; call: calls.CallRow } | string> {
   // One answer for every failure before the signature holds: a stranger learns nothing about our calls.
   const unverified = 'The stream is not signed for a live call.';
@@ -192,8 +194,7 @@ async function verifiedCall(
   const given = Buffer.from(start.parameters.token ?? '');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return unverified;
   const connection = await integrations.connectionTo(ctx, telephonyProvider(providerName));
-  if (!connection || !wire.verifyUpgrade(calls.mediaStreamUrl(ctx, providerName), upgrade.headers, connection.credentials))
-    return unverified;
+  if (!connection || !wire.verifyUpgrade(signedUrl(ctx), upgrade.headers, connection.credentials)) return unverified;
   // Over, or a stream already has it: a replayed or second stream.
   if (found.status === 'ENDED' || found.conversation_started_at) return ALREADY_STREAMED;
   return { ctx, call: found };

@@ -64,10 +64,18 @@ export interface VoiceCall {
   stop(): Promise<void>;
 }
 
-const SILENCE_PROMPT = 'Are you still there?';
-const SILENCE_GOODBYE = "I can't hear you, so I'll let you go. Goodbye.";
-const DURATION_GOODBYE = "I'm sorry, we have reached the time limit for this call. Thank you, goodbye.";
-const SPEECH_FAILED = "I'm sorry, I'm having trouble hearing you on this line. Someone will get back to you. Goodbye.";
+// The pipeline's own lines, shared with the conversation relay (relay-call.ts).
+export const SILENCE_PROMPT = 'Are you still there?';
+export const SILENCE_GOODBYE = "I can't hear you, so I'll let you go. Goodbye.";
+export const DURATION_GOODBYE = "I'm sorry, we have reached the time limit for this call. Thank you, goodbye.";
+export const SPEECH_FAILED = "I'm sorry, I'm having trouble hearing you on this line. Someone will get back to you. Goodbye.";
+/** One of those lines as the transcript keeps it, `started` (ms) being when the call's conversation began. */
+export function pipelineLine(text: string, clock: Clock, started: number): TranscriptTurn {
+  const offset = clock.now().getTime() - started;
+  return { role: 'agent', text, at: clock.now().toISOString(), startMs: offset, endMs: offset, by: 'pipeline' };
+}
+/** What the engine hears of a key the caller pressed. */
+export const keypadLine = (digit: string) => `(The caller pressed ${digit} on the keypad.)`;
 
 /** One sentence on its way to the caller: synthesised, played, and heard once its mark comes back. */
 interface Spoken {
@@ -261,10 +269,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     await hangUp(reason);
   }
 
-  const agentLine = (text: string): TranscriptTurn => {
-    const offset = clock.now().getTime() - started;
-    return { role: 'agent', text, at: clock.now().toISOString(), startMs: offset, endMs: offset, by: 'pipeline' };
-  };
+  const agentLine = (text: string) => pipelineLine(text, clock, started);
 
   function armSilence(): void {
     disarmSilence();
@@ -365,7 +370,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
       markWaiters.delete(name);
     },
     dtmf(digit) {
-      queueReply(`(The caller pressed ${digit} on the keypad.)`);
+      queueReply(keypadLine(digit));
     },
     async stop() {
       await stopAll();

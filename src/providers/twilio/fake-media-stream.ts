@@ -15,21 +15,26 @@ export interface TwimlStream {
   parameters: Record<string, string>;
 }
 
+/** XML text as written in TwiML, read back. */
+export const unescapeXml = (value: string) =>
+  value
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
+
+/** The `<Parameter>`s of a call's TwiML: what Twilio passes on to the socket it opens. */
+export const parametersOf = (twiml: string): Record<string, string> =>
+  Object.fromEntries(
+    [...twiml.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unescapeXml(m[1]!), unescapeXml(m[2]!)]),
+  );
+
 /** The `<Stream>` of a call's TwiML: where Twilio connects, and the custom parameters it passes on. */
 export function streamOf(twiml: string): TwimlStream {
-  const unescape = (value: string) =>
-    value
-      .replace(/&lt;/g, '<')
-      .replace(/&gt;/g, '>')
-      .replace(/&quot;/g, '"')
-      .replace(/&apos;/g, "'")
-      .replace(/&amp;/g, '&');
   const url = /<Stream url="([^"]*)"/.exec(twiml)?.[1];
   if (url === undefined) throw new Error(`No <Stream> in ${twiml}`);
-  const parameters = Object.fromEntries(
-    [...twiml.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)].map((m) => [unescape(m[1]!), unescape(m[2]!)]),
-  );
-  return { url: unescape(url), parameters };
+  return { url: unescapeXml(url), parameters: parametersOf(twiml) };
 }
 
 export interface StreamMessage {
@@ -74,12 +79,31 @@ export interface FakeMediaStreamOptions {
 
 const FRAME_BYTES = 160; // 20 ms of 8 kHz μ-law
 
-const signLikeTwilio = (authToken: string, url: string) => createHmac('sha1', authToken).update(url, 'utf8').digest('base64');
+/** `X-Twilio-Signature` of a socket's upgrade: over its URL alone (Twilio signs no parameters there). */
+export const signLikeTwilio = (authToken: string, url: string) => createHmac('sha1', authToken).update(url, 'utf8').digest('base64');
+
+/**
+ * A socket opened as Twilio opens its media streams and conversation relays: the upgrade signed over
+ * `signedUrl` (`signature` overrides it; null sends none). Rejects when the upgrade is refused, with
+ * the HTTP status in the message; `closed` resolves with the server's close code and reason.
+ */
+export async function openTwilioSocket(connectTo: string, signedUrl: string, authToken: string, signature?: string | null) {
+  const signed = signature === undefined ? signLikeTwilio(authToken, signedUrl) : signature;
+  const socket = new WebSocket(connectTo, { headers: signed === null ? {} : { 'X-Twilio-Signature': signed } });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('unexpected-response', (_request, response) => reject(new Error(`upgrade refused: HTTP ${response.statusCode}`)));
+    socket.once('error', reject);
+  });
+  return { socket, closed };
+}
 
 /** Opens the stream; rejects when the upgrade is refused (with the HTTP status in the message). */
 export async function openFakeMediaStream(options: FakeMediaStreamOptions): Promise<FakeMediaStream> {
-  const signature = options.signature === undefined ? signLikeTwilio(options.authToken, options.stream.url) : options.signature;
-  const socket = new WebSocket(options.connectTo, { headers: signature === null ? {} : { 'X-Twilio-Signature': signature } });
+  const { socket, closed } = await openTwilioSocket(options.connectTo, options.stream.url, options.authToken, options.signature);
   const streamSid = `MZ${randomBytes(16).toString('hex')}`;
   const received: StreamMessage[] = [];
   const held: string[] = [];
@@ -89,14 +113,6 @@ export async function openFakeMediaStream(options: FakeMediaStreamOptions): Prom
   const send = (message: object) => socket.send(JSON.stringify({ sequenceNumber: String(++sequence), ...message }));
   const echoMark = (name: string) => send({ event: 'mark', streamSid, mark: { name } });
 
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
-  );
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('unexpected-response', (_request, response) => reject(new Error(`upgrade refused: HTTP ${response.statusCode}`)));
-    socket.once('error', reject);
-  });
   socket.on('message', (data) => {
     const message = JSON.parse(data.toString()) as StreamMessage;
     received.push(message);
