@@ -84,6 +84,7 @@ describe('agents', () => {
       llm: null,
       stt: null,
       tts: { provider: 'ESPEAK' },
+      voicePipeline: 'MEDIA_STREAM',
       knowledgeInContext: true,
       transferNumber: '+34600000001',
       metadata: { team: 'finance' },

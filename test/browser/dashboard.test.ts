@@ -236,6 +236,35 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     });
   });
 
+  it("voices an agent's Twilio calls through ConversationRelay: Twilio's Deepgram and ElevenLabs, refusals at their fields", async () => {
+    await open('/agents', /Agents/);
+    await page.getByLabel('Agent name').fill('Relay desk');
+    await page.getByLabel('Twilio calls').selectOption('CONVERSATION_RELAY');
+    // Twilio's ConversationRelay runs its own Deepgram and ElevenLabs: the form takes them.
+    await expect(page.getByLabel('Speech-to-text provider').inputValue()).resolves.toBe('DEEPGRAM');
+    await expect(page.getByLabel('Text-to-speech provider').inputValue()).resolves.toBe('ELEVENLABS');
+    await expect(page.getByLabel('Text-to-speech model (optional)').count()).resolves.toBe(0);
+    await expectLabelledControls();
+    await screenshots('agent-conversation-relay');
+    await page.getByLabel('Text-to-speech provider').selectOption('ESPEAK');
+    await page.getByRole('button', { name: /Create agent/ }).click();
+    await expect
+      .poll(() => problemAt('Text-to-speech provider'))
+      .toMatch(/^With voicePipeline CONVERSATION_RELAY, Twilio speaks with its own ElevenLabs/);
+    expect(problems).toEqual([expect.stringContaining('status of 400')]);
+    problems.length = 0;
+    await page.getByLabel('Text-to-speech provider').selectOption('ELEVENLABS');
+    await page.getByRole('button', { name: /Create agent/ }).click();
+    await page.getByRole('cell', { name: 'Relay desk', exact: true }).waitFor();
+    const agents = (await (await api('/agents?limit=200', apiKey)).json()) as { data: { name: string }[] };
+    expect(agents.data.find((agent) => agent.name === 'Relay desk')).toMatchObject({
+      voicePipeline: 'CONVERSATION_RELAY',
+      stt: { provider: 'DEEPGRAM' },
+      tts: { provider: 'ELEVENLABS' },
+      voice: null,
+    });
+  });
+
   it('uploads a CSV with a progress indicator and reports its two bad rows', async () => {
     await open('/contacts', 'Contacts');
     await page.getByLabel('List name').fill('Spring reminders');
