@@ -6,19 +6,17 @@
  * call still live whose conversation no stream or relay has claimed. Then the agent converses on
  * it (relay-call.ts), every turn recorded.
  */
-import type { Deps, TenantCtx } from '../../platform/context.ts';
+import type { Deps } from '../../platform/context.ts';
 import { telephonyProvider } from '../../providers/registry.ts';
 import type { ConversationRelayEvent } from '../../providers/types.ts';
-import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
-import { conversationOfCall, endCallConversation, usageOf } from '../conversation/service.ts';
+import { endCallConversation, usageOf } from '../conversation/service.ts';
 import { startRelayCall, type RelayCall } from './relay-call.ts';
 import {
-  ALREADY_STREAMED,
+  acceptCallSocket,
+  claimedConversation,
   DONE,
-  MALFORMED_LIMIT,
-  REFUSED,
-  verifiedCall,
+  type BoundSocket,
   type MediaSocket,
   type MediaStreamHandler,
   type StreamUpgrade,
@@ -32,21 +30,11 @@ export function acceptConversationRelay(deps: Deps, providerName: string, upgrad
   const provider = telephonyProvider(providerName);
   const wire = provider.telephony.conversationRelay!;
   let relayCall: RelayCall | undefined;
-  let bound: { ctx: TenantCtx; callId: string } | undefined;
-  let binding: Promise<void> | undefined;
-  let malformed = 0;
-  let closed = false;
+  let callId: string | undefined;
   const pending: ConversationRelayEvent[] = [];
 
-  const refuse = (reason: string) => {
-    deps.log.warn({ provider: provider.name, reason }, 'conversation relay refused');
-    closed = true;
-    socket.close(REFUSED, reason);
-  };
-
   function handle(event: ConversationRelayEvent): void {
-    if (event.type === 'error')
-      return void deps.log.warn({ callId: bound?.callId, description: event.description }, 'conversation relay error');
+    if (event.type === 'error') return void deps.log.warn({ callId, description: event.description }, 'conversation relay error');
     if (!relayCall) {
       if (pending.length < EARLY_MESSAGES) pending.push(event);
       return;
@@ -63,20 +51,25 @@ export function acceptConversationRelay(deps: Deps, providerName: string, upgrad
     }
   }
 
-  async function bind(setup: Extract<ConversationRelayEvent, { type: 'setup' }>): Promise<void> {
-    const signedUrl = (ctx: TenantCtx) => calls.conversationRelayUrl(ctx, provider.name);
-    const verified = await verifiedCall(deps, provider.name, wire, signedUrl, upgrade, setup);
-    if (closed) return;
-    if (typeof verified === 'string') return refuse(verified);
-    const { ctx } = verified;
-    const agent = verified.call.agent_id ? await agents.requireAgent(ctx, verified.call.agent_id).catch(() => undefined) : undefined;
-    if (!agent) return refuse('The call has no agent to converse.');
-    // Claimed last: a relay refused above leaves the call as it was.
-    const call = await calls.claimStreamedConversation(ctx, verified.call.id);
-    if (!call) return refuse(ALREADY_STREAMED);
-    const conversation = await conversationOfCall(deps, ctx, call, agent);
-    if (!conversation) return refuse('The call has no agent to converse.');
+  async function bind(
+    setup: Extract<ConversationRelayEvent, { type: 'setup' }>,
+    closed: () => boolean,
+  ): Promise<BoundSocket | string | undefined> {
+    // Twilio listens and speaks: nothing of the agent's own speech is needed.
+    const claimed = await claimedConversation(
+      deps,
+      provider.name,
+      wire,
+      calls.conversationRelayUrl,
+      upgrade,
+      setup,
+      closed,
+      async () => true,
+    );
+    if (!claimed || typeof claimed === 'string') return claimed;
+    const { ctx, call, agent, conversation } = claimed;
     const { session, model } = conversation;
+    callId = call.id;
     relayCall = startRelayCall({
       session,
       line: { send: (token, last) => socket.send(wire.text(token, last)) },
@@ -101,46 +94,9 @@ export function acceptConversationRelay(deps: Deps, providerName: string, upgrad
       charactersPerSecond: deps.config.voice.relayCharactersPerSecond,
       onError: (error) => deps.log.warn({ callId: call.id, err: error }, 'conversation relay'),
     });
-    bound = { ctx, callId: call.id };
     for (const event of pending.splice(0)) handle(event);
+    return { ctx, callId: call.id, stop: () => relayCall!.stop() };
   }
 
-  /** The line is gone: the conversation stops, and the calls module ends the call if its provider will not (an incoming call). */
-  let stopping: Promise<void> | undefined;
-  function hangUp(): Promise<void> {
-    const logged = (error: unknown) => deps.log.warn({ err: error }, 'conversation relay end');
-    stopping ??= (relayCall?.stop() ?? Promise.resolve())
-      .catch(logged)
-      .then(() => bound && calls.streamEnded(bound.ctx, bound.callId))
-      .catch(logged);
-    return stopping;
-  }
-
-  return {
-    message(data) {
-      if (closed) return;
-      let event: ConversationRelayEvent;
-      try {
-        event = wire.read(data);
-      } catch {
-        // Counted and dropped: one bad message does not end a call, a stream of them is not the provider.
-        if (++malformed > MALFORMED_LIMIT) refuse('Too many malformed messages.');
-        return;
-      }
-      if (event.type === 'setup') {
-        if (binding) return;
-        binding = bind(event).catch((error: unknown) => {
-          deps.log.error({ err: error }, 'conversation relay');
-          refuse('The relay could not be started.');
-        });
-        return;
-      }
-      handle(event);
-    },
-    closed() {
-      closed = true;
-      if (malformed) deps.log.warn({ provider: provider.name, malformed }, 'conversation relay had malformed messages');
-      void binding?.then(hangUp);
-    },
-  };
+  return acceptCallSocket(deps, socket, { kind: 'conversation relay', read: wire.read, opening: 'setup', bind, handle });
 }

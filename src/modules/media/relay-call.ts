@@ -11,16 +11,16 @@
  * caller's silence is counted from then.
  */
 import { performance } from 'node:perf_hooks';
-import type { Clock } from '../../platform/clock.ts';
 import type { EndReason, TranscriptTurn } from '../calls/service.ts';
-import type { Session } from '../conversation/service.ts';
 import {
   DURATION_GOODBYE,
   keypadLine,
+  oneAfterAnother,
   pipelineLine,
   SILENCE_GOODBYE,
   SILENCE_PROMPT,
   SPEECH_FAILED,
+  type LineConversationOptions,
   type SpeechUsage,
 } from './voice-call.ts';
 
@@ -29,22 +29,11 @@ export interface TextLine {
   send(token: string, last: boolean): void;
 }
 
-export interface RelayCallOptions {
-  session: Session;
+/** The line's end of playback is estimated (its provider says nothing of it): see the file's comment. */
+export interface RelayCallOptions extends LineConversationOptions {
   line: TextLine;
-  clock: Clock;
-  /** Turns as they are settled (cut at what was heard), with speech usage; false once the call is over. */
-  record(turns: TranscriptTurn[], speech: SpeechUsage): Promise<boolean>;
-  /** The agent ends the call (after its last words were played, by estimate), or the call must (silence, a failure). */
-  hangUp(reason: EndReason): Promise<void>;
-  /** After the agent's words, how long the caller may stay silent before being asked once if they are there. */
-  silenceTimeoutMs: number;
-  /** The longest a call may last; then the agent says goodbye. */
-  maxDurationMs: number;
   /** The provider's speaking rate, by which the end of the agent's words is estimated. */
   charactersPerSecond: number;
-  /** Failures the caller does not hear about (a recording write, a hang-up that failed). */
-  onError(error: unknown): void;
 }
 
 export interface RelayCall {
@@ -80,7 +69,13 @@ export function startRelayCall(options: RelayCallOptions): RelayCall {
   /** Ends the wait for the words to be played: an interruption, or the end of the call. */
   let wake = () => {};
   /** Utterances are answered one after another. */
-  let replies: Promise<void> = Promise.resolve();
+  const replies = oneAfterAnother(
+    () => stopped,
+    (error) => {
+      options.onError(error);
+      void endWith(SPEECH_FAILED, 'provider_error');
+    },
+  );
   let silenceTimer: ReturnType<typeof setTimeout> | undefined;
   let promptedForSilence = false;
   const durationTimer = setTimeout(() => void endWith(DURATION_GOODBYE, 'max_duration'), options.maxDurationMs);
@@ -198,14 +193,11 @@ export function startRelayCall(options: RelayCallOptions): RelayCall {
     silenceTimer = setTimeout(() => {
       if (promptedForSilence) return void endWith(SILENCE_GOODBYE, 'silence');
       promptedForSilence = true;
-      replies = replies
-        .then(async () => {
-          if (stopped) return;
-          await settle();
-          sayLine(SILENCE_PROMPT);
-          armSilence();
-        })
-        .catch(fail);
+      replies.then(async () => {
+        await settle();
+        sayLine(SILENCE_PROMPT);
+        armSilence();
+      });
     }, untilPlayed + options.silenceTimeoutMs);
   }
 
@@ -224,23 +216,15 @@ export function startRelayCall(options: RelayCallOptions): RelayCall {
   function queueReply(text: string): void {
     promptedForSilence = false;
     disarmSilence();
-    replies = replies.then(() => (stopped ? undefined : respond(text))).catch(fail);
-  }
-
-  function fail(error: unknown): void {
-    if (stopped) return;
-    options.onError(error);
-    void endWith(SPEECH_FAILED, 'provider_error');
+    replies.then(() => respond(text));
   }
 
   // The opening (the first message, or the model's own, not streamed) is sent as soon as the line is up.
-  replies = replies
-    .then(async () => {
-      const reply = begin();
-      written(reply, await session.open(), () => false);
-      await replied(reply);
-    })
-    .catch(fail);
+  replies.then(async () => {
+    const reply = begin();
+    written(reply, await session.open(), () => false);
+    await replied(reply);
+  });
 
   return {
     prompt(text, last) {
@@ -255,14 +239,14 @@ export function startRelayCall(options: RelayCallOptions): RelayCall {
       reply.heard = heard;
       playsUntil = performance.now();
       wake();
-      if (reply.turns) replies = replies.then(() => settle(reply)).catch(fail);
+      if (reply.turns) replies.then(() => settle(reply));
     },
     dtmf(digit) {
       queueReply(keypadLine(digit));
     },
     async stop() {
       await stopAll();
-      await replies.catch(() => undefined);
+      await replies.done();
       await settle().catch(options.onError);
     },
   };

@@ -11,6 +11,7 @@ import { telephonyProvider } from '../../providers/registry.ts';
 import type { MediaStreamEvent, MediaStreamWire } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
+import type { Agent } from '../agents/schemas.ts';
 import * as integrations from '../integrations/service.ts';
 import { conversationOfCall, endCallConversation, usageOf } from '../conversation/service.ts';
 import { startVoiceCall, type VoiceCall } from './voice-call.ts';
@@ -26,12 +27,12 @@ export interface StreamUpgrade {
 }
 
 /** Close codes: 1008 (policy violation) for a stream we refuse, 1000 once the call is over. */
-export const REFUSED = 1008;
+const REFUSED = 1008;
 export const DONE = 1000;
 /** Audio that arrives before the stream is bound is kept for the recogniser, up to this much (5 s of 8 kHz μ-law). */
 const EARLY_AUDIO_BYTES = 40_000;
 /** More malformed messages than this and the stream is not the provider's: it is closed. */
-export const MALFORMED_LIMIT = 100;
+const MALFORMED_LIMIT = 100;
 
 export interface MediaStreamHandler {
   message(data: string): void;
@@ -43,21 +44,10 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
   const provider = telephonyProvider(providerName);
   const wire = provider.telephony.mediaStream!;
   let voiceCall: VoiceCall | undefined;
-  /** The call the stream was bound to. */
-  let bound: { ctx: TenantCtx; callId: string } | undefined;
-  let binding: Promise<void> | undefined;
   let streamId = '';
-  let malformed = 0;
-  let closed = false;
   const early: Buffer[] = [];
   let earlyBytes = 0;
   const pending: MediaStreamEvent[] = [];
-
-  const refuse = (reason: string) => {
-    deps.log.warn({ provider: provider.name, reason }, 'media stream refused');
-    closed = true;
-    socket.close(REFUSED, reason);
-  };
 
   function handle(event: MediaStreamEvent): void {
     if (!voiceCall) {
@@ -76,27 +66,33 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       case 'dtmf':
         return voiceCall.dtmf(event.digit);
       case 'stop':
-        return void hangUp();
+        return void stream.hangUp();
       default:
         return;
     }
   }
 
-  async function bind(start: Extract<MediaStreamEvent, { type: 'start' }>): Promise<void> {
+  async function bind(
+    start: Extract<MediaStreamEvent, { type: 'start' }>,
+    closed: () => boolean,
+  ): Promise<BoundSocket | string | undefined> {
     streamId = start.streamId;
-    const verified = await verifiedCall(deps, provider.name, wire, (ctx) => calls.mediaStreamUrl(ctx, provider.name), upgrade, start);
-    if (closed) return;
-    if (typeof verified === 'string') return refuse(verified);
-    const { ctx } = verified;
-    const agent = verified.call.agent_id ? await agents.requireAgent(ctx, verified.call.agent_id).catch(() => undefined) : undefined;
-    if (!agent) return refuse('The call has no agent to converse.');
-    const speech = await agents.speechOf(deps, ctx, agent);
-    if (!speech.stt || speech.stt.kind !== 'live') return refuse('The agent has no live speech-to-text to listen with.');
-    // Claimed last: a stream refused above leaves the call as it was.
-    const call = await calls.claimStreamedConversation(ctx, verified.call.id);
-    if (!call) return refuse(ALREADY_STREAMED);
-    const conversation = await conversationOfCall(deps, ctx, call, agent);
-    if (!conversation) return refuse('The call has no agent to converse.');
+    const claimed = await claimedConversation(
+      deps,
+      provider.name,
+      wire,
+      calls.mediaStreamUrl,
+      upgrade,
+      start,
+      closed,
+      async (ctx, agent) => {
+        const speech = await agents.speechOf(deps, ctx, agent);
+        const { stt } = speech;
+        return stt?.kind === 'live' ? { ...speech, stt } : 'The agent has no live speech-to-text to listen with.';
+      },
+    );
+    if (!claimed || typeof claimed === 'string') return claimed;
+    const { ctx, call, agent, conversation, checked: speech } = claimed;
     const { session, model } = conversation;
     voiceCall = startVoiceCall({
       session,
@@ -122,19 +118,98 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       maxDurationMs: deps.config.dialer.maxCallSeconds * 1000,
       onError: (error) => deps.log.warn({ callId: call.id, err: error }, 'voice call'),
     });
-    bound = { ctx, callId: call.id };
     for (const audio of early.splice(0)) voiceCall.audio(audio);
     for (const event of pending.splice(0)) handle(event);
+    return { ctx, callId: call.id, stop: () => voiceCall!.stop() };
   }
 
-  /**
-   * The line is gone: the conversation stops, and the calls module ends the call if its provider
-   * will not (an incoming call); an outgoing call is ended by its provider's status callback.
-   */
+  const stream = acceptCallSocket(deps, socket, { kind: 'media stream', read: wire.read, opening: 'start', bind, handle });
+  return stream;
+}
+
+const NO_AGENT = 'The call has no agent to converse.';
+
+/**
+ * The conversation a socket's opening names, once the call is verified (`verifiedCall`), its agent
+ * `check`ed (what the socket needs of it, or why it cannot serve) and the call claimed; otherwise why
+ * it is refused (undefined: the socket closed meanwhile). Claimed last, so a socket refused before
+ * leaves the call as it was.
+ */
+export async function claimedConversation<T>(
+  deps: Deps,
+  providerName: string,
+  wire: Pick<MediaStreamWire, 'verifyUpgrade'>,
+  signedUrl: (ctx: TenantCtx, providerName: string) => string,
+  upgrade: StreamUpgrade,
+  opening: { providerCallId: string; parameters: Record<string, string> },
+  closed: () => boolean,
+  check: (ctx: TenantCtx, agent: Agent) => Promise<T | string>,
+) {
+  const verified = await verifiedCall(deps, providerName, wire, (ctx) => signedUrl(ctx, providerName), upgrade, opening);
+  if (closed()) return undefined;
+  if (typeof verified === 'string') return verified;
+  const { ctx } = verified;
+  const agent = verified.call.agent_id ? await agents.requireAgent(ctx, verified.call.agent_id).catch(() => undefined) : undefined;
+  if (!agent) return NO_AGENT;
+  const checked = await check(ctx, agent);
+  if (typeof checked === 'string') return checked;
+  const call = await calls.claimStreamedConversation(ctx, verified.call.id);
+  if (!call) return ALREADY_STREAMED;
+  const conversation = await conversationOfCall(deps, ctx, call, agent);
+  if (!conversation) return NO_AGENT;
+  return { ctx, call, agent, conversation, checked };
+}
+
+/** A provider's socket bound to its call: the conversation on it, stopped when the socket closes. */
+export interface BoundSocket {
+  ctx: TenantCtx;
+  callId: string;
+  stop(): Promise<void>;
+}
+
+/** What one kind of provider socket (a media stream, a conversation relay) does with its messages. */
+export interface CallSocket<E extends { type: string }, O extends E['type']> {
+  /** Names the socket in logs ('media stream'). */
+  kind: string;
+  /** One text message, normalised; throws for one that is not the provider's format. */
+  read(data: string): E;
+  /** The message that names the call (`start`, `setup`): the socket is bound with the first. */
+  opening: O;
+  /** Binds the socket to the call its opening names, or says why it is refused; `closed()` once the socket closed meanwhile. */
+  bind(opening: Extract<E, { type: O }>, closed: () => boolean): Promise<BoundSocket | string | undefined>;
+  /** Every other message, before the binding too (the socket keeps what it needs meanwhile). */
+  handle(event: E): void;
+}
+
+/**
+ * A provider's socket for one call, from its first message to its close: malformed messages are
+ * counted and dropped (too many close it), the opening binds it once, a refusal closes it with
+ * 1008, and when the line is gone (`hangUp`, or the close) the conversation stops and the calls
+ * module ends the call if its provider will not (an incoming call); an outgoing call is ended by
+ * its provider's status callback.
+ */
+export function acceptCallSocket<E extends { type: string }, O extends E['type']>(
+  deps: Deps,
+  socket: MediaSocket,
+  kind: CallSocket<E, O>,
+): MediaStreamHandler & { hangUp(): Promise<void> } {
+  let bound: BoundSocket | undefined;
+  let binding: Promise<void> | undefined;
+  let malformed = 0;
+  let closed = false;
   let stopping: Promise<void> | undefined;
+
+  const refuse = (reason: string) => {
+    deps.log.warn({ reason }, `${kind.kind} refused`);
+    closed = true;
+    socket.close(REFUSED, reason);
+  };
+
   function hangUp(): Promise<void> {
-    const logged = (error: unknown) => deps.log.warn({ err: error }, 'media stream end');
-    stopping ??= (voiceCall?.stop() ?? Promise.resolve())
+    const logged = (error: unknown) => deps.log.warn({ err: error }, `${kind.kind} end`);
+    // After the binding: a message handled while it finished may say the line is gone.
+    stopping ??= Promise.resolve(binding)
+      .then(() => bound?.stop())
       .catch(logged)
       .then(() => bound && calls.streamEnded(bound.ctx, bound.callId))
       .catch(logged);
@@ -142,42 +217,47 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
   }
 
   return {
+    hangUp,
     message(data) {
       if (closed) return;
-      let event: MediaStreamEvent;
+      let event: E;
       try {
-        event = wire.read(data);
+        event = kind.read(data);
       } catch {
         // Counted and dropped: one bad frame does not end a call, a stream of them is not the provider.
         if (++malformed > MALFORMED_LIMIT) refuse('Too many malformed messages.');
         return;
       }
-      if (event.type === 'start') {
-        if (binding) return;
-        binding = bind(event).catch((error: unknown) => {
-          deps.log.error({ err: error }, 'media stream');
-          refuse('The stream could not be started.');
-        });
-        return;
-      }
-      handle(event);
+      if (event.type !== kind.opening) return kind.handle(event);
+      binding ??= kind
+        .bind(event as Extract<E, { type: O }>, () => closed)
+        .then(
+          (result) => {
+            if (typeof result === 'string') refuse(result);
+            else bound = result;
+          },
+          (error: unknown) => {
+            deps.log.error({ err: error }, kind.kind);
+            refuse(`The ${kind.kind} could not be started.`);
+          },
+        );
     },
     closed() {
       closed = true;
-      if (malformed) deps.log.warn({ provider: provider.name, malformed }, 'media stream had malformed messages');
+      if (malformed) deps.log.warn({ malformed }, `${kind.kind} had malformed messages`);
       void binding?.then(hangUp);
     },
   };
 }
 
-export const ALREADY_STREAMED = 'The call is over or already has its stream.';
+const ALREADY_STREAMED = 'The call is over or already has its stream.';
 
 /**
  * The call a stream's `start` (or a relay's `setup`) names, once the provider's signature over the
  * URL we gave it (`signedUrl`) and our token agree; otherwise why it is refused. Nothing about the
  * call changes here.
  */
-export async function verifiedCall(
+async function verifiedCall(
   deps: Deps,
   providerName: string,
   wire: Pick<MediaStreamWire, 'verifyUpgrade'>,

@@ -31,15 +31,9 @@ export interface SpeechUsage {
   ttsCharacters: number;
 }
 
-export interface VoiceCallOptions {
+/** What a conversation on a phone line needs, however the line carries it (audio here, text in relay-call.ts). */
+export interface LineConversationOptions {
   session: Session;
-  stt: Extract<SpeechToText, { kind: 'live' }>;
-  tts: TextToSpeech;
-  voice: string;
-  language: string;
-  ttsModel?: string;
-  sttModel?: string;
-  line: AudioLine;
   clock: Clock;
   /** Turns as they are settled (the agent's cut at what was heard), with speech usage so far; false once the call is over. */
   record(turns: TranscriptTurn[], speech: SpeechUsage): Promise<boolean>;
@@ -51,6 +45,16 @@ export interface VoiceCallOptions {
   maxDurationMs: number;
   /** Failures the caller does not hear about (a recording write, a hang-up that failed). */
   onError(error: unknown): void;
+}
+
+export interface VoiceCallOptions extends LineConversationOptions {
+  stt: Extract<SpeechToText, { kind: 'live' }>;
+  tts: TextToSpeech;
+  voice: string;
+  language: string;
+  ttsModel?: string;
+  sttModel?: string;
+  line: AudioLine;
 }
 
 export interface VoiceCall {
@@ -69,6 +73,25 @@ export const SILENCE_PROMPT = 'Are you still there?';
 export const SILENCE_GOODBYE = "I can't hear you, so I'll let you go. Goodbye.";
 export const DURATION_GOODBYE = "I'm sorry, we have reached the time limit for this call. Thank you, goodbye.";
 export const SPEECH_FAILED = "I'm sorry, I'm having trouble hearing you on this line. Someone will get back to you. Goodbye.";
+/**
+ * The call's steps (the opening, each reply, the silence prompt) run one after another; none runs
+ * once the call stopped, and one that fails while it goes on goes to `fail` (which ends it).
+ */
+export function oneAfterAnother(stopped: () => boolean, fail: (error: unknown) => void) {
+  let last: Promise<void> = Promise.resolve();
+  return {
+    then(step: () => Promise<void> | void): void {
+      last = last
+        .then(() => (stopped() ? undefined : step()))
+        .catch((error: unknown) => {
+          if (!stopped()) fail(error);
+        });
+    },
+    /** Settles once every step queued so far has run. */
+    done: () => last,
+  };
+}
+
 /** One of those lines as the transcript keeps it, `started` (ms) being when the call's conversation began. */
 export function pipelineLine(text: string, clock: Clock, started: number): TranscriptTurn {
   const offset = clock.now().getTime() - started;
@@ -117,7 +140,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   /** Resolves marks the pipeline waits for (the last sentence before hanging up). */
   const markWaiters = new Map<string, () => void>();
   /** Utterances are answered one after another. */
-  let replies: Promise<void> = Promise.resolve();
+  const replies = oneAfterAnother(() => stopped, fail);
   /** The caller cut the current reply short: what the model still writes of it is not spoken. */
   let silenced = false;
   let silenceTimer: ReturnType<typeof setTimeout> | undefined;
@@ -277,15 +300,13 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     silenceTimer = setTimeout(() => {
       if (promptedForSilence) return void endWith(SILENCE_GOODBYE, 'silence');
       promptedForSilence = true;
-      replies = replies
-        .then(async () => {
-          beginSpeaking();
-          say(SILENCE_PROMPT, -1);
-          await playedOut();
-          await record([agentLine(SILENCE_PROMPT)]);
-          armSilence();
-        })
-        .catch(fail);
+      replies.then(async () => {
+        beginSpeaking();
+        say(SILENCE_PROMPT, -1);
+        await playedOut();
+        await record([agentLine(SILENCE_PROMPT)]);
+        armSilence();
+      });
     }, options.silenceTimeoutMs);
   }
 
@@ -311,7 +332,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
 
   function queueReply(text: string): void {
     promptedForSilence = false;
-    replies = replies.then(() => (stopped ? undefined : respond(text))).catch(fail);
+    replies.then(() => respond(text));
   }
 
   function fail(error: unknown): void {
@@ -321,17 +342,15 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   }
 
   // The opening, then the caller's words as the recogniser cuts them into utterances.
-  replies = replies
-    .then(async () => {
-      const opening = await session.open();
-      beginSpeaking();
-      for (const turn of opening) if (turn.role === 'agent') say(turn.text, -1);
-      await playedOut();
-      if (!(await record(opening))) return void stopAll();
-      if (session.ended) return hangUp(session.ended);
-      armSilence();
-    })
-    .catch(fail);
+  replies.then(async () => {
+    const opening = await session.open();
+    beginSpeaking();
+    for (const turn of opening) if (turn.role === 'agent') say(turn.text, -1);
+    await playedOut();
+    if (!(await record(opening))) return void stopAll();
+    if (session.ended) return hangUp(session.ended);
+    armSilence();
+  });
 
   void (async () => {
     let words: string[] = [];
@@ -374,7 +393,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     },
     async stop() {
       await stopAll();
-      await replies.catch(() => undefined);
+      await replies.done();
     },
   };
 }

@@ -10,29 +10,16 @@
  */
 import { ProviderError } from '../errors.ts';
 import type { ConversationRelayEvent, ConversationRelayWire } from '../types.ts';
-import { twilioMediaStream } from './media-stream.ts';
+import { jsonObjectOf, stringsOf, twilioMediaStream } from './media-stream.ts';
 
 const malformed = (why: string) => new ProviderError(`Twilio ConversationRelay: ${why}`, { retryable: false });
 
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 function read(message: string): ConversationRelayEvent {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(message);
-  } catch {
-    throw malformed('a message that is not JSON.');
-  }
-  if (!isObject(parsed)) throw malformed('a message that is not a JSON object.');
+  const parsed = jsonObjectOf(message, malformed);
   switch (parsed.type) {
     case 'setup': {
       if (typeof parsed.callSid !== 'string' || parsed.callSid === '') throw malformed('a setup message without its callSid.');
-      const custom = isObject(parsed.customParameters) ? parsed.customParameters : {};
-      const parameters = Object.fromEntries(
-        Object.entries(custom).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-      );
-      return { type: 'setup', providerCallId: parsed.callSid, parameters };
+      return { type: 'setup', providerCallId: parsed.callSid, parameters: stringsOf(parsed.customParameters) };
     }
     case 'prompt':
       if (typeof parsed.voicePrompt !== 'string') throw malformed('a prompt message without its voicePrompt.');

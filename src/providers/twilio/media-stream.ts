@@ -18,7 +18,8 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
-function read(message: string): MediaStreamEvent {
+/** One of Twilio's socket messages: a JSON object, or `malformed` says why not. */
+export function jsonObjectOf(message: string, malformed: (why: string) => Error): Json {
   let parsed: unknown;
   try {
     parsed = JSON.parse(message);
@@ -26,6 +27,17 @@ function read(message: string): MediaStreamEvent {
     throw malformed('a message that is not JSON.');
   }
   if (!isObject(parsed)) throw malformed('a message that is not a JSON object.');
+  return parsed;
+}
+
+/** Only the string values of a message's custom parameters (our call id and token among them). */
+export const stringsOf = (custom: unknown): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(isObject(custom) ? custom : {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
+
+function read(message: string): MediaStreamEvent {
+  const parsed = jsonObjectOf(message, malformed);
   switch (parsed.event) {
     case 'media': {
       const media = parsed.media;
@@ -38,10 +50,7 @@ function read(message: string): MediaStreamEvent {
       const start = parsed.start;
       if (!isObject(start) || !text(start.callSid) || !text(parsed.streamSid ?? start.streamSid))
         throw malformed('a start message without its callSid or streamSid.');
-      const custom = isObject(start.customParameters) ? start.customParameters : {};
-      const parameters = Object.fromEntries(
-        Object.entries(custom).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-      );
+      const parameters = stringsOf(start.customParameters);
       const format = isObject(start.mediaFormat) ? start.mediaFormat : {};
       if (
         (format.encoding !== undefined && format.encoding !== 'audio/x-mulaw') ||
