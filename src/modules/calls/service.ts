@@ -218,10 +218,11 @@ export async function providerProblem(ctx: TenantCtx, providerName: string): Pro
 export const mediaStreamToken = (keys: Pick<ServerKeys, 'mediaStreamKey'>, tenantId: string, callId: string): string =>
   createHmac('sha256', keys.mediaStreamKey).update(`${tenantId}.${callId}`).digest('base64url');
 
-/** An agent voiced by its provider's conversation relay (where the provider has one): how; null when its calls stream to us. */
+type RelaySpeech = Omit<ConversationRelaySpeech, 'url'>;
+
+/** How the provider's conversation relay voices the agent's calls, where it has one; null when they stream to us. */
 const relaySpeechOn = (provider: ProviderWith<'telephony'>, agent: Agent | undefined): RelaySpeech | null =>
   provider.telephony.conversationRelay && agent ? agents.relaySpeechOf(agent) : null;
-type RelaySpeech = Omit<ConversationRelaySpeech, 'url'>;
 
 function dialRequestOf(
   ctx: Pick<TenantCtx, 'config' | 'serverKeys' | 'tenantId'>,

@@ -173,10 +173,15 @@ export function startRelayCall(options: RelayCallOptions): RelayCall {
     disarmSilence();
     // A reply still being written is cut where it stands: the caller hears the goodbye next.
     if (current && !current.turns) current.heard ??= current.sent;
-    await settle();
-    const goodbye = sayLine(text);
-    await playedOut();
-    await settle(goodbye);
+    try {
+      await settle();
+      const goodbye = sayLine(text);
+      await playedOut();
+      await settle(goodbye);
+    } catch (error) {
+      // A recording that failed: the call still ends.
+      options.onError(error);
+    }
     await hangUp(reason);
   }
 
