@@ -4,6 +4,7 @@
  * (checked with the tenant's credentials once the stream's `start` names the call), our token in
  * its parameters (signed for that tenant and call), and a call still live whose conversation no
  * other stream has claimed. Then the agent converses on it (voice-call.ts), every turn recorded.
+ * A conversation relay (conversation-relay.ts: the provider listens and speaks) is bound the same way.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
@@ -191,7 +192,7 @@ export interface CallSocket<E extends { type: string }, O extends E['type']> {
 export function acceptCallSocket<E extends { type: string }, O extends E['type']>(
   deps: Deps,
   socket: MediaSocket,
-  kind: CallSocket<E, O>,
+  transport: CallSocket<E, O>,
 ): MediaStreamHandler & { hangUp(): Promise<void> } {
   let bound: BoundSocket | undefined;
   let binding: Promise<void> | undefined;
@@ -200,13 +201,13 @@ export function acceptCallSocket<E extends { type: string }, O extends E['type']
   let stopping: Promise<void> | undefined;
 
   const refuse = (reason: string) => {
-    deps.log.warn({ reason }, `${kind.kind} refused`);
+    deps.log.warn({ reason }, `${transport.kind} refused`);
     closed = true;
     socket.close(REFUSED, reason);
   };
 
   function hangUp(): Promise<void> {
-    const logged = (error: unknown) => deps.log.warn({ err: error }, `${kind.kind} end`);
+    const logged = (error: unknown) => deps.log.warn({ err: error }, `${transport.kind} end`);
     // After the binding: a message handled while it finished may say the line is gone.
     stopping ??= Promise.resolve(binding)
       .then(() => bound?.stop())
@@ -222,14 +223,14 @@ export function acceptCallSocket<E extends { type: string }, O extends E['type']
       if (closed) return;
       let event: E;
       try {
-        event = kind.read(data);
+        event = transport.read(data);
       } catch {
         // Counted and dropped: one bad frame does not end a call, a stream of them is not the provider.
         if (++malformed > MALFORMED_LIMIT) refuse('Too many malformed messages.');
         return;
       }
-      if (event.type !== kind.opening) return kind.handle(event);
-      binding ??= kind
+      if (event.type !== transport.opening) return transport.handle(event);
+      binding ??= transport
         .bind(event as Extract<E, { type: O }>, () => closed)
         .then(
           (result) => {
@@ -237,14 +238,14 @@ export function acceptCallSocket<E extends { type: string }, O extends E['type']
             else bound = result;
           },
           (error: unknown) => {
-            deps.log.error({ err: error }, kind.kind);
-            refuse(`The ${kind.kind} could not be started.`);
+            deps.log.error({ err: error }, transport.kind);
+            refuse(`The ${transport.kind} could not be started.`);
           },
         );
     },
     closed() {
       closed = true;
-      if (malformed) deps.log.warn({ malformed }, `${kind.kind} had malformed messages`);
+      if (malformed) deps.log.warn({ malformed }, `${transport.kind} had malformed messages`);
       void binding?.then(hangUp);
     },
   };
