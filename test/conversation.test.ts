@@ -159,6 +159,10 @@ describe('a conversation with a model on a simulated call', () => {
       llmInputTokens: 220,
       llmOutputTokens: 15,
       llmModel: 'priced-model',
+      llmProvider: 'OPENAI_COMPATIBLE',
+      sttProvider: null,
+      ttsProvider: null,
+      telephonyProvider: null,
       telephonySeconds: 0,
     });
     expect(call.cost).toMatchObject({ llm: '0.1325', stt: '0.0000', tts: '0.0000', total: '0.1325' });

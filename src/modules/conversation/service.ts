@@ -67,6 +67,7 @@ export async function modelFor(deps: Pick<Deps, 'config'>, ctx: TenantCtx, agent
   return {
     chat,
     name: agent.llm?.model ?? llm.model,
+    provider: provider.name,
     temperature: agent.llm?.temperature,
     maxTokens: agent.llm?.maxTokens ?? DEFAULT_MAX_TOKENS,
   };
@@ -124,12 +125,14 @@ export async function sessionFor(
 /** The session's usage so far in the call's terms: tokens as the server reported them, for the model that ran. */
 export function usageOf(session: Session, model: ConversationModel | null): calls.CallUsage {
   const { inputTokens, outputTokens } = session.usage;
+  const ran = model && inputTokens + outputTokens > 0;
   return {
     ...calls.NO_USAGE,
     llmTokens: inputTokens + outputTokens,
     llmInputTokens: inputTokens,
     llmOutputTokens: outputTokens,
-    llmModel: model && inputTokens + outputTokens > 0 ? model.name : null,
+    llmModel: ran ? model.name : null,
+    llmProvider: ran ? model.provider : null,
   };
 }
 
