@@ -40,7 +40,9 @@ describe('configuration from the environment', () => {
       '["DEEPGRAM"]',
       'not json',
     ])
-      expect(() => loadConfig({ RATE_PROVIDERS: refused }), refused).toThrow(`RATE_PROVIDERS=${JSON.stringify(refused)} is invalid: expected a JSON object of provider names`);
+      expect(() => loadConfig({ RATE_PROVIDERS: refused }), refused).toThrow(
+        `RATE_PROVIDERS=${JSON.stringify(refused)} is invalid: expected a JSON object of provider names`,
+      );
   });
 
   it('reads booleans and numbers', () => {

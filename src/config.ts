@@ -154,8 +154,14 @@ const ServiceEnvSchema = Type.Object({
     'A call its provider never confirmed (a crash between counting the attempt and dialling) is given up as FAILED after this long.',
   ),
   MAX_CALL_SECONDS: Int(7200, 60, 86400, 'A provider call with no final status this long after it was placed is given up as FAILED.'),
-  RATE_STT_PER_MINUTE: Decimal('0.0100', 'Rate card: speech-to-text, per minute of audio recognised, for a provider RATE_PROVIDERS does not price.'),
-  RATE_TTS_PER_1K_CHARACTERS: Decimal('0.0150', 'Rate card: text-to-speech, per 1,000 characters spoken, for a provider RATE_PROVIDERS does not price.'),
+  RATE_STT_PER_MINUTE: Decimal(
+    '0.0100',
+    'Rate card: speech-to-text, per minute of audio recognised, for a provider RATE_PROVIDERS does not price.',
+  ),
+  RATE_TTS_PER_1K_CHARACTERS: Decimal(
+    '0.0150',
+    'Rate card: text-to-speech, per 1,000 characters spoken, for a provider RATE_PROVIDERS does not price.',
+  ),
   RATE_LLM_PER_1K_TOKENS: Decimal('0.0020', 'Rate card: language model, per 1,000 tokens, for a model RATE_LLM_MODELS does not price.'),
   RATE_LLM_MODELS: Type.String({
     default: '{}',
@@ -170,7 +176,10 @@ const ServiceEnvSchema = Type.Object({
     expected:
       'a JSON object of provider names to {"sttPerMinute"?, "ttsPer1kCharacters"?, "telephonyPerMinute"?: "<decimal>"}, each for a channel the provider serves',
   }),
-  RATE_TELEPHONY_PER_MINUTE: Decimal('0.0140', 'Rate card: telephony, per minute connected (billed by the second), for a provider RATE_PROVIDERS does not price.'),
+  RATE_TELEPHONY_PER_MINUTE: Decimal(
+    '0.0140',
+    'Rate card: telephony, per minute connected (billed by the second), for a provider RATE_PROVIDERS does not price.',
+  ),
   RATE_PLATFORM_FEE_PER_MINUTE: Decimal('0.0500', 'Rate card: platform fee, per minute connected (billed by the second).'),
   ANALYZE_SECONDS: Int(
     10,

@@ -178,7 +178,12 @@ describe('a Twilio call is a conversation', () => {
     expect(call.usage.ttsCharacters).toBe(
       'Hello, this is the clinic. How can I help?'.length + 'We open at eight.'.length + 'Parking is free behind the building.'.length,
     );
-    expect(call.usage).toMatchObject({ sttProvider: 'DEEPGRAM', ttsProvider: 'ELEVENLABS', llmProvider: 'OPENAI_COMPATIBLE', telephonyProvider: 'TWILIO' });
+    expect(call.usage).toMatchObject({
+      sttProvider: 'DEEPGRAM',
+      ttsProvider: 'ELEVENLABS',
+      llmProvider: 'OPENAI_COMPATIBLE',
+      telephonyProvider: 'TWILIO',
+    });
     // Priced per provider (RATE_PROVIDERS): 0.5 s at 0.6 a minute, the characters at 1 per 1,000, 12 s at 0.3 a minute.
     expect(call.cost).toMatchObject({ stt: '0.0050', tts: (call.usage.ttsCharacters / 1000).toFixed(4), telephony: '0.0600' });
     // Deepgram heard the caller's audio, in order, as μ-law at 8 kHz.
