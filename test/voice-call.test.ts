@@ -286,7 +286,36 @@ describe('a Twilio call is a conversation', () => {
     });
     expect(call.endReason).toBe('transferred');
     expect(call.outcomes).toEqual([
-      expect.objectContaining({ type: 'transfer', data: { to: transferNumber, reason: 'asked for a person' } }),
+      expect.objectContaining({ type: 'transfer', data: { to: transferNumber, reason: 'asked for a person', summary: null } }),
+    ]);
+  });
+
+  it('warms the transfer: the person taking the call first hears the summary the agent gave, once Twilio proves it asks', async () => {
+    const transferNumber = uniqueNumber();
+    const placed = await placedCall({ tools: ['transfer_call'], transferNumber });
+    deepgram.script(...utterance('My order never arrived, can I talk to someone?', { startsAfterBytes: 160, endsAfterBytes: 1600 }));
+    const summary = 'Dana Reyes, order 1182 never arrived; she wants a refund.';
+    chat.script({
+      kind: 'stream',
+      text: ['I will put you through to a colleague.'],
+      toolCalls: [{ id: 'transfer_2', name: 'transfer_call', arguments: [JSON.stringify({ reason: 'missing order', summary })] }],
+    });
+    const stream = await connect(placed);
+    await until('the opening', () => marksOf(stream).length >= 1);
+    await stream.sendAudio(speech(1600));
+    const bridged = await until('the transfer', () =>
+      twilio.requests.find((r) => r.path.endsWith(`/Calls/${placed.sid}.json`) && r.form.get('Twiml')?.includes('<Dial>')),
+    );
+    const whisperUrl = `http://127.0.0.1:${port}/api/v1/telephony/twilio/transfer-whisper?call=${placed.sid}`;
+    expect(bridged.form.get('Twiml')).toBe(`<Response><Dial><Number url="${whisperUrl}">${transferNumber}</Number></Dial></Response>`);
+    // Another account's signature gets nothing; Twilio's gets the summary, said in the agent's language.
+    expect(await twilio.answerTransfer(placed.sid, { authToken: 'f'.repeat(32) })).toMatchObject({ status: 403 });
+    expect(await twilio.answerTransfer(placed.sid)).toEqual({
+      status: 200,
+      body: `<Response><Say language="en-US">${summary}</Say></Response>`,
+    });
+    expect((await getCall(placed)).outcomes).toEqual([
+      expect.objectContaining({ type: 'transfer', data: { to: transferNumber, reason: 'missing order', summary } }),
     ]);
   });
 

@@ -126,10 +126,12 @@ export interface TelephonyConnection {
    */
   speakAndHangUp?(providerCallId: string, speech: { text: string; language: string }): Promise<void>;
   /**
-   * Connects the live call's caller to `to` (a cold transfer: the agent's leg ends). A call already
-   * over is not an error. Absent for providers that cannot.
+   * Connects the live call's caller to `to` (the agent's leg ends). With `whisperUrl` the transfer is
+   * warm: once `to` answers, the provider fetches what that person hears before being connected
+   * (`callbacks.whisper`'s answer); without, it is cold. A call already over is not an error. Absent
+   * for providers that cannot.
    */
-  transfer?(providerCallId: string, to: string): Promise<void>;
+  transfer?(providerCallId: string, to: string, whisperUrl?: string): Promise<void>;
 }
 
 /** A live call as a self-driven provider (the simulator) sees it. */
@@ -210,6 +212,12 @@ export interface TelephonyChannel {
      * calls are not answered through the media stream.
      */
     incoming?: IncomingCalls;
+    /**
+     * What the person a call is transferred to hears before being connected (a warm transfer's
+     * summary), answering the provider's fetch of the `whisperUrl` it was given (verified with
+     * `verify`, as status callbacks are). Absent for providers that cannot say anything there.
+     */
+    whisper?(text: string, language: string): CallInstructions;
   };
   /** The provider's media stream: a call's audio both ways over a WebSocket it opens to us. */
   mediaStream?: MediaStreamWire;

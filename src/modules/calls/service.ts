@@ -876,8 +876,48 @@ export async function endConversation(ctx: TenantCtx, callId: string, endReason:
   if (!atProvider) return;
   const line = await connect(ctx, atProvider.provider);
   // A transfer bridges the caller to the target where the provider can; elsewhere the call ends.
-  if (transferTo && line.transfer) await line.transfer(atProvider.provider_call_id!, transferTo);
+  if (transferTo && line.transfer) await line.transfer(atProvider.provider_call_id!, transferTo, transferWhisperUrl(ctx, atProvider));
   else await line.hangup(atProvider.provider_call_id!);
+}
+
+/** The summary the agent gave for the person it transfers the call to, if it gave one. */
+function transferSummaryOf(call: Pick<repo.CallRow, 'outcomes'>): string | undefined {
+  const transfer = (call.outcomes as CallOutcomeRecord[]).filter((outcome) => outcome.type === 'transfer').at(-1);
+  const summary = transfer?.data.summary;
+  return typeof summary === 'string' && summary.trim() !== '' ? summary : undefined;
+}
+
+/**
+ * Where the provider fetches what the person taking a transferred call hears first (a warm
+ * transfer): only when the agent gave a summary and the provider can say it; else the transfer is cold.
+ */
+function transferWhisperUrl(ctx: Pick<TenantCtx, 'config'>, call: repo.CallRow): string | undefined {
+  if (!telephonyProvider(call.provider).telephony.callbacks?.whisper || !transferSummaryOf(call)) return undefined;
+  const query = new URLSearchParams({ call: call.provider_call_id! });
+  return `${ctx.config.publicUrl}/api/v1/telephony/${call.provider.toLowerCase()}/transfer-whisper?${query}`;
+}
+
+/**
+ * The provider fetches a warm transfer's whisper (`POST /telephony/{provider}/transfer-whisper?call=`,
+ * naming the transferred call by its own id), verified as its callbacks are: the agent's summary,
+ * said in the agent's language to the person about to take the call. A call with no summary gets
+ * nothing to say, and the two are connected at once.
+ */
+export async function transferWhisper(
+  deps: Omit<TenantCtx, 'tenantId'>,
+  providerSlug: string,
+  webhook: ProviderWebhook,
+  providerCallId: string,
+): Promise<CallInstructions> {
+  const provider = telephonyProvider(providerSlug.toUpperCase());
+  const callbacks = provider.telephony.callbacks!;
+  const call = await repo.findCallByProviderId(deps.db, provider.name, providerCallId);
+  const ctx = call && { ...deps, tenantId: call.tenant_id };
+  const connection = ctx ? await integrations.connectionTo(ctx, provider) : undefined;
+  if (!call || !ctx || !connection || !callbacks.verify(webhook, connection.credentials))
+    throw appError('INVALID_SIGNATURE', { header: callbacks.signatureHeader });
+  const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
+  return callbacks.whisper!(transferSummaryOf(call) ?? '', agent?.language ?? 'en-US');
 }
 
 export const claimStreamedConversation = (ctx: TenantCtx, callId: string) =>
