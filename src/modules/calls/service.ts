@@ -806,7 +806,9 @@ async function answered(
     return await answer;
   } catch (error) {
     const reason = (error as Error).message;
-    await withTransaction(ctx, (txCtx) => finishCall(txCtx, callId, { outcome: 'FAILED', endedAt: ctx.clock.now(), failureReason: reason }));
+    await withTransaction(ctx, (txCtx) =>
+      finishCall(txCtx, callId, { outcome: 'FAILED', endedAt: ctx.clock.now(), failureReason: reason }),
+    );
     throw appError('PROVIDER_ERROR.answerCall', { provider: providerName, reason });
   }
 }

@@ -48,7 +48,8 @@ function telnyxDialect(call: FakeTelnyxCall, streamId: string, token: string | n
         },
       }),
     ],
-    media: (payload, chunk) => framed('media', { media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload } }),
+    media: (payload, chunk) =>
+      framed('media', { media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload } }),
     dtmf: (digit) => framed('dtmf', { occurred_at: new Date().toISOString(), dtmf: { digit } }),
     mark: (name) => framed('mark', { mark: { name } }),
     stop: () => framed('stop', { stop: { user_id: userId, call_control_id: call.callControlId } }),

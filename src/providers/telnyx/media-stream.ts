@@ -90,7 +90,10 @@ function read(message: string): MediaStreamEvent {
     case 'error': {
       const payload = isObject(parsed.payload) ? parsed.payload : {};
       const words = [payload.title, payload.detail].filter(text).join(': ') || 'no detail';
-      return { type: 'error', message: `Telnyx media stream error${payload.code === undefined ? '' : ` ${String(payload.code)}`}: ${words}` };
+      return {
+        type: 'error',
+        message: `Telnyx media stream error${payload.code === undefined ? '' : ` ${String(payload.code)}`}: ${words}`,
+      };
     }
     case 'stop':
       return { type: 'stop' };
