@@ -5,9 +5,9 @@ import { manualClock } from '../src/platform/clock.ts';
 import { utterance } from '../src/providers/deepgram/fake-server.ts';
 import { openFakeTelnyxMediaStream, type FakeTelnyxMediaStream } from '../src/providers/telnyx/fake-media-stream.ts';
 import { startFakeTelnyx, type FakeTelnyx, type FakeTelnyxCall } from '../src/providers/telnyx/fake.ts';
-import { until, type TestApp } from './harness.ts';
+import { until } from './harness.ts';
 import { tenantWith, uniqueNumber } from './voice-fixtures.ts';
-import { marksOf, SPEAKING, speech, startVoiceLine, type VoiceLine } from './voice-line.ts';
+import { marksOf, scripted, SPEAKING, speech, startVoiceLine, type VoiceLine } from './voice-line.ts';
 
 // Issue 17 on Telnyx: a Telnyx call converses through the same pipeline as a Twilio call. Telnyx
 // (Call Control, its signed webhooks and its side of the media stream), Deepgram, ElevenLabs and
@@ -15,18 +15,12 @@ import { marksOf, SPEAKING, speech, startVoiceLine, type VoiceLine } from './voi
 const apiKey = 'KEY0195F3C27A107000_telnyx-voice-key';
 const connectionId = '1494404757140276705';
 const clock = manualClock('2026-11-23T10:00:00.000Z'); // a Monday, inside the call window
-let line: VoiceLine;
-let t: TestApp;
 let telnyx: FakeTelnyx;
-let deepgram: VoiceLine['deepgram'];
-let elevenlabs: VoiceLine['elevenlabs'];
-let chat: VoiceLine['chat'];
-let port: number;
+let line: VoiceLine;
 
 beforeAll(async () => {
   telnyx = await startFakeTelnyx({ apiKey, now: () => clock.now() });
   line = await startVoiceLine({ clock, env: { TELNYX_API_URL: telnyx.url, VOICE_SILENCE_SECONDS: '30' } });
-  ({ t, deepgram, elevenlabs, chat, port } = line);
 });
 afterAll(async () => {
   await line.close();
@@ -34,12 +28,12 @@ afterAll(async () => {
 });
 
 const OPENING = 'Hello, this is the clinic. How can I help?';
-const mediaUrl = () => `ws://127.0.0.1:${port}/api/v1/telephony/telnyx/media`;
-const incomingUrl = () => `http://127.0.0.1:${port}/api/v1/telephony/telnyx/incoming`;
+const mediaUrl = () => `ws://127.0.0.1:${line.port}/api/v1/telephony/telnyx/media`;
+const incomingUrl = () => `http://127.0.0.1:${line.port}/api/v1/telephony/telnyx/incoming`;
 
 /** A tenant with Telnyx, Deepgram and ElevenLabs connected, an agent that speaks, and a Telnyx number (answered by the agent when `inbound`). */
 async function telnyxTenant(options: { agent?: Record<string, unknown>; inbound?: boolean } = {}) {
-  const { owner, api } = await tenantWith(t.app, {
+  const { owner, api } = await tenantWith(line.t.app, {
     telnyx: { apiKey, connectionId, publicKey: telnyx.publicKey },
     ...line.speechIntegrations(),
   });
@@ -83,7 +77,7 @@ async function answeredCall(agent: Record<string, unknown> = { tools: ['end_call
   const campaign = created.json();
   const started = await api('POST', `/campaigns/${campaign.id}/start`, {});
   expect(started.statusCode, started.body).toBe(202);
-  await dialerTick(t.runtime);
+  await dialerTick(line.t.runtime);
   const call = [...telnyx.calls.values()].find((c) => c.to === to)!;
   const logged = (await api('GET', `/call-logs?campaignId=${campaign.id}&limit=10`)).json().data as { id: string; toNumber: string }[];
   const callId = logged.find((c) => c.toNumber === to)!.id;
@@ -111,25 +105,19 @@ describe('a Telnyx call is a conversation', () => {
       authToken: expect.stringMatching(/^[\w-]{43}$/),
     });
     expect(Buffer.from(placed.call.clientState!, 'base64').toString()).toBe(placed.callId);
-    deepgram.script(...utterance('When do you open tomorrow?', { startsAfterBytes: 800, endsAfterBytes: 4000 }));
-    chat.script({
-      kind: 'stream',
-      text: ['We open ', 'at eight. ', 'Parking is ', 'free behind the building.'],
-      toolCalls: [{ id: 'end_1', name: 'end_call', arguments: ['{}'] }],
-      usage: { prompt_tokens: 120, completion_tokens: 19 },
-    });
+    scripted.openingHours(line);
     const stream = await connect(placed.call);
 
     await until('the opening', () => marksOf(stream).length >= 1);
-    expect(elevenlabs.speech.at(-1)!.body).toMatchObject({ text: OPENING });
+    expect(line.elevenlabs.speech.at(-1)!.body).toMatchObject({ text: OPENING });
     // Every message carries the stream's id, and every audio frame is one Telnyx plays (20 ms to 30 s of PCMU).
     expect(stream.received.every((m) => m.stream_id === stream.streamId)).toBe(true);
     expect(audioFrames(stream).every((frame) => frame.length >= 160 && frame.length <= 240_000)).toBe(true);
 
     await stream.sendAudio(speech(4000));
     await until('the reply', () => marksOf(stream).length >= 3);
-    expect(chat.received.at(-1)!.body.messages.at(-1)).toEqual({ role: 'user', content: 'When do you open tomorrow?' });
-    expect(elevenlabs.speech.slice(-2).map((s) => s.body.text)).toEqual(['We open at eight.', 'Parking is free behind the building.']);
+    expect(line.chat.received.at(-1)!.body.messages.at(-1)).toEqual({ role: 'user', content: 'When do you open tomorrow?' });
+    expect(line.elevenlabs.speech.slice(-2).map((s) => s.body.text)).toEqual(['We open at eight.', 'Parking is free behind the building.']);
 
     // end_call: after its last words were played, the call is hung up through Call Control.
     await until('the hang-up', () => hangupOf(placed.call));
@@ -147,21 +135,14 @@ describe('a Telnyx call is a conversation', () => {
     expect(call.usage).toMatchObject({ sttSeconds: 0.5, llmInputTokens: 120, llmOutputTokens: 19, telephonySeconds: 12 });
     expect(call.usage.ttsCharacters).toBe(OPENING.length + 'We open at eight.'.length + 'Parking is free behind the building.'.length);
     // Deepgram heard the caller's audio, in order, as 8 kHz μ-law.
-    const session = deepgram.sessions.at(-1)!;
+    const session = line.deepgram.sessions.at(-1)!;
     expect(session.query).toMatchObject({ encoding: 'mulaw', sample_rate: '8000' });
-    expect(deepgram.audioOf(session).length).toBe(4000);
+    expect(line.deepgram.audioOf(session).length).toBe(4000);
   });
 
   it('clears what Telnyx still has queued when the caller speaks over the agent, and records what they heard', async () => {
     const placed = await answeredCall();
-    deepgram.script(
-      ...utterance('Tell me everything about parking.', { startsAfterBytes: 160, endsAfterBytes: 1600 }),
-      ...utterance('Sorry, just the price.', { startsAfterBytes: 3200, endsAfterBytes: 4800 }),
-    );
-    chat.script(
-      { kind: 'stream', text: ['Parking is behind the building. ', 'It has three floors. ', 'The top floor is for staff.'] },
-      { kind: 'stream', text: ['It is free.'] },
-    );
+    scripted.interrupted(line);
     const stream = await connect(placed.call);
     await until('the opening', () => marksOf(stream).length >= 1);
     stream.holdMarks(true);
@@ -185,9 +166,9 @@ describe('a Telnyx call is a conversation', () => {
 
   it('sends the voice’s audio in frames Telnyx plays: whole 20 ms frames, the tail before a mark padded with silence', async () => {
     const placed = await answeredCall();
-    deepgram.script();
+    line.deepgram.script();
     // The voice delivers 340 bytes of speech in pieces of 100, 150 and 90 bytes (shorter than Telnyx plays).
-    elevenlabs.script({ kind: 'audio', chunks: [Buffer.alloc(100, 0x11), Buffer.alloc(150, 0x22), Buffer.alloc(90, 0x33)] });
+    line.elevenlabs.script({ kind: 'audio', chunks: [Buffer.alloc(100, 0x11), Buffer.alloc(150, 0x22), Buffer.alloc(90, 0x33)] });
     const stream = await connect(placed.call);
     await until('the opening', () => marksOf(stream).length >= 1);
     const frames = audioFrames(stream);
@@ -203,14 +184,14 @@ describe('a Telnyx call is a conversation', () => {
 
   it('passes a key the caller presses to the model', async () => {
     const placed = await answeredCall();
-    deepgram.script();
-    chat.script({ kind: 'stream', text: ['You chose the second option.'] });
+    line.deepgram.script();
+    line.chat.script({ kind: 'stream', text: ['You chose the second option.'] });
     const stream = await connect(placed.call);
     await until('the opening', () => marksOf(stream).length >= 1);
-    const asked = chat.received.length;
+    const asked = line.chat.received.length;
     stream.sendDtmf('2');
     await until('the answer', () => marksOf(stream).length >= 2);
-    expect(chat.received[asked]!.body.messages.at(-1)).toEqual({ role: 'user', content: '(The caller pressed 2 on the keypad.)' });
+    expect(line.chat.received[asked]!.body.messages.at(-1)).toEqual({ role: 'user', content: '(The caller pressed 2 on the keypad.)' });
     stream.stop();
     await stream.closed;
   });
@@ -230,7 +211,7 @@ describe('a Telnyx media stream proves whose call it carries', () => {
   ] as const)('closes a stream with %s, and the call is untouched', async (_, fault) => {
     const placed = await answeredCall();
     const other = await answeredCall();
-    const spoken = elevenlabs.speech.length;
+    const spoken = line.elevenlabs.speech.length;
     const stream =
       fault === 'token'
         ? await connect(placed.call, { token: other.call.stream!.authToken })
@@ -241,12 +222,12 @@ describe('a Telnyx media stream proves whose call it carries', () => {
     const call = await placed.getCall(placed.callId);
     expect(call.transcript).toEqual([]);
     expect(call.status).toBe('IN_PROGRESS'); // as Telnyx's answer left it, its conversation not started
-    expect(elevenlabs.speech.length).toBe(spoken); // nothing was said on it
+    expect(line.elevenlabs.speech.length).toBe(spoken); // nothing was said on it
   });
 
   it('refuses a second stream for a call that has one', async () => {
     const placed = await answeredCall();
-    deepgram.script();
+    line.deepgram.script();
     const live = await connect(placed.call);
     await until('the opening', () => marksOf(live).length >= 1);
     const second = await connect(placed.call);
@@ -280,7 +261,7 @@ describe('an incoming call to a Telnyx number with an agent', () => {
     });
     // Answered through Call Control with the stream, our call id and token, and the status URL for its later events.
     const call = telnyx.calls.get(rung.callControlId)!;
-    expect(call).toMatchObject({ answered: true, webhookUrl: `http://127.0.0.1:${port}/api/v1/telephony/telnyx/status` });
+    expect(call).toMatchObject({ answered: true, webhookUrl: `http://127.0.0.1:${line.port}/api/v1/telephony/telnyx/status` });
     expect(call.stream).toMatchObject({ url: mediaUrl(), bidirectionalMode: 'rtp', authToken: expect.stringMatching(/^[\w-]{43}$/) });
     expect(Buffer.from(call.clientState!, 'base64').toString()).toBe(recorded!.id);
 
@@ -290,8 +271,8 @@ describe('an incoming call to a Telnyx number with an agent', () => {
     const answers = telnyx.requests.filter((r) => r.path === `/v2/calls/${rung.callControlId}/actions/answer`);
     expect(answers.map((r) => r.body!.command_id)).toEqual([recorded!.id, recorded!.id]);
 
-    deepgram.script(...utterance('Can I book a cleaning?', { startsAfterBytes: 800, endsAfterBytes: 4000 }));
-    chat.script({ kind: 'stream', text: ['Of course. ', 'Tuesday at nine works.'] });
+    line.deepgram.script(...utterance('Can I book a cleaning?', { startsAfterBytes: 800, endsAfterBytes: 4000 }));
+    line.chat.script({ kind: 'stream', text: ['Of course. ', 'Tuesday at nine works.'] });
     const stream = await connect(call);
     await until('the opening', () => marksOf(stream).length >= 1);
     await stream.sendAudio(speech(4000));

@@ -8,7 +8,7 @@ import { openFakeMediaStream, streamOf } from '../src/providers/twilio/fake-medi
 import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
 import { until, type TestApp } from './harness.ts';
 import { tenantWith, uniqueNumber } from './voice-fixtures.ts';
-import { marksOf, SPEAKING, speech, startVoiceLine, VOICE, type VoiceLine } from './voice-line.ts';
+import { marksOf, scripted, SPEAKING, speech, startVoiceLine, VOICE, type VoiceLine } from './voice-line.ts';
 
 // Issue 17: a Twilio call is a conversation. Twilio's side of the media stream, Deepgram, ElevenLabs
 // and the model are local fakes speaking their real wire formats; the pipeline between them is ours.
@@ -91,13 +91,7 @@ describe('a Twilio call is a conversation', () => {
     // The call's TwiML streams to our media path with the call id and its signed token.
     expect(placed.stream.url).toBe(`ws://127.0.0.1:${port}/api/v1/telephony/twilio/media`);
     expect(placed.stream.parameters).toEqual({ callId: placed.callId, token: expect.stringMatching(/^[\w-]{43}$/) });
-    deepgram.script(...utterance('When do you open tomorrow?', { startsAfterBytes: 800, endsAfterBytes: 4000 }));
-    chat.script({
-      kind: 'stream',
-      text: ['We open ', 'at eight. ', 'Parking is ', 'free behind the building.'],
-      toolCalls: [{ id: 'end_1', name: 'end_call', arguments: ['{}'] }],
-      usage: { prompt_tokens: 120, completion_tokens: 19 },
-    });
+    scripted.openingHours(line);
     const stream = await connect(placed);
 
     // The opening is spoken in ElevenLabs' μ-law, followed by its mark; the call is answered.
@@ -147,17 +141,7 @@ describe('a Twilio call is a conversation', () => {
 
   it('stops talking when the caller speaks over the agent, and records what they heard', async () => {
     const placed = await placedCall();
-    deepgram.script(
-      ...utterance('Tell me everything about parking.', { startsAfterBytes: 160, endsAfterBytes: 1600 }),
-      ...utterance('Sorry, just the price.', { startsAfterBytes: 3200, endsAfterBytes: 4800 }),
-    );
-    chat.script(
-      {
-        kind: 'stream',
-        text: ['Parking is behind the building. ', 'It has three floors. ', 'The top floor is for staff. ', 'Bikes go in the yard.'],
-      },
-      { kind: 'stream', text: ['It is free.'] },
-    );
+    scripted.interrupted(line);
     const stream = await connect(placed);
     await until('the opening', () => marksOf(stream).length >= 1);
     stream.holdMarks(true);

@@ -1,6 +1,6 @@
 import type { Clock } from '../src/platform/clock.ts';
 import { jobDefinitions } from '../src/jobs.ts';
-import { startFakeDeepgram } from '../src/providers/deepgram/fake-server.ts';
+import { startFakeDeepgram, utterance } from '../src/providers/deepgram/fake-server.ts';
 import { DEFAULT_FAKE_VOICES, startFakeElevenLabs } from '../src/providers/elevenlabs/fake-server.ts';
 import type { FakeMediaClient } from '../src/providers/fake-media-client.ts';
 import { freeLoopbackPort } from '../src/providers/fake-server.ts';
@@ -71,3 +71,31 @@ export const marksOf = (stream: FakeMediaClient) => stream.received.filter((m) =
 
 /** μ-law silence: what Deepgram's fake "hears" is scripted by bytes. */
 export const speech = (bytes: number) => Buffer.alloc(bytes, 0xff);
+
+/** Conversations the voice tests script on the fakes, the same whichever provider's line carries them. */
+export const scripted = {
+  /** The caller asks when the clinic opens (4,000 bytes of speech); the model answers in two sentences and ends the call. */
+  openingHours(line: VoiceLine): void {
+    line.deepgram.script(...utterance('When do you open tomorrow?', { startsAfterBytes: 800, endsAfterBytes: 4000 }));
+    line.chat.script({
+      kind: 'stream',
+      text: ['We open ', 'at eight. ', 'Parking is ', 'free behind the building.'],
+      toolCalls: [{ id: 'end_1', name: 'end_call', arguments: ['{}'] }],
+      usage: { prompt_tokens: 120, completion_tokens: 19 },
+    });
+  },
+  /** The caller asks about parking (1,600 bytes), talks over the long answer (from byte 3,200) and gets a short one. */
+  interrupted(line: VoiceLine): void {
+    line.deepgram.script(
+      ...utterance('Tell me everything about parking.', { startsAfterBytes: 160, endsAfterBytes: 1600 }),
+      ...utterance('Sorry, just the price.', { startsAfterBytes: 3200, endsAfterBytes: 4800 }),
+    );
+    line.chat.script(
+      {
+        kind: 'stream',
+        text: ['Parking is behind the building. ', 'It has three floors. ', 'The top floor is for staff. ', 'Bikes go in the yard.'],
+      },
+      { kind: 'stream', text: ['It is free.'] },
+    );
+  },
+};

@@ -14,6 +14,15 @@ const API_KEY = 'KEY0123456789ABCDEF_fake-telnyx-key';
 const CONNECTION_ID = '1494404757140276705';
 const INVALID_NUMBER = '+15005550001';
 const MEDIA_STREAM_URL = 'wss://voice.callforge.test/api/v1/telephony/telnyx/media';
+/** How a dialled or answered call streams to us: the callee's track, both ways in PCMU, with our token. */
+const streamFields = (token: string) => ({
+  stream_url: MEDIA_STREAM_URL,
+  stream_track: 'inbound_track',
+  stream_codec: 'PCMU',
+  stream_bidirectional_mode: 'rtp',
+  stream_bidirectional_codec: 'PCMU',
+  stream_auth_token: token,
+});
 
 let fake: FakeTelnyx;
 let receiver: { url: string; received: ProviderWebhook[]; close(): Promise<void> };
@@ -84,12 +93,7 @@ describe('Telnyx dial', () => {
       webhook_url: `${receiver.url}/api/v1/telephony/telnyx/status`,
       webhook_url_method: 'POST',
       client_state: Buffer.from('0195f3c2-7a10-7000-8000-000000000001').toString('base64'),
-      stream_url: MEDIA_STREAM_URL,
-      stream_track: 'inbound_track',
-      stream_codec: 'PCMU',
-      stream_bidirectional_mode: 'rtp',
-      stream_bidirectional_codec: 'PCMU',
-      stream_auth_token: 'token_01',
+      ...streamFields('token_01'),
     });
     expect(providerCallId).toMatch(/^v3:[0-9a-f]{32}$/);
     expect(fake.calls.get(providerCallId)).toMatchObject({ to: '+15550002000', timeoutSecs: 30, connectionId: CONNECTION_ID });
@@ -218,12 +222,7 @@ describe('Telnyx incoming calls', () => {
       webhook_url: call.statusCallbackUrl,
       webhook_url_method: 'POST',
       client_state: Buffer.from(call.callId).toString('base64'),
-      stream_url: MEDIA_STREAM_URL,
-      stream_track: 'inbound_track',
-      stream_codec: 'PCMU',
-      stream_bidirectional_mode: 'rtp',
-      stream_bidirectional_codec: 'PCMU',
-      stream_auth_token: 'token_02',
+      ...streamFields('token_02'),
     });
     expect(fake.calls.get(callControlId)).toMatchObject({ answered: true, webhookUrl: call.statusCallbackUrl });
     // A retried webhook answers again with the same command_id: Telnyx ignores it.
