@@ -132,7 +132,13 @@ describe('a Telnyx call is a conversation', () => {
       ['agent', 'We open at eight. Parking is free behind the building.'],
       ['tool', expect.any(String)],
     ]);
-    expect(call.usage).toMatchObject({ sttSeconds: 0.5, llmInputTokens: 120, llmOutputTokens: 19, telephonySeconds: 12 });
+    expect(call.usage).toMatchObject({
+      sttSeconds: 0.5,
+      llmInputTokens: 120,
+      llmOutputTokens: 19,
+      telephonySeconds: 12,
+      telephonyProvider: 'TELNYX',
+    });
     expect(call.usage.ttsCharacters).toBe(OPENING.length + 'We open at eight.'.length + 'Parking is free behind the building.'.length);
     // Deepgram heard the caller's audio, in order, as 8 kHz μ-law.
     const session = line.deepgram.sessions.at(-1)!;
