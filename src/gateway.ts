@@ -47,6 +47,7 @@ export const PREFIXES: Record<string, ModuleName> = {
   'test-chats': 'conversation',
   // Longer prefixes win: a provider's media stream belongs to the media module, its callbacks to calls.
   'telephony/twilio/media': 'media',
+  'telephony/telnyx/media': 'media',
 };
 
 export type ModulePlugin = FastifyPluginAsync<{ deps: Deps }>;

@@ -19,9 +19,11 @@ import type {
   CallInstructions,
   CallOutcome,
   CallUpdate,
+  Connection,
   DialRequest,
   IncomingCallRequest,
   ProviderWebhook,
+  RingingCall,
   TelephonyConnection,
 } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
@@ -233,7 +235,7 @@ function dialRequestOf(
     from: call.from_number,
     to: call.to_number,
     dialTimeoutSec: call.dial_timeout,
-    statusCallbackUrl: `${ctx.config.publicUrl}/api/v1/telephony/${slug}/status`,
+    statusCallbackUrl: statusCallbackUrl(ctx, provider.name),
     mediaStreamUrl: mediaStreamUrl(ctx, provider.name),
     mediaStreamToken: mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id),
     ...(call.machine_detection
@@ -733,8 +735,12 @@ export async function answerIncomingCall(
 ): Promise<CallInstructions> {
   const provider = telephonyProvider(providerSlug.toUpperCase());
   const incoming = provider.telephony.callbacks!.incoming!;
+  if (incoming.isStatusEvent?.(webhook)) {
+    await receiveStatusCallback(deps, providerSlug, webhook);
+    return { contentType: 'text/plain; charset=utf-8', body: '' };
+  }
   const request = incoming.read(webhook);
-  const { ctx, number } = await verifiedIncomingCall(deps, provider, webhook, request);
+  const { ctx, number, connection } = await verifiedIncomingCall(deps, provider, webhook, request);
   const fromNumber = request.from && normalizePhoneNumber(request.from);
   if (!request.providerCallId || !fromNumber) {
     throw appError('VALIDATION_FAILED.incomingCall', {
@@ -743,10 +749,13 @@ export async function answerIncomingCall(
   }
   const providerCallId = request.providerCallId;
   const answer = async (call: repo.CallRow) => {
-    if (call.status !== 'ENDED')
-      return incoming.stream(mediaStreamUrl(ctx, provider.name), call.id, mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id));
+    const ringing: RingingCall = { providerCallId, callId: call.id, connection, statusCallbackUrl: statusCallbackUrl(ctx, provider.name) };
+    if (call.status !== 'ENDED') {
+      const token = mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id);
+      return answered(ctx, provider.name, call.id, incoming.stream(mediaStreamUrl(ctx, provider.name), call.id, token, ringing));
+    }
     const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
-    return incoming.sayAndHangUp(NO_ONE_TO_ANSWER, agent?.language ?? 'en-US');
+    return answered(ctx, provider.name, call.id, incoming.turnAway(NO_ONE_TO_ANSWER, agent?.language ?? 'en-US', ringing));
   };
   const recorded = await repo.findCallByProviderId(ctx.db, provider.name, providerCallId);
   if (recorded) return answer(await sameTenant(ctx, recorded, provider));
@@ -788,6 +797,28 @@ export async function answerIncomingCall(
 }
 
 /**
+ * The provider's answer to a ringing call. One it refused (a provider that answers by request, as
+ * Telnyx does) fails the call, so it is not left live; the provider's retry of the webhook then
+ * turns the caller away.
+ */
+async function answered(
+  ctx: TenantCtx,
+  providerName: string,
+  callId: string,
+  answer: CallInstructions | Promise<CallInstructions>,
+): Promise<CallInstructions> {
+  try {
+    return await answer;
+  } catch (error) {
+    const reason = (error as Error).message;
+    await withTransaction(ctx, (txCtx) =>
+      finishCall(txCtx, callId, { outcome: 'FAILED', endedAt: ctx.clock.now(), failureReason: reason }),
+    );
+    throw appError('PROVIDER_ERROR.answerCall', { provider: providerName, reason });
+  }
+}
+
+/**
  * The tenant whose number was dialled, once the webhook is signed with its credentials and names
  * its provider account; one 403 for every failure, so a stranger learns nothing about our numbers.
  */
@@ -796,7 +827,7 @@ async function verifiedIncomingCall(
   provider: ProviderWith<'telephony'>,
   webhook: ProviderWebhook,
   request: IncomingCallRequest,
-): Promise<{ ctx: TenantCtx; number: VoiceNumber }> {
+): Promise<{ ctx: TenantCtx; number: VoiceNumber; connection: Connection }> {
   const callbacks = provider.telephony.callbacks!;
   const refused = () => appError('INVALID_SIGNATURE', { header: callbacks.signatureHeader });
   const number = request.to ? await agents.findVoiceNumberByPhone(deps.db, request.to) : undefined;
@@ -805,7 +836,7 @@ async function verifiedIncomingCall(
   const connection = await integrations.connectionTo(ctx, provider);
   if (!connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
   if (request.accountId !== callbacks.incoming!.accountIdOf(connection.credentials)) throw refused();
-  return { ctx, number };
+  return { ctx, number, connection };
 }
 
 /** A provider call id is one call: a recorded call of another tenant cannot be this tenant's. */
@@ -922,6 +953,10 @@ export async function transferWhisper(
 
 export const claimStreamedConversation = (ctx: TenantCtx, callId: string) =>
   repo.claimStreamedConversation(ctx.db, ctx.tenantId, callId, ctx.clock.now());
+
+/** Where a provider posts a call's status changes. */
+const statusCallbackUrl = (ctx: Pick<TenantCtx, 'config'>, providerName: string) =>
+  `${ctx.config.publicUrl}/api/v1/telephony/${providerName.toLowerCase()}/status`;
 
 /** Where a provider streams a call's audio (`wss://`), as we tell it and as it signs the stream's upgrade. */
 export const mediaStreamUrl = (ctx: Pick<TenantCtx, 'config'>, providerName: string) =>

@@ -157,7 +157,7 @@ export const twilioIncomingCalls: IncomingCalls = {
   },
   accountIdOf: (credentials) => credentials.accountSid,
   stream: (mediaStreamUrl, callId, token) => twiml(streamTwiml(mediaStreamUrl, callId, token)),
-  sayAndHangUp: (text, language) => twiml(sayAndHangUpTwiml(text, language)),
+  turnAway: (text, language) => twiml(sayAndHangUpTwiml(text, language)),
 };
 
 /** Twilio voice: dial and hang up over REST, status callbacks signed with the account's Auth Token. */
