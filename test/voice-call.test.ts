@@ -1,124 +1,28 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialerTick } from '../src/modules/campaigns/dialer.ts';
-import { manualClock } from '../src/platform/clock.ts';
-import { startFakeDeepgram, utterance } from '../src/providers/deepgram/fake-server.ts';
-import { DEFAULT_FAKE_VOICES, startFakeElevenLabs } from '../src/providers/elevenlabs/fake-server.ts';
+import { utterance } from '../src/providers/deepgram/fake-server.ts';
 import { mulawToPcm16, pcm16Samples } from '../src/platform/audio.ts';
-import { freeLoopbackPort } from '../src/providers/fake-server.ts';
-import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
-import { openFakeMediaStream, streamOf, type FakeMediaStream } from '../src/providers/twilio/fake-media-stream.ts';
-import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
-import { startTestApp, type TestApp } from './harness.ts';
-import { tenantWith, uniqueNumber } from './voice-fixtures.ts';
+import { until } from './harness.ts';
+import { marksOf, speech, startTwilioVoice, VOICE, type PlacedCall, type TwilioVoice } from './twilio-voice.ts';
+import { uniqueNumber } from './voice-fixtures.ts';
 
 // Issue 17: a Twilio call is a conversation. Twilio's side of the media stream, Deepgram, ElevenLabs
 // and the model are local fakes speaking their real wire formats; the pipeline between them is ours.
-const accountSid = `AC${randomBytes(16).toString('hex')}`;
-const authToken = randomBytes(16).toString('hex');
-const VOICE = DEFAULT_FAKE_VOICES[0]!.voice_id;
-let t: TestApp;
-let twilio: FakeTwilio;
-let deepgram: Awaited<ReturnType<typeof startFakeDeepgram>>;
-let elevenlabs: Awaited<ReturnType<typeof startFakeElevenLabs>>;
-let chat: Awaited<ReturnType<typeof startFakeChat>>;
+let voice: TwilioVoice;
+let twilio: TwilioVoice['twilio'];
+let deepgram: TwilioVoice['deepgram'];
+let elevenlabs: TwilioVoice['elevenlabs'];
+let chat: TwilioVoice['chat'];
 let port: number;
 
 beforeAll(async () => {
-  [twilio, deepgram, elevenlabs, chat] = await Promise.all([
-    startFakeTwilio({ accountSid, authToken }),
-    startFakeDeepgram({ apiKey: 'dg-test-key-0123456789' }),
-    startFakeElevenLabs(),
-    startFakeChat(),
-  ]);
-  port = await freeLoopbackPort();
-  t = await startTestApp({
-    clock: manualClock('2026-11-23T10:00:00.000Z'), // a Monday, inside the call window
-    env: {
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      TWILIO_API_URL: twilio.url,
-      DEEPGRAM_API_URL: deepgram.url,
-      ELEVENLABS_API_URL: elevenlabs.url,
-      LLM_API_URL: `${chat.url}/v1`,
-      LLM_MODEL: 'phone-model',
-      VOICE_SILENCE_SECONDS: '2',
-      RATE_LIMIT_PER_MINUTE: '100000',
-    },
-  });
-  await t.app.listen({ port, host: '127.0.0.1' });
+  voice = await startTwilioVoice();
+  ({ twilio, deepgram, elevenlabs, chat, port } = voice);
 });
-afterAll(async () => {
-  await t.close();
-  await Promise.all([twilio.close(), deepgram.close(), elevenlabs.close(), chat.close()]);
-});
+afterAll(() => voice.close());
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** A tenant with Twilio, Deepgram and ElevenLabs connected, an agent that speaks, and one Twilio call placed and ringing. */
-async function placedCall(agentFields: Record<string, unknown> = {}) {
-  const { owner, api } = await tenantWith(t.app, {
-    twilio: { accountSid, authToken },
-    deepgram: { apiKey: deepgram.apiKey },
-    elevenlabs: { apiKey: elevenlabs.apiKey },
-  });
-  const agent = await api('POST', '/agents', {
-    name: 'Clinic',
-    firstMessage: 'Hello, this is the clinic. How can I help?',
-    stt: { provider: 'DEEPGRAM' },
-    tts: { provider: 'ELEVENLABS' },
-    voice: VOICE,
-    tools: ['end_call'],
-    ...agentFields,
-  });
-  expect(agent.statusCode).toBe(201);
-  const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'TWILIO' })).json();
-  const list = (await api('POST', '/contact-lists', { name: `List ${uniqueNumber()}` })).json();
-  const to = uniqueNumber();
-  await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
-    contacts: [{ phoneNumber: to, name: 'Ana' }, { phoneNumber: uniqueNumber() }],
-  });
-  const campaign = (
-    await api('POST', '/campaigns', {
-      name: `Voice ${uniqueNumber()}`,
-      agentId: agent.json().id,
-      voiceNumberId: number.id,
-      contactListId: list.id,
-      timezone: 'UTC',
-      maxAttempts: 1,
-    })
-  ).json();
-  const sent = twilio.requests.length;
-  expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);
-  await dialerTick(t.runtime);
-  const dial = twilio.requests.slice(sent).find((r) => r.path.endsWith('/Calls.json') && r.form.get('To') === to)!;
-  const sid = [...twilio.calls.values()].find((c) => c.to === to)!.sid;
-  const callId = (await api('GET', `/call-logs?campaignId=${campaign.id}&limit=10`))
-    .json()
-    .data.find((c: { toNumber: string }) => c.toNumber === to).id as string;
-  return { api, owner, sid, callId, stream: streamOf(dial.form.get('Twiml')!), tenantId: owner.tenantId as string };
-}
-
-type Placed = Awaited<ReturnType<typeof placedCall>>;
-const connect = (placed: Placed, overrides: Partial<Parameters<typeof openFakeMediaStream>[0]> = {}) =>
-  openFakeMediaStream({
-    connectTo: `ws://127.0.0.1:${port}/api/v1/telephony/twilio/media`,
-    stream: placed.stream,
-    accountSid,
-    authToken,
-    callSid: placed.sid,
-    ...overrides,
-  });
-const getCall = async (placed: Placed) => (await placed.api('GET', `/call-logs/${placed.callId}`)).json();
-const marksOf = (stream: FakeMediaStream) => stream.received.filter((m) => m.event === 'mark').map((m) => m.mark!.name);
-const speech = (bytes: number) => Buffer.alloc(bytes, 0xff); // μ-law silence: what Deepgram "hears" is scripted by bytes
+const placedCall = (agentFields?: Record<string, unknown>) => voice.placedCall(agentFields);
+const connect = (placed: PlacedCall, overrides?: Parameters<TwilioVoice['connect']>[1]) => voice.connect(placed, overrides);
+const getCall = (placed: PlacedCall) => voice.getCall(placed);
 
 describe('a Twilio call is a conversation', () => {
   it('speaks the opening, hears the caller, answers with the model, and ends the call after its last words', async () => {

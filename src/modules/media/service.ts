@@ -13,6 +13,8 @@ import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import * as integrations from '../integrations/service.ts';
 import { conversationOfCall, endCallConversation, usageOf } from '../conversation/service.ts';
+import type { AudioFormat } from '../../platform/audio.ts';
+import { startCallRecording, type CallRecording } from './recording.ts';
 import { startVoiceCall, type VoiceCall } from './voice-call.ts';
 
 /** The WebSocket as this module uses it. */
@@ -32,6 +34,8 @@ const DONE = 1000;
 const EARLY_AUDIO_BYTES = 40_000;
 /** More malformed messages than this and the stream is not the provider's: it is closed. */
 const MALFORMED_LIMIT = 100;
+/** Line time per stored chunk of a recording: 320 KB of both channels at 8 kHz μ-law, what a call holds at most. */
+const RECORDING_CHUNK_SECONDS = 20;
 
 export interface MediaStreamHandler {
   message(data: string): void;
@@ -44,7 +48,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
   const wire = provider.telephony.mediaStream!;
   let voiceCall: VoiceCall | undefined;
   /** The call the stream was bound to. */
-  let bound: { ctx: TenantCtx; callId: string } | undefined;
+  let bound: { ctx: TenantCtx; callId: string; recording?: CallRecording } | undefined;
   let binding: Promise<void> | undefined;
   let streamId = '';
   let malformed = 0;
@@ -98,6 +102,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
     const conversation = await conversationOfCall(deps, ctx, call, agent);
     if (!conversation) return refuse('The call has no agent to converse.');
     const { session, model } = conversation;
+    const recording = agent.recording.enabled ? recordCall(deps, ctx, call.id, start.format, agent.recording.retentionDays) : undefined;
     voiceCall = startVoiceCall({
       session,
       stt: speech.stt,
@@ -121,8 +126,9 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       silenceTimeoutMs: deps.config.voice.silenceSeconds * 1000,
       maxDurationMs: deps.config.dialer.maxCallSeconds * 1000,
       onError: (error) => deps.log.warn({ callId: call.id, err: error }, 'voice call'),
+      ...(recording ? { recording } : {}),
     });
-    bound = { ctx, callId: call.id };
+    bound = { ctx, callId: call.id, ...(recording ? { recording } : {}) };
     for (const audio of early.splice(0)) voiceCall.audio(audio);
     for (const event of pending.splice(0)) handle(event);
   }
@@ -136,6 +142,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
     const logged = (error: unknown) => deps.log.warn({ err: error }, 'media stream end');
     stopping ??= (voiceCall?.stop() ?? Promise.resolve())
       .catch(logged)
+      .then(() => bound?.recording?.finish())
       .then(() => bound && calls.streamEnded(bound.ctx, bound.callId))
       .catch(logged);
     return stopping;
@@ -168,6 +175,16 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       void binding?.then(hangUp);
     },
   };
+}
+
+/** The call's recording, its chunks stored through the calls module as the line passes them. */
+function recordCall(deps: Deps, ctx: TenantCtx, callId: string, format: AudioFormat, retentionDays: number): CallRecording {
+  return startCallRecording({
+    format,
+    chunkSeconds: RECORDING_CHUNK_SECONDS,
+    write: (chunk) => calls.appendRecording(ctx, callId, { format, retentionDays }, chunk),
+    onError: (error) => deps.log.warn({ callId, err: error }, 'call recording stopped: a chunk could not be stored'),
+  });
 }
 
 const ALREADY_STREAMED = 'The call is over or already has its stream.';
