@@ -145,7 +145,7 @@ const retentionDays = (extra = '') =>
   Type.Integer({
     minimum: 1,
     maximum: MAX_RETENTION_DAYS,
-    description: `Days a recording is kept after its call, 1 to ${MAX_RETENTION_DAYS}; then it is deleted.${extra}`,
+    description: `Days a recording is kept from its call, 1 to ${MAX_RETENTION_DAYS}; then it is deleted.${extra}`,
   });
 const CONSENT_NOTE = 'Where the person called lives, recording may need their consent or an announcement: that is the tenant’s duty.';
 export const AgentRecording = Type.Object(
