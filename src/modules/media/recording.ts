@@ -45,41 +45,48 @@ const bytesPerSample = (format: AudioFormat) => (format.encoding === 'mulaw' ? 1
 /** The byte of silence: μ-law 0xFF is zero, as is pcm16 0. */
 const silenceByte = (format: AudioFormat) => (format.encoding === 'mulaw' ? 0xff : 0);
 
-/** One channel's audio not yet handed on, from the first sample after the last chunk. */
+/**
+ * One channel's audio not yet handed on, from the first sample after the last chunk, copied into a
+ * buffer of its own: a frame off the wire is a small slice of Node's shared pool, and holding
+ * thousands of them for a chunk's time would hold the pool's slabs too.
+ */
 function pendingChannel(sampleBytes: number, silence: number) {
-  let parts: Buffer[] = [];
+  let buffer = Buffer.alloc(0);
   let bytes = 0;
-  const whole = () => {
-    if (parts.length > 1) parts = [Buffer.concat(parts, bytes)];
-    return parts[0] ?? Buffer.alloc(0);
+  const reserve = (needed: number) => {
+    if (needed <= buffer.length) return;
+    const grown = Buffer.alloc(Math.max(needed, buffer.length * 2, 8192), silence);
+    buffer.copy(grown, 0, 0, bytes);
+    buffer = grown;
   };
   return {
     get samples() {
       return Math.floor(bytes / sampleBytes);
     },
     append(audio: Buffer) {
-      parts.push(audio);
+      reserve(bytes + audio.length);
+      audio.copy(buffer, bytes);
       bytes += audio.length;
     },
     /** Silence up to `samples`, when shorter. */
     padTo(samples: number) {
-      const missing = samples * sampleBytes - bytes;
-      if (missing > 0) this.append(Buffer.alloc(missing, silence));
+      const end = samples * sampleBytes;
+      if (end <= bytes) return;
+      reserve(end);
+      buffer.fill(silence, bytes, end);
+      bytes = end;
     },
     /** Drops what lies beyond `samples`. */
     truncate(samples: number) {
-      if (bytes <= samples * sampleBytes) return;
-      parts = [whole().subarray(0, samples * sampleBytes)];
-      bytes = samples * sampleBytes;
+      bytes = Math.min(bytes, samples * sampleBytes);
     },
     /** The first `samples` samples (silence where the channel is shorter), removed from the channel. */
     take(samples: number): Buffer {
       this.padTo(samples);
-      const all = whole();
-      const taken = Buffer.from(all.subarray(0, samples * sampleBytes));
-      const rest = all.subarray(samples * sampleBytes);
-      parts = rest.length ? [rest] : [];
-      bytes = rest.length;
+      const end = samples * sampleBytes;
+      const taken = Buffer.from(buffer.subarray(0, end));
+      buffer.copy(buffer, 0, end, bytes);
+      bytes -= end;
       return taken;
     },
   };

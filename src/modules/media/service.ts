@@ -3,7 +3,8 @@
  * call it carries before anything about the call changes: the provider's signature on the upgrade
  * (checked with the tenant's credentials once the stream's `start` names the call), our token in
  * its parameters (signed for that tenant and call), and a call still live whose conversation no
- * other stream has claimed. Then the agent converses on it (voice-call.ts), every turn recorded.
+ * other stream has claimed. Then the agent converses on it (voice-call.ts), every turn recorded, and
+ * the line's audio too when the agent records its calls (recording.ts).
  */
 import { timingSafeEqual } from 'node:crypto';
 import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
