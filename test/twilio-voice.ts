@@ -22,7 +22,8 @@ export const marksOf = (stream: FakeMediaStream) => stream.received.filter((m) =
 /** μ-law silence: what the fake Deepgram "hears" is scripted by bytes received. */
 export const speech = (bytes: number) => Buffer.alloc(bytes, 0xff);
 
-export async function startTwilioVoice() {
+/** `env`: settings of the app beyond the fakes' addresses (a rate card, say). */
+export async function startTwilioVoice(env: Record<string, string> = {}) {
   const accountSid = `AC${randomBytes(16).toString('hex')}`;
   const authToken = randomBytes(16).toString('hex');
   const [twilio, deepgram, elevenlabs, chat] = await Promise.all([
@@ -44,6 +45,7 @@ export async function startTwilioVoice() {
       LLM_MODEL: 'phone-model',
       VOICE_SILENCE_SECONDS: '2',
       RATE_LIMIT_PER_MINUTE: '100000',
+      ...env,
     },
   });
   await t.app.listen({ port, host: '127.0.0.1' });

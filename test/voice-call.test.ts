@@ -15,7 +15,14 @@ let chat: TwilioVoice['chat'];
 let port: number;
 
 beforeAll(async () => {
-  voice = await startTwilioVoice();
+  voice = await startTwilioVoice({
+    // Each provider at its own rate; the flat rates (defaults) would price any other.
+    RATE_PROVIDERS: JSON.stringify({
+      DEEPGRAM: { sttPerMinute: '0.6' },
+      ELEVENLABS: { ttsPer1kCharacters: '1' },
+      TWILIO: { telephonyPerMinute: '0.3' },
+    }),
+  });
   ({ twilio, deepgram, elevenlabs, chat, port } = voice);
 });
 afterAll(() => voice.close());
@@ -76,8 +83,14 @@ describe('a Twilio call is a conversation', () => {
     expect(call.usage.ttsCharacters).toBe(
       'Hello, this is the clinic. How can I help?'.length + 'We open at eight.'.length + 'Parking is free behind the building.'.length,
     );
-    expect(Number(call.cost.stt)).toBeGreaterThan(0);
-    expect(Number(call.cost.tts)).toBeGreaterThan(0);
+    expect(call.usage).toMatchObject({
+      sttProvider: 'DEEPGRAM',
+      ttsProvider: 'ELEVENLABS',
+      llmProvider: 'OPENAI_COMPATIBLE',
+      telephonyProvider: 'TWILIO',
+    });
+    // Priced per provider (RATE_PROVIDERS): 0.5 s at 0.6 a minute, the characters at 1 per 1,000, 12 s at 0.3 a minute.
+    expect(call.cost).toMatchObject({ stt: '0.0050', tts: (call.usage.ttsCharacters / 1000).toFixed(4), telephony: '0.0600' });
     // Deepgram heard the caller's audio, in order, as μ-law at 8 kHz.
     const session = deepgram.sessions.at(-1)!;
     expect(session.query).toMatchObject({ encoding: 'mulaw', sample_rate: '8000' });

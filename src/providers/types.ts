@@ -400,16 +400,19 @@ export function unitVector(values: ArrayLike<number>): Float32Array {
   return vector;
 }
 
+/** A language model asked for one JSON object that follows a JSON schema. */
 export interface StructuredRequest {
+  model: string;
   system: string;
   user: string;
   schemaName: string;
   schema: object;
 }
 
-/** A language model asked for one JSON object that follows a JSON schema. */
-export interface StructuredExtractor {
-  extract(request: StructuredRequest): Promise<Record<string, unknown>>;
+export interface StructuredAnswer {
+  answer: Record<string, unknown>;
+  /** Tokens as the server reported them; null when it did not. */
+  usage: { inputTokens: number; outputTokens: number } | null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -471,6 +474,8 @@ export type ChatEvent =
  */
 export interface ChatModel {
   stream(request: ChatRequest, options?: { signal?: AbortSignal }): AsyncIterable<ChatEvent>;
+  /** One JSON object that follows a JSON schema (analytics reads a transcript with it); a failure is thrown as `ProviderError`. */
+  extract(request: StructuredRequest): Promise<StructuredAnswer>;
 }
 
 /** Language models: where the model is served and with which key, from the environment or a tenant's integration. */

@@ -175,7 +175,12 @@ async function finishCall(ctx: TenantCtx, callId: string, result: CallResult, ba
  * What an answered call used: what its conversation recorded as it ran (tokens, characters, seconds
  * of speech) and the line's seconds; nothing is estimated from the call's length.
  */
-const usageOf = (call: repo.CallRow, telephonySeconds: number): CallUsage => ({ ...NO_USAGE, ...call.usage, telephonySeconds });
+const usageOf = (call: repo.CallRow, telephonySeconds: number): CallUsage => ({
+  ...NO_USAGE,
+  ...call.usage,
+  telephonySeconds,
+  telephonyProvider: telephonySeconds > 0 ? call.provider : null,
+});
 
 /** An answered call that ends now, talked from its answer until `endedAt`. */
 function answeredUntil(call: repo.CallRow, endedAt: Date, extra: Partial<CallResult> = {}): CallResult {

@@ -119,7 +119,13 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
         clear: () => socket.send(wire.clear(streamId)),
       },
       clock: deps.clock,
-      record: (turns, spoken) => calls.appendTurns(ctx, call.id, turns, { ...usageOf(session, model), ...spoken }),
+      record: (turns, spoken) =>
+        calls.appendTurns(ctx, call.id, turns, {
+          ...usageOf(session, model),
+          ...spoken,
+          sttProvider: spoken.sttSeconds > 0 ? speech.sttProvider : null,
+          ttsProvider: spoken.ttsCharacters > 0 ? speech.ttsProvider : null,
+        }),
       hangUp: async (reason) => {
         await endCallConversation(ctx, call, reason, agent);
         socket.close(DONE, 'The call is over.');
