@@ -48,6 +48,7 @@ export const PREFIXES: Record<string, ModuleName> = {
   // Longer prefixes win: a provider's media stream and conversation relay belong to the media module, its callbacks to calls.
   'telephony/twilio/media': 'media',
   'telephony/twilio/relay': 'media',
+  'telephony/telnyx/media': 'media',
 };
 
 export type ModulePlugin = FastifyPluginAsync<{ deps: Deps }>;

@@ -1,65 +1,47 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manualClock } from '../src/platform/clock.ts';
-import { DEFAULT_FAKE_VOICES, startFakeElevenLabs } from '../src/providers/elevenlabs/fake-server.ts';
-import { freeLoopbackPort } from '../src/providers/fake-server.ts';
-import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
 import { openFakeConversationRelay, relayOf, type FakeConversationRelay } from '../src/providers/twilio/fake-conversation-relay.ts';
-import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
-import { startTestApp, until, type TestApp } from './harness.ts';
-import { placeTwilioCall, tenantWith, uniqueNumber } from './voice-fixtures.ts';
+import { until } from './harness.ts';
+import { startTwilioVoice, type TwilioVoice } from './twilio-voice.ts';
+import { tenantWith, uniqueNumber } from './voice-fixtures.ts';
+import { VOICE, type VoiceLine } from './voice-line.ts';
 
 // Issue 17: Twilio's ConversationRelay as an agent's voice. Twilio listens and speaks; callforge
 // gets the caller's words as text and streams the agent's back. Twilio (its REST API, status
 // callbacks and relay socket), ElevenLabs' voice list and the model are local fakes speaking their
 // real wire formats; the engine between them is the media pipeline's.
-const accountSid = `AC${randomBytes(16).toString('hex')}`;
-const authToken = randomBytes(16).toString('hex');
-const VOICE = DEFAULT_FAKE_VOICES[0]!.voice_id;
 const OPENING = 'Hello, this is the clinic. How can I help?';
-let t: TestApp;
-let twilio: FakeTwilio;
-let elevenlabs: Awaited<ReturnType<typeof startFakeElevenLabs>>;
-let chat: Awaited<ReturnType<typeof startFakeChat>>;
+let voice: TwilioVoice;
+let twilio: TwilioVoice['twilio'];
+let elevenlabs: VoiceLine['elevenlabs'];
+let chat: VoiceLine['chat'];
 let port: number;
 
 beforeAll(async () => {
-  [twilio, elevenlabs, chat] = await Promise.all([startFakeTwilio({ accountSid, authToken }), startFakeElevenLabs(), startFakeChat()]);
-  port = await freeLoopbackPort();
-  t = await startTestApp({
-    clock: manualClock('2026-11-23T10:00:00.000Z'), // a Monday, inside the call window
-    env: {
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      TWILIO_API_URL: twilio.url,
-      ELEVENLABS_API_URL: elevenlabs.url,
-      LLM_API_URL: `${chat.url}/v1`,
-      LLM_MODEL: 'phone-model',
-      VOICE_SILENCE_SECONDS: '2',
-      // Words "play" in a few milliseconds: the estimate of their end is not what these tests wait on.
-      VOICE_RELAY_CHARACTERS_PER_SECOND: '1000',
-      RATE_LIMIT_PER_MINUTE: '100000',
-    },
-  });
-  await t.app.listen({ port, host: '127.0.0.1' });
+  // Words "play" in a few milliseconds: the estimate of their end is not what these tests wait on (test/relay-call.test.ts).
+  voice = await startTwilioVoice({ VOICE_RELAY_CHARACTERS_PER_SECOND: '1000' });
+  ({ twilio, elevenlabs, chat, port } = voice);
 });
-afterAll(async () => {
-  await t.close();
-  await Promise.all([twilio.close(), elevenlabs.close(), chat.close()]);
-});
+afterAll(() => voice.close());
 
 const RELAY_AGENT = { name: 'Clinic', firstMessage: OPENING, voicePipeline: 'CONVERSATION_RELAY', tools: ['end_call'] };
 
-/** A tenant with Twilio alone connected (Twilio listens and speaks), a relay agent, and one of its calls placed and ringing. */
+/** A relay agent (Deepgram and an ElevenLabs voice, run by Twilio) and one of its calls placed and ringing. */
 async function placedRelayCall(agentFields: Record<string, unknown> = {}) {
-  const { owner, api } = await tenantWith(t.app, { twilio: { accountSid, authToken } });
-  const placed = await placeTwilioCall(t, twilio, api, { ...RELAY_AGENT, ...agentFields });
-  return { api, owner, ...placed, relay: relayOf(placed.twiml) };
+  const placed = await voice.placeCall({ voicePipeline: 'CONVERSATION_RELAY', ...agentFields });
+  return { ...placed, relay: relayOf(placed.twiml) };
 }
 
 type Placed = Awaited<ReturnType<typeof placedRelayCall>>;
 const relayUrl = () => `ws://127.0.0.1:${port}/api/v1/telephony/twilio/relay`;
 const connect = (placed: Placed, overrides: Partial<Parameters<typeof openFakeConversationRelay>[0]> = {}) =>
-  openFakeConversationRelay({ connectTo: relayUrl(), relay: placed.relay, accountSid, authToken, callSid: placed.sid, ...overrides });
+  openFakeConversationRelay({
+    connectTo: relayUrl(),
+    relay: placed.relay,
+    accountSid: voice.accountSid,
+    authToken: voice.authToken,
+    callSid: placed.sid,
+    ...overrides,
+  });
 const getCall = async (placed: Pick<Placed, 'api' | 'callId'>) => (await placed.api('GET', `/call-logs/${placed.callId}`)).json();
 const endedCall = (placed: Pick<Placed, 'api' | 'callId'>) =>
   until('the ended call', async () => {
@@ -73,7 +55,7 @@ const hangupOf = (placed: Placed) => () =>
 
 describe('an agent voiced by ConversationRelay', () => {
   it('takes Twilio’s Deepgram and ElevenLabs by default, shows its pipeline, and is documented', async () => {
-    const { api } = await tenantWith(t.app, {});
+    const { api } = await tenantWith(voice.t.app, {});
     const relay = await api('POST', '/agents', { name: 'Relay', voicePipeline: 'CONVERSATION_RELAY' });
     expect(relay.statusCode, relay.body).toBe(201);
     // No key of ours is needed: Twilio runs both, and picks its default voice for the language.
@@ -91,7 +73,7 @@ describe('an agent voiced by ConversationRelay', () => {
         .data.map((agent: { voicePipeline: string }) => agent.voicePipeline)
         .sort(),
     ).toEqual(['CONVERSATION_RELAY', 'MEDIA_STREAM']);
-    const spec = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const spec = (await voice.t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     expect(JSON.stringify(spec.paths['/api/v1/agents'].post)).toContain('"enum":["MEDIA_STREAM","CONVERSATION_RELAY"]');
   });
 
@@ -107,7 +89,7 @@ describe('an agent voiced by ConversationRelay', () => {
     ],
     ['a voice it cannot check without an ElevenLabs key', { voice: VOICE }, '/voice', "a voice is checked against ElevenLabs' voices"],
   ])('refuses %s with a 400 that says what to change', async (_, fields, path, problem) => {
-    const { api } = await tenantWith(t.app, {});
+    const { api } = await tenantWith(voice.t.app, {});
     const refused = await api('POST', '/agents', { name: 'Relay', voicePipeline: 'CONVERSATION_RELAY', ...fields });
     expect(refused.statusCode).toBe(400);
     expect(refused.json()).toMatchObject({ code: 'CONVERSATION_RELAY_SPEECH', details: [{ path }] });
@@ -115,7 +97,7 @@ describe('an agent voiced by ConversationRelay', () => {
   });
 
   it('checks a voice against ElevenLabs’ voices, and checks speech again when the agent leaves ConversationRelay', async () => {
-    const { api } = await tenantWith(t.app, { elevenlabs: { apiKey: elevenlabs.apiKey } });
+    const { api } = await tenantWith(voice.t.app, { elevenlabs: { apiKey: elevenlabs.apiKey } });
     const agent = await api('POST', '/agents', { name: 'Relay', voicePipeline: 'CONVERSATION_RELAY', voice: VOICE });
     expect(agent.statusCode, agent.body).toBe(201);
     expect(agent.json().voice).toBe(VOICE);
@@ -142,6 +124,7 @@ describe('a Twilio call voiced by ConversationRelay', () => {
       attributes: {
         language: 'en-US',
         ttsProvider: 'ElevenLabs',
+        voice: VOICE,
         transcriptionProvider: 'Deepgram',
         speechModel: 'nova-3-general',
         interruptible: 'any',
@@ -297,7 +280,7 @@ describe('a Twilio call voiced by ConversationRelay', () => {
 
 describe('an incoming call to a relay agent’s number', () => {
   it('is answered with ConversationRelay, needs no speech key of ours, and ends when Twilio closes the session', async () => {
-    const { api } = await tenantWith(t.app, { twilio: { accountSid, authToken } });
+    const { api } = await tenantWith(voice.t.app, { twilio: { accountSid: voice.accountSid, authToken: voice.authToken } });
     const agent = (await api('POST', '/agents', RELAY_AGENT)).json();
     const number = (
       await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'TWILIO', inboundAgentId: agent.id })
@@ -312,7 +295,13 @@ describe('an incoming call to a relay agent’s number', () => {
     const [incoming] = (await api('GET', '/call-logs?direction=INCOMING&limit=10')).json().data;
     expect(relay).toMatchObject({ url: relayUrl(), attributes: { ttsProvider: 'ElevenLabs', transcriptionProvider: 'Deepgram' } });
     expect(relay.parameters).toEqual({ callId: incoming.id, token: expect.stringMatching(/^[\w-]{43}$/) });
-    const session = await openFakeConversationRelay({ connectTo: relayUrl(), relay, accountSid, authToken, callSid: answer.sid });
+    const session = await openFakeConversationRelay({
+      connectTo: relayUrl(),
+      relay,
+      accountSid: voice.accountSid,
+      authToken: voice.authToken,
+      callSid: answer.sid,
+    });
     await until('the opening', () => closedReplies(session) >= 1);
     session.hangUp();
     const call = await endedCall({ api, callId: incoming.id });

@@ -1,8 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { dialerTick } from '../src/modules/campaigns/dialer.ts';
-import type { FakeTwilio } from '../src/providers/twilio/fake.ts';
-import { bearer, createKey, signUp, type TestApp } from './harness.ts';
+import { bearer, createKey, signUp } from './harness.ts';
 
 /** A distinct valid US number per call, so voice numbers (unique on the platform) never collide. */
 export const uniqueNumber = () => `+1415${String(randomInt(2_000_000, 9_999_999))}`;
@@ -73,38 +71,4 @@ export async function createCampaign(app: FastifyInstance, key: string, body: Re
   const response = await apiAs(app, key)('POST', '/campaigns', { name: `Campaign ${++counter}`, ...body });
   if (response.statusCode !== 201) throw new Error(`campaign creation failed: ${response.statusCode} ${response.body}`);
   return response.json() as { id: string; status: string; [field: string]: unknown };
-}
-
-/**
- * One call of a new campaign on a Twilio number, dialled through the fake Twilio and ringing: its
- * agent made from `agentBody`, its contact Ana. The dial's TwiML says how Twilio reaches us.
- */
-export async function placeTwilioCall(t: TestApp, twilio: FakeTwilio, api: ReturnType<typeof apiAs>, agentBody: Record<string, unknown>) {
-  const agent = await api('POST', '/agents', agentBody);
-  if (agent.statusCode !== 201) throw new Error(`agent creation failed: ${agent.statusCode} ${agent.body}`);
-  const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'TWILIO' })).json();
-  const list = (await api('POST', '/contact-lists', { name: `List ${uniqueNumber()}` })).json();
-  const to = uniqueNumber();
-  await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
-    contacts: [{ phoneNumber: to, name: 'Ana' }, { phoneNumber: uniqueNumber() }],
-  });
-  const campaign = (
-    await api('POST', '/campaigns', {
-      name: `Voice ${uniqueNumber()}`,
-      agentId: agent.json().id,
-      voiceNumberId: number.id,
-      contactListId: list.id,
-      timezone: 'UTC',
-      maxAttempts: 1,
-    })
-  ).json();
-  const sent = twilio.requests.length;
-  if ((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode !== 202) throw new Error('the campaign did not start');
-  await dialerTick(t.runtime);
-  const dial = twilio.requests.slice(sent).find((r) => r.path.endsWith('/Calls.json') && r.form.get('To') === to)!;
-  const sid = [...twilio.calls.values()].find((c) => c.to === to)!.sid;
-  const callId = (await api('GET', `/call-logs?campaignId=${campaign.id}&limit=10`))
-    .json()
-    .data.find((c: { toNumber: string }) => c.toNumber === to).id as string;
-  return { agentId: agent.json().id as string, sid, callId, twiml: dial.form.get('Twiml')! };
 }

@@ -325,6 +325,12 @@ const declared = {
     message: 'Knowledge base ${id} not found; create it first or remove it from knowledgeBaseIds.',
     when: "An agent's knowledgeBaseIds names a base the tenant does not have.",
   },
+  'NOT_FOUND.recording': {
+    status: 404,
+    message:
+      "Call ${callId} has no recording: its agent did not record it, or the recording was deleted after its retention; turn on the agent's recording to record its next calls.",
+    when: "A call's recording is asked for, and the call has none (another tenant's call is not found at all).",
+  },
   'NOT_FOUND.tenant': { status: 404, message: 'No tenant with id ${tenantId}.', when: 'A CLI command names an unknown tenant.' },
   CONTACTS_NOT_FOUND: {
     status: 404,
@@ -562,6 +568,11 @@ const declared = {
     status: 502,
     message: '${provider} refused to hang up the call: ${reason}',
     when: 'The telephony provider refused a hang-up.',
+  },
+  'PROVIDER_ERROR.answerCall': {
+    status: 502,
+    message: '${provider} refused to answer the incoming call: ${reason}',
+    when: 'The telephony provider refused to answer (or turn away) an incoming call; the call is recorded FAILED, and a retried webhook turns it away.',
   },
   'PROVIDER_ERROR.whatsappNumbers': {
     status: 502,

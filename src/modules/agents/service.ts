@@ -16,6 +16,7 @@ import { llmProvider } from '../../providers/registry.ts';
 import * as integrations from '../integrations/service.ts';
 import { assertBasesExist } from '../knowledge/service.ts';
 import * as repo from './repo.ts';
+import { DEFAULT_RETENTION_DAYS } from './schemas.ts';
 import type {
   Agent,
   AgentLlm,
@@ -31,6 +32,7 @@ import { AGENT_TOOLS, isAgentTool } from './tools.ts';
 
 /** Speech on a phone line: the voices a provider offers, and what the media pipeline speaks and listens with. */
 export { listVoices, relaySpeechOf, serverFor, speechOf, type AgentSpeech, type Server } from './speech.ts';
+export { languageModelOf, type LanguageModel } from './language-model.ts';
 
 /** The tools an agent may be given (GET /analytics/tools lists them). */
 export { AGENT_TOOLS };
@@ -56,6 +58,7 @@ const toAgent = (row: repo.AgentRow): Agent => ({
   voicePipeline: row.voice_pipeline,
   knowledgeInContext: row.knowledge_in_context,
   transferNumber: row.transfer_number,
+  recording: row.recording,
   metadata: row.metadata,
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
@@ -187,6 +190,10 @@ async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody, speechOf: Agen
     knowledgeBaseIds: input.knowledgeBaseIds && knowledgeBaseIds(input.knowledgeBaseIds),
     llm: await checkLlm(ctx, input.llm),
     transferNumber: transferNumberOf(input.transferNumber),
+    recording: input.recording && {
+      enabled: input.recording.enabled,
+      retentionDays: input.recording.retentionDays ?? DEFAULT_RETENTION_DAYS,
+    },
   };
 }
 
@@ -209,6 +216,7 @@ export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promi
     voicePipeline: patch.voicePipeline ?? 'MEDIA_STREAM',
     knowledgeInContext: patch.knowledgeInContext ?? false,
     transferNumber: patch.transferNumber ?? null,
+    recording: patch.recording ?? { enabled: false, retentionDays: DEFAULT_RETENTION_DAYS },
     metadata: patch.metadata ?? {},
   };
   const toolSigningSecret = `whsec_${randomBytes(32).toString('base64')}`;

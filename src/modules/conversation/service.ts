@@ -8,11 +8,8 @@ import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { money } from '../../platform/money.ts';
 import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
-import { publicOnlyFetch } from '../../platform/safe-fetch.ts';
 import type { ChatMessage } from '../../providers/types.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
-import { llmProvider, type ProviderWith } from '../../providers/registry.ts';
-import type { ChatModel } from '../../providers/types.ts';
 import type { Agent } from '../agents/schemas.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
@@ -32,44 +29,11 @@ const DEFAULT_MAX_TOKENS = 300;
 /** Passages retrieval weighs per query. */
 const SEARCH_TOP_K = 5;
 
-// One SDK client (and connection pool) per model server and key, not one per call or message:
-// building them is waste, and each would hold its own sockets. Bounded: tenants' servers come and go.
-const chatModels = new Map<string, ChatModel>();
-const MAX_CHAT_MODELS = 200;
-
-function chatModelOf(
-  provider: ProviderWith<'llm'>,
-  endpoint: { baseUrl: string; apiKey?: string; timeoutMs: number },
-  publicOnly: boolean,
-) {
-  const key = JSON.stringify([provider.name, endpoint.baseUrl, endpoint.apiKey ?? null, endpoint.timeoutMs, publicOnly]);
-  let chat = chatModels.get(key);
-  if (!chat) {
-    chat = provider.llm.connect({ ...endpoint, ...(publicOnly ? { fetch: publicOnlyFetch({ allowPrivate: false }) } : {}) });
-    if (chatModels.size >= MAX_CHAT_MODELS) chatModels.delete(chatModels.keys().next().value!);
-    chatModels.set(key, chat);
-  }
-  return chat;
-}
-
-/**
- * The agent's model, or null when there is no model server (the retrieval agent converses). The
- * tenant's own server (its `llm` integration) comes first, reached only at public addresses (unless
- * ALLOW_PRIVATE_URLS); then the service's (LLM_API_URL), which the operator configured and is
- * trusted as it is.
- */
+/** The agent's model with its reply settings, or null when there is no model server (the retrieval agent converses). */
 export async function modelFor(deps: Pick<Deps, 'config'>, ctx: TenantCtx, agent: Pick<Agent, 'llm'>): Promise<ConversationModel | null> {
-  const { llm } = deps.config;
-  const provider = llmProvider(agent.llm?.provider ?? 'OPENAI_COMPATIBLE');
-  const server = await agents.serverFor({ ...ctx, config: deps.config }, provider, llm);
-  if (!server?.baseUrl) return null;
-  const chat = chatModelOf(provider, { baseUrl: server.baseUrl, apiKey: server.apiKey, timeoutMs: llm.timeoutMs }, server.publicOnly);
-  return {
-    chat,
-    name: agent.llm?.model ?? llm.model,
-    temperature: agent.llm?.temperature,
-    maxTokens: agent.llm?.maxTokens ?? DEFAULT_MAX_TOKENS,
-  };
+  const model = await agents.languageModelOf(deps, ctx, agent);
+  if (!model) return null;
+  return { ...model, temperature: agent.llm?.temperature, maxTokens: agent.llm?.maxTokens ?? DEFAULT_MAX_TOKENS };
 }
 
 /** Who the agent talks to, for its templates. */
@@ -124,12 +88,14 @@ export async function sessionFor(
 /** The session's usage so far in the call's terms: tokens as the server reported them, for the model that ran. */
 export function usageOf(session: Session, model: ConversationModel | null): calls.CallUsage {
   const { inputTokens, outputTokens } = session.usage;
+  const ran = model && inputTokens + outputTokens > 0;
   return {
     ...calls.NO_USAGE,
     llmTokens: inputTokens + outputTokens,
     llmInputTokens: inputTokens,
     llmOutputTokens: outputTokens,
-    llmModel: model && inputTokens + outputTokens > 0 ? model.name : null,
+    llmModel: ran ? model.name : null,
+    llmProvider: ran ? model.provider : null,
   };
 }
 

@@ -3,7 +3,8 @@
  * call it carries before anything about the call changes: the provider's signature on the upgrade
  * (checked with the tenant's credentials once the stream's `start` names the call), our token in
  * its parameters (signed for that tenant and call), and a call still live whose conversation no
- * other stream has claimed. Then the agent converses on it (voice-call.ts), every turn recorded.
+ * other stream has claimed. Then the agent converses on it (voice-call.ts), every turn recorded, and
+ * the line's audio too when the agent records its calls (recording.ts).
  * A conversation relay (conversation-relay.ts: the provider listens and speaks) is bound the same way.
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -15,6 +16,9 @@ import * as calls from '../calls/service.ts';
 import type { Agent } from '../agents/schemas.ts';
 import * as integrations from '../integrations/service.ts';
 import { conversationOfCall, endCallConversation, usageOf } from '../conversation/service.ts';
+import { framedAudio } from './frames.ts';
+import type { AudioFormat } from '../../platform/audio.ts';
+import { startCallRecording, type CallRecording } from './recording.ts';
 import { startVoiceCall, type VoiceCall } from './voice-call.ts';
 
 /** The WebSocket as this module uses it. */
@@ -34,6 +38,8 @@ export const DONE = 1000;
 const EARLY_AUDIO_BYTES = 40_000;
 /** More malformed messages than this and the stream is not the provider's: it is closed. */
 const MALFORMED_LIMIT = 100;
+/** Line time per stored chunk of a recording: 320 KB of both channels at 8 kHz μ-law, what a call holds at most. */
+const RECORDING_CHUNK_SECONDS = 20;
 
 export interface MediaStreamHandler {
   message(data: string): void;
@@ -68,6 +74,8 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
         return voiceCall.dtmf(event.digit);
       case 'stop':
         return void stream.hangUp();
+      case 'error':
+        return deps.log.warn({ provider: provider.name, streamId, reason: event.message }, 'media stream error');
       default:
         return;
     }
@@ -95,6 +103,8 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
     if (!claimed || typeof claimed === 'string') return claimed;
     const { ctx, call, agent, conversation, checked: speech } = claimed;
     const { session, model } = conversation;
+    const frames = framedAudio(wire.frameBytes, start.format, (audio) => socket.send(wire.audio(streamId, audio)));
+    const recording = agent.recording.enabled ? recordCall(deps, ctx, call.id, start.format, agent.recording.retentionDays) : undefined;
     voiceCall = startVoiceCall({
       session,
       stt: speech.stt,
@@ -105,12 +115,24 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       ...(speech.ttsModel ? { ttsModel: speech.ttsModel } : {}),
       line: {
         format: start.format,
-        play: (audio) => socket.send(wire.audio(streamId, audio)),
-        mark: (name) => socket.send(wire.mark(streamId, name)),
-        clear: () => socket.send(wire.clear(streamId)),
+        play: frames.play,
+        mark: (name) => {
+          frames.flush();
+          socket.send(wire.mark(streamId, name));
+        },
+        clear: () => {
+          frames.drop();
+          socket.send(wire.clear(streamId));
+        },
       },
       clock: deps.clock,
-      record: (turns, spoken) => calls.appendTurns(ctx, call.id, turns, { ...usageOf(session, model), ...spoken }),
+      record: (turns, spoken) =>
+        calls.appendTurns(ctx, call.id, turns, {
+          ...usageOf(session, model),
+          ...spoken,
+          sttProvider: spoken.sttSeconds > 0 ? speech.sttProvider : null,
+          ttsProvider: spoken.ttsCharacters > 0 ? speech.ttsProvider : null,
+        }),
       hangUp: async (reason) => {
         await endCallConversation(ctx, call, reason, agent);
         socket.close(DONE, 'The call is over.');
@@ -118,14 +140,26 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       silenceTimeoutMs: deps.config.voice.silenceSeconds * 1000,
       maxDurationMs: deps.config.dialer.maxCallSeconds * 1000,
       onError: (error) => deps.log.warn({ callId: call.id, err: error }, 'voice call'),
+      ...(recording ? { recording } : {}),
     });
     for (const audio of early.splice(0)) voiceCall.audio(audio);
     for (const event of pending.splice(0)) handle(event);
-    return { ctx, callId: call.id, stop: () => voiceCall!.stop() };
+    // The recording is finished once the conversation stopped, whether or not it stopped cleanly.
+    return { ctx, callId: call.id, stop: () => voiceCall!.stop().finally(() => recording?.finish()) };
   }
 
   const stream = acceptCallSocket(deps, socket, { kind: 'media stream', read: wire.read, opening: 'start', bind, handle });
   return stream;
+}
+
+/** The call's recording, its chunks stored through the calls module as the line passes them. */
+function recordCall(deps: Deps, ctx: TenantCtx, callId: string, format: AudioFormat, retentionDays: number): CallRecording {
+  return startCallRecording({
+    format,
+    chunkSeconds: RECORDING_CHUNK_SECONDS,
+    write: (chunk) => calls.appendRecording(ctx, callId, { format, retentionDays }, chunk),
+    onError: (error) => deps.log.warn({ callId, err: error }, 'call recording stopped: a chunk could not be stored'),
+  });
 }
 
 const NO_AGENT = 'The call has no agent to converse.';
@@ -139,7 +173,7 @@ const NO_AGENT = 'The call has no agent to converse.';
 export async function claimedConversation<T>(
   deps: Deps,
   providerName: string,
-  wire: Pick<MediaStreamWire, 'verifyUpgrade'>,
+  wire: Pick<MediaStreamWire, 'verifyUpgrade' | 'upgradeParameters'>,
   signedUrl: (ctx: TenantCtx, providerName: string) => string,
   upgrade: StreamUpgrade,
   opening: { providerCallId: string; parameters: Record<string, string> },
@@ -261,18 +295,20 @@ const ALREADY_STREAMED = 'The call is over or already has its stream.';
 async function verifiedCall(
   deps: Deps,
   providerName: string,
-  wire: Pick<MediaStreamWire, 'verifyUpgrade'>,
+  wire: Pick<MediaStreamWire, 'verifyUpgrade' | 'upgradeParameters'>,
   signedUrl: (ctx: TenantCtx) => string,
   upgrade: StreamUpgrade,
   start: { providerCallId: string; parameters: Record<string, string> },
 ): Promise<{ ctx: TenantCtx; call: calls.CallRow } | string> {
   // One answer for every failure before the signature holds: a stranger learns nothing about our calls.
   const unverified = 'The stream is not signed for a live call.';
+  // Our parameters, in `start` or (Telnyx's token) on the upgrade.
+  const parameters = { ...start.parameters, ...wire.upgradeParameters?.(upgrade.headers) };
   const found = await calls.findCallByProviderId(deps, providerName, start.providerCallId);
-  if (!found || found.id !== start.parameters.callId) return unverified;
+  if (!found || found.id !== parameters.callId) return unverified;
   const ctx = tenantCtx(deps, found.tenant_id);
   const expected = Buffer.from(calls.mediaStreamToken(deps.serverKeys, found.tenant_id, found.id));
-  const given = Buffer.from(start.parameters.token ?? '');
+  const given = Buffer.from(parameters.token ?? '');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return unverified;
   const connection = await integrations.connectionTo(ctx, telephonyProvider(providerName));
   if (!connection || !wire.verifyUpgrade(signedUrl(ctx), upgrade.headers, connection.credentials)) return unverified;

@@ -10,16 +10,17 @@
  */
 import { ProviderError } from '../errors.ts';
 import type { ConversationRelayEvent, ConversationRelayWire } from '../types.ts';
-import { jsonObjectOf, stringsOf, twilioMediaStream } from './media-stream.ts';
+import { parseMessage, textParameters } from '../media-messages.ts';
+import { twilioMediaStream } from './media-stream.ts';
 
 const malformed = (why: string) => new ProviderError(`Twilio ConversationRelay: ${why}`, { retryable: false });
 
 function read(message: string): ConversationRelayEvent {
-  const parsed = jsonObjectOf(message, malformed);
+  const parsed = parseMessage(message, malformed);
   switch (parsed.type) {
     case 'setup': {
       if (typeof parsed.callSid !== 'string' || parsed.callSid === '') throw malformed('a setup message without its callSid.');
-      return { type: 'setup', providerCallId: parsed.callSid, parameters: stringsOf(parsed.customParameters) };
+      return { type: 'setup', providerCallId: parsed.callSid, parameters: textParameters(parsed.customParameters) };
     }
     case 'prompt':
       if (typeof parsed.voicePrompt !== 'string') throw malformed('a prompt message without its voicePrompt.');

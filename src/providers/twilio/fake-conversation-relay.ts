@@ -7,10 +7,11 @@
  * When the caller hangs up, Twilio closes the socket.
  *
  * The signature is computed independently of the provider's code (fake-media-stream.ts), so tests
- * check one against the other.
+ * check one against the other; the socket is opened as the media fakes open theirs (../fake-media-client.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { openTwilioSocket, parametersOf, unescapeXml } from './fake-media-stream.ts';
+import { openProviderSocket } from '../fake-media-client.ts';
+import { parametersOf, signLikeTwilio, unescapeXml } from './fake-media-stream.ts';
 
 export interface TwimlRelay {
   url: string;
@@ -68,7 +69,8 @@ export interface FakeConversationRelayOptions {
 
 /** Opens the session; rejects when the upgrade is refused (with the HTTP status in the message). */
 export async function openFakeConversationRelay(options: FakeConversationRelayOptions): Promise<FakeConversationRelay> {
-  const { socket, closed } = await openTwilioSocket(options.connectTo, options.relay.url, options.authToken, options.signature);
+  const signature = options.signature === undefined ? signLikeTwilio(options.authToken, options.relay.url) : options.signature;
+  const { socket, closed } = await openProviderSocket(options.connectTo, signature === null ? {} : { 'X-Twilio-Signature': signature });
   const sessionId = `VX${randomBytes(16).toString('hex')}`;
   const received: RelayMessage[] = [];
   const lang = options.relay.attributes.language ?? 'en-US';
