@@ -257,7 +257,7 @@ describe('a Twilio call voiced by ConversationRelay', () => {
     const call = await endedCall(placed);
     expect(call.endReason).toBe('transferred');
     expect(call.outcomes).toEqual([
-      expect.objectContaining({ type: 'transfer', data: { to: transferNumber, reason: 'asked for a person' } }),
+      expect.objectContaining({ type: 'transfer', data: { to: transferNumber, reason: 'asked for a person', summary: null } }),
     ]);
   });
 
