@@ -10,6 +10,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { SegmentedMessage } from 'sms-segments-calculator';
 import { listenOnLoopback, readBody, sendJson } from '../fake-server.ts';
+import { unescapeXml } from './fake-media-stream.ts';
 
 export interface FakeTwilioOptions {
   accountSid: string;
@@ -473,14 +474,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       const call = calls.get(sid);
       const dial = call?.twimlUpdates.at(-1)?.match(/<Dial><Number url="([^"]+)">([^<]+)<\/Number><\/Dial>/);
       if (!call || !dial) throw new Error(`fake Twilio: call ${sid} was not transferred with a <Number url>`);
-      const unescaped = (text: string) =>
-        text
-          .replace(/&quot;/g, '"')
-          .replace(/&apos;/g, "'")
-          .replace(/&lt;/g, '<')
-          .replace(/&gt;/g, '>')
-          .replace(/&amp;/g, '&');
-      const url = unescaped(dial[1]!);
+      const url = unescapeXml(dial[1]!);
       const form = new URLSearchParams({
         AccountSid: accountSid,
         ApiVersion: API_VERSION,
@@ -489,7 +483,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         CallStatus: 'in-progress',
         Direction: 'outbound-dial',
         From: call.direction === 'inbound' ? call.from : call.to,
-        To: unescaped(dial[2]!),
+        To: unescapeXml(dial[2]!),
       });
       const response = await fetch(url, {
         method: 'POST',
