@@ -51,6 +51,8 @@ export interface VoiceCallOptions {
   maxDurationMs: number;
   /** Failures the caller does not hear about (a recording write, a hang-up that failed). */
   onError(error: unknown): void;
+  /** The caller's utterance as the recogniser settled it, before the agent answers: a live caption. */
+  heard?(text: string): void;
 }
 
 export interface VoiceCall {
@@ -342,6 +344,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
           }
           if (event.final && event.text.trim()) words.push(event.text.trim());
         } else if (words.length) {
+          options.heard?.(words.join(' '));
           queueReply(words.join(' '));
           words = [];
         }
