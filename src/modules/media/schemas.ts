@@ -12,9 +12,11 @@ import type { TestChat } from '../conversation/schemas.ts';
 
 /** The subprotocol a browser offers (with `bearer.<session token>`, as browsers cannot set headers on a WebSocket). */
 export const BROWSER_CALL_PROTOCOL = 'callforge.browser-call.v1';
+export type BrowserCallProtocol = typeof BROWSER_CALL_PROTOCOL;
 
 /** What the line carries both ways: what speech recognisers read natively, and a browser resamples to cheaply. */
 export const BROWSER_AUDIO = { encoding: 'pcm16', sampleRate: 16_000 } as const satisfies AudioFormat;
+export type BrowserAudio = typeof BROWSER_AUDIO;
 
 export const BrowserCallQuery = Type.Object(
   {
@@ -40,7 +42,7 @@ export type BrowserCallCommand = Static<typeof BrowserCallCommand>;
 /** Service → browser, as JSON text (the agent's audio itself comes as binary messages). */
 export type BrowserCallEvent =
   /** The call is on: the test chat it is recorded as, and the audio format both ways. */
-  | { type: 'started'; chatId: string; format: typeof BROWSER_AUDIO }
+  | { type: 'started'; chatId: string; format: BrowserAudio }
   /** Echo this name once the audio before it was played (the transcript keeps what the caller heard). */
   | { type: 'mark'; name: string }
   /** The caller spoke over the agent: drop the audio queued and not yet played (and echo its marks). */
