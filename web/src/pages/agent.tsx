@@ -29,24 +29,13 @@ function AgentView({ id }: { id: string }) {
         actions={
           agent && (
             <>
-              <button
-                type="button"
-                class={calling ? undefined : 'primary'}
-                aria-expanded={calling}
-                aria-controls="browser-call"
-                onClick={() => setCalling(!calling)}
-              >
-                {calling ? 'Close the call' : 'Call me in the browser'}
-              </button>
-              <button
-                type="button"
-                class={talking ? undefined : 'primary'}
-                aria-expanded={talking}
-                aria-controls="test-chat"
-                onClick={() => setTalking(!talking)}
-              >
-                {talking ? 'Close the chat' : 'Talk to this agent'}
-              </button>
+              <PanelToggle
+                open={calling}
+                onToggle={setCalling}
+                controls="browser-call"
+                labels={['Call me in the browser', 'Close the call']}
+              />
+              <PanelToggle open={talking} onToggle={setTalking} controls="test-chat" labels={['Talk to this agent', 'Close the chat']} />
             </>
           )
         }
@@ -75,6 +64,21 @@ function AgentView({ id }: { id: string }) {
         </div>
       )}
     </>
+  );
+}
+
+/** A button that opens and closes one of the page's panels. */
+function PanelToggle(props: { open: boolean; onToggle: (open: boolean) => void; controls: string; labels: [open: string, close: string] }) {
+  return (
+    <button
+      type="button"
+      class={props.open ? undefined : 'primary'}
+      aria-expanded={props.open}
+      aria-controls={props.controls}
+      onClick={() => props.onToggle(!props.open)}
+    >
+      {props.labels[props.open ? 1 : 0]}
+    </button>
   );
 }
 
