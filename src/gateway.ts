@@ -47,6 +47,7 @@ export const PREFIXES: Record<string, ModuleName> = {
   'test-chats': 'conversation',
   // Longer prefixes win: a provider's media stream belongs to the media module, its callbacks to calls.
   'telephony/twilio/media': 'media',
+  'telephony/telnyx/media': 'media',
   // A test chat spoken from the browser: the media module's own transport (a WebSocket).
   'test-chats/voice': 'media',
 };

@@ -24,8 +24,10 @@ beforeAll(async () => {
       DEEPGRAM_API_URL: deepgram.url,
       LLM_API_URL: `${chat.url}/v1`,
       LLM_MODEL: 'browser-model',
-      // Round figures: a second of listening costs 0.0100, a character spoken 0.0001, a token 0.0001.
+      // Round figures: a second of Deepgram's listening costs 0.0200 (its own rate; others' 0.0100),
+      // a character spoken 0.0001, a token 0.0001.
       RATE_STT_PER_MINUTE: '0.6',
+      RATE_PROVIDERS: JSON.stringify({ DEEPGRAM: { sttPerMinute: '1.2' } }),
       RATE_TTS_PER_1K_CHARACTERS: '0.1',
       RATE_LLM_PER_1K_TOKENS: '0.1',
       RATE_LIMIT_PER_MINUTE: '100000',
@@ -220,10 +222,18 @@ describe('a call from the browser', () => {
       status: 'ENDED',
       endReason: 'contact_hung_up',
       brain: 'model:browser-model',
-      usage: { sttSeconds: 0.5, ttsCharacters: spoken, llmTokens: 100, telephonySeconds: 0 },
-      cost: { stt: '0.0050', tts: (spoken / 10_000).toFixed(4), llm: '0.0100', telephony: '0.0000', platformFee: '0.0000' },
+      usage: {
+        sttSeconds: 0.5,
+        sttProvider: 'DEEPGRAM',
+        ttsCharacters: spoken,
+        ttsProvider: 'ESPEAK',
+        llmTokens: 100,
+        telephonySeconds: 0,
+        telephonyProvider: null,
+      },
+      cost: { stt: '0.0100', tts: (spoken / 10_000).toFixed(4), llm: '0.0100', telephony: '0.0000', platformFee: '0.0000' },
     });
-    const total = 0.005 + Number((spoken / 10_000).toFixed(4)) + 0.01;
+    const total = 0.01 + Number((spoken / 10_000).toFixed(4)) + 0.01;
     expect(saved.cost.total).toBe(total.toFixed(4));
     const walletAfter = (await t.app.inject({ url: '/api/v1/profile', headers: bearer(owner.token) })).json().data.wallet.balance as string;
     expect((Number(walletBefore) - Number(walletAfter)).toFixed(4)).toBe(total.toFixed(4));

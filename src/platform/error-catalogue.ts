@@ -569,6 +569,11 @@ const declared = {
     message: '${provider} refused to hang up the call: ${reason}',
     when: 'The telephony provider refused a hang-up.',
   },
+  'PROVIDER_ERROR.answerCall': {
+    status: 502,
+    message: '${provider} refused to answer the incoming call: ${reason}',
+    when: 'The telephony provider refused to answer (or turn away) an incoming call; the call is recorded FAILED, and a retried webhook turns it away.',
+  },
   'PROVIDER_ERROR.whatsappNumbers': {
     status: 502,
     message: 'WhatsApp refused to list the sender numbers: ${reason}',

@@ -343,6 +343,10 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
       .first()
       .waitFor();
     await page.getByRole('button', { name: 'Remove custom tool 1' }).click();
+    await page.getByLabel('Metadata (optional)').fill('["A-17"]');
+    await page.getByRole('button', { name: /Create agent/ }).click();
+    await page.getByText('Metadata is not a JSON object of your own keys and values.').waitFor();
+    await page.getByLabel('Metadata (optional)').fill('{"crmId": "A-17"}');
     await expectLabelledControls();
     await page.getByRole('button', { name: /Create agent/ }).click();
 
@@ -351,6 +355,7 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await expect(page.getByRole('button', { name: 'Copy secret' }).count()).resolves.toBe(1);
     await page.getByRole('link', { name: 'Open the agent and talk to it' }).click();
     await page.getByRole('heading', { level: 1, name: 'Clinic helper' }).waitFor();
+    expect(JSON.parse(await page.getByLabel('Metadata (optional)').inputValue())).toEqual({ crmId: 'A-17' });
 
     await page.getByRole('button', { name: 'Talk to this agent' }).click();
     const chat = page.getByRole('list', { name: 'Chat' });

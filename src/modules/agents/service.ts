@@ -31,6 +31,7 @@ import { AGENT_TOOLS, isAgentTool } from './tools.ts';
 
 /** Speech on a phone line: the voices a provider offers, and what the media pipeline speaks and listens with. */
 export { listVoices, serverFor, speechOf, type AgentSpeech, type Server } from './speech.ts';
+export { languageModelOf, type LanguageModel } from './language-model.ts';
 
 /** The tools an agent may be given (GET /analytics/tools lists them). */
 export { AGENT_TOOLS };

@@ -162,6 +162,31 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
           },
         );
       }
+      if (provider.telephony.callbacks?.whisper) {
+        callbacks.post(
+          `/telephony/${slug}/transfer-whisper`,
+          {
+            config: { auth: 'public', rateLimit: false },
+            schema: {
+              tags,
+              summary: `${provider.title} warm transfer: what the person taking a transferred call hears first (signed by ${provider.title})`,
+              security: [],
+              querystring: Type.Object({
+                call: Type.String({ minLength: 1, maxLength: 64, description: `The transferred call, by ${provider.title}'s id.` }),
+              }),
+              response: {
+                200: Type.String({ description: `${provider.title}'s call instructions (TwiML for Twilio): the agent's summary, said.` }),
+                ...errorResponses(400, 403, 415),
+              },
+            },
+          },
+          async (request, reply: FastifyReply) => {
+            const { call } = request.query as { call: string };
+            const answer = await calls.transferWhisper(deps, slug, webhookOf(request), call);
+            return reply.code(200).type(answer.contentType).send(answer.body);
+          },
+        );
+      }
       if (!provider.telephony.callbacks?.readAnsweredBy) continue;
       callbacks.post(
         `/telephony/${slug}/answered-by`,

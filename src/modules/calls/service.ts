@@ -19,9 +19,11 @@ import type {
   CallInstructions,
   CallOutcome,
   CallUpdate,
+  Connection,
   DialRequest,
   IncomingCallRequest,
   ProviderWebhook,
+  RingingCall,
   TelephonyConnection,
 } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
@@ -172,7 +174,12 @@ async function finishCall(ctx: TenantCtx, callId: string, result: CallResult, ba
  * What an answered call used: what its conversation recorded as it ran (tokens, characters, seconds
  * of speech) and the line's seconds; nothing is estimated from the call's length.
  */
-const usageOf = (call: repo.CallRow, telephonySeconds: number): CallUsage => ({ ...NO_USAGE, ...call.usage, telephonySeconds });
+const usageOf = (call: repo.CallRow, telephonySeconds: number): CallUsage => ({
+  ...NO_USAGE,
+  ...call.usage,
+  telephonySeconds,
+  telephonyProvider: telephonySeconds > 0 ? call.provider : null,
+});
 
 /** An answered call that ends now, talked from its answer until `endedAt`. */
 function answeredUntil(call: repo.CallRow, endedAt: Date, extra: Partial<CallResult> = {}): CallResult {
@@ -228,7 +235,7 @@ function dialRequestOf(
     from: call.from_number,
     to: call.to_number,
     dialTimeoutSec: call.dial_timeout,
-    statusCallbackUrl: `${ctx.config.publicUrl}/api/v1/telephony/${slug}/status`,
+    statusCallbackUrl: statusCallbackUrl(ctx, provider.name),
     mediaStreamUrl: mediaStreamUrl(ctx, provider.name),
     mediaStreamToken: mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id),
     ...(call.machine_detection
@@ -728,8 +735,12 @@ export async function answerIncomingCall(
 ): Promise<CallInstructions> {
   const provider = telephonyProvider(providerSlug.toUpperCase());
   const incoming = provider.telephony.callbacks!.incoming!;
+  if (incoming.isStatusEvent?.(webhook)) {
+    await receiveStatusCallback(deps, providerSlug, webhook);
+    return { contentType: 'text/plain; charset=utf-8', body: '' };
+  }
   const request = incoming.read(webhook);
-  const { ctx, number } = await verifiedIncomingCall(deps, provider, webhook, request);
+  const { ctx, number, connection } = await verifiedIncomingCall(deps, provider, webhook, request);
   const fromNumber = request.from && normalizePhoneNumber(request.from);
   if (!request.providerCallId || !fromNumber) {
     throw appError('VALIDATION_FAILED.incomingCall', {
@@ -738,10 +749,13 @@ export async function answerIncomingCall(
   }
   const providerCallId = request.providerCallId;
   const answer = async (call: repo.CallRow) => {
-    if (call.status !== 'ENDED')
-      return incoming.stream(mediaStreamUrl(ctx, provider.name), call.id, mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id));
+    const ringing: RingingCall = { providerCallId, callId: call.id, connection, statusCallbackUrl: statusCallbackUrl(ctx, provider.name) };
+    if (call.status !== 'ENDED') {
+      const token = mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id);
+      return answered(ctx, provider.name, call.id, incoming.stream(mediaStreamUrl(ctx, provider.name), call.id, token, ringing));
+    }
     const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
-    return incoming.sayAndHangUp(NO_ONE_TO_ANSWER, agent?.language ?? 'en-US');
+    return answered(ctx, provider.name, call.id, incoming.turnAway(NO_ONE_TO_ANSWER, agent?.language ?? 'en-US', ringing));
   };
   const recorded = await repo.findCallByProviderId(ctx.db, provider.name, providerCallId);
   if (recorded) return answer(await sameTenant(ctx, recorded, provider));
@@ -783,6 +797,28 @@ export async function answerIncomingCall(
 }
 
 /**
+ * The provider's answer to a ringing call. One it refused (a provider that answers by request, as
+ * Telnyx does) fails the call, so it is not left live; the provider's retry of the webhook then
+ * turns the caller away.
+ */
+async function answered(
+  ctx: TenantCtx,
+  providerName: string,
+  callId: string,
+  answer: CallInstructions | Promise<CallInstructions>,
+): Promise<CallInstructions> {
+  try {
+    return await answer;
+  } catch (error) {
+    const reason = (error as Error).message;
+    await withTransaction(ctx, (txCtx) =>
+      finishCall(txCtx, callId, { outcome: 'FAILED', endedAt: ctx.clock.now(), failureReason: reason }),
+    );
+    throw appError('PROVIDER_ERROR.answerCall', { provider: providerName, reason });
+  }
+}
+
+/**
  * The tenant whose number was dialled, once the webhook is signed with its credentials and names
  * its provider account; one 403 for every failure, so a stranger learns nothing about our numbers.
  */
@@ -791,7 +827,7 @@ async function verifiedIncomingCall(
   provider: ProviderWith<'telephony'>,
   webhook: ProviderWebhook,
   request: IncomingCallRequest,
-): Promise<{ ctx: TenantCtx; number: VoiceNumber }> {
+): Promise<{ ctx: TenantCtx; number: VoiceNumber; connection: Connection }> {
   const callbacks = provider.telephony.callbacks!;
   const refused = () => appError('INVALID_SIGNATURE', { header: callbacks.signatureHeader });
   const number = request.to ? await agents.findVoiceNumberByPhone(deps.db, request.to) : undefined;
@@ -800,7 +836,7 @@ async function verifiedIncomingCall(
   const connection = await integrations.connectionTo(ctx, provider);
   if (!connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
   if (request.accountId !== callbacks.incoming!.accountIdOf(connection.credentials)) throw refused();
-  return { ctx, number };
+  return { ctx, number, connection };
 }
 
 /** A provider call id is one call: a recorded call of another tenant cannot be this tenant's. */
@@ -871,12 +907,56 @@ export async function endConversation(ctx: TenantCtx, callId: string, endReason:
   if (!atProvider) return;
   const line = await connect(ctx, atProvider.provider);
   // A transfer bridges the caller to the target where the provider can; elsewhere the call ends.
-  if (transferTo && line.transfer) await line.transfer(atProvider.provider_call_id!, transferTo);
+  if (transferTo && line.transfer) await line.transfer(atProvider.provider_call_id!, transferTo, transferWhisperUrl(ctx, atProvider));
   else await line.hangup(atProvider.provider_call_id!);
+}
+
+/** The summary the agent gave for the person it transfers the call to, if it gave one. */
+function transferSummaryOf(call: Pick<repo.CallRow, 'outcomes'>): string | undefined {
+  const transfer = (call.outcomes as CallOutcomeRecord[]).filter((outcome) => outcome.type === 'transfer').at(-1);
+  const summary = transfer?.data.summary;
+  return typeof summary === 'string' && summary.trim() !== '' ? summary : undefined;
+}
+
+/**
+ * Where the provider fetches what the person taking a transferred call hears first (a warm
+ * transfer): only when the agent gave a summary and the provider can say it; else the transfer is cold.
+ */
+function transferWhisperUrl(ctx: Pick<TenantCtx, 'config'>, call: repo.CallRow): string | undefined {
+  if (!telephonyProvider(call.provider).telephony.callbacks?.whisper || !transferSummaryOf(call)) return undefined;
+  const query = new URLSearchParams({ call: call.provider_call_id! });
+  return `${ctx.config.publicUrl}/api/v1/telephony/${call.provider.toLowerCase()}/transfer-whisper?${query}`;
+}
+
+/**
+ * The provider fetches a warm transfer's whisper (`POST /telephony/{provider}/transfer-whisper?call=`,
+ * naming the transferred call by its own id), verified as its callbacks are: the agent's summary,
+ * said in the agent's language to the person about to take the call. A call with no summary gets
+ * nothing to say, and the two are connected at once.
+ */
+export async function transferWhisper(
+  deps: Omit<TenantCtx, 'tenantId'>,
+  providerSlug: string,
+  webhook: ProviderWebhook,
+  providerCallId: string,
+): Promise<CallInstructions> {
+  const provider = telephonyProvider(providerSlug.toUpperCase());
+  const callbacks = provider.telephony.callbacks!;
+  const call = await repo.findCallByProviderId(deps.db, provider.name, providerCallId);
+  const ctx = call && { ...deps, tenantId: call.tenant_id };
+  const connection = ctx ? await integrations.connectionTo(ctx, provider) : undefined;
+  if (!call || !ctx || !connection || !callbacks.verify(webhook, connection.credentials))
+    throw appError('INVALID_SIGNATURE', { header: callbacks.signatureHeader });
+  const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
+  return callbacks.whisper!(transferSummaryOf(call) ?? '', agent?.language ?? 'en-US');
 }
 
 export const claimStreamedConversation = (ctx: TenantCtx, callId: string) =>
   repo.claimStreamedConversation(ctx.db, ctx.tenantId, callId, ctx.clock.now());
+
+/** Where a provider posts a call's status changes. */
+const statusCallbackUrl = (ctx: Pick<TenantCtx, 'config'>, providerName: string) =>
+  `${ctx.config.publicUrl}/api/v1/telephony/${providerName.toLowerCase()}/status`;
 
 /** Where a provider streams a call's audio (`wss://`), as we tell it and as it signs the stream's upgrade. */
 export const mediaStreamUrl = (ctx: Pick<TenantCtx, 'config'>, providerName: string) =>

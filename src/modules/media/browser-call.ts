@@ -93,7 +93,11 @@ export function acceptBrowserCall(
       line: browserLine(socket, send, () => closed),
       clock: deps.clock,
       record: async (turns, spoken) => {
-        const recorded = await voiceChat.record(turns, spoken);
+        const recorded = await voiceChat.record(turns, {
+          ...spoken,
+          sttProvider: spoken.sttSeconds > 0 ? speech.sttProvider : null,
+          ttsProvider: spoken.ttsCharacters > 0 ? speech.ttsProvider : null,
+        });
         if (recorded) send({ type: 'chat', chat: voiceChat.chat() });
         return recorded;
       },

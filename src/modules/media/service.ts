@@ -13,6 +13,7 @@ import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import * as integrations from '../integrations/service.ts';
 import { conversationOfCall, endCallConversation, usageOf } from '../conversation/service.ts';
+import { framedAudio } from './frames.ts';
 import { startVoiceCall, type VoiceCall } from './voice-call.ts';
 
 /** The WebSocket as this module uses it. */
@@ -77,6 +78,8 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
         return voiceCall.dtmf(event.digit);
       case 'stop':
         return void hangUp();
+      case 'error':
+        return deps.log.warn({ provider: provider.name, callId: bound?.callId, reason: event.message }, 'media stream error');
       default:
         return;
     }
@@ -98,6 +101,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
     const conversation = await conversationOfCall(deps, ctx, call, agent);
     if (!conversation) return refuse('The call has no agent to converse.');
     const { session, model } = conversation;
+    const frames = framedAudio(wire.frameBytes, start.format, (audio) => socket.send(wire.audio(streamId, audio)));
     voiceCall = startVoiceCall({
       session,
       stt: speech.stt,
@@ -108,12 +112,24 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       ...(speech.ttsModel ? { ttsModel: speech.ttsModel } : {}),
       line: {
         format: start.format,
-        play: (audio) => socket.send(wire.audio(streamId, audio)),
-        mark: (name) => socket.send(wire.mark(streamId, name)),
-        clear: () => socket.send(wire.clear(streamId)),
+        play: frames.play,
+        mark: (name) => {
+          frames.flush();
+          socket.send(wire.mark(streamId, name));
+        },
+        clear: () => {
+          frames.drop();
+          socket.send(wire.clear(streamId));
+        },
       },
       clock: deps.clock,
-      record: (turns, spoken) => calls.appendTurns(ctx, call.id, turns, { ...usageOf(session, model), ...spoken }),
+      record: (turns, spoken) =>
+        calls.appendTurns(ctx, call.id, turns, {
+          ...usageOf(session, model),
+          ...spoken,
+          sttProvider: spoken.sttSeconds > 0 ? speech.sttProvider : null,
+          ttsProvider: spoken.ttsCharacters > 0 ? speech.ttsProvider : null,
+        }),
       hangUp: async (reason) => {
         await endCallConversation(ctx, call, reason, agent);
         socket.close(DONE, 'The call is over.');
@@ -185,11 +201,13 @@ async function verifiedCall(
 ): Promise<{ ctx: TenantCtx; call: calls.CallRow } | string> {
   // One answer for every failure before the signature holds: a stranger learns nothing about our calls.
   const unverified = 'The stream is not signed for a live call.';
+  // Our parameters, in `start` or (Telnyx's token) on the upgrade.
+  const parameters = { ...start.parameters, ...wire.upgradeParameters?.(upgrade.headers) };
   const found = await calls.findCallByProviderId(deps, providerName, start.providerCallId);
-  if (!found || found.id !== start.parameters.callId) return unverified;
+  if (!found || found.id !== parameters.callId) return unverified;
   const ctx = tenantCtx(deps, found.tenant_id);
   const expected = Buffer.from(calls.mediaStreamToken(deps.serverKeys, found.tenant_id, found.id));
-  const given = Buffer.from(start.parameters.token ?? '');
+  const given = Buffer.from(parameters.token ?? '');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return unverified;
   const connection = await integrations.connectionTo(ctx, telephonyProvider(providerName));
   if (!connection || !wire.verifyUpgrade(calls.mediaStreamUrl(ctx, providerName), upgrade.headers, connection.credentials))

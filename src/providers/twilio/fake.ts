@@ -94,6 +94,12 @@ export interface FakeTwilio {
    * with the receiver's HTTP status.
    */
   sendAnsweredBy(sid: string, answeredBy: string, options?: { detectionMs?: number; authToken?: string }): Promise<number>;
+  /**
+   * The transfer's target answered: Twilio fetches the `<Number url>` of the `<Dial>` call `sid` was
+   * last updated with (a warm transfer's whisper), signed as it signs every request, with the new
+   * leg's parameters; `authToken` signs with another token. Resolves with the receiver's answer.
+   */
+  answerTransfer(sid: string, options?: { authToken?: string }): Promise<{ status: number; body: string }>;
   /** Posts a signed status callback for message `sid` to its StatusCallback URL; resolves with the receiver's HTTP status. */
   sendMessageStatus(sid: string, messageStatus: string, extra?: Record<string, string>, authToken?: string): Promise<number>;
   /** The next request (whatever it is) is answered with this status and JSON body. */
@@ -461,6 +467,40 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       });
       await response.arrayBuffer();
       return response.status;
+    },
+
+    async answerTransfer(sid, options = {}) {
+      const call = calls.get(sid);
+      const dial = call?.twimlUpdates.at(-1)?.match(/<Dial><Number url="([^"]+)">([^<]+)<\/Number><\/Dial>/);
+      if (!call || !dial) throw new Error(`fake Twilio: call ${sid} was not transferred with a <Number url>`);
+      const unescaped = (text: string) =>
+        text
+          .replace(/&quot;/g, '"')
+          .replace(/&apos;/g, "'")
+          .replace(/&lt;/g, '<')
+          .replace(/&gt;/g, '>')
+          .replace(/&amp;/g, '&');
+      const url = unescaped(dial[1]!);
+      const form = new URLSearchParams({
+        AccountSid: accountSid,
+        ApiVersion: API_VERSION,
+        CallSid: `CA${randomBytes(16).toString('hex')}`,
+        ParentCallSid: sid,
+        CallStatus: 'in-progress',
+        Direction: 'outbound-dial',
+        From: call.direction === 'inbound' ? call.from : call.to,
+        To: unescaped(dial[2]!),
+      });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'user-agent': 'TwilioProxy/1.1',
+          'x-twilio-signature': signLikeTwilio(options.authToken ?? authToken, url, form),
+        },
+        body: form.toString(),
+      });
+      return { status: response.status, body: await response.text() };
     },
 
     failNext(status, body) {

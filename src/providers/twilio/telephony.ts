@@ -130,7 +130,8 @@ export function connectTwilioTelephony(connection: Connection): TelephonyConnect
     speakAndHangUp: (providerCallId, speech) =>
       modifyLiveCall(providerCallId, new URLSearchParams({ Twiml: sayAndHangUpTwiml(speech.text, speech.language) }), 'voicemail'),
     // New TwiML ends the media stream and dials the target; the caller stays on the line.
-    transfer: (providerCallId, to) => modifyLiveCall(providerCallId, new URLSearchParams({ Twiml: transferTwiml(to) }), 'transfer'),
+    transfer: (providerCallId, to, whisperUrl) =>
+      modifyLiveCall(providerCallId, new URLSearchParams({ Twiml: transferTwiml(to, whisperUrl) }), 'transfer'),
   };
 }
 
@@ -156,7 +157,7 @@ export const twilioIncomingCalls: IncomingCalls = {
   },
   accountIdOf: (credentials) => credentials.accountSid,
   stream: (mediaStreamUrl, callId, token) => twiml(streamTwiml(mediaStreamUrl, callId, token)),
-  sayAndHangUp: (text, language) => twiml(sayAndHangUpTwiml(text, language)),
+  turnAway: (text, language) => twiml(sayAndHangUpTwiml(text, language)),
 };
 
 /** Twilio voice: dial and hang up over REST, status callbacks signed with the account's Auth Token. */
@@ -188,6 +189,7 @@ export const twilioTelephony: TelephonyChannel = {
       return { answeredBy, detectionMs: parseDuration(params.MachineDetectionDuration) };
     },
     incoming: twilioIncomingCalls,
+    whisper: (text, language) => twiml(sayTwiml(text, language)),
   },
 };
 
@@ -235,12 +237,21 @@ export function streamTwiml(mediaStreamUrl: string, callId: string, token: strin
   );
 }
 
-/** TwiML that speaks `text` and hangs up: the voicemail, said in the agent's language. */
-/** TwiML that bridges the caller to `to`; the caller ID stays the number they were called from. */
-export function transferTwiml(to: string): string {
-  return `<Response><Dial>${xmlAttr(to)}</Dial></Response>`;
+/**
+ * TwiML that bridges the caller to `to`; the caller ID stays the number they were called from. With
+ * `whisperUrl`, Twilio fetches what `to` hears once they answer, before the two are connected
+ * (`<Number url>`, a warm transfer).
+ */
+export function transferTwiml(to: string, whisperUrl?: string): string {
+  if (!whisperUrl) return `<Response><Dial>${xmlAttr(to)}</Dial></Response>`;
+  return `<Response><Dial><Number url="${xmlAttr(whisperUrl)}">${xmlAttr(to)}</Number></Dial></Response>`;
 }
 
+/** TwiML that says `text` in `language` and goes on (to the bridge, for a transfer's whisper). */
+export const sayTwiml = (text: string, language: string): string =>
+  `<Response><Say language="${xmlAttr(language)}">${xmlAttr(text)}</Say></Response>`;
+
+/** TwiML that speaks `text` and hangs up: the voicemail, said in the agent's language. */
 export function sayAndHangUpTwiml(text: string, language: string): string {
   return `<Response><Say language="${xmlAttr(language)}">${xmlAttr(text)}</Say><Hangup/></Response>`;
 }

@@ -81,28 +81,40 @@ const fieldDraft = (field: BindingField): FieldDraft => ({
 /** A JSON error of the dashboard's own, shaped like the API's so it shows on its field the same way. */
 const refused = (message: string, details: FieldError[]) => new ApiError(400, 'INVALID_INPUT', message, details);
 
-/** Custom tools as the API takes them; parameters that are not a JSON object are refused here, before sending. */
-function customToolsOf(drafts: ToolDraft[]): CustomTool[] {
-  return drafts.map((draft, index) => {
-    let parameters: unknown;
-    try {
-      parameters = JSON.parse(draft.parameters);
-    } catch (caught) {
-      const message = `not valid JSON (${(caught as Error).message})`;
-      throw refused(`Custom tool ${index + 1}: parameters are ${message}.`, [{ path: `/customTools/${index}/parameters`, message }]);
-    }
-    if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters)) {
-      const message = 'must be a JSON object (a JSON Schema with "type": "object")';
-      throw refused(`Custom tool ${index + 1}: parameters ${message}.`, [{ path: `/customTools/${index}/parameters`, message }]);
-    }
-    return {
-      name: draft.name.trim(),
-      description: draft.description.trim(),
-      parameters: parameters as CustomTool['parameters'],
-      url: draft.url.trim(),
-    };
-  });
+/**
+ * A JSON object typed into a text area; anything else is refused here, before sending, on its field.
+ * `subject` begins the sentence: "Metadata is", "Custom tool 1: parameters are".
+ */
+function jsonObjectOf(text: string, subject: string, path: string, object: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (caught) {
+    const message = `not valid JSON (${(caught as Error).message})`;
+    throw refused(`${subject} ${message}.`, [{ path, message }]);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw refused(`${subject} not ${object}.`, [{ path, message: `must be ${object}` }]);
+  return value as Record<string, unknown>;
 }
+
+/** Custom tools as the API takes them. */
+const customToolsOf = (drafts: ToolDraft[]): CustomTool[] =>
+  drafts.map((draft, index) => ({
+    name: draft.name.trim(),
+    description: draft.description.trim(),
+    parameters: jsonObjectOf(
+      draft.parameters,
+      `Custom tool ${index + 1}: parameters are`,
+      `/customTools/${index}/parameters`,
+      'a JSON object (a JSON Schema with "type": "object")',
+    ) as CustomTool['parameters'],
+    url: draft.url.trim(),
+  }));
+
+/** The agent's metadata as the API takes it: empty means none. */
+const metadataOf = (text: string) =>
+  text.trim() === '' ? {} : jsonObjectOf(text, 'Metadata is', '/metadata', 'a JSON object of your own keys and values');
 
 const bindingsOf = (drafts: FieldDraft[]): PutBindingsBody => ({
   fields: drafts.map((draft) => ({
@@ -267,6 +279,9 @@ export function AgentForm({
   const [maxTokens, setMaxTokens] = useState(agent?.llm?.maxTokens?.toString() ?? '');
   const [knowledgeInContext, setKnowledgeInContext] = useState(agent?.knowledgeInContext ?? false);
   const [transferNumber, setTransferNumber] = useState(agent?.transferNumber ?? '');
+  const [metadata, setMetadata] = useState(() =>
+    agent && Object.keys(agent.metadata).length > 0 ? JSON.stringify(agent.metadata, null, 2) : '',
+  );
   const [chosenTools, setChosenTools] = useState<string[]>(agent?.tools ?? []);
   const [knowledgeBaseIds, setKnowledgeBaseIds] = useState<string[]>(agent?.knowledgeBaseIds ?? []);
   const [customTools, setCustomTools] = useState<ToolDraft[]>((agent?.customTools ?? []).map(toolDraft));
@@ -297,6 +312,7 @@ export function AgentForm({
       llm,
       knowledgeInContext,
       transferNumber: orNull(transferNumber),
+      metadata: metadataOf(metadata),
     } satisfies CreateAgentBody;
     const bindings = bindingsOf(extraction);
     const answer = agent ? await api<Agent>('PATCH', `/agents/${agent.id}`, body) : await api<Agent>('POST', '/agents', body);
@@ -439,6 +455,15 @@ export function AgentForm({
         onValue={setTransferNumber}
         hint="Where the transfer_call tool sends the caller, E.164."
         problem={problem('/transferNumber')}
+      />
+      <TextArea
+        class="wide agents-long agent-json"
+        label="Metadata (optional)"
+        value={metadata}
+        onValue={setMetadata}
+        rows={3}
+        hint='Your own keys and values as a JSON object, such as {"crmId": "A-17"}; returned with the agent, never read by it.'
+        problem={problemUnder(error, '/metadata')}
       />
       <ErrorMessage error={tools.error ?? knowledgeBases.error} />
       <Choices

@@ -21,16 +21,18 @@ const COST_PARTS: [keyof NonNullable<Call['cost']>, string][] = [
 
 /** What the call used, component by component, in words. */
 const usageRows = (usage: NonNullable<Call['usage']>): [string, string][] => [
-  ['Telephony', `${usage.telephonySeconds} s`],
-  ['Speech to text', `${usage.sttSeconds} s`],
-  ['Text to speech', `${usage.ttsCharacters} characters`],
+  ['Telephony', `${usage.telephonySeconds} s${by(usage.telephonyProvider)}`],
+  ['Speech to text', `${usage.sttSeconds} s${by(usage.sttProvider)}`],
+  ['Text to speech', `${usage.ttsCharacters} characters${by(usage.ttsProvider)}`],
   [
     'Language model',
     usage.llmModel
-      ? `${usage.llmTokens} tokens (${usage.llmInputTokens} in, ${usage.llmOutputTokens} out), ${usage.llmModel}`
+      ? `${usage.llmTokens} tokens (${usage.llmInputTokens} in, ${usage.llmOutputTokens} out), ${usage.llmModel}${by(usage.llmProvider)}`
       : 'No model ran',
   ],
 ];
+/** The provider that ran a component, which its price is per (usage of calls recorded before providers were, has none). */
+const by = (provider: string | null | undefined) => (provider ? ` (${provider})` : '');
 
 const words = (value: string) => value.replaceAll('_', ' ');
 const otherParty = (call: Call) => (call.direction === 'INCOMING' ? call.fromNumber : call.toNumber);
