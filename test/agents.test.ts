@@ -63,6 +63,7 @@ describe('agents', () => {
       customTools: [LOOKUP_TOOL],
       knowledgeInContext: true,
       transferNumber: '+34 600 000 001',
+      recording: { enabled: true, retentionDays: 90 },
       metadata: { team: 'finance' },
     });
     expect(response.statusCode).toBe(201);
@@ -86,6 +87,7 @@ describe('agents', () => {
       tts: { provider: 'ESPEAK' },
       knowledgeInContext: true,
       transferNumber: '+34600000001',
+      recording: { enabled: true, retentionDays: 90 },
       metadata: { team: 'finance' },
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
@@ -110,6 +112,7 @@ describe('agents', () => {
       llm: null,
       knowledgeInContext: false,
       transferNumber: null,
+      recording: { enabled: false, retentionDays: 30 },
       metadata: {},
     });
   });

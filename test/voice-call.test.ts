@@ -1,98 +1,37 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialerTick } from '../src/modules/campaigns/dialer.ts';
-import { manualClock } from '../src/platform/clock.ts';
 import { utterance } from '../src/providers/deepgram/fake-server.ts';
 import { mulawToPcm16, pcm16Samples } from '../src/platform/audio.ts';
-import { openFakeMediaStream, streamOf } from '../src/providers/twilio/fake-media-stream.ts';
-import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
-import { until, type TestApp } from './harness.ts';
-import { tenantWith, uniqueNumber } from './voice-fixtures.ts';
-import { marksOf, scripted, SPEAKING, speech, startVoiceLine, VOICE, type VoiceLine } from './voice-line.ts';
+import { until } from './harness.ts';
+import { startTwilioVoice, type PlacedCall, type TwilioVoice } from './twilio-voice.ts';
+import { uniqueNumber } from './voice-fixtures.ts';
+import { marksOf, scripted, speech, VOICE, type VoiceLine } from './voice-line.ts';
 
 // Issue 17: a Twilio call is a conversation. Twilio's side of the media stream, Deepgram, ElevenLabs
 // and the model are local fakes speaking their real wire formats; the pipeline between them is ours.
-const accountSid = `AC${randomBytes(16).toString('hex')}`;
-const authToken = randomBytes(16).toString('hex');
+let voice: TwilioVoice;
 let line: VoiceLine;
-let t: TestApp;
-let twilio: FakeTwilio;
+let twilio: TwilioVoice['twilio'];
 let deepgram: VoiceLine['deepgram'];
 let elevenlabs: VoiceLine['elevenlabs'];
 let chat: VoiceLine['chat'];
 let port: number;
 
 beforeAll(async () => {
-  twilio = await startFakeTwilio({ accountSid, authToken });
-  line = await startVoiceLine({
-    clock: manualClock('2026-11-23T10:00:00.000Z'), // a Monday, inside the call window
-    env: {
-      TWILIO_API_URL: twilio.url,
-      VOICE_SILENCE_SECONDS: '2',
-      // Each provider at its own rate; the flat rates (defaults) would price any other.
-      RATE_PROVIDERS: JSON.stringify({
-        DEEPGRAM: { sttPerMinute: '0.6' },
-        ELEVENLABS: { ttsPer1kCharacters: '1' },
-        TWILIO: { telephonyPerMinute: '0.3' },
-      }),
-    },
+  voice = await startTwilioVoice({
+    // Each provider at its own rate; the flat rates (defaults) would price any other.
+    RATE_PROVIDERS: JSON.stringify({
+      DEEPGRAM: { sttPerMinute: '0.6' },
+      ELEVENLABS: { ttsPer1kCharacters: '1' },
+      TWILIO: { telephonyPerMinute: '0.3' },
+    }),
   });
-  ({ t, deepgram, elevenlabs, chat, port } = line);
+  ({ line, twilio, deepgram, elevenlabs, chat, port } = voice);
 });
-afterAll(async () => {
-  await line.close();
-  await twilio.close();
-});
+afterAll(() => voice.close());
 
-/** A tenant with Twilio, Deepgram and ElevenLabs connected, an agent that speaks, and one Twilio call placed and ringing. */
-async function placedCall(agentFields: Record<string, unknown> = {}) {
-  const { owner, api } = await tenantWith(t.app, { twilio: { accountSid, authToken }, ...line.speechIntegrations() });
-  const agent = await api('POST', '/agents', {
-    name: 'Clinic',
-    firstMessage: 'Hello, this is the clinic. How can I help?',
-    ...SPEAKING,
-    tools: ['end_call'],
-    ...agentFields,
-  });
-  expect(agent.statusCode).toBe(201);
-  const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'TWILIO' })).json();
-  const list = (await api('POST', '/contact-lists', { name: `List ${uniqueNumber()}` })).json();
-  const to = uniqueNumber();
-  await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
-    contacts: [{ phoneNumber: to, name: 'Ana' }, { phoneNumber: uniqueNumber() }],
-  });
-  const campaign = (
-    await api('POST', '/campaigns', {
-      name: `Voice ${uniqueNumber()}`,
-      agentId: agent.json().id,
-      voiceNumberId: number.id,
-      contactListId: list.id,
-      timezone: 'UTC',
-      maxAttempts: 1,
-    })
-  ).json();
-  const sent = twilio.requests.length;
-  expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);
-  await dialerTick(t.runtime);
-  const dial = twilio.requests.slice(sent).find((r) => r.path.endsWith('/Calls.json') && r.form.get('To') === to)!;
-  const sid = [...twilio.calls.values()].find((c) => c.to === to)!.sid;
-  const callId = (await api('GET', `/call-logs?campaignId=${campaign.id}&limit=10`))
-    .json()
-    .data.find((c: { toNumber: string }) => c.toNumber === to).id as string;
-  return { api, owner, sid, callId, stream: streamOf(dial.form.get('Twiml')!), tenantId: owner.tenantId as string };
-}
-
-type Placed = Awaited<ReturnType<typeof placedCall>>;
-const connect = (placed: Placed, overrides: Partial<Parameters<typeof openFakeMediaStream>[0]> = {}) =>
-  openFakeMediaStream({
-    connectTo: `ws://127.0.0.1:${port}/api/v1/telephony/twilio/media`,
-    stream: placed.stream,
-    accountSid,
-    authToken,
-    callSid: placed.sid,
-    ...overrides,
-  });
-const getCall = async (placed: Placed) => (await placed.api('GET', `/call-logs/${placed.callId}`)).json();
+const placedCall = (agentFields?: Record<string, unknown>) => voice.placedCall(agentFields);
+const connect = (placed: PlacedCall, overrides?: Parameters<TwilioVoice['connect']>[1]) => voice.connect(placed, overrides);
+const getCall = (placed: PlacedCall) => voice.getCall(placed);
 
 describe('a Twilio call is a conversation', () => {
   it('speaks the opening, hears the caller, answers with the model, and ends the call after its last words', async () => {

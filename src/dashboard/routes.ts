@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { dashboardAssets, type Asset, type DashboardAssets } from './assets.ts';
 
-// The page may only load its own script and style and talk to its own API.
+// The page may only load its own script and style and talk to its own API; it plays a call's
+// recording from a blob URL of the file it fetched (an <audio src> cannot send the session token).
 const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 function send(request: FastifyRequest, reply: FastifyReply, asset: Asset, cache: string) {
   reply

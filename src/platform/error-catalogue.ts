@@ -320,6 +320,12 @@ const declared = {
     message: 'Knowledge base ${id} not found; create it first or remove it from knowledgeBaseIds.',
     when: "An agent's knowledgeBaseIds names a base the tenant does not have.",
   },
+  'NOT_FOUND.recording': {
+    status: 404,
+    message:
+      "Call ${callId} has no recording: its agent did not record it, or the recording was deleted after its retention; turn on the agent's recording to record its next calls.",
+    when: "A call's recording is asked for, and the call has none (another tenant's call is not found at all).",
+  },
   'NOT_FOUND.tenant': { status: 404, message: 'No tenant with id ${tenantId}.', when: 'A CLI command names an unknown tenant.' },
   CONTACTS_NOT_FOUND: {
     status: 404,

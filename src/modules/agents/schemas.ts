@@ -135,6 +135,32 @@ export type CustomTool = Static<typeof CustomTool>;
 const CustomTools = Type.Array(CustomTool, { maxItems: 20, description: "The tenant's own HTTP tools, at most 20, names unique." });
 const TransferNumber = Type.String({ minLength: 1, maxLength: 40, description: 'Where transfer_call sends the caller, E.164.' });
 
+/** The longest a recording may be kept: ten years. */
+export const MAX_RETENTION_DAYS = 3650;
+export const DEFAULT_RETENTION_DAYS = 30;
+const RecordingEnabled = Type.Boolean({
+  description: "Whether the agent's phone calls are recorded: a two-channel WAV, the caller left and the agent right.",
+});
+const retentionDays = (extra = '') =>
+  Type.Integer({
+    minimum: 1,
+    maximum: MAX_RETENTION_DAYS,
+    description: `Days a recording is kept from its call, 1 to ${MAX_RETENTION_DAYS}; then it is deleted.${extra}`,
+  });
+const CONSENT_NOTE = 'Where the person called lives, recording may need their consent or an announcement: that is the tenant’s duty.';
+export const AgentRecording = Type.Object(
+  { enabled: RecordingEnabled, retentionDays: retentionDays() },
+  { additionalProperties: false, description: `Call recording. ${CONSENT_NOTE}` },
+);
+export type AgentRecording = Static<typeof AgentRecording>;
+const AgentRecordingBody = Type.Object(
+  { enabled: RecordingEnabled, retentionDays: Type.Optional(retentionDays(` ${DEFAULT_RETENTION_DAYS} when absent.`)) },
+  {
+    additionalProperties: false,
+    description: `Call recording; default { enabled: false, retentionDays: ${DEFAULT_RETENTION_DAYS} }. ${CONSENT_NOTE}`,
+  },
+);
+
 export const Agent = Type.Object({
   id: Uuid,
   tenantId: Uuid,
@@ -152,6 +178,7 @@ export const Agent = Type.Object({
   tts: AgentTts,
   knowledgeInContext: Type.Boolean({ description: "Passages of the agent's knowledge bases are put in the model's context each turn." }),
   transferNumber: Nullable(Type.String()),
+  recording: AgentRecording,
   metadata: Metadata,
   /**
    * Custom tools' requests are signed with it; given once, in the answer to the request that
@@ -179,6 +206,7 @@ export const CreateAgentBody = Type.Object(
     tts: Type.Optional(AgentTts),
     knowledgeInContext: Type.Optional(Type.Boolean()),
     transferNumber: Type.Optional(Nullable(TransferNumber)),
+    recording: Type.Optional(AgentRecordingBody),
     metadata: Type.Optional(Metadata),
   },
   { additionalProperties: false },

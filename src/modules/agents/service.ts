@@ -16,6 +16,7 @@ import { llmProvider } from '../../providers/registry.ts';
 import * as integrations from '../integrations/service.ts';
 import { assertBasesExist } from '../knowledge/service.ts';
 import * as repo from './repo.ts';
+import { DEFAULT_RETENTION_DAYS } from './schemas.ts';
 import type {
   Agent,
   AgentLlm,
@@ -56,6 +57,7 @@ const toAgent = (row: repo.AgentRow): Agent => ({
   tts: row.tts,
   knowledgeInContext: row.knowledge_in_context,
   transferNumber: row.transfer_number,
+  recording: row.recording,
   metadata: row.metadata,
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
@@ -183,6 +185,10 @@ async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody, speechOf: Agen
     knowledgeBaseIds: input.knowledgeBaseIds && knowledgeBaseIds(input.knowledgeBaseIds),
     llm: await checkLlm(ctx, input.llm),
     transferNumber: transferNumberOf(input.transferNumber),
+    recording: input.recording && {
+      enabled: input.recording.enabled,
+      retentionDays: input.recording.retentionDays ?? DEFAULT_RETENTION_DAYS,
+    },
   };
 }
 
@@ -204,6 +210,7 @@ export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promi
     tts: patch.tts!,
     knowledgeInContext: patch.knowledgeInContext ?? false,
     transferNumber: patch.transferNumber ?? null,
+    recording: patch.recording ?? { enabled: false, retentionDays: DEFAULT_RETENTION_DAYS },
     metadata: patch.metadata ?? {},
   };
   const toolSigningSecret = `whsec_${randomBytes(32).toString('base64')}`;

@@ -1,5 +1,6 @@
-// Call logs, hang-up, simulated inbound calls, and the providers' call status, answering-machine and incoming-call callbacks.
+// Call logs, their recordings, hang-up, simulated inbound calls, and the providers' call status, answering-machine and incoming-call callbacks.
 import { Type } from '@sinclair/typebox';
+import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ProviderWebhook } from '../../providers/types.ts';
@@ -79,6 +80,32 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
         reply.raw.write(`event: error\ndata: ${JSON.stringify({ message: (error as Error).message })}\n\n`);
       }
       reply.raw.end();
+    },
+  );
+
+  app.get(
+    '/call-logs/:id/recording',
+    {
+      schema: {
+        tags,
+        summary: "The call's recording: a 16-bit PCM WAV file, two channels, the caller left and the agent right",
+        params: IdParams,
+        response: {
+          200: {
+            description: 'audio/wav',
+            content: { 'audio/wav': { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) } },
+          },
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { bytes, wav } = await calls.recordingWav(ctxOf(request), request.params.id);
+      return reply
+        .type('audio/wav')
+        .header('content-length', bytes)
+        .header('content-disposition', `inline; filename="call-${request.params.id}.wav"`)
+        .send(Readable.from(wav));
     },
   );
 

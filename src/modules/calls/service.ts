@@ -46,6 +46,9 @@ export {
   TranscriptTurn as TranscriptTurnSchema,
 } from './schemas.ts';
 
+/** Call recordings: written by the media pipeline in chunks, served as WAV, deleted after their retention. */
+export { appendRecording, recordingWav, type RecordingChunk } from './recordings.ts';
+
 /** What usage costs on the service's rate card, per component (a test chat is priced as a call is). */
 export const priceUsage = (ctx: Pick<TenantCtx, 'config'>, usage: CallUsage) => costOf(usage, rateCardOf(ctx.config.rates));
 export { NO_USAGE };

@@ -3,7 +3,8 @@
  * call it carries before anything about the call changes: the provider's signature on the upgrade
  * (checked with the tenant's credentials once the stream's `start` names the call), our token in
  * its parameters (signed for that tenant and call), and a call still live whose conversation no
- * other stream has claimed. Then the agent converses on it (voice-call.ts), every turn recorded.
+ * other stream has claimed. Then the agent converses on it (voice-call.ts), every turn recorded, and
+ * the line's audio too when the agent records its calls (recording.ts).
  */
 import { timingSafeEqual } from 'node:crypto';
 import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
@@ -14,6 +15,8 @@ import * as calls from '../calls/service.ts';
 import * as integrations from '../integrations/service.ts';
 import { conversationOfCall, endCallConversation, usageOf } from '../conversation/service.ts';
 import { framedAudio } from './frames.ts';
+import type { AudioFormat } from '../../platform/audio.ts';
+import { startCallRecording, type CallRecording } from './recording.ts';
 import { startVoiceCall, type VoiceCall } from './voice-call.ts';
 
 /** The WebSocket as this module uses it. */
@@ -33,6 +36,8 @@ const DONE = 1000;
 const EARLY_AUDIO_BYTES = 40_000;
 /** More malformed messages than this and the stream is not the provider's: it is closed. */
 const MALFORMED_LIMIT = 100;
+/** Line time per stored chunk of a recording: 320 KB of both channels at 8 kHz μ-law, what a call holds at most. */
+const RECORDING_CHUNK_SECONDS = 20;
 
 export interface MediaStreamHandler {
   message(data: string): void;
@@ -45,7 +50,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
   const wire = provider.telephony.mediaStream!;
   let voiceCall: VoiceCall | undefined;
   /** The call the stream was bound to. */
-  let bound: { ctx: TenantCtx; callId: string } | undefined;
+  let bound: { ctx: TenantCtx; callId: string; recording?: CallRecording } | undefined;
   let binding: Promise<void> | undefined;
   let streamId = '';
   let malformed = 0;
@@ -102,6 +107,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
     if (!conversation) return refuse('The call has no agent to converse.');
     const { session, model } = conversation;
     const frames = framedAudio(wire.frameBytes, start.format, (audio) => socket.send(wire.audio(streamId, audio)));
+    const recording = agent.recording.enabled ? recordCall(deps, ctx, call.id, start.format, agent.recording.retentionDays) : undefined;
     voiceCall = startVoiceCall({
       session,
       stt: speech.stt,
@@ -137,8 +143,9 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       silenceTimeoutMs: deps.config.voice.silenceSeconds * 1000,
       maxDurationMs: deps.config.dialer.maxCallSeconds * 1000,
       onError: (error) => deps.log.warn({ callId: call.id, err: error }, 'voice call'),
+      ...(recording ? { recording } : {}),
     });
-    bound = { ctx, callId: call.id };
+    bound = { ctx, callId: call.id, ...(recording ? { recording } : {}) };
     for (const audio of early.splice(0)) voiceCall.audio(audio);
     for (const event of pending.splice(0)) handle(event);
   }
@@ -152,6 +159,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
     const logged = (error: unknown) => deps.log.warn({ err: error }, 'media stream end');
     stopping ??= (voiceCall?.stop() ?? Promise.resolve())
       .catch(logged)
+      .then(() => bound?.recording?.finish())
       .then(() => bound && calls.streamEnded(bound.ctx, bound.callId))
       .catch(logged);
     return stopping;
@@ -184,6 +192,16 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       void binding?.then(hangUp);
     },
   };
+}
+
+/** The call's recording, its chunks stored through the calls module as the line passes them. */
+function recordCall(deps: Deps, ctx: TenantCtx, callId: string, format: AudioFormat, retentionDays: number): CallRecording {
+  return startCallRecording({
+    format,
+    chunkSeconds: RECORDING_CHUNK_SECONDS,
+    write: (chunk) => calls.appendRecording(ctx, callId, { format, retentionDays }, chunk),
+    onError: (error) => deps.log.warn({ callId, err: error }, 'call recording stopped: a chunk could not be stored'),
+  });
 }
 
 const ALREADY_STREAMED = 'The call is over or already has its stream.';

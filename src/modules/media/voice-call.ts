@@ -13,6 +13,7 @@ import { ProviderError } from '../../providers/errors.ts';
 import type { LiveRecognition, SpeechToText, TextToSpeech } from '../../providers/types.ts';
 import type { EndReason, TranscriptTurn } from '../calls/service.ts';
 import type { Session } from '../conversation/service.ts';
+import type { LineRecording } from './recording.ts';
 import { sentenceCutter } from './sentences.ts';
 
 /** The far end of the line: plays audio in order and reports marks once what came before them was played. */
@@ -51,6 +52,8 @@ export interface VoiceCallOptions {
   maxDurationMs: number;
   /** Failures the caller does not hear about (a recording write, a hang-up that failed). */
   onError(error: unknown): void;
+  /** Hears the line both ways when the call is recorded (recording.ts). */
+  recording?: LineRecording;
   /** The caller's utterance as the recogniser settled it, before the agent answers: a live caption. */
   heard?(text: string): void;
 }
@@ -81,7 +84,8 @@ interface Spoken {
 }
 
 export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
-  const { session, line, clock } = options;
+  const { session, clock, recording } = options;
+  const line = recording ? recordedLine(options.line, recording) : options.line;
   const started = clock.now().getTime();
   const usage: SpeechUsage = { sttSeconds: 0, ttsCharacters: 0 };
   const toSpeechFormat = (bytes: number) => bytes / (line.format.encoding === 'mulaw' ? 1 : 2) / line.format.sampleRate;
@@ -357,6 +361,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   return {
     audio(frame) {
       if (stopped) return;
+      recording?.callerAudio(frame);
       usage.sttSeconds += toSpeechFormat(frame.length);
       recognition.send(frame);
     },
@@ -373,6 +378,22 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     async stop() {
       await stopAll();
       await replies.catch(() => undefined);
+    },
+  };
+}
+
+/** The line, with what is played and cleared on it also told to the recording. */
+function recordedLine(line: AudioLine, recording: LineRecording): AudioLine {
+  return {
+    format: line.format,
+    play(audio) {
+      recording.agentAudio(audio);
+      line.play(audio);
+    },
+    mark: (name) => line.mark(name),
+    clear() {
+      recording.cleared();
+      line.clear();
     },
   };
 }

@@ -15,6 +15,9 @@ import { ErrorMessage, Field, fieldErrorOf, Form, Select, TextArea, useAction, u
 import { LANGUAGE_PATTERN, SpeechSettings, speechBody, speechDraft } from './agent-speech.tsx';
 
 const MAX_KNOWLEDGE_BASES = 20;
+// The API's bounds on an agent's recording (src/modules/agents/schemas.ts).
+const MAX_RETENTION_DAYS = 3650;
+const DEFAULT_RETENTION_DAYS = 30;
 const MAX_CUSTOM_TOOLS = 20;
 const MAX_EXTRACTION_FIELDS = 50;
 const FIELD_TYPES = ['string', 'number', 'boolean', 'enum', 'date'] as const satisfies readonly BindingField['type'][];
@@ -279,6 +282,8 @@ export function AgentForm({
   const [maxTokens, setMaxTokens] = useState(agent?.llm?.maxTokens?.toString() ?? '');
   const [knowledgeInContext, setKnowledgeInContext] = useState(agent?.knowledgeInContext ?? false);
   const [transferNumber, setTransferNumber] = useState(agent?.transferNumber ?? '');
+  const [recording, setRecording] = useState(agent?.recording.enabled ?? false);
+  const [retentionDays, setRetentionDays] = useState(String(agent?.recording.retentionDays ?? DEFAULT_RETENTION_DAYS));
   const [metadata, setMetadata] = useState(() =>
     agent && Object.keys(agent.metadata).length > 0 ? JSON.stringify(agent.metadata, null, 2) : '',
   );
@@ -312,6 +317,7 @@ export function AgentForm({
       llm,
       knowledgeInContext,
       transferNumber: orNull(transferNumber),
+      recording: { enabled: recording, retentionDays: Number(retentionDays) },
       metadata: metadataOf(metadata),
     } satisfies CreateAgentBody;
     const bindings = bindingsOf(extraction);
@@ -445,6 +451,27 @@ export function AgentForm({
         />
       </fieldset>
       <SpeechSettings draft={speech} onDraft={setSpeech} language={language} error={error} />
+      <fieldset class="agent-rows wide">
+        <legend>Call recording</legend>
+        <p class="hint">
+          Phone calls recorded as a WAV file, the contact on the left channel and the agent on the right, played on each call's page. Where
+          the person called lives, recording may need their consent or an announcement (say so in the first message): that is your duty.
+        </p>
+        <Check label="Record this agent's calls" checked={recording} onChecked={setRecording} />
+        <Field
+          label="Keep recordings (days)"
+          type="number"
+          inputMode="numeric"
+          min={1}
+          max={MAX_RETENTION_DAYS}
+          step={1}
+          required
+          value={retentionDays}
+          onValue={setRetentionDays}
+          hint={`1 to ${MAX_RETENTION_DAYS}; a recording is deleted after that many days.`}
+          problem={problem('/recording/retentionDays')}
+        />
+      </fieldset>
       <Field
         label="Transfer number (optional)"
         type="tel"

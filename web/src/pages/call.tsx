@@ -3,6 +3,7 @@ import type { AnalyticsResult, Call, Message, TranscriptTurn } from '../../../sr
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, follow, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
+import { RecordingPlayer } from '../recording.tsx';
 import { answeredByInWords, endReasonInWords, Transcript } from '../transcript.tsx';
 import { DataTable, Empty, ErrorMessage, formatDate, formatMoney, PageTitle, Status, useLoad } from '../ui.tsx';
 import { formatDuration, HangUpButton, isLive } from './calls.tsx';
@@ -190,13 +191,7 @@ export function CallPage({ params }: { params: Record<string, string> }) {
                 <a href={`#/campaigns/${call.campaignId}`}>Its campaign</a>
               </p>
             )}
-            {call.recordingUrl && (
-              <p>
-                <a href={call.recordingUrl} target="_blank" rel="noreferrer">
-                  Recording
-                </a>
-              </p>
-            )}
+            {call.recordingUrl && <RecordingPlayer url={call.recordingUrl} callId={call.id} />}
           </section>
 
           <section aria-labelledby="call-transcript-title">
