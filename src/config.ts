@@ -283,15 +283,23 @@ function describeExpected(schema: TSchema): string {
 /** Parses the environment once at start; a bad variable is named with what it should be. */
 const DECIMAL = /^[0-9]+(\.[0-9]+)?$/;
 
-/** RATE_LLM_MODELS read: undefined when it is not a JSON object of models to two decimal strings. */
-function parseModelRates(text: string): Record<string, { input: string; output: string }> | undefined {
-  let value: unknown;
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** A variable holding a JSON object, parsed; undefined for anything else. */
+function jsonObjectOf(text: string): Record<string, unknown> | undefined {
   try {
-    value = JSON.parse(text);
+    const value: unknown = JSON.parse(text);
+    return isJsonObject(value) ? value : undefined;
   } catch {
     return undefined;
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+}
+
+/** RATE_LLM_MODELS read: undefined when it is not a JSON object of models to two decimal strings. */
+function parseModelRates(text: string): Record<string, { input: string; output: string }> | undefined {
+  const value = jsonObjectOf(text);
+  if (!value) return undefined;
   const rates: Record<string, { input: string; output: string }> = {};
   for (const [model, rate] of Object.entries(value)) {
     const { input, output } = (rate ?? {}) as { input?: unknown; output?: unknown };
@@ -303,19 +311,14 @@ function parseModelRates(text: string): Record<string, { input: string; output: 
 
 /** RATE_PROVIDERS read: undefined when it names an unknown provider, a rate for a channel the provider does not serve, or a non-decimal. */
 function parseProviderRates(text: string): Record<string, ProviderRates> | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const value = jsonObjectOf(text);
+  if (!value) return undefined;
   const rates: Record<string, ProviderRates> = {};
   for (const [name, given] of Object.entries(value)) {
     const provider = providerNamed(name);
-    if (!provider || given === null || typeof given !== 'object' || Array.isArray(given)) return undefined;
+    if (!provider || !isJsonObject(given)) return undefined;
     const own: ProviderRates = {};
-    for (const [field, rate] of Object.entries(given as Record<string, unknown>)) {
+    for (const [field, rate] of Object.entries(given)) {
       const channel = RATE_CHANNELS[field as keyof ProviderRates] as (typeof RATE_CHANNELS)[keyof ProviderRates] | undefined;
       if (!channel || !provider[channel] || typeof rate !== 'string' || !DECIMAL.test(rate)) return undefined;
       own[field as keyof ProviderRates] = rate;

@@ -49,6 +49,8 @@ export const PREFIXES: Record<string, ModuleName> = {
   'telephony/twilio/media': 'media',
   'telephony/twilio/relay': 'media',
   'telephony/telnyx/media': 'media',
+  // A test chat spoken from the browser: the media module's own transport (a WebSocket).
+  'test-chats/voice': 'media',
 };
 
 export type ModulePlugin = FastifyPluginAsync<{ deps: Deps }>;

@@ -25,9 +25,9 @@ const wantsHtml = (request: FastifyRequest) => /\btext\/html\b/.test(String(requ
  */
 export function registerDashboard(app: FastifyInstance, describeService: () => object) {
   const open = { auth: 'public' as const, rateLimit: false as const };
-  const assetRoute = (path: string, pick: (assets: DashboardAssets) => Asset) =>
+  const assetRoute = (path: string, pick: (assets: DashboardAssets) => Asset, cache = 'public, max-age=31536000, immutable') =>
     app.get(path, { config: open, schema: { hide: true } }, async (request, reply) =>
-      send(request, reply, pick(await dashboardAssets()), 'public, max-age=31536000, immutable'),
+      send(request, reply, pick(await dashboardAssets()), cache),
     );
   app.get('/', { config: open, schema: { hide: true } }, async (request, reply) => {
     if (!wantsHtml(request)) return describeService();
@@ -39,4 +39,6 @@ export function registerDashboard(app: FastifyInstance, describeService: () => o
   });
   assetRoute('/assets/app.js', (assets) => assets.script);
   assetRoute('/assets/app.css', (assets) => assets.style);
+  // Named by the script rather than the page, so its URL carries no version: revalidated by its etag instead.
+  assetRoute('/assets/capture-worklet.js', (assets) => assets.captureWorklet, 'no-cache');
 }

@@ -467,6 +467,12 @@ const declared = {
     message: 'The agent was still answering another message in this chat; send yours again.',
     when: 'Two messages are sent to one test chat at once.',
   },
+  BROWSER_CALL_NEEDS_LIVE_STT: {
+    status: 409,
+    message:
+      '${agent} has no live speech-to-text to listen with; choose Deepgram in its Voice settings (and connect a Deepgram key under Integrations) to call it from the browser.',
+    when: 'A browser call is asked of an agent whose speech-to-text is not a live recogniser (none, or one that takes whole utterances).',
+  },
   WALLET_EMPTY: {
     status: 409,
     message: 'The wallet balance is ${balance} ${currency}; credit the wallet before starting calls.',
@@ -476,6 +482,11 @@ const declared = {
     status: 409,
     message: 'The wallet balance is ${balance} ${currency}; credit the wallet before resuming calls.',
     when: 'Resuming a campaign with no money in the wallet.',
+  },
+  'WALLET_EMPTY.browserCall': {
+    status: 409,
+    message: 'The wallet balance is ${balance} ${currency}; credit the wallet before calling the agent.',
+    when: 'A browser call is asked for with no money in the wallet (its speech and model are billed as test cost).',
   },
   WHATSAPP_CAMPAIGN_EXISTS: {
     status: 409,
@@ -578,6 +589,11 @@ const declared = {
     status: 502,
     message: 'WhatsApp refused to list the sender numbers: ${reason}',
     when: 'The WhatsApp Graph API refused to list the sender numbers.',
+  },
+  'PROVIDER_ERROR.browserCall': {
+    status: 502,
+    message: "The agent's voice is not available: ${reason}",
+    when: "A browser call is asked for and the agent's text-to-speech provider cannot be reached or has no voice for it.",
   },
   'PROVIDER_ERROR.voices': {
     status: 502,

@@ -1,10 +1,16 @@
 // Issue 17: the phone line. A provider opens a WebSocket to us for each answered call: its audio
-// (a media stream) or, when the provider listens and speaks itself, its text (a conversation relay).
+// (a media stream) or, when the provider listens and speaks itself, its text (a conversation relay);
+// the dashboard opens one for a test call from the browser.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ModulePlugin } from '../../gateway.ts';
+import { principalOf } from '../../platform/auth.ts';
+import { tenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
 import { telephonyProvider, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
+import { acceptBrowserCall } from './browser-call.ts';
 import { acceptConversationRelay } from './conversation-relay.ts';
+import { BrowserCallQuery } from './schemas.ts';
 import { acceptMediaStream, type MediaSocket, type MediaStreamHandler, type StreamUpgrade } from './service.ts';
 
 type Accept = (upgrade: StreamUpgrade, socket: MediaSocket) => MediaStreamHandler;
@@ -45,4 +51,19 @@ export const mediaRoutes: ModulePlugin = async (app, { deps }) => {
         acceptConversationRelay(deps, provider.name, upgrade, socket),
       );
   }
+
+  // A dashboard session only (its token offered as the subprotocol `bearer.<token>`): anyone else is
+  // refused with 401/403 before the socket opens, a bad query with 400.
+  app
+    .withTypeProvider<TypeBoxTypeProvider>()
+    .get(
+      '/test-chats/voice',
+      { websocket: true, config: { auth: 'dashboard' }, schema: { querystring: BrowserCallQuery } },
+      (socket, request) => {
+        const ctx = tenantCtx(deps, principalOf(request).tenantId);
+        const call = acceptBrowserCall(deps, ctx, request.query, socket, request.id);
+        socket.on('message', (data: Buffer, isBinary) => call.message(data, isBinary));
+        socket.on('close', () => call.closed());
+      },
+    );
 };

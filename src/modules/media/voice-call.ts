@@ -48,6 +48,8 @@ export interface LineConversationOptions {
   onError(error: unknown): void;
   /** Hears the line both ways when the call is recorded (recording.ts). */
   recording?: LineRecording;
+  /** The caller's utterance as the recogniser settled it, before the agent answers: a live caption. */
+  heard?(text: string): void;
 }
 
 export interface VoiceCallOptions extends LineConversationOptions {
@@ -370,6 +372,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
           }
           if (event.final && event.text.trim()) words.push(event.text.trim());
         } else if (words.length) {
+          options.heard?.(words.join(' '));
           queueReply(words.join(' '));
           words = [];
         }

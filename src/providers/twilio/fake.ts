@@ -121,6 +121,20 @@ function rfc2822(date: Date): string {
   return date.toUTCString().replace(/GMT$/, '+0000');
 }
 
+/** A request Twilio makes to us (a callback, a TwiML fetch): form-encoded, signed with `signingToken` unless null. */
+function postAsTwilio(url: string, form: URLSearchParams, signingToken: string | null, headers: Record<string, string> = {}) {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'user-agent': 'TwilioProxy/1.1',
+      ...(signingToken === null ? {} : { 'x-twilio-signature': signLikeTwilio(signingToken, url, form) }),
+      ...headers,
+    },
+    body: form.toString(),
+  });
+}
+
 /** Independent implementation of Twilio's request-signing scheme. */
 function signLikeTwilio(authToken: string, url: string, form: URLSearchParams): string {
   const pairs = [...form.entries()];
@@ -363,14 +377,8 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         From: message.from,
         ...extra,
       });
-      const response = await fetch(message.statusCallback, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'x-twilio-signature': signLikeTwilio(signingToken, message.statusCallback, form),
-          'i-twilio-idempotency-token': randomBytes(16).toString('hex'),
-        },
-        body: form.toString(),
+      const response = await postAsTwilio(message.statusCallback, form, signingToken, {
+        'i-twilio-idempotency-token': randomBytes(16).toString('hex'),
       });
       await response.text();
       return response.status;
@@ -404,15 +412,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         To: ring.to,
       });
       const signingToken = ring.authToken === undefined ? authToken : ring.authToken;
-      const response = await fetch(ring.voiceUrl, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'user-agent': 'TwilioProxy/1.1',
-          ...(signingToken === null ? {} : { 'x-twilio-signature': signLikeTwilio(signingToken, ring.voiceUrl, form) }),
-        },
-        body: form.toString(),
-      });
+      const response = await postAsTwilio(ring.voiceUrl, form, signingToken);
       return { sid, status: response.status, contentType: response.headers.get('content-type') ?? '', body: await response.text() };
     },
 
@@ -434,15 +434,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         Timestamp: rfc2822(call.dateUpdated),
       });
       for (const [name, value] of Object.entries(extra)) form.set(name, value);
-      const response = await fetch(call.statusCallback, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'user-agent': 'TwilioProxy/1.1',
-          'x-twilio-signature': signLikeTwilio(authToken, call.statusCallback, form),
-        },
-        body: form.toString(),
-      });
+      const response = await postAsTwilio(call.statusCallback, form, authToken);
       await response.arrayBuffer();
       return response.status;
     },
@@ -457,15 +449,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         AnsweredBy: answeredBy,
         MachineDetectionDuration: String(options.detectionMs ?? 4200),
       });
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'user-agent': 'TwilioProxy/1.1',
-          'x-twilio-signature': signLikeTwilio(options.authToken ?? authToken, url, form),
-        },
-        body: form.toString(),
-      });
+      const response = await postAsTwilio(url, form, options.authToken ?? authToken);
       await response.arrayBuffer();
       return response.status;
     },
@@ -485,15 +469,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         From: call.direction === 'inbound' ? call.from : call.to,
         To: unescapeXml(dial[2]!),
       });
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'user-agent': 'TwilioProxy/1.1',
-          'x-twilio-signature': signLikeTwilio(options.authToken ?? authToken, url, form),
-        },
-        body: form.toString(),
-      });
+      const response = await postAsTwilio(url, form, options.authToken ?? authToken);
       return { status: response.status, body: await response.text() };
     },
 

@@ -175,7 +175,7 @@ export function SpeechSettings({
           value={draft.sttProvider}
           onValue={(sttProvider) => set({ sttProvider })}
           options={STT_PROVIDERS}
-          hint="Phone lines need a live recogniser such as Deepgram; with none the agent cannot listen on one, and OpenAI-compatible recognisers (per utterance) are not usable on one yet."
+          hint="Phone lines and calls from the browser need a live recogniser such as Deepgram; with none the agent cannot listen on one, and OpenAI-compatible recognisers (per utterance) are not usable on one yet."
           problem={speechProblem(error, '/stt/provider') ?? speechProblem(error, '/stt')}
         />
         <ModelField
