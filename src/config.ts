@@ -106,6 +106,12 @@ const ServiceEnvSchema = Type.Object({
     120,
     "On a phone line, how long the caller may stay silent after the agent's words before being asked once whether they are still there (and, after as long again, told goodbye).",
   ),
+  VOICE_END_OF_SPEECH_MS: Int(
+    600,
+    200,
+    5000,
+    "On a phone line whose agent's speech-to-text hears whole utterances (OpenAI-compatible), how long the caller's voice must be gone before their turn is over and sent to be transcribed. Longer: fewer callers cut off mid-thought; shorter: quicker answers. A live recogniser (Deepgram) finds the end itself.",
+  ),
   SPEECH_API_URL: Type.Optional(
     Type.String({
       pattern: '^https?://',
@@ -225,7 +231,7 @@ export interface Config {
     cacheBytes: number;
   };
   messaging: { providerTimeoutMs: number };
-  voice: { silenceSeconds: number };
+  voice: { silenceSeconds: number; endOfSpeechMs: number };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   /** Every provider's own settings (registry.ts), by variable name. */
   providerSettings: Readonly<Record<string, string>>;
@@ -336,7 +342,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     messaging: {
       providerTimeoutMs: Number(env_.PROVIDER_TIMEOUT_MS),
     },
-    voice: { silenceSeconds: Number(env_.VOICE_SILENCE_SECONDS) },
+    voice: { silenceSeconds: Number(env_.VOICE_SILENCE_SECONDS), endOfSpeechMs: Number(env_.VOICE_END_OF_SPEECH_MS) },
     // An optional setting left unset (a provider's service-wide key) is absent, not undefined.
     providerSettings: Object.fromEntries(
       Object.keys(PROVIDER_SETTINGS).flatMap((name) => (withDefaults[name] === undefined ? [] : [[name, withDefaults[name]!]])),

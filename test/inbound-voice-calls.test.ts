@@ -252,12 +252,7 @@ describe('an incoming call no agent can take', () => {
   });
 
   it.each([
-    [
-      'the agent cannot listen',
-      { agent: { stt: null, language: 'es-ES' } },
-      'The agent has no live speech-to-text to listen with.',
-      'es-ES',
-    ],
+    ['the agent cannot listen', { agent: { stt: null, language: 'es-ES' } }, 'The agent has no speech-to-text to listen with.', 'es-ES'],
     ['the wallet is empty', { emptyWallet: true }, /^The wallet is empty \(0\.0000 \w+\); credit it to answer calls\.$/, 'en-US'],
   ] as const)('is told so and hung up when %s', async (_, setup, reason, language) => {
     const tenant = await tenantWithNumber('agent' in setup ? { agent: setup.agent } : {});

@@ -7,9 +7,11 @@ import { DEFAULT_FAKE_VOICES, startFakeElevenLabs } from '../src/providers/eleve
 import { mulawToPcm16, pcm16Samples } from '../src/platform/audio.ts';
 import { freeLoopbackPort } from '../src/providers/fake-server.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
+import { startFakeSpeech } from '../src/providers/openai-compatible/fake-speech.ts';
 import { openFakeMediaStream, streamOf, type FakeMediaStream } from '../src/providers/twilio/fake-media-stream.ts';
 import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
 import { startTestApp, type TestApp } from './harness.ts';
+import { callerSaying, detectorStarted, lineSilence, voicedSpan } from './caller-speech.ts';
 import { tenantWith, uniqueNumber } from './voice-fixtures.ts';
 
 // Issue 17: a Twilio call is a conversation. Twilio's side of the media stream, Deepgram, ElevenLabs
@@ -22,14 +24,16 @@ let twilio: FakeTwilio;
 let deepgram: Awaited<ReturnType<typeof startFakeDeepgram>>;
 let elevenlabs: Awaited<ReturnType<typeof startFakeElevenLabs>>;
 let chat: Awaited<ReturnType<typeof startFakeChat>>;
+let speechServer: Awaited<ReturnType<typeof startFakeSpeech>>;
 let port: number;
 
 beforeAll(async () => {
-  [twilio, deepgram, elevenlabs, chat] = await Promise.all([
+  [twilio, deepgram, elevenlabs, chat, speechServer] = await Promise.all([
     startFakeTwilio({ accountSid, authToken }),
     startFakeDeepgram({ apiKey: 'dg-test-key-0123456789' }),
     startFakeElevenLabs(),
     startFakeChat(),
+    startFakeSpeech(),
   ]);
   port = await freeLoopbackPort();
   t = await startTestApp({
@@ -41,6 +45,7 @@ beforeAll(async () => {
       ELEVENLABS_API_URL: elevenlabs.url,
       LLM_API_URL: `${chat.url}/v1`,
       LLM_MODEL: 'phone-model',
+      SPEECH_API_URL: `${speechServer.url}/v1`,
       VOICE_SILENCE_SECONDS: '2',
       RATE_LIMIT_PER_MINUTE: '100000',
     },
@@ -49,7 +54,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.close();
-  await Promise.all([twilio.close(), deepgram.close(), elevenlabs.close(), chat.close()]);
+  await Promise.all([twilio.close(), deepgram.close(), elevenlabs.close(), chat.close(), speechServer.close()]);
 });
 
 async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
@@ -368,6 +373,89 @@ describe('the offline voice on the line', () => {
   }, 30_000);
 });
 
+describe('an agent whose speech-to-text hears whole utterances (OpenAI-compatible)', () => {
+  // The detector's worker starts with the first call that needs it (seconds on a busy machine); this
+  // file's 2 s silence timeout would run out before it heard anything.
+  beforeAll(detectorStarted, 60_000);
+  const hangUpOf = (placed: Placed) =>
+    until('the hang-up', () =>
+      twilio.requests.find((r) => r.path.endsWith(`/Calls/${placed.sid}.json`) && r.form.get('Status') === 'completed'),
+    );
+
+  it("cuts the caller's words out of the line with Silero, has them transcribed, and converses", async () => {
+    const placed = await placedCall({ stt: { provider: 'OPENAI_COMPATIBLE' } });
+    const question = await callerSaying('When do you open tomorrow?');
+    speechServer.script({ kind: 'text', text: 'When do you open tomorrow?' });
+    chat.script({
+      kind: 'stream',
+      text: ['We open at eight.'],
+      toolCalls: [{ id: 'end_1', name: 'end_call', arguments: ['{}'] }],
+      usage: { prompt_tokens: 90, completion_tokens: 6 },
+    });
+    const stream = await connect(placed);
+    await until('the opening', () => marksOf(stream).length >= 1);
+    const before = speechServer.transcriptions.length;
+    await stream.sendAudio(Buffer.concat([lineSilence(600), question, lineSilence(1500)]));
+
+    await hangUpOf(placed);
+    // The recogniser was sent the utterance alone, as a 16 kHz WAV: the voice and a little around it.
+    const sent = speechServer.transcriptions.slice(before);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.fields).toMatchObject({ model: 'whisper-1', language: 'en' });
+    expect(sent[0]!.wav).toMatchObject({ format: 1, channels: 1, sampleRate: 16000, bitsPerSample: 16 });
+    const sentSeconds = sent[0]!.wav!.samples.length / 2 / 16000;
+    const voicedSeconds = (voicedSpan(question).endMs - voicedSpan(question).startMs) / 1000;
+    expect(sentSeconds).toBeGreaterThanOrEqual(voicedSeconds - 0.05);
+    expect(sentSeconds).toBeLessThanOrEqual(voicedSeconds + 0.55);
+    expect(chat.received.at(-1)!.body.messages.at(-1)).toEqual({ role: 'user', content: 'When do you open tomorrow?' });
+    expect(elevenlabs.speech.at(-1)!.body).toMatchObject({ text: 'We open at eight.' });
+
+    await stream.closed;
+    expect(await twilio.sendStatus(placed.sid, 'completed', { CallDuration: '9' })).toBe(204);
+    const call = await until('the ended call', async () => {
+      const got = await getCall(placed);
+      return got.status === 'ENDED' ? got : undefined;
+    });
+    expect(call.transcript.map((turn: { role: string; text: string }) => [turn.role, turn.text]).slice(0, 3)).toEqual([
+      ['agent', 'Hello, this is the clinic. How can I help?'],
+      ['contact', 'When do you open tomorrow?'],
+      ['agent', 'We open at eight.'],
+    ]);
+    // Billed for the audio the recogniser heard, not the 3.4 s of line audio the detector did.
+    expect(call.usage.sttSeconds).toBeCloseTo(sentSeconds, 2);
+  });
+
+  it("stops the agent as soon as the caller's voice is confirmed, before any words are recognised", async () => {
+    const placed = await placedCall({ stt: { provider: 'OPENAI_COMPATIBLE' } });
+    // The second utterance has no words the recogniser can find: only the detected voice can stop the agent.
+    speechServer.script({ kind: 'text', text: 'Tell me everything about parking.' }, { kind: 'text', text: '' });
+    chat.script({
+      kind: 'stream',
+      text: ['Parking is behind the building. ', 'It has three floors. ', 'The top floor is for staff. ', 'Bikes go in the yard.'],
+    });
+    // Spoken before the call: the caller must not fall silent for the silence timeout while eSpeak speaks.
+    const [question, hello] = await Promise.all([callerSaying('Tell me everything about parking.'), callerSaying('Hello?')]);
+    const stream = await connect(placed);
+    await until('the opening', () => marksOf(stream).length >= 1);
+    stream.holdMarks(true);
+    await stream.sendAudio(Buffer.concat([lineSilence(300), question, lineSilence(1000)]));
+    // The agent's first sentence plays; the rest is still queued at Twilio when the caller talks over it.
+    await until('the long reply', () => marksOf(stream).length >= 3);
+    stream.releaseMarks(1);
+    await stream.sendAudio(Buffer.concat([hello, lineSilence(1000)]));
+    await until('the clear', () => stream.received.some((m) => m.event === 'clear'));
+    stream.holdMarks(false);
+    const call = await until('the cut reply recorded', async () => {
+      const got = await getCall(placed);
+      return got.transcript.length >= 3 ? got : undefined;
+    });
+    expect(call.transcript[2]).toMatchObject({ role: 'agent', text: 'Parking is behind the building.', interrupted: true });
+    expect(stream.received.filter((m) => m.event === 'clear')).toHaveLength(1);
+    stream.stop();
+    await stream.closed;
+  });
+});
+
 describe('a media stream proves whose call it carries', () => {
   it('refuses an unsigned upgrade before the socket opens', async () => {
     const placed = await placedCall();
@@ -406,7 +494,7 @@ describe('a media stream proves whose call it carries', () => {
   it('refuses a stream for an agent that cannot listen, and leaves the call as it was', async () => {
     const placed = await placedCall({ stt: null });
     const stream = await connect(placed);
-    expect(await stream.closed).toEqual({ code: 1008, reason: 'The agent has no live speech-to-text to listen with.' });
+    expect(await stream.closed).toEqual({ code: 1008, reason: 'The agent has no speech-to-text to listen with.' });
     const call = await getCall(placed);
     expect(call.status).not.toBe('IN_PROGRESS');
     expect(call.transcript).toEqual([]);

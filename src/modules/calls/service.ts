@@ -818,7 +818,7 @@ async function refusalOf(ctx: TenantCtx, agentId: string | null): Promise<string
     return `The wallet is empty (${balance.amount.toFixed(4)} ${balance.currency}); credit it to answer calls.`;
   try {
     const speech = await agents.speechOf(ctx, ctx, agent);
-    if (speech.stt?.kind !== 'live') return 'The agent has no live speech-to-text to listen with.';
+    if (!speech.stt) return 'The agent has no speech-to-text to listen with.';
   } catch (error) {
     return `The agent cannot speak: ${(error as Error).message}`;
   }

@@ -13,6 +13,7 @@ import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import * as integrations from '../integrations/service.ts';
 import { conversationOfCall, endCallConversation, usageOf } from '../conversation/service.ts';
+import { listenInUtterances } from './utterance-recognition.ts';
 import { startVoiceCall, type VoiceCall } from './voice-call.ts';
 
 /** The WebSocket as this module uses it. */
@@ -91,7 +92,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
     const agent = verified.call.agent_id ? await agents.requireAgent(ctx, verified.call.agent_id).catch(() => undefined) : undefined;
     if (!agent) return refuse('The call has no agent to converse.');
     const speech = await agents.speechOf(deps, ctx, agent);
-    if (!speech.stt || speech.stt.kind !== 'live') return refuse('The agent has no live speech-to-text to listen with.');
+    if (!speech.stt) return refuse('The agent has no speech-to-text to listen with.');
     // Claimed last: a stream refused above leaves the call as it was.
     const call = await calls.claimStreamedConversation(ctx, verified.call.id);
     if (!call) return refuse(ALREADY_STREAMED);
@@ -100,7 +101,8 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
     const { session, model } = conversation;
     voiceCall = startVoiceCall({
       session,
-      stt: speech.stt,
+      // A recogniser of whole utterances hears them as the voice-activity detection cuts them.
+      stt: speech.stt.kind === 'live' ? speech.stt : listenInUtterances(speech.stt, { endOfSpeechMs: deps.config.voice.endOfSpeechMs }),
       tts: speech.tts,
       voice: speech.voice,
       language: conversation.agent.language,
