@@ -398,15 +398,15 @@ describe('an agent whose speech-to-text hears whole utterances (OpenAI-compatibl
     await stream.sendAudio(Buffer.concat([lineSilence(600), question, lineSilence(1500)]));
 
     await hangUpOf(placed);
-    // The recogniser was sent the utterance alone, as a 16 kHz WAV: the voice and a little around it.
+    // The recogniser was sent the utterance alone, as a WAV at the line's 8 kHz: the voice and a little around it.
     const sent = speechServer.transcriptions.slice(before);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.fields).toMatchObject({ model: 'whisper-1', language: 'en' });
-    expect(sent[0]!.wav).toMatchObject({ format: 1, channels: 1, sampleRate: 16000, bitsPerSample: 16 });
-    const sentSeconds = sent[0]!.wav!.samples.length / 2 / 16000;
+    expect(sent[0]!.wav).toMatchObject({ format: 1, channels: 1, sampleRate: 8000, bitsPerSample: 16 });
+    const sentSeconds = sent[0]!.wav!.samples.length / 2 / 8000;
     const voicedSeconds = (voicedSpan(question).endMs - voicedSpan(question).startMs) / 1000;
     expect(sentSeconds).toBeGreaterThanOrEqual(voicedSeconds - 0.05);
-    expect(sentSeconds).toBeLessThanOrEqual(voicedSeconds + 0.55);
+    expect(sentSeconds).toBeLessThanOrEqual(voicedSeconds + 0.65); // 200 ms before, 200 after, Silero's fading tail
     expect(chat.received.at(-1)!.body.messages.at(-1)).toEqual({ role: 'user', content: 'When do you open tomorrow?' });
     expect(elevenlabs.speech.at(-1)!.body).toMatchObject({ text: 'We open at eight.' });
 
