@@ -29,11 +29,8 @@ const streams = new Map<number, StreamState>();
 port.on(
   'message',
   (batch: VadBatch) =>
-    void detect(batch).then((results) =>
-      port.postMessage(
-        results,
-        results.probabilities.map((result) => result.values.buffer as ArrayBuffer),
-      ),
+    void detect(batch).then((probabilities) =>
+      port.postMessage({ probabilities } satisfies VadResults, [probabilities.buffer as ArrayBuffer]),
     ),
 );
 
@@ -42,42 +39,50 @@ port.on(
  * one batch per rate (the model's `sr` is one value per run). A batch costs far less per window
  * than one run per window: the runtime's overhead per run is most of a small model's cost.
  */
-async function detect(batch: VadBatch): Promise<VadResults> {
-  const probabilities = batch.windows.map(({ stream, rate, samples }) => ({
-    stream,
-    values: new Float32Array(samples.length / WINDOW[rate]),
-  }));
+async function detect(batch: VadBatch): Promise<Float32Array> {
+  // Where each stream's windows start, in samples and in the answer.
+  let sample = 0;
+  let answer = 0;
+  const streamsOf = batch.streams.map(({ stream, rate, windows }) => {
+    const placed = { stream, rate, windows, sample, answer };
+    sample += windows * WINDOW[rate];
+    answer += windows;
+    return placed;
+  });
+  const probabilities = new Float32Array(answer);
   for (let step = 0; ; step++) {
-    const due = batch.windows.flatMap((windows, index) => ((step + 1) * WINDOW[windows.rate] <= windows.samples.length ? [index] : []));
+    const due = streamsOf.filter(({ windows }) => step < windows);
     if (due.length === 0) break;
     for (const rate of [8000, 16000] as const) {
-      const rows = due.filter((index) => batch.windows[index]!.rate === rate);
+      const rows = due.filter((placed) => placed.rate === rate);
       if (rows.length === 0) continue;
       const values = await run(
         rate,
-        rows.map((index) => ({ stream: batch.windows[index]!.stream, samples: batch.windows[index]!.samples, step })),
+        rows.map(({ stream, sample }) => ({
+          stream,
+          samples: batch.samples.subarray(sample + step * WINDOW[rate], sample + (step + 1) * WINDOW[rate]),
+        })),
       );
-      rows.forEach((index, row) => (probabilities[index]!.values[step] = values[row]!));
+      rows.forEach((placed, row) => (probabilities[placed.answer + step] = values[row]!));
     }
   }
   for (const stream of batch.closed) streams.delete(stream);
-  return { probabilities };
+  return probabilities;
 }
 
 /** One run of the model over one window of each row's stream; its recurrent state and context carried per stream. */
-async function run(rate: VadRate, rows: { stream: number; samples: Int16Array; step: number }[]): Promise<Float32Array> {
+async function run(rate: VadRate, rows: { stream: number; samples: Int16Array }[]): Promise<Float32Array> {
   const window = WINDOW[rate];
   const width = CONTEXT[rate] + window;
   const count = rows.length;
   const input = new Float32Array(count * width);
   const state = new Float32Array(2 * count * STATE);
-  const kept = rows.map(({ stream, samples, step }, row) => {
+  const kept = rows.map(({ stream, samples }, row) => {
     let kept = streams.get(stream);
     if (!kept) streams.set(stream, (kept = { state: new Float32Array(2 * STATE), context: new Float32Array(CONTEXT[rate]) }));
     const start = row * width;
     input.set(kept.context, start);
-    const offset = step * window;
-    for (let i = 0; i < window; i++) input[start + CONTEXT[rate] + i] = samples[offset + i]! / 32768;
+    for (let i = 0; i < window; i++) input[start + CONTEXT[rate] + i] = samples[i]! / 32768;
     kept.context = input.slice(start + width - CONTEXT[rate], start + width);
     // State is [layer][row][unit].
     state.set(kept.state.subarray(0, STATE), row * STATE);

@@ -2,8 +2,8 @@
  * Voice-activity detection: how likely each 32 ms of a call's audio is speech, from Silero VAD
  * (v6, MIT), a small trained model run by onnxruntime-web's WebAssembly build; the model file ships
  * in an npm package (`@ricky0123/vad-web`), so nothing is downloaded at run time. One worker thread
- * per process runs it for every call, started on first use: each call's windows of a turn of the
- * event loop go to the worker as one batch (one run per step for all calls), and while a batch is
+ * per process runs it for every call, started on first use: the windows of every call go to the
+ * worker as one batch every BATCH_MS (one run per step for all calls), and while a batch is
  * computed the next one gathers, so a busy worker gets fewer, larger batches instead of a queue.
  */
 import { startTypeScriptWorker } from '../../platform/worker.ts';
@@ -16,16 +16,26 @@ export type VadRate = 8000 | 16000;
 export const SILERO_MODEL = '@ricky0123/vad-web/dist/silero_vad_v6.onnx';
 /** Silero's window: 256 samples at 8 kHz, 512 at 16 kHz. */
 export const VAD_WINDOW_MS = 32;
+/**
+ * How long windows gather before they go to the worker: a message costs the event loop as much
+ * whether it carries one window or two hundred, so sending each turn's few windows at once
+ * (measured) cost more than the detection's lag of up to one phone frame does.
+ */
+const BATCH_MS = 20;
 
-/** What the main thread sends the worker: each stream's whole windows since the last batch, and the streams that ended. */
+/**
+ * What the main thread sends the worker: each stream's whole windows since the last batch, one
+ * stream after another in `samples` (one buffer, transferred), and the streams that ended.
+ */
 export interface VadBatch {
-  windows: { stream: number; rate: VadRate; samples: Int16Array }[];
+  streams: { stream: number; rate: VadRate; windows: number }[];
+  samples: Int16Array;
   closed: number[];
 }
 
-/** The speech probability of each window sent, per stream, in order. */
+/** The speech probability of each window sent, in the batch's order. */
 export interface VadResults {
-  probabilities: { stream: number; values: Float32Array }[];
+  probabilities: Float32Array;
 }
 
 export interface VoiceActivityListener {
@@ -80,38 +90,48 @@ function startEngine(): Engine {
   // The worker keeps the process alive only while it computes.
   worker.unref();
 
+  let lastSent = 0;
+  /** A batch goes BATCH_MS after the previous one at the soonest, or as soon as the worker answers a slower one. */
   const schedule = () => {
     if (scheduled || inFlight) return;
     scheduled = true;
-    setImmediate(send);
+    setTimeout(send, Math.max(0, lastSent + BATCH_MS - performance.now()));
   };
+
+  /** The streams of the batch in flight, in its order, with how many windows each sent. */
+  let inBatch: VadBatch['streams'] = [];
 
   function send(): void {
     scheduled = false;
-    const windows: VadBatch['windows'] = [];
+    const windows: Int16Array[] = [];
+    inBatch = [];
     for (const [stream, entry] of streams) {
       if (entry.waiting.length === 0) continue;
-      windows.push({ stream, rate: entry.rate, samples: joinedSamples(entry.waiting) });
+      inBatch.push({ stream, rate: entry.rate, windows: entry.waiting.length });
+      windows.push(...entry.waiting);
       entry.sent.push(...entry.waiting.splice(0));
     }
-    if (windows.length === 0 && closed.length === 0) return;
-    const batch: VadBatch = { windows, closed };
+    if (inBatch.length === 0 && closed.length === 0) return;
+    const batch: VadBatch = { streams: inBatch, samples: joinedSamples(windows), closed };
     closed = [];
     inFlight = true;
+    lastSent = performance.now();
     worker.ref();
-    worker.postMessage(
-      batch,
-      windows.map((window) => window.samples.buffer as ArrayBuffer),
-    );
+    // One buffer moved, not copied: a message's cost grows with the buffers it carries.
+    worker.postMessage(batch, [batch.samples.buffer as ArrayBuffer]);
   }
 
-  worker.on('message', (results: VadResults) => {
+  worker.on('message', ({ probabilities }: VadResults) => {
     inFlight = false;
     worker.unref();
-    for (const { stream, values } of results.probabilities) {
+    let next = 0;
+    for (const { stream, windows } of inBatch) {
       const entry = streams.get(stream);
-      if (!entry) continue;
-      for (const probability of values) entry.listener.window(probability, entry.sent.shift()!);
+      for (let window = 0; window < windows; window++) {
+        const probability = probabilities[next++]!;
+        // A stream closed while its windows were computed hears nothing more.
+        if (entry) entry.listener.window(probability, entry.sent.shift()!);
+      }
     }
     schedule();
   });
