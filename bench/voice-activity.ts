@@ -63,7 +63,8 @@ async function level(calls: number, audio: Int16Array, seconds: number) {
   }
   // The last windows' answers.
   const expected = calls * Math.floor((frames * FRAME) / WINDOW);
-  const deadline = performance.now() + 10_000;
+  // Every answer is awaited, however late, so the next level does not inherit this one's backlog.
+  const deadline = performance.now() + 60_000;
   while (lags.length < expected && failures.length === 0 && performance.now() < deadline)
     await new Promise((resolve) => setTimeout(resolve, 5));
   const used = process.cpuUsage(cpu);
@@ -89,7 +90,7 @@ async function main(): Promise<number> {
   const coldStart = performance.now();
   await detectorStarted();
   const startMs = performance.now() - coldStart;
-  await level(Math.max(...levels), audio, 5);
+  await level(20, audio, 5);
   const rows = [];
   for (const calls of levels) rows.push(await level(calls, audio, seconds));
   process.stdout.write(

@@ -229,6 +229,14 @@ describe('an incoming call to a Twilio number with an agent', () => {
     expect(retried.body).toBe(first.body);
     expect(await tenant.incomingCalls()).toHaveLength(1);
   });
+
+  it('is answered for an agent whose speech-to-text hears whole utterances (the voice-activity detection cuts them)', async () => {
+    const tenant = await tenantWithNumber({ agent: { stt: { provider: 'OPENAI_COMPATIBLE' } } });
+    const answer = await ring(tenant, uniqueNumber());
+    expect(streamOf(answer.body).url).toBe(`ws://127.0.0.1:${port}/api/v1/telephony/twilio/media`);
+    const [call] = await tenant.incomingCalls();
+    expect(call).toMatchObject({ status: 'IN_PROGRESS', agentId: tenant.agentId });
+  });
 });
 
 describe('an incoming call no agent can take', () => {
