@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import sjson from 'secure-json-parse';
 import { API_BASE, gatewayNotFound, mountModules, type ModuleName, type ModulePlugin } from './gateway.ts';
-import { authHook, type Authenticator } from './platform/auth.ts';
+import { authHook, chosenWebSocketProtocol, type Authenticator } from './platform/auth.ts';
 import type { Deps } from './platform/context.ts';
 import { appError, sendError } from './platform/errors.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
@@ -94,6 +94,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
   });
 
+  // Media streams (a provider's WebSocket per answered call, a browser's test call): messages are
+  // small frames. Registered before authentication, so an upgrade refused there still has its
+  // socket released once the refusal is sent.
+  await app.register(websocket, { options: { maxPayload: 64 * 1024, handleProtocols: chosenWebSocketProtocol } });
+
   const authenticator: Authenticator = {
     apiKey: (token) => identity.authenticateApiKey(deps, token),
     session: (token) => identity.verifySession(deps, token),
@@ -164,8 +169,6 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   }));
   app.get(`${API_BASE}/openapi.json`, { config: open, schema: { hide: true } }, async () => app.swagger());
 
-  // Media streams (a provider's WebSocket per answered call): messages are small JSON frames.
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   await mountModules(app, deps, modules);
   return app;
 }

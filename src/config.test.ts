@@ -27,6 +27,24 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ JOBS_POLL_SECONDS: '0.1' })).toThrow('JOBS_POLL_SECONDS');
   });
 
+  it('reads rates per provider, refusing a provider it does not know or a channel the provider does not serve', () => {
+    const config = loadConfig({ RATE_PROVIDERS: '{"ESPEAK": {"ttsPer1kCharacters": "0"}, "TWILIO": {"telephonyPerMinute": "0.0085"}}' });
+    expect(config.rates.providers).toEqual({ ESPEAK: { ttsPer1kCharacters: '0' }, TWILIO: { telephonyPerMinute: '0.0085' } });
+    expect(loadConfig({}).rates.providers).toEqual({});
+    for (const refused of [
+      '{"ESPEEK": {"ttsPer1kCharacters": "0"}}', // no such provider
+      '{"ESPEAK": {"sttPerMinute": "0"}}', // eSpeak does not listen
+      '{"DEEPGRAM": {"sttPerMinute": "-1"}}',
+      '{"DEEPGRAM": {"sttPerMinute": 0.5}}', // a number, not a decimal string
+      '{"DEEPGRAM": {"perMinute": "0.5"}}',
+      '["DEEPGRAM"]',
+      'not json',
+    ])
+      expect(() => loadConfig({ RATE_PROVIDERS: refused }), refused).toThrow(
+        `RATE_PROVIDERS=${JSON.stringify(refused)} is invalid: expected a JSON object of provider names`,
+      );
+  });
+
   it('reads booleans and numbers', () => {
     const config = loadConfig({ SIGNUP_ENABLED: 'false', PORT: '0', ALLOW_PRIVATE_URLS: '1', STARTING_CREDIT: '12.5' });
     expect(config).toMatchObject({ signupEnabled: false, port: 0, allowPrivateUrls: true, startingCredit: '12.5' });

@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { Bool, Decimal, Int } from './platform/settings.ts';
-import { PROVIDER_SETTINGS } from './providers/registry.ts';
+import { PROVIDER_SETTINGS, providerNamed } from './providers/registry.ts';
 
 /**
  * Every environment variable the service reads, with its default and meaning.
@@ -106,6 +106,12 @@ const ServiceEnvSchema = Type.Object({
     120,
     "On a phone line, how long the caller may stay silent after the agent's words before being asked once whether they are still there (and, after as long again, told goodbye).",
   ),
+  VOICE_RELAY_CHARACTERS_PER_SECOND: Int(
+    14,
+    5,
+    1000,
+    "With Twilio's ConversationRelay, which reports no end of playback: the speaking rate (characters a second) by which callforge estimates when the agent's words were played, before it hangs up or starts counting the caller's silence. 14 is about 160 words a minute.",
+  ),
   VOICE_END_OF_SPEECH_MS: Int(
     600,
     200,
@@ -160,8 +166,14 @@ const ServiceEnvSchema = Type.Object({
     'A call its provider never confirmed (a crash between counting the attempt and dialling) is given up as FAILED after this long.',
   ),
   MAX_CALL_SECONDS: Int(7200, 60, 86400, 'A provider call with no final status this long after it was placed is given up as FAILED.'),
-  RATE_STT_PER_MINUTE: Decimal('0.0100', 'Rate card: speech-to-text, per minute of call audio.'),
-  RATE_TTS_PER_1K_CHARACTERS: Decimal('0.0150', 'Rate card: text-to-speech, per 1,000 characters spoken.'),
+  RATE_STT_PER_MINUTE: Decimal(
+    '0.0100',
+    'Rate card: speech-to-text, per minute of audio recognised, for a provider RATE_PROVIDERS does not price.',
+  ),
+  RATE_TTS_PER_1K_CHARACTERS: Decimal(
+    '0.0150',
+    'Rate card: text-to-speech, per 1,000 characters spoken, for a provider RATE_PROVIDERS does not price.',
+  ),
   RATE_LLM_PER_1K_TOKENS: Decimal('0.0020', 'Rate card: language model, per 1,000 tokens, for a model RATE_LLM_MODELS does not price.'),
   RATE_LLM_MODELS: Type.String({
     default: '{}',
@@ -169,7 +181,17 @@ const ServiceEnvSchema = Type.Object({
       'Rate card per model, per 1,000 tokens, as JSON: {"gpt-4o-mini": {"input": "0.00015", "output": "0.0006"}}; other models use RATE_LLM_PER_1K_TOKENS.',
     expected: 'a JSON object of model names to {"input": "<decimal>", "output": "<decimal>"}',
   }),
-  RATE_TELEPHONY_PER_MINUTE: Decimal('0.0140', 'Rate card: telephony, per minute connected (billed by the second).'),
+  RATE_PROVIDERS: Type.String({
+    default: '{}',
+    description:
+      'Rate card per provider, as JSON, for the providers that should not bill at the flat rates: {"ESPEAK": {"ttsPer1kCharacters": "0"}, "DEEPGRAM": {"sttPerMinute": "0.0077"}, "TWILIO": {"telephonyPerMinute": "0.0140"}}; the units are those of RATE_STT_PER_MINUTE, RATE_TTS_PER_1K_CHARACTERS and RATE_TELEPHONY_PER_MINUTE, which price every provider not named.',
+    expected:
+      'a JSON object of provider names to {"sttPerMinute"?, "ttsPer1kCharacters"?, "telephonyPerMinute"?: "<decimal>"}, each for a channel the provider serves',
+  }),
+  RATE_TELEPHONY_PER_MINUTE: Decimal(
+    '0.0140',
+    'Rate card: telephony, per minute connected (billed by the second), for a provider RATE_PROVIDERS does not price.',
+  ),
   RATE_PLATFORM_FEE_PER_MINUTE: Decimal('0.0500', 'Rate card: platform fee, per minute connected (billed by the second).'),
   ANALYZE_SECONDS: Int(
     10,
@@ -231,7 +253,7 @@ export interface Config {
     cacheBytes: number;
   };
   messaging: { providerTimeoutMs: number };
-  voice: { silenceSeconds: number; endOfSpeechMs: number };
+  voice: { silenceSeconds: number; relayCharactersPerSecond: number; endOfSpeechMs: number };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   /** Every provider's own settings (registry.ts), by variable name. */
   providerSettings: Readonly<Record<string, string>>;
@@ -243,8 +265,20 @@ export interface Config {
     llmModels: Record<string, { input: string; output: string }>;
     telephonyPerMinute: string;
     platformFeePerMinute: string;
+    /** Per provider, for the channels it serves: what replaces the flat rate above. */
+    providers: Record<string, ProviderRates>;
   };
 }
+
+/** A provider's own rates, in the units of the flat rates they replace. */
+export interface ProviderRates {
+  sttPerMinute?: string;
+  ttsPer1kCharacters?: string;
+  telephonyPerMinute?: string;
+}
+
+/** Which channel a provider must serve for each of its rates to apply. */
+const RATE_CHANNELS = { sttPerMinute: 'stt', ttsPer1kCharacters: 'tts', telephonyPerMinute: 'telephony' } as const;
 
 export class ConfigError extends Error {}
 
@@ -255,20 +289,47 @@ function describeExpected(schema: TSchema): string {
 /** Parses the environment once at start; a bad variable is named with what it should be. */
 const DECIMAL = /^[0-9]+(\.[0-9]+)?$/;
 
-/** RATE_LLM_MODELS read: undefined when it is not a JSON object of models to two decimal strings. */
-function parseModelRates(text: string): Record<string, { input: string; output: string }> | undefined {
-  let value: unknown;
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** A variable holding a JSON object, parsed; undefined for anything else. */
+function jsonObjectOf(text: string): Record<string, unknown> | undefined {
   try {
-    value = JSON.parse(text);
+    const value: unknown = JSON.parse(text);
+    return isJsonObject(value) ? value : undefined;
   } catch {
     return undefined;
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+}
+
+/** RATE_LLM_MODELS read: undefined when it is not a JSON object of models to two decimal strings. */
+function parseModelRates(text: string): Record<string, { input: string; output: string }> | undefined {
+  const value = jsonObjectOf(text);
+  if (!value) return undefined;
   const rates: Record<string, { input: string; output: string }> = {};
   for (const [model, rate] of Object.entries(value)) {
     const { input, output } = (rate ?? {}) as { input?: unknown; output?: unknown };
     if (typeof input !== 'string' || typeof output !== 'string' || !DECIMAL.test(input) || !DECIMAL.test(output)) return undefined;
     rates[model] = { input, output };
+  }
+  return rates;
+}
+
+/** RATE_PROVIDERS read: undefined when it names an unknown provider, a rate for a channel the provider does not serve, or a non-decimal. */
+function parseProviderRates(text: string): Record<string, ProviderRates> | undefined {
+  const value = jsonObjectOf(text);
+  if (!value) return undefined;
+  const rates: Record<string, ProviderRates> = {};
+  for (const [name, given] of Object.entries(value)) {
+    const provider = providerNamed(name);
+    if (!provider || !isJsonObject(given)) return undefined;
+    const own: ProviderRates = {};
+    for (const [field, rate] of Object.entries(given)) {
+      const channel = RATE_CHANNELS[field as keyof ProviderRates] as (typeof RATE_CHANNELS)[keyof ProviderRates] | undefined;
+      if (!channel || !provider[channel] || typeof rate !== 'string' || !DECIMAL.test(rate)) return undefined;
+      own[field as keyof ProviderRates] = rate;
+    }
+    rates[name] = own;
   }
   return rates;
 }
@@ -298,6 +359,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (llmModelRates === undefined)
     problems.push(
       `RATE_LLM_MODELS=${JSON.stringify(withDefaults.RATE_LLM_MODELS)} is invalid: expected ${describeExpected(EnvSchema.properties.RATE_LLM_MODELS)}.`,
+    );
+  const providerRates = parseProviderRates(withDefaults.RATE_PROVIDERS ?? '{}');
+  if (providerRates === undefined)
+    problems.push(
+      `RATE_PROVIDERS=${JSON.stringify(withDefaults.RATE_PROVIDERS)} is invalid: expected ${describeExpected(EnvSchema.properties.RATE_PROVIDERS)}.`,
     );
   if (problems.length > 0) throw new ConfigError(`Invalid configuration: ${problems.join(' ')}`);
 
@@ -342,7 +408,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     messaging: {
       providerTimeoutMs: Number(env_.PROVIDER_TIMEOUT_MS),
     },
-    voice: { silenceSeconds: Number(env_.VOICE_SILENCE_SECONDS), endOfSpeechMs: Number(env_.VOICE_END_OF_SPEECH_MS) },
+    voice: {
+      silenceSeconds: Number(env_.VOICE_SILENCE_SECONDS),
+      relayCharactersPerSecond: Number(env_.VOICE_RELAY_CHARACTERS_PER_SECOND),
+      endOfSpeechMs: Number(env_.VOICE_END_OF_SPEECH_MS),
+    },
     // An optional setting left unset (a provider's service-wide key) is absent, not undefined.
     providerSettings: Object.fromEntries(
       Object.keys(PROVIDER_SETTINGS).flatMap((name) => (withDefaults[name] === undefined ? [] : [[name, withDefaults[name]!]])),
@@ -360,6 +430,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       llmModels: llmModelRates!,
       telephonyPerMinute: env_.RATE_TELEPHONY_PER_MINUTE,
       platformFeePerMinute: env_.RATE_PLATFORM_FEE_PER_MINUTE,
+      providers: providerRates!,
     },
   };
 }

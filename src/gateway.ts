@@ -45,8 +45,12 @@ export const PREFIXES: Record<string, ModuleName> = {
   analytics: 'analytics',
   'webhook-deliveries': 'events',
   'test-chats': 'conversation',
-  // Longer prefixes win: a provider's media stream belongs to the media module, its callbacks to calls.
+  // Longer prefixes win: a provider's media stream and conversation relay belong to the media module, its callbacks to calls.
   'telephony/twilio/media': 'media',
+  'telephony/twilio/relay': 'media',
+  'telephony/telnyx/media': 'media',
+  // A test chat spoken from the browser: the media module's own transport (a WebSocket).
+  'test-chats/voice': 'media',
 };
 
 export type ModulePlugin = FastifyPluginAsync<{ deps: Deps }>;

@@ -6,6 +6,7 @@ import { deliverWebhookJob } from './modules/events/service.ts';
 import { afterCallEnded, sendMessageJob } from './modules/messaging/dispatch.ts';
 import { processSourceJobDefinition } from './modules/knowledge/service.ts';
 import { converseOnSimulatedCallJob } from './modules/conversation/service.ts';
+import { purgeRecordingsJob } from './modules/calls/recordings.ts';
 
 /** Every module's background jobs, run by the worker role; `call.ended` is where they follow a call. */
 export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
@@ -26,5 +27,6 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
     extractAnalyticsJob(deps),
     processSourceJobDefinition(deps),
     converseOnSimulatedCallJob(deps),
+    purgeRecordingsJob(deps),
   ] as JobDefinition<never>[];
 }

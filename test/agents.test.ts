@@ -63,6 +63,7 @@ describe('agents', () => {
       customTools: [LOOKUP_TOOL],
       knowledgeInContext: true,
       transferNumber: '+34 600 000 001',
+      recording: { enabled: true, retentionDays: 90 },
       metadata: { team: 'finance' },
     });
     expect(response.statusCode).toBe(201);
@@ -84,8 +85,10 @@ describe('agents', () => {
       llm: null,
       stt: null,
       tts: { provider: 'ESPEAK' },
+      voicePipeline: 'MEDIA_STREAM',
       knowledgeInContext: true,
       transferNumber: '+34600000001',
+      recording: { enabled: true, retentionDays: 90 },
       metadata: { team: 'finance' },
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
@@ -110,6 +113,7 @@ describe('agents', () => {
       llm: null,
       knowledgeInContext: false,
       transferNumber: null,
+      recording: { enabled: false, retentionDays: 30 },
       metadata: {},
     });
   });

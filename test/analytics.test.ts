@@ -2,13 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import { extractAfterCall } from '../src/modules/analytics/extraction.ts';
 import { AGENT_TOOLS } from '../src/modules/agents/tools.ts';
-import { createChatCompletions } from '../src/providers/openai-compatible/chat-completions.ts';
 import { listenOnLoopback } from '../src/providers/fake-server.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { converseOnSimulatedCall } from '../src/modules/conversation/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { money } from '../src/platform/money.ts';
-import { startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
+import { bearer, createKey, signUp, startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
 import { apiAs, uniqueNumber } from './voice-fixtures.ts';
 
 // Contract §8: usage and trends computed from the calls the simulator really made and costed.
@@ -16,7 +15,11 @@ const clock = manualClock('2026-03-07T12:00:00.000Z');
 let t: TestApp;
 
 beforeAll(async () => {
-  t = await startTestApp({ clock, env: { SIMULATOR_RING_SECONDS: '0', SIMULATOR_TALK_SECONDS: '600', STARTING_CREDIT: '1000' } });
+  t = await startTestApp({
+    clock,
+    // ALLOW_PRIVATE_URLS: a tenant's model server on loopback (the extraction test's).
+    env: { SIMULATOR_RING_SECONDS: '0', SIMULATOR_TALK_SECONDS: '600', STARTING_CREDIT: '1000', ALLOW_PRIVATE_URLS: '1' },
+  });
 });
 afterAll(() => t.close());
 
@@ -229,7 +232,8 @@ describe('extraction of the bound fields from a transcript', () => {
     });
     const llm = await listenOnLoopback(server);
     try {
-      const { api } = await tenant();
+      const owner = await signUp(t.app);
+      const api = apiAs(t.app, (await createKey(t.app, owner.token)).key);
       const agent = (await api('POST', '/agents', { name: 'Collections' })).json().id;
       await api('PUT', `/analytics/agents/${agent}/bindings`, {
         fields: [
@@ -243,16 +247,21 @@ describe('extraction of the bound fields from a transcript', () => {
       const call = await callAt(api, agent, '2026-03-06T15:00:00Z', 45);
       const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
       // Every ended call gets its record; without a model configured it says so, fields empty.
-      expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id }, undefined)).toBe(true);
+      expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id })).toBe(true);
       const skipped = (await api('GET', `/analytics/results?session_id=${call.id}`)).json().data[0];
       expect(skipped).toMatchObject({ status: 'skipped: no model configured', summary: null, outcome: 'completed', fields: {} });
       await t.runtime.db.query('DELETE FROM analytics_results WHERE call_id = $1', [call.id]);
-      const model = createChatCompletions({ baseUrl: `${llm.url}/v1`, apiKey: 'sk-test', model: 'test-model' });
+      // The agent's model: the tenant's own server (its llm integration), the one its calls converse with.
+      const payload = { apiUrl: `${llm.url}/v1`, apiKey: 'sk-test' };
+      expect(
+        (await t.app.inject({ method: 'PUT', url: '/api/v1/integrations/llm', headers: bearer(owner.token), payload })).statusCode,
+      ).toBe(200);
+      expect((await api('PATCH', `/agents/${agent}`, { llm: { model: 'test-model' } })).statusCode).toBe(200);
       answer = {
         summary: 'The contact picked up and asked what the call was about.',
         fields: { promisedAmount: 'a lot', promiseDate: '2026-12-01', mood: 'furious', callbackWanted: true, notes: null },
       };
-      expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id }, model)).toBe(true);
+      expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id })).toBe(true);
 
       const [request] = requests;
       expect(request!.authorization).toBe('Bearer sk-test');
@@ -288,7 +297,7 @@ describe('extraction of the bound fields from a transcript', () => {
         summary: 'x',
         fields: { promisedAmount: 120, promiseDate: '2026-12-01', mood: 'calm', callbackWanted: false, notes: 'x' },
       };
-      expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id }, model)).toBe(false); // once per call
+      expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id })).toBe(false); // once per call
       expect(requests).toHaveLength(1); // the model is not asked again
       expect((await api('GET', `/analytics/results?session_id=${call.id}`)).json().data[0].fields).not.toHaveProperty('mood');
     } finally {

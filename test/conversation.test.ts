@@ -159,6 +159,10 @@ describe('a conversation with a model on a simulated call', () => {
       llmInputTokens: 220,
       llmOutputTokens: 15,
       llmModel: 'priced-model',
+      llmProvider: 'OPENAI_COMPATIBLE',
+      sttProvider: null,
+      ttsProvider: null,
+      telephonyProvider: null,
       telephonySeconds: 0,
     });
     expect(call.cost).toMatchObject({ llm: '0.1325', stt: '0.0000', tts: '0.0000', total: '0.1325' });
@@ -351,6 +355,23 @@ describe('a conversation with a model on a simulated call', () => {
       expect(own.received).toHaveLength(1);
       expect(own.received[0]).toMatchObject({ authorization: 'Bearer sk-tenant', body: { model: 'tenant-model' } });
       expect((await callOf(api, callId)).transcript.at(-1)).toMatchObject({ text: 'Hello from your own model.', by: 'model:tenant-model' });
+      // After the call, the same server and model read the transcript for the analytics record.
+      await t.runtime.db.query("UPDATE calls SET status = 'ENDED' WHERE id = $1 AND status <> 'ENDED'", [callId]);
+      own.script({
+        kind: 'completion',
+        content: '{"summary": "The contact said hello.", "fields": {}}',
+        usage: { prompt_tokens: 60, completion_tokens: 9 },
+      });
+      expect(await extractAfterCall(t.runtime, { tenantId, callId })).toBe(true);
+      expect(own.received[1]).toMatchObject({
+        authorization: 'Bearer sk-tenant',
+        body: { model: 'tenant-model', response_format: { type: 'json_schema', json_schema: { name: 'call_analytics', strict: true } } },
+      });
+      expect(chat.received.length).toBe(sentToService);
+      expect((await api('GET', `/analytics/results?session_id=${callId}`)).json().data[0]).toMatchObject({
+        status: 'extracted',
+        summary: 'The contact said hello.',
+      });
     } finally {
       await own.close();
     }
@@ -371,7 +392,7 @@ describe('a conversation with a model on a simulated call', () => {
     // The stalled reply reported no usage: only the first reply's tokens are billed, at the flat rate.
     expect(call.usage).toMatchObject({ llmTokens: 46, llmModel: 'house-model' });
     expect(call.cost.llm).toBe('0.0001');
-    expect(await extractAfterCall(t.runtime, { tenantId, callId }, undefined, { retryCount: 5 })).toBe(true);
+    expect(await extractAfterCall(t.runtime, { tenantId, callId }, { retryCount: 5 })).toBe(true);
     const [record] = (await api('GET', `/analytics/results?session_id=${callId}`)).json().data;
     expect(record).toMatchObject({ outcome: 'llm_error', status: expect.stringMatching(/^failed: /), fields: {} });
   });

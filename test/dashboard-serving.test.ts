@@ -40,4 +40,20 @@ describe('serving the dashboard', () => {
       expect(again.statusCode).toBe(304);
     }
   });
+
+  it("serves the browser call's capture worklet as a script of its own, revalidated by its etag", async () => {
+    const worklet = await t.app.inject({ method: 'GET', url: '/assets/capture-worklet.js' });
+    expect(worklet.statusCode).toBe(200);
+    expect(worklet.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(worklet.headers['cache-control']).toBe('no-cache');
+    expect(worklet.body).toContain('registerProcessor("callforge-capture"');
+    // Its own code only: the dashboard's script is not bundled into it.
+    expect(worklet.body.length).toBeLessThan(2000);
+    const again = await t.app.inject({
+      method: 'GET',
+      url: '/assets/capture-worklet.js',
+      headers: { 'if-none-match': worklet.headers.etag as string },
+    });
+    expect(again.statusCode).toBe(304);
+  });
 });

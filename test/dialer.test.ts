@@ -157,7 +157,19 @@ describe('dialling on the simulator', () => {
       durationSec: 6,
       endReason: 'contact_hung_up',
       // Nothing but the line ran: no recogniser, no voice, no model (the retrieval agent spoke); 6 s of line.
-      usage: { sttSeconds: 0, ttsCharacters: 0, llmTokens: 0, llmInputTokens: 0, llmOutputTokens: 0, llmModel: null, telephonySeconds: 6 },
+      usage: {
+        sttSeconds: 0,
+        ttsCharacters: 0,
+        llmTokens: 0,
+        llmInputTokens: 0,
+        llmOutputTokens: 0,
+        llmModel: null,
+        llmProvider: null,
+        sttProvider: null,
+        ttsProvider: null,
+        telephonyProvider: 'SIMULATOR',
+        telephonySeconds: 6,
+      },
       // Default rate card: 6 s at 0.014/min telephony and 0.05/min platform fee.
       cost: { stt: '0.0000', tts: '0.0000', llm: '0.0000', telephony: '0.0014', platformFee: '0.0050', total: '0.0064' },
     });

@@ -1,17 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobDefinitions } from '../src/jobs.ts';
 import { creditWallet } from '../src/modules/identity/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
-import { startFakeDeepgram, utterance } from '../src/providers/deepgram/fake-server.ts';
-import { DEFAULT_FAKE_VOICES, startFakeElevenLabs } from '../src/providers/elevenlabs/fake-server.ts';
-import { freeLoopbackPort } from '../src/providers/fake-server.ts';
-import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
-import { openFakeMediaStream, streamOf, type FakeMediaStream } from '../src/providers/twilio/fake-media-stream.ts';
+import { utterance } from '../src/providers/deepgram/fake-server.ts';
+import { openFakeMediaStream, streamOf } from '../src/providers/twilio/fake-media-stream.ts';
 import { startFakeTwilio, type FakeTwilio, type RingOptions } from '../src/providers/twilio/fake.ts';
 import { startFakeWhatsApp, type FakeWhatsApp } from '../src/providers/whatsapp-cloud/fake.ts';
-import { startTestApp, until, type TestApp } from './harness.ts';
+import { until, type TestApp } from './harness.ts';
 import { tenantWith, uniqueNumber } from './voice-fixtures.ts';
+import { marksOf, SPEAKING, speech, startVoiceLine, type VoiceLine } from './voice-line.ts';
 
 // Inbound calls on a Twilio number: Twilio rings our signed webhook, the number's agent answers
 // through the media stream, and the INCOMING post-call messages follow. Twilio (its webhook, media
@@ -19,51 +16,37 @@ import { tenantWith, uniqueNumber } from './voice-fixtures.ts';
 // fakes speaking their real wire formats.
 const accountSid = `AC${randomBytes(16).toString('hex')}`;
 const authToken = randomBytes(16).toString('hex');
-const VOICE = DEFAULT_FAKE_VOICES[0]!.voice_id;
 const WHATSAPP = { accessToken: 'EAAG-test-access-token-0123456789', appSecret: 'app-secret-0123456789abcdef', wabaId: '102290129340398' };
 const WHATSAPP_SENDER = '106540352242922';
+let line: VoiceLine;
 let t: TestApp;
 let twilio: FakeTwilio;
-let deepgram: Awaited<ReturnType<typeof startFakeDeepgram>>;
-let elevenlabs: Awaited<ReturnType<typeof startFakeElevenLabs>>;
-let chat: Awaited<ReturnType<typeof startFakeChat>>;
+let deepgram: VoiceLine['deepgram'];
+let elevenlabs: VoiceLine['elevenlabs'];
+let chat: VoiceLine['chat'];
 let graph: FakeWhatsApp;
 let port: number;
 const clock = manualClock('2026-11-23T10:00:00.000Z');
 
 beforeAll(async () => {
-  [twilio, deepgram, elevenlabs, chat, graph] = await Promise.all([
+  [twilio, graph] = await Promise.all([
     startFakeTwilio({ accountSid, authToken }),
-    startFakeDeepgram({ apiKey: 'dg-test-key-0123456789' }),
-    startFakeElevenLabs(),
-    startFakeChat(),
     startFakeWhatsApp({
       accessToken: WHATSAPP.accessToken,
       businessAccountId: WHATSAPP.wabaId,
       phoneNumbers: [{ id: WHATSAPP_SENDER, displayPhoneNumber: '+1 555-000-1234', verifiedName: 'Acme Clinic', qualityRating: 'GREEN' }],
     }),
   ]);
-  port = await freeLoopbackPort();
-  t = await startTestApp({
+  line = await startVoiceLine({
     clock,
-    env: {
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      TWILIO_API_URL: twilio.url,
-      DEEPGRAM_API_URL: deepgram.url,
-      ELEVENLABS_API_URL: elevenlabs.url,
-      WHATSAPP_API_URL: graph.url,
-      LLM_API_URL: `${chat.url}/v1`,
-      LLM_MODEL: 'phone-model',
-      RATE_LIMIT_PER_MINUTE: '100000',
-      JOBS_POLL_SECONDS: '0.5',
-    },
+    env: { TWILIO_API_URL: twilio.url, WHATSAPP_API_URL: graph.url, JOBS_POLL_SECONDS: '0.5' },
+    jobs: true,
   });
-  await t.runtime.jobs.work(jobDefinitions(t.runtime));
-  await t.app.listen({ port, host: '127.0.0.1' });
+  ({ t, deepgram, elevenlabs, chat, port } = line);
 });
 afterAll(async () => {
-  await t.close();
-  await Promise.all([twilio.close(), deepgram.close(), elevenlabs.close(), chat.close(), graph.close()]);
+  await line.close();
+  await Promise.all([twilio.close(), graph.close()]);
 });
 
 const incomingUrl = () => `http://127.0.0.1:${port}/api/v1/telephony/twilio/incoming`;
@@ -76,8 +59,7 @@ const statusUrl = () => `http://127.0.0.1:${port}/api/v1/telephony/twilio/status
 async function tenantWithNumber(options: { agent?: Record<string, unknown>; inbound?: boolean } = {}) {
   const { owner, api } = await tenantWith(t.app, {
     twilio: { accountSid, authToken },
-    deepgram: { apiKey: deepgram.apiKey },
-    elevenlabs: { apiKey: elevenlabs.apiKey },
+    ...line.speechIntegrations(),
     whatsapp: {
       businessAccountId: WHATSAPP.wabaId,
       accessToken: WHATSAPP.accessToken,
@@ -89,9 +71,7 @@ async function tenantWithNumber(options: { agent?: Record<string, unknown>; inbo
     name: `Front desk ${uniqueNumber()}`,
     firstMessage: 'Hello {{name}}, this is the clinic. How can I help?',
     systemPrompt: 'You answer the clinic phone. The caller is {{name}}.',
-    stt: { provider: 'DEEPGRAM' },
-    tts: { provider: 'ELEVENLABS' },
-    voice: VOICE,
+    ...SPEAKING,
     ...options.agent,
   });
   expect(agent.statusCode, agent.body).toBe(201);
@@ -120,9 +100,6 @@ const connect = (twiml: string, callSid: string) =>
     authToken,
     callSid,
   });
-
-const marksOf = (stream: FakeMediaStream) => stream.received.filter((m) => m.event === 'mark').map((m) => m.mark!.name);
-const speech = (bytes: number) => Buffer.alloc(bytes, 0xff);
 
 async function endedCall(tenant: Tenant, id: string) {
   return until('the ended call', async () => {

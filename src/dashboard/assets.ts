@@ -19,9 +19,12 @@ export interface DashboardAssets {
   html: Asset;
   script: Asset;
   style: Asset;
+  /** The browser call's microphone capture, an AudioWorklet module: it must be a script of its own. */
+  captureWorklet: Asset;
 }
 
 const ENTRY = fileURLToPath(new URL('../../web/src/main.tsx', import.meta.url));
+const CAPTURE_WORKLET = fileURLToPath(new URL('../../web/src/browser-call/capture-worklet.ts', import.meta.url));
 
 const asset = (body: Buffer, contentType: string): Asset => ({
   body,
@@ -49,7 +52,7 @@ const page = (scriptEtag: string, styleEtag: string) => `<!doctype html>
 
 export async function buildDashboard(): Promise<DashboardAssets> {
   const result = await build({
-    entryPoints: [ENTRY],
+    entryPoints: [ENTRY, CAPTURE_WORKLET],
     bundle: true,
     minify: true,
     format: 'esm',
@@ -61,10 +64,11 @@ export async function buildDashboard(): Promise<DashboardAssets> {
     logLevel: 'silent',
     legalComments: 'none',
   });
-  const output = (extension: string) => Buffer.from(result.outputFiles.find((file) => file.path.endsWith(extension))!.contents);
-  const script = asset(output('.js'), 'text/javascript; charset=utf-8');
-  const style = asset(output('.css'), 'text/css; charset=utf-8');
-  return { script, style, html: asset(Buffer.from(page(script.etag, style.etag)), 'text/html; charset=utf-8') };
+  const output = (name: string) => Buffer.from(result.outputFiles.find((file) => file.path.endsWith(`/${name}`))!.contents);
+  const script = asset(output('main.js'), 'text/javascript; charset=utf-8');
+  const style = asset(output('main.css'), 'text/css; charset=utf-8');
+  const captureWorklet = asset(output('capture-worklet.js'), 'text/javascript; charset=utf-8');
+  return { script, style, captureWorklet, html: asset(Buffer.from(page(script.etag, style.etag)), 'text/html; charset=utf-8') };
 }
 
 let built: Promise<DashboardAssets> | undefined;

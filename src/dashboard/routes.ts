@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { dashboardAssets, type Asset, type DashboardAssets } from './assets.ts';
 
-// The page may only load its own script and style and talk to its own API.
+// The page may only load its own script and style and talk to its own API; it plays a call's
+// recording from a blob URL of the file it fetched (an <audio src> cannot send the session token).
 const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 function send(request: FastifyRequest, reply: FastifyReply, asset: Asset, cache: string) {
   reply
@@ -24,9 +25,9 @@ const wantsHtml = (request: FastifyRequest) => /\btext\/html\b/.test(String(requ
  */
 export function registerDashboard(app: FastifyInstance, describeService: () => object) {
   const open = { auth: 'public' as const, rateLimit: false as const };
-  const assetRoute = (path: string, pick: (assets: DashboardAssets) => Asset) =>
+  const assetRoute = (path: string, pick: (assets: DashboardAssets) => Asset, cache = 'public, max-age=31536000, immutable') =>
     app.get(path, { config: open, schema: { hide: true } }, async (request, reply) =>
-      send(request, reply, pick(await dashboardAssets()), 'public, max-age=31536000, immutable'),
+      send(request, reply, pick(await dashboardAssets()), cache),
     );
   app.get('/', { config: open, schema: { hide: true } }, async (request, reply) => {
     if (!wantsHtml(request)) return describeService();
@@ -38,4 +39,6 @@ export function registerDashboard(app: FastifyInstance, describeService: () => o
   });
   assetRoute('/assets/app.js', (assets) => assets.script);
   assetRoute('/assets/app.css', (assets) => assets.style);
+  // Named by the script rather than the page, so its URL carries no version: revalidated by its etag instead.
+  assetRoute('/assets/capture-worklet.js', (assets) => assets.captureWorklet, 'no-cache');
 }

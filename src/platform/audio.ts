@@ -118,6 +118,14 @@ async function resampler(fromRate: number, toRate: number): Promise<{ run(sample
  */
 export function wavFile(pcm16: Buffer, sampleRate: number): Buffer {
   const dataBytes = pcm16.length - (pcm16.length % 2);
+  return Buffer.concat([wavHeader(dataBytes, sampleRate, 1), pcm16.subarray(0, dataBytes)]);
+}
+
+/**
+ * The canonical 44-byte header of a 16-bit PCM WAV file whose `dataBytes` of interleaved samples
+ * follow it (a recording streamed after its header).
+ */
+export function wavHeader(dataBytes: number, sampleRate: number, channels: number): Buffer {
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'ascii');
   header.writeUInt32LE(36 + dataBytes, 4);
@@ -125,12 +133,12 @@ export function wavFile(pcm16: Buffer, sampleRate: number): Buffer {
   header.write('fmt ', 12, 'ascii');
   header.writeUInt32LE(16, 16); // size of the fmt chunk
   header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
+  header.writeUInt16LE(channels, 22);
   header.writeUInt32LE(sampleRate, 24);
-  header.writeUInt32LE(sampleRate * 2, 28); // bytes per second
-  header.writeUInt16LE(2, 32); // bytes per frame
+  header.writeUInt32LE(sampleRate * channels * 2, 28); // bytes per second
+  header.writeUInt16LE(channels * 2, 32); // bytes per frame
   header.writeUInt16LE(16, 34); // bits per sample
   header.write('data', 36, 'ascii');
   header.writeUInt32LE(dataBytes, 40);
-  return Buffer.concat([header, pcm16.subarray(0, dataBytes)]);
+  return header;
 }

@@ -43,7 +43,7 @@ export function authHook(authenticator: Authenticator) {
     const mode = request.routeOptions.config.auth ?? 'tenant';
     if (mode === 'public') return;
 
-    const header = request.headers.authorization?.trim();
+    const header = authorizationOf(request);
     if (!header) throw appError('AUTHENTICATION_REQUIRED');
     const match = /^Bearer\s+(\S.*)$/i.exec(header);
     if (!match) {
@@ -70,6 +70,27 @@ export function authHook(authenticator: Authenticator) {
     request.principal = { kind: 'session', userId: session.userId, tenantId: session.tenantId };
   };
 }
+
+/**
+ * A browser cannot set headers on a WebSocket, so an upgrade may offer its token as the
+ * subprotocol `bearer.<token>` instead of the Authorization header (as Kubernetes' API does): the
+ * token stays out of URLs and logs, and no cookie exists for another site to ride on.
+ */
+export const BEARER_PROTOCOL = 'bearer.';
+
+function authorizationOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization?.trim();
+  if (header || request.headers.upgrade?.toLowerCase() !== 'websocket') return header;
+  const offered = String(request.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((protocol) => protocol.trim())
+    .find((protocol) => protocol.startsWith(BEARER_PROTOCOL));
+  return offered && `Bearer ${offered.slice(BEARER_PROTOCOL.length)}`;
+}
+
+/** The subprotocol a WebSocket answers with: the first one offered that is not a credential (never echo a token). */
+export const chosenWebSocketProtocol = (offered: Set<string>): string | false =>
+  [...offered].find((protocol) => !protocol.startsWith(BEARER_PROTOCOL)) ?? false;
 
 /** The authenticated caller of a `tenant` or `dashboard` route. */
 export function principalOf(request: FastifyRequest): Principal {

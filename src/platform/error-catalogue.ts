@@ -198,6 +198,11 @@ const declared = {
       '${provider} has no voice for ${language}; choose one from GET /api/v1/voices?provider=${name}, or another text-to-speech provider.',
     when: "An agent names no voice and its text-to-speech provider has none for the agent's language.",
   },
+  CONVERSATION_RELAY_SPEECH: {
+    status: 400,
+    message: 'With voicePipeline CONVERSATION_RELAY, ${problem}; ${fix}.',
+    when: "An agent voiced by Twilio's ConversationRelay names speech Twilio does not run there (stt other than DEEPGRAM, tts other than ELEVENLABS or with a model), or a voice that cannot be checked.",
+  },
   INVALID_PHONE_NUMBER: {
     status: 400,
     message: 'Invalid phone number; give it in E.164 form, such as +14155550100.',
@@ -319,6 +324,12 @@ const declared = {
     status: 404,
     message: 'Knowledge base ${id} not found; create it first or remove it from knowledgeBaseIds.',
     when: "An agent's knowledgeBaseIds names a base the tenant does not have.",
+  },
+  'NOT_FOUND.recording': {
+    status: 404,
+    message:
+      "Call ${callId} has no recording: its agent did not record it, or the recording was deleted after its retention; turn on the agent's recording to record its next calls.",
+    when: "A call's recording is asked for, and the call has none (another tenant's call is not found at all).",
   },
   'NOT_FOUND.tenant': { status: 404, message: 'No tenant with id ${tenantId}.', when: 'A CLI command names an unknown tenant.' },
   CONTACTS_NOT_FOUND: {
@@ -456,6 +467,12 @@ const declared = {
     message: 'The agent was still answering another message in this chat; send yours again.',
     when: 'Two messages are sent to one test chat at once.',
   },
+  BROWSER_CALL_NEEDS_LIVE_STT: {
+    status: 409,
+    message:
+      '${agent} has no live speech-to-text to listen with; choose Deepgram in its Voice settings (and connect a Deepgram key under Integrations) to call it from the browser.',
+    when: 'A browser call is asked of an agent whose speech-to-text is not a live recogniser (none, or one that takes whole utterances).',
+  },
   WALLET_EMPTY: {
     status: 409,
     message: 'The wallet balance is ${balance} ${currency}; credit the wallet before starting calls.',
@@ -465,6 +482,11 @@ const declared = {
     status: 409,
     message: 'The wallet balance is ${balance} ${currency}; credit the wallet before resuming calls.',
     when: 'Resuming a campaign with no money in the wallet.',
+  },
+  'WALLET_EMPTY.browserCall': {
+    status: 409,
+    message: 'The wallet balance is ${balance} ${currency}; credit the wallet before calling the agent.',
+    when: 'A browser call is asked for with no money in the wallet (its speech and model are billed as test cost).',
   },
   WHATSAPP_CAMPAIGN_EXISTS: {
     status: 409,
@@ -558,10 +580,20 @@ const declared = {
     message: '${provider} refused to hang up the call: ${reason}',
     when: 'The telephony provider refused a hang-up.',
   },
+  'PROVIDER_ERROR.answerCall': {
+    status: 502,
+    message: '${provider} refused to answer the incoming call: ${reason}',
+    when: 'The telephony provider refused to answer (or turn away) an incoming call; the call is recorded FAILED, and a retried webhook turns it away.',
+  },
   'PROVIDER_ERROR.whatsappNumbers': {
     status: 502,
     message: 'WhatsApp refused to list the sender numbers: ${reason}',
     when: 'The WhatsApp Graph API refused to list the sender numbers.',
+  },
+  'PROVIDER_ERROR.browserCall': {
+    status: 502,
+    message: "The agent's voice is not available: ${reason}",
+    when: "A browser call is asked for and the agent's text-to-speech provider cannot be reached or has no voice for it.",
   },
   'PROVIDER_ERROR.voices': {
     status: 502,

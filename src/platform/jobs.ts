@@ -16,6 +16,11 @@ export interface JobDefinition<T = unknown> {
   concurrency?: number;
   /** Jobs fetched at once by each handler (default 20); each is handled and settled on its own. */
   batchSize?: number;
+  /**
+   * A recurring job: sent on this cron schedule (UTC) with `{}`, once across all processes, by the
+   * job queue's timekeeper in every worker (pg-boss keeps the schedule in the database).
+   */
+  cron?: string;
   handle(data: T, meta: { id: string; retryCount: number }): Promise<void>;
 }
 
@@ -80,6 +85,7 @@ export async function startJobQueue(
     async work(definitions) {
       await define(definitions);
       for (const definition of definitions) {
+        if (definition.cron) await boss.schedule(definition.name, definition.cron, {}, { tz: 'UTC' });
         for (let i = 0; i < (definition.concurrency ?? 1); i++) {
           const worker: { id?: string } = {};
           worker.id = await boss.work(

@@ -88,6 +88,11 @@ export interface DialRequest {
   /** Binds the media stream to this call: the provider hands it back in the stream's parameters; we signed it. */
   mediaStreamToken: string;
   /**
+   * Present when the provider itself listens and speaks for the agent (Twilio's ConversationRelay):
+   * the call then carries text to `url` instead of streaming audio, bound by the same token.
+   */
+  conversationRelay?: ConversationRelaySpeech;
+  /**
    * Present when the campaign asks who answers (answering-machine detection, reported once the
    * greeting ended, so a voicemail left then comes after the beep): where the provider posts its verdict.
    */
@@ -126,10 +131,12 @@ export interface TelephonyConnection {
    */
   speakAndHangUp?(providerCallId: string, speech: { text: string; language: string }): Promise<void>;
   /**
-   * Connects the live call's caller to `to` (a cold transfer: the agent's leg ends). A call already
-   * over is not an error. Absent for providers that cannot.
+   * Connects the live call's caller to `to` (the agent's leg ends). With `whisperUrl` the transfer is
+   * warm: once `to` answers, the provider fetches what that person hears before being connected
+   * (`callbacks.whisper`'s answer); without, it is cold. A call already over is not an error. Absent
+   * for providers that cannot.
    */
-  transfer?(providerCallId: string, to: string): Promise<void>;
+  transfer?(providerCallId: string, to: string, whisperUrl?: string): Promise<void>;
 }
 
 /** A live call as a self-driven provider (the simulator) sees it. */
@@ -210,9 +217,17 @@ export interface TelephonyChannel {
      * calls are not answered through the media stream.
      */
     incoming?: IncomingCalls;
+    /**
+     * What the person a call is transferred to hears before being connected (a warm transfer's
+     * summary), answering the provider's fetch of the `whisperUrl` it was given (verified with
+     * `verify`, as status callbacks are). Absent for providers that cannot say anything there.
+     */
+    whisper?(text: string, language: string): CallInstructions;
   };
   /** The provider's media stream: a call's audio both ways over a WebSocket it opens to us. */
   mediaStream?: MediaStreamWire;
+  /** The provider's conversation relay: it listens and speaks itself, and a call's text travels both ways over a WebSocket. */
+  conversationRelay?: ConversationRelayWire;
 }
 
 /** A call ringing one of our numbers, as its provider's webhook describes it; a field it lacks is undefined. */
@@ -232,15 +247,42 @@ export interface CallInstructions {
   body: string;
 }
 
+/**
+ * The ringing call as recorded, for providers whose answer is a request of their own (Telnyx Call
+ * Control) rather than the webhook's reply (TwiML).
+ */
+export interface RingingCall {
+  providerCallId: string;
+  /** Our call id. */
+  callId: string;
+  /** The tenant's connection to the provider. */
+  connection: Connection;
+  /** Where the provider posts the call's events once answered. */
+  statusCallbackUrl: string;
+}
+
 export interface IncomingCalls {
   /** Reads the webhook (not yet verified: the dialled number says whose credentials verify it). */
   read(webhook: ProviderWebhook): IncomingCallRequest;
+  /**
+   * True for a webhook about a call already past ringing, handled as a status callback: a provider
+   * that posts all of a call's events to one URL (Telnyx) sends them here too. Absent: none are.
+   */
+  isStatusEvent?(webhook: ProviderWebhook): boolean;
   /** The provider account the tenant's credentials belong to, compared with the webhook's. */
   accountIdOf(credentials: Record<string, string>): string | undefined;
-  /** Answers the call and streams its audio to us, with our call id and the stream's signed token. */
-  stream(mediaStreamUrl: string, callId: string, token: string): CallInstructions;
-  /** Answers the call, says `text` in `language` (BCP-47), and hangs up. */
-  sayAndHangUp(text: string, language: string): CallInstructions;
+  /**
+   * Answers the call and streams its audio to us, with our call id and the stream's signed token.
+   * Asked again for the same call (a retried webhook), it answers the same way and changes nothing.
+   */
+  stream(mediaStreamUrl: string, callId: string, token: string, call: RingingCall): CallInstructions | Promise<CallInstructions>;
+  /**
+   * Turns away a call no agent can take. Where the reply can say something (Twilio) the caller hears
+   * `text` in `language` (BCP-47), then the call hangs up; elsewhere it is rejected unanswered (Telnyx: busy).
+   */
+  turnAway(text: string, language: string, call: RingingCall): CallInstructions | Promise<CallInstructions>;
+  /** Answers the call with the provider's own speech (its conversation relay), carrying our call id and token. */
+  conversationRelay?(speech: ConversationRelaySpeech, callId: string, token: string): CallInstructions;
 }
 
 /** A media stream message from the provider, normalised; audio already decoded from its envelope. */
@@ -258,20 +300,73 @@ export type MediaStreamEvent =
   | { type: 'mark'; name: string }
   | { type: 'dtmf'; digit: string }
   | { type: 'stop' }
+  /** The provider reports a problem with the stream (Telnyx's `error` frame), in its words; the stream goes on. */
+  | { type: 'error'; message: string }
   /** A message that needs no action (Twilio's `connected`). */
   | { type: 'other' };
 
 export interface MediaStreamWire {
-  /** The header that carries the provider's signature of the WebSocket upgrade. */
+  /**
+   * The header every upgrade must carry (refused before the socket opens without it): the provider's
+   * signature (Twilio), or our own token where the provider signs nothing (Telnyx).
+   */
   signatureHeader: string;
-  /** Checks the upgrade's signature over the stream URL we gave, with the tenant's credentials. */
+  /**
+   * Checks the upgrade's signature over the stream URL we gave, with the tenant's credentials; true
+   * for a provider that signs nothing (the stream then rests on our token alone, in `upgradeParameters`).
+   */
   verifyUpgrade(url: string, headers: Record<string, string | string[] | undefined>, credentials: Record<string, string>): boolean;
+  /** Our parameters the provider carries on the upgrade rather than in `start` (Telnyx: the stream's token). */
+  upgradeParameters?(headers: Record<string, string | string[] | undefined>): Record<string, string>;
   /** One text message, normalised; throws `ProviderError` for one that is not the provider's format. */
   read(message: string): MediaStreamEvent;
+  /** How much audio one message may carry, in bytes, for providers with bounds (Telnyx: 20 ms to 30 s). */
+  frameBytes?: { min: number; max: number };
   /** The messages we send: agent audio, a mark reported back once played, and a clear of what is queued. */
   audio(streamId: string, audio: Buffer): string;
   mark(streamId: string, name: string): string;
   clear(streamId: string): string;
+}
+
+/**
+ * How a provider that listens and speaks itself (Twilio's ConversationRelay) voices an agent, in
+ * our providers' names (DEEPGRAM, ELEVENLABS); the provider maps them to its own.
+ */
+export interface ConversationRelaySpeech {
+  /** Where the provider sends the conversation's text (`wss://`). */
+  url: string;
+  /** BCP-47, for listening and speaking. */
+  language: string;
+  /** Who speaks, in which of its voices (null: the provider's default for the language). */
+  tts: { provider: string; voice: string | null };
+  /** Who listens, with which of its models (absent: the provider's default). */
+  stt: { provider: string; model?: string };
+}
+
+/** A conversation relay message from the provider, normalised. */
+export type ConversationRelayEvent =
+  /** The session starts: the call, and the parameters we gave (our call id and token). */
+  | { type: 'setup'; providerCallId: string; parameters: Record<string, string> }
+  /** The caller's words; `last` once the utterance is complete (earlier ones only say they are talking). */
+  | { type: 'prompt'; text: string; last: boolean }
+  /** The caller spoke over the agent: the provider stopped speaking, after `heard` of the reply. */
+  | { type: 'interrupt'; heard: string }
+  | { type: 'dtmf'; digit: string }
+  /** The provider reports a problem (a message of ours it could not take, a failure of its own). */
+  | { type: 'error'; description: string }
+  | { type: 'other' };
+
+export interface ConversationRelayWire {
+  /** The header that carries the provider's signature of the WebSocket upgrade. */
+  signatureHeader: string;
+  /** Checks the upgrade's signature over the relay URL we gave, with the tenant's credentials. */
+  verifyUpgrade(url: string, headers: Record<string, string | string[] | undefined>, credentials: Record<string, string>): boolean;
+  /** One text message, normalised; throws `ProviderError` for one that is not the provider's format. */
+  read(message: string): ConversationRelayEvent;
+  /** Text for the provider to speak, in order; `last` closes the reply. */
+  text(token: string, last: boolean): string;
+  /** Ends the session (the provider then leaves the call to whatever follows); `handoff` travels with it. */
+  end(handoff: string): string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -400,16 +495,19 @@ export function unitVector(values: ArrayLike<number>): Float32Array {
   return vector;
 }
 
+/** A language model asked for one JSON object that follows a JSON schema. */
 export interface StructuredRequest {
+  model: string;
   system: string;
   user: string;
   schemaName: string;
   schema: object;
 }
 
-/** A language model asked for one JSON object that follows a JSON schema. */
-export interface StructuredExtractor {
-  extract(request: StructuredRequest): Promise<Record<string, unknown>>;
+export interface StructuredAnswer {
+  answer: Record<string, unknown>;
+  /** Tokens as the server reported them; null when it did not. */
+  usage: { inputTokens: number; outputTokens: number } | null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -471,6 +569,8 @@ export type ChatEvent =
  */
 export interface ChatModel {
   stream(request: ChatRequest, options?: { signal?: AbortSignal }): AsyncIterable<ChatEvent>;
+  /** One JSON object that follows a JSON schema (analytics reads a transcript with it); a failure is thrown as `ProviderError`. */
+  extract(request: StructuredRequest): Promise<StructuredAnswer>;
 }
 
 /** Language models: where the model is served and with which key, from the environment or a tenant's integration. */

@@ -2,6 +2,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardAssets } from '../../src/dashboard/assets.ts';
+import { appendRecording } from '../../src/modules/calls/service.ts';
+import { tenantCtx } from '../../src/platform/context.ts';
 import { startFakeElevenLabs } from '../../src/providers/elevenlabs/fake-server.ts';
 import { createCampaign, voiceSetup } from '../voice-fixtures.ts';
 import { CHROMIUM, DESKTOP, PHONE, signUpInBrowser, startDashboard, watchProblems, type Dashboard } from './harness.ts';
@@ -236,6 +238,35 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     });
   });
 
+  it("voices an agent's Twilio calls through ConversationRelay: Twilio's Deepgram and ElevenLabs, refusals at their fields", async () => {
+    await open('/agents', /Agents/);
+    await page.getByLabel('Agent name').fill('Relay desk');
+    await page.getByLabel('Twilio calls').selectOption('CONVERSATION_RELAY');
+    // Twilio's ConversationRelay runs its own Deepgram and ElevenLabs: the form takes them.
+    await expect(page.getByLabel('Speech-to-text provider').inputValue()).resolves.toBe('DEEPGRAM');
+    await expect(page.getByLabel('Text-to-speech provider').inputValue()).resolves.toBe('ELEVENLABS');
+    await expect(page.getByLabel('Text-to-speech model (optional)').count()).resolves.toBe(0);
+    await expectLabelledControls();
+    await screenshots('agent-conversation-relay');
+    await page.getByLabel('Text-to-speech provider').selectOption('ESPEAK');
+    await page.getByRole('button', { name: /Create agent/ }).click();
+    await expect
+      .poll(() => problemAt('Text-to-speech provider'))
+      .toMatch(/^With voicePipeline CONVERSATION_RELAY, Twilio speaks with its own ElevenLabs/);
+    expect(problems).toEqual([expect.stringContaining('status of 400')]);
+    problems.length = 0;
+    await page.getByLabel('Text-to-speech provider').selectOption('ELEVENLABS');
+    await page.getByRole('button', { name: /Create agent/ }).click();
+    await page.getByRole('cell', { name: 'Relay desk', exact: true }).waitFor();
+    const agents = (await (await api('/agents?limit=200', apiKey)).json()) as { data: { name: string }[] };
+    expect(agents.data.find((agent) => agent.name === 'Relay desk')).toMatchObject({
+      voicePipeline: 'CONVERSATION_RELAY',
+      stt: { provider: 'DEEPGRAM' },
+      tts: { provider: 'ELEVENLABS' },
+      voice: null,
+    });
+  });
+
   it('uploads a CSV with a progress indicator and reports its two bad rows', async () => {
     await open('/contacts', 'Contacts');
     await page.getByLabel('List name').fill('Spring reminders');
@@ -343,6 +374,10 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
       .first()
       .waitFor();
     await page.getByRole('button', { name: 'Remove custom tool 1' }).click();
+    await page.getByLabel('Metadata (optional)').fill('["A-17"]');
+    await page.getByRole('button', { name: /Create agent/ }).click();
+    await page.getByText('Metadata is not a JSON object of your own keys and values.').waitFor();
+    await page.getByLabel('Metadata (optional)').fill('{"crmId": "A-17"}');
     await expectLabelledControls();
     await page.getByRole('button', { name: /Create agent/ }).click();
 
@@ -351,6 +386,7 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await expect(page.getByRole('button', { name: 'Copy secret' }).count()).resolves.toBe(1);
     await page.getByRole('link', { name: 'Open the agent and talk to it' }).click();
     await page.getByRole('heading', { level: 1, name: 'Clinic helper' }).waitFor();
+    expect(JSON.parse(await page.getByLabel('Metadata (optional)').inputValue())).toEqual({ crmId: 'A-17' });
 
     await page.getByRole('button', { name: 'Talk to this agent' }).click();
     const chat = page.getByRole('list', { name: 'Chat' });
@@ -472,6 +508,49 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
       .filter({ hasText: /Hello Contact \d, please call us back\./ });
     await expect(voicemail.getByText('voicemail message', { exact: true }).count()).resolves.toBe(1);
     await expectLabelledControls();
+  });
+
+  it("turns on an agent's recording, and plays a call's recording on its page", { timeout: 60_000 }, async () => {
+    type Listed = { id: string; name: string };
+    const agents = (await (await api('/agents?limit=200', apiKey)).json()) as { data: Listed[] };
+    const agent = agents.data.find((listed) => listed.name === 'Reminder agent')!;
+    await open(`/agents/${agent.id}`, 'Reminder agent');
+    await page.getByLabel("Record this agent's calls").check();
+    await page.getByLabel('Keep recordings (days)').fill('14');
+    await page.getByRole('button', { name: 'Save agent' }).click();
+    await page.getByText('Saved.', { exact: true }).waitFor();
+    const saved = (await (await api(`/agents/${agent.id}`, apiKey)).json()) as { recording: unknown };
+    expect(saved.recording).toEqual({ enabled: true, retentionDays: 14 });
+
+    // A simulated call has no audio line: one of its calls is given one second of recording through the calls module.
+    const calls = (await (await api('/call-logs?limit=1', apiKey)).json()) as { data: Listed[] };
+    const callId = calls.data[0]!.id;
+    const profile = (await (await api('/profile', apiKey)).json()) as { data: { tenant: { id: string } } };
+    const format = { encoding: 'mulaw', sampleRate: 8000 } as const;
+    await appendRecording(
+      tenantCtx(dashboard.t.runtime, profile.data.tenant.id),
+      callId,
+      { format, retentionDays: 14 },
+      {
+        seq: 0,
+        audio: Buffer.alloc(16_000, 0x7f),
+        frames: 8000,
+      },
+    );
+    await open(`/calls/${callId}`, /Call with/);
+    const player = page.getByLabel('Call recording');
+    await player.waitFor();
+    await expect(player.getAttribute('src')).resolves.toMatch(/^blob:/);
+    // The browser read the WAV's header: one second.
+    const duration = await player.evaluate(
+      (audio: { readyState: number; duration: number; addEventListener(event: string, listener: () => void): void }) =>
+        new Promise<number>((resolve) =>
+          audio.readyState >= 1 ? resolve(audio.duration) : audio.addEventListener('loadedmetadata', () => resolve(audio.duration)),
+        ),
+    );
+    expect(duration).toBeCloseTo(1, 1);
+    await expectLabelledControls();
+    await screenshots('call-recording');
   });
 
   it('shows the other pages without errors', async () => {

@@ -17,13 +17,13 @@ export interface Dashboard {
 }
 
 /** A fresh service (API, workers and dialer, as `npm start` runs them) on loopback, and a headless Chromium. */
-export async function startDashboard(env: Record<string, string> = {}): Promise<Dashboard> {
+export async function startDashboard(env: Record<string, string> = {}, browserArgs: string[] = []): Promise<Dashboard> {
   if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
   const t = await startTestApp({ env });
   await t.runtime.jobs.work(jobDefinitions(t.runtime));
   const dialer = startDialer(t.runtime);
   const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', ...browserArgs] });
   return {
     t,
     url,

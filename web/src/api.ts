@@ -70,6 +70,17 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   return parsed as T;
 }
 
+/**
+ * A file of the API (a call's recording), whole, as a Blob: an <audio src> cannot send the
+ * session's bearer header, so the page fetches the file and plays it from a blob URL.
+ */
+export async function download(path: string): Promise<Blob> {
+  const response = await fetch(`/api/v1${path}`, { headers: headers(false) });
+  if (response.ok) return response.blob();
+  const text = await response.text();
+  throw failure(response.status, text ? JSON.parse(text) : undefined);
+}
+
 /** A multipart upload that reports its progress (0..1), which fetch cannot. */
 export function upload<T>(path: string, form: FormData, onProgress: (fraction: number) => void): Promise<T> {
   return new Promise((resolve, reject) => {

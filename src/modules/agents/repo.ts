@@ -1,6 +1,6 @@
 import { updateSet, type Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
-import type { AgentLlm, AgentStt, AgentTts, CustomTool, VoiceProvider } from './schemas.ts';
+import type { AgentLlm, AgentRecording, AgentStt, AgentTts, CustomTool, VoicePipeline, VoiceProvider } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['agents', 'voice_numbers'] as const;
@@ -20,8 +20,10 @@ export interface AgentRow {
   llm: AgentLlm | null;
   stt: AgentStt | null;
   tts: AgentTts;
+  voice_pipeline: VoicePipeline;
   knowledge_in_context: boolean;
   transfer_number: string | null;
+  recording: AgentRecording;
   tool_secret_sealed: string | null;
   metadata: Record<string, unknown>;
   created_at: Date;
@@ -52,13 +54,15 @@ export interface AgentFields {
   llm: AgentLlm | null;
   stt: AgentStt | null;
   tts: AgentTts;
+  voicePipeline: VoicePipeline;
   knowledgeInContext: boolean;
   transferNumber: string | null;
+  recording: AgentRecording;
   metadata: Record<string, unknown>;
 }
 
 const AGENT_COLUMNS =
-  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, custom_tools, llm, stt, tts, knowledge_in_context, transfer_number, tool_secret_sealed, metadata, created_at, updated_at';
+  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, custom_tools, llm, stt, tts, voice_pipeline, knowledge_in_context, transfer_number, recording, tool_secret_sealed, metadata, created_at, updated_at';
 const NUMBER_COLUMNS = 'id, tenant_id, phone_number, provider, label, inbound_agent_id, created_at, updated_at';
 
 export const FOREIGN_KEY_VIOLATION = '23503';
@@ -72,8 +76,8 @@ export async function insertAgent(
 ): Promise<AgentRow> {
   const { rows } = await db.query<AgentRow>(
     `INSERT INTO agents (tenant_id, id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata,
-                         custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed, stt, tts)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb, $12::jsonb, $13::jsonb, $14, $15, $16, $17::jsonb, $18::jsonb)
+                         custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed, stt, tts, recording, voice_pipeline)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb, $12::jsonb, $13::jsonb, $14, $15, $16, $17::jsonb, $18::jsonb, $19::jsonb, $20)
      RETURNING ${AGENT_COLUMNS}`,
     [
       tenantId,
@@ -94,6 +98,8 @@ export async function insertAgent(
       agent.toolSecretSealed,
       agent.stt && JSON.stringify(agent.stt),
       JSON.stringify(agent.tts),
+      JSON.stringify(agent.recording),
+      agent.voicePipeline,
     ],
   );
   return rows[0]!;
@@ -162,8 +168,10 @@ export async function updateAgent(
       llm: patch.llm === undefined ? undefined : patch.llm && JSON.stringify(patch.llm),
       stt: patch.stt === undefined ? undefined : patch.stt && JSON.stringify(patch.stt),
       tts: patch.tts && JSON.stringify(patch.tts),
+      voice_pipeline: patch.voicePipeline,
       knowledge_in_context: patch.knowledgeInContext ?? undefined,
       transfer_number: patch.transferNumber,
+      recording: patch.recording && JSON.stringify(patch.recording),
       metadata: patch.metadata && JSON.stringify(patch.metadata),
     },
     2,

@@ -91,6 +91,18 @@ export const AgentTts = Type.Object(
 );
 export type AgentTts = Static<typeof AgentTts>;
 
+export const VOICE_PIPELINES = ['MEDIA_STREAM', 'CONVERSATION_RELAY'] as const;
+export type VoicePipeline = (typeof VOICE_PIPELINES)[number];
+// An enum, so a wrong value reads "must be one of MEDIA_STREAM, CONVERSATION_RELAY".
+export const VoicePipelineSchema = Type.Unsafe<VoicePipeline>({
+  type: 'string',
+  enum: [...VOICE_PIPELINES],
+  description:
+    "How the agent's calls on Twilio numbers are voiced. MEDIA_STREAM (default): the call's audio streams to callforge, whose stt, tts and voice run. " +
+    "CONVERSATION_RELAY: Twilio's ConversationRelay listens and speaks, and only text travels; stt must be DEEPGRAM (Twilio's Deepgram; stt.model is Twilio's speechModel), " +
+    "tts ELEVENLABS without a model (Twilio's ElevenLabs), and voice an ElevenLabs voice id or null for Twilio's default voice for the language. Twilio bills those minutes to the tenant's Twilio account.",
+}) as TUnsafe<VoicePipeline> & { type: 'string'; enum: typeof VOICE_PIPELINES };
+
 /** A voice a text-to-speech provider offers. */
 export const Voice = Type.Object({
   id: Type.String({ description: "What an agent's voice holds." }),
@@ -135,6 +147,32 @@ export type CustomTool = Static<typeof CustomTool>;
 const CustomTools = Type.Array(CustomTool, { maxItems: 20, description: "The tenant's own HTTP tools, at most 20, names unique." });
 const TransferNumber = Type.String({ minLength: 1, maxLength: 40, description: 'Where transfer_call sends the caller, E.164.' });
 
+/** The longest a recording may be kept: ten years. */
+export const MAX_RETENTION_DAYS = 3650;
+export const DEFAULT_RETENTION_DAYS = 30;
+const RecordingEnabled = Type.Boolean({
+  description: "Whether the agent's phone calls are recorded: a two-channel WAV, the caller left and the agent right.",
+});
+const retentionDays = (extra = '') =>
+  Type.Integer({
+    minimum: 1,
+    maximum: MAX_RETENTION_DAYS,
+    description: `Days a recording is kept from its call, 1 to ${MAX_RETENTION_DAYS}; then it is deleted.${extra}`,
+  });
+const CONSENT_NOTE = 'Where the person called lives, recording may need their consent or an announcement: that is the tenant’s duty.';
+export const AgentRecording = Type.Object(
+  { enabled: RecordingEnabled, retentionDays: retentionDays() },
+  { additionalProperties: false, description: `Call recording. ${CONSENT_NOTE}` },
+);
+export type AgentRecording = Static<typeof AgentRecording>;
+const AgentRecordingBody = Type.Object(
+  { enabled: RecordingEnabled, retentionDays: Type.Optional(retentionDays(` ${DEFAULT_RETENTION_DAYS} when absent.`)) },
+  {
+    additionalProperties: false,
+    description: `Call recording; default { enabled: false, retentionDays: ${DEFAULT_RETENTION_DAYS} }. ${CONSENT_NOTE}`,
+  },
+);
+
 export const Agent = Type.Object({
   id: Uuid,
   tenantId: Uuid,
@@ -150,8 +188,10 @@ export const Agent = Type.Object({
   llm: Nullable(AgentLlm),
   stt: Nullable(AgentStt),
   tts: AgentTts,
+  voicePipeline: VoicePipelineSchema,
   knowledgeInContext: Type.Boolean({ description: "Passages of the agent's knowledge bases are put in the model's context each turn." }),
   transferNumber: Nullable(Type.String()),
+  recording: AgentRecording,
   metadata: Metadata,
   /**
    * Custom tools' requests are signed with it; given once, in the answer to the request that
@@ -177,8 +217,10 @@ export const CreateAgentBody = Type.Object(
     llm: Type.Optional(Nullable(AgentLlm)),
     stt: Type.Optional(Nullable(AgentStt)),
     tts: Type.Optional(AgentTts),
+    voicePipeline: Type.Optional(VoicePipelineSchema),
     knowledgeInContext: Type.Optional(Type.Boolean()),
     transferNumber: Type.Optional(Nullable(TransferNumber)),
+    recording: Type.Optional(AgentRecordingBody),
     metadata: Type.Optional(Metadata),
   },
   { additionalProperties: false },

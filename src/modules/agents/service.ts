@@ -16,6 +16,7 @@ import { llmProvider } from '../../providers/registry.ts';
 import * as integrations from '../integrations/service.ts';
 import { assertBasesExist } from '../knowledge/service.ts';
 import * as repo from './repo.ts';
+import { DEFAULT_RETENTION_DAYS } from './schemas.ts';
 import type {
   Agent,
   AgentLlm,
@@ -30,7 +31,8 @@ import { speechPatch } from './speech.ts';
 import { AGENT_TOOLS, isAgentTool } from './tools.ts';
 
 /** Speech on a phone line: the voices a provider offers, and what the media pipeline speaks and listens with. */
-export { listVoices, serverFor, speechOf, type AgentSpeech, type Server } from './speech.ts';
+export { listVoices, relaySpeechOf, serverFor, speechOf, type AgentSpeech, type Server } from './speech.ts';
+export { languageModelOf, type LanguageModel } from './language-model.ts';
 
 /** The tools an agent may be given (GET /analytics/tools lists them). */
 export { AGENT_TOOLS };
@@ -53,8 +55,10 @@ const toAgent = (row: repo.AgentRow): Agent => ({
   llm: row.llm,
   stt: row.stt,
   tts: row.tts,
+  voicePipeline: row.voice_pipeline,
   knowledgeInContext: row.knowledge_in_context,
   transferNumber: row.transfer_number,
+  recording: row.recording,
   metadata: row.metadata,
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
@@ -173,7 +177,11 @@ async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody, speechOf: Agen
   if (input.customTools) checkCustomTools(input.customTools, ctx.config.allowPrivateUrls);
   const language = input.language === undefined ? undefined : canonicalLanguage(input.language);
   const speech = speechOf
-    ? await speechPatch(ctx, { stt: input.stt, tts: input.tts, voice: input.voice, language }, speechOf === 'new' ? undefined : speechOf)
+    ? await speechPatch(
+        ctx,
+        { stt: input.stt, tts: input.tts, voice: input.voice, language, voicePipeline: input.voicePipeline },
+        speechOf === 'new' ? undefined : speechOf,
+      )
     : {};
   return {
     ...input,
@@ -182,6 +190,10 @@ async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody, speechOf: Agen
     knowledgeBaseIds: input.knowledgeBaseIds && knowledgeBaseIds(input.knowledgeBaseIds),
     llm: await checkLlm(ctx, input.llm),
     transferNumber: transferNumberOf(input.transferNumber),
+    recording: input.recording && {
+      enabled: input.recording.enabled,
+      retentionDays: input.recording.retentionDays ?? DEFAULT_RETENTION_DAYS,
+    },
   };
 }
 
@@ -201,8 +213,10 @@ export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promi
     llm: patch.llm ?? null,
     stt: patch.stt ?? null,
     tts: patch.tts!,
+    voicePipeline: patch.voicePipeline ?? 'MEDIA_STREAM',
     knowledgeInContext: patch.knowledgeInContext ?? false,
     transferNumber: patch.transferNumber ?? null,
+    recording: patch.recording ?? { enabled: false, retentionDays: DEFAULT_RETENTION_DAYS },
     metadata: patch.metadata ?? {},
   };
   const toolSigningSecret = `whsec_${randomBytes(32).toString('base64')}`;
@@ -226,7 +240,8 @@ export async function listAgents(ctx: TenantCtx, search: string | undefined, pag
 
 export async function updateAgent(ctx: TenantCtx, agentId: string, input: UpdateAgentBody): Promise<Agent> {
   // The voice is checked against the agent's provider: read the agent first when the patch touches its speech.
-  const touchesSpeech = input.voice !== undefined || input.tts !== undefined || input.stt !== undefined;
+  const touchesSpeech =
+    input.voice !== undefined || input.tts !== undefined || input.stt !== undefined || input.voicePipeline !== undefined;
   const patch = await agentPatch(ctx, input, touchesSpeech ? await requireAgent(ctx, agentId) : undefined);
   await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   const row = await onUniqueViolation(repo.updateAgent(ctx.db, ctx.tenantId, agentId, patch), () => duplicateAgentName(input.name ?? ''));

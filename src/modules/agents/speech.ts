@@ -7,9 +7,9 @@ import { appError } from '../../platform/errors.ts';
 import { publicOnlyFetch } from '../../platform/safe-fetch.ts';
 import { ProviderError } from '../../providers/errors.ts';
 import { sttProvider, ttsProvider } from '../../providers/registry.ts';
-import type { Provider, SpeechEndpoint, SpeechToText, TextToSpeech, Voice } from '../../providers/types.ts';
+import type { ConversationRelaySpeech, Provider, SpeechEndpoint, SpeechToText, TextToSpeech, Voice } from '../../providers/types.ts';
 import * as integrations from '../integrations/service.ts';
-import type { Agent, AgentStt, AgentTts } from './schemas.ts';
+import type { Agent, AgentStt, AgentTts, VoicePipeline } from './schemas.ts';
 
 type Scope = Pick<TenantCtx, 'db' | 'tenantId' | 'serverKeys' | 'config'>;
 
@@ -149,18 +149,30 @@ export interface SpeechInput {
   tts?: AgentTts;
   voice?: string | null;
   language?: string;
+  voicePipeline?: VoicePipeline;
 }
+
+type CurrentSpeech = Pick<Agent, 'stt' | 'tts' | 'voice' | 'language' | 'voicePipeline'>;
 
 /**
  * The speech fields to store. On create everything is settled (defaults filled). On update a field
  * not given stays; the voice is chosen again when it is given (null: the default for the agent's
  * language), or when the provider changes and no longer offers it. A new language alone keeps the voice.
+ * An agent leaving ConversationRelay has its speech checked as if given again: callforge runs it now.
  */
 export async function speechPatch(
   ctx: Scope,
   input: SpeechInput,
-  current: Pick<Agent, 'stt' | 'tts' | 'voice' | 'language'> | undefined,
-): Promise<{ stt?: AgentStt | null; tts?: AgentTts; voice?: string }> {
+  current: CurrentSpeech | undefined,
+): Promise<{ stt?: AgentStt | null; tts?: AgentTts; voice?: string | null }> {
+  if ((input.voicePipeline ?? current?.voicePipeline) === 'CONVERSATION_RELAY') return relaySpeechPatch(ctx, input, current);
+  if (current?.voicePipeline === 'CONVERSATION_RELAY')
+    input = {
+      ...input,
+      stt: input.stt === undefined ? current.stt : input.stt,
+      tts: input.tts ?? current.tts,
+      voice: input.voice === undefined ? current.voice : input.voice,
+    };
   const stt = current ? input.stt : input.stt === undefined ? defaultStt(ctx.config) : input.stt;
   const tts = current ? input.tts : (input.tts ?? DEFAULT_TTS);
   if (stt) await checkReachable(ctx, sttProvider(stt.provider), 'stt');
@@ -174,6 +186,59 @@ export async function speechPatch(
     voice = kept ? current.voice! : await chosenVoice(ctx, tts, null, language);
   }
   return { ...(stt === undefined ? {} : { stt }), ...(tts ? { tts } : {}), ...(voice === undefined ? {} : { voice }) };
+}
+
+/** What Twilio's ConversationRelay runs: its own Deepgram and ElevenLabs, the only vendors it and callforge share. */
+const RELAY_STT: AgentStt = { provider: 'DEEPGRAM' };
+const RELAY_TTS: AgentTts = { provider: 'ELEVENLABS' };
+
+const relayRefusal = (path: string, problem: string, fix: string) =>
+  appError('CONVERSATION_RELAY_SPEECH', { problem, fix }, [{ path, message: problem }]);
+
+/**
+ * Speech for an agent voiced by ConversationRelay: Twilio listens with Deepgram and speaks with
+ * ElevenLabs, under Twilio's account, so no server or key of ours is needed and none is checked;
+ * a voice given is checked against ElevenLabs' voices (that needs a key to list them), and null
+ * leaves the voice to Twilio's default for the language. Defaults on create: Deepgram, ElevenLabs.
+ */
+async function relaySpeechPatch(
+  ctx: Scope,
+  input: SpeechInput,
+  current: CurrentSpeech | undefined,
+): Promise<{ stt: AgentStt | null; tts: AgentTts; voice: string | null }> {
+  const stt = input.stt === undefined ? (current ? current.stt : RELAY_STT) : input.stt;
+  const tts = input.tts ?? current?.tts ?? RELAY_TTS;
+  const orMediaStream = 'or voicePipeline MEDIA_STREAM';
+  if (stt?.provider !== 'DEEPGRAM')
+    throw relayRefusal('/stt', 'Twilio listens with its own Deepgram', `set stt to {"provider": "DEEPGRAM"}, ${orMediaStream}`);
+  if (tts.provider !== 'ELEVENLABS')
+    throw relayRefusal('/tts/provider', 'Twilio speaks with its own ElevenLabs', `set tts to {"provider": "ELEVENLABS"}, ${orMediaStream}`);
+  if (tts.model) throw relayRefusal('/tts/model', 'Twilio chooses the ElevenLabs model itself', 'remove tts.model');
+  const kept = current?.tts.provider === 'ELEVENLABS' ? current.voice : null;
+  const voice = input.voice === undefined ? kept : input.voice;
+  if (voice === null || voice === kept) return { stt, tts, voice };
+  if (!(await speechEndpoint(ctx, ttsProvider(tts.provider))))
+    throw relayRefusal(
+      '/voice',
+      "a voice is checked against ElevenLabs' voices, which needs an ElevenLabs key to list them",
+      "connect the elevenlabs integration, or set voice to null for Twilio's default voice",
+    );
+  return { stt, tts, voice: await chosenVoice(ctx, tts, voice, input.language ?? current?.language ?? 'en-US') };
+}
+
+/**
+ * How Twilio's ConversationRelay voices the agent's calls (its language, voice and recogniser, in
+ * our providers' names), or null when its calls stream to callforge's media pipeline.
+ */
+export function relaySpeechOf(
+  agent: Pick<Agent, 'voicePipeline' | 'language' | 'stt' | 'tts' | 'voice'>,
+): Omit<ConversationRelaySpeech, 'url'> | null {
+  if (agent.voicePipeline !== 'CONVERSATION_RELAY' || !agent.stt) return null;
+  return {
+    language: agent.language,
+    tts: { provider: agent.tts.provider, voice: agent.voice },
+    stt: { provider: agent.stt.provider, ...(agent.stt.model ? { model: agent.stt.model } : {}) },
+  };
 }
 
 /** What the media pipeline speaks and listens with on one of the agent's calls. */

@@ -27,8 +27,17 @@ export const AGENT_TOOLS: readonly AgentTool[] = [
   },
   {
     name: 'transfer_call',
-    description: "Transfers the caller to a human at the agent's transfer number, when they ask for a person or need one.",
-    parameters: object({ reason }),
+    description:
+      "Transfers the caller to a human at the agent's transfer number, when they ask for a person or need one. Tell the caller first, in the same reply.",
+    parameters: object({
+      reason,
+      summary: {
+        type: 'string',
+        maxLength: 500,
+        description:
+          'For the person taking the call, who hears it before being connected: who is calling and what they need, in one or two sentences.',
+      },
+    }),
   },
   {
     name: 'knowledge_search',

@@ -2,8 +2,7 @@ import { DateTime } from 'luxon';
 import { tenantCtx, type Deps } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
-import { createChatCompletions } from '../../providers/openai-compatible/chat-completions.ts';
-import type { StructuredExtractor } from '../../providers/types.ts';
+import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import * as repo from './repo.ts';
 import type { BindingField } from './schemas.ts';
@@ -74,24 +73,19 @@ export function validValues(fields: BindingField[], answer: Record<string, unkno
   );
 }
 
-export function extractorOf(deps: Pick<Deps, 'config'>): StructuredExtractor | undefined {
-  const { llm } = deps.config;
-  return llm.apiUrl ? createChatCompletions({ baseUrl: llm.apiUrl, apiKey: llm.apiKey, model: llm.model }) : undefined;
-}
-
 /** Attempts of the job; the last one records the failure rather than leave the call without a record. */
 const EXTRACT_RETRY_LIMIT = 5;
 
 /**
- * After a call: one analytics record, always. Where a model is configured (LLM_API_URL) and the
- * call had a conversation, the model reads the transcript for a summary and the agent's bound
- * fields (values checked against their types); otherwise the record says why it is empty. Stored
- * once per call; the model is asked once per call.
+ * After a call: one analytics record, always. Where the agent has a model (the tenant's own server,
+ * else the service's LLM_API_URL: the one it converses with) and the call had a conversation, the
+ * model reads the transcript for a summary and the agent's bound fields (values checked against
+ * their types); otherwise the record says why it is empty. Stored once per call; the model is asked
+ * once per call.
  */
 export async function extractAfterCall(
   deps: Deps,
   job: ExtractAnalyticsJob,
-  extractor = extractorOf(deps),
   meta: { retryCount: number } = { retryCount: 0 },
 ): Promise<boolean> {
   const ctx = tenantCtx(deps, job.tenantId);
@@ -115,19 +109,22 @@ export async function extractAfterCall(
   const transcript = (call.transcript as { role: string; text: string }[]).filter(
     (turn) => typeof turn?.text === 'string' && (turn.role === 'agent' || turn.role === 'contact'),
   );
-  if (!call.agent_id) return record('skipped: no agent');
-  if (!extractor) return record('skipped: no model configured');
+  const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
+  if (!agent) return record('skipped: no agent');
+  const model = await agents.languageModelOf(deps, ctx, agent);
+  if (!model) return record('skipped: no model configured');
   if (!transcript.some((turn) => turn.role === 'contact')) return record('skipped: no conversation');
-  const fields = (await repo.bindingsOf(ctx.db, ctx.tenantId, call.agent_id))?.fields ?? [];
+  const fields = (await repo.bindingsOf(ctx.db, ctx.tenantId, agent.id))?.fields ?? [];
   let answer: Record<string, unknown>;
   try {
-    answer = await extractor.extract({
+    ({ answer } = await model.chat.extract({
+      model: model.name,
       system:
         'You read a phone call transcript, summarise it and fill in the requested fields. Use null for anything the call did not establish. Dates are YYYY-MM-DD.',
       user: transcript.map((turn) => `${turn.role}: ${turn.text}`).join('\n'),
       schemaName: 'call_analytics',
       schema: schemaOf(fields),
-    });
+    }));
   } catch (error) {
     if (meta.retryCount < EXTRACT_RETRY_LIMIT) throw error; // retried with backoff
     return record(`failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -142,5 +139,5 @@ export const extractAnalyticsJob = (deps: Deps): JobDefinition<ExtractAnalyticsJ
   retryLimit: EXTRACT_RETRY_LIMIT,
   retryDelaySeconds: 10,
   batchSize: 1, // a model call can take 30 s; a batch could outlive the job's expiry
-  handle: async (data, meta) => void (await extractAfterCall(deps, data, extractorOf(deps), meta)),
+  handle: async (data, meta) => void (await extractAfterCall(deps, data, meta)),
 });

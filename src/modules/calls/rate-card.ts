@@ -11,6 +11,11 @@ export interface CallUsage {
   llmOutputTokens: number;
   /** The model the tokens were spent on, which prices them; null when no model ran. */
   llmModel: string | null;
+  /** The provider of each component that ran, which prices it; null when it did not run. */
+  llmProvider: string | null;
+  sttProvider: string | null;
+  ttsProvider: string | null;
+  telephonyProvider: string | null;
   telephonySeconds: number;
 }
 
@@ -21,6 +26,8 @@ export interface RateCard {
   llmModels: Map<string, { input: Money; output: Money }>;
   telephonyPerMinute: Money;
   platformFeePerMinute: Money;
+  /** A provider's own rates, replacing the flat ones above for its components. */
+  providers: Map<string, { sttPerMinute?: Money; ttsPer1kCharacters?: Money; telephonyPerMinute?: Money }>;
 }
 
 export interface CallCost {
@@ -50,7 +57,17 @@ const decimalRateCard = (config: Config['rates']): RateCard => ({
   ),
   telephonyPerMinute: money(config.telephonyPerMinute),
   platformFeePerMinute: money(config.platformFeePerMinute),
+  providers: new Map(
+    Object.entries(config.providers).map(([provider, rates]) => [
+      provider,
+      Object.fromEntries(Object.entries(rates).map(([field, rate]) => [field, money(rate)])),
+    ]),
+  ),
 });
+
+/** The rate of a component: its provider's own, or the flat one. */
+const rateOf = (rates: RateCard, provider: string | null, field: 'sttPerMinute' | 'ttsPer1kCharacters' | 'telephonyPerMinute') =>
+  (provider === null ? undefined : rates.providers.get(provider)?.[field]) ?? rates[field];
 
 /** A model with its own rates is priced per input and output token; any other at the flat rate. */
 function llmCost(usage: CallUsage, rates: RateCard, per1k: (units: number, rate: Money) => Money): Money {
@@ -67,10 +84,10 @@ export function costOf(usage: CallUsage, rates: RateCard): { cost: CallCost; tot
   const perMinute = (seconds: number, rate: Money) => money(seconds).div(60).mul(rate).toDecimalPlaces(4);
   const per1k = (units: number, rate: Money) => money(units).div(1000).mul(rate).toDecimalPlaces(4);
   const parts = {
-    stt: perMinute(usage.sttSeconds, rates.sttPerMinute),
-    tts: per1k(usage.ttsCharacters, rates.ttsPer1kCharacters),
+    stt: perMinute(usage.sttSeconds, rateOf(rates, usage.sttProvider, 'sttPerMinute')),
+    tts: per1k(usage.ttsCharacters, rateOf(rates, usage.ttsProvider, 'ttsPer1kCharacters')),
     llm: llmCost(usage, rates, per1k),
-    telephony: perMinute(usage.telephonySeconds, rates.telephonyPerMinute),
+    telephony: perMinute(usage.telephonySeconds, rateOf(rates, usage.telephonyProvider, 'telephonyPerMinute')),
     platformFee: perMinute(usage.telephonySeconds, rates.platformFeePerMinute),
   };
   const total = Object.values(parts).reduce((sum, part) => sum.add(part), money(0));
@@ -94,5 +111,9 @@ export const NO_USAGE: CallUsage = {
   llmInputTokens: 0,
   llmOutputTokens: 0,
   llmModel: null,
+  llmProvider: null,
+  sttProvider: null,
+  ttsProvider: null,
+  telephonyProvider: null,
   telephonySeconds: 0,
 };

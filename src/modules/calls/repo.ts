@@ -2,7 +2,7 @@ import type { Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
-export const OWNED_TABLES = ['calls'] as const;
+export const OWNED_TABLES = ['calls', 'call_recordings', 'call_recording_chunks'] as const;
 
 export type CallStatus = 'QUEUED' | 'RINGING' | 'IN_PROGRESS' | 'ENDED';
 
@@ -377,4 +377,79 @@ export async function callTrend(
     [tenantId, range.from, range.to, range.agentId ?? null, interval, timezone],
   );
   return rows;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recordings
+
+export interface RecordingRow {
+  tenant_id: string;
+  call_id: string;
+  encoding: 'mulaw' | 'pcm16';
+  sample_rate: number;
+  /** Frames (one sample of each channel) in its chunks so far. */
+  frames: number;
+  created_at: Date;
+  expires_at: Date;
+}
+
+/** Stores a chunk of a call's recording; the first chunk creates the recording with its format and expiry. */
+export async function appendRecordingChunk(
+  db: Queryable,
+  tenantId: string,
+  callId: string,
+  recording: Pick<RecordingRow, 'encoding' | 'sample_rate' | 'created_at' | 'expires_at'>,
+  chunk: { seq: number; audio: Buffer; frames: number },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO call_recordings (tenant_id, call_id, encoding, sample_rate, frames, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (tenant_id, call_id) DO UPDATE SET frames = call_recordings.frames + EXCLUDED.frames`,
+    [tenantId, callId, recording.encoding, recording.sample_rate, chunk.frames, recording.created_at, recording.expires_at],
+  );
+  await db.query('INSERT INTO call_recording_chunks (tenant_id, call_id, seq, audio) VALUES ($1, $2, $3, $4)', [
+    tenantId,
+    callId,
+    chunk.seq,
+    chunk.audio,
+  ]);
+}
+
+export async function setRecordingUrl(db: Queryable, tenantId: string, callId: string, url: string): Promise<void> {
+  await db.query('UPDATE calls SET recording_url = $3 WHERE tenant_id = $1 AND id = $2', [tenantId, callId, url]);
+}
+
+export async function findRecording(db: Queryable, tenantId: string, callId: string): Promise<RecordingRow | undefined> {
+  const { rows } = await db.query<RecordingRow>('SELECT * FROM call_recordings WHERE tenant_id = $1 AND call_id = $2', [tenantId, callId]);
+  return rows[0];
+}
+
+/** The recording's first chunk after `seq` (-1: its first), so a reader holds one chunk at a time. */
+export async function recordingChunkAfter(
+  db: Queryable,
+  tenantId: string,
+  callId: string,
+  seq: number,
+): Promise<{ seq: number; audio: Uint8Array } | undefined> {
+  const { rows } = await db.query<{ seq: number; audio: Uint8Array }>(
+    'SELECT seq, audio FROM call_recording_chunks WHERE tenant_id = $1 AND call_id = $2 AND seq > $3 ORDER BY seq LIMIT 1',
+    [tenantId, callId, seq],
+  );
+  return rows[0];
+}
+
+/**
+ * Deletes up to `limit` recordings (their chunks with them) that expired by `now`, across tenants,
+ * and takes their calls' recordingUrl away in the same statement. How many were deleted.
+ */
+export async function deleteExpiredRecordings(db: Queryable, now: Date, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `WITH expired AS (
+       DELETE FROM call_recordings WHERE (tenant_id, call_id) IN (
+         SELECT tenant_id, call_id FROM call_recordings WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING tenant_id, call_id)
+     UPDATE calls SET recording_url = NULL FROM expired WHERE calls.tenant_id = expired.tenant_id AND calls.id = expired.call_id`,
+    [now, limit],
+  );
+  return rowCount;
 }

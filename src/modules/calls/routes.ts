@@ -1,5 +1,6 @@
-// Call logs, hang-up, simulated inbound calls, and the providers' call status, answering-machine and incoming-call callbacks.
+// Call logs, their recordings, hang-up, simulated inbound calls, and the providers' call status, answering-machine and incoming-call callbacks.
 import { Type } from '@sinclair/typebox';
+import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ProviderWebhook } from '../../providers/types.ts';
@@ -82,6 +83,32 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
     },
   );
 
+  app.get(
+    '/call-logs/:id/recording',
+    {
+      schema: {
+        tags,
+        summary: "The call's recording: a 16-bit PCM WAV file, two channels, the caller left and the agent right",
+        params: IdParams,
+        response: {
+          200: {
+            description: 'audio/wav',
+            content: { 'audio/wav': { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) } },
+          },
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { bytes, wav } = await calls.recordingWav(ctxOf(request), request.params.id);
+      return reply
+        .type('audio/wav')
+        .header('content-length', bytes)
+        .header('content-disposition', `inline; filename="call-${request.params.id}.wav"`)
+        .send(Readable.from(wav));
+    },
+  );
+
   app.post(
     '/call-logs/:id/hangup',
     {
@@ -158,6 +185,31 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
           },
           async (request, reply: FastifyReply) => {
             const answer = await calls.answerIncomingCall(deps, slug, webhookOf(request));
+            return reply.code(200).type(answer.contentType).send(answer.body);
+          },
+        );
+      }
+      if (provider.telephony.callbacks?.whisper) {
+        callbacks.post(
+          `/telephony/${slug}/transfer-whisper`,
+          {
+            config: { auth: 'public', rateLimit: false },
+            schema: {
+              tags,
+              summary: `${provider.title} warm transfer: what the person taking a transferred call hears first (signed by ${provider.title})`,
+              security: [],
+              querystring: Type.Object({
+                call: Type.String({ minLength: 1, maxLength: 64, description: `The transferred call, by ${provider.title}'s id.` }),
+              }),
+              response: {
+                200: Type.String({ description: `${provider.title}'s call instructions (TwiML for Twilio): the agent's summary, said.` }),
+                ...errorResponses(400, 403, 415),
+              },
+            },
+          },
+          async (request, reply: FastifyReply) => {
+            const { call } = request.query as { call: string };
+            const answer = await calls.transferWhisper(deps, slug, webhookOf(request), call);
             return reply.code(200).type(answer.contentType).send(answer.body);
           },
         );

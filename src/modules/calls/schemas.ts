@@ -73,6 +73,10 @@ export const CallUsage = Type.Object({
   llmInputTokens: Type.Integer(),
   llmOutputTokens: Type.Integer(),
   llmModel: Nullable(Type.String({ description: 'The model whose tokens these are; null when no model ran.' })),
+  llmProvider: Nullable(Type.String({ description: 'The provider of the model; null when no model ran.' })),
+  sttProvider: Nullable(Type.String({ description: 'The speech-to-text provider that listened; null when none ran.' })),
+  ttsProvider: Nullable(Type.String({ description: 'The text-to-speech provider that spoke; null when none ran.' })),
+  telephonyProvider: Nullable(Type.String({ description: 'The provider that carried the line; null when no line was connected.' })),
   telephonySeconds: Type.Number(),
 });
 

@@ -19,13 +19,16 @@ import type {
   CallInstructions,
   CallOutcome,
   CallUpdate,
+  ConversationRelaySpeech,
+  Connection,
   DialRequest,
   IncomingCallRequest,
   ProviderWebhook,
+  RingingCall,
   TelephonyConnection,
 } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
-import type { VoiceNumber } from '../agents/schemas.ts';
+import type { Agent, VoiceNumber } from '../agents/schemas.ts';
 import * as contacts from '../contacts/service.ts';
 import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import * as events from '../events/service.ts';
@@ -43,6 +46,9 @@ export {
   END_REASONS,
   TranscriptTurn as TranscriptTurnSchema,
 } from './schemas.ts';
+
+/** Call recordings: written by the media pipeline in chunks, served as WAV, deleted after their retention. */
+export { appendRecording, recordingWav, type RecordingChunk } from './recordings.ts';
 
 /** What usage costs on the service's rate card, per component (a test chat is priced as a call is). */
 export const priceUsage = (ctx: Pick<TenantCtx, 'config'>, usage: CallUsage) => costOf(usage, rateCardOf(ctx.config.rates));
@@ -172,7 +178,12 @@ async function finishCall(ctx: TenantCtx, callId: string, result: CallResult, ba
  * What an answered call used: what its conversation recorded as it ran (tokens, characters, seconds
  * of speech) and the line's seconds; nothing is estimated from the call's length.
  */
-const usageOf = (call: repo.CallRow, telephonySeconds: number): CallUsage => ({ ...NO_USAGE, ...call.usage, telephonySeconds });
+const usageOf = (call: repo.CallRow, telephonySeconds: number): CallUsage => ({
+  ...NO_USAGE,
+  ...call.usage,
+  telephonySeconds,
+  telephonyProvider: telephonySeconds > 0 ? call.provider : null,
+});
 
 /** An answered call that ends now, talked from its answer until `endedAt`. */
 function answeredUntil(call: repo.CallRow, endedAt: Date, extra: Partial<CallResult> = {}): CallResult {
@@ -217,10 +228,17 @@ export async function providerProblem(ctx: TenantCtx, providerName: string): Pro
 export const mediaStreamToken = (keys: Pick<ServerKeys, 'mediaStreamKey'>, tenantId: string, callId: string): string =>
   createHmac('sha256', keys.mediaStreamKey).update(`${tenantId}.${callId}`).digest('base64url');
 
+type RelaySpeech = Omit<ConversationRelaySpeech, 'url'>;
+
+/** How the provider's conversation relay voices the agent's calls, where it has one; null when they stream to us. */
+const relaySpeechOn = (provider: ProviderWith<'telephony'>, agent: Agent | undefined): RelaySpeech | null =>
+  provider.telephony.conversationRelay && agent ? agents.relaySpeechOf(agent) : null;
+
 function dialRequestOf(
   ctx: Pick<TenantCtx, 'config' | 'serverKeys' | 'tenantId'>,
   provider: ProviderWith<'telephony'>,
   call: repo.NewCall,
+  relay: RelaySpeech | null = null,
 ): DialRequest {
   const slug = provider.name.toLowerCase();
   return {
@@ -228,9 +246,10 @@ function dialRequestOf(
     from: call.from_number,
     to: call.to_number,
     dialTimeoutSec: call.dial_timeout,
-    statusCallbackUrl: `${ctx.config.publicUrl}/api/v1/telephony/${slug}/status`,
+    statusCallbackUrl: statusCallbackUrl(ctx, provider.name),
     mediaStreamUrl: mediaStreamUrl(ctx, provider.name),
     mediaStreamToken: mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id),
+    ...(relay ? { conversationRelay: { url: conversationRelayUrl(ctx, provider.name), ...relay } } : {}),
     ...(call.machine_detection
       ? { answeringMachineDetection: { callbackUrl: `${ctx.config.publicUrl}/api/v1/telephony/${slug}/answered-by` } }
       : {}),
@@ -248,6 +267,9 @@ export async function startAttempts(
 ): Promise<{ calls: { contact_id: string; call_id: string }[]; toPlace: AttemptToPlace[] }> {
   const now = ctx.clock.now();
   const toPlace: AttemptToPlace[] = [];
+  const agentsById = new Map<string, Agent | undefined>();
+  for (const agentId of new Set(attempts.map((attempt) => attempt.agentId)))
+    agentsById.set(agentId, await agents.requireAgent(ctx, agentId).catch(() => undefined));
   const rows = attempts.map((attempt): repo.NewCall => {
     const provider = telephonyProvider(attempt.voiceNumber.provider);
     const call: repo.NewCall = {
@@ -270,7 +292,7 @@ export async function startAttempts(
       deadline_at: addSeconds(now, ctx.config.dialer.confirmTimeoutSeconds),
       started_at: now,
     };
-    const request = dialRequestOf(ctx, provider, call);
+    const request = dialRequestOf(ctx, provider, call, relaySpeechOn(provider, agentsById.get(attempt.agentId)));
     const placed = provider.telephony.placeAtOnce?.(request, now, ctx.config.providerSettings);
     if (!placed) {
       toPlace.push({ callId: call.id, provider: provider.name, request });
@@ -728,8 +750,12 @@ export async function answerIncomingCall(
 ): Promise<CallInstructions> {
   const provider = telephonyProvider(providerSlug.toUpperCase());
   const incoming = provider.telephony.callbacks!.incoming!;
+  if (incoming.isStatusEvent?.(webhook)) {
+    await receiveStatusCallback(deps, providerSlug, webhook);
+    return { contentType: 'text/plain; charset=utf-8', body: '' };
+  }
   const request = incoming.read(webhook);
-  const { ctx, number } = await verifiedIncomingCall(deps, provider, webhook, request);
+  const { ctx, number, connection } = await verifiedIncomingCall(deps, provider, webhook, request);
   const fromNumber = request.from && normalizePhoneNumber(request.from);
   if (!request.providerCallId || !fromNumber) {
     throw appError('VALIDATION_FAILED.incomingCall', {
@@ -738,16 +764,27 @@ export async function answerIncomingCall(
   }
   const providerCallId = request.providerCallId;
   const answer = async (call: repo.CallRow) => {
-    if (call.status !== 'ENDED')
-      return incoming.stream(mediaStreamUrl(ctx, provider.name), call.id, mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id));
+    const ringing: RingingCall = { providerCallId, callId: call.id, connection, statusCallbackUrl: statusCallbackUrl(ctx, provider.name) };
     const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
-    return incoming.sayAndHangUp(NO_ONE_TO_ANSWER, agent?.language ?? 'en-US');
+    if (call.status !== 'ENDED') {
+      const token = mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id);
+      const relay = relaySpeechOn(provider, agent);
+      const answer =
+        relay && incoming.conversationRelay
+          ? incoming.conversationRelay({ url: conversationRelayUrl(ctx, provider.name), ...relay }, call.id, token)
+          : incoming.stream(mediaStreamUrl(ctx, provider.name), call.id, token, ringing);
+      return answered(ctx, provider.name, call.id, answer);
+    }
+    return answered(ctx, provider.name, call.id, incoming.turnAway(NO_ONE_TO_ANSWER, agent?.language ?? 'en-US', ringing));
   };
   const recorded = await repo.findCallByProviderId(ctx.db, provider.name, providerCallId);
   if (recorded) return answer(await sameTenant(ctx, recorded, provider));
 
   const now = ctx.clock.now();
-  const [refusal, contact] = await Promise.all([refusalOf(ctx, number.inboundAgentId), contacts.findContactByPhone(ctx, fromNumber)]);
+  const [refusal, contact] = await Promise.all([
+    refusalOf(ctx, provider, number.inboundAgentId),
+    contacts.findContactByPhone(ctx, fromNumber),
+  ]);
   const call: repo.NewCall = {
     id: newId(),
     agent_id: number.inboundAgentId,
@@ -783,6 +820,28 @@ export async function answerIncomingCall(
 }
 
 /**
+ * The provider's answer to a ringing call. One it refused (a provider that answers by request, as
+ * Telnyx does) fails the call, so it is not left live; the provider's retry of the webhook then
+ * turns the caller away.
+ */
+async function answered(
+  ctx: TenantCtx,
+  providerName: string,
+  callId: string,
+  answer: CallInstructions | Promise<CallInstructions>,
+): Promise<CallInstructions> {
+  try {
+    return await answer;
+  } catch (error) {
+    const reason = (error as Error).message;
+    await withTransaction(ctx, (txCtx) =>
+      finishCall(txCtx, callId, { outcome: 'FAILED', endedAt: ctx.clock.now(), failureReason: reason }),
+    );
+    throw appError('PROVIDER_ERROR.answerCall', { provider: providerName, reason });
+  }
+}
+
+/**
  * The tenant whose number was dialled, once the webhook is signed with its credentials and names
  * its provider account; one 403 for every failure, so a stranger learns nothing about our numbers.
  */
@@ -791,7 +850,7 @@ async function verifiedIncomingCall(
   provider: ProviderWith<'telephony'>,
   webhook: ProviderWebhook,
   request: IncomingCallRequest,
-): Promise<{ ctx: TenantCtx; number: VoiceNumber }> {
+): Promise<{ ctx: TenantCtx; number: VoiceNumber; connection: Connection }> {
   const callbacks = provider.telephony.callbacks!;
   const refused = () => appError('INVALID_SIGNATURE', { header: callbacks.signatureHeader });
   const number = request.to ? await agents.findVoiceNumberByPhone(deps.db, request.to) : undefined;
@@ -800,7 +859,7 @@ async function verifiedIncomingCall(
   const connection = await integrations.connectionTo(ctx, provider);
   if (!connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
   if (request.accountId !== callbacks.incoming!.accountIdOf(connection.credentials)) throw refused();
-  return { ctx, number };
+  return { ctx, number, connection };
 }
 
 /** A provider call id is one call: a recorded call of another tenant cannot be this tenant's. */
@@ -809,13 +868,17 @@ async function sameTenant(ctx: TenantCtx, call: repo.CallRow, provider: Provider
   return call;
 }
 
-/** Why the number's agent cannot take a call now, or null when it can: it exists, can listen and speak, and the wallet has credit. */
-async function refusalOf(ctx: TenantCtx, agentId: string | null): Promise<string | null> {
+/**
+ * Why the number's agent cannot take a call now, or null when it can: it exists, can listen and
+ * speak (or the provider's conversation relay does both for it), and the wallet has credit.
+ */
+async function refusalOf(ctx: TenantCtx, provider: ProviderWith<'telephony'>, agentId: string | null): Promise<string | null> {
   const agent = agentId ? await agents.requireAgent(ctx, agentId).catch(() => undefined) : undefined;
   if (!agent) return 'The number has no inbound agent to answer it.';
   const balance = await identity.walletBalance(ctx);
   if (!balance.amount.greaterThan(0))
     return `The wallet is empty (${balance.amount.toFixed(4)} ${balance.currency}); credit it to answer calls.`;
+  if (relaySpeechOn(provider, agent)) return null;
   try {
     const speech = await agents.speechOf(ctx, ctx, agent);
     if (!speech.stt) return 'The agent has no speech-to-text to listen with.';
@@ -871,16 +934,64 @@ export async function endConversation(ctx: TenantCtx, callId: string, endReason:
   if (!atProvider) return;
   const line = await connect(ctx, atProvider.provider);
   // A transfer bridges the caller to the target where the provider can; elsewhere the call ends.
-  if (transferTo && line.transfer) await line.transfer(atProvider.provider_call_id!, transferTo);
+  if (transferTo && line.transfer) await line.transfer(atProvider.provider_call_id!, transferTo, transferWhisperUrl(ctx, atProvider));
   else await line.hangup(atProvider.provider_call_id!);
+}
+
+/** The summary the agent gave for the person it transfers the call to, if it gave one. */
+function transferSummaryOf(call: Pick<repo.CallRow, 'outcomes'>): string | undefined {
+  const transfer = (call.outcomes as CallOutcomeRecord[]).filter((outcome) => outcome.type === 'transfer').at(-1);
+  const summary = transfer?.data.summary;
+  return typeof summary === 'string' && summary.trim() !== '' ? summary : undefined;
+}
+
+/**
+ * Where the provider fetches what the person taking a transferred call hears first (a warm
+ * transfer): only when the agent gave a summary and the provider can say it; else the transfer is cold.
+ */
+function transferWhisperUrl(ctx: Pick<TenantCtx, 'config'>, call: repo.CallRow): string | undefined {
+  if (!telephonyProvider(call.provider).telephony.callbacks?.whisper || !transferSummaryOf(call)) return undefined;
+  const query = new URLSearchParams({ call: call.provider_call_id! });
+  return `${ctx.config.publicUrl}/api/v1/telephony/${call.provider.toLowerCase()}/transfer-whisper?${query}`;
+}
+
+/**
+ * The provider fetches a warm transfer's whisper (`POST /telephony/{provider}/transfer-whisper?call=`,
+ * naming the transferred call by its own id), verified as its callbacks are: the agent's summary,
+ * said in the agent's language to the person about to take the call. A call with no summary gets
+ * nothing to say, and the two are connected at once.
+ */
+export async function transferWhisper(
+  deps: Omit<TenantCtx, 'tenantId'>,
+  providerSlug: string,
+  webhook: ProviderWebhook,
+  providerCallId: string,
+): Promise<CallInstructions> {
+  const provider = telephonyProvider(providerSlug.toUpperCase());
+  const callbacks = provider.telephony.callbacks!;
+  const call = await repo.findCallByProviderId(deps.db, provider.name, providerCallId);
+  const ctx = call && { ...deps, tenantId: call.tenant_id };
+  const connection = ctx ? await integrations.connectionTo(ctx, provider) : undefined;
+  if (!call || !ctx || !connection || !callbacks.verify(webhook, connection.credentials))
+    throw appError('INVALID_SIGNATURE', { header: callbacks.signatureHeader });
+  const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
+  return callbacks.whisper!(transferSummaryOf(call) ?? '', agent?.language ?? 'en-US');
 }
 
 export const claimStreamedConversation = (ctx: TenantCtx, callId: string) =>
   repo.claimStreamedConversation(ctx.db, ctx.tenantId, callId, ctx.clock.now());
 
+/** Where a provider posts a call's status changes. */
+const statusCallbackUrl = (ctx: Pick<TenantCtx, 'config'>, providerName: string) =>
+  `${ctx.config.publicUrl}/api/v1/telephony/${providerName.toLowerCase()}/status`;
+
 /** Where a provider streams a call's audio (`wss://`), as we tell it and as it signs the stream's upgrade. */
 export const mediaStreamUrl = (ctx: Pick<TenantCtx, 'config'>, providerName: string) =>
   `${ctx.config.publicUrl.replace(/^http/, 'ws')}/api/v1/telephony/${providerName.toLowerCase()}/media`;
+
+/** Where a provider's conversation relay sends a call's text (`wss://`), as we tell it and as it signs the relay's upgrade. */
+export const conversationRelayUrl = (ctx: Pick<TenantCtx, 'config'>, providerName: string) =>
+  `${ctx.config.publicUrl.replace(/^http/, 'ws')}/api/v1/telephony/${providerName.toLowerCase()}/relay`;
 
 /** A live call of any tenant by its provider's id: the media stream names only that, before it is verified. */
 export const findCallByProviderId = (ctx: Omit<TenantCtx, 'tenantId'>, providerName: string, providerCallId: string) =>

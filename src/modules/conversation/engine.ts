@@ -18,6 +18,8 @@ export interface ConversationModel {
   chat: ChatModel;
   /** The model's name, as asked of the server and as priced. */
   name: string;
+  /** The registry's name of the provider serving it (`OPENAI_COMPATIBLE`). */
+  provider: string;
   temperature?: number;
   maxTokens: number;
 }

@@ -12,7 +12,9 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 export const TestChat = Type.Object({
   id: Uuid,
   agentId: Uuid,
-  status: StringEnum(['OPEN', 'ENDED'], { description: 'ENDED once the agent ended the conversation; a new chat starts over.' }),
+  status: StringEnum(['OPEN', 'ENDED'], {
+    description: 'ENDED once the agent ended the conversation, or the browser call it was spoken on is over; a new chat starts over.',
+  }),
   endReason: Nullable(StringEnum(END_REASONS)),
   brain: Type.String({
     description:

@@ -8,11 +8,8 @@ import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { money } from '../../platform/money.ts';
 import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
-import { publicOnlyFetch } from '../../platform/safe-fetch.ts';
 import type { ChatMessage } from '../../providers/types.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
-import { llmProvider, type ProviderWith } from '../../providers/registry.ts';
-import type { ChatModel } from '../../providers/types.ts';
 import type { Agent } from '../agents/schemas.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
@@ -32,44 +29,11 @@ const DEFAULT_MAX_TOKENS = 300;
 /** Passages retrieval weighs per query. */
 const SEARCH_TOP_K = 5;
 
-// One SDK client (and connection pool) per model server and key, not one per call or message:
-// building them is waste, and each would hold its own sockets. Bounded: tenants' servers come and go.
-const chatModels = new Map<string, ChatModel>();
-const MAX_CHAT_MODELS = 200;
-
-function chatModelOf(
-  provider: ProviderWith<'llm'>,
-  endpoint: { baseUrl: string; apiKey?: string; timeoutMs: number },
-  publicOnly: boolean,
-) {
-  const key = JSON.stringify([provider.name, endpoint.baseUrl, endpoint.apiKey ?? null, endpoint.timeoutMs, publicOnly]);
-  let chat = chatModels.get(key);
-  if (!chat) {
-    chat = provider.llm.connect({ ...endpoint, ...(publicOnly ? { fetch: publicOnlyFetch({ allowPrivate: false }) } : {}) });
-    if (chatModels.size >= MAX_CHAT_MODELS) chatModels.delete(chatModels.keys().next().value!);
-    chatModels.set(key, chat);
-  }
-  return chat;
-}
-
-/**
- * The agent's model, or null when there is no model server (the retrieval agent converses). The
- * tenant's own server (its `llm` integration) comes first, reached only at public addresses (unless
- * ALLOW_PRIVATE_URLS); then the service's (LLM_API_URL), which the operator configured and is
- * trusted as it is.
- */
+/** The agent's model with its reply settings, or null when there is no model server (the retrieval agent converses). */
 export async function modelFor(deps: Pick<Deps, 'config'>, ctx: TenantCtx, agent: Pick<Agent, 'llm'>): Promise<ConversationModel | null> {
-  const { llm } = deps.config;
-  const provider = llmProvider(agent.llm?.provider ?? 'OPENAI_COMPATIBLE');
-  const server = await agents.serverFor({ ...ctx, config: deps.config }, provider, llm);
-  if (!server?.baseUrl) return null;
-  const chat = chatModelOf(provider, { baseUrl: server.baseUrl, apiKey: server.apiKey, timeoutMs: llm.timeoutMs }, server.publicOnly);
-  return {
-    chat,
-    name: agent.llm?.model ?? llm.model,
-    temperature: agent.llm?.temperature,
-    maxTokens: agent.llm?.maxTokens ?? DEFAULT_MAX_TOKENS,
-  };
+  const model = await agents.languageModelOf(deps, ctx, agent);
+  if (!model) return null;
+  return { ...model, temperature: agent.llm?.temperature, maxTokens: agent.llm?.maxTokens ?? DEFAULT_MAX_TOKENS };
 }
 
 /** Who the agent talks to, for its templates. */
@@ -124,12 +88,14 @@ export async function sessionFor(
 /** The session's usage so far in the call's terms: tokens as the server reported them, for the model that ran. */
 export function usageOf(session: Session, model: ConversationModel | null): calls.CallUsage {
   const { inputTokens, outputTokens } = session.usage;
+  const ran = model && inputTokens + outputTokens > 0;
   return {
     ...calls.NO_USAGE,
     llmTokens: inputTokens + outputTokens,
     llmInputTokens: inputTokens,
     llmOutputTokens: outputTokens,
-    llmModel: model && inputTokens + outputTokens > 0 ? model.name : null,
+    llmModel: ran ? model.name : null,
+    llmProvider: ran ? model.provider : null,
   };
 }
 
@@ -268,8 +234,11 @@ async function saveChat(
   session: Session,
   model: ConversationModel | null,
   turns: calls.TranscriptTurn[],
+  // A browser call's: what its speech used too, and its end when the caller hangs up.
+  spoken: { usage?: calls.CallUsage; endReason?: calls.EndReason } = {},
 ) {
-  const usage = usageOf(session, model);
+  // A typed message keeps what a browser call on the chat spoke so far.
+  const usage = spoken.usage ?? { ...usageOf(session, model), ...('version' in chat ? speechUsageOf(chat.usage) : {}) };
   const { cost, total } = calls.priceUsage(ctx, usage);
   const saved = session.save();
   const state = {
@@ -278,7 +247,7 @@ async function saveChat(
     usage,
     cost,
     costTotal: total.toFixed(4),
-    endReason: saved.ended,
+    endReason: saved.ended ?? spoken.endReason ?? null,
     at: ctx.clock.now(),
   };
   return withTransaction(ctx, async (txCtx) => {
@@ -329,4 +298,85 @@ export async function sendTestChatMessage(deps: Deps, ctx: TenantCtx, id: string
   const saved = await saveChat(ctx, row, session, model, turns);
   if (!saved) throw appError('TEST_CHAT_BUSY');
   return toTestChat(saved);
+}
+
+// ---------------------------------------------------------------------------------------------
+// "Call me in the browser": a test chat spoken (the media module carries its audio)
+
+/** What a browser call's speech used, with who ran it (which prices it). */
+type SpeechUsage = Pick<calls.CallUsage, 'sttSeconds' | 'ttsCharacters' | 'sttProvider' | 'ttsProvider'>;
+
+const speechUsageOf = (usage: Partial<calls.CallUsage>): SpeechUsage => ({
+  sttSeconds: usage.sttSeconds ?? 0,
+  ttsCharacters: usage.ttsCharacters ?? 0,
+  sttProvider: usage.sttProvider ?? null,
+  ttsProvider: usage.ttsProvider ?? null,
+});
+
+const COUNTED_USAGE = ['sttSeconds', 'ttsCharacters', 'llmTokens', 'llmInputTokens', 'llmOutputTokens', 'telephonySeconds'] as const;
+const NAMED_USAGE = ['llmModel', 'llmProvider', 'sttProvider', 'ttsProvider', 'telephonyProvider'] as const;
+
+/** `base` with what was used from `before` to `now` added, so a typed message sent to the chat meanwhile keeps its share. */
+function grownUsage(base: Partial<calls.CallUsage>, now: calls.CallUsage, before: calls.CallUsage): calls.CallUsage {
+  const usage = { ...now };
+  for (const key of COUNTED_USAGE) usage[key] = (base[key] ?? 0) + now[key] - before[key];
+  for (const key of NAMED_USAGE) usage[key] = now[key] ?? base[key] ?? null;
+  usage.sttSeconds = Math.round(usage.sttSeconds * 100) / 100;
+  return usage;
+}
+
+/** A test chat the tester speaks: its session runs on a voice pipeline, which records each settled exchange. */
+export interface VoiceTestChat {
+  readonly session: Session;
+  /** The chat as last recorded. */
+  chat(): TestChat;
+  /** Records settled turns, billing the model's tokens and the speech used so far; false once the chat is over. */
+  record(turns: calls.TranscriptTurn[], speech: SpeechUsage): Promise<boolean>;
+  /** The call is over: the chat ends with `reason`, unless the agent ended it first. */
+  end(reason: calls.EndReason): Promise<void>;
+}
+
+/**
+ * Opens a test chat to be spoken, as "Talk to this agent" opens a typed one (same session, same
+ * billing as test cost); the agent's opening is left to the voice pipeline, which speaks it.
+ */
+export async function openVoiceTestChat(
+  deps: Deps,
+  ctx: TenantCtx,
+  agent: Agent,
+  contact: CreateTestChatBody['contact'],
+): Promise<VoiceTestChat> {
+  const id = newId();
+  const counterpart = counterpartOfChat(contact, (await identity.tenantTimezone(ctx)) ?? 'UTC');
+  const { session, model } = await sessionFor(deps, ctx, agent, counterpart, { kind: 'chat', chatId: id }, ctx.clock.now());
+  let row = (await saveChat(ctx, { id, agentId: agent.id }, session, model, []))!;
+  /** The usage as last written; writes go one after another (the pipeline's last words may overlap a reply). */
+  let written = usageOf(session, model);
+  let writes: Promise<unknown> = Promise.resolve();
+
+  const write = (turns: calls.TranscriptTurn[], usage: calls.CallUsage, endReason?: calls.EndReason) => {
+    const next = writes.then(async () => {
+      for (let current: repo.TestChatRow | undefined = row; current && !current.end_reason;) {
+        const saved = await saveChat(ctx, current, session, model, turns, { usage: grownUsage(current.usage, usage, written), endReason });
+        if (saved) {
+          [row, written] = [saved, usage];
+          return true;
+        }
+        // A typed message was answered in between: build on what it saved.
+        current = await repo.findTestChat(ctx.db, ctx.tenantId, id);
+        if (current) row = current;
+      }
+      return false;
+    });
+    writes = next.catch(() => undefined);
+    return next;
+  };
+  const usageNow = (speech: Partial<calls.CallUsage>) => ({ ...usageOf(session, model), ...speechUsageOf(speech) });
+
+  return {
+    session,
+    chat: () => toTestChat(row),
+    record: (turns, speech) => write(turns, usageNow(speech)),
+    end: async (reason) => void (await write([], usageNow(written), reason)),
+  };
 }

@@ -84,7 +84,8 @@ async function runBuiltIn(setup: ToolboxSetup, name: string, toolCallId: string,
     case 'transfer_call': {
       const to = setup.agent.transferNumber;
       if (!to) return refused('No transfer number is configured for this agent; offer that someone will call back instead.');
-      await recordOutcome(setup, { type: 'transfer', toolCallId, data: { to, reason: args.reason ?? null } });
+      const data = { to, reason: args.reason ?? null, summary: args.summary ?? null };
+      await recordOutcome(setup, { type: 'transfer', toolCallId, data });
       return { ok: true, content: `Transferring the caller to ${to}.`, end: 'transferred' };
     }
     case 'book_appointment': {

@@ -1,2 +1,2 @@
-// The media module keeps nothing of its own: a call's turns, usage and end go through the calls module.
+// The media module keeps nothing of its own: a call's turns, usage, end and recording go through the calls module.
 export const OWNED_TABLES = [] as const;

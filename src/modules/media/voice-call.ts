@@ -13,6 +13,7 @@ import { ProviderError } from '../../providers/errors.ts';
 import type { LiveRecognition, SpeechToText, TextToSpeech } from '../../providers/types.ts';
 import type { EndReason, TranscriptTurn } from '../calls/service.ts';
 import type { Session } from '../conversation/service.ts';
+import type { LineRecording } from './recording.ts';
 import { sentenceCutter } from './sentences.ts';
 
 /** The far end of the line: plays audio in order and reports marks once what came before them was played. */
@@ -31,15 +32,9 @@ export interface SpeechUsage {
   ttsCharacters: number;
 }
 
-export interface VoiceCallOptions {
+/** What a conversation on a phone line needs, however the line carries it (audio here, text in relay-call.ts). */
+export interface LineConversationOptions {
   session: Session;
-  stt: Extract<SpeechToText, { kind: 'live' }>;
-  tts: TextToSpeech;
-  voice: string;
-  language: string;
-  ttsModel?: string;
-  sttModel?: string;
-  line: AudioLine;
   clock: Clock;
   /** Turns as they are settled (the agent's cut at what was heard), with speech usage so far; false once the call is over. */
   record(turns: TranscriptTurn[], speech: SpeechUsage): Promise<boolean>;
@@ -51,6 +46,20 @@ export interface VoiceCallOptions {
   maxDurationMs: number;
   /** Failures the caller does not hear about (a recording write, a hang-up that failed). */
   onError(error: unknown): void;
+  /** Hears the line both ways when the call is recorded (recording.ts). */
+  recording?: LineRecording;
+  /** The caller's utterance as the recogniser settled it, before the agent answers: a live caption. */
+  heard?(text: string): void;
+}
+
+export interface VoiceCallOptions extends LineConversationOptions {
+  stt: Extract<SpeechToText, { kind: 'live' }>;
+  tts: TextToSpeech;
+  voice: string;
+  language: string;
+  ttsModel?: string;
+  sttModel?: string;
+  line: AudioLine;
 }
 
 export interface VoiceCall {
@@ -64,10 +73,37 @@ export interface VoiceCall {
   stop(): Promise<void>;
 }
 
-const SILENCE_PROMPT = 'Are you still there?';
-const SILENCE_GOODBYE = "I can't hear you, so I'll let you go. Goodbye.";
-const DURATION_GOODBYE = "I'm sorry, we have reached the time limit for this call. Thank you, goodbye.";
-const SPEECH_FAILED = "I'm sorry, I'm having trouble hearing you on this line. Someone will get back to you. Goodbye.";
+// The pipeline's own lines, shared with the conversation relay (relay-call.ts).
+export const SILENCE_PROMPT = 'Are you still there?';
+export const SILENCE_GOODBYE = "I can't hear you, so I'll let you go. Goodbye.";
+export const DURATION_GOODBYE = "I'm sorry, we have reached the time limit for this call. Thank you, goodbye.";
+export const SPEECH_FAILED = "I'm sorry, I'm having trouble hearing you on this line. Someone will get back to you. Goodbye.";
+/**
+ * The call's steps (the opening, each reply, the silence prompt) run one after another; none runs
+ * once the call stopped, and one that fails while it goes on goes to `fail` (which ends it).
+ */
+export function oneAfterAnother(stopped: () => boolean, fail: (error: unknown) => void) {
+  let last: Promise<void> = Promise.resolve();
+  return {
+    then(step: () => Promise<void> | void): void {
+      last = last
+        .then(() => (stopped() ? undefined : step()))
+        .catch((error: unknown) => {
+          if (!stopped()) fail(error);
+        });
+    },
+    /** Settles once every step queued so far has run. */
+    done: () => last,
+  };
+}
+
+/** One of those lines as the transcript keeps it, `started` (ms) being when the call's conversation began. */
+export function pipelineLine(text: string, clock: Clock, started: number): TranscriptTurn {
+  const offset = clock.now().getTime() - started;
+  return { role: 'agent', text, at: clock.now().toISOString(), startMs: offset, endMs: offset, by: 'pipeline' };
+}
+/** What the engine hears of a key the caller pressed. */
+export const keypadLine = (digit: string) => `(The caller pressed ${digit} on the keypad.)`;
 
 /** One sentence on its way to the caller: synthesised, played, and heard once its mark comes back. */
 interface Spoken {
@@ -79,7 +115,8 @@ interface Spoken {
 }
 
 export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
-  const { session, line, clock } = options;
+  const { session, clock, recording } = options;
+  const line = recording ? recordedLine(options.line, recording) : options.line;
   const started = clock.now().getTime();
   const usage: SpeechUsage = { sttSeconds: 0, ttsCharacters: 0 };
   const toSpeechFormat = (bytes: number) => bytes / (line.format.encoding === 'mulaw' ? 1 : 2) / line.format.sampleRate;
@@ -109,7 +146,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   /** Resolves marks the pipeline waits for (the last sentence before hanging up). */
   const markWaiters = new Map<string, () => void>();
   /** Utterances are answered one after another. */
-  let replies: Promise<void> = Promise.resolve();
+  const replies = oneAfterAnother(() => stopped, fail);
   /** The caller cut the current reply short: what the model still writes of it is not spoken. */
   let silenced = false;
   let silenceTimer: ReturnType<typeof setTimeout> | undefined;
@@ -262,10 +299,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     await hangUp(reason);
   }
 
-  const agentLine = (text: string): TranscriptTurn => {
-    const offset = clock.now().getTime() - started;
-    return { role: 'agent', text, at: clock.now().toISOString(), startMs: offset, endMs: offset, by: 'pipeline' };
-  };
+  const agentLine = (text: string) => pipelineLine(text, clock, started);
 
   function armSilence(): void {
     disarmSilence();
@@ -273,15 +307,13 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     silenceTimer = setTimeout(() => {
       if (promptedForSilence) return void endWith(SILENCE_GOODBYE, 'silence');
       promptedForSilence = true;
-      replies = replies
-        .then(async () => {
-          beginSpeaking();
-          say(SILENCE_PROMPT, -1);
-          await playedOut();
-          await record([agentLine(SILENCE_PROMPT)]);
-          armSilence();
-        })
-        .catch(fail);
+      replies.then(async () => {
+        beginSpeaking();
+        say(SILENCE_PROMPT, -1);
+        await playedOut();
+        await record([agentLine(SILENCE_PROMPT)]);
+        armSilence();
+      });
     }, options.silenceTimeoutMs);
   }
 
@@ -307,7 +339,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
 
   function queueReply(text: string): void {
     promptedForSilence = false;
-    replies = replies.then(() => (stopped ? undefined : respond(text))).catch(fail);
+    replies.then(() => respond(text));
   }
 
   function fail(error: unknown): void {
@@ -317,17 +349,15 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   }
 
   // The opening, then the caller's words as the recogniser cuts them into utterances.
-  replies = replies
-    .then(async () => {
-      const opening = await session.open();
-      beginSpeaking();
-      for (const turn of opening) if (turn.role === 'agent') say(turn.text, -1);
-      await playedOut();
-      if (!(await record(opening))) return void stopAll();
-      if (session.ended) return hangUp(session.ended);
-      armSilence();
-    })
-    .catch(fail);
+  replies.then(async () => {
+    const opening = await session.open();
+    beginSpeaking();
+    for (const turn of opening) if (turn.role === 'agent') say(turn.text, -1);
+    await playedOut();
+    if (!(await record(opening))) return void stopAll();
+    if (session.ended) return hangUp(session.ended);
+    armSilence();
+  });
 
   void (async () => {
     let words: string[] = [];
@@ -345,6 +375,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
           }
           if (event.final && event.text.trim()) words.push(event.text.trim());
         } else if (words.length) {
+          options.heard?.(words.join(' '));
           queueReply(words.join(' '));
           words = [];
         }
@@ -357,6 +388,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   return {
     audio(frame) {
       if (stopped) return;
+      recording?.callerAudio(frame);
       usage.sttSeconds += toSpeechFormat(frame.length);
       recognition.send(frame);
     },
@@ -368,11 +400,27 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
       markWaiters.delete(name);
     },
     dtmf(digit) {
-      queueReply(`(The caller pressed ${digit} on the keypad.)`);
+      queueReply(keypadLine(digit));
     },
     async stop() {
       await stopAll();
-      await replies.catch(() => undefined);
+      await replies.done();
+    },
+  };
+}
+
+/** The line, with what is played and cleared on it also told to the recording. */
+function recordedLine(line: AudioLine, recording: LineRecording): AudioLine {
+  return {
+    format: line.format,
+    play(audio) {
+      recording.agentAudio(audio);
+      line.play(audio);
+    },
+    mark: (name) => line.mark(name),
+    clear() {
+      recording.cleared();
+      line.clear();
     },
   };
 }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { startTypeScriptWorker } from '../../platform/worker.ts';
 import { ProviderError } from '../errors.ts';
 import type { SynthesisRequest, Synthesis, TextToSpeech, Voice } from '../types.ts';
@@ -5,8 +6,9 @@ import { ESPEAK_SAMPLE_RATE, type EspeakVoice, type WorkerReply, type WorkerRequ
 
 /**
  * eSpeak NG, offline: its WebAssembly build and voice data ship in an npm package, so speech works
- * with no account and no network. One worker thread per process synthesises for every call in
- * turn (a sentence takes about 100 ms of computing for 3 s of speech), started on first use.
+ * with no account and no network. Worker threads synthesise for every call (a sentence takes about
+ * 100 ms of computing for 3 s of speech): one per core beyond the one the service runs on, at most
+ * four, started as calls need them.
  */
 export const espeakSpeech: TextToSpeech = {
   synthesize,
@@ -23,7 +25,7 @@ async function* synthesised(request: SynthesisRequest): AsyncGenerator<Buffer> {
     throw new ProviderError(`eSpeak NG has no voice "${request.voice}"; GET /api/v1/voices?provider=ESPEAK lists them.`, {
       retryable: false,
     });
-  const chunks = engine().request({ type: 'synthesize', text: request.text, voice: request.voice });
+  const chunks = leastBusyEngine().request({ type: 'synthesize', text: request.text, voice: request.voice });
   for await (const samples of chunks) {
     if (request.signal?.aborted) throw new ProviderError('eSpeak NG: the synthesis was cancelled.', { retryable: false });
     yield Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
@@ -33,7 +35,7 @@ async function* synthesised(request: SynthesisRequest): AsyncGenerator<Buffer> {
 /** eSpeak's voices as it lists them, best first (so the first voice that speaks a language is its best). */
 let voiceList: Promise<EspeakVoice[]> | undefined;
 function espeakVoices(): Promise<EspeakVoice[]> {
-  voiceList ??= engine()
+  voiceList ??= leastBusyEngine()
     .voices()
     .then((voices) => [...voices].sort((a, b) => bestPriority(a) - bestPriority(b)))
     .catch((error: unknown) => {
@@ -73,10 +75,25 @@ function canonicalTag(tag: string): string {
 interface Engine {
   voices(): Promise<EspeakVoice[]>;
   request(request: Omit<Extract<WorkerRequest, { type: 'synthesize' }>, 'id'>): AsyncIterable<Int16Array>;
+  /** Requests it has not finished. */
+  busy(): number;
 }
 
-let running: Engine | undefined;
-const engine = () => (running ??= startEngine());
+/** The service's own thread keeps a core; eSpeak gets the others, up to four (each holds its own WebAssembly memory). */
+const MAX_ENGINES = Math.max(1, Math.min(4, availableParallelism() - 1));
+const engines: Engine[] = [];
+
+/** An idle engine, a new one while there are fewer than MAX_ENGINES, else the one with the least work. */
+function leastBusyEngine(): Engine {
+  const idle = engines.find((engine) => engine.busy() === 0);
+  if (idle) return idle;
+  if (engines.length < MAX_ENGINES) {
+    const engine = startEngine();
+    engines.push(engine);
+    return engine;
+  }
+  return engines.reduce((least, engine) => (engine.busy() < least.busy() ? engine : least));
+}
 
 /** A pending request: its audio so far, and how to wake the reader. */
 interface Pending {
@@ -91,6 +108,7 @@ function startEngine(): Engine {
   const worker = startTypeScriptWorker(new URL('./synthesis-worker.ts', import.meta.url));
   const pending = new Map<number, Pending>();
   let nextId = 1;
+  let stopped = false;
   // The worker keeps the process alive only while it has work.
   worker.unref();
   const settle = (id: number) => {
@@ -98,7 +116,11 @@ function startEngine(): Engine {
     if (pending.size === 0) worker.unref();
   };
   const failAll = (error: unknown) => {
-    running = undefined;
+    if (!stopped) {
+      // A stopped engine takes no more work; the next request starts another.
+      stopped = true;
+      engines.splice(engines.indexOf(engine), 1);
+    }
     voiceList = undefined;
     const failure = new ProviderError(`eSpeak NG stopped: ${error instanceof Error ? error.message : String(error)}`, {
       retryable: true,
@@ -126,7 +148,8 @@ function startEngine(): Engine {
     worker.postMessage(request);
   };
 
-  return {
+  const engine: Engine = {
+    busy: () => pending.size,
     voices: () =>
       new Promise<EspeakVoice[]>((resolve, reject) => {
         const entry: Pending = { chunks: [], done: false, voices: resolve, wake: () => entry.error && reject(entry.error) };
@@ -145,4 +168,5 @@ function startEngine(): Engine {
       }
     },
   };
+  return engine;
 }

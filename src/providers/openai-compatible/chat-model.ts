@@ -7,7 +7,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { ProviderError } from '../errors.ts';
 import { cancelled, sdkClient, watchRequest, type SdkEndpoint } from './sdk.ts';
-import type { ChatEvent, ChatFinishReason, ChatModel, ChatRequest, ChatToolCall } from '../types.ts';
+import type { ChatEvent, ChatFinishReason, ChatModel, ChatRequest, ChatToolCall, StructuredAnswer, StructuredRequest } from '../types.ts';
 
 const LABEL = 'LLM';
 
@@ -26,7 +26,48 @@ export function createChatModel(options: ChatModelOptions): ChatModel {
   const client = sdkClient(options);
   return {
     stream: (request, streamOptions) => streamReply(client, options.timeoutMs, request, streamOptions?.signal),
+    extract: (request) => extractObject(client, options.timeoutMs, request),
   };
+}
+
+/** One JSON object that follows the request's schema (`response_format: json_schema`, strict), with the tokens it cost. */
+async function extractObject(client: OpenAI, timeoutMs: number, request: StructuredRequest): Promise<StructuredAnswer> {
+  const watch = watchRequest(LABEL, timeoutMs, undefined);
+  try {
+    const completion = await watch.waitForServer(
+      client.chat.completions.create(
+        {
+          model: request.model,
+          temperature: 0,
+          messages: [
+            { role: 'system', content: request.system },
+            { role: 'user', content: request.user },
+          ],
+          response_format: {
+            type: 'json_schema',
+            json_schema: { name: request.schemaName, strict: true, schema: request.schema as Record<string, unknown> },
+          },
+        },
+        { signal: watch.signal },
+      ),
+    );
+    const content = completion.choices[0]?.message?.content;
+    if (typeof content !== 'string') throw new ProviderError('LLM: the answer has no message content.', { retryable: false });
+    let answer: unknown;
+    try {
+      answer = JSON.parse(content);
+    } catch {
+      answer = undefined;
+    }
+    if (answer === null || typeof answer !== 'object' || Array.isArray(answer))
+      throw new ProviderError('LLM: the answer is not the JSON object asked for.', { retryable: false });
+    const usage = completion.usage
+      ? { inputTokens: completion.usage.prompt_tokens, outputTokens: completion.usage.completion_tokens }
+      : null;
+    return { answer: answer as Record<string, unknown>, usage };
+  } finally {
+    watch.end();
+  }
 }
 
 async function* streamReply(

@@ -22,7 +22,9 @@ export type FakeChatReply =
   /** Sends these text chunks, then an error event in the stream, as OpenAI does when it fails mid-reply. */
   | { kind: 'error-mid-stream'; text: string[]; message: string }
   /** Sends these text chunks, then drops the connection (`reset`) or ends the response early without `[DONE]` (`end`). */
-  | { kind: 'break'; text: string[]; how: 'reset' | 'end' };
+  | { kind: 'break'; text: string[]; how: 'reset' | 'end' }
+  /** One `chat.completion` (not streamed), as OpenAI answers a request with `response_format` and no `stream`. */
+  | { kind: 'completion'; content: string; usage: { prompt_tokens: number; completion_tokens: number } };
 
 export interface ChatCompletionsRequest {
   authorization: string | undefined;
@@ -34,6 +36,7 @@ export interface ChatCompletionsRequest {
     max_tokens?: number;
     stream?: boolean;
     stream_options?: { include_usage?: boolean };
+    response_format?: { type: string; json_schema?: { name: string; strict?: boolean; schema: object } };
   };
   /** Resolves when the client's connection is gone (after the reply, or when it gave up). */
   closed: Promise<void>;
@@ -53,6 +56,12 @@ export async function startFakeChat() {
     if (reply.kind === 'error')
       return sendJson(res, reply.status, { error: { message: reply.message, type: reply.type, param: null, code: reply.code } });
     if (reply.kind === 'stall' && !reply.text?.length) return; // no headers, no body
+    if (reply.kind === 'completion') {
+      const message = { role: 'assistant', content: reply.content, refusal: null };
+      const choices = [{ index: 0, message, finish_reason: 'stop', logprobs: null }];
+      const usage = { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens };
+      return sendJson(res, 200, { id: 'chatcmpl-fake', object: 'chat.completion', created: 0, model: body.model, choices, usage });
+    }
 
     const sse = openStream(res, body.model, body.stream_options?.include_usage === true);
     sse.chunk({ role: 'assistant', content: '' });

@@ -1,6 +1,6 @@
 /**
- * A local stand-in for Telnyx's v2 API (the subset callforge uses: Call Control dial and hangup,
- * Messaging send) speaking Telnyx's wire format: JSON with Bearer auth, answers in `{data}`,
+ * A local stand-in for Telnyx's v2 API (the subset callforge uses: Call Control dial, answer, reject
+ * and hangup, calls ringing a number, Messaging send) speaking Telnyx's wire format: JSON with Bearer auth, answers in `{data}`,
  * failures as `{errors: [{code, title, detail, source}]}`, and JSON webhooks signed with its own
  * Ed25519 key pair.
  *
@@ -28,19 +28,49 @@ export interface FakeTelnyxRequest {
   headers: IncomingHttpHeaders;
 }
 
+/** The media stream a call was dialled or answered with (the request's `stream_*` fields). */
+export interface FakeTelnyxStream {
+  url: string;
+  track: string | null;
+  codec: string | null;
+  bidirectionalMode: string | null;
+  bidirectionalCodec: string | null;
+  authToken: string | null;
+}
+
 export interface FakeTelnyxCall {
   callControlId: string;
   callLegId: string;
   callSessionId: string;
   connectionId: string;
+  direction: 'outgoing' | 'incoming';
   to: string;
   from: string;
   timeoutSecs: number;
   webhookUrl: string;
   clientState: string | null;
   streamUrl: string | null;
+  stream: FakeTelnyxStream | null;
   startTime: string;
+  /** An incoming call answered with `actions/answer` (outgoing calls are answered by the callee). */
+  answered: boolean;
+  /** How an incoming call was rejected (`actions/reject` cause), when it was. */
+  rejectedWith: string | null;
   ended: boolean;
+  /** The `command_id`s seen: Telnyx ignores a command whose id it has seen for the call. */
+  commandIds: string[];
+}
+
+export interface RingOptions {
+  /** The Call Control application's webhook URL, where Telnyx posts a call to one of its numbers. */
+  webhookUrl: string;
+  from: string;
+  to: string;
+  /** The application (connection) the number belongs to. */
+  connectionId: string;
+  /** The same call again: Telnyx retrying its webhook. */
+  callControlId?: string;
+  delivery?: SignedDelivery;
 }
 
 export interface FakeTelnyxMessage {
@@ -66,6 +96,8 @@ export interface FakeTelnyx {
   requests: FakeTelnyxRequest[];
   calls: Map<string, FakeTelnyxCall>;
   messages: Map<string, FakeTelnyxMessage>;
+  /** Posts a signed `call.initiated` (direction incoming) for a new call to a number, as Telnyx rings an application; resolves with the call and the receiver's status. */
+  ringNumber(options: RingOptions): Promise<{ callControlId: string; status: number }>;
   /** Posts a signed call event (`call.answered`, `call.hangup`, …) to the call's webhook_url; resolves with the receiver's status. */
   sendCallEvent(callControlId: string, eventType: string, extra?: Record<string, unknown>, delivery?: SignedDelivery): Promise<number>;
   /** Posts a signed `message.sent` / `message.finalized` with this recipient status to the message's webhook_url. */
@@ -110,6 +142,21 @@ async function postSigned(url: string, event: object, privateKey: KeyObject, tim
 }
 
 const E164 = /^\+[1-9]\d{6,14}$/;
+
+/** The `stream_*` fields of a dial or answer, or null without a `stream_url`. */
+function streamOf(body: Record<string, unknown>): FakeTelnyxStream | null {
+  const field = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : null);
+  const url = field('stream_url');
+  if (url === null) return null;
+  return {
+    url,
+    track: field('stream_track'),
+    codec: field('stream_codec'),
+    bidirectionalMode: field('stream_bidirectional_mode'),
+    bidirectionalCodec: field('stream_bidirectional_codec'),
+    authToken: field('stream_auth_token'),
+  };
+}
 
 export async function startFakeTelnyx(options: FakeTelnyxOptions): Promise<FakeTelnyx> {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
@@ -213,21 +260,43 @@ export async function startFakeTelnyx(options: FakeTelnyxOptions): Promise<FakeT
         );
       }
       const call: FakeTelnyxCall = {
-        callControlId: `v3:${randomUUID().replaceAll('-', '')}`,
-        callLegId: randomUUID(),
-        callSessionId: randomUUID(),
-        connectionId: text('connection_id')!,
-        to,
-        from: text('from')!,
+        ...newCall('outgoing', text('connection_id')!, text('from')!, to),
         timeoutSecs: typeof timeout === 'number' ? timeout : 30,
         webhookUrl: text('webhook_url') ?? '',
         clientState,
         streamUrl: text('stream_url') ?? null,
-        startTime: new Date().toISOString(),
-        ended: false,
+        stream: streamOf(body),
       };
       calls.set(call.callControlId, call);
       return sendJson(res, 200, { data: callResource(call) });
+    }
+
+    const action = /^\/v2\/calls\/([^/]+)\/actions\/(answer|reject)$/.exec(path);
+    if (action) {
+      const call = calls.get(action[1]!);
+      if (!call) return sendJson(res, 404, telnyxError(10005, 'Resource not found', 'Call not found.'));
+      const commandId = text('command_id');
+      if (commandId && call.commandIds.includes(commandId)) return sendJson(res, 200, { data: { result: 'ok' } });
+      if (call.ended)
+        return sendJson(
+          res,
+          422,
+          telnyxError(90018, 'Call has already ended', "This call is no longer active and can't receive commands."),
+        );
+      if (call.direction !== 'incoming' || call.answered)
+        return sendJson(res, 422, telnyxError(10015, 'Bad Request', 'The call is not an incoming call waiting to be answered.'));
+      if (commandId) call.commandIds.push(commandId);
+      if (action[2] === 'reject') {
+        call.rejectedWith = text('cause') ?? 'CALL_REJECTED';
+        call.ended = true;
+        return sendJson(res, 200, { data: { result: 'ok' } });
+      }
+      call.answered = true;
+      call.webhookUrl = text('webhook_url') ?? call.webhookUrl;
+      call.clientState = text('client_state') ?? call.clientState;
+      call.streamUrl = text('stream_url') ?? null;
+      call.stream = streamOf(body);
+      return sendJson(res, 200, { data: { result: 'ok' } });
     }
 
     const hangup = /^\/v2\/calls\/([^/]+)\/actions\/hangup$/.exec(path);
@@ -273,6 +342,28 @@ export async function startFakeTelnyx(options: FakeTelnyxOptions): Promise<FakeT
   });
   const listening = await listenOnLoopback(server);
 
+  function newCall(direction: FakeTelnyxCall['direction'], connectionId: string, from: string, to: string): FakeTelnyxCall {
+    return {
+      callControlId: `v3:${randomUUID().replaceAll('-', '')}`,
+      callLegId: randomUUID(),
+      callSessionId: randomUUID(),
+      connectionId,
+      direction,
+      to,
+      from,
+      timeoutSecs: 30,
+      webhookUrl: '',
+      clientState: null,
+      streamUrl: null,
+      stream: null,
+      startTime: new Date().toISOString(),
+      answered: false,
+      rejectedWith: null,
+      ended: false,
+      commandIds: [],
+    };
+  }
+
   const envelope = (eventType: string, payload: object) => ({
     data: { record_type: 'event', id: randomUUID(), event_type: eventType, occurred_at: new Date().toISOString(), payload },
     meta: { attempt: 1 },
@@ -284,6 +375,33 @@ export async function startFakeTelnyx(options: FakeTelnyxOptions): Promise<FakeT
     requests,
     calls,
     messages,
+
+    async ringNumber(ring) {
+      const known = ring.callControlId ? calls.get(ring.callControlId) : undefined;
+      const call = known ?? { ...newCall('incoming', ring.connectionId, ring.from, ring.to), webhookUrl: ring.webhookUrl };
+      calls.set(call.callControlId, call);
+      const payload = {
+        call_control_id: call.callControlId,
+        call_leg_id: call.callLegId,
+        call_session_id: call.callSessionId,
+        connection_id: call.connectionId,
+        client_state: null,
+        caller_id_name: call.from,
+        calling_party_type: 'pstn',
+        from: call.from,
+        to: call.to,
+        direction: 'incoming',
+        start_time: call.startTime,
+        state: 'parked',
+      };
+      const status = await postSigned(
+        ring.webhookUrl,
+        envelope('call.initiated', payload),
+        ring.delivery?.privateKey ?? privateKey,
+        ring.delivery?.timestamp ?? nowSeconds(),
+      );
+      return { callControlId: call.callControlId, status };
+    },
 
     async sendCallEvent(callControlId, eventType, extra = {}, delivery = {}) {
       const call = calls.get(callControlId);
@@ -297,7 +415,7 @@ export async function startFakeTelnyx(options: FakeTelnyxOptions): Promise<FakeT
         client_state: call.clientState,
         from: call.from,
         to: call.to,
-        direction: 'outgoing',
+        direction: call.direction,
         start_time: call.startTime,
         state: eventType === 'call.hangup' ? 'hangup' : eventType.replace(/^call\./, ''),
         ...extra,

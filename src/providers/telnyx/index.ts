@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
 import type { Provider } from '../types.ts';
+import { telnyxMediaStream } from './media-stream.ts';
 import { telnyxSms } from './sms.ts';
 import { telnyxTelephony } from './telephony.ts';
 
-/** Telnyx: calls (Call Control v2) and SMS (Messaging v2) with one API key; webhooks signed with the account's Ed25519 key. */
+/** Telnyx: calls (Call Control v2, their audio over Media Streaming) and SMS (Messaging v2) with one API key; webhooks signed with the account's Ed25519 key. */
 export const telnyx: Provider = {
   name: 'TELNYX',
   title: 'Telnyx',
@@ -30,6 +31,6 @@ export const telnyx: Provider = {
     summary: 'Connect Telnyx (API key, Call Control application id and public key) for calls and SMS',
   },
   settings: { TELNYX_API_URL: ApiOrigin('https://api.telnyx.com', "Base URL of Telnyx's v2 API (a local fake in tests).") },
-  telephony: telnyxTelephony,
+  telephony: { ...telnyxTelephony, mediaStream: telnyxMediaStream },
   sms: telnyxSms,
 };

@@ -1,12 +1,25 @@
 /**
  * Calls through Telnyx Call Control v2 (https://developers.telnyx.com/api-reference/call-commands):
  * `POST /v2/calls` places a call on the tenant's Call Control application (`connection_id`),
- * streams its audio to us and reports its events to our webhook URL; `POST
- * /v2/calls/{call_control_id}/actions/hangup` hangs it up. Events arrive as signed JSON webhooks
- * (https://developers.telnyx.com/api-reference/callbacks/call-hangup).
+ * streams its audio to us (media-stream.ts) and reports its events to our webhook URL; `POST
+ * /v2/calls/{call_control_id}/actions/hangup` hangs it up. A call to one of the tenant's numbers
+ * rings the application's webhook URL (`call.initiated`, direction `incoming`): `actions/answer`
+ * answers it with the same stream, `actions/reject` turns it away. Events arrive as signed JSON
+ * webhooks (https://developers.telnyx.com/api-reference/callbacks/call-hangup).
  */
 import { isRetryableStatus, ProviderError } from '../errors.ts';
-import type { CallOutcome, CallUpdate, Connection, DialRequest, DialResult, TelephonyChannel, TelephonyConnection } from '../types.ts';
+import type {
+  CallInstructions,
+  CallOutcome,
+  CallUpdate,
+  Connection,
+  DialRequest,
+  DialResult,
+  IncomingCalls,
+  RingingCall,
+  TelephonyChannel,
+  TelephonyConnection,
+} from '../types.ts';
 import { dataOf, telnyxCodeSuffix, telnyxErrorOf, telnyxPost } from './api.ts';
 import { eventOf, requireEvent, SIGNATURE_HEADER, verifyTelnyxWebhook } from './webhooks.ts';
 
@@ -25,8 +38,42 @@ export const TELNYX_PERMANENT_DIAL_ERROR_CODES: ReadonlySet<number> = new Set([1
 /** Telnyx 90018 "Call has already ended": a command on a call that is over. */
 const CALL_ALREADY_ENDED = 90018;
 
-/** The audio Telnyx streams to us: the callee's, which the agent listens to. */
-const STREAM_TRACK = 'inbound_track';
+/**
+ * How a call's audio is streamed to us, the same for a dialled and an answered call: the other
+ * party's track (what the agent listens to) in PCMU 8 kHz, bidirectional in RTP mode (we play the
+ * agent's PCMU back, with marks and clears), our call id in the client state Telnyx echoes in the
+ * stream's `start`, and the stream's signed token as its `stream_auth_token` (the upgrade's
+ * `x-telnyx-streaming-auth-token`).
+ */
+function streamFields(mediaStreamUrl: string, callId: string, token: string) {
+  return {
+    client_state: Buffer.from(callId, 'utf8').toString('base64'),
+    stream_url: mediaStreamUrl,
+    stream_track: 'inbound_track',
+    stream_codec: 'PCMU',
+    stream_bidirectional_mode: 'rtp',
+    stream_bidirectional_codec: 'PCMU',
+    stream_auth_token: token,
+  };
+}
+
+/**
+ * `POST /v2/calls/{call_control_id}/actions/{action}`; a call already over (Telnyx 90018) is left
+ * as it is, any other failure thrown.
+ */
+async function callAction(connection: Connection, providerCallId: string, action: string, body: object): Promise<void> {
+  const label = `Telnyx ${action}`;
+  const response = await telnyxPost(connection, `/v2/calls/${encodeURIComponent(providerCallId)}/actions/${action}`, body, label);
+  const { status } = response;
+  if (status >= 200 && status < 300) return;
+  const error = telnyxErrorOf(response);
+  if (error.code === CALL_ALREADY_ENDED) return;
+  throw new ProviderError(`${label} of ${providerCallId} failed: HTTP ${status}${telnyxCodeSuffix(error.code)}: ${error.message}`, {
+    status,
+    code: error.code,
+    retryable: isRetryableStatus(status),
+  });
+}
 
 export function connectTelnyxTelephony(connection: Connection): TelephonyConnection {
   const connectionId = connection.credentials.connectionId!;
@@ -42,9 +89,7 @@ export function connectTelnyxTelephony(connection: Connection): TelephonyConnect
           timeout_secs: request.dialTimeoutSec,
           webhook_url: request.statusCallbackUrl,
           webhook_url_method: 'POST',
-          client_state: Buffer.from(request.callId, 'utf8').toString('base64'),
-          stream_url: request.mediaStreamUrl,
-          stream_track: STREAM_TRACK,
+          ...streamFields(request.mediaStreamUrl, request.callId, request.mediaStreamToken),
         },
         'Telnyx dial',
       );
@@ -74,23 +119,52 @@ export function connectTelnyxTelephony(connection: Connection): TelephonyConnect
       );
     },
 
-    async hangup(providerCallId: string): Promise<void> {
-      const response = await telnyxPost(connection, `/v2/calls/${encodeURIComponent(providerCallId)}/actions/hangup`, {}, 'Telnyx hangup');
-      const { status } = response;
-      if (status >= 200 && status < 300) return;
-      const error = telnyxErrorOf(response);
-      if (error.code === CALL_ALREADY_ENDED) return;
-      throw new ProviderError(
-        `Telnyx hangup of ${providerCallId} failed: HTTP ${status}${telnyxCodeSuffix(error.code)}: ${error.message}`,
-        {
-          status,
-          code: error.code,
-          retryable: isRetryableStatus(status),
-        },
-      );
-    },
+    hangup: (providerCallId) => callAction(connection, providerCallId, 'hangup', {}),
   };
 }
+
+/** Telnyx reads nothing in the reply to its webhook: what a call does next is asked for by request. */
+const NOTHING_TO_SAY: CallInstructions = { contentType: 'text/plain; charset=utf-8', body: '' };
+
+const present = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/**
+ * Calls to the tenant's numbers, on the Call Control application's webhook URL (every event of a
+ * call not yet answered by us goes there). `call.initiated` with direction `incoming` rings; our
+ * answer names the status URL for the call's later events, and its `command_id` (our call id) makes
+ * a retried webhook's second answer one Telnyx ignores.
+ */
+export const telnyxIncomingCalls: IncomingCalls = {
+  read: (webhook) => {
+    const payload = eventOf(webhook)?.payload ?? {};
+    return {
+      providerCallId: present(payload.call_control_id),
+      from: present(payload.from),
+      to: present(payload.to),
+      accountId: present(payload.connection_id),
+    };
+  },
+  isStatusEvent: (webhook) => {
+    const event = eventOf(webhook);
+    return !(event?.eventType === 'call.initiated' && event.payload.direction === 'incoming');
+  },
+  // The application the call came in on: the one the tenant connected.
+  accountIdOf: (credentials) => credentials.connectionId,
+  async stream(mediaStreamUrl, callId, token, call: RingingCall) {
+    await callAction(call.connection, call.providerCallId, 'answer', {
+      command_id: callId,
+      webhook_url: call.statusCallbackUrl,
+      webhook_url_method: 'POST',
+      ...streamFields(mediaStreamUrl, callId, token),
+    });
+    return NOTHING_TO_SAY;
+  },
+  // Call Control cannot say a sentence and hang up in one request: the call is rejected busy, never answered.
+  async turnAway(_text, _language, call: RingingCall) {
+    await callAction(call.connection, call.providerCallId, 'reject', { command_id: call.callId, cause: 'USER_BUSY' });
+    return NOTHING_TO_SAY;
+  },
+};
 
 /** Telnyx voice: Call Control over REST, call events as JSON webhooks signed with the account's Ed25519 key. */
 export const telnyxTelephony: TelephonyChannel = {
@@ -106,6 +180,7 @@ export const telnyxTelephony: TelephonyChannel = {
       const event = requireEvent(webhook);
       return telnyxCallUpdate(event.eventType, event.payload, answeredBefore);
     },
+    incoming: telnyxIncomingCalls,
   },
 };
 

@@ -14,6 +14,15 @@ const API_KEY = 'KEY0123456789ABCDEF_fake-telnyx-key';
 const CONNECTION_ID = '1494404757140276705';
 const INVALID_NUMBER = '+15005550001';
 const MEDIA_STREAM_URL = 'wss://voice.callforge.test/api/v1/telephony/telnyx/media';
+/** How a dialled or answered call streams to us: the callee's track, both ways in PCMU, with our token. */
+const streamFields = (token: string) => ({
+  stream_url: MEDIA_STREAM_URL,
+  stream_track: 'inbound_track',
+  stream_codec: 'PCMU',
+  stream_bidirectional_mode: 'rtp',
+  stream_bidirectional_codec: 'PCMU',
+  stream_auth_token: token,
+});
 
 let fake: FakeTelnyx;
 let receiver: { url: string; received: ProviderWebhook[]; close(): Promise<void> };
@@ -69,7 +78,7 @@ afterAll(async () => {
 });
 
 describe('Telnyx dial', () => {
-  it('POSTs /v2/calls with Bearer auth, the Call Control fields and our call id as client_state', async () => {
+  it('POSTs /v2/calls with Bearer auth, the Call Control fields, our call id as client_state and a bidirectional PCMU stream carrying our token', async () => {
     const before = fake.requests.length;
     const { providerCallId } = await voice().dial(dialRequest());
 
@@ -84,8 +93,7 @@ describe('Telnyx dial', () => {
       webhook_url: `${receiver.url}/api/v1/telephony/telnyx/status`,
       webhook_url_method: 'POST',
       client_state: Buffer.from('0195f3c2-7a10-7000-8000-000000000001').toString('base64'),
-      stream_url: MEDIA_STREAM_URL,
-      stream_track: 'inbound_track',
+      ...streamFields('token_01'),
     });
     expect(providerCallId).toMatch(/^v3:[0-9a-f]{32}$/);
     expect(fake.calls.get(providerCallId)).toMatchObject({ to: '+15550002000', timeoutSecs: 30, connectionId: CONNECTION_ID });
@@ -170,6 +178,73 @@ describe('Telnyx hangup', () => {
     fake.failNext(500, telnyxError(10007, 'Unexpected error', 'An unexpected error occured.'));
     expect(await failure(voice().hangup('v3:gone'))).toMatchObject({ retryable: true, status: 500 });
     expect(await failure(voice().hangup('v3:unknown'))).toMatchObject({ retryable: false, status: 404 });
+  });
+});
+
+describe('Telnyx incoming calls', () => {
+  const incoming = callbacks.incoming!;
+  const ringing = async () => {
+    const before = receiver.received.length;
+    const { callControlId, status } = await fake.ringNumber({
+      webhookUrl: `${receiver.url}/api/v1/telephony/telnyx/incoming`,
+      from: '+15550003000',
+      to: '+15550001000',
+      connectionId: CONNECTION_ID,
+    });
+    expect(status).toBe(204); // signed like every Telnyx webhook
+    const webhook = receiver.received[before]!;
+    const call = { providerCallId: callControlId, callId: '0195f3c2-7a10-7000-8000-0000000000aa', connection: connection() };
+    return { webhook, callControlId, call: { ...call, statusCallbackUrl: `${receiver.url}/api/v1/telephony/telnyx/status` } };
+  };
+
+  it('reads call.initiated (direction incoming) as a ringing call on the tenant’s application', async () => {
+    const { webhook, callControlId } = await ringing();
+    expect(incoming.read(webhook)).toEqual({
+      providerCallId: callControlId,
+      from: '+15550003000',
+      to: '+15550001000',
+      accountId: CONNECTION_ID,
+    });
+    expect(incoming.accountIdOf(connection().credentials)).toBe(CONNECTION_ID);
+    expect(incoming.isStatusEvent!(webhook)).toBe(false);
+    const hangup = { ...webhook, rawBody: webhook.rawBody.replace('"call.initiated"', '"call.hangup"') };
+    expect(incoming.isStatusEvent!(hangup)).toBe(true);
+  });
+
+  it('answers with the stream (our token, call id and status URL), once however often it is asked', async () => {
+    const { callControlId, call } = await ringing();
+    const reply = await incoming.stream(MEDIA_STREAM_URL, call.callId, 'token_02', call);
+    expect(reply).toEqual({ contentType: 'text/plain; charset=utf-8', body: '' });
+    const request = fake.requests.at(-1)!;
+    expect(request).toMatchObject({ method: 'POST', path: `/v2/calls/${callControlId}/actions/answer`, authorized: true });
+    expect(request.body).toEqual({
+      command_id: call.callId,
+      webhook_url: call.statusCallbackUrl,
+      webhook_url_method: 'POST',
+      client_state: Buffer.from(call.callId).toString('base64'),
+      ...streamFields('token_02'),
+    });
+    expect(fake.calls.get(callControlId)).toMatchObject({ answered: true, webhookUrl: call.statusCallbackUrl });
+    // A retried webhook answers again with the same command_id: Telnyx ignores it.
+    await expect(incoming.stream(MEDIA_STREAM_URL, call.callId, 'token_02', call)).resolves.toBeDefined();
+  });
+
+  it('turns a call away rejected busy, unanswered', async () => {
+    const { callControlId, call } = await ringing();
+    await incoming.turnAway('Sorry.', 'en-US', call);
+    expect(fake.requests.at(-1)).toMatchObject({
+      path: `/v2/calls/${callControlId}/actions/reject`,
+      body: { command_id: call.callId, cause: 'USER_BUSY' },
+    });
+    expect(fake.calls.get(callControlId)).toMatchObject({ answered: false, rejectedWith: 'USER_BUSY', ended: true });
+  });
+
+  it('takes a call the caller already hung up as done, and throws on other failures', async () => {
+    const { callControlId, call } = await ringing();
+    await fake.sendCallEvent(callControlId, 'call.hangup', { hangup_cause: 'originator_cancel' });
+    await expect(incoming.stream(MEDIA_STREAM_URL, 'another-call-id', 'token_03', call)).resolves.toBeDefined();
+    fake.failNext(500, telnyxError(10007, 'Unexpected error', 'An unexpected error occured.'));
+    expect(await failure(Promise.resolve(incoming.turnAway('Sorry.', 'en-US', call)))).toMatchObject({ retryable: true, status: 500 });
   });
 });
 

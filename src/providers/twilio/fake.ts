@@ -10,6 +10,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { SegmentedMessage } from 'sms-segments-calculator';
 import { listenOnLoopback, readBody, sendJson } from '../fake-server.ts';
+import { unescapeXml } from './fake-media-stream.ts';
 
 export interface FakeTwilioOptions {
   accountSid: string;
@@ -94,6 +95,12 @@ export interface FakeTwilio {
    * with the receiver's HTTP status.
    */
   sendAnsweredBy(sid: string, answeredBy: string, options?: { detectionMs?: number; authToken?: string }): Promise<number>;
+  /**
+   * The transfer's target answered: Twilio fetches the `<Number url>` of the `<Dial>` call `sid` was
+   * last updated with (a warm transfer's whisper), signed as it signs every request, with the new
+   * leg's parameters; `authToken` signs with another token. Resolves with the receiver's answer.
+   */
+  answerTransfer(sid: string, options?: { authToken?: string }): Promise<{ status: number; body: string }>;
   /** Posts a signed status callback for message `sid` to its StatusCallback URL; resolves with the receiver's HTTP status. */
   sendMessageStatus(sid: string, messageStatus: string, extra?: Record<string, string>, authToken?: string): Promise<number>;
   /** The next request (whatever it is) is answered with this status and JSON body. */
@@ -112,6 +119,20 @@ function twilioError(status: number, code: number, message: string): object {
 /** Twilio's RFC 2822 timestamps, e.g. `Tue, 31 Aug 2010 20:36:28 +0000`. */
 function rfc2822(date: Date): string {
   return date.toUTCString().replace(/GMT$/, '+0000');
+}
+
+/** A request Twilio makes to us (a callback, a TwiML fetch): form-encoded, signed with `signingToken` unless null. */
+function postAsTwilio(url: string, form: URLSearchParams, signingToken: string | null, headers: Record<string, string> = {}) {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'user-agent': 'TwilioProxy/1.1',
+      ...(signingToken === null ? {} : { 'x-twilio-signature': signLikeTwilio(signingToken, url, form) }),
+      ...headers,
+    },
+    body: form.toString(),
+  });
 }
 
 /** Independent implementation of Twilio's request-signing scheme. */
@@ -356,14 +377,8 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         From: message.from,
         ...extra,
       });
-      const response = await fetch(message.statusCallback, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'x-twilio-signature': signLikeTwilio(signingToken, message.statusCallback, form),
-          'i-twilio-idempotency-token': randomBytes(16).toString('hex'),
-        },
-        body: form.toString(),
+      const response = await postAsTwilio(message.statusCallback, form, signingToken, {
+        'i-twilio-idempotency-token': randomBytes(16).toString('hex'),
       });
       await response.text();
       return response.status;
@@ -397,15 +412,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         To: ring.to,
       });
       const signingToken = ring.authToken === undefined ? authToken : ring.authToken;
-      const response = await fetch(ring.voiceUrl, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'user-agent': 'TwilioProxy/1.1',
-          ...(signingToken === null ? {} : { 'x-twilio-signature': signLikeTwilio(signingToken, ring.voiceUrl, form) }),
-        },
-        body: form.toString(),
-      });
+      const response = await postAsTwilio(ring.voiceUrl, form, signingToken);
       return { sid, status: response.status, contentType: response.headers.get('content-type') ?? '', body: await response.text() };
     },
 
@@ -427,15 +434,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         Timestamp: rfc2822(call.dateUpdated),
       });
       for (const [name, value] of Object.entries(extra)) form.set(name, value);
-      const response = await fetch(call.statusCallback, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'user-agent': 'TwilioProxy/1.1',
-          'x-twilio-signature': signLikeTwilio(authToken, call.statusCallback, form),
-        },
-        body: form.toString(),
-      });
+      const response = await postAsTwilio(call.statusCallback, form, authToken);
       await response.arrayBuffer();
       return response.status;
     },
@@ -450,17 +449,28 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         AnsweredBy: answeredBy,
         MachineDetectionDuration: String(options.detectionMs ?? 4200),
       });
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'user-agent': 'TwilioProxy/1.1',
-          'x-twilio-signature': signLikeTwilio(options.authToken ?? authToken, url, form),
-        },
-        body: form.toString(),
-      });
+      const response = await postAsTwilio(url, form, options.authToken ?? authToken);
       await response.arrayBuffer();
       return response.status;
+    },
+
+    async answerTransfer(sid, options = {}) {
+      const call = calls.get(sid);
+      const dial = call?.twimlUpdates.at(-1)?.match(/<Dial><Number url="([^"]+)">([^<]+)<\/Number><\/Dial>/);
+      if (!call || !dial) throw new Error(`fake Twilio: call ${sid} was not transferred with a <Number url>`);
+      const url = unescapeXml(dial[1]!);
+      const form = new URLSearchParams({
+        AccountSid: accountSid,
+        ApiVersion: API_VERSION,
+        CallSid: `CA${randomBytes(16).toString('hex')}`,
+        ParentCallSid: sid,
+        CallStatus: 'in-progress',
+        Direction: 'outbound-dial',
+        From: call.direction === 'inbound' ? call.from : call.to,
+        To: unescapeXml(dial[2]!),
+      });
+      const response = await postAsTwilio(url, form, options.authToken ?? authToken);
+      return { status: response.status, body: await response.text() };
     },
 
     failNext(status, body) {

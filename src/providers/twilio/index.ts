@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
 import type { Provider } from '../types.ts';
+import { twilioConversationRelay } from './conversation-relay.ts';
 import { twilioMediaStream } from './media-stream.ts';
 import { twilioSms } from './sms.ts';
 import { twilioTelephony } from './telephony.ts';
@@ -22,6 +23,6 @@ export const twilio: Provider = {
     summary: 'Connect Twilio (Account SID and Auth Token) for calls and SMS',
   },
   settings: { TWILIO_API_URL: ApiOrigin('https://api.twilio.com', "Base URL of Twilio's REST API (a local fake in tests).") },
-  telephony: { ...twilioTelephony, mediaStream: twilioMediaStream },
+  telephony: { ...twilioTelephony, mediaStream: twilioMediaStream, conversationRelay: twilioConversationRelay },
   sms: twilioSms,
 };

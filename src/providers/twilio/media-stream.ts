@@ -7,73 +7,30 @@
  * https://www.twilio.com/docs/voice/media-streams/websocket-messages
  */
 import { ProviderError } from '../errors.ts';
+import { isObject, isText, PHONE_LINE, readMessage, textParameters, type Json } from '../media-messages.ts';
 import type { MediaStreamEvent, MediaStreamWire } from '../types.ts';
 import { verifyTwilioSignature } from './telephony.ts';
 
-const PHONE_LINE = { encoding: 'mulaw', sampleRate: 8000 } as const;
-
 const malformed = (why: string) => new ProviderError(`Twilio media stream: ${why}`, { retryable: false });
 
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-const text = (value: unknown): value is string => typeof value === 'string' && value !== '';
-
-function read(message: string): MediaStreamEvent {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(message);
-  } catch {
-    throw malformed('a message that is not JSON.');
-  }
-  if (!isObject(parsed)) throw malformed('a message that is not a JSON object.');
-  switch (parsed.event) {
-    case 'media': {
-      const media = parsed.media;
-      // Only the caller's side: a stream set to both tracks would echo the agent back to itself.
-      if (!isObject(media) || typeof media.payload !== 'string') throw malformed('a media message without a payload.');
-      if (media.track !== undefined && media.track !== 'inbound') return { type: 'other' };
-      return { type: 'audio', audio: Buffer.from(media.payload, 'base64') };
-    }
-    case 'start': {
-      const start = parsed.start;
-      if (!isObject(start) || !text(start.callSid) || !text(parsed.streamSid ?? start.streamSid))
-        throw malformed('a start message without its callSid or streamSid.');
-      const custom = isObject(start.customParameters) ? start.customParameters : {};
-      const parameters = Object.fromEntries(
-        Object.entries(custom).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-      );
-      const format = isObject(start.mediaFormat) ? start.mediaFormat : {};
-      if (
-        (format.encoding !== undefined && format.encoding !== 'audio/x-mulaw') ||
-        (format.sampleRate !== undefined && format.sampleRate !== 8000)
-      )
-        throw malformed(`audio in ${String(format.encoding)} at ${String(format.sampleRate)} Hz, not 8 kHz μ-law.`);
-      return {
-        type: 'start',
-        streamId: String(parsed.streamSid ?? start.streamSid),
-        providerCallId: start.callSid,
-        parameters,
-        format: PHONE_LINE,
-      };
-    }
-    case 'mark': {
-      const mark = parsed.mark;
-      if (!isObject(mark) || !text(mark.name)) throw malformed('a mark message without its name.');
-      return { type: 'mark', name: mark.name };
-    }
-    case 'dtmf': {
-      const dtmf = parsed.dtmf;
-      if (!isObject(dtmf) || typeof dtmf.digit !== 'string' || !/^[0-9*#A-D]$/.test(dtmf.digit))
-        throw malformed('a dtmf message without a key.');
-      return { type: 'dtmf', digit: dtmf.digit };
-    }
-    case 'stop':
-      return { type: 'stop' };
-    case 'connected':
-      return { type: 'other' };
-    default:
-      throw malformed(`an unknown event ${JSON.stringify(String(parsed.event)).slice(0, 40)}.`);
-  }
+function readStart(parsed: Json): MediaStreamEvent {
+  const start = parsed.start;
+  if (!isObject(start) || !isText(start.callSid) || !isText(parsed.streamSid ?? start.streamSid))
+    throw malformed('a start message without its callSid or streamSid.');
+  const parameters = textParameters(start.customParameters);
+  const format = isObject(start.mediaFormat) ? start.mediaFormat : {};
+  if (
+    (format.encoding !== undefined && format.encoding !== 'audio/x-mulaw') ||
+    (format.sampleRate !== undefined && format.sampleRate !== 8000)
+  )
+    throw malformed(`audio in ${String(format.encoding)} at ${String(format.sampleRate)} Hz, not 8 kHz μ-law.`);
+  return {
+    type: 'start',
+    streamId: String(parsed.streamSid ?? start.streamSid),
+    providerCallId: start.callSid,
+    parameters,
+    format: PHONE_LINE,
+  };
 }
 
 export const twilioMediaStream: MediaStreamWire = {
@@ -83,7 +40,7 @@ export const twilioMediaStream: MediaStreamWire = {
     if (!credentials.authToken) return false;
     return verifyTwilioSignature(url, {}, typeof signature === 'string' ? signature : undefined, credentials.authToken);
   },
-  read,
+  read: (message) => readMessage(message, malformed, (parsed) => (parsed.event === 'start' ? readStart(parsed) : undefined)),
   audio: (streamSid, audio) => JSON.stringify({ event: 'media', streamSid, media: { payload: audio.toString('base64') } }),
   mark: (streamSid, name) => JSON.stringify({ event: 'mark', streamSid, mark: { name } }),
   clear: (streamSid) => JSON.stringify({ event: 'clear', streamSid }),

@@ -1,7 +1,7 @@
 /**
  * Calls through Twilio's Programmable Voice REST API
  * (https://www.twilio.com/docs/voice/api/call-resource): `POST /2010-04-01/Accounts/{AccountSid}/Calls.json`
- * to place a call with inline TwiML that streams its audio to us, `POST …/Calls/{CallSid}.json`
+ * to place a call with inline TwiML that streams its audio to us (or hands it to ConversationRelay), `POST …/Calls/{CallSid}.json`
  * with `Status=completed` to hang up (or `Twiml=…` to speak a voicemail and hang up); form-encoded,
  * HTTP Basic auth, Twilio's error JSON `{code, message, more_info, status}` on failure. Asynchronous
  * answering-machine detection (https://www.twilio.com/docs/voice/answering-machine-detection):
@@ -18,6 +18,7 @@ import type {
   CallUpdate,
   Connection,
   DialRequest,
+  ConversationRelaySpeech,
   DialResult,
   IncomingCalls,
   ProviderWebhook,
@@ -91,7 +92,12 @@ export function connectTwilioTelephony(connection: Connection): TelephonyConnect
       form.append('StatusCallback', request.statusCallbackUrl);
       form.append('StatusCallbackMethod', 'POST');
       for (const event of STATUS_CALLBACK_EVENTS) form.append('StatusCallbackEvent', event);
-      form.append('Twiml', streamTwiml(request.mediaStreamUrl, request.callId, request.mediaStreamToken));
+      form.append(
+        'Twiml',
+        request.conversationRelay
+          ? conversationRelayTwiml(request.conversationRelay, request.callId, request.mediaStreamToken)
+          : streamTwiml(request.mediaStreamUrl, request.callId, request.mediaStreamToken),
+      );
       if (request.answeringMachineDetection) {
         // DetectMessageEnd reports a machine once its greeting ended (after the beep), so a voicemail
         // spoken then is recorded whole; async keeps the call connected while detection runs.
@@ -130,7 +136,8 @@ export function connectTwilioTelephony(connection: Connection): TelephonyConnect
     speakAndHangUp: (providerCallId, speech) =>
       modifyLiveCall(providerCallId, new URLSearchParams({ Twiml: sayAndHangUpTwiml(speech.text, speech.language) }), 'voicemail'),
     // New TwiML ends the media stream and dials the target; the caller stays on the line.
-    transfer: (providerCallId, to) => modifyLiveCall(providerCallId, new URLSearchParams({ Twiml: transferTwiml(to) }), 'transfer'),
+    transfer: (providerCallId, to, whisperUrl) =>
+      modifyLiveCall(providerCallId, new URLSearchParams({ Twiml: transferTwiml(to, whisperUrl) }), 'transfer'),
   };
 }
 
@@ -156,7 +163,8 @@ export const twilioIncomingCalls: IncomingCalls = {
   },
   accountIdOf: (credentials) => credentials.accountSid,
   stream: (mediaStreamUrl, callId, token) => twiml(streamTwiml(mediaStreamUrl, callId, token)),
-  sayAndHangUp: (text, language) => twiml(sayAndHangUpTwiml(text, language)),
+  turnAway: (text, language) => twiml(sayAndHangUpTwiml(text, language)),
+  conversationRelay: (speech, callId, token) => twiml(conversationRelayTwiml(speech, callId, token)),
 };
 
 /** Twilio voice: dial and hang up over REST, status callbacks signed with the account's Auth Token. */
@@ -188,6 +196,7 @@ export const twilioTelephony: TelephonyChannel = {
       return { answeredBy, detectionMs: parseDuration(params.MachineDetectionDuration) };
     },
     incoming: twilioIncomingCalls,
+    whisper: (text, language) => twiml(sayTwiml(text, language)),
   },
 };
 
@@ -235,14 +244,63 @@ export function streamTwiml(mediaStreamUrl: string, callId: string, token: strin
   );
 }
 
-/** TwiML that speaks `text` and hangs up: the voicemail, said in the agent's language. */
-/** TwiML that bridges the caller to `to`; the caller ID stays the number they were called from. */
-export function transferTwiml(to: string): string {
-  return `<Response><Dial>${xmlAttr(to)}</Dial></Response>`;
+/**
+ * TwiML that bridges the caller to `to`; the caller ID stays the number they were called from. With
+ * `whisperUrl`, Twilio fetches what `to` hears once they answer, before the two are connected
+ * (`<Number url>`, a warm transfer).
+ */
+export function transferTwiml(to: string, whisperUrl?: string): string {
+  if (!whisperUrl) return `<Response><Dial>${xmlAttr(to)}</Dial></Response>`;
+  return `<Response><Dial><Number url="${xmlAttr(whisperUrl)}">${xmlAttr(to)}</Number></Dial></Response>`;
 }
 
+/** TwiML that says `text` in `language` and goes on (to the bridge, for a transfer's whisper). */
+export const sayTwiml = (text: string, language: string): string =>
+  `<Response><Say language="${xmlAttr(language)}">${xmlAttr(text)}</Say></Response>`;
+
+/** TwiML that speaks `text` and hangs up: the voicemail, said in the agent's language. */
 export function sayAndHangUpTwiml(text: string, language: string): string {
   return `<Response><Say language="${xmlAttr(language)}">${xmlAttr(text)}</Say><Hangup/></Response>`;
+}
+
+/** Our providers as ConversationRelay names them (`ttsProvider`, `transcriptionProvider`). */
+const TWILIO_SPEECH_PROVIDERS: Record<string, string> = { ELEVENLABS: 'ElevenLabs', DEEPGRAM: 'Deepgram' };
+
+function twilioSpeechProvider(name: string): string {
+  const twilioName = TWILIO_SPEECH_PROVIDERS[name];
+  if (!twilioName) throw new ProviderError(`Twilio ConversationRelay does not run ${name}.`, { retryable: false });
+  return twilioName;
+}
+
+/**
+ * TwiML that hands the answered call to ConversationRelay with the agent's speech, passing our call
+ * id and its signed token as parameters (they come back in `setup`). Keys pressed are reported
+ * (`dtmfDetection`), the caller's speech or keys stop the agent (`interruptible`), and prompts are
+ * reported while the caller talks (`partialPrompts`), so silence is not mistaken while they do.
+ * Nothing follows `<Connect>`: when the session ends, the call ends.
+ */
+export function conversationRelayTwiml(speech: ConversationRelaySpeech, callId: string, token: string): string {
+  const attributes: [string, string | undefined][] = [
+    ['url', speech.url],
+    ['language', speech.language],
+    ['ttsProvider', twilioSpeechProvider(speech.tts.provider)],
+    ['voice', speech.tts.voice ?? undefined],
+    ['transcriptionProvider', twilioSpeechProvider(speech.stt.provider)],
+    ['speechModel', speech.stt.model],
+    ['interruptible', 'any'],
+    ['dtmfDetection', 'true'],
+    ['partialPrompts', 'true'],
+  ];
+  const attributeText = attributes
+    .filter((entry): entry is [string, string] => entry[1] !== undefined)
+    .map(([name, value]) => ` ${name}="${xmlAttr(value)}"`)
+    .join('');
+  return (
+    `<Response><Connect><ConversationRelay${attributeText}>` +
+    `<Parameter name="callId" value="${xmlAttr(callId)}"/>` +
+    `<Parameter name="token" value="${xmlAttr(token)}"/>` +
+    `</ConversationRelay></Connect></Response>`
+  );
 }
 
 function xmlAttr(value: string): string {

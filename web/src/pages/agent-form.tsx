@@ -15,6 +15,9 @@ import { ErrorMessage, Field, fieldErrorOf, Form, Select, TextArea, useAction, u
 import { LANGUAGE_PATTERN, SpeechSettings, speechBody, speechDraft } from './agent-speech.tsx';
 
 const MAX_KNOWLEDGE_BASES = 20;
+// The API's bounds on an agent's recording (src/modules/agents/schemas.ts).
+const MAX_RETENTION_DAYS = 3650;
+const DEFAULT_RETENTION_DAYS = 30;
 const MAX_CUSTOM_TOOLS = 20;
 const MAX_EXTRACTION_FIELDS = 50;
 const FIELD_TYPES = ['string', 'number', 'boolean', 'enum', 'date'] as const satisfies readonly BindingField['type'][];
@@ -81,28 +84,40 @@ const fieldDraft = (field: BindingField): FieldDraft => ({
 /** A JSON error of the dashboard's own, shaped like the API's so it shows on its field the same way. */
 const refused = (message: string, details: FieldError[]) => new ApiError(400, 'INVALID_INPUT', message, details);
 
-/** Custom tools as the API takes them; parameters that are not a JSON object are refused here, before sending. */
-function customToolsOf(drafts: ToolDraft[]): CustomTool[] {
-  return drafts.map((draft, index) => {
-    let parameters: unknown;
-    try {
-      parameters = JSON.parse(draft.parameters);
-    } catch (caught) {
-      const message = `not valid JSON (${(caught as Error).message})`;
-      throw refused(`Custom tool ${index + 1}: parameters are ${message}.`, [{ path: `/customTools/${index}/parameters`, message }]);
-    }
-    if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters)) {
-      const message = 'must be a JSON object (a JSON Schema with "type": "object")';
-      throw refused(`Custom tool ${index + 1}: parameters ${message}.`, [{ path: `/customTools/${index}/parameters`, message }]);
-    }
-    return {
-      name: draft.name.trim(),
-      description: draft.description.trim(),
-      parameters: parameters as CustomTool['parameters'],
-      url: draft.url.trim(),
-    };
-  });
+/**
+ * A JSON object typed into a text area; anything else is refused here, before sending, on its field.
+ * `subject` begins the sentence: "Metadata is", "Custom tool 1: parameters are".
+ */
+function jsonObjectOf(text: string, subject: string, path: string, object: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (caught) {
+    const message = `not valid JSON (${(caught as Error).message})`;
+    throw refused(`${subject} ${message}.`, [{ path, message }]);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw refused(`${subject} not ${object}.`, [{ path, message: `must be ${object}` }]);
+  return value as Record<string, unknown>;
 }
+
+/** Custom tools as the API takes them. */
+const customToolsOf = (drafts: ToolDraft[]): CustomTool[] =>
+  drafts.map((draft, index) => ({
+    name: draft.name.trim(),
+    description: draft.description.trim(),
+    parameters: jsonObjectOf(
+      draft.parameters,
+      `Custom tool ${index + 1}: parameters are`,
+      `/customTools/${index}/parameters`,
+      'a JSON object (a JSON Schema with "type": "object")',
+    ) as CustomTool['parameters'],
+    url: draft.url.trim(),
+  }));
+
+/** The agent's metadata as the API takes it: empty means none. */
+const metadataOf = (text: string) =>
+  text.trim() === '' ? {} : jsonObjectOf(text, 'Metadata is', '/metadata', 'a JSON object of your own keys and values');
 
 const bindingsOf = (drafts: FieldDraft[]): PutBindingsBody => ({
   fields: drafts.map((draft) => ({
@@ -267,6 +282,11 @@ export function AgentForm({
   const [maxTokens, setMaxTokens] = useState(agent?.llm?.maxTokens?.toString() ?? '');
   const [knowledgeInContext, setKnowledgeInContext] = useState(agent?.knowledgeInContext ?? false);
   const [transferNumber, setTransferNumber] = useState(agent?.transferNumber ?? '');
+  const [recording, setRecording] = useState(agent?.recording.enabled ?? false);
+  const [retentionDays, setRetentionDays] = useState(String(agent?.recording.retentionDays ?? DEFAULT_RETENTION_DAYS));
+  const [metadata, setMetadata] = useState(() =>
+    agent && Object.keys(agent.metadata).length > 0 ? JSON.stringify(agent.metadata, null, 2) : '',
+  );
   const [chosenTools, setChosenTools] = useState<string[]>(agent?.tools ?? []);
   const [knowledgeBaseIds, setKnowledgeBaseIds] = useState<string[]>(agent?.knowledgeBaseIds ?? []);
   const [customTools, setCustomTools] = useState<ToolDraft[]>((agent?.customTools ?? []).map(toolDraft));
@@ -297,6 +317,8 @@ export function AgentForm({
       llm,
       knowledgeInContext,
       transferNumber: orNull(transferNumber),
+      recording: { enabled: recording, retentionDays: Number(retentionDays) },
+      metadata: metadataOf(metadata),
     } satisfies CreateAgentBody;
     const bindings = bindingsOf(extraction);
     const answer = agent ? await api<Agent>('PATCH', `/agents/${agent.id}`, body) : await api<Agent>('POST', '/agents', body);
@@ -429,6 +451,27 @@ export function AgentForm({
         />
       </fieldset>
       <SpeechSettings draft={speech} onDraft={setSpeech} language={language} error={error} />
+      <fieldset class="agent-rows wide">
+        <legend>Call recording</legend>
+        <p class="hint">
+          Phone calls recorded as a WAV file, the contact on the left channel and the agent on the right, played on each call's page. Where
+          the person called lives, recording may need their consent or an announcement (say so in the first message): that is your duty.
+        </p>
+        <Check label="Record this agent's calls" checked={recording} onChecked={setRecording} />
+        <Field
+          label="Keep recordings (days)"
+          type="number"
+          inputMode="numeric"
+          min={1}
+          max={MAX_RETENTION_DAYS}
+          step={1}
+          required
+          value={retentionDays}
+          onValue={setRetentionDays}
+          hint={`1 to ${MAX_RETENTION_DAYS}; a recording is deleted after that many days.`}
+          problem={problem('/recording/retentionDays')}
+        />
+      </fieldset>
       <Field
         label="Transfer number (optional)"
         type="tel"
@@ -439,6 +482,15 @@ export function AgentForm({
         onValue={setTransferNumber}
         hint="Where the transfer_call tool sends the caller, E.164."
         problem={problem('/transferNumber')}
+      />
+      <TextArea
+        class="wide agents-long agent-json"
+        label="Metadata (optional)"
+        value={metadata}
+        onValue={setMetadata}
+        rows={3}
+        hint='Your own keys and values as a JSON object, such as {"crmId": "A-17"}; returned with the agent, never read by it.'
+        problem={problemUnder(error, '/metadata')}
       />
       <ErrorMessage error={tools.error ?? knowledgeBases.error} />
       <Choices

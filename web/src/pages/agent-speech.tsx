@@ -1,4 +1,4 @@
-import type { Agent, AgentStt, AgentTts, Voice } from '../../../src/api-types.ts';
+import type { Agent, Voice } from '../../../src/api-types.ts';
 import { useState } from 'preact/hooks';
 import { api, ApiError, query } from '../api.ts';
 import { Field, fieldErrorOf, Select, useLoad } from '../ui.tsx';
@@ -18,6 +18,11 @@ const TTS_PROVIDERS: [string, string][] = [
   ['ELEVENLABS', 'ElevenLabs'],
   ['OPENAI_COMPATIBLE', 'OpenAI-compatible'],
 ];
+// How the agent's Twilio calls are voiced (its voicePipeline).
+const VOICE_PIPELINES: [Agent['voicePipeline'], string][] = [
+  ['MEDIA_STREAM', 'callforge listens and speaks (Media Streams)'],
+  ['CONVERSATION_RELAY', 'Twilio listens and speaks (ConversationRelay)'],
+];
 const PROVIDER_TITLES: Record<string, string> = {
   ESPEAK: 'eSpeak NG',
   ELEVENLABS: 'ElevenLabs',
@@ -25,7 +30,7 @@ const PROVIDER_TITLES: Record<string, string> = {
 };
 
 /** The API's refusals about speech: their own sentence names the provider and what to do, so it is shown whole at its field. */
-const SPEECH_REFUSALS = ['SPEECH_NOT_CONFIGURED', 'UNKNOWN_VOICE', 'NO_VOICE_FOR_LANGUAGE'];
+const SPEECH_REFUSALS = ['SPEECH_NOT_CONFIGURED', 'UNKNOWN_VOICE', 'NO_VOICE_FOR_LANGUAGE', 'CONVERSATION_RELAY_SPEECH'];
 
 /**
  * The API's problem with a speech field after a save: a speech refusal's sentence at the field its
@@ -41,6 +46,7 @@ export function speechProblem(error: Error | undefined, path: string): string | 
 
 /** A speech draft: the form's own state, what the agent has or the defaults. */
 export interface SpeechDraft {
+  voicePipeline: Agent['voicePipeline'];
   sttProvider: string;
   sttModel: string;
   ttsProvider: string;
@@ -49,6 +55,7 @@ export interface SpeechDraft {
 }
 
 export const speechDraft = (agent: Agent | undefined): SpeechDraft => ({
+  voicePipeline: agent?.voicePipeline ?? 'MEDIA_STREAM',
   sttProvider: agent?.stt?.provider ?? '',
   sttModel: agent?.stt?.model ?? '',
   ttsProvider: agent?.tts.provider ?? 'ESPEAK',
@@ -57,9 +64,10 @@ export const speechDraft = (agent: Agent | undefined): SpeechDraft => ({
 });
 
 /** The draft as the API takes it; an empty voice asks for the provider's default for the agent's language. */
-export function speechBody(draft: SpeechDraft): { stt: AgentStt | null; tts: AgentTts; voice: string | null } {
+export function speechBody(draft: SpeechDraft): Pick<Agent, 'stt' | 'tts' | 'voice' | 'voicePipeline'> {
   const model = (value: string) => (value.trim() ? { model: value.trim() } : {});
   return {
+    voicePipeline: draft.voicePipeline,
     stt: draft.sttProvider ? { provider: draft.sttProvider, ...model(draft.sttModel) } : null,
     tts: { provider: draft.ttsProvider, ...(draft.ttsProvider === 'ESPEAK' ? {} : model(draft.ttsModel)) },
     voice: draft.voice || null,
@@ -127,21 +135,47 @@ export function SpeechSettings({
   const offered = voices.loading || voices.error ? undefined : voices.data?.data;
   const options = voiceOptions(offered, search, draft.voice, listed);
   const shownCount = options.filter(([id]) => offered?.some((voice) => voice.id === id)).length;
+  const relayed = draft.voicePipeline === 'CONVERSATION_RELAY';
 
   return (
     <fieldset class="agent-rows wide">
       <legend>Voice</legend>
       <p class="hint">
         How the agent hears and speaks on a phone line. Deepgram and ElevenLabs use your keys under{' '}
-        <a href="#/integrations">Integrations</a> (or the service's).
+        <a href="#/integrations">Integrations</a> (or the service's), unless Twilio listens and speaks.
       </p>
       <div class="agent-row-fields">
+        <Select
+          label="Twilio calls"
+          value={draft.voicePipeline}
+          // Twilio's ConversationRelay runs its own Deepgram and ElevenLabs: those are what it takes.
+          onValue={(voicePipeline) =>
+            set(
+              voicePipeline === 'CONVERSATION_RELAY'
+                ? {
+                    voicePipeline,
+                    sttProvider: 'DEEPGRAM',
+                    ttsProvider: 'ELEVENLABS',
+                    ttsModel: '',
+                    voice: draft.ttsProvider === 'ELEVENLABS' ? draft.voice : '',
+                  }
+                : { voicePipeline },
+            )
+          }
+          options={VOICE_PIPELINES}
+          hint={
+            relayed
+              ? "Twilio's Deepgram listens and its ElevenLabs speaks, billed by Twilio to your Twilio account; only text travels. No keys of yours are needed; the default voice is Twilio's."
+              : "callforge's recogniser and voice below run on the call's audio, billed here."
+          }
+          problem={speechProblem(error, '/voicePipeline')}
+        />
         <Select
           label="Speech-to-text provider"
           value={draft.sttProvider}
           onValue={(sttProvider) => set({ sttProvider })}
           options={STT_PROVIDERS}
-          hint="Deepgram hears the caller live and finds the end of each turn itself; an OpenAI-compatible recogniser is sent each utterance once the service's voice-activity detection hears the caller stop. With none the agent cannot listen on a phone line."
+          hint="Deepgram hears the caller live and finds the end of each turn itself; an OpenAI-compatible recogniser is sent each utterance once the service's voice-activity detection hears the caller stop (phone lines only: a call from the browser needs Deepgram). With none the agent cannot listen."
           problem={speechProblem(error, '/stt/provider') ?? speechProblem(error, '/stt')}
         />
         <ModelField
@@ -160,7 +194,7 @@ export function SpeechSettings({
           hint="eSpeak NG speaks offline, with no account."
           problem={speechProblem(error, '/tts/provider') ?? speechProblem(error, '/tts')}
         />
-        {draft.ttsProvider !== 'ESPEAK' && (
+        {draft.ttsProvider !== 'ESPEAK' && !relayed && (
           <ModelField
             label="Text-to-speech model (optional)"
             value={draft.ttsModel}

@@ -6,15 +6,21 @@ import { useProfile } from '../profile.ts';
 import { brainOf, Transcript } from '../transcript.tsx';
 import { ErrorMessage, Field, Form, PageTitle, useAction, useLoad } from '../ui.tsx';
 import { AgentForm } from './agent-form.tsx';
+import { BrowserCallPanel } from './browser-call.tsx';
 
-/** One agent: its settings, its extraction fields, and a test chat with it. */
+/** One agent: its settings, its extraction fields, a test chat and a browser call with it. */
 export function AgentPage({ params }: { params: Record<string, string> }) {
-  const id = params.id!;
+  // Another agent is another page: an open chat or call does not carry over to it.
+  return <AgentView key={params.id} id={params.id!} />;
+}
+
+function AgentView({ id }: { id: string }) {
   const loaded = useLoad(
     () => Promise.all([api<Agent>('GET', `/agents/${id}`), api<Bindings>('GET', `/analytics/agents/${id}/bindings`)]),
     [id],
   );
   const [talking, setTalking] = useState(false);
+  const [calling, setCalling] = useState(false);
   const [agent, bindings] = loaded.data ?? [];
 
   return (
@@ -22,15 +28,15 @@ export function AgentPage({ params }: { params: Record<string, string> }) {
       <PageTitle
         actions={
           agent && (
-            <button
-              type="button"
-              class={talking ? undefined : 'primary'}
-              aria-expanded={talking}
-              aria-controls="test-chat"
-              onClick={() => setTalking(!talking)}
-            >
-              {talking ? 'Close the chat' : 'Talk to this agent'}
-            </button>
+            <>
+              <PanelToggle
+                open={calling}
+                onToggle={setCalling}
+                controls="browser-call"
+                labels={['Call me in the browser', 'Close the call']}
+              />
+              <PanelToggle open={talking} onToggle={setTalking} controls="test-chat" labels={['Talk to this agent', 'Close the chat']} />
+            </>
           )
         }
       >
@@ -43,6 +49,10 @@ export function AgentPage({ params }: { params: Record<string, string> }) {
       {!agent && loaded.loading && <p>Loading the agent…</p>}
       {agent && (
         <div class="agent-page">
+          <section id="browser-call" class="agent-chat card" aria-labelledby="browser-call-title" hidden={!calling}>
+            <h2 id="browser-call-title">Call in the browser</h2>
+            {calling && <BrowserCallPanel agent={agent} />}
+          </section>
           <section id="test-chat" class="agent-chat card" aria-labelledby="test-chat-title" hidden={!talking}>
             <h2 id="test-chat-title">Talk to this agent</h2>
             {talking && <TestChatPanel agent={agent} />}
@@ -54,6 +64,21 @@ export function AgentPage({ params }: { params: Record<string, string> }) {
         </div>
       )}
     </>
+  );
+}
+
+/** A button that opens and closes one of the page's panels. */
+function PanelToggle(props: { open: boolean; onToggle: (open: boolean) => void; controls: string; labels: [open: string, close: string] }) {
+  return (
+    <button
+      type="button"
+      class={props.open ? undefined : 'primary'}
+      aria-expanded={props.open}
+      aria-controls={props.controls}
+      onClick={() => props.onToggle(!props.open)}
+    >
+      {props.labels[props.open ? 1 : 0]}
+    </button>
   );
 }
 

@@ -3,6 +3,7 @@ import type { AnalyticsResult, Call, Message, TranscriptTurn } from '../../../sr
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, follow, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
+import { RecordingPlayer } from '../recording.tsx';
 import { answeredByInWords, endReasonInWords, Transcript } from '../transcript.tsx';
 import { DataTable, Empty, ErrorMessage, formatDate, formatMoney, PageTitle, Status, useLoad } from '../ui.tsx';
 import { formatDuration, HangUpButton, isLive } from './calls.tsx';
@@ -21,16 +22,18 @@ const COST_PARTS: [keyof NonNullable<Call['cost']>, string][] = [
 
 /** What the call used, component by component, in words. */
 const usageRows = (usage: NonNullable<Call['usage']>): [string, string][] => [
-  ['Telephony', `${usage.telephonySeconds} s`],
-  ['Speech to text', `${usage.sttSeconds} s`],
-  ['Text to speech', `${usage.ttsCharacters} characters`],
+  ['Telephony', `${usage.telephonySeconds} s${by(usage.telephonyProvider)}`],
+  ['Speech to text', `${usage.sttSeconds} s${by(usage.sttProvider)}`],
+  ['Text to speech', `${usage.ttsCharacters} characters${by(usage.ttsProvider)}`],
   [
     'Language model',
     usage.llmModel
-      ? `${usage.llmTokens} tokens (${usage.llmInputTokens} in, ${usage.llmOutputTokens} out), ${usage.llmModel}`
+      ? `${usage.llmTokens} tokens (${usage.llmInputTokens} in, ${usage.llmOutputTokens} out), ${usage.llmModel}${by(usage.llmProvider)}`
       : 'No model ran',
   ],
 ];
+/** The provider that ran a component, which its price is per (usage of calls recorded before providers were, has none). */
+const by = (provider: string | null | undefined) => (provider ? ` (${provider})` : '');
 
 const words = (value: string) => value.replaceAll('_', ' ');
 const otherParty = (call: Call) => (call.direction === 'INCOMING' ? call.fromNumber : call.toNumber);
@@ -188,13 +191,7 @@ export function CallPage({ params }: { params: Record<string, string> }) {
                 <a href={`#/campaigns/${call.campaignId}`}>Its campaign</a>
               </p>
             )}
-            {call.recordingUrl && (
-              <p>
-                <a href={call.recordingUrl} target="_blank" rel="noreferrer">
-                  Recording
-                </a>
-              </p>
-            )}
+            {call.recordingUrl && <RecordingPlayer url={call.recordingUrl} callId={call.id} />}
           </section>
 
           <section aria-labelledby="call-transcript-title">

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import type { Agent, Call, Campaign } from '../../../src/api-types.ts';
 import { api, query, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
+import { RecordingPlayer } from '../recording.tsx';
 import { Transcript } from '../transcript.tsx';
 import {
   Empty,
@@ -242,13 +243,7 @@ function CallDetails({ call }: { call: Call }) {
       ) : (
         <Transcript turns={call.transcript} />
       )}
-      {call.recordingUrl && (
-        <p>
-          <a href={call.recordingUrl} target="_blank" rel="noreferrer">
-            Recording
-          </a>
-        </p>
-      )}
+      {call.recordingUrl && <RecordingPlayer url={call.recordingUrl} callId={call.id} />}
     </>
   );
 }
