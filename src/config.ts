@@ -112,6 +112,12 @@ const ServiceEnvSchema = Type.Object({
     1000,
     "With Twilio's ConversationRelay, which reports no end of playback: the speaking rate (characters a second) by which callforge estimates when the agent's words were played, before it hangs up or starts counting the caller's silence. 14 is about 160 words a minute.",
   ),
+  VOICE_END_OF_SPEECH_MS: Int(
+    600,
+    200,
+    5000,
+    "On a phone line whose agent's speech-to-text hears whole utterances (OpenAI-compatible), how long the caller's voice must be gone before their turn is over and sent to be transcribed. Longer: fewer callers cut off mid-thought; shorter: quicker answers. A live recogniser (Deepgram) finds the end itself.",
+  ),
   SPEECH_API_URL: Type.Optional(
     Type.String({
       pattern: '^https?://',
@@ -247,7 +253,7 @@ export interface Config {
     cacheBytes: number;
   };
   messaging: { providerTimeoutMs: number };
-  voice: { silenceSeconds: number; relayCharactersPerSecond: number };
+  voice: { silenceSeconds: number; relayCharactersPerSecond: number; endOfSpeechMs: number };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   /** Every provider's own settings (registry.ts), by variable name. */
   providerSettings: Readonly<Record<string, string>>;
@@ -402,7 +408,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     messaging: {
       providerTimeoutMs: Number(env_.PROVIDER_TIMEOUT_MS),
     },
-    voice: { silenceSeconds: Number(env_.VOICE_SILENCE_SECONDS), relayCharactersPerSecond: Number(env_.VOICE_RELAY_CHARACTERS_PER_SECOND) },
+    voice: {
+      silenceSeconds: Number(env_.VOICE_SILENCE_SECONDS),
+      relayCharactersPerSecond: Number(env_.VOICE_RELAY_CHARACTERS_PER_SECOND),
+      endOfSpeechMs: Number(env_.VOICE_END_OF_SPEECH_MS),
+    },
     // An optional setting left unset (a provider's service-wide key) is absent, not undefined.
     providerSettings: Object.fromEntries(
       Object.keys(PROVIDER_SETTINGS).flatMap((name) => (withDefaults[name] === undefined ? [] : [[name, withDefaults[name]!]])),

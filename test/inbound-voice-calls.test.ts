@@ -206,6 +206,14 @@ describe('an incoming call to a Twilio number with an agent', () => {
     expect(retried.body).toBe(first.body);
     expect(await tenant.incomingCalls()).toHaveLength(1);
   });
+
+  it('is answered for an agent whose speech-to-text hears whole utterances (the voice-activity detection cuts them)', async () => {
+    const tenant = await tenantWithNumber({ agent: { stt: { provider: 'OPENAI_COMPATIBLE' } } });
+    const answer = await ring(tenant, uniqueNumber());
+    expect(streamOf(answer.body).url).toBe(`ws://127.0.0.1:${port}/api/v1/telephony/twilio/media`);
+    const [call] = await tenant.incomingCalls();
+    expect(call).toMatchObject({ status: 'IN_PROGRESS', agentId: tenant.agentId });
+  });
 });
 
 describe('an incoming call no agent can take', () => {
@@ -229,12 +237,7 @@ describe('an incoming call no agent can take', () => {
   });
 
   it.each([
-    [
-      'the agent cannot listen',
-      { agent: { stt: null, language: 'es-ES' } },
-      'The agent has no live speech-to-text to listen with.',
-      'es-ES',
-    ],
+    ['the agent cannot listen', { agent: { stt: null, language: 'es-ES' } }, 'The agent has no speech-to-text to listen with.', 'es-ES'],
     ['the wallet is empty', { emptyWallet: true }, /^The wallet is empty \(0\.0000 \w+\); credit it to answer calls\.$/, 'en-US'],
   ] as const)('is told so and hung up when %s', async (_, setup, reason, language) => {
     const tenant = await tenantWithNumber('agent' in setup ? { agent: setup.agent } : {});

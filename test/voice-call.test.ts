@@ -338,7 +338,7 @@ describe('a media stream proves whose call it carries', () => {
   it('refuses a stream for an agent that cannot listen, and leaves the call as it was', async () => {
     const placed = await placedCall({ stt: null });
     const stream = await connect(placed);
-    expect(await stream.closed).toEqual({ code: 1008, reason: 'The agent has no live speech-to-text to listen with.' });
+    expect(await stream.closed).toEqual({ code: 1008, reason: 'The agent has no speech-to-text to listen with.' });
     const call = await getCall(placed);
     expect(call.status).not.toBe('IN_PROGRESS');
     expect(call.transcript).toEqual([]);

@@ -39,6 +39,17 @@ export function pcm16Samples(audio: Buffer): Int16Array {
   return new Int16Array(aligned.buffer, aligned.byteOffset, Math.floor(aligned.byteLength / 2));
 }
 
+/** One run of samples from several, in order. */
+export function joinedSamples(parts: Int16Array[]): Int16Array {
+  const whole = new Int16Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    whole.set(part, offset);
+    offset += part.length;
+  }
+  return whole;
+}
+
 const sameFormat = (a: AudioFormat, b: AudioFormat) => a.encoding === b.encoding && a.sampleRate === b.sampleRate;
 
 /** Converts a stream chunk by chunk; it keeps what it needs of earlier chunks, so use one per stream, and close it after. */

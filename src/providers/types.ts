@@ -592,8 +592,12 @@ export interface AudioFormat {
 
 /** What a live recogniser reports while the caller talks. */
 export type RecognitionEvent =
-  /** The caller started speaking (the pipeline stops the agent's audio: barge-in). */
-  | { type: 'speech_started' }
+  /**
+   * The caller started making sound. `confirmed`: a trained voice-activity detector heard enough
+   * voice that it is speech, not a cough or the line's noise, so the agent stops at once (barge-in);
+   * otherwise the pipeline waits for words.
+   */
+  | { type: 'speech_started'; confirmed?: boolean }
   /** Words of the current utterance; `final` ones will not change, interim ones may. */
   | { type: 'transcript'; text: string; final: boolean }
   /** The caller finished: the final words since the previous end are one turn. */
@@ -607,6 +611,11 @@ export interface LiveRecognition {
   events: AsyncIterable<RecognitionEvent>;
   /** Sends what is buffered, closes the connection and waits for the last events. */
   close(): Promise<void>;
+  /**
+   * Seconds of audio the provider was actually sent, when that is not all the audio given to
+   * `send` (an utterance recogniser hears only the utterances the voice-activity detection cut).
+   */
+  sentSeconds?(): number;
 }
 
 export interface RecognitionOptions {

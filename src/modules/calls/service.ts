@@ -881,7 +881,7 @@ async function refusalOf(ctx: TenantCtx, provider: ProviderWith<'telephony'>, ag
   if (relaySpeechOn(provider, agent)) return null;
   try {
     const speech = await agents.speechOf(ctx, ctx, agent);
-    if (speech.stt?.kind !== 'live') return 'The agent has no live speech-to-text to listen with.';
+    if (!speech.stt) return 'The agent has no speech-to-text to listen with.';
   } catch (error) {
     return `The agent cannot speak: ${(error as Error).message}`;
   }

@@ -19,6 +19,7 @@ import { conversationOfCall, endCallConversation, usageOf } from '../conversatio
 import { framedAudio } from './frames.ts';
 import type { AudioFormat } from '../../platform/audio.ts';
 import { startCallRecording, type CallRecording } from './recording.ts';
+import { listenInUtterances } from './utterance-recognition.ts';
 import { startVoiceCall, type VoiceCall } from './voice-call.ts';
 
 /** The WebSocket as this module uses it. */
@@ -97,7 +98,9 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       async (ctx, agent) => {
         const speech = await agents.speechOf(deps, ctx, agent);
         const { stt } = speech;
-        return stt?.kind === 'live' ? { ...speech, stt } : 'The agent has no live speech-to-text to listen with.';
+        if (!stt) return 'The agent has no speech-to-text to listen with.';
+        // A recogniser of whole utterances hears them as the voice-activity detection cuts them.
+        return { ...speech, stt: stt.kind === 'live' ? stt : listenInUtterances(stt, { endOfSpeechMs: deps.config.voice.endOfSpeechMs }) };
       },
     );
     if (!claimed || typeof claimed === 'string') return claimed;

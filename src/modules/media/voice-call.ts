@@ -272,7 +272,8 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   }
 
   async function record(turns: TranscriptTurn[]): Promise<boolean> {
-    return options.record(turns, { ...usage, sttSeconds: Math.round(usage.sttSeconds * 100) / 100 });
+    const sttSeconds = recognition.sentSeconds?.() ?? usage.sttSeconds;
+    return options.record(turns, { ...usage, sttSeconds: Math.round(sttSeconds * 100) / 100 });
   }
 
   async function hangUp(reason: EndReason): Promise<void> {
@@ -363,8 +364,10 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     try {
       for await (const event of recognition.events) {
         if (stopped) break;
-        if (event.type === 'speech_started') disarmSilence();
-        else if (event.type === 'transcript') {
+        if (event.type === 'speech_started') {
+          disarmSilence();
+          if (event.confirmed) bargeIn();
+        } else if (event.type === 'transcript') {
           // Words, not noise, stop the agent: a cough or the line's hiss starts no barge-in.
           if (event.text.trim()) {
             disarmSilence();

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { startTypeScriptWorker } from '../../platform/worker.ts';
 import { ProviderError } from '../errors.ts';
 import type { SynthesisRequest, Synthesis, TextToSpeech, Voice } from '../types.ts';
 import { ESPEAK_SAMPLE_RATE, type EspeakVoice, type WorkerReply, type WorkerRequest } from './protocol.ts';
@@ -105,7 +105,7 @@ interface Pending {
 }
 
 function startEngine(): Engine {
-  const worker = startWorker();
+  const worker = startTypeScriptWorker(new URL('./synthesis-worker.ts', import.meta.url));
   const pending = new Map<number, Pending>();
   let nextId = 1;
   let stopped = false;
@@ -169,16 +169,4 @@ function startEngine(): Engine {
     },
   };
   return engine;
-}
-
-/**
- * The worker is TypeScript like the rest (run through tsx, no build step): it registers tsx's
- * loader itself, so it starts the same under `node --import tsx`, the CLI and vitest.
- */
-function startWorker(): Worker {
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const script = new URL('./synthesis-worker.ts', import.meta.url).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(script)}); });`, {
-    eval: true,
-  });
 }

@@ -175,7 +175,7 @@ export function SpeechSettings({
           value={draft.sttProvider}
           onValue={(sttProvider) => set({ sttProvider })}
           options={STT_PROVIDERS}
-          hint="Phone lines and calls from the browser need a live recogniser such as Deepgram; with none the agent cannot listen on one, and OpenAI-compatible recognisers (per utterance) are not usable on one yet."
+          hint="Deepgram hears the caller live and finds the end of each turn itself; an OpenAI-compatible recogniser is sent each utterance once the service's voice-activity detection hears the caller stop (phone lines only: a call from the browser needs Deepgram). With none the agent cannot listen."
           problem={speechProblem(error, '/stt/provider') ?? speechProblem(error, '/stt')}
         />
         <ModelField
