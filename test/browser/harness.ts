@@ -55,3 +55,13 @@ export async function signUpInBrowser(page: Page, url: string, company = 'Acme C
   await page.getByTestId('wallet-balance').waitFor();
   return { email, password: 'correct horse battery' };
 }
+
+/**
+ * A fixed-offset time zone in which it is about midday now, so a campaign whose window is
+ * 00:00–23:59 in it dials whenever the test runs (in UTC it would not between 23:59 and midnight).
+ */
+export function middayTimeZone(now = new Date()): string {
+  const offset = 12 - now.getUTCHours(); // −11…+12 hours, all of which exist as Etc/GMT zones
+  // Etc/GMT zones are named with the sign inverted: Etc/GMT-5 is five hours ahead of UTC.
+  return offset === 0 ? 'Etc/GMT' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
+}

@@ -435,25 +435,31 @@ export async function receiveStatusCallback(
 }
 
 /**
- * The call a provider's callback is about, locked, once the provider's signature checked out with
- * that tenant's credentials. One answer for an unknown call and a bad signature: a caller learns
- * nothing about our calls.
+ * The call a provider's request is about (locked for an update when asked), once the provider's
+ * signature checked out with that tenant's credentials. One answer for an unknown call and a bad
+ * signature: a caller learns nothing about our calls.
  */
-async function lockVerifiedCall(
-  txCtx: Omit<TenantCtx, 'tenantId'>,
+async function verifiedProviderCall(
+  deps: Omit<TenantCtx, 'tenantId'>,
   provider: ProviderWith<'telephony'>,
   webhook: ProviderWebhook,
+  providerCallId: string | null | undefined,
+  { lock }: { lock: boolean },
 ): Promise<{ call: repo.CallRow; callCtx: TenantCtx }> {
   const callbacks = provider.telephony.callbacks!;
-  const providerCallId = callbacks.callIdOf(webhook);
-  const call = providerCallId ? await repo.lockCallByProviderId(txCtx.db, provider.name, providerCallId) : undefined;
-  const callCtx = call && { ...txCtx, tenantId: call.tenant_id };
+  const find = lock ? repo.lockCallByProviderId : repo.findCallByProviderId;
+  const call = providerCallId ? await find(deps.db, provider.name, providerCallId) : undefined;
+  const callCtx = call && { ...deps, tenantId: call.tenant_id };
   const connection = callCtx ? await integrations.connectionTo(callCtx, provider) : undefined;
   if (!call || !callCtx || !connection || !callbacks.verify(webhook, connection.credentials)) {
     throw appError('INVALID_SIGNATURE', { header: callbacks.signatureHeader });
   }
   return { call, callCtx };
 }
+
+/** The call a provider's status callback is about, locked for its update. */
+const lockVerifiedCall = (txCtx: Omit<TenantCtx, 'tenantId'>, provider: ProviderWith<'telephony'>, webhook: ProviderWebhook) =>
+  verifiedProviderCall(txCtx, provider, webhook, provider.telephony.callbacks!.callIdOf(webhook), { lock: true });
 
 async function applyUpdate(ctx: TenantCtx, call: repo.CallRow, update: CallUpdate): Promise<void> {
   if (call.status === 'ENDED') return;
@@ -968,14 +974,9 @@ export async function transferWhisper(
   providerCallId: string,
 ): Promise<CallInstructions> {
   const provider = telephonyProvider(providerSlug.toUpperCase());
-  const callbacks = provider.telephony.callbacks!;
-  const call = await repo.findCallByProviderId(deps.db, provider.name, providerCallId);
-  const ctx = call && { ...deps, tenantId: call.tenant_id };
-  const connection = ctx ? await integrations.connectionTo(ctx, provider) : undefined;
-  if (!call || !ctx || !connection || !callbacks.verify(webhook, connection.credentials))
-    throw appError('INVALID_SIGNATURE', { header: callbacks.signatureHeader });
-  const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
-  return callbacks.whisper!(transferSummaryOf(call) ?? '', agent?.language ?? 'en-US');
+  const { call, callCtx } = await verifiedProviderCall(deps, provider, webhook, providerCallId, { lock: false });
+  const agent = call.agent_id ? await agents.requireAgent(callCtx, call.agent_id).catch(() => undefined) : undefined;
+  return provider.telephony.callbacks!.whisper!(transferSummaryOf(call) ?? '', agent?.language ?? 'en-US');
 }
 
 export const claimStreamedConversation = (ctx: TenantCtx, callId: string) =>

@@ -12,17 +12,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { EndReason, TranscriptTurn } from '../calls/service.ts';
-import {
-  DURATION_GOODBYE,
-  keypadLine,
-  oneAfterAnother,
-  pipelineLine,
-  SILENCE_GOODBYE,
-  SILENCE_PROMPT,
-  SPEECH_FAILED,
-  type LineConversationOptions,
-  type SpeechUsage,
-} from './voice-call.ts';
+import { lineTimers, SILENCE_PROMPT } from './line-timers.ts';
+import { keypadLine, oneAfterAnother, pipelineLine, SPEECH_FAILED, type LineConversationOptions, type SpeechUsage } from './voice-call.ts';
 
 /** The far end of the line: speaks the text it is sent, in order; `last` closes a reply. */
 export interface TextLine {
@@ -76,9 +67,17 @@ export function startRelayCall(options: RelayCallOptions): RelayCall {
       void endWith(SPEECH_FAILED, 'provider_error');
     },
   );
-  let silenceTimer: ReturnType<typeof setTimeout> | undefined;
-  let promptedForSilence = false;
-  const durationTimer = setTimeout(() => void endWith(DURATION_GOODBYE, 'max_duration'), options.maxDurationMs);
+  const timers = lineTimers(options, {
+    promptSilence: () =>
+      replies.then(async () => {
+        await settle();
+        sayLine(SILENCE_PROMPT);
+        armSilence();
+      }),
+    end: (goodbye, reason) => void endWith(goodbye, reason),
+  });
+  /** Silence is counted from when the words sent so far will have been spoken. */
+  const armSilence = () => timers.armSilence(Math.max(0, playsUntil - performance.now()));
 
   function begin(): Reply {
     current = { sent: '', settled: false };
@@ -170,7 +169,7 @@ export function startRelayCall(options: RelayCallOptions): RelayCall {
   /** The call's own last words (silence, time limit, a failure): spoken, recorded, then the call ends. */
   async function endWith(text: string, reason: EndReason): Promise<void> {
     if (stopped) return;
-    disarmSilence();
+    timers.disarmSilence();
     // A reply still being written is cut where it stands: the caller hears the goodbye next.
     if (current && !current.turns) current.heard ??= current.sent;
     try {
@@ -191,36 +190,15 @@ export function startRelayCall(options: RelayCallOptions): RelayCall {
     await options.hangUp(reason).catch(options.onError);
   }
 
-  function armSilence(): void {
-    disarmSilence();
-    if (stopped) return;
-    const untilPlayed = Math.max(0, playsUntil - performance.now());
-    silenceTimer = setTimeout(() => {
-      if (promptedForSilence) return void endWith(SILENCE_GOODBYE, 'silence');
-      promptedForSilence = true;
-      replies.then(async () => {
-        await settle();
-        sayLine(SILENCE_PROMPT);
-        armSilence();
-      });
-    }, untilPlayed + options.silenceTimeoutMs);
-  }
-
-  function disarmSilence(): void {
-    clearTimeout(silenceTimer);
-  }
-
   async function stopAll(): Promise<void> {
     if (stopped) return;
     stopped = true;
-    disarmSilence();
-    clearTimeout(durationTimer);
+    timers.stop();
     wake();
   }
 
   function queueReply(text: string): void {
-    promptedForSilence = false;
-    disarmSilence();
+    timers.heard();
     replies.then(() => respond(text));
   }
 
@@ -233,11 +211,11 @@ export function startRelayCall(options: RelayCallOptions): RelayCall {
 
   return {
     prompt(text, last) {
-      disarmSilence();
+      timers.disarmSilence();
       if (last && text.trim()) queueReply(text.trim());
     },
     interrupted(heard) {
-      disarmSilence();
+      timers.disarmSilence();
       const reply = current;
       if (!reply || reply.settled || reply.heard !== undefined) return;
       // The provider stopped speaking: nothing more of the reply is sent, and it is recorded as heard.

@@ -13,6 +13,7 @@ import { ProviderError } from '../../providers/errors.ts';
 import type { LiveRecognition, SpeechToText, TextToSpeech } from '../../providers/types.ts';
 import type { EndReason, TranscriptTurn } from '../calls/service.ts';
 import type { Session } from '../conversation/service.ts';
+import { lineTimers, SILENCE_PROMPT } from './line-timers.ts';
 import type { LineRecording } from './recording.ts';
 import { sentenceCutter } from './sentences.ts';
 
@@ -74,9 +75,6 @@ export interface VoiceCall {
 }
 
 // The pipeline's own lines, shared with the conversation relay (relay-call.ts).
-export const SILENCE_PROMPT = 'Are you still there?';
-export const SILENCE_GOODBYE = "I can't hear you, so I'll let you go. Goodbye.";
-export const DURATION_GOODBYE = "I'm sorry, we have reached the time limit for this call. Thank you, goodbye.";
 export const SPEECH_FAILED = "I'm sorry, I'm having trouble hearing you on this line. Someone will get back to you. Goodbye.";
 /**
  * The call's steps (the opening, each reply, the silence prompt) run one after another; none runs
@@ -149,14 +147,22 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   const replies = oneAfterAnother(() => stopped, fail);
   /** The caller cut the current reply short: what the model still writes of it is not spoken. */
   let silenced = false;
-  let silenceTimer: ReturnType<typeof setTimeout> | undefined;
-  let promptedForSilence = false;
 
   const recognition: LiveRecognition = options.stt.listen(line.format, {
     language: options.language,
     ...(options.sttModel ? { model: options.sttModel } : {}),
   });
-  const durationTimer = setTimeout(() => void endWith(DURATION_GOODBYE, 'max_duration'), options.maxDurationMs);
+  const timers = lineTimers(options, {
+    promptSilence: () =>
+      replies.then(async () => {
+        beginSpeaking();
+        say(SILENCE_PROMPT, -1);
+        await playedOut();
+        await record([agentLine(SILENCE_PROMPT)]);
+        timers.armSilence();
+      }),
+    end: (goodbye, reason) => void endWith(goodbye, reason),
+  });
 
   /** A new reply (or line) begins: nothing of the previous one is pending. */
   function beginSpeaking(): void {
@@ -243,7 +249,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
 
   /** One utterance answered: the reply spoken as it is written, then the turns recorded as heard. */
   async function respond(heard: string): Promise<void> {
-    disarmSilence();
+    timers.disarmSilence();
     beginSpeaking();
     const cutter = sentenceCutter(options.language);
     let streamedRound = -1;
@@ -268,7 +274,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     if (!(await record(heardTurns(turns, spoken)))) return void stopAll();
     if (voiceFailure) throw voiceFailure;
     if (session.ended) return hangUp(session.ended);
-    armSilence();
+    timers.armSilence();
   }
 
   async function record(turns: TranscriptTurn[]): Promise<boolean> {
@@ -301,31 +307,10 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
 
   const agentLine = (text: string) => pipelineLine(text, clock, started);
 
-  function armSilence(): void {
-    disarmSilence();
-    if (stopped) return;
-    silenceTimer = setTimeout(() => {
-      if (promptedForSilence) return void endWith(SILENCE_GOODBYE, 'silence');
-      promptedForSilence = true;
-      replies.then(async () => {
-        beginSpeaking();
-        say(SILENCE_PROMPT, -1);
-        await playedOut();
-        await record([agentLine(SILENCE_PROMPT)]);
-        armSilence();
-      });
-    }, options.silenceTimeoutMs);
-  }
-
-  function disarmSilence(): void {
-    clearTimeout(silenceTimer);
-  }
-
   async function stopAll(): Promise<void> {
     if (stopped) return;
     stopped = true;
-    disarmSilence();
-    clearTimeout(durationTimer);
+    timers.stop();
     synthesis.abort();
     for (const resolve of markWaiters.values()) resolve();
     markWaiters.clear();
@@ -338,7 +323,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   }
 
   function queueReply(text: string): void {
-    promptedForSilence = false;
+    timers.heard();
     replies.then(() => respond(text));
   }
 
@@ -356,7 +341,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     await playedOut();
     if (!(await record(opening))) return void stopAll();
     if (session.ended) return hangUp(session.ended);
-    armSilence();
+    timers.armSilence();
   });
 
   void (async () => {
@@ -365,12 +350,12 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
       for await (const event of recognition.events) {
         if (stopped) break;
         if (event.type === 'speech_started') {
-          disarmSilence();
+          timers.disarmSilence();
           if (event.confirmed) bargeIn();
         } else if (event.type === 'transcript') {
           // Words, not noise, stop the agent: a cough or the line's hiss starts no barge-in.
           if (event.text.trim()) {
-            disarmSilence();
+            timers.disarmSilence();
             bargeIn();
           }
           if (event.final && event.text.trim()) words.push(event.text.trim());
