@@ -8,7 +8,7 @@
 export const LAYERS = [
   ['identity'],
   ['integrations', 'events', 'contacts'],
-  ['knowledge'],
+  ['knowledge', 'compliance'],
   ['agents'],
   ['calls'],
   ['campaigns'],

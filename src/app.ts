@@ -15,6 +15,7 @@ import { agentRoutes } from './modules/agents/routes.ts';
 import { callRoutes } from './modules/calls/routes.ts';
 import { campaignRoutes } from './modules/campaigns/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
+import { complianceRoutes } from './modules/compliance/routes.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
 import { integrationRoutes } from './modules/integrations/routes.ts';
 import { messagingRoutes } from './modules/messaging/routes.ts';
@@ -47,6 +48,7 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
     agentExists: agents.agentExists,
   }),
   contacts: contactRoutes(campaigns.listInUse),
+  compliance: complianceRoutes,
   agents: agentRoutes({ agentInUse: campaigns.agentInUse, voiceNumberInUse: campaigns.voiceNumberInUse }),
   campaigns: campaignRoutes,
   calls: callRoutes,

@@ -8,6 +8,7 @@ export type ModuleName =
   | 'platform'
   | 'identity'
   | 'contacts'
+  | 'compliance'
   | 'agents'
   | 'campaigns'
   | 'calls'
@@ -30,6 +31,7 @@ export const PREFIXES: Record<string, ModuleName> = {
   'api-keys': 'identity',
   profile: 'identity',
   'contact-lists': 'contacts',
+  dnc: 'compliance',
   agents: 'agents',
   'voice-numbers': 'agents',
   voices: 'agents',

@@ -127,7 +127,7 @@ describe('a conversation with a model on a simulated call', () => {
     const first = chat.received[sent]!;
     expect(first.authorization).toBe('Bearer sk-fake');
     expect(first.body).toMatchObject({ model: 'priced-model', temperature: 0.3, max_tokens: 120, stream: true });
-    expect((first.body.tools as { function: { name: string } }[]).map((tool) => tool.function.name)).toEqual(['end_call']);
+    expect((first.body.tools as { function: { name: string } }[]).map((tool) => tool.function.name)).toEqual(['end_call', 'opt_out']);
     const messages = messagesOf(sent);
     expect(messages[0]!.content).toContain(`You call Ana about the gold plan for ${campaignName}. Today is 2026-11-23 (UTC).`);
     expect(messages.slice(1)).toEqual([
@@ -227,7 +227,10 @@ describe('a conversation with a model on a simulated call', () => {
       expect(toolResults.map((message) => [message.tool_call_id, message.content])).toEqual([
         ['c1', 'Invalid arguments for book_appointment: start must match format "date-time".'],
         ['c2', '{"status":"shipped","eta":"Friday"}'],
-        ['c3', 'There is no tool named teleport; use one of: transfer_call, book_appointment, collect_payment_promise, lookup_order.'],
+        [
+          'c3',
+          'There is no tool named teleport; use one of: transfer_call, book_appointment, collect_payment_promise, opt_out, lookup_order.',
+        ],
         ['c4', 'The arguments of collect_payment_promise are not valid JSON; send a JSON object.'],
         ['c5', 'No transfer number is configured for this agent; offer that someone will call back instead.'],
       ]);

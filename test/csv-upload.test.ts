@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
+import { bearer, multipart, startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
 
 // Seed §4.4 CSV rules and contract §4, uploaded as multipart/form-data like a browser does.
 let t: TestApp;
@@ -12,17 +12,6 @@ beforeAll(async () => {
   ({ key, otherKey } = await twoTenantKeys(t.app));
 });
 afterAll(() => t.close());
-
-function multipart(content: string | Buffer, field = 'file', filename = 'contacts.csv') {
-  const boundary = `----callforge${randomUUID()}`;
-  const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: text/csv\r\n\r\n`;
-  const body = Buffer.concat([
-    Buffer.from(head),
-    Buffer.isBuffer(content) ? content : Buffer.from(content),
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ]);
-  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
-}
 
 async function newList() {
   const response = await t.app.inject({

@@ -76,7 +76,7 @@ describe('dialling on the simulator', () => {
       ['FAILED', 1],
     ]);
     const campaign = (await api('GET', `/campaigns/${id}`)).json();
-    expect(campaign.stats).toEqual({ total: 4, pending: 0, inProgress: 0, answered: 2, unanswered: 1, busy: 0, failed: 1 });
+    expect(campaign.stats).toEqual({ total: 4, pending: 0, inProgress: 0, answered: 2, unanswered: 1, busy: 0, failed: 1, skipped: 0 });
     expect(campaign.completedAt).not.toBeNull();
     const calls = (await api('GET', `/call-logs?campaignId=${id}&limit=200`)).json();
     expect(calls.total).toBe(8);

@@ -123,3 +123,15 @@ export async function twoTenantKeys(app: FastifyInstance) {
   const otherKey = (await createKey(app, (await signUp(app)).token)).key;
   return { key, otherKey };
 }
+
+/** A file in a multipart/form-data body, as a browser uploads it. */
+export function multipart(content: string | Buffer, field = 'file', filename = 'contacts.csv') {
+  const boundary = `----callforge${randomBytes(12).toString('hex')}`;
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: text/csv\r\n\r\n`;
+  const body = Buffer.concat([
+    Buffer.from(head),
+    Buffer.isBuffer(content) ? content : Buffer.from(content),
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+}

@@ -392,6 +392,52 @@ describe('exactly one message per channel per call', () => {
     });
   });
 
+  it('sends nothing to a number on the do-not-call list: no post-call message, and a queued one fails unsent', async () => {
+    const { key, api, tenantId } = await tenant();
+    const campaign = await dialAll(key, [{}, {}]);
+    await campaign.run();
+    const calls = (await api('GET', `/call-logs?campaignId=${campaign.campaignId}`)).json().data as { id: string; toNumber: string }[];
+    const [listed, free] = ['+12125551000', '+12125551001'].map((to) => calls.find((call) => call.toNumber === to)!);
+    const sms = await api('POST', '/sms-agent/campaigns', {
+      agentId: campaign.agentId,
+      senderNumber: '+14155550000',
+      senderProvider: 'twilio',
+      templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks, {{name}}.' }],
+    });
+    expect(sms.statusCode).toBe(201);
+    expect((await api('POST', '/dnc', { phoneNumber: listed!.toNumber })).statusCode).toBe(201);
+    // call.ended again (as a retried job would): the listed number gets no message recorded at all.
+    expect(await afterCallEnded(t.runtime, { tenantId, callId: listed!.id })).toBe(0);
+    expect(await afterCallEnded(t.runtime, { tenantId, callId: free!.id })).toBe(1);
+    expect((await api('GET', `/messages?callId=${listed!.id}`)).json().total).toBe(0);
+
+    // A message recorded before its number was listed is not handed to the provider.
+    const id = randomUUID();
+    const message = { id, channel: 'SMS' as const, call_id: listed!.id, agent_id: campaign.agentId, campaign_id: null, contact_id: null };
+    await insertMessages(t.runtime.db, tenantId, [
+      {
+        ...message,
+        to_number: listed!.toNumber,
+        sender: '+14155550000',
+        provider: 'TWILIO',
+        template_name: null,
+        language_code: null,
+        body: 'Thanks.',
+        parameters: [],
+        dlt_sender_id: null,
+        dlt_template_id: null,
+        encoding: 'GSM-7',
+        segments: 1,
+      },
+    ]);
+    const sentBefore = twilio.messages.size;
+    await sendMessage(t.runtime, { tenantId, messageId: id }, { retryCount: 0 });
+    expect(twilio.messages.size).toBe(sentBefore);
+    expect((await api('GET', `/messages?callId=${listed!.id}`)).json().data).toMatchObject([
+      { id, status: 'FAILED', failureReason: 'Not sent: the recipient is on the do-not-call list.' },
+    ]);
+  });
+
   it('retries a provider 5xx, fails a 4xx with the provider message, and never resends a message left SENDING by a dead worker', async () => {
     const { key, api, tenantId } = await tenant();
     const campaign = await dialAll(key, [{}, {}]);

@@ -109,6 +109,12 @@ describe('the retrieval agent (no model configured)', () => {
     ]);
     expect(call.transcript[4].sources).toEqual([{ sourceId, sourceName: 'Clinic FAQ', chunkId: expect.any(String) }]);
     expect(call).toMatchObject({ endReason: 'opted_out', outcomes: [{ type: 'opt_out', toolCallId: null, data: {} }] });
+    // The person is on the do-not-call list, with the call and the turn where they asked.
+    expect((await api('GET', `/dnc/${encodeURIComponent(call.toNumber)}`)).json()).toMatchObject({
+      source: 'call',
+      reason: 'Asked on a call not to be called again.',
+      evidence: { callId: call.id, transcriptTurn: 7 },
+    });
     // No model ran: no tokens, no model named; the line is billed for the time it was open.
     expect(call.usage).toMatchObject({ llmTokens: 0, llmModel: null, sttSeconds: 0, ttsCharacters: 0 });
     expect(call.cost.llm).toBe('0.0000');

@@ -206,7 +206,7 @@ const declared = {
   INVALID_PHONE_NUMBER: {
     status: 400,
     message: 'Invalid phone number; give it in E.164 form, such as +14155550100.',
-    when: 'A voice number is not a phone number.',
+    when: 'A voice number, or a number for the do-not-call list, is not a phone number.',
   },
   INVALID_CONTACT: { status: 400, message: '${reason}.', when: 'A contact fails a check (phone number, name, e-mail, metadata).' },
   'INVALID_CONTACT.phoneNumber': {
@@ -330,6 +330,11 @@ const declared = {
     message:
       "Call ${callId} has no recording: its agent did not record it, or the recording was deleted after its retention; turn on the agent's recording to record its next calls.",
     when: "A call's recording is asked for, and the call has none (another tenant's call is not found at all).",
+  },
+  'NOT_FOUND.dnc': {
+    status: 404,
+    message: 'The number is not on the do-not-call list.',
+    when: "A do-not-call check or removal names a number the tenant's list does not hold.",
   },
   'NOT_FOUND.tenant': { status: 404, message: 'No tenant with id ${tenantId}.', when: 'A CLI command names an unknown tenant.' },
   CONTACTS_NOT_FOUND: {

@@ -7,6 +7,8 @@ export interface AgentTool {
   name: string;
   description: string;
   parameters: Record<string, unknown>;
+  /** Offered to every agent's model whatever its `tools` say: a person's right that no setting turns off. */
+  alwaysOffered?: boolean;
 }
 
 const object = (properties: Record<string, unknown>, required: string[] = []) => ({
@@ -84,6 +86,13 @@ export const AGENT_TOOLS: readonly AgentTool[] = [
       },
       ['amount', 'date'],
     ),
+  },
+  {
+    name: 'opt_out',
+    description:
+      'Puts the person on the do-not-call list when they ask not to be called or contacted again; no call or message of any campaign reaches them afterwards. Confirm it and say goodbye in the same reply: the call then ends.',
+    parameters: object({}),
+    alwaysOffered: true,
   },
 ];
 

@@ -28,6 +28,7 @@ import type {
   TelephonyConnection,
 } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
+import * as compliance from '../compliance/service.ts';
 import type { Agent, VoiceNumber } from '../agents/schemas.ts';
 import * as contacts from '../contacts/service.ts';
 import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
@@ -316,8 +317,21 @@ export async function placeAttempts(ctx: TenantCtx, attempts: AttemptToPlace[]):
     if (!line) lines.set(name, (line = connect(ctx, name)));
     return line;
   };
+  // Asked again just before dialling: a number put on the do-not-call list since the attempt was
+  // claimed (an opt-out reply arriving meanwhile) is not dialled, and not retried.
+  const barred = await compliance.listedNumbers(
+    ctx,
+    attempts.map((attempt) => attempt.request.to),
+  );
   await Promise.all(
     attempts.map(async ({ callId, provider, request }) => {
+      if (barred.has(request.to)) {
+        const failureReason = 'Not dialled: the number was put on the do-not-call list as the call was being placed.';
+        await withTransaction(ctx, (txCtx) =>
+          finishCall(txCtx, callId, { outcome: 'FAILED', endedAt: ctx.clock.now(), permanent: true, failureReason }),
+        );
+        return;
+      }
       try {
         const { providerCallId } = await (await lineTo(provider)).dial(request);
         const deadlineAt = addSeconds(ctx.clock.now(), request.dialTimeoutSec + ctx.config.dialer.maxCallSeconds);

@@ -1,6 +1,7 @@
 import { tenantCtx, withTransaction, type Deps } from '../../platform/context.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
+import * as compliance from '../compliance/service.ts';
 import { isInsideCallWindow } from './call-window.ts';
 import * as repo from './repo.ts';
 import { announceStatus, beginDialling, changeStatus, startProblem, windowOf } from './service.ts';
@@ -77,9 +78,20 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
       if (slots <= 0) return { count: 0, toPlace: [] };
       const due = await repo.dueContacts(tx, tenantId, campaignId, now, slots);
       if (due.length === 0) return { count: 0, toPlace: [] };
-      const granted = await repo.takeDialSlots(tx, tenantId, number.id, due.length, now, deps.config.dialer.callsPerSecond);
-      const claimed = due.slice(0, granted);
-      if (claimed.length === 0) return { count: 0, toPlace: [] };
+      // The do-not-call list as it is now: a number added mid-campaign is not dialled again.
+      const barred = await compliance.listedNumbers(
+        ctx,
+        due.map((contact) => contact.phone_number),
+      );
+      const dialable = barred.size === 0 ? due : due.filter((contact) => !barred.has(contact.phone_number));
+      if (barred.size > 0) {
+        const skipped = due.filter((contact) => barred.has(contact.phone_number)).map((contact) => contact.contact_id);
+        await repo.skipContacts(tx, tenantId, campaignId, skipped, 'dnc');
+      }
+      const granted =
+        dialable.length && (await repo.takeDialSlots(tx, tenantId, number.id, dialable.length, now, deps.config.dialer.callsPerSecond));
+      const claimed = dialable.slice(0, granted);
+      if (claimed.length === 0) return { count: due.length - dialable.length, toPlace: [] };
       const started = await calls.startAttempts(
         ctx,
         claimed.map((contact) => ({
@@ -93,7 +105,7 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
         })),
       );
       await repo.markDialling(tx, tenantId, campaignId, started.calls, campaign.max_attempts);
-      return { count: claimed.length, toPlace: started.toPlace };
+      return { count: due.length - dialable.length + claimed.length, toPlace: started.toPlace };
     },
   );
   // Provider calls are placed after the attempt is committed, never inside the transaction.

@@ -155,6 +155,7 @@ export interface CampaignContactRow {
   phone_number: string;
   name: string | null;
   status: string;
+  skip_reason: string | null;
   attempts: number;
   last_outcome: string | null;
   last_call_id: string | null;
@@ -169,7 +170,7 @@ export async function listCampaignContacts(
 ): Promise<{ rows: CampaignContactRow[]; total: number }> {
   const [{ rows }, count] = await Promise.all([
     db.query<CampaignContactRow>(
-      `SELECT contact_id, phone_number, name, status, attempts, last_outcome, last_call_id, next_attempt_at
+      `SELECT contact_id, phone_number, name, status, skip_reason, attempts, last_outcome, last_call_id, next_attempt_at
        FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 ORDER BY position LIMIT $3 OFFSET $4`,
       [tenantId, id, page.limit, page.offset],
     ),
@@ -290,6 +291,21 @@ export async function dueContacts(db: Queryable, tenantId: string, campaignId: s
     [tenantId, campaignId, now, limit],
   );
   return rows;
+}
+
+/** Due contacts the dialer will not dial, with why: they end SKIPPED, never dialled by this campaign. */
+export async function skipContacts(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  contactIds: string[],
+  reason: string,
+): Promise<void> {
+  await db.query(
+    `UPDATE campaign_contacts SET status = 'SKIPPED', skip_reason = $4, next_attempt_at = NULL, updated_at = now()
+     WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = ANY ($3::uuid[]) AND status = 'PENDING'`,
+    [tenantId, campaignId, contactIds, reason],
+  );
 }
 
 /** Counts the attempt before anything is dialled: a crash after this can lose an attempt, never repeat one. */

@@ -4,7 +4,9 @@ import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
-export const CONTACT_STATUSES = ['PENDING', 'IN_PROGRESS', 'ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED'] as const;
+export const CONTACT_STATUSES = ['PENDING', 'IN_PROGRESS', 'ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED', 'SKIPPED'] as const;
+/** Why the dialer did not dial a SKIPPED contact: dnc, the number is on the tenant's do-not-call list. */
+export const SKIP_REASONS = ['dnc'] as const;
 
 const Metadata = Type.Record(Type.String(), Type.Unknown());
 const HhMm = Type.String({
@@ -82,6 +84,7 @@ export const CampaignStats = Type.Object({
   unanswered: Type.Integer(),
   busy: Type.Integer(),
   failed: Type.Integer(),
+  skipped: Type.Integer({ description: 'Contacts not dialled, each with its skipReason (such as dnc: on the do-not-call list).' }),
 });
 export type CampaignStats = Static<typeof CampaignStats>;
 
@@ -125,7 +128,10 @@ export const CampaignContact = Type.Object({
   contactId: Uuid,
   phoneNumber: Type.String(),
   name: Type.Union([Type.String(), Type.Null()]),
-  status: StringEnum(CONTACT_STATUSES, { description: 'PENDING (waiting for its next attempt), IN_PROGRESS, or the final outcome.' }),
+  status: StringEnum(CONTACT_STATUSES, {
+    description: 'PENDING (waiting for its next attempt), IN_PROGRESS, the final outcome, or SKIPPED (not dialled; skipReason says why).',
+  }),
+  skipReason: Type.Union([StringEnum(SKIP_REASONS), Type.Null()], { description: 'dnc: the number is on the do-not-call list.' }),
   attempts: Type.Integer(),
   lastOutcome: Type.Union([Type.String(), Type.Null()]),
   lastCallId: Type.Union([Uuid, Type.Null()]),

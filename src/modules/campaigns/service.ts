@@ -188,6 +188,7 @@ function toStats(counts: Record<string, number>): CampaignStats {
     unanswered: n('UNANSWERED'),
     busy: n('BUSY'),
     failed: n('FAILED'),
+    skipped: n('SKIPPED'),
   };
 }
 
@@ -209,6 +210,7 @@ export async function listCampaignContacts(ctx: TenantCtx, id: string, page: Pag
     phoneNumber: row.phone_number,
     name: row.name,
     status: row.status as CampaignContact['status'],
+    skipReason: row.skip_reason as CampaignContact['skipReason'],
     attempts: row.attempts,
     lastOutcome: row.last_outcome,
     lastCallId: row.last_call_id,

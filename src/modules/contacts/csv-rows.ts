@@ -63,8 +63,8 @@ function toRow(header: string[], fieldOf: (Field | undefined)[], record: string[
   return { row, fields };
 }
 
-/** Reads every record; refuses the whole file when it has no phone column or more than 500 rows. */
-export async function readCsvRows(input: Readable): Promise<CsvRow[]> {
+/** Reads every record; refuses the whole file when it has no phone column or more than `maxRows` rows. */
+export async function readCsvRows(input: Readable, maxRows = MAX_CSV_ROWS): Promise<CsvRow[]> {
   const parser = input.pipe(parse({ bom: true, trim: true, relax_column_count: true, skip_empty_lines: false }));
   input.once('error', (error) => parser.destroy(error)); // pipe() does not forward a source's failure
   const rows: CsvRow[] = [];
@@ -85,7 +85,7 @@ export async function readCsvRows(input: Readable): Promise<CsvRow[]> {
       }
       if (record.every((value) => value === '')) continue; // a blank line is no contact
       dataRows++;
-      if (dataRows <= MAX_CSV_ROWS) rows.push(toRow(header, fieldOf, record, index));
+      if (dataRows <= maxRows) rows.push(toRow(header, fieldOf, record, index));
     }
   } catch (error) {
     input.resume(); // let the rest of the upload drain
@@ -96,6 +96,6 @@ export async function readCsvRows(input: Readable): Promise<CsvRow[]> {
     throw appError('INVALID_CSV', { reason: (error as Error).message });
   }
   if (!header) throw appError('INVALID_CSV.empty');
-  if (dataRows > MAX_CSV_ROWS) throw appError('INVALID_CSV.tooManyRows', { rows: dataRows, max: MAX_CSV_ROWS });
+  if (dataRows > maxRows) throw appError('INVALID_CSV.tooManyRows', { rows: dataRows, max: maxRows });
   return rows;
 }

@@ -6,6 +6,9 @@ import type { Page } from '../../platform/pagination.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import { checkContactRow, DUPLICATE_PHONE, type ContactFields } from './contact-fields.ts';
 import * as repo from './repo.ts';
+
+/** Reading a CSV of people by its phone column, for other modules' imports too (the do-not-call list). */
+export { readCsvRows, type CsvRow } from './csv-rows.ts';
 import type {
   Contact,
   ContactList,

@@ -13,6 +13,7 @@ import type { JobDefinition } from '../../platform/jobs.ts';
 import type { Agent } from '../agents/schemas.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
+import * as compliance from '../compliance/service.ts';
 import * as campaigns from '../campaigns/service.ts';
 import * as identity from '../identity/service.ts';
 import * as knowledge from '../knowledge/service.ts';
@@ -150,8 +151,8 @@ export async function conversationOfCall(deps: Deps, ctx: TenantCtx, call: calls
 }
 
 /**
- * The agent ended the conversation: an opt-out kept on the call (the do-not-call list reads it), and
- * the call ended, or handed to the agent's transfer number.
+ * The agent ended the conversation: an opt-out kept on the call and the person put on the
+ * do-not-call list, and the call ended, or handed to the agent's transfer number.
  */
 export async function endCallConversation(
   ctx: TenantCtx,
@@ -159,8 +160,7 @@ export async function endCallConversation(
   reason: calls.EndReason,
   agent: Pick<Agent, 'transferNumber'>,
 ): Promise<void> {
-  if (reason === 'opted_out')
-    await calls.recordOutcome(ctx, call, { type: 'opt_out', toolCallId: null, at: ctx.clock.now().toISOString(), data: {} });
+  if (reason === 'opted_out') await optOut(ctx, call);
   await calls.endConversation(ctx, call.id, reason, reason === 'transferred' ? (agent.transferNumber ?? undefined) : undefined);
 }
 
@@ -379,4 +379,21 @@ export async function openVoiceTestChat(
     record: (turns, speech) => write(turns, usageNow(speech)),
     end: async (reason) => void (await write([], usageNow(written), reason)),
   };
+}
+
+/**
+ * The person asked on the call not to be called again: an `opt_out` outcome on the call, and their
+ * number on the do-not-call list with the call and the transcript turn where they said so.
+ */
+async function optOut(ctx: TenantCtx, call: calls.CallRow): Promise<void> {
+  const at = ctx.clock.now().toISOString();
+  await calls.recordOutcome(ctx, call, { type: 'opt_out', toolCallId: null, at, data: {} });
+  const transcript = ((await calls.findCallRow(ctx, call.id))?.transcript ?? []) as { role?: string }[];
+  const turn = transcript.findLastIndex((entry) => entry.role === 'contact');
+  await compliance.addToDoNotCall(ctx, {
+    phoneNumber: call.direction === 'INCOMING' ? call.from_number : call.to_number,
+    source: 'call',
+    reason: 'Asked on a call not to be called again.',
+    evidence: { callId: call.id, transcriptTurn: turn, at },
+  });
 }

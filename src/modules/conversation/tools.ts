@@ -37,7 +37,7 @@ const refused = (content: string): ToolResult => ({ ok: false, content });
 
 /** The tools this agent's model is offered, and how each runs. */
 export function toolboxFor(setup: ToolboxSetup): Toolbox {
-  const builtIns = agents.AGENT_TOOLS.filter((tool) => setup.agent.tools.includes(tool.name));
+  const builtIns = agents.AGENT_TOOLS.filter((tool) => tool.alwaysOffered || setup.agent.tools.includes(tool.name));
   const custom = new Map(setup.agent.customTools.map((tool) => [tool.name, tool]));
   const schemas = new Map<string, Record<string, unknown>>([
     ...builtIns.map((tool) => [tool.name, tool.parameters] as const),
@@ -76,6 +76,15 @@ async function runBuiltIn(setup: ToolboxSetup, name: string, toolCallId: string,
   switch (name) {
     case 'end_call':
       return { ok: true, content: 'The call ends after this turn.', end: 'agent_ended' };
+    case 'opt_out':
+      // The number goes on the do-not-call list as the call ends with this reason (endCallConversation).
+      if (venue.kind === 'chat')
+        return {
+          ok: true,
+          content: 'A test chat lists no one; on a call the person would now be on the do-not-call list.',
+          end: 'opted_out',
+        };
+      return { ok: true, content: 'The person is on the do-not-call list; the call ends after this turn.', end: 'opted_out' };
     case 'knowledge_search': {
       const passages = (await setup.search(String(args.query))).slice(0, CONTEXT_PASSAGES);
       if (passages.length === 0) return { ok: true, content: 'Nothing in the knowledge bases matches.' };

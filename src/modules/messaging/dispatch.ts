@@ -5,6 +5,7 @@ import { ProviderError } from '../../providers/errors.ts';
 import { smsProvider, whatsappProvider } from '../../providers/registry.ts';
 import { smsSegments } from '../../providers/sms-segments.ts';
 import * as calls from '../calls/service.ts';
+import * as compliance from '../compliance/service.ts';
 import * as campaigns from '../campaigns/service.ts';
 import { NotConnectedError, smsConnectionOf, smsStatusCallbackUrl, whatsappNotConnected, whatsappOf } from './channels.ts';
 import * as repo from './repo.ts';
@@ -19,6 +20,8 @@ export interface SendMessageJob {
 /** Provider 5xx and timeouts: retried 8 times, 5 s doubling (about 21 minutes in all). */
 const SEND_RETRY_LIMIT = 8;
 const SEND_RETRY_DELAY_SECONDS = 5;
+
+const onDoNotCallList = async (ctx: TenantCtx, phoneNumber: string) => (await compliance.listedNumbers(ctx, [phoneNumber])).size > 0;
 
 async function recipientOf(ctx: TenantCtx, call: NonNullable<Awaited<ReturnType<typeof calls.findCallRow>>>): Promise<Recipient> {
   const phoneNumber = call.direction === 'OUTGOING' ? call.to_number : call.from_number;
@@ -42,6 +45,7 @@ export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId
   ]);
   if (!whatsapp?.is_active && !sms?.is_active) return 0;
   const recipient = await recipientOf(ctx, call);
+  if (await onDoNotCallList(ctx, recipient.phoneNumber)) return 0;
   const common = { call_id: call.id, agent_id: call.agent_id, contact_id: call.contact_id, to_number: recipient.phoneNumber };
   const messages: repo.NewMessage[] = [];
 
@@ -110,6 +114,8 @@ export async function sendDuringCall(
   const { call } = input;
   if (!call.agent_id) throw new Error('The call has no agent to send for.');
   const recipient = await recipientOf(ctx, call);
+  if (await onDoNotCallList(ctx, recipient.phoneNumber))
+    throw new Error('The person is on the do-not-call list; nothing can be sent to them.');
   const common = {
     id: newId(),
     call_id: call.id,
@@ -183,6 +189,9 @@ export async function sendMessage(deps: Deps, job: SendMessageJob, meta: { retry
     }
     return;
   }
+  // Asked again as it goes out: a number listed since the message was recorded gets nothing.
+  if (await onDoNotCallList(ctx, message.to_number))
+    return repo.markFailed(ctx.db, ctx.tenantId, message.id, 'Not sent: the recipient is on the do-not-call list.', now());
   try {
     const providerMessageId = await deliver(ctx, message);
     await repo.markSent(ctx.db, ctx.tenantId, message.id, providerMessageId, now());
