@@ -11,6 +11,7 @@ import { startFakeMsg91, type FakeMsg91 } from '../src/providers/msg91/fake.ts';
 import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
 import {
   graphError,
+  incomingMessagesPayload,
   signedWhatsAppWebhook,
   startFakeWhatsApp,
   statusWebhookPayload,
@@ -436,6 +437,46 @@ describe('exactly one message per channel per call', () => {
     expect((await api('GET', `/messages?callId=${listed!.id}`)).json().data).toMatchObject([
       { id, status: 'FAILED', failureReason: 'Not sent: the recipient is on the do-not-call list.' },
     ]);
+  });
+
+  it('puts a person who replies STOP on WhatsApp on the do-not-call list, once, with the message as evidence', async () => {
+    const { api } = await tenant();
+    const [stopper, chatty, tapper] = [uniqueNumber(), uniqueNumber(), uniqueNumber()];
+    const deliver = async (messages: { id: string; from: string; text?: string; button?: string }[]) => {
+      const payload = incomingMessagesPayload({
+        phoneNumberId: WHATSAPP.sender,
+        wabaId: WHATSAPP.wabaId,
+        messages: messages.map((m) => ({ ...m, timestamp: clock.now() })),
+      });
+      const signed = signedWhatsAppWebhook(WHATSAPP.appSecret, payload);
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/whatsapp/webhook',
+        headers: signed.headers,
+        payload: signed.body,
+      });
+      expect(response.statusCode).toBe(200);
+      return response.json().received as number;
+    };
+    const received = await deliver([
+      { id: 'wamid.stop1', from: stopper, text: ' Stop. ' },
+      { id: 'wamid.chat1', from: chatty, text: "Don't stop, I like the reminders" },
+      { id: 'wamid.tap1', from: tapper, button: 'Stop promotions' },
+    ]);
+    expect(received).toBe(2);
+    expect((await api('GET', `/dnc/${encodeURIComponent(stopper)}`)).json()).toMatchObject({
+      source: 'whatsapp',
+      reason: 'Replied "Stop." on WhatsApp.',
+      evidence: { messageId: 'wamid.stop1' },
+    });
+    expect((await api('GET', `/dnc/${encodeURIComponent(tapper)}`)).json()).toMatchObject({
+      source: 'whatsapp',
+      evidence: { messageId: 'wamid.tap1' },
+    });
+    expect((await api('GET', `/dnc/${encodeURIComponent(chatty)}`)).statusCode).toBe(404);
+    // A second STOP changes nothing: the first entry and its evidence stay.
+    expect(await deliver([{ id: 'wamid.stop2', from: stopper, text: 'STOP' }])).toBe(0);
+    expect((await api('GET', `/dnc/${encodeURIComponent(stopper)}`)).json().evidence.messageId).toBe('wamid.stop1');
   });
 
   it('retries a provider 5xx, fails a 4xx with the provider message, and never resends a message left SENDING by a dead worker', async () => {

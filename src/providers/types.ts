@@ -462,8 +462,17 @@ export interface WhatsAppDeliveryUpdate {
   failureReason: string | null;
 }
 
+/** A message a person sent to the business on WhatsApp (its text, or the label of the button they tapped). */
+export interface WhatsAppIncomingMessage {
+  providerMessageId: string;
+  /** The sender's number, E.164. */
+  from: string;
+  text: string;
+  at: Date;
+}
+
 export type WhatsAppWebhook =
-  | { kind: 'notification'; accountIds: string[]; statuses: WhatsAppDeliveryUpdate[] }
+  | { kind: 'notification'; accountIds: string[]; statuses: WhatsAppDeliveryUpdate[]; messages: WhatsAppIncomingMessage[] }
   | { kind: 'not-json' }
   | { kind: 'not-a-notification' };
 

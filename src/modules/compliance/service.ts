@@ -4,6 +4,8 @@ import type { Page } from '../../platform/pagination.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import type { CsvRow } from '../contacts/service.ts';
 import * as repo from './repo.ts';
+
+export { isOptOutReply } from './opt-out-replies.ts';
 import type { AddDncBody, DncEntry, DncImportResult, DncSource } from './schemas.ts';
 
 /**
@@ -36,7 +38,7 @@ function phoneOrRefuse(raw: string): string {
  * evidence), and `created` says whether this call added it.
  */
 export async function addToDoNotCall(
-  ctx: TenantCtx,
+  ctx: Pick<TenantCtx, 'db' | 'tenantId' | 'clock'>,
   input: { phoneNumber: string; source: DncSource; reason?: string | null; evidence?: Record<string, unknown> },
 ): Promise<{ entry: DncEntry; created: boolean }> {
   const phoneNumber = phoneOrRefuse(input.phoneNumber);

@@ -7,8 +7,10 @@ import type { Page } from '../../platform/pagination.ts';
 import { isoOrNull } from '../../platform/clock.ts';
 import { ProviderError } from '../../providers/errors.ts';
 import { smsProvider, whatsappProvider } from '../../providers/registry.ts';
-import type { ProviderWebhook } from '../../providers/types.ts';
+import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
+import type { ProviderWebhook, WhatsAppIncomingMessage } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
+import * as compliance from '../compliance/service.ts';
 import * as integrations from '../integrations/service.ts';
 import { whatsappOf } from './channels.ts';
 import * as repo from './repo.ts';
@@ -258,7 +260,8 @@ const badSignature = () => appError('INVALID_SIGNATURE.whatsapp');
 
 /**
  * A webhook delivery from Meta: verified with the app secret of the tenant that connected the
- * business account it names, then each message status is recorded. Returns how many messages changed.
+ * business account it names, then each message status is recorded and each opt-out reply lists its
+ * sender. Returns how many messages changed and people opted out.
  */
 export async function receiveWhatsAppWebhook(
   deps: Pick<Deps, 'db' | 'serverKeys' | 'clock'>,
@@ -290,7 +293,34 @@ export async function receiveWhatsAppWebhook(
       if (recorded) changed++;
     }
   }
+  for (const message of webhook.messages) if (await optedOutBy(deps, message, verified)) changed++;
   return changed;
+}
+
+/**
+ * A "STOP"-style reply on WhatsApp puts its sender on the do-not-call list of each tenant the
+ * delivery verified for, with the message as evidence. Whether it added them anywhere.
+ */
+async function optedOutBy(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  message: WhatsAppIncomingMessage,
+  tenants: { tenantId: string }[],
+): Promise<boolean> {
+  if (!compliance.isOptOutReply(message.text) || !normalizePhoneNumber(message.from)) return false;
+  let added = false;
+  for (const { tenantId } of tenants) {
+    const { created } = await compliance.addToDoNotCall(
+      { ...deps, tenantId },
+      {
+        phoneNumber: message.from,
+        source: 'whatsapp',
+        reason: `Replied "${message.text.trim().slice(0, 40)}" on WhatsApp.`,
+        evidence: { messageId: message.providerMessageId, at: message.at.toISOString() },
+      },
+    );
+    added ||= created;
+  }
+  return added;
 }
 
 /**

@@ -418,6 +418,40 @@ export function statusWebhookPayload(input: {
   };
 }
 
+/** A webhook notification carrying messages people sent to the business, as Meta posts them. */
+export function incomingMessagesPayload(input: {
+  phoneNumberId: string;
+  wabaId: string;
+  messages: { id: string; from: string; timestamp: Date; text?: string; button?: string }[];
+}): object {
+  return {
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: input.wabaId,
+        changes: [
+          {
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550001234', phone_number_id: input.phoneNumberId },
+              contacts: input.messages.map((m) => ({ profile: { name: 'Customer' }, wa_id: m.from.replace(/^\+/, '') })),
+              messages: input.messages.map((m) => ({
+                from: m.from.replace(/^\+/, ''),
+                id: m.id,
+                timestamp: epochSeconds(m.timestamp),
+                ...(m.button === undefined
+                  ? { type: 'text', text: { body: m.text ?? '' } }
+                  : { type: 'button', button: { text: m.button, payload: m.button } }),
+              })),
+            },
+            field: 'messages',
+          },
+        ],
+      },
+    ],
+  };
+}
+
 function epochSeconds(timestamp: Date | number | string): string {
   if (typeof timestamp === 'string') return timestamp;
   const ms = timestamp instanceof Date ? timestamp.getTime() : timestamp;

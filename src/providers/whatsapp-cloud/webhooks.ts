@@ -1,9 +1,9 @@
 /**
  * WhatsApp Cloud API webhook deliveries (Graph's `whatsapp_business_account` notifications): each
- * entry names the business account, each change may carry message statuses
+ * entry names the business account, each change may carry message statuses and the messages people sent
  * (https://developers.facebook.com/docs/whatsapp/cloud-api/webhooks/payload-examples).
  */
-import type { WhatsAppDeliveryUpdate, WhatsAppWebhook } from '../types.ts';
+import type { WhatsAppDeliveryUpdate, WhatsAppIncomingMessage, WhatsAppWebhook } from '../types.ts';
 
 interface GraphStatus {
   id?: unknown;
@@ -12,9 +12,18 @@ interface GraphStatus {
   biz_opaque_callback_data?: unknown;
   errors?: { code?: unknown; title?: unknown; message?: unknown; error_data?: { details?: unknown } }[];
 }
+/** A message a person sent: text, a quick-reply button (such as Meta's "Stop promotions"), or an interactive reply. */
+interface GraphMessage {
+  id?: unknown;
+  from?: unknown;
+  timestamp?: unknown;
+  text?: { body?: unknown };
+  button?: { text?: unknown };
+  interactive?: { button_reply?: { title?: unknown }; list_reply?: { title?: unknown } };
+}
 interface GraphNotification {
   object?: unknown;
-  entry?: { id?: unknown; changes?: { field?: unknown; value?: { statuses?: GraphStatus[] } }[] }[];
+  entry?: { id?: unknown; changes?: { field?: unknown; value?: { statuses?: GraphStatus[]; messages?: GraphMessage[] } }[] }[];
 }
 
 const DELIVERY_STATUS = { sent: 'SENT', delivered: 'DELIVERED', read: 'READ', failed: 'FAILED' } as const;
@@ -32,6 +41,8 @@ export function readWhatsAppWebhook(rawBody: Buffer, receivedAt: Date): WhatsApp
   if (payload === null || typeof payload !== 'object' || !Array.isArray(payload.entry)) return { kind: 'not-a-notification' };
   const accountIds = [...new Set(payload.entry.map((entry) => String(entry?.id ?? '')))].filter(Boolean);
   const statuses: WhatsAppDeliveryUpdate[] = [];
+  const messages: WhatsAppIncomingMessage[] = [];
+  const at = (timestamp: unknown) => (Number.isFinite(Number(timestamp)) ? new Date(Number(timestamp) * 1000) : receivedAt);
   for (const entry of payload.entry) {
     for (const change of list<NonNullable<NonNullable<GraphNotification['entry']>[number]['changes']>[number]>(entry?.changes)) {
       for (const status of list<GraphStatus>(change?.value?.statuses)) {
@@ -45,11 +56,17 @@ export function readWhatsAppWebhook(rawBody: Buffer, receivedAt: Date): WhatsApp
           providerMessageId: status.id,
           callbackData: typeof status.biz_opaque_callback_data === 'string' ? status.biz_opaque_callback_data : null,
           status: next,
-          at: Number.isFinite(Number(status.timestamp)) ? new Date(Number(status.timestamp) * 1000) : receivedAt,
+          at: at(status.timestamp),
           failureReason: next === 'FAILED' ? `WhatsApp: ${details.join(' ') || 'failed'}` : null,
         });
       }
+      for (const message of list<GraphMessage>(change?.value?.messages)) {
+        const text =
+          message.text?.body ?? message.button?.text ?? message.interactive?.button_reply?.title ?? message.interactive?.list_reply?.title;
+        if (typeof message.id !== 'string' || typeof message.from !== 'string' || typeof text !== 'string') continue;
+        messages.push({ providerMessageId: message.id, from: `+${message.from.replace(/^\+/, '')}`, text, at: at(message.timestamp) });
+      }
     }
   }
-  return { kind: 'notification', accountIds, statuses };
+  return { kind: 'notification', accountIds, statuses, messages };
 }
