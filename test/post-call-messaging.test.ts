@@ -35,6 +35,7 @@ let t: TestApp;
 let graph: FakeWhatsApp;
 let twilio: FakeTwilio;
 let msg91: FakeMsg91;
+let publicUrl: string;
 
 beforeAll(async () => {
   graph = await startFakeWhatsApp({
@@ -46,6 +47,7 @@ beforeAll(async () => {
   msg91 = await startFakeMsg91({ authKey: MSG91_KEY });
   // Twilio posts SMS statuses to PUBLIC_URL: the app listens there.
   const port = await freeLoopbackPort();
+  publicUrl = `http://127.0.0.1:${port}`;
   t = await startTestApp({
     clock,
     env: {
@@ -477,6 +479,24 @@ describe('exactly one message per channel per call', () => {
     // A second STOP changes nothing: the first entry and its evidence stay.
     expect(await deliver([{ id: 'wamid.stop2', from: stopper, text: 'STOP' }])).toBe(0);
     expect((await api('GET', `/dnc/${encodeURIComponent(stopper)}`)).json().evidence.messageId).toBe('wamid.stop1');
+  });
+
+  it('puts a person who texts STOP to a Twilio number on the do-not-call list; a text not signed for the tenant changes nothing', async () => {
+    const { api, tenantId } = await tenant();
+    const url = `${publicUrl}/api/v1/messages/twilio-incoming?tenant=${tenantId}`;
+    const [stopper, forger] = [uniqueNumber(), uniqueNumber()];
+    const answer = await twilio.receiveMessage(url, { from: stopper, to: '+14155550000', body: 'STOP' });
+    expect(answer).toEqual({ status: 200, contentType: 'text/xml', body: '<?xml version="1.0" encoding="UTF-8"?><Response/>' });
+    expect((await api('GET', `/dnc/${encodeURIComponent(stopper)}`)).json()).toMatchObject({
+      source: 'sms',
+      reason: 'Replied "STOP" by SMS to +14155550000.',
+      evidence: { messageId: expect.stringMatching(/^SM/) },
+    });
+    expect((await twilio.receiveMessage(url, { from: forger, to: '+14155550000', body: 'STOP' }, 'another-accounts-token')).status).toBe(
+      403,
+    );
+    expect((await twilio.receiveMessage(url, { from: forger, to: '+14155550000', body: 'Thanks!' })).status).toBe(200);
+    expect((await api('GET', `/dnc/${encodeURIComponent(forger)}`)).statusCode).toBe(404);
   });
 
   it('retries a provider 5xx, fails a 4xx with the provider message, and never resends a message left SENDING by a dead worker', async () => {

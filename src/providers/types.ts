@@ -415,7 +415,26 @@ export interface SmsChannel {
     verify(webhook: ProviderWebhook, credentials: Record<string, string>): boolean;
     /** The update, or null for a status that records nothing (queued, sending). */
     read(webhook: ProviderWebhook): SmsDeliveryUpdate | null;
+    /** Messages people send to the tenant's numbers, posted to `/messages/{provider}-incoming?tenant=` (absent when not received). */
+    incoming?: {
+      /** The message, or null when the post carries none. */
+      read(webhook: ProviderWebhook): SmsIncomingMessage | null;
+      /** The provider account the credentials belong to, which the message must name. */
+      accountIdOf(credentials: Record<string, string>): string;
+      /** What the provider expects back when nothing is to be replied. */
+      noReply: { contentType: string; body: string };
+    };
   };
+}
+
+/** An SMS a person sent to one of the tenant's numbers. */
+export interface SmsIncomingMessage {
+  providerMessageId: string;
+  accountId: string;
+  /** E.164. */
+  from: string;
+  to: string;
+  text: string;
 }
 
 // ---------------------------------------------------------------------------------------------

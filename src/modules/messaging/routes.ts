@@ -194,6 +194,28 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
           return reply.code(204).send(null);
         },
       );
+      if (!provider.sms.callbacks?.incoming) continue;
+      callbacks.post(
+        `/messages/${provider.name.toLowerCase()}-incoming`,
+        {
+          config: { auth: 'public', rateLimit: false },
+          schema: {
+            tags: ['messages'],
+            summary: `An SMS sent to one of the tenant's ${provider.title} numbers (?tenant=<tenant id>); an opt-out reply lists its sender`,
+            security: [],
+            response: { 200: Type.String(), ...errorResponses(400, 403, 415) },
+          },
+        },
+        async (request, reply) => {
+          const answer = await messaging.receiveIncomingSms(deps, provider.name, {
+            url: `${deps.config.publicUrl}${request.url}`,
+            headers: request.headers,
+            rawBody: typeof request.body === 'string' ? request.body : '',
+            receivedAt: deps.clock.now(),
+          });
+          return reply.type(answer.contentType).send(answer.body);
+        },
+      );
     }
   });
 

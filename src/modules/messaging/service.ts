@@ -355,6 +355,42 @@ export async function receiveSmsStatus(
   );
 }
 
+/**
+ * An SMS a person sent to one of the tenant's numbers (`POST /messages/{provider}-incoming?tenant=`),
+ * verified with the tenant's credentials over the exact URL and bound to its provider account. An
+ * opt-out reply puts the sender on the tenant's do-not-call list with the message as evidence.
+ * Returns what the provider expects back.
+ */
+export async function receiveIncomingSms(
+  deps: Pick<Deps, 'db' | 'serverKeys' | 'config' | 'clock'>,
+  providerName: string,
+  webhook: ProviderWebhook,
+): Promise<{ contentType: string; body: string }> {
+  const provider = smsProvider(providerName);
+  const callbacks = provider.sms.callbacks!;
+  const incoming = callbacks.incoming!;
+  const refused = () => appError('INVALID_SIGNATURE.smsStatus', { header: callbacks.signatureHeader, signedWith: callbacks.signedWith });
+  const tenantId = new URL(webhook.url).searchParams.get('tenant') ?? '';
+  if (!isUuid(tenantId)) throw refused();
+  const connection = await integrations.connectionTo({ ...deps, tenantId }, provider);
+  if (!connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
+  const message = incoming.read(webhook);
+  if (!message || message.accountId !== incoming.accountIdOf(connection.credentials)) throw refused();
+  const from = normalizePhoneNumber(message.from);
+  if (from && compliance.isOptOutReply(message.text)) {
+    await compliance.addToDoNotCall(
+      { ...deps, tenantId },
+      {
+        phoneNumber: from,
+        source: 'sms',
+        reason: `Replied "${message.text.trim().slice(0, 40)}" by SMS to ${message.to}.`,
+        evidence: { messageId: message.providerMessageId, at: deps.clock.now().toISOString() },
+      },
+    );
+  }
+  return incoming.noReply;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The message log.
 

@@ -103,6 +103,15 @@ export interface FakeTwilio {
   answerTransfer(sid: string, options?: { authToken?: string }): Promise<{ status: number; body: string }>;
   /** Posts a signed status callback for message `sid` to its StatusCallback URL; resolves with the receiver's HTTP status. */
   sendMessageStatus(sid: string, messageStatus: string, extra?: Record<string, string>, authToken?: string): Promise<number>;
+  /**
+   * A person texts one of the account's numbers: posts the message, signed, to `url` (the number's
+   * "A message comes in" webhook) as Twilio does; resolves with the receiver's answer.
+   */
+  receiveMessage(
+    url: string,
+    message: { from: string; to: string; body: string },
+    authToken?: string,
+  ): Promise<{ status: number; contentType: string | null; body: string }>;
   /** The next request (whatever it is) is answered with this status and JSON body. */
   failNext(status: number, body: object): void;
   close(): Promise<void>;
@@ -362,6 +371,25 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
     calls,
     messages,
 
+    async receiveMessage(url, message, signingToken = authToken) {
+      const sid = `SM${randomBytes(16).toString('hex')}`;
+      const form = new URLSearchParams({
+        ToCountry: 'US',
+        SmsMessageSid: sid,
+        NumMedia: '0',
+        SmsSid: sid,
+        SmsStatus: 'received',
+        Body: message.body,
+        To: message.to,
+        NumSegments: '1',
+        MessageSid: sid,
+        AccountSid: accountSid,
+        From: message.from,
+        ApiVersion: API_VERSION,
+      });
+      const response = await postAsTwilio(url, form, signingToken);
+      return { status: response.status, contentType: response.headers.get('content-type'), body: await response.text() };
+    },
     async sendMessageStatus(sid, messageStatus, extra = {}, signingToken = authToken) {
       const message = messages.get(sid);
       if (!message?.statusCallback) throw new Error(`fake Twilio: no message ${sid} with a StatusCallback`);

@@ -103,5 +103,22 @@ export const twilioSms: SmsChannel = {
           : null;
       return { providerMessageId: sid, status, failureReason };
     },
+    // A number's "A message comes in" webhook: Twilio posts the message form-encoded, signed like every callback.
+    incoming: {
+      read(webhook) {
+        const params = parseForm(webhook.rawBody);
+        const field = (name: string) => (typeof params[name] === 'string' ? (params[name] as string) : '');
+        if (!field('MessageSid') || !field('From')) return null;
+        return {
+          providerMessageId: field('MessageSid'),
+          accountId: field('AccountSid'),
+          from: field('From'),
+          to: field('To'),
+          text: field('Body'),
+        };
+      },
+      accountIdOf: (credentials) => credentials.accountSid ?? '',
+      noReply: { contentType: 'text/xml', body: '<?xml version="1.0" encoding="UTF-8"?><Response/>' },
+    },
   },
 };
