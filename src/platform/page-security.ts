@@ -30,8 +30,13 @@ function policy(extra: Directives): string {
 /** The dashboard plays a call's recording from a blob URL of the file it fetched (an <audio src> cannot authenticate). */
 export const DASHBOARD_POLICY = policy({ 'media-src': ["'self'", 'blob:'] });
 
-/** Swagger UI: its own bundled scripts and styles only (no validator badge, no remote fonts). */
-export const DOCS_POLICY = policy({});
+/**
+ * Swagger UI: its own bundled scripts and styles only (no validator badge, no remote fonts), and
+ * the one inline stylesheet its top bar's logo (an SVG) carries, allowed by its hash alone. A
+ * Swagger UI upgrade that changes it is caught by the browser test of /docs.
+ */
+const SWAGGER_LOGO_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
+export const DOCS_POLICY = policy({ 'style-src': ["'self'", SWAGGER_LOGO_STYLE] });
 
 /** Sets a page's Content-Security-Policy and its companions (no MIME sniffing, no Referer to other sites). */
 export function pageHeaders(reply: FastifyReply, contentSecurityPolicy: string): void {
