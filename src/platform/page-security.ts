@@ -27,7 +27,7 @@ function policy(extra: Directives): string {
     .join('; ');
 }
 
-/** The dashboard plays a call's recording from a blob URL of the file it fetched (an <audio src> cannot authenticate). */
+/** The dashboard plays a call's recording from a blob URL of the file it fetched. */
 export const DASHBOARD_POLICY = policy({ 'media-src': ["'self'", 'blob:'] });
 
 /**
