@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import websocket from '@fastify/websocket';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -10,6 +11,8 @@ import { authHook, chosenWebSocketProtocol, type Authenticator } from './platfor
 import type { Deps } from './platform/context.ts';
 import { appError, sendError } from './platform/errors.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
+import { DOCS_POLICY, pageHeaders } from './platform/page-security.ts';
+import { sessionCookies } from './platform/session-cookie.ts';
 import { validatorCompiler } from './platform/validation.ts';
 import { agentRoutes } from './modules/agents/routes.ts';
 import { callRoutes } from './modules/calls/routes.ts';
@@ -101,11 +104,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // socket released once the refusal is sent.
   await app.register(websocket, { options: { maxPayload: 64 * 1024, handleProtocols: chosenWebSocketProtocol } });
 
+  // Parses the Cookie header before authentication reads the dashboard's session cookie.
+  await app.register(cookie, { hook: 'onRequest' });
   const authenticator: Authenticator = {
     apiKey: (token) => identity.authenticateApiKey(deps, token),
     session: (token) => identity.verifySession(deps, token),
   };
-  app.addHook('onRequest', authHook(authenticator));
+  app.addHook('onRequest', authHook(authenticator, sessionCookies(deps)));
 
   await app.register(rateLimit, {
     global: true,
@@ -149,7 +154,19 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/docs')) route.config = { ...(route.config as object), auth: 'public' };
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true }, logLevel: 'warn' });
+  // The key typed into the docs is not persisted: kept in localStorage, any script of this origin
+  // (the dashboard's included) could read it. The pages get the same kind of policy as the dashboard.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { persistAuthorization: false, validatorUrl: null },
+    uiHooks: {
+      onRequest: (_request, reply, done) => {
+        pageHeaders(reply, DOCS_POLICY);
+        done();
+      },
+    },
+    logLevel: 'warn',
+  });
 
   const open = { auth: 'public' as const, rateLimit: false as const };
   app.get('/healthz', { config: open, schema: { hide: true } }, async () => ({ status: 'ok' }));

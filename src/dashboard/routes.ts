@@ -1,10 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DASHBOARD_POLICY, pageHeaders } from '../platform/page-security.ts';
 import { dashboardAssets, type Asset, type DashboardAssets } from './assets.ts';
-
-// The page may only load its own script and style and talk to its own API; it plays a call's
-// recording from a blob URL of the file it fetched (an <audio src> cannot send the session token).
-const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 function send(request: FastifyRequest, reply: FastifyReply, asset: Asset, cache: string) {
   reply
@@ -31,10 +27,7 @@ export function registerDashboard(app: FastifyInstance, describeService: () => o
     );
   app.get('/', { config: open, schema: { hide: true } }, async (request, reply) => {
     if (!wantsHtml(request)) return describeService();
-    reply
-      .header('content-security-policy', CONTENT_SECURITY_POLICY)
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer');
+    pageHeaders(reply, DASHBOARD_POLICY);
     return send(request, reply, (await dashboardAssets()).html, 'no-cache');
   });
   assetRoute('/assets/app.js', (assets) => assets.script);

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { appError } from './errors.ts';
+import { isUnsafeMethod, type SessionCookies } from './session-cookie.ts';
 
 /**
  * Who may call a route (seed §5, contract §2):
@@ -10,7 +11,8 @@ import { appError } from './errors.ts';
 export type AuthMode = 'tenant' | 'dashboard' | 'public';
 
 export type Principal =
-  { kind: 'apiKey'; keyId: string; tenantId: string; agentId: string | null } | { kind: 'session'; userId: string; tenantId: string };
+  | { kind: 'apiKey'; keyId: string; tenantId: string; agentId: string | null }
+  | { kind: 'session'; userId: string; tenantId: string; sessionId: string; expiresAt: Date };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -29,14 +31,19 @@ export interface Authenticator {
     | { status: 'invalid' }
     | { status: 'expired' }
   >;
-  session(token: string): Promise<{ userId: string; tenantId: string } | null>;
+  session(token: string): Promise<{ userId: string; tenantId: string; sessionId: string; expiresAt: Date } | null>;
 }
 
 const INVALID_KEY = () => appError('INVALID_API_KEY');
 
-/** Resolves the caller before anything else runs, so a bad credential is a 401 whatever the body. */
-export function authHook(authenticator: Authenticator) {
-  return async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
+/**
+ * Resolves the caller before anything else runs, so a bad credential is a 401 whatever the body.
+ * An Authorization header (or a WebSocket's bearer subprotocol) wins; without one, the dashboard's
+ * session cookie is read, and then a request that changes something must carry the session's CSRF
+ * token and a WebSocket must be opened from this service's own origin.
+ */
+export function authHook(authenticator: Authenticator, cookies: SessionCookies) {
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply) {
     request.principal = null;
     // Unknown routes answer 404 whoever asks: the gateway routes before any service authenticates.
     if (request.is404) return;
@@ -44,7 +51,25 @@ export function authHook(authenticator: Authenticator) {
     if (mode === 'public') return;
 
     const header = authorizationOf(request);
-    if (!header) throw appError('AUTHENTICATION_REQUIRED');
+    if (!header) {
+      const cookie = cookies.read(request);
+      if (!cookie) throw appError('AUTHENTICATION_REQUIRED');
+      const session = await authenticator.session(cookie);
+      if (!session) {
+        // The browser would otherwise keep offering a dead session; the page falls back to its log-in.
+        cookies.clear(reply);
+        throw appError('INVALID_SESSION');
+      }
+      if (isWebSocketUpgrade(request)) {
+        // A WebSocket is not bound by the same-origin policy: another site's page could open one
+        // riding on the cookie (cross-site WebSocket hijacking), so its Origin must be ours.
+        if (!cookies.sameOrigin(request)) throw appError('CROSS_ORIGIN_WEBSOCKET', { origin: request.headers.origin ?? 'none' });
+      } else if (isUnsafeMethod(request.method) && !cookies.csrfMatches(request, cookie)) {
+        throw appError('CSRF_TOKEN_INVALID', { cookie: cookies.csrfName });
+      }
+      request.principal = { kind: 'session', ...session };
+      return;
+    }
     const match = /^Bearer\s+(\S.*)$/i.exec(header);
     if (!match) {
       if (header.includes('aok_')) throw INVALID_KEY();
@@ -67,20 +92,23 @@ export function authHook(authenticator: Authenticator) {
 
     const session = await authenticator.session(token);
     if (!session) throw appError('INVALID_SESSION');
-    request.principal = { kind: 'session', userId: session.userId, tenantId: session.tenantId };
+    request.principal = { kind: 'session', ...session };
   };
 }
+
+const isWebSocketUpgrade = (request: FastifyRequest) => request.headers.upgrade?.toLowerCase() === 'websocket';
 
 /**
  * A browser cannot set headers on a WebSocket, so an upgrade may offer its token as the
  * subprotocol `bearer.<token>` instead of the Authorization header (as Kubernetes' API does): the
- * token stays out of URLs and logs, and no cookie exists for another site to ride on.
+ * token stays out of URLs and logs. The dashboard, whose scripts never see its token, opens its
+ * WebSockets with the session cookie instead (and from its own origin, checked above).
  */
 export const BEARER_PROTOCOL = 'bearer.';
 
 function authorizationOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization?.trim();
-  if (header || request.headers.upgrade?.toLowerCase() !== 'websocket') return header;
+  if (header || !isWebSocketUpgrade(request)) return header;
   const offered = String(request.headers['sec-websocket-protocol'] ?? '')
     .split(',')
     .map((protocol) => protocol.trim())

@@ -292,6 +292,18 @@ const declared = {
     message: 'API key authentication is not allowed for this route',
     when: 'A dashboard-only route is called with an API key.',
   },
+  CSRF_TOKEN_INVALID: {
+    status: 403,
+    message:
+      "This request is signed in by the dashboard's session cookie but its X-CSRF-Token header is missing or wrong; send the value of the ${cookie} cookie in X-CSRF-Token, or authenticate with Authorization: Bearer instead.",
+    when: 'A request that changes something (POST, PUT, PATCH, DELETE) is authenticated by the session cookie without the CSRF token of that session.',
+  },
+  CROSS_ORIGIN_WEBSOCKET: {
+    status: 403,
+    message:
+      "A WebSocket signed in by the session cookie must be opened from this service's own pages, not from origin ${origin}; other clients authenticate with an Authorization header or the bearer.<token> subprotocol.",
+    when: 'A WebSocket upgrade authenticated by the session cookie comes from another origin (or names none).',
+  },
   TENANT_CONTEXT_REQUIRED: { status: 403, message: 'Tenant context required', when: 'A platform key calls a tenant route.' },
   SIGNUP_DISABLED: {
     status: 403,

@@ -103,7 +103,9 @@ beforeAll(async () => {
   page = await context.newPage();
   problems = watchProblems(page);
   await signUpInBrowser(page, dashboard.url, 'Browser Callers');
-  token = await page.evaluate<string>("localStorage.getItem('callforge.session')");
+  // The test's own API calls use the session as a Bearer token, read from the browser's cookie jar
+  // (the page itself cannot read it: the cookie is httpOnly).
+  token = (await context.cookies()).find((cookie) => cookie.name === 'callforge_session')!.value;
   mkdirSync(SCREENSHOTS, { recursive: true });
 }, 90_000);
 afterAll(async () => {

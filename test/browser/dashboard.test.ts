@@ -117,6 +117,42 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await page.getByTestId('wallet-balance').waitFor();
   });
 
+  it('keeps the session where page scripts cannot read it: an httpOnly cookie, nothing in localStorage', async () => {
+    const jar = await page.context().cookies();
+    const sessionCookie = jar.find((cookie) => cookie.name === 'callforge_session');
+    expect(sessionCookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    const token = sessionCookie!.value;
+    expect(token.length).toBeGreaterThan(20);
+    // Browser-side code as text: what any script of the page (or one injected into it) could read.
+    const readable = await page.evaluate<{ storage: string[]; cookies: string }>(`({
+      storage: [...Array(localStorage.length).keys()].map((i) => localStorage.key(i) + '=' + localStorage.getItem(localStorage.key(i))),
+      cookies: document.cookie,
+    })`);
+    expect(readable.storage.filter((entry) => entry.includes(token) || /session/i.test(entry))).toEqual([]);
+    expect(readable.cookies).not.toContain(token);
+    expect(readable.cookies).not.toContain('callforge_session');
+    // What the page can read is the CSRF token it echoes, which is not the session.
+    expect(readable.cookies).toMatch(/callforge_csrf=/);
+    // Changing something through the page still works (it sends that token): covered by every form below.
+  });
+
+  it('serves the API docs under their Content-Security-Policy: Swagger UI renders and nothing is refused', async () => {
+    const docs = await dashboard.browser.newPage({ viewport: DESKTOP });
+    // Chromium reports every load or script the policy refuses as a console error.
+    const docsProblems = watchProblems(docs);
+    const response = await docs.goto(`${dashboard.url}/docs/`);
+    expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
+    await docs.getByRole('heading', { name: /callforge API/ }).waitFor();
+    await docs.locator('.topbar svg').first().waitFor();
+    await docs
+      .getByRole('button', { name: /Authorize/ })
+      .first()
+      .waitFor();
+    await docs.waitForLoadState('networkidle');
+    expect(docsProblems).toEqual([]);
+    await docs.close();
+  });
+
   it('creates an API key, shows it once with a copy button and a warning, and lists only its prefix', async () => {
     await open('/keys', 'API keys');
     await page.getByLabel('Name').fill('CRM sync');
@@ -592,8 +628,7 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     const assets = await dashboardAssets();
     // A new tab of the signed-in user: from navigation to the campaigns page's title.
     const fresh = await dashboard.browser.newPage({ viewport: DESKTOP });
-    const token = await page.evaluate<string>("localStorage.getItem('callforge.session')");
-    await fresh.addInitScript(`localStorage.setItem('callforge.session', ${JSON.stringify(token)})`);
+    await fresh.context().addCookies(await page.context().cookies());
     const started = Date.now();
     await fresh.goto(`${dashboard.url}/#/campaigns`);
     await fresh.getByRole('heading', { level: 1, name: 'Campaigns' }).waitFor();

@@ -1,4 +1,10 @@
-/** The dashboard's only way to the service: the public API under /api/v1, with the session token. */
+/**
+ * The dashboard's only way to the service: the public API under /api/v1, signed in by the session
+ * cookie the service set at log-in. That cookie is httpOnly: no script of the page (nor one
+ * injected into it) can read the session token. The page reads only the CSRF token beside it and
+ * echoes it in X-CSRF-Token, which the service demands of every cookie-signed request that changes
+ * something (another site's page can neither read nor forge it).
+ */
 import type { ErrorBody, PageOf } from '../../src/api-types.ts';
 
 export type FieldError = NonNullable<ErrorBody['details']>[number];
@@ -16,20 +22,31 @@ export class ApiError extends Error {
 
 export type Page<T> = PageOf<T>;
 
-const TOKEN_KEY = 'callforge.session';
+const CSRF_COOKIE = /(?:^|;\s*)(?:__Host-)?callforge_csrf=([^;]*)/;
+const csrfToken = (): string | null => {
+  const found = CSRF_COOKIE.exec(document.cookie);
+  return found ? decodeURIComponent(found[1]!) : null;
+};
+// Earlier versions kept the session token in localStorage: forget it, it is no longer used.
+localStorage.removeItem('callforge.session');
+
 const listeners = new Set<() => void>();
+const changed = () => listeners.forEach((listener) => listener());
 
 export const session = {
-  get token(): string | null {
-    return localStorage.getItem(TOKEN_KEY);
+  /** Whether a session is signed in: its cookies live (they expire with it). */
+  get active(): boolean {
+    return csrfToken() !== null;
   },
-  start(token: string) {
-    localStorage.setItem(TOKEN_KEY, token);
-    listeners.forEach((listener) => listener());
-  },
-  end() {
-    localStorage.removeItem(TOKEN_KEY);
-    listeners.forEach((listener) => listener());
+  /** After log-in or sign-up: the service has set the cookies. */
+  started: changed,
+  /** Ends the session on the service (its token stops working, its cookies are cleared). */
+  async logOut() {
+    try {
+      await api('POST', '/auth/logout');
+    } finally {
+      changed();
+    }
   },
   subscribe(listener: () => void): () => void {
     listeners.add(listener);
@@ -48,8 +65,8 @@ function failure(status: number, body: unknown): ApiError {
 }
 
 function headers(json: boolean): Record<string, string> {
-  const token = session.token;
-  return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(json ? { 'content-type': 'application/json' } : {}) };
+  const csrf = csrfToken();
+  return { ...(csrf ? { 'x-csrf-token': csrf } : {}), ...(json ? { 'content-type': 'application/json' } : {}) };
 }
 
 /** Calls the API; a non-2xx answer throws ApiError with the API's own sentence. */
@@ -57,25 +74,26 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   const isForm = body instanceof FormData;
   const response = await fetch(`/api/v1${path}`, {
     method,
+    credentials: 'same-origin',
     headers: headers(body !== undefined && !isForm),
     body: body === undefined ? undefined : isForm ? body : JSON.stringify(body),
   });
   const text = await response.text();
   const parsed: unknown = text ? JSON.parse(text) : undefined;
   if (!response.ok) {
-    // A session that expired or was refused: back to the login page.
-    if (response.status === 401 && session.token) session.end();
+    // A session that expired or was refused (the service cleared its cookies): back to the login page.
+    if (response.status === 401) changed();
     throw failure(response.status, parsed);
   }
   return parsed as T;
 }
 
 /**
- * A file of the API (a call's recording), whole, as a Blob: an <audio src> cannot send the
- * session's bearer header, so the page fetches the file and plays it from a blob URL.
+ * A file of the API (a call's recording), whole, as a Blob, played from a blob URL (the page's
+ * policy lets media come from this origin and blob: URLs only).
  */
 export async function download(path: string): Promise<Blob> {
-  const response = await fetch(`/api/v1${path}`, { headers: headers(false) });
+  const response = await fetch(`/api/v1${path}`, { credentials: 'same-origin', headers: headers(false) });
   if (response.ok) return response.blob();
   const text = await response.text();
   throw failure(response.status, text ? JSON.parse(text) : undefined);
@@ -113,14 +131,18 @@ export interface StreamEvent {
 }
 
 /**
- * Follows a server-sent-events stream of the API (EventSource cannot send the session's bearer
- * header, so fetch reads it). Calls `onEvent` per event; resolves when the server closes the
+ * Follows a server-sent-events stream of the API, read with fetch (whose failures answer in the
+ * API's error shape, unlike EventSource). Calls `onEvent` per event; resolves when the server closes the
  * stream or `signal` aborts it; a non-2xx answer throws ApiError like `api`.
  */
 export async function follow(path: string, onEvent: (event: StreamEvent) => void, signal: AbortSignal): Promise<void> {
   let response: Response;
   try {
-    response = await fetch(`/api/v1${path}`, { headers: { ...headers(false), accept: 'text/event-stream' }, signal });
+    response = await fetch(`/api/v1${path}`, {
+      credentials: 'same-origin',
+      headers: { ...headers(false), accept: 'text/event-stream' },
+      signal,
+    });
   } catch (caught) {
     if (signal.aborted) return;
     throw caught;

@@ -44,12 +44,13 @@ const PROFILE_REFRESH_MS = 15_000;
 
 export function App() {
   const path = useRoute();
-  const [token, setToken] = useState(session.token);
+  const [signedIn, setSignedIn] = useState(session.active);
   const [profile, setProfile] = useState<Profile | undefined>(undefined);
-  useEffect(() => session.subscribe(() => setToken(session.token)), []);
+  useEffect(() => session.subscribe(() => setSignedIn(session.active)), []);
 
   const refresh = useCallback(() => {
-    if (!session.token) return;
+    // The cookies expired with the session: back to the log-in page.
+    if (!session.active) return setSignedIn(false);
     api<ProfileAnswer>('GET', '/profile').then(
       (answer) => setProfile(answer.data),
       () => undefined,
@@ -57,13 +58,13 @@ export function App() {
   }, []);
   useEffect(() => {
     setProfile(undefined);
-    if (!token) return;
+    if (!signedIn) return;
     refresh();
     const timer = setInterval(refresh, PROFILE_REFRESH_MS);
     return () => clearInterval(timer);
-  }, [token, refresh]);
+  }, [signedIn, refresh]);
 
-  if (!token) {
+  if (!signedIn) {
     if (path !== '/signup' && path !== '/login') navigate('/login');
     return <AuthPage mode={path === '/signup' ? 'signup' : 'login'} />;
   }

@@ -55,7 +55,7 @@ export function Layout({ path, children }: { path: string; children: ComponentCh
             >
               Balance {formatMoney(profile.wallet.balance, profile.wallet.currency)}
             </span>
-            <button type="button" onClick={() => session.end()}>
+            <button type="button" onClick={() => void session.logOut()}>
               Log out
             </button>
           </div>

@@ -4,8 +4,8 @@ import { download } from './api.ts';
 import { ErrorMessage, useLoad } from './ui.tsx';
 
 /**
- * A call's recording, played in the page: the WAV is fetched with the session (an <audio src>
- * cannot send its token) and played from a blob URL, freed when the player goes away.
+ * A call's recording, played in the page: the WAV is fetched through the API helper (its errors
+ * shown in the API's own sentence) and played from a blob URL, freed when the player goes away.
  */
 export function RecordingPlayer({ url, callId }: { url: string; callId: string }) {
   const file = useLoad(() => download(url.replace(/^\/api\/v1/, '')), [url]);

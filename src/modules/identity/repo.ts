@@ -1,7 +1,7 @@
 import type { Queryable } from '../../platform/db.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
-export const OWNED_TABLES = ['tenants', 'users', 'api_keys', 'wallets', 'wallet_transactions'] as const;
+export const OWNED_TABLES = ['tenants', 'users', 'api_keys', 'wallets', 'wallet_transactions', 'session_revocations'] as const;
 
 export interface TenantRow {
   id: string;
@@ -99,6 +99,20 @@ export async function updateUserPassword(db: Queryable, tenantId: string, userId
     userId,
     passwordHash,
   ]);
+}
+
+/** Lists a session as ended until `expiresAt`, and forgets the ones whose tokens have expired anyway. */
+export async function revokeSession(db: Queryable, sessionId: string, expiresAt: Date, now: Date): Promise<void> {
+  await db.query('DELETE FROM session_revocations WHERE expires_at <= $1', [now]);
+  await db.query('INSERT INTO session_revocations (session_id, expires_at) VALUES ($1, $2) ON CONFLICT (session_id) DO NOTHING', [
+    sessionId,
+    expiresAt,
+  ]);
+}
+
+export async function isSessionRevoked(db: Queryable, sessionId: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM session_revocations WHERE session_id = $1', [sessionId]);
+  return rows.length > 0;
 }
 
 export async function insertApiKey(

@@ -5,6 +5,7 @@ import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
+import { sessionCookies } from '../../platform/session-cookie.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import { ApiKey, CreateApiKeyBody, CreatedApiKey, LoginBody, PasswordBody, Profile, Session, SignupBody } from './schemas.ts';
 import * as identity from './service.ts';
@@ -24,6 +25,9 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
   const publicRoute = { auth: 'public' as const };
   const dashboardOnly = { auth: 'dashboard' as const };
+  // A browser signing in also gets the session as an httpOnly cookie (the dashboard keeps no token
+  // of its own); the body still carries the token for API clients, as the contract says.
+  const cookies = sessionCookies(deps);
 
   app.post(
     '/auth/signup',
@@ -37,7 +41,11 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
         response: { 201: Session, ...errorResponses(400, 403, 409) },
       },
     },
-    async (request, reply) => reply.code(201).send(await identity.signup(deps, request.body)),
+    async (request, reply) => {
+      const session = await identity.signup(deps, request.body);
+      cookies.set(reply, session.accessToken);
+      return reply.code(201).send(session);
+    },
   );
 
   app.post(
@@ -52,7 +60,30 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
         response: { 200: Session, ...errorResponses(400, 401) },
       },
     },
-    async (request) => identity.login(deps, request.body),
+    async (request, reply) => {
+      const session = await identity.login(deps, request.body);
+      cookies.set(reply, session.accessToken);
+      return session;
+    },
+  );
+
+  app.post(
+    '/auth/logout',
+    {
+      config: dashboardOnly,
+      schema: {
+        tags: ['auth'],
+        summary: 'End the dashboard session (its token stops working) and clear its cookies',
+        response: { 204: Type.Null(), ...errorResponses(401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      if (principal.kind !== 'session') throw new Error('dashboard route reached without a session');
+      await identity.endSession(deps, principal);
+      cookies.clear(reply);
+      return reply.code(204).send(null);
+    },
   );
 
   app.post(

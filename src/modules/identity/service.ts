@@ -104,6 +104,8 @@ export async function issueSession(deps: Pick<Deps, 'config' | 'clock' | 'server
   const accessToken = await new SignJWT({ tid: user.tenantId })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(user.id)
+    // The session's id, by which a log-out ends it before it expires.
+    .setJti(newId())
     .setIssuedAt(issuedAt)
     .setExpirationTime(issuedAt + deps.config.sessionTtlSeconds)
     .sign(deps.serverKeys.sessionSigningKey);
@@ -134,16 +136,28 @@ export async function changePassword(ctx: TenantCtx, userId: string, input: Pass
 export interface SessionClaims {
   userId: string;
   tenantId: string;
+  sessionId: string;
+  expiresAt: Date;
 }
 
-export async function verifySession(deps: Pick<Deps, 'clock' | 'serverKeys'>, token: string): Promise<SessionClaims | null> {
+/** The session a token stands for, or null when it is forged, expired or logged out. */
+export async function verifySession(deps: Pick<Deps, 'db' | 'clock' | 'serverKeys'>, token: string): Promise<SessionClaims | null> {
+  let claims: SessionClaims;
   try {
     const { payload } = await jwtVerify(token, deps.serverKeys.sessionSigningKey, { algorithms: ['HS256'], currentDate: deps.clock.now() });
-    if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string') return null;
-    return { userId: payload.sub, tenantId: payload.tid };
+    const { sub, tid, jti, exp } = payload;
+    if (typeof sub !== 'string' || typeof tid !== 'string' || typeof jti !== 'string' || typeof exp !== 'number') return null;
+    claims = { userId: sub, tenantId: tid, sessionId: jti, expiresAt: new Date(exp * 1000) };
   } catch {
     return null;
   }
+  return (await repo.isSessionRevoked(deps.db, claims.sessionId)) ? null : claims;
+}
+
+/** Ends a session at once (log-out): its token is refused from now on, in every process. */
+export async function endSession(deps: Pick<Deps, 'db' | 'clock'>, session: { sessionId: string; expiresAt: Date }): Promise<void> {
+  // Listed until its token expires: after that the token is refused anyway.
+  await repo.revokeSession(deps.db, session.sessionId, session.expiresAt, deps.clock.now());
 }
 
 /** Bare dates mean "through the end of that day" in UTC. */

@@ -51,10 +51,12 @@ export async function openMicrophone(): Promise<MediaStream> {
   }
 }
 
-/** Starts a call with `agentId` on `microphone`, authenticated by the dashboard session's `token`. */
+/**
+ * Starts a call with `agentId` on `microphone`. The WebSocket is signed in by the dashboard's session
+ * cookie, which a same-origin upgrade carries (the service checks the upgrade's Origin).
+ */
 export async function startBrowserLine(
   agentId: string,
-  token: string,
   microphone: MediaStream,
   contact: Record<string, string>,
   listener: LineListener,
@@ -79,7 +81,7 @@ export async function startBrowserLine(
   const counts: LineCounts = { framesSent: 0, agentFrames: 0, agentSeconds: 0, marksPlayed: 0 };
   const query = new URLSearchParams({ agentId, ...contact });
   const protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const socket = new WebSocket(`${protocol}//${location.host}/api/v1/test-chats/voice?${query}`, [PROTOCOL, `bearer.${token}`]);
+  const socket = new WebSocket(`${protocol}//${location.host}/api/v1/test-chats/voice?${query}`, [PROTOCOL]);
   socket.binaryType = 'arraybuffer';
   const send = (command: BrowserCallCommand) => socket.readyState === WebSocket.OPEN && socket.send(JSON.stringify(command));
 

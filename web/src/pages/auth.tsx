@@ -10,11 +10,10 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const submit = useAction(async () => {
-    const answer =
-      mode === 'login'
-        ? await api<Session>('POST', '/auth/login', { email, password } satisfies LoginBody)
-        : await api<Session>('POST', '/auth/signup', { tenantName, email, password } satisfies SignupBody);
-    session.start(answer.accessToken);
+    // The answer's token (for API clients) is not kept: the service set the session's httpOnly cookie.
+    if (mode === 'login') await api<Session>('POST', '/auth/login', { email, password } satisfies LoginBody);
+    else await api<Session>('POST', '/auth/signup', { tenantName, email, password } satisfies SignupBody);
+    session.started();
     navigate('/campaigns');
   });
   const signup = mode === 'signup';

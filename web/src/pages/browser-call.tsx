@@ -1,6 +1,5 @@
 import type { Agent, TestChat, TranscriptTurn } from '../../../src/api-types.ts';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { session } from '../api.ts';
 import { openMicrophone, startBrowserLine, type BrowserLine, type LineCounts } from '../browser-call/line.ts';
 import { useProfile } from '../profile.ts';
 import { brainOf, Transcript } from '../transcript.tsx';
@@ -51,7 +50,6 @@ export function BrowserCallPanel({ agent }: { agent: Agent }) {
       if (abandoned) return microphone.getTracks().forEach((track) => track.stop());
       line.current = await startBrowserLine(
         agent.id,
-        session.token ?? '',
         microphone,
         {},
         {
