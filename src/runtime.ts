@@ -60,7 +60,7 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
   let db: Db | undefined;
   try {
     db = config.databaseUrl
-      ? openPostgres(config.databaseUrl, config.dbPoolSize)
+      ? openPostgres(config.databaseUrl, config.dbPoolSize, config.dbStatementTimeoutMs)
       : await openPglite(config.dataDir === IN_MEMORY ? undefined : join(config.dataDir, 'pg'));
     const { applied } = await migrate(db);
     const serverKeys = deriveServerKeys(config.secretsKey ?? embeddedSecretsKey(config.dataDir), config.previousSecretsKey);

@@ -41,14 +41,24 @@ const NUMERIC_OID = 1700;
 // Both engines hand back the same JS types: int8 as number (counts), numeric as exact string.
 const parseInt8 = (value: string) => Number(value);
 
-export function openPostgres(connectionString: string, poolSize: number): Db {
+/**
+ * `statementTimeoutMs` bounds every statement of the pool (0: unbounded): PostgreSQL cancels one that
+ * runs longer, and it fails with `isStatementTimeout`. pg-boss keeps its own pool, unbounded; a
+ * long maintenance statement lifts the bound inside its transaction (`withoutStatementTimeout`).
+ */
+export function openPostgres(connectionString: string, poolSize: number, statementTimeoutMs = 0): Db {
   const typeParsers = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
       if (oid === INT8_OID) return parseInt8;
       return pg.types.getTypeParser(oid, format as 'text');
     },
   };
-  const pool = new pg.Pool({ connectionString, max: poolSize, types: typeParsers as pg.CustomTypesConfig });
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    types: typeParsers as pg.CustomTypesConfig,
+    ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
+  });
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it on next use.
   });
@@ -171,6 +181,20 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
 }
 
 const UNIQUE_VIOLATION = '23505';
+const QUERY_CANCELED = '57014';
+
+/** Whether a statement was cancelled: on PostgreSQL, by the statement timeout. */
+export function isStatementTimeout(error: unknown): boolean {
+  return (error as { code?: string })?.code === QUERY_CANCELED;
+}
+
+/**
+ * Lifts the statement timeout for the rest of the transaction `tx` (migrations, ANALYZE, index
+ * builds). PGlite has no statement timeout to lift: it cannot interrupt a statement at all.
+ */
+export async function withoutStatementTimeout(tx: Queryable): Promise<void> {
+  await tx.execScript('SET LOCAL statement_timeout = 0');
+}
 
 /** Whether a statement failed on a unique constraint: any, or the one named. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
