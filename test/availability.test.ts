@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isStatementTimeout, withoutStatementTimeout } from '../src/platform/db.ts';
+import { EmbeddedDatabaseFailure, isStatementTimeout, openPglite, withoutStatementTimeout } from '../src/platform/db.ts';
 import { bearer, createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
@@ -77,6 +77,28 @@ describe('availability', () => {
       await release();
     }
     await until('ready again', async () => (await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode === 200);
+  });
+});
+
+describe.skipIf(onPostgres)('the embedded database', () => {
+  it('fails a statement that overflows the stack inside PGlite and takes no other, instead of answering nothing or spinning', async () => {
+    const told: unknown[] = [];
+    const db = await openPglite(undefined, (failure) => told.push(failure));
+    try {
+      // PostgreSQL parses JSON recursively; this deep, PGlite overflows V8's stack and swallows it.
+      // Before the guard: no rows, as if it succeeded, and the next statement could spin forever.
+      const depth = 20_000;
+      const failure = await db
+        .query('SELECT jsonb_typeof($1::jsonb) AS type', ['['.repeat(depth) + ']'.repeat(depth)])
+        .catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(EmbeddedDatabaseFailure);
+      expect((failure as Error).message).toContain('Maximum call stack size exceeded');
+      expect(told).toEqual([failure]);
+      await expect(db.query('SELECT 1')).rejects.toBe(failure);
+      await expect(db.transaction((tx) => tx.query('SELECT 1'))).rejects.toBe(failure);
+    } finally {
+      await db.close();
+    }
   });
 });
 

@@ -608,7 +608,7 @@ const declared = {
   DATABASE_UNAVAILABLE: {
     status: 503,
     message: 'The database is not reachable; the service cannot take requests yet.',
-    when: '/readyz while the database does not answer within READY_TIMEOUT_MS.',
+    when: '/readyz while the database does not answer within READY_TIMEOUT_MS; any request once the embedded database has failed inside a statement (the service then exits to be restarted).',
   },
   DATABASE_TIMEOUT: {
     status: 503,
