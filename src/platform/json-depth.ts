@@ -3,7 +3,7 @@
  * handful of levels; a deeper one is refused before it is parsed. Nesting in the thousands is what
  * breaks the embedded database: PostgreSQL's JSON parser recurses once per level, and in PGlite that
  * recursion runs on the Node thread's own stack, whose overflow PGlite swallows, leaving the engine
- * half-way through a statement (the next statement can spin forever). See docs/operations.md.
+ * half-way through a statement (the next statement can spin forever). See README.md, "Health, readiness and timeouts".
  */
 export const MAX_JSON_DEPTH = 64;
 
