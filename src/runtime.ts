@@ -71,7 +71,10 @@ export async function openRuntime(
     db = config.databaseUrl
       ? openPostgres(config.databaseUrl, config.dbPoolSize, config.dbStatementTimeoutMs)
       : await openPglite(config.dataDir === IN_MEMORY ? undefined : join(config.dataDir, 'pg'), (failure) => {
-          options.log.fatal({ err: failure }, 'the embedded database failed inside a statement; no statement runs until the service restarts');
+          options.log.fatal(
+            { err: failure },
+            'the embedded database failed inside a statement; no statement runs until the service restarts',
+          );
           options.onDatabaseFailure?.(failure);
         });
     const { applied } = await migrate(db);

@@ -132,9 +132,12 @@ const liteResult = <R>(result: { rows: R[]; affectedRows?: number }): QueryResul
 /** The embedded database stopped in the middle of a statement; only a restart of the process recovers it. */
 export class EmbeddedDatabaseFailure extends Error {
   constructor(cause: unknown) {
-    super(`The embedded database failed inside a statement (${cause instanceof Error ? cause.message : String(cause)}); restart the service.`, {
-      cause,
-    });
+    super(
+      `The embedded database failed inside a statement (${cause instanceof Error ? cause.message : String(cause)}); restart the service.`,
+      {
+        cause,
+      },
+    );
     this.name = 'EmbeddedDatabaseFailure';
   }
 }
@@ -184,7 +187,10 @@ function guardEngine(lite: PGlite, onFailure: (failure: EmbeddedDatabaseFailure)
   };
 }
 
-export async function openPglite(dataDir: string | undefined, onFailure: (failure: EmbeddedDatabaseFailure) => void = () => undefined): Promise<Db> {
+export async function openPglite(
+  dataDir: string | undefined,
+  onFailure: (failure: EmbeddedDatabaseFailure) => void = () => undefined,
+): Promise<Db> {
   // pgvector is offered, not installed: CREATE EXTENSION decides (src/modules/knowledge/vector-index.ts).
   const lite = await PGlite.create(dataDir ?? 'memory://', {
     extensions: { vector },
