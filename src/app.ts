@@ -13,6 +13,7 @@ import { appError, sendError } from './platform/errors.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
 import { DOCS_POLICY, pageHeaders } from './platform/page-security.ts';
 import { sessionCookies } from './platform/session-cookie.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './platform/json-depth.ts';
 import { validatorCompiler } from './platform/validation.ts';
 import { agentRoutes } from './modules/agents/routes.ts';
 import { callRoutes } from './modules/calls/routes.ts';
@@ -64,6 +65,35 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   media: mediaRoutes,
 };
 
+/**
+ * Whether the database answers `SELECT 1` within `timeoutMs`. A database that does not answer (a
+ * busy pool, PGlite's one connection held, a server that hangs) is not ready, answered at the
+ * deadline rather than when it recovers; while a ping is still out, the next probe waits on the
+ * same one instead of queueing another.
+ */
+function databasePing(db: Deps['db'], timeoutMs: number): () => Promise<boolean> {
+  let pending: Promise<boolean> | undefined;
+  return async () => {
+    pending ??= db.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    const current = pending;
+    void current.finally(() => {
+      if (pending === current) pending = undefined;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([current, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
 /** The HTTP API over `deps`; used by main and by the tests alike. */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -88,6 +118,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    if (nestsDeeperThan(text)) return done(appError('INVALID_JSON.depth', { max: MAX_JSON_DEPTH }), undefined);
     try {
       done(null, sjson.parse(text, { protoAction: 'remove', constructorAction: 'remove' }));
     } catch {
@@ -170,13 +201,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   const open = { auth: 'public' as const, rateLimit: false as const };
   app.get('/healthz', { config: open, schema: { hide: true } }, async () => ({ status: 'ok' }));
+  const ping = databasePing(deps.db, deps.config.readyTimeoutMs);
   app.get('/readyz', { config: open, schema: { hide: true } }, async (request, reply) => {
-    try {
-      await deps.db.query('SELECT 1');
-      return { status: 'ok' };
-    } catch {
-      return sendError(appError('DATABASE_UNAVAILABLE'), request, reply);
-    }
+    if (await ping()) return { status: 'ok' };
+    return sendError(appError('DATABASE_UNAVAILABLE'), request, reply);
   });
   registerDashboard(app, () => ({
     service: 'callforge',

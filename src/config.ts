@@ -23,6 +23,13 @@ const ServiceEnvSchema = Type.Object({
     }),
   ),
   DB_POOL_SIZE: Int(10, 1, 200, 'Connections per process to the PostgreSQL server.'),
+  DB_STATEMENT_TIMEOUT_MS: Int(
+    10000,
+    0,
+    3600000,
+    'PostgreSQL cancels a statement of the service that runs longer (the request answers 503 DATABASE_TIMEOUT); 0 for no limit. Migrations, ANALYZE, index builds and the job queue are not bounded. The embedded database cannot interrupt a statement and ignores it.',
+  ),
+  READY_TIMEOUT_MS: Int(1000, 50, 60000, 'How long GET /readyz waits for the database before it answers 503 DATABASE_UNAVAILABLE.'),
   ROLE: Type.Union([Type.Literal('all'), Type.Literal('api'), Type.Literal('worker')], {
     default: 'all',
     description: 'What this process runs: all (API and workers), api or worker. `--role` on the command line wins.',
@@ -224,6 +231,10 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | undefined;
   dbPoolSize: number;
+  /** PostgreSQL's statement_timeout for the service's pool, in ms; 0 for none. */
+  dbStatementTimeoutMs: number;
+  /** How long /readyz waits for the database before it says not ready. */
+  readyTimeoutMs: number;
   role: 'all' | 'api' | 'worker';
   logLevel: string;
   secretsKey: string | undefined;
@@ -375,6 +386,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: env_.DATA_DIR,
     databaseUrl: env_.DATABASE_URL,
     dbPoolSize: Number(env_.DB_POOL_SIZE),
+    dbStatementTimeoutMs: Number(env_.DB_STATEMENT_TIMEOUT_MS),
+    readyTimeoutMs: Number(env_.READY_TIMEOUT_MS),
     role: env_.ROLE,
     logLevel: env_.LOG_LEVEL,
     secretsKey: env_.SECRETS_KEY,

@@ -19,7 +19,9 @@ async function main() {
     );
   }
   const log = createLogger(config.logLevel);
-  const runtime = await openRuntime(config, { log, superviseJobs: config.role !== 'api' });
+  // A failed embedded database recovers only in a new process (its data from the write-ahead log):
+  // exit for the supervisor (systemd, Docker's restart policy) to start one.
+  const runtime = await openRuntime(config, { log, superviseJobs: config.role !== 'api', onDatabaseFailure: () => process.exit(1) });
 
   const running: { app?: Awaited<ReturnType<typeof buildApp>>; dialer?: ReturnType<typeof startDialer> } = {};
   const stop = async (signal: string) => {

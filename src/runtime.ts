@@ -5,7 +5,7 @@ import { startApiKeyCache } from './platform/api-key-cache.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import type { Deps } from './platform/context.ts';
 import { holdDataDir } from './platform/data-dir-lock.ts';
-import { openPglite, openPostgres, type Db } from './platform/db.ts';
+import { openPglite, openPostgres, type Db, type EmbeddedDatabaseFailure } from './platform/db.ts';
 import { needsOwnAnalyze, startAnalyze } from './platform/analyze.ts';
 import { startJobQueue } from './platform/jobs.ts';
 import { jobDefinitions } from './jobs.ts';
@@ -44,7 +44,16 @@ function embeddedSecretsKey(dataDir: string): string {
  * Opens everything a process needs, in order: the data-directory lock (before anything is
  * written), the database, migrations, keys, the job queue and the API-key cache.
  */
-export async function openRuntime(config: Config, options: { log: Logger; clock?: Clock; superviseJobs: boolean }): Promise<Runtime> {
+export async function openRuntime(
+  config: Config,
+  options: {
+    log: Logger;
+    clock?: Clock;
+    superviseJobs: boolean;
+    /** The embedded database failed inside a statement and takes none any more (after it is logged). */
+    onDatabaseFailure?: (failure: EmbeddedDatabaseFailure) => void;
+  },
+): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   // The campaign an attempt belongs to learns its result in the transaction that ends the call.
   onCallEnded(afterCallEnded);
@@ -60,8 +69,14 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
   let db: Db | undefined;
   try {
     db = config.databaseUrl
-      ? openPostgres(config.databaseUrl, config.dbPoolSize)
-      : await openPglite(config.dataDir === IN_MEMORY ? undefined : join(config.dataDir, 'pg'));
+      ? openPostgres(config.databaseUrl, config.dbPoolSize, config.dbStatementTimeoutMs)
+      : await openPglite(config.dataDir === IN_MEMORY ? undefined : join(config.dataDir, 'pg'), (failure) => {
+          options.log.fatal(
+            { err: failure },
+            'the embedded database failed inside a statement; no statement runs until the service restarts',
+          );
+          options.onDatabaseFailure?.(failure);
+        });
     const { applied } = await migrate(db);
     const serverKeys = deriveServerKeys(config.secretsKey ?? embeddedSecretsKey(config.dataDir), config.previousSecretsKey);
     const jobs = await startJobQueue(db, {

@@ -1,4 +1,4 @@
-import type { Db } from './db.ts';
+import { withoutStatementTimeout, type Db } from './db.ts';
 import type { Logger } from './logger.ts';
 
 /** One process at a time analyzes; the others skip the round (ANALYZE of a table waits for another). */
@@ -20,6 +20,7 @@ export async function analyzeChangedTables(db: Db): Promise<string[]> {
   return db.transaction(async (tx) => {
     const { rows: lock } = await tx.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [ANALYZE_LOCK]);
     if (!lock[0]!.ok) return [];
+    await withoutStatementTimeout(tx); // ANALYZE of a big table may take longer than a request may
     const { rows } = await tx.query<{ name: string }>(
       `SELECT format('%I.%I', schemaname, relname) AS name FROM pg_stat_user_tables
        WHERE n_mod_since_analyze > 50 + 0.1 * n_live_tup ORDER BY n_mod_since_analyze DESC`,

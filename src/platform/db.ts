@@ -41,14 +41,24 @@ const NUMERIC_OID = 1700;
 // Both engines hand back the same JS types: int8 as number (counts), numeric as exact string.
 const parseInt8 = (value: string) => Number(value);
 
-export function openPostgres(connectionString: string, poolSize: number): Db {
+/**
+ * `statementTimeoutMs` bounds every statement of the pool (0: unbounded): PostgreSQL cancels one that
+ * runs longer, and it fails with `isStatementTimeout`. pg-boss keeps its own pool, unbounded; a
+ * long maintenance statement lifts the bound inside its transaction (`withoutStatementTimeout`).
+ */
+export function openPostgres(connectionString: string, poolSize: number, statementTimeoutMs = 0): Db {
   const typeParsers = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
       if (oid === INT8_OID) return parseInt8;
       return pg.types.getTypeParser(oid, format as 'text');
     },
   };
-  const pool = new pg.Pool({ connectionString, max: poolSize, types: typeParsers as pg.CustomTypesConfig });
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    types: typeParsers as pg.CustomTypesConfig,
+    ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
+  });
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it on next use.
   });
@@ -119,25 +129,87 @@ const liteResult = <R>(result: { rows: R[]; affectedRows?: number }): QueryResul
   rowCount: result.rows.length > 0 ? result.rows.length : (result.affectedRows ?? 0),
 });
 
-export async function openPglite(dataDir: string | undefined): Promise<Db> {
+/** The embedded database stopped in the middle of a statement; only a restart of the process recovers it. */
+export class EmbeddedDatabaseFailure extends Error {
+  constructor(cause: unknown) {
+    super(
+      `The embedded database failed inside a statement (${cause instanceof Error ? cause.message : String(cause)}); restart the service.`,
+      {
+        cause,
+      },
+    );
+    this.name = 'EmbeddedDatabaseFailure';
+  }
+}
+
+// PGlite's status of a PostgreSQL error (ereport's longjmp), which PostgreSQL recovers from itself.
+const POSTGRES_LONGJMP = 100;
+type LoopModule = { _PostgresMainLoopOnce: () => void };
+
+/**
+ * PGlite runs PostgreSQL's C code on the Node thread's stack and catches every exception thrown out
+ * of it, but recovers only PostgreSQL's own errors: any other (V8's "Maximum call stack size
+ * exceeded" from a recursion thousands of levels deep, an out-of-memory abort) it swallows, leaving
+ * PostgreSQL half-way through the statement, its memory contexts torn. The statement then answers
+ * no rows as if it had succeeded, and a later one can spin forever in `MemoryContextDelete` with the
+ * thread at 100%. This sees such an exception as it goes by; from then on no statement enters the
+ * engine again: each fails with `EmbeddedDatabaseFailure`, and `onFailure` is told once.
+ */
+function guardEngine(lite: PGlite, onFailure: (failure: EmbeddedDatabaseFailure) => void) {
+  const engine = (lite as unknown as { mod?: LoopModule }).mod;
+  let failure: EmbeddedDatabaseFailure | undefined;
+  if (engine) {
+    const loopOnce = engine._PostgresMainLoopOnce.bind(engine);
+    engine._PostgresMainLoopOnce = () => {
+      try {
+        loopOnce();
+      } catch (error) {
+        if ((error as { status?: number })?.status !== POSTGRES_LONGJMP && !failure) {
+          failure = new EmbeddedDatabaseFailure(error);
+          onFailure(failure);
+        }
+        throw error;
+      }
+    };
+  }
+  const check = () => {
+    if (failure) throw failure;
+  };
+  return {
+    failed: () => failure !== undefined,
+    /** Runs `statement` unless the engine failed, and fails it too when the engine failed during it. */
+    async run<T>(statement: () => Promise<T>): Promise<T> {
+      check();
+      const result = await statement();
+      check();
+      return result;
+    },
+  };
+}
+
+export async function openPglite(
+  dataDir: string | undefined,
+  onFailure: (failure: EmbeddedDatabaseFailure) => void = () => undefined,
+): Promise<Db> {
   // pgvector is offered, not installed: CREATE EXTENSION decides (src/modules/knowledge/vector-index.ts).
   const lite = await PGlite.create(dataDir ?? 'memory://', {
     extensions: { vector },
     parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: (value: string) => value },
   });
+  const guard = guardEngine(lite, onFailure);
 
   const runExec = async (target: PGlite | Transaction, text: string) => {
-    const results = await target.exec(text);
+    const results = await guard.run(() => target.exec(text));
     const last = results[results.length - 1];
     return last ? liteResult(last) : { rows: [], rowCount: 0 };
   };
 
   const txQueryable = (tx: Transaction): Queryable => ({
     async query<R>(text: string, params: unknown[] = []) {
-      return liteResult(await tx.query<R>(text, params));
+      return liteResult(await guard.run(() => tx.query<R>(text, params)));
     },
     async execScript(sql: string) {
-      await tx.exec(sql);
+      await guard.run(() => tx.exec(sql));
     },
     transaction: (fn) => fn(txQueryable(tx)),
   });
@@ -145,12 +217,12 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
   return {
     engine: 'pglite',
     async query<R>(text: string, params: unknown[] = []) {
-      return liteResult(await lite.query<R>(text, params));
+      return liteResult(await guard.run(() => lite.query<R>(text, params)));
     },
     async execScript(sql: string) {
-      await lite.exec(sql);
+      await guard.run(() => lite.exec(sql));
     },
-    transaction: (fn) => lite.transaction((tx) => fn(txQueryable(tx))),
+    transaction: (fn) => guard.run(() => lite.transaction((tx) => fn(txQueryable(tx)))),
     async listen(channel, onPayload) {
       const unlisten = await lite.listen(channel, onPayload);
       return async () => unlisten();
@@ -162,15 +234,32 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
           if (!values || values.length === 0) {
             return tx ? tx.query(text) : runExec(lite, text);
           }
-          return tx ? tx.query(text, values) : lite.query(text, values);
+          return tx ? tx.query(text, values) : guard.run(() => lite.query(text, values));
         },
       };
     },
-    close: () => lite.close(),
+    // A failed engine is not entered again, not even to shut down: its memory goes with the process.
+    close: async () => {
+      if (!guard.failed()) await lite.close();
+    },
   };
 }
 
 const UNIQUE_VIOLATION = '23505';
+const QUERY_CANCELED = '57014';
+
+/** Whether a statement was cancelled: on PostgreSQL, by the statement timeout. */
+export function isStatementTimeout(error: unknown): boolean {
+  return (error as { code?: string })?.code === QUERY_CANCELED;
+}
+
+/**
+ * Lifts the statement timeout for the rest of the transaction `tx` (migrations, ANALYZE, index
+ * builds). PGlite has no statement timeout to lift: it cannot interrupt a statement at all.
+ */
+export async function withoutStatementTimeout(tx: Queryable): Promise<void> {
+  await tx.execScript('SET LOCAL statement_timeout = 0');
+}
 
 /** Whether a statement failed on a unique constraint: any, or the one named. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {

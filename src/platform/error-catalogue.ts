@@ -133,6 +133,11 @@ const declared = {
     message: 'The request body is not valid JSON; check quotes, commas and brackets.',
     when: 'The body sent as application/json does not parse.',
   },
+  'INVALID_JSON.depth': {
+    status: 400,
+    message: 'The request body nests objects and arrays more than ${max} levels deep; flatten it.',
+    when: 'A JSON body nests deeper than any document of the API does.',
+  },
   'INVALID_JSON.webhook': { status: 400, message: 'The webhook body is not JSON.', when: 'A WhatsApp webhook delivery is not JSON.' },
   INVALID_CONTENT_LENGTH: {
     status: 400,
@@ -620,7 +625,12 @@ const declared = {
   DATABASE_UNAVAILABLE: {
     status: 503,
     message: 'The database is not reachable; the service cannot take requests yet.',
-    when: '/readyz while the database does not answer.',
+    when: '/readyz while the database does not answer within READY_TIMEOUT_MS; any request once the embedded database has failed inside a statement (the service then exits to be restarted).',
+  },
+  DATABASE_TIMEOUT: {
+    status: 503,
+    message: 'The database took too long to answer this request; try again in a moment.',
+    when: 'A statement of the request ran longer than DB_STATEMENT_TIMEOUT_MS (PostgreSQL) and was cancelled.',
   },
 } as const satisfies Record<string, ErrorEntry>;
 

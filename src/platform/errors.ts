@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { EmbeddedDatabaseFailure, isStatementTimeout } from './db.ts';
 import {
   codeOf,
   errorCatalogue,
@@ -135,6 +136,8 @@ function fromFastifyError(error: FastifyError): AppError {
 
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isStatementTimeout(error)) return appError('DATABASE_TIMEOUT');
+  if (error instanceof EmbeddedDatabaseFailure) return appError('DATABASE_UNAVAILABLE');
   const fastifyError = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (Array.isArray(fastifyError.validation)) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
   return fromFastifyError(fastifyError);

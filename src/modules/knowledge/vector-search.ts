@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../platform/db.ts';
+import { withoutStatementTimeout, type Db, type Queryable } from '../../platform/db.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Embedder } from '../../providers/types.ts';
 import * as repo from './repo.ts';
@@ -39,6 +39,8 @@ export async function openVectorSearch(
   log: Logger,
 ): Promise<VectorSearch> {
   const column = await db.transaction(async (tx) => {
+    // Building the index over every chunk (or waiting for another process' build) is not a request.
+    await withoutStatementTimeout(tx);
     await tx.query('SELECT pg_advisory_xact_lock($1)', [VECTOR_LOCK]);
     const { rows } = await tx.query<{ type: string }>(
       "SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = 'knowledge_chunks'::regclass AND attname = 'embedding_vector' AND NOT attisdropped",
