@@ -113,6 +113,11 @@ const declared = {
     message: "Field 'url' must not carry a user name or password.",
     when: 'A url knowledge source has credentials in it.',
   },
+  'VALIDATION_FAILED.privateUrl': {
+    status: 400,
+    message: "Field '${field}' cannot be fetched by this service: ${problem}. Give an address on the public internet.",
+    when: 'A URL the service fetches later (an API key\'s webhookUrl, a url knowledge source, a model server\'s apiUrl) is an IP address that is not public in any spelling (loopback, private, link-local, unique-local, NAT64 or 6to4 of a private address, …), names localhost, or is a name that resolves only to such addresses.',
+  },
   'VALIDATION_FAILED.oneFile': {
     status: 400,
     message: 'Send exactly one file, in the multipart field named "file".',

@@ -2,6 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, fetch } from 'undici';
+import { appError } from './errors.ts';
 
 /**
  * The one HTTP client for URLs that users give us (knowledge sources, webhooks). It refuses
@@ -114,6 +115,12 @@ export function addressProblem(address: string): string | null {
 
 /** "10.1.2.3 is a private address" → "private address"; "… (IPv4-mapped 10.1.2.3)" loses the address too. */
 const kindOf = (problem: string | null) => (problem ?? '').replace(/^\S+ is (an? )?/, '').replace(/ \(.*\)$/, '');
+
+/** Refuses a saved URL with a 400 naming its field (`webhookUrl`, `url`, …) when savedUrlProblem finds a problem. */
+export async function refusePrivateUrl(url: string, field: string, rule: SavedUrlRule): Promise<void> {
+  const problem = await savedUrlProblem(url, rule);
+  if (problem) throw appError('VALIDATION_FAILED.privateUrl', { field, problem }, [{ path: `/${field}`, message: problem }]);
+}
 
 /** A name none of whose addresses may be fetched, named by kind only: the addresses would let a tenant map internal DNS. */
 const nameRefusal = (hostname: string, problems: (string | null)[]) =>

@@ -11,6 +11,7 @@ import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
 import type { Page } from '../../platform/pagination.ts';
+import { refusePrivateUrl } from '../../platform/safe-fetch.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
 import * as repo from './repo.ts';
 import type { ApiKey, CreateApiKeyBody, LoginBody, PasswordBody, Profile, SignupBody, User } from './schemas.ts';
@@ -160,6 +161,7 @@ export interface KeyOwner {
   db: Queryable;
   clock: Clock;
   serverKeys: ServerKeys;
+  config: Pick<Config, 'allowPrivateUrls'>;
 }
 
 /** Makes a key; its full value and webhook secret exist only in the returned object. */
@@ -179,6 +181,7 @@ export async function createApiKey(
     if (!options.agentExists) throw new Error('createApiKey pins a key to an agent only when given options.agentExists');
     if (!(await options.agentExists({ db: owner.db, tenantId }, input.agentId))) throw appError('NOT_FOUND', { what: 'Agent' });
   }
+  if (input.webhookUrl) await refusePrivateUrl(input.webhookUrl, 'webhookUrl', { allowPrivate: owner.config.allowPrivateUrls });
   const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
   const webhookSecret = input.webhookUrl ? `whsec_${randomBytes(32).toString('base64')}` : undefined;
   const row = await repo.insertApiKey(owner.db, tenantId, {
