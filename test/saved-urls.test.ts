@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const post = (url: string, payload: unknown, method: 'POST' | 'PUT' = 'POST') =>
+const post = (url: string, payload: Record<string, unknown>, method: 'POST' | 'PUT' = 'POST') =>
   t.app.inject({ method, url: `/api/v1${url}`, headers: bearer(owner.token), payload });
 
 describe('URLs refused when they are saved', () => {
