@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import sjson from 'secure-json-parse';
 import { API_BASE, gatewayNotFound, mountModules, type ModuleName, type ModulePlugin } from './gateway.ts';
+import { countingInvalidKeys } from './platform/auth-failures.ts';
 import { authHook, chosenWebSocketProtocol, type Authenticator } from './platform/auth.ts';
 import type { Deps } from './platform/context.ts';
 import { appError, sendError } from './platform/errors.ts';
@@ -100,7 +101,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(websocket, { options: { maxPayload: 64 * 1024, handleProtocols: chosenWebSocketProtocol } });
 
   const authenticator: Authenticator = {
-    apiKey: (token) => identity.authenticateApiKey(deps, token),
+    apiKey: countingInvalidKeys((token) => identity.authenticateApiKey(deps, token), deps.db, deps.clock, {
+      max: deps.config.authFailures.invalidKeysPerAddress,
+      windowSeconds: deps.config.authFailures.windowSeconds,
+    }),
     session: (token) => identity.verifySession(deps, token),
   };
   app.addHook('onRequest', authHook(authenticator));

@@ -49,10 +49,10 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
         summary: 'Sign in to the dashboard',
         security: [],
         body: LoginBody,
-        response: { 200: Session, ...errorResponses(400, 401) },
+        response: { 200: Session, ...errorResponses(400, 401, 429) },
       },
     },
-    async (request) => identity.login(deps, request.body),
+    async (request) => identity.login(deps, request.body, request.ip),
   );
 
   app.post(

@@ -7,6 +7,7 @@ import { KEY_REVOKED_CHANNEL } from '../../platform/api-key-cache.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db.ts';
+import { clearFailures, countFailure, failureWait, tooManyFailures, type FailureKey } from '../../platform/auth-failures.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
@@ -117,10 +118,27 @@ export async function signup(deps: Deps, input: SignupBody) {
   return issueSession(deps, user);
 }
 
-export async function login(deps: Deps, input: LoginBody) {
+/**
+ * Failed sign-ins are counted per e-mail address (known or not, so the count says nothing about
+ * who has an account) and per client address; at either limit the attempt is refused with 429
+ * before the password is looked at. A successful sign-in clears its account's counter.
+ */
+export async function login(deps: Deps, input: LoginBody, address: string) {
+  const { perAccount, perAddress, windowSeconds } = deps.config.authFailures;
+  const account = `login-account:${createHash('sha256').update(input.email.trim().toLowerCase()).digest('hex')}`;
+  const counted: FailureKey[] = [
+    { key: account, max: perAccount, windowSeconds },
+    { key: `login-address:${address}`, max: perAddress, windowSeconds },
+  ];
+  const wait = await failureWait(deps.db, deps.clock, counted);
+  if (wait) throw tooManyFailures('login', wait);
   const row = await repo.findUserByEmail(deps.db, input.email);
   const valid = await argon2.verify(row?.password_hash ?? (await UNKNOWN_USER_HASH), input.password);
-  if (!row || !valid) throw appError('INVALID_CREDENTIALS');
+  if (!row || !valid) {
+    await countFailure(deps.db, deps.clock, counted);
+    throw appError('INVALID_CREDENTIALS');
+  }
+  await clearFailures(deps.db, account);
   return issueSession(deps, toUser(row));
 }
 
