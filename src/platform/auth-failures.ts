@@ -40,12 +40,18 @@ export async function failureWait(db: Queryable, clock: Clock, keys: readonly Fa
 
 /**
  * Counts one failure against each key (a window that has ended starts again at one) and forgets
- * the counters whose windows ended long ago. Returns the seconds to wait when a key has now
- * reached its limit, else null.
+ * the counters whose windows ended long ago. `wait`: the seconds to wait when a key has now
+ * reached its limit (the next attempt is refused), else null; `beyond`: this very failure was
+ * past a limit (another process had not yet refused the caller).
  */
-export async function countFailure(db: Queryable, clock: Clock, keys: readonly FailureKey[]): Promise<number | null> {
+export async function countFailure(
+  db: Queryable,
+  clock: Clock,
+  keys: readonly FailureKey[],
+): Promise<{ wait: number | null; beyond: boolean }> {
   const now = clock.now();
   let wait: number | null = null;
+  let beyond = false;
   for (const entry of keys) {
     const windowStart = new Date(now.getTime() - entry.windowSeconds * 1000);
     const { rows } = await db.query<{ failures: number; window_started_at: Date }>(
@@ -58,10 +64,11 @@ export async function countFailure(db: Queryable, clock: Clock, keys: readonly F
     );
     const row = rows[0]!;
     if (row.failures >= entry.max) wait = Math.max(wait ?? 0, secondsLeft(row.window_started_at, entry.windowSeconds, now));
+    if (row.failures > entry.max) beyond = true;
   }
   // No window is longer than a day (AUTH_FAILURE_WINDOW_SECONDS): older counters are over.
   await db.query('DELETE FROM auth_failures WHERE window_started_at < $1', [new Date(now.getTime() - 86_400_000)]);
-  return wait;
+  return { wait, beyond };
 }
 
 /** Forgets a key's failures (a successful sign-in clears its account's counter). */
@@ -131,8 +138,9 @@ export function countingInvalidKeys<Check extends { status: string }>(
     if (waiting) return { status: 'throttled', retryAfterSeconds: waiting };
     const result = await check(token);
     if (result.status === 'invalid') {
-      const wait = await countFailure(db, clock, [{ key: `api-key-address:${address}`, ...limit }]);
+      const { wait, beyond } = await countFailure(db, clock, [{ key: `api-key-address:${address}`, ...limit }]);
       if (wait) blocked.block(address, wait);
+      if (wait && beyond) return { status: 'throttled', retryAfterSeconds: wait };
     }
     return result;
   };

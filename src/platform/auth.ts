@@ -11,7 +11,8 @@ import { appError } from './errors.ts';
 export type AuthMode = 'tenant' | 'dashboard' | 'public';
 
 export type Principal =
-  { kind: 'apiKey'; keyId: string; tenantId: string; agentId: string | null } | { kind: 'session'; userId: string; tenantId: string };
+  | { kind: 'apiKey'; keyId: string; tenantId: string; agentId: string | null }
+  | { kind: 'session'; userId: string; tenantId: string; sessionId: string | null };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -33,7 +34,7 @@ export interface Authenticator {
     | { status: 'expired' }
     | { status: 'throttled'; retryAfterSeconds: number }
   >;
-  session(token: string): Promise<{ userId: string; tenantId: string } | null>;
+  session(token: string): Promise<{ userId: string; tenantId: string; sessionId: string | null } | null>;
 }
 
 const INVALID_KEY = () => appError('INVALID_API_KEY');
@@ -72,7 +73,7 @@ export function authHook(authenticator: Authenticator) {
 
     const session = await authenticator.session(token);
     if (!session) throw appError('INVALID_SESSION');
-    request.principal = { kind: 'session', userId: session.userId, tenantId: session.tenantId };
+    request.principal = { kind: 'session', userId: session.userId, tenantId: session.tenantId, sessionId: session.sessionId };
   };
 }
 

@@ -69,7 +69,7 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
     async (request, reply) => {
       const principal = principalOf(request);
       if (principal.kind !== 'session') throw new Error('dashboard route reached without a session');
-      await identity.changePassword(tenantCtx(deps, principal.tenantId), principal.userId, request.body);
+      await identity.changePassword(tenantCtx(deps, principal.tenantId), principal.userId, request.body, principal.sessionId);
       return reply.code(204).send(null);
     },
   );

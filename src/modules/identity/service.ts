@@ -101,11 +101,17 @@ export async function createTenant(db: Queryable, config: Config, input: NewTena
   });
 }
 
-export async function issueSession(deps: Pick<Deps, 'config' | 'clock' | 'serverKeys'>, user: User) {
+/**
+ * A signed session for `user`: its tenant (`tid`), the user's session version (`sv`; a password
+ * change moves it on) and an id of its own (`jti`, so the session that changed the password is
+ * the one kept).
+ */
+export async function issueSession(deps: Pick<Deps, 'config' | 'clock' | 'serverKeys'>, user: User, sessionVersion = 0) {
   const issuedAt = Math.floor(deps.clock.now().getTime() / 1000);
-  const accessToken = await new SignJWT({ tid: user.tenantId })
+  const accessToken = await new SignJWT({ tid: user.tenantId, sv: sessionVersion })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(user.id)
+    .setJti(randomBytes(16).toString('base64url'))
     .setIssuedAt(issuedAt)
     .setExpirationTime(issuedAt + deps.config.sessionTtlSeconds)
     .sign(deps.serverKeys.sessionSigningKey);
@@ -139,30 +145,48 @@ export async function login(deps: Deps, input: LoginBody, address: string) {
     throw appError('INVALID_CREDENTIALS');
   }
   await clearFailures(deps.db, account);
-  return issueSession(deps, toUser(row));
+  return issueSession(deps, toUser(row), row.session_version);
 }
 
-export async function changePassword(ctx: TenantCtx, userId: string, input: PasswordBody): Promise<void> {
+/**
+ * Changes the signed-in user's password and ends every other session of theirs (another browser,
+ * a stolen token): the session that changed it (`sessionId`) stays signed in.
+ */
+export async function changePassword(ctx: TenantCtx, userId: string, input: PasswordBody, sessionId: string | null): Promise<void> {
   const row = await repo.findUser(ctx.db, ctx.tenantId, userId);
   if (!row || !(await argon2.verify(row.password_hash, input.currentPassword))) {
     throw appError('INVALID_CURRENT_PASSWORD');
   }
-  await repo.updateUserPassword(ctx.db, ctx.tenantId, userId, await argon2.hash(input.newPassword, ARGON2_OPTIONS));
+  const passwordHash = await argon2.hash(input.newPassword, ARGON2_OPTIONS);
+  await repo.updateUserPassword(ctx.db, ctx.tenantId, userId, passwordHash, sessionId);
 }
 
 export interface SessionClaims {
   userId: string;
   tenantId: string;
+  /** The token's own id (`jti`); null for sessions issued before sessions had one. */
+  sessionId: string | null;
 }
 
-export async function verifySession(deps: Pick<Deps, 'clock' | 'serverKeys'>, token: string): Promise<SessionClaims | null> {
+/**
+ * A session is honoured while its signature and lifetime hold and it was issued under the user's
+ * current session version (or is the one session kept by the last password change). The version
+ * is one primary-key read per dashboard request; API keys never come here.
+ */
+export async function verifySession(deps: Pick<Deps, 'clock' | 'serverKeys' | 'db'>, token: string): Promise<SessionClaims | null> {
+  let claims: SessionClaims & { version: number };
   try {
     const { payload } = await jwtVerify(token, deps.serverKeys.sessionSigningKey, { algorithms: ['HS256'], currentDate: deps.clock.now() });
     if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string') return null;
-    return { userId: payload.sub, tenantId: payload.tid };
+    const version = typeof payload.sv === 'number' ? payload.sv : 0;
+    claims = { userId: payload.sub, tenantId: payload.tid, sessionId: typeof payload.jti === 'string' ? payload.jti : null, version };
   } catch {
     return null;
   }
+  const state = await repo.findSessionState(deps.db, claims.tenantId, claims.userId);
+  if (!state) return null;
+  if (state.session_version !== claims.version && (claims.sessionId === null || claims.sessionId !== state.kept_session_id)) return null;
+  return { userId: claims.userId, tenantId: claims.tenantId, sessionId: claims.sessionId };
 }
 
 /** Bare dates mean "through the end of that day" in UTC. */
