@@ -41,6 +41,11 @@ const fixture = {
   allowedAddresses: ['127.0.0.1'],
   lookup: async (host: string) => names[host] ?? Promise.reject(new Error(`getaddrinfo ENOTFOUND ${host}`)),
 };
+/** The fixture's options with every name resolving to `addresses`. */
+const resolvingTo = (...addresses: [string, 4 | 6][]) => ({
+  ...fixture,
+  lookup: async (): Promise<LookupAddress[]> => addresses.map(([address, family]) => ({ address, family })),
+});
 const publicLooking = (path: string) => `http://docs.example.test:${port}${path}`;
 
 async function refusal(promise: Promise<unknown>): Promise<UnsafeUrlError> {
@@ -133,13 +138,7 @@ describe('the address rule', () => {
   });
 
   it('refuses a name whose addresses are private in any spelling, at connect time', async () => {
-    const spelled = {
-      ...fixture,
-      lookup: async (): Promise<LookupAddress[]> => [
-        { address: '::ffff:7f00:1', family: 6 },
-        { address: '64:ff9b::a00:1', family: 6 },
-      ],
-    };
+    const spelled = resolvingTo(['::ffff:7f00:1', 6], ['64:ff9b::a00:1', 6]);
     expect(await refusal(safeFetch('http://sneaky.example.test/', spelled))).toMatchObject({
       reason: 'ADDRESS',
       message:
@@ -149,13 +148,7 @@ describe('the address rule', () => {
 
   it('connects a name with a public and a private address only to the public one (a rebinding answer gains nothing)', async () => {
     // 127.0.0.1 is allowed here, so it stands for the public address; 10.1.2.3 is never tried.
-    const mixed = {
-      ...fixture,
-      lookup: async (): Promise<LookupAddress[]> => [
-        { address: '10.1.2.3', family: 4 },
-        { address: '127.0.0.1', family: 4 },
-      ],
-    };
+    const mixed = resolvingTo(['10.1.2.3', 4], ['127.0.0.1', 4]);
     const response = await safeFetch(`http://mixed.example.test:${port}/page`, mixed);
     expect(response.status).toBe(200);
   });
