@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import sjson from 'secure-json-parse';
 import { API_BASE, gatewayNotFound, mountModules, type ModuleName, type ModulePlugin } from './gateway.ts';
+import { countingInvalidKeys } from './platform/auth-failures.ts';
 import { authHook, chosenWebSocketProtocol, type Authenticator } from './platform/auth.ts';
 import type { Deps } from './platform/context.ts';
 import { appError, sendError } from './platform/errors.ts';
@@ -138,7 +139,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // Parses the Cookie header before authentication reads the dashboard's session cookie.
   await app.register(cookie, { hook: 'onRequest' });
   const authenticator: Authenticator = {
-    apiKey: (token) => identity.authenticateApiKey(deps, token),
+    apiKey: countingInvalidKeys((token) => identity.authenticateApiKey(deps, token), deps.db, deps.clock, {
+      max: deps.config.authFailures.invalidKeysPerAddress,
+      windowSeconds: deps.config.authFailures.windowSeconds,
+    }),
     session: (token) => identity.verifySession(deps, token),
   };
   app.addHook('onRequest', authHook(authenticator, sessionCookies(deps)));

@@ -65,6 +65,31 @@ const ServiceEnvSchema = Type.Object({
     10000000,
     'Requests per minute allowed to one API key or session (per IP when unauthenticated), per API process.',
   ),
+  LOGIN_FAILURES_PER_ACCOUNT: Int(
+    5,
+    1,
+    1000000,
+    'Failed sign-ins allowed for one e-mail address in AUTH_FAILURE_WINDOW_SECONDS; then POST /auth/login answers 429 for it until the window ends. Shared by every API process.',
+  ),
+  LOGIN_FAILURES_PER_ADDRESS: Int(
+    20,
+    1,
+    1000000,
+    'Failed sign-ins allowed from one client address in AUTH_FAILURE_WINDOW_SECONDS, whichever accounts they try.',
+  ),
+  INVALID_API_KEYS_PER_ADDRESS: Int(
+    20,
+    1,
+    1000000,
+    'Requests with an invalid API key allowed from one client address in AUTH_FAILURE_WINDOW_SECONDS; then that address is answered 429 on API-key requests until the window ends.',
+  ),
+  AUTH_FAILURE_WINDOW_SECONDS: Int(900, 1, 86400, 'The window in which failed sign-ins and invalid API keys are counted.'),
+  WEBHOOK_RATE_LIMIT_PER_SECOND: Int(
+    500,
+    1,
+    10000000,
+    "Provider webhooks (calls, messages, media) allowed per second from one client address, per API process; the providers' own traffic stays well below it.",
+  ),
   IDEMPOTENCY_TTL_HOURS: Int(24, 1, 720, 'How long an Idempotency-Key is remembered.'),
   DEMO_BOOTSTRAP: Bool(true, 'On first start of an empty embedded database, create a demo tenant and print its key.'),
   ALLOW_PRIVATE_URLS: Bool(false, 'Let knowledge URLs and webhooks reach private and loopback addresses (local testing only).'),
@@ -244,6 +269,9 @@ export interface Config {
   startingCredit: string;
   lowBalanceThreshold: string;
   rateLimitPerMinute: number;
+  /** Failed attempts allowed in `windowSeconds` before 429: sign-ins per account and per address, invalid API keys per address. */
+  authFailures: { perAccount: number; perAddress: number; invalidKeysPerAddress: number; windowSeconds: number };
+  webhookRateLimitPerSecond: number;
   idempotencyTtlHours: number;
   demoBootstrap: boolean;
   allowPrivateUrls: boolean;
@@ -397,6 +425,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     startingCredit: env_.STARTING_CREDIT,
     lowBalanceThreshold: env_.LOW_BALANCE_THRESHOLD,
     rateLimitPerMinute: Number(env_.RATE_LIMIT_PER_MINUTE),
+    authFailures: {
+      perAccount: Number(env_.LOGIN_FAILURES_PER_ACCOUNT),
+      perAddress: Number(env_.LOGIN_FAILURES_PER_ADDRESS),
+      invalidKeysPerAddress: Number(env_.INVALID_API_KEYS_PER_ADDRESS),
+      windowSeconds: Number(env_.AUTH_FAILURE_WINDOW_SECONDS),
+    },
+    webhookRateLimitPerSecond: Number(env_.WEBHOOK_RATE_LIMIT_PER_SECOND),
     idempotencyTtlHours: Number(env_.IDEMPOTENCY_TTL_HOURS),
     demoBootstrap: flag(env_.DEMO_BOOTSTRAP),
     allowPrivateUrls: flag(env_.ALLOW_PRIVATE_URLS),

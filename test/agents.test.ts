@@ -157,7 +157,14 @@ describe('agents', () => {
       message: 'Custom tool "lookup_order": url must be https.',
     });
     expect(await tryTools([{ ...LOOKUP_TOOL, url: 'https://10.0.0.5/hook' }])).toMatchObject({
-      message: 'Custom tool "lookup_order": url may not point at a private address.',
+      message: 'Custom tool "lookup_order": url cannot be fetched: 10.0.0.5 is a private address.',
+      details: [{ path: '/customTools/0/url' }],
+    });
+    expect(await tryTools([{ ...LOOKUP_TOOL, url: 'https://[::127.0.0.1]/hook' }])).toMatchObject({
+      message: 'Custom tool "lookup_order": url cannot be fetched: ::7f00:1 is a loopback address (IPv4-compatible 127.0.0.1).',
+    });
+    expect(await tryTools([{ ...LOOKUP_TOOL, url: 'https://localhost/hook' }])).toMatchObject({
+      message: 'Custom tool "lookup_order": url cannot be fetched: localhost is this machine (a loopback address).',
     });
     expect(await tryTools([{ ...LOOKUP_TOOL, name: '1bad' }])).toMatchObject({ code: 'VALIDATION_FAILED' });
   });

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
+import { addJsonSource, createBase } from '../src/modules/knowledge/service.ts';
+import { tenantCtx } from '../src/platform/context.ts';
 import { freeLoopbackPort, listenOnLoopback } from '../src/providers/fake-server.ts';
 import { bearer, createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
 import { apiAs } from './voice-fixtures.ts';
@@ -461,21 +463,37 @@ describe('the address rule on knowledge URLs', () => {
   });
   afterAll(() => guarded?.close());
 
-  it('fails URL sources on loopback, private, link-local and metadata addresses, naming the reason', async () => {
+  it('refuses URL sources on loopback, private, link-local and metadata addresses when they are saved, naming the field and the reason', async () => {
     const api = apiAs(guarded.app, (await createKey(guarded.app, (await signUp(guarded.app)).token)).key);
     const base = (await api('POST', '/knowledge-bases', { name: 'Guarded' })).json();
     const refused: [string, string][] = [
       ['http://127.0.0.1/admin', '127.0.0.1 is a loopback address'],
       ['http://[::1]/admin', '::1 is a loopback address'],
+      ['http://[::127.0.0.1]/admin', '::7f00:1 is a loopback address (IPv4-compatible 127.0.0.1)'],
+      ['http://0x7f.1/admin', '127.0.0.1 is a loopback address'],
       ['http://10.0.0.1/intranet', '10.0.0.1 is a private address'],
       ['http://169.254.169.254/latest/meta-data/', '169.254.169.254 is a cloud metadata address'],
-      ['http://localhost:8080/', 'localhost resolves only to addresses that may not be fetched (loopback address)'],
+      ['http://localhost:8080/', 'localhost is this machine (a loopback address)'],
     ];
     for (const [url, reason] of refused) {
-      const source = (await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'url', sourceName: url, url })).json();
-      const failed = await settled(api, base.id, source.id);
-      expect(failed.status, url).toBe('FAILED');
-      expect(failed.error, url).toContain(reason);
+      const response = await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'url', sourceName: url, url });
+      expect(response.statusCode, url).toBe(400);
+      expect(response.json(), url).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        message: `Field 'url' cannot be fetched by this service: ${reason}. Give an address on the public internet.`,
+        details: [{ path: '/url', message: reason }],
+      });
     }
+  });
+
+  it('checks the address again when a source is fetched (one saved while the rule was lifted fails)', async () => {
+    const owner = await signUp(guarded.app);
+    const lifted = { ...tenantCtx(guarded.runtime, owner.tenantId), config: { ...guarded.runtime.config, allowPrivateUrls: true } };
+    const base = await createBase(lifted, { name: 'Saved earlier' });
+    const url = 'http://169.254.169.254/latest/';
+    const source = await addJsonSource(lifted, base.id, { sourceType: 'url', sourceName: 'metadata', url });
+    const api = apiAs(guarded.app, (await createKey(guarded.app, owner.token)).key);
+    const failed = await settled(api, base.id, source.id);
+    expect(failed).toMatchObject({ status: 'FAILED', error: expect.stringContaining('169.254.169.254 is a cloud metadata address') });
   });
 });

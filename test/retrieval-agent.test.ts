@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
+import { putIntegration } from '../src/modules/integrations/service.ts';
+import { tenantCtx } from '../src/platform/context.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
 import { bearer, createKey, signUp, startTestApp, twoTenantKeys, until, type TestApp } from './harness.ts';
@@ -178,7 +180,7 @@ describe('the retrieval agent (no model configured)', () => {
     expect((await fetch(`${address}/api/v1/call-logs/${id}/live`, { headers: { authorization: `Bearer ${other.key}` } })).status).toBe(404);
   });
 
-  it("refuses to reach a tenant's model server at a private address: the agent says its fallback line, nothing is sent there", async () => {
+  it("refuses a tenant's model server at a private address when saved, and again when used: the agent says its fallback line, nothing is sent there", async () => {
     const owner = await signUp(t.app);
     const api = apiAs(t.app, (await createKey(t.app, owner.token)).key);
     const own = await startFakeChat();
@@ -189,7 +191,10 @@ describe('the retrieval agent (no model configured)', () => {
         headers: bearer(owner.token),
         payload: { apiUrl: `${own.url}/v1`, apiKey: 'sk-tenant' },
       });
-      expect(put.statusCode).toBe(200);
+      // Refused when saved; one saved while the rule was lifted is refused again when it is used.
+      expect(put.json()).toMatchObject({ statusCode: 400, details: [{ path: '/apiUrl' }] });
+      const lifted = { ...tenantCtx(t.runtime, owner.tenantId), config: { ...t.runtime.config, allowPrivateUrls: true } };
+      await putIntegration(lifted, 'llm', { apiUrl: `${own.url}/v1`, apiKey: 'sk-tenant' });
       // The service has no model server of its own, but the tenant has one: a model may be named.
       const agent = (await api('POST', '/agents', { name: 'Private model', llm: { model: 'm' } })).json();
       expect(agent.llm).toEqual({ provider: 'OPENAI_COMPATIBLE', model: 'm' });

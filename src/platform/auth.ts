@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { tooManyFailures } from './auth-failures.ts';
 import { appError } from './errors.ts';
 import { isUnsafeMethod, type SessionCookies } from './session-cookie.ts';
 
@@ -24,12 +25,15 @@ declare module 'fastify' {
 }
 
 export interface Authenticator {
+  /** `address`: the client's, whose invalid keys are counted (`throttled`: too many of them lately). */
   apiKey(
     token: string,
+    address: string,
   ): Promise<
     | { status: 'valid'; key: { keyId: string; tenantId: string | null; agentId: string | null } }
     | { status: 'invalid' }
     | { status: 'expired' }
+    | { status: 'throttled'; retryAfterSeconds: number }
   >;
   session(token: string): Promise<{ userId: string; tenantId: string; sessionId: string; expiresAt: Date } | null>;
 }
@@ -80,7 +84,8 @@ export function authHook(authenticator: Authenticator, cookies: SessionCookies) 
     if (/^bearer\b/i.test(token) || /\s/.test(token)) throw INVALID_KEY();
 
     if (token.startsWith('aok_')) {
-      const check = await authenticator.apiKey(token);
+      const check = await authenticator.apiKey(token, request.ip);
+      if (check.status === 'throttled') throw tooManyFailures('invalidKey', check.retryAfterSeconds);
       if (check.status === 'invalid') throw INVALID_KEY();
       if (check.status === 'expired') throw appError('API_KEY_EXPIRED');
       if (mode === 'dashboard') throw appError('API_KEY_NOT_ALLOWED');

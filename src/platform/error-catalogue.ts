@@ -113,6 +113,11 @@ const declared = {
     message: "Field 'url' must not carry a user name or password.",
     when: 'A url knowledge source has credentials in it.',
   },
+  'VALIDATION_FAILED.privateUrl': {
+    status: 400,
+    message: "Field '${field}' cannot be fetched by this service: ${problem}. Give an address on the public internet.",
+    when: "A URL the service fetches later (an API key's webhookUrl, a url knowledge source, a model server's apiUrl) is an IP address that is not public in any spelling (loopback, private, link-local, unique-local, NAT64 or 6to4 of a private address, …), names localhost, or is a name that resolves only to such addresses.",
+  },
   'VALIDATION_FAILED.oneFile': {
     status: 400,
     message: 'Send exactly one file, in the multipart field named "file".',
@@ -589,6 +594,21 @@ const declared = {
     status: 429,
     message: 'Too many requests: at most ${max} per minute are allowed for this key; retry in ${after}.',
     when: 'More requests in a minute than RATE_LIMIT_PER_MINUTE, per API key, user or address.',
+  },
+  'RATE_LIMITED.login': {
+    status: 429,
+    message: 'Too many failed sign-ins for this account or from this address; try again in ${after}, or reset the password.',
+    when: 'LOGIN_FAILURES_PER_ACCOUNT failed sign-ins for the e-mail address, or LOGIN_FAILURES_PER_ADDRESS from the client address, within AUTH_FAILURE_WINDOW_SECONDS; Retry-After says when to try again.',
+  },
+  'RATE_LIMITED.invalidKey': {
+    status: 429,
+    message: 'Too many requests with an invalid API key from this address; check the key, and try again in ${after}.',
+    when: 'INVALID_API_KEYS_PER_ADDRESS requests with an invalid API key from the client address within AUTH_FAILURE_WINDOW_SECONDS; Retry-After says when to try again.',
+  },
+  'RATE_LIMITED.webhook': {
+    status: 429,
+    message: 'Too many webhook requests from this address: at most ${max} a second are accepted; retry in ${after}.',
+    when: 'A provider webhook (calls, messages, media) arrives from an address that sent more than WEBHOOK_RATE_LIMIT_PER_SECOND in the second.',
   },
 
   // 5xx

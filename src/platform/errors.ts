@@ -21,6 +21,8 @@ export interface FieldError {
 
 /** The one error type: thrown anywhere, rendered by `sendError` into the contract's error shape. */
 export class AppError extends Error {
+  /** Sent as Retry-After (a 429 or 503 that says when to come back). */
+  retryAfterSeconds?: number;
   /** Throw sites use `appError(key, params)`. */
   constructor(
     readonly statusCode: number,
@@ -157,5 +159,6 @@ export function errorBody(error: AppError, requestId: string) {
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
   const appError = toAppError(error);
   if (appError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+  if (appError.retryAfterSeconds !== undefined) reply.header('retry-after', String(appError.retryAfterSeconds));
   return reply.code(appError.statusCode).type('application/json; charset=utf-8').send(errorBody(appError, request.id));
 }

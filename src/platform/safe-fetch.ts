@@ -2,6 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, fetch } from 'undici';
+import { appError } from './errors.ts';
 
 /**
  * The one HTTP client for URLs that users give us (knowledge sources, webhooks). It refuses
@@ -52,35 +53,131 @@ const DEFAULTS = { timeoutMs: 10_000, maxBytes: 10 * 1024 * 1024, maxRedirects: 
 // The cloud metadata services answer on these whatever their range is called.
 const METADATA_ADDRESSES = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200']);
 
-/** Why an address may not be fetched, or null when it is a public unicast address. */
-export function addressProblem(address: string): string | null {
-  if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  const normalized = parsed.toString();
-  if (METADATA_ADDRESSES.has(normalized)) return `${normalized} is a cloud metadata address`;
-  const range = parsed.range();
-  const names: Record<string, string> = {
-    loopback: 'a loopback address',
-    private: 'a private address',
-    linkLocal: 'a link-local address',
-    uniqueLocal: 'a unique-local address',
-    unspecified: 'an unspecified address',
-    carrierGradeNat: 'a carrier-grade NAT address',
-    multicast: 'a multicast address',
-    broadcast: 'a broadcast address',
-    reserved: 'a reserved address',
-  };
-  return range === 'unicast' ? null : `${normalized} is ${names[range] ?? `a ${range} address`}`;
+const RANGE_NAMES: Record<string, string> = {
+  loopback: 'a loopback address',
+  private: 'a private address',
+  linkLocal: 'a link-local address',
+  uniqueLocal: 'a unique-local address',
+  unspecified: 'an unspecified address',
+  carrierGradeNat: 'a carrier-grade NAT address',
+  multicast: 'a multicast address',
+  broadcast: 'a broadcast address',
+  reserved: 'a reserved address',
+  deprecatedSiteLocal: 'a site-local address',
+  teredo: 'a Teredo tunnel address',
+  rfc6052: 'a local-use NAT64 address',
+};
+
+/**
+ * The IPv4 address an IPv6 address carries, by the transition scheme that puts it there:
+ * IPv4-mapped (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible
+ * (`::a.b.c.d`, deprecated but still routed to the IPv4 address by some stacks), NAT64's
+ * well-known prefix (`64:ff9b::a.b.c.d`) and 6to4 (`2002:aabb:ccdd::`). Each of them reaches the
+ * IPv4 address it embeds, so the IPv4 address decides.
+ */
+function embeddedIPv4(address: ipaddr.IPv6): { v4: ipaddr.IPv4; scheme: string } | null {
+  const bytes = address.toByteArray();
+  const v4 = (from: number) => new ipaddr.IPv4(bytes.slice(from, from + 4));
+  const range = address.range();
+  if (range === 'ipv4Mapped') return { v4: v4(12), scheme: 'IPv4-mapped' };
+  if (range === 'rfc6145') return { v4: v4(12), scheme: 'IPv4-translated' };
+  if (range === 'rfc6052' && address.match(ipaddr.parseCIDR('64:ff9b::/96'))) return { v4: v4(12), scheme: 'NAT64' };
+  if (range === '6to4') return { v4: v4(2), scheme: '6to4' };
+  if (range === 'unicast' && bytes.slice(0, 12).every((byte) => byte === 0)) return { v4: v4(12), scheme: 'IPv4-compatible' };
+  return null;
 }
 
-/** "10.1.2.3 is a private address" → "private address". */
-const kindOf = (problem: string | null) => (problem ?? '').replace(/^\S+ is (an? )?/, '');
+/** The kind of address that may not be fetched ("a loopback address"), or null for a public unicast one. */
+function refusedKind(address: ipaddr.IPv4 | ipaddr.IPv6): string | null {
+  if (METADATA_ADDRESSES.has(address.toString())) return 'a cloud metadata address';
+  const range = address.range();
+  if (range === 'unicast') return null;
+  return RANGE_NAMES[range] ?? `a ${range} address`;
+}
+
+/**
+ * Why an address may not be fetched, or null when it is a public unicast address. Any spelling
+ * ipaddr.js parses is accepted (`0x7f.1`, `2130706433`, `0177.0.0.1`, `::ffff:7f00:1`); an IPv6
+ * address that embeds an IPv4 address is judged by the IPv4 address.
+ */
+export function addressProblem(address: string): string | null {
+  if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
+  const parsed = ipaddr.parse(address);
+  const normalized = parsed.toString();
+  const embedded = parsed.kind() === 'ipv6' ? embeddedIPv4(parsed as ipaddr.IPv6) : null;
+  if (embedded) {
+    const kind = refusedKind(embedded.v4);
+    return kind && `${normalized} is ${kind} (${embedded.scheme} ${embedded.v4.toString()})`;
+  }
+  const kind = refusedKind(parsed);
+  return kind && `${normalized} is ${kind}`;
+}
+
+/** "10.1.2.3 is a private address" → "private address"; "… (IPv4-mapped 10.1.2.3)" loses the address too. */
+const kindOf = (problem: string | null) => (problem ?? '').replace(/^\S+ is (an? )?/, '').replace(/ \(.*\)$/, '');
+
+/** Refuses a saved URL with a 400 naming its field (`webhookUrl`, `url`, …) when savedUrlProblem finds a problem. */
+export async function refusePrivateUrl(url: string, field: string, rule: SavedUrlRule): Promise<void> {
+  const problem = await savedUrlProblem(url, rule);
+  if (problem) throw appError('VALIDATION_FAILED.privateUrl', { field, problem }, [{ path: `/${field}`, message: problem }]);
+}
+
+/** A name none of whose addresses may be fetched, named by kind only: the addresses would let a tenant map internal DNS. */
+const nameRefusal = (hostname: string, problems: (string | null)[]) =>
+  `${hostname} resolves only to addresses that may not be fetched (${[...new Set(problems.map(kindOf))].join(', ') || 'none found'})`;
 
 const systemLookup = (hostname: string) =>
   new Promise<LookupAddress[]>((resolve, reject) =>
     dnsLookup(hostname, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
   );
+
+/** A name that means this machine whatever DNS says (RFC 6761): refused without asking a resolver. */
+const isLocalhostName = (hostname: string) => /(^|\.)localhost\.?$/i.test(hostname);
+
+export interface SavedUrlRule {
+  /** ALLOW_PRIVATE_URLS: no address rule (local testing only). */
+  allowPrivate: boolean;
+  allowedAddresses?: readonly string[];
+  /** Name resolution; the system resolver by default. */
+  lookup?: (hostname: string) => Promise<LookupAddress[]>;
+  /** How long to wait for the resolver (1.5 s by default). */
+  timeoutMs?: number;
+}
+
+/**
+ * Why a URL a user saves (a webhook, a knowledge page, a custom tool, a model server) could never
+ * be fetched under the address rule, or null. Said when the URL is saved, so the mistake is
+ * answered at once instead of failing every delivery later; delivery checks again on the address
+ * it connects to, so this is a courtesy and not the defence:
+ * - an IP literal in any spelling (the URL parser has normalised `0x7f.1`, `2130706433`, `127.1`)
+ *   and the name `localhost` (or `*.localhost`) are judged without a resolver;
+ * - any other name is resolved (bounded by `timeoutMs`) and refused when none of its addresses may
+ *   be fetched, the very rule delivery applies. A name that does not resolve, or not in time, is
+ *   accepted: it proves nothing, and delivery decides.
+ * The sentence names the kind of address, never the addresses a name resolves to.
+ */
+export async function savedUrlProblem(url: string, rule: SavedUrlRule): Promise<string | null> {
+  if (rule.allowPrivate) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null; // the caller's own format check answers for that
+  }
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  const allowed = new Set(rule.allowedAddresses ?? []);
+  if (isIP(host)) return allowed.has(host) ? null : addressProblem(host);
+  if (isLocalhostName(host)) return `${host} is this machine (a loopback address)`;
+  const resolve = rule.lookup ?? systemLookup;
+  let timer: NodeJS.Timeout | undefined;
+  const addresses = await Promise.race([
+    resolve(host).catch(() => null),
+    new Promise<null>((done) => (timer = setTimeout(() => done(null), rule.timeoutMs ?? 1_500))),
+  ]).finally(() => clearTimeout(timer));
+  if (!addresses || addresses.length === 0) return null;
+  const problems = addresses.map((entry) => (allowed.has(entry.address) ? null : addressProblem(entry.address)));
+  return problems.some((problem) => problem === null) ? null : nameRefusal(host, problems);
+}
 
 /**
  * An HTTP agent whose every connection resolves its name through `resolve` and connects only to an
@@ -98,9 +195,10 @@ function addressCheckingAgent(
           (addresses) => {
             const usable = addresses.filter((entry) => refuse(entry.address) === null);
             if (usable.length === 0) {
-              // Named by kind only: the addresses themselves would let a tenant map internal DNS.
-              const kinds = [...new Set(addresses.map((entry) => kindOf(refuse(entry.address))))];
-              const reason = `${hostname} resolves only to addresses that may not be fetched (${kinds.join(', ') || 'none found'})`;
+              const reason = nameRefusal(
+                hostname,
+                addresses.map((entry) => refuse(entry.address)),
+              );
               onRefusal(reason);
               return callback(new Error(reason), '', 4);
             }

@@ -6,7 +6,7 @@ import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
-import { addressProblem } from '../../platform/safe-fetch.ts';
+import { savedUrlProblem } from '../../platform/safe-fetch.ts';
 import { compileArgumentsSchema } from '../../platform/validation.ts';
 import { TEMPLATE_VARIABLES, unknownVariable } from './prompt-template.ts';
 
@@ -120,8 +120,8 @@ export function checkTemplate(field: string, template: string | null | undefined
   ]);
 }
 
-function checkCustomTools(tools: CustomTool[], allowPrivate: boolean): void {
-  tools.forEach((tool, index) => {
+async function checkCustomTools(tools: CustomTool[], allowPrivate: boolean): Promise<void> {
+  for (const [index, tool] of tools.entries()) {
     const refuse = (problem: string, field: string) => {
       throw appError('INVALID_CUSTOM_TOOL', { name: tool.name, problem }, [{ path: `/customTools/${index}/${field}`, message: problem }]);
     };
@@ -141,11 +141,10 @@ function checkCustomTools(tools: CustomTool[], allowPrivate: boolean): void {
       refuse('url is not a URL', 'url');
     }
     if (url!.protocol !== 'https:' && !(allowPrivate && url!.protocol === 'http:')) refuse('url must be https', 'url');
-    // A name is checked again on every call, on the address actually used (safe-fetch).
-    const host = url!.hostname.replace(/^\[|\]$/g, '');
-    const problem = allowPrivate ? null : /^[0-9.]+$|:/.test(host) ? addressProblem(host) : null;
-    if (problem) refuse(`url may not point at ${problem.replace(/^\S+ is /, '')}`, 'url');
-  });
+    // Checked again on every call, on the address actually used (safe-fetch).
+    const problem = await savedUrlProblem(tool.url, { allowPrivate });
+    if (problem) refuse(`url cannot be fetched: ${problem}`, 'url');
+  }
 }
 
 /** A model needs a server to ask: the tenant's own (its llm integration) or the service's (LLM_API_URL). */
@@ -174,7 +173,7 @@ async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody, speechOf: Agen
   if (input.tools) checkTools(input.tools);
   checkTemplate('systemPrompt', input.systemPrompt);
   checkTemplate('firstMessage', input.firstMessage);
-  if (input.customTools) checkCustomTools(input.customTools, ctx.config.allowPrivateUrls);
+  if (input.customTools) await checkCustomTools(input.customTools, ctx.config.allowPrivateUrls);
   const language = input.language === undefined ? undefined : canonicalLanguage(input.language);
   const speech = speechOf
     ? await speechPatch(

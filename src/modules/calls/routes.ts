@@ -10,6 +10,7 @@ import { keepRawBodies } from '../../platform/form.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { providerWebhookLimit } from '../../platform/webhook-limit.ts';
 import { telephonyProvider, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import * as calls from './service.ts';
 import { Call, CallQuery, InboundCallBody } from './schemas.ts';
@@ -155,7 +156,7 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
       callbacks.post(
         `/telephony/${slug}/status`,
         {
-          config: { auth: 'public', rateLimit: false },
+          config: { auth: 'public', rateLimit: providerWebhookLimit(deps.config) },
           schema: {
             tags,
             summary: `${provider.title} call status callback (signed by ${provider.title})`,
@@ -172,7 +173,7 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
         callbacks.post(
           `/telephony/${slug}/incoming`,
           {
-            config: { auth: 'public', rateLimit: false },
+            config: { auth: 'public', rateLimit: providerWebhookLimit(deps.config) },
             schema: {
               tags,
               summary: `${provider.title} incoming call: the number's agent answers it through the media stream (signed by ${provider.title})`,
@@ -193,7 +194,7 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
         callbacks.post(
           `/telephony/${slug}/transfer-whisper`,
           {
-            config: { auth: 'public', rateLimit: false },
+            config: { auth: 'public', rateLimit: providerWebhookLimit(deps.config) },
             schema: {
               tags,
               summary: `${provider.title} warm transfer: what the person taking a transferred call hears first (signed by ${provider.title})`,
@@ -218,7 +219,7 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
       callbacks.post(
         `/telephony/${slug}/answered-by`,
         {
-          config: { auth: 'public', rateLimit: false },
+          config: { auth: 'public', rateLimit: providerWebhookLimit(deps.config) },
           schema: {
             tags,
             summary: `${provider.title} answering-machine detection callback: who answered a call (signed by ${provider.title})`,

@@ -21,6 +21,7 @@ export interface UserRow {
   role: string;
   password_hash: string;
   created_at: Date;
+  session_version: number;
 }
 
 export interface ApiKeyRow {
@@ -44,7 +45,7 @@ export interface WalletRow {
 }
 
 const TENANT_COLUMNS = 'id, name, slug, status, country, currency, timezone';
-const USER_COLUMNS = 'tenant_id, id, email, name, role, password_hash, created_at';
+const USER_COLUMNS = 'tenant_id, id, email, name, role, password_hash, created_at, session_version';
 const KEY_COLUMNS = 'id, tenant_id, name, key_prefix, expires_at, revoked_at, webhook_url, agent_id, last_used_at, created_at';
 const WALLET_COLUMNS = 'id, balance::text AS balance, currency, low_balance_threshold::text AS low_balance_threshold';
 
@@ -93,12 +94,38 @@ export async function findUser(db: Queryable, tenantId: string, userId: string):
   return rows[0];
 }
 
-export async function updateUserPassword(db: Queryable, tenantId: string, userId: string, passwordHash: string): Promise<void> {
-  await db.query('UPDATE users SET password_hash = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2', [
-    tenantId,
-    userId,
-    passwordHash,
-  ]);
+/**
+ * Sets a new password and ends the user's other sessions: the session version moves on, and only
+ * `keptSessionId` (the session that changed it) is honoured under the old one.
+ */
+export async function updateUserPassword(
+  db: Queryable,
+  tenantId: string,
+  userId: string,
+  passwordHash: string,
+  keptSessionId: string | null,
+): Promise<void> {
+  await db.query(
+    `UPDATE users SET password_hash = $3, session_version = session_version + 1, kept_session_id = $4, updated_at = now()
+     WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, userId, passwordHash, keptSessionId],
+  );
+}
+
+/** What decides whether a user's session is still honoured. */
+/** What decides whether a session still holds: the user's session version, the session a password change kept, and whether it was logged out. */
+export async function findSessionState(
+  db: Queryable,
+  tenantId: string,
+  userId: string,
+  sessionId: string,
+): Promise<{ session_version: number; kept_session_id: string | null; revoked: boolean } | undefined> {
+  const { rows } = await db.query<{ session_version: number; kept_session_id: string | null; revoked: boolean }>(
+    `SELECT session_version, kept_session_id, EXISTS (SELECT 1 FROM session_revocations WHERE session_id = $3) AS revoked
+     FROM users WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, userId, sessionId],
+  );
+  return rows[0];
 }
 
 /** Lists a session as ended until `expiresAt`, and forgets the ones whose tokens have expired anyway. */
@@ -108,11 +135,6 @@ export async function revokeSession(db: Queryable, sessionId: string, expiresAt:
     sessionId,
     expiresAt,
   ]);
-}
-
-export async function isSessionRevoked(db: Queryable, sessionId: string): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM session_revocations WHERE session_id = $1', [sessionId]);
-  return rows.length > 0;
 }
 
 export async function insertApiKey(

@@ -57,11 +57,11 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
         summary: 'Sign in to the dashboard',
         security: [],
         body: LoginBody,
-        response: { 200: Session, ...errorResponses(400, 401) },
+        response: { 200: Session, ...errorResponses(400, 401, 429) },
       },
     },
     async (request, reply) => {
-      const session = await identity.login(deps, request.body);
+      const session = await identity.login(deps, request.body, request.ip);
       cookies.set(reply, session.accessToken);
       return session;
     },
@@ -100,7 +100,7 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
     async (request, reply) => {
       const principal = principalOf(request);
       if (principal.kind !== 'session') throw new Error('dashboard route reached without a session');
-      await identity.changePassword(tenantCtx(deps, principal.tenantId), principal.userId, request.body);
+      await identity.changePassword(tenantCtx(deps, principal.tenantId), principal.userId, request.body, principal.sessionId);
       return reply.code(204).send(null);
     },
   );

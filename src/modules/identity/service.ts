@@ -7,10 +7,12 @@ import { KEY_REVOKED_CHANNEL } from '../../platform/api-key-cache.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db.ts';
+import { clearFailures, countFailure, failureWait, tooManyFailures, type FailureKey } from '../../platform/auth-failures.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
 import type { Page } from '../../platform/pagination.ts';
+import { refusePrivateUrl } from '../../platform/safe-fetch.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
 import * as repo from './repo.ts';
 import type { ApiKey, CreateApiKeyBody, LoginBody, PasswordBody, Profile, SignupBody, User } from './schemas.ts';
@@ -99,9 +101,14 @@ export async function createTenant(db: Queryable, config: Config, input: NewTena
   });
 }
 
-export async function issueSession(deps: Pick<Deps, 'config' | 'clock' | 'serverKeys'>, user: User) {
+/**
+ * A signed session for `user`: its tenant (`tid`), the user's session version (`sv`; a password
+ * change moves it on) and an id of its own (`jti`, so the session that changed the password is
+ * the one kept).
+ */
+export async function issueSession(deps: Pick<Deps, 'config' | 'clock' | 'serverKeys'>, user: User, sessionVersion = 0) {
   const issuedAt = Math.floor(deps.clock.now().getTime() / 1000);
-  const accessToken = await new SignJWT({ tid: user.tenantId })
+  const accessToken = await new SignJWT({ tid: user.tenantId, sv: sessionVersion })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(user.id)
     // The session's id, by which a log-out ends it before it expires.
@@ -118,19 +125,41 @@ export async function signup(deps: Deps, input: SignupBody) {
   return issueSession(deps, user);
 }
 
-export async function login(deps: Deps, input: LoginBody) {
+/**
+ * Failed sign-ins are counted per e-mail address (known or not, so the count says nothing about
+ * who has an account) and per client address; at either limit the attempt is refused with 429
+ * before the password is looked at. A successful sign-in clears its account's counter.
+ */
+export async function login(deps: Deps, input: LoginBody, address: string) {
+  const { perAccount, perAddress, windowSeconds } = deps.config.authFailures;
+  const account = `login-account:${createHash('sha256').update(input.email.trim().toLowerCase()).digest('hex')}`;
+  const counted: FailureKey[] = [
+    { key: account, max: perAccount, windowSeconds },
+    { key: `login-address:${address}`, max: perAddress, windowSeconds },
+  ];
+  const wait = await failureWait(deps.db, deps.clock, counted);
+  if (wait) throw tooManyFailures('login', wait);
   const row = await repo.findUserByEmail(deps.db, input.email);
   const valid = await argon2.verify(row?.password_hash ?? (await UNKNOWN_USER_HASH), input.password);
-  if (!row || !valid) throw appError('INVALID_CREDENTIALS');
-  return issueSession(deps, toUser(row));
+  if (!row || !valid) {
+    await countFailure(deps.db, deps.clock, counted);
+    throw appError('INVALID_CREDENTIALS');
+  }
+  await clearFailures(deps.db, account);
+  return issueSession(deps, toUser(row), row.session_version);
 }
 
-export async function changePassword(ctx: TenantCtx, userId: string, input: PasswordBody): Promise<void> {
+/**
+ * Changes the signed-in user's password and ends every other session of theirs (another browser,
+ * a stolen token): the session that changed it (`sessionId`) stays signed in.
+ */
+export async function changePassword(ctx: TenantCtx, userId: string, input: PasswordBody, sessionId: string | null): Promise<void> {
   const row = await repo.findUser(ctx.db, ctx.tenantId, userId);
   if (!row || !(await argon2.verify(row.password_hash, input.currentPassword))) {
     throw appError('INVALID_CURRENT_PASSWORD');
   }
-  await repo.updateUserPassword(ctx.db, ctx.tenantId, userId, await argon2.hash(input.newPassword, ARGON2_OPTIONS));
+  const passwordHash = await argon2.hash(input.newPassword, ARGON2_OPTIONS);
+  await repo.updateUserPassword(ctx.db, ctx.tenantId, userId, passwordHash, sessionId);
 }
 
 export interface SessionClaims {
@@ -140,18 +169,25 @@ export interface SessionClaims {
   expiresAt: Date;
 }
 
-/** The session a token stands for, or null when it is forged, expired or logged out. */
+/**
+ * The session a token stands for, or null when it is forged, expired, logged out, or issued under
+ * an earlier session version (a password change ended it) unless it is the one session that
+ * change kept. One read per dashboard request; API keys never come here.
+ */
 export async function verifySession(deps: Pick<Deps, 'db' | 'clock' | 'serverKeys'>, token: string): Promise<SessionClaims | null> {
-  let claims: SessionClaims;
+  let claims: SessionClaims & { version: number };
   try {
     const { payload } = await jwtVerify(token, deps.serverKeys.sessionSigningKey, { algorithms: ['HS256'], currentDate: deps.clock.now() });
-    const { sub, tid, jti, exp } = payload;
+    const { sub, tid, jti, exp, sv } = payload;
     if (typeof sub !== 'string' || typeof tid !== 'string' || typeof jti !== 'string' || typeof exp !== 'number') return null;
-    claims = { userId: sub, tenantId: tid, sessionId: jti, expiresAt: new Date(exp * 1000) };
+    claims = { userId: sub, tenantId: tid, sessionId: jti, expiresAt: new Date(exp * 1000), version: typeof sv === 'number' ? sv : 0 };
   } catch {
     return null;
   }
-  return (await repo.isSessionRevoked(deps.db, claims.sessionId)) ? null : claims;
+  const state = await repo.findSessionState(deps.db, claims.tenantId, claims.userId, claims.sessionId);
+  if (!state || state.revoked) return null;
+  if (state.session_version !== claims.version && claims.sessionId !== state.kept_session_id) return null;
+  return { userId: claims.userId, tenantId: claims.tenantId, sessionId: claims.sessionId, expiresAt: claims.expiresAt };
 }
 
 /** Ends a session at once (log-out): its token is refused from now on, in every process. */
@@ -174,6 +210,7 @@ export interface KeyOwner {
   db: Queryable;
   clock: Clock;
   serverKeys: ServerKeys;
+  config: Pick<Config, 'allowPrivateUrls'>;
 }
 
 /** Makes a key; its full value and webhook secret exist only in the returned object. */
@@ -193,6 +230,7 @@ export async function createApiKey(
     if (!options.agentExists) throw new Error('createApiKey pins a key to an agent only when given options.agentExists');
     if (!(await options.agentExists({ db: owner.db, tenantId }, input.agentId))) throw appError('NOT_FOUND', { what: 'Agent' });
   }
+  if (input.webhookUrl) await refusePrivateUrl(input.webhookUrl, 'webhookUrl', { allowPrivate: owner.config.allowPrivateUrls });
   const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
   const webhookSecret = input.webhookUrl ? `whsec_${randomBytes(32).toString('base64')}` : undefined;
   const row = await repo.insertApiKey(owner.db, tenantId, {

@@ -2,6 +2,7 @@ import type { Queryable } from '../../platform/db.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
 import type { TenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
+import { refusePrivateUrl } from '../../platform/safe-fetch.ts';
 import type { Connection, Provider } from '../../providers/types.ts';
 import * as repo from './repo.ts';
 import { INTEGRATION_KINDS, type Integration, type IntegrationKind } from './schemas.ts';
@@ -18,6 +19,9 @@ const integrationNotFound = (kind: string) => appError('NOT_FOUND', { what: `The
 
 /** Stores a kind's credentials, replacing any before: settings in clear, secrets sealed. */
 export async function putIntegration(ctx: TenantCtx, kind: IntegrationKind, input: Record<string, string>): Promise<Integration> {
+  // A tenant's own server (a model server's apiUrl) is fetched later under the address rule.
+  for (const [field, value] of Object.entries(input))
+    if (/url$/i.test(field)) await refusePrivateUrl(value, field, { allowPrivate: ctx.config.allowPrivateUrls });
   const secretNames = new Set<string>(INTEGRATION_KINDS[kind]!.secrets);
   const settings = Object.fromEntries(Object.entries(input).filter(([name]) => !secretNames.has(name)));
   const secrets = Object.fromEntries(Object.entries(input).filter(([name]) => secretNames.has(name)));

@@ -7,7 +7,7 @@ import { isoOrNull } from '../../platform/clock.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Page } from '../../platform/pagination.ts';
-import { safeFetch, UnsafeUrlError } from '../../platform/safe-fetch.ts';
+import { refusePrivateUrl, safeFetch, UnsafeUrlError } from '../../platform/safe-fetch.ts';
 import { localSentenceEncoder } from '../../providers/local-embeddings/sentence-encoder.ts';
 import { openAiEmbeddings } from '../../providers/openai-compatible/embeddings.ts';
 import type { Embedder } from '../../providers/types.ts';
@@ -192,7 +192,9 @@ export async function addJsonSource(ctx: TenantCtx, baseId: string, body: Create
     throw appError('VALIDATION_FAILED.urlTakesUrl', {}, [{ path: '/rawText', message: 'is only for text sources' }]);
   if (body.url === undefined)
     throw appError('VALIDATION_FAILED.urlRequired', {}, [{ path: '/url', message: 'is required when sourceType is url' }]);
-  return addSource(ctx, baseId, { name, type: 'url', url: httpUrl(body.url), fileName: null, format: null, content: null });
+  const url = httpUrl(body.url);
+  await refusePrivateUrl(url, 'url', { allowPrivate: ctx.config.allowPrivateUrls });
+  return addSource(ctx, baseId, { name, type: 'url', url, fileName: null, format: null, content: null });
 }
 
 function httpUrl(given: string): string {

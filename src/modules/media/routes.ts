@@ -5,8 +5,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
-import { tenantCtx } from '../../platform/context.ts';
+import { tenantCtx, type Deps } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
+import { providerWebhookLimit } from '../../platform/webhook-limit.ts';
 import { telephonyProvider, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import { acceptBrowserCall } from './browser-call.ts';
 import { acceptConversationRelay } from './conversation-relay.ts';
@@ -16,12 +17,12 @@ import { acceptMediaStream, type MediaSocket, type MediaStreamHandler, type Stre
 type Accept = (upgrade: StreamUpgrade, socket: MediaSocket) => MediaStreamHandler;
 
 /** A provider's socket at `path`: unsigned upgrades are refused before it opens; its text messages go to the handler. */
-function providerSocket(app: FastifyInstance, path: string, signatureHeader: string, accept: Accept): void {
+function providerSocket(app: FastifyInstance, deps: Deps, path: string, signatureHeader: string, accept: Accept): void {
   app.get(
     path,
     {
       websocket: true,
-      config: { auth: 'public', rateLimit: false },
+      config: { auth: 'public', rateLimit: providerWebhookLimit(deps.config) },
       schema: { hide: true },
       // The signature itself is checked with the tenant's credentials once the first message names the call.
       preValidation: async (request) => {
@@ -43,11 +44,11 @@ export const mediaRoutes: ModulePlugin = async (app, { deps }) => {
     const slug = provider.name.toLowerCase();
     const { mediaStream, conversationRelay } = provider.telephony;
     if (mediaStream)
-      providerSocket(app, `/telephony/${slug}/media`, mediaStream.signatureHeader, (upgrade, socket) =>
+      providerSocket(app, deps, `/telephony/${slug}/media`, mediaStream.signatureHeader, (upgrade, socket) =>
         acceptMediaStream(deps, provider.name, upgrade, socket),
       );
     if (conversationRelay)
-      providerSocket(app, `/telephony/${slug}/relay`, conversationRelay.signatureHeader, (upgrade, socket) =>
+      providerSocket(app, deps, `/telephony/${slug}/relay`, conversationRelay.signatureHeader, (upgrade, socket) =>
         acceptConversationRelay(deps, provider.name, upgrade, socket),
       );
   }

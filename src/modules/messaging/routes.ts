@@ -7,6 +7,7 @@ import { keepRawBodies } from '../../platform/form.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { providerWebhookLimit } from '../../platform/webhook-limit.ts';
 import { smsProvider, SMS_PROVIDER_NAMES } from '../../providers/registry.ts';
 import * as messaging from './service.ts';
 import {
@@ -134,7 +135,7 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
   await app.register(async (raw) => {
     raw.removeContentTypeParser('application/json');
     raw.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-    const config = { auth: 'public' as const, rateLimit: false as const };
+    const config = { auth: 'public' as const, rateLimit: providerWebhookLimit(deps.config) };
     raw.get(
       '/whatsapp/webhook',
       {
@@ -176,7 +177,7 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
       callbacks.post(
         `/messages/${provider.name.toLowerCase()}-status`,
         {
-          config: { auth: 'public', rateLimit: false },
+          config: { auth: 'public', rateLimit: providerWebhookLimit(deps.config) },
           schema: {
             tags: ['messages'],
             summary: `${provider.title} SMS status callback`,
@@ -198,7 +199,7 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
       callbacks.post(
         `/messages/${provider.name.toLowerCase()}-incoming`,
         {
-          config: { auth: 'public', rateLimit: false },
+          config: { auth: 'public', rateLimit: providerWebhookLimit(deps.config) },
           schema: {
             tags: ['messages'],
             summary: `An SMS sent to one of the tenant's ${provider.title} numbers (?tenant=<tenant id>); an opt-out reply lists its sender`,
