@@ -69,6 +69,7 @@ export async function openRuntime(config: Config, options: { log: Logger; clock?
       supervise: options.superviseJobs,
       pollSeconds: config.jobsPollSeconds,
       maintenanceSeconds: config.jobsMaintenanceSeconds,
+      recoverySeconds: config.jobsRecoverySeconds,
       log: options.log,
     });
     const apiKeyCache = await startApiKeyCache(db, clock, options.log, recordApiKeyUse(db));

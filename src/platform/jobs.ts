@@ -11,6 +11,12 @@ export interface JobDefinition<T = unknown> {
   /** Retries after a failure, each `retryDelaySeconds` doubled (pg-boss backoff). */
   retryLimit?: number;
   retryDelaySeconds?: number;
+  /**
+   * The lease of a fetched job: how long it may go without its worker's heartbeat before the job
+   * queue gives it up and retries it elsewhere. Default: the queue-wide recovery time
+   * (JOBS_RECOVERY_SECONDS). A live worker renews the lease of every job it holds, so a slow job
+   * is never retried while it runs; only a dead (or frozen) worker's jobs expire.
+   */
   expireInSeconds?: number;
   /** Parallel handlers of this queue in one worker process. */
   concurrency?: number;
@@ -36,14 +42,37 @@ export interface JobQueue {
   work(definitions: JobDefinition<never>[]): Promise<void>;
   /** Makes sure queues exist so any role can send to them. */
   define(definitions: JobDefinition<never>[]): Promise<void>;
+  /** Whether the queue is started and its database answers (a worker's readiness). */
+  ready(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
+/**
+ * The job queue's timings that follow from the recovery time: a held job's lease is renewed every
+ * third of it, and the queue looks for expired leases as often, in every supervising process.
+ */
+export function recoveryTimings(recoverySeconds: number): { heartbeatMs: number; sweepMs: number } {
+  const third = Math.max(1000, Math.floor((recoverySeconds * 1000) / 3));
+  return { heartbeatMs: third, sweepMs: third };
+}
+
+/** pg-boss 10 has no heartbeat: a held job's lease is renewed by moving its expiry, counted from its start. */
+const RENEW_LEASES = `UPDATE pgboss.job SET expire_in = (now() - started_on) + make_interval(secs => $3)
+  WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`;
+
 export async function startJobQueue(
   db: Db,
-  options: { databaseUrl?: string; supervise: boolean; pollSeconds: number; maintenanceSeconds: number; log: Logger },
+  options: {
+    databaseUrl?: string;
+    supervise: boolean;
+    pollSeconds: number;
+    maintenanceSeconds: number;
+    /** How long a dead worker's jobs wait before another worker takes them (JOBS_RECOVERY_SECONDS). */
+    recoverySeconds: number;
+    log: Logger;
+  },
 ): Promise<JobQueue> {
-  // Maintenance expires the jobs of workers that died mid-job, so another worker retries them.
+  // Maintenance archives and drops old jobs; the sweep below expires the jobs of dead workers.
   const supervision = { supervise: options.supervise, schedule: options.supervise, maintenanceIntervalSeconds: options.maintenanceSeconds };
   const boss =
     db.engine === 'postgres' && options.databaseUrl
@@ -51,24 +80,62 @@ export async function startJobQueue(
       : new PgBoss({ db: db.jobsAdapter() as PgBoss.Db, ...supervision });
   boss.on('error', (error) => options.log.error({ err: error }, 'job queue error'));
   await boss.start();
+  let started = true;
+  const { heartbeatMs, sweepMs } = recoveryTimings(options.recoverySeconds);
+  const timers: NodeJS.Timeout[] = [];
+  const repeat = (ms: number, task: () => Promise<void>, what: string) => {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      task()
+        .catch((error: unknown) => options.log.warn({ err: error }, what))
+        .finally(() => (running = false));
+    }, ms);
+    timer.unref();
+    timers.push(timer);
+  };
+
+  // Jobs this process holds, by queue, with their lease in seconds: renewed while they run.
+  const held = new Map<string, { lease: number; ids: Set<string> }>();
+  repeat(
+    heartbeatMs,
+    async () => {
+      for (const [name, { lease, ids }] of held) if (ids.size > 0) await boss.getDb().executeSql(RENEW_LEASES, [name, [...ids], lease]);
+    },
+    'job queue heartbeat failed',
+  );
+  if (options.supervise) {
+    // Every supervising process looks for expired leases from its start, not after a maintenance interval.
+    await boss.expire();
+    repeat(sweepMs, () => boss.expire(), 'job queue expiry sweep failed');
+  }
+  const leaseOf = (definition: JobDefinition<never>) => definition.expireInSeconds ?? options.recoverySeconds;
 
   const define = async (definitions: JobDefinition<never>[]) => {
     for (const definition of definitions) {
       // Processes starting together on a fresh database race to create a queue: the loser sees
       // a unique violation or a deadlock, and tries again until the queue exists.
-      for (let attempt = 1; !(await boss.getQueue(definition.name)); attempt++) {
-        await boss
-          .createQueue(definition.name, {
-            name: definition.name,
-            retryLimit: definition.retryLimit ?? 5,
-            retryDelay: definition.retryDelaySeconds ?? 5,
-            retryBackoff: true,
-            expireInSeconds: definition.expireInSeconds ?? 300,
-          })
-          .catch((error: unknown) => {
-            if (attempt >= 5) throw error;
-          });
+      const settings = {
+        name: definition.name,
+        retryLimit: definition.retryLimit ?? 5,
+        retryDelay: definition.retryDelaySeconds ?? 5,
+        retryBackoff: true,
+        expireInSeconds: leaseOf(definition),
+      };
+      let queue: PgBoss.Queue | null;
+      for (let attempt = 1; !(queue = await boss.getQueue(definition.name)); attempt++) {
+        await boss.createQueue(definition.name, settings).catch((error: unknown) => {
+          if (attempt >= 5) throw error;
+        });
       }
+      // A queue made by an older version (or with another recovery time) takes this one's settings.
+      if (
+        queue.expireInSeconds !== settings.expireInSeconds ||
+        queue.retryLimit !== settings.retryLimit ||
+        queue.retryDelay !== settings.retryDelay
+      )
+        await boss.updateQueue(definition.name, settings);
     }
   };
 
@@ -85,21 +152,31 @@ export async function startJobQueue(
     async work(definitions) {
       await define(definitions);
       for (const definition of definitions) {
+        const holding = { lease: leaseOf(definition), ids: new Set<string>() };
+        held.set(definition.name, holding);
         if (definition.cron) await boss.schedule(definition.name, definition.cron, {}, { tz: 'UTC' });
+        const handleBatch = async (jobs: PgBoss.JobWithMetadata<unknown>[]) => {
+          for (const job of jobs) {
+            try {
+              await definition.handle(job.data as never, { id: job.id, retryCount: job.retryCount });
+            } catch (error) {
+              // Only this job fails (and is retried); the rest of the batch completes.
+              options.log.warn({ err: error, job: job.id, queue: definition.name, retryCount: job.retryCount }, 'job failed');
+              await boss.fail(definition.name, job.id, { message: error instanceof Error ? error.message : String(error) });
+            }
+          }
+        };
         for (let i = 0; i < (definition.concurrency ?? 1); i++) {
           const worker: { id?: string } = {};
           worker.id = await boss.work(
             definition.name,
             { pollingIntervalSeconds: options.pollSeconds, batchSize: definition.batchSize ?? 20, includeMetadata: true },
             async (jobs) => {
-              for (const job of jobs) {
-                try {
-                  await definition.handle(job.data as never, { id: job.id, retryCount: job.retryCount });
-                } catch (error) {
-                  // Only this job fails (and is retried); the rest of the batch completes.
-                  options.log.warn({ err: error, job: job.id, queue: definition.name, retryCount: job.retryCount }, 'job failed');
-                  await boss.fail(definition.name, job.id, { message: error instanceof Error ? error.message : String(error) });
-                }
+              for (const job of jobs) holding.ids.add(job.id);
+              try {
+                await handleBatch(jobs);
+              } finally {
+                for (const job of jobs) holding.ids.delete(job.id);
               }
               // pg-boss waits a polling interval after every fetch; while jobs keep coming, fetch again at once.
               if (jobs.length > 0 && worker.id) boss.notifyWorker(worker.id);
@@ -108,6 +185,15 @@ export async function startJobQueue(
         }
       }
     },
-    stop: () => boss.stop({ graceful: true, wait: true, timeout: 10_000, close: true }),
+    async ready() {
+      if (!started) return false;
+      await boss.getDb().executeSql('SELECT 1', []);
+      return true;
+    },
+    async stop() {
+      started = false;
+      for (const timer of timers) clearInterval(timer);
+      await boss.stop({ graceful: true, wait: true, timeout: 10_000, close: true });
+    },
   };
 }
