@@ -9,6 +9,7 @@ import { API_BASE, gatewayNotFound, mountModules, type ModuleName, type ModulePl
 import { authHook, chosenWebSocketProtocol, type Authenticator } from './platform/auth.ts';
 import type { Deps } from './platform/context.ts';
 import { appError, sendError } from './platform/errors.ts';
+import { healthRoutes } from './platform/health.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
 import { validatorCompiler } from './platform/validation.ts';
 import { agentRoutes } from './modules/agents/routes.ts';
@@ -150,15 +151,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true }, logLevel: 'warn' });
 
   const open = { auth: 'public' as const, rateLimit: false as const };
-  app.get('/healthz', { config: open, schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { config: open, schema: { hide: true } }, async (request, reply) => {
-    try {
-      await deps.db.query('SELECT 1');
-      return { status: 'ok' };
-    } catch {
-      return sendError(appError('DATABASE_UNAVAILABLE'), request, reply);
-    }
-  });
+  healthRoutes(app, deps, open);
   registerDashboard(app, () => ({
     service: 'callforge',
     version: SERVICE_VERSION,

@@ -87,9 +87,10 @@ describe.skipIf(!process.env.DATABASE_URL)('jobs of a worker killed mid-batch', 
     await database?.drop();
   }, 60_000);
 
-  const startWorker = async () => {
+  const startWorker = async (healthPort = 0) => {
     const worker = await startServerProcess(
       {
+        WORKER_HEALTH_PORT: String(healthPort),
         DATABASE_URL: database!.url,
         SECRETS_KEY: secretsKey,
         PUBLIC_URL: apiUrl,
@@ -185,8 +186,14 @@ describe.skipIf(!process.env.DATABASE_URL)('jobs of a worker killed mid-batch', 
     holdHooks = false;
     for (const res of heldHooks.splice(0)) res.destroy();
     // A new worker starts (as a process manager would restart it); it looks for lapsed leases at once.
-    await startWorker();
+    const healthPort = await freeLoopbackPort();
+    await startWorker(healthPort);
     const readyMs = Date.now() - killedAt;
+    // The worker role's probes, for process managers.
+    for (const path of ['/healthz', '/readyz']) {
+      const probe = await fetch(`http://127.0.0.1:${healthPort}${path}`);
+      expect([path, probe.status, await probe.json()]).toEqual([path, 200, { status: 'ok' }]);
+    }
     const deadline = Math.max(readyMs, RECOVERY_SECONDS * 1000) + RESUMED_AFTER_READY_MS;
 
     // Deadlines from the kill, not stopwatches: the stranded jobs are taken up by the new worker.

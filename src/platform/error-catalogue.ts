@@ -605,6 +605,11 @@ const declared = {
     message: 'The database is not reachable; the service cannot take requests yet.',
     when: '/readyz while the database does not answer.',
   },
+  JOB_QUEUE_UNAVAILABLE: {
+    status: 503,
+    message: 'The job queue is not started; this process cannot take background work yet.',
+    when: '/readyz while the job queue is starting or stopping, or its connection to the database fails.',
+  },
 } as const satisfies Record<string, ErrorEntry>;
 
 /**
