@@ -209,13 +209,13 @@ const ServiceEnvSchema = Type.Object({
     12,
     3,
     3600,
-    'How long a job may go without its worker\'s heartbeat before the job queue gives it up and retries it in another worker (a worker that was killed or froze); live workers renew the jobs they hold every third of it, and every worker looks for given-up jobs as often, from its start. A killed worker\'s messages, webhooks and call follow-ups start again within about 1⅓ × this plus their queue\'s first retry delay (5–10 s).',
+    "How long a job may go without its worker's heartbeat before the job queue gives it up and retries it in another worker (a worker that was killed or froze); live workers renew the jobs they hold every third of it, and every worker looks for given-up jobs as often, from its start. A killed worker's messages, webhooks and call follow-ups start again within about 1⅓ × this plus their queue's first retry delay (5–10 s).",
   ),
   WORKER_HEALTH_PORT: Int(
     0,
     0,
     65535,
-    'Port of the worker role\'s health endpoint (GET /healthz: alive, event loop responsive; GET /readyz: database and job queue ready); 0 turns it off. Processes with the API (roles all and api) answer /healthz and /readyz on PORT.',
+    "Port of the worker role's health endpoint (GET /healthz: alive, event loop responsive; GET /readyz: database and job queue ready); 0 turns it off. Processes with the API (roles all and api) answer /healthz and /readyz on PORT.",
   ),
   JOBS_POLL_SECONDS: Type.String({
     default: '1',
