@@ -5,7 +5,7 @@ import { generateSecretsKey } from '../src/platform/secrets.ts';
 import { freeLoopbackPort, listenOnLoopback } from '../src/providers/fake-server.ts';
 import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
 import { createTestDatabase, until } from './harness.ts';
-import { startServerProcess, type ServerProcess } from './processes.ts';
+import { apiRequest, startServerProcess, startWorkerProcess, type ServerProcess } from './processes.ts';
 import { uniqueNumber } from './voice-fixtures.ts';
 
 // A worker process is SIGKILLed while it holds jobs: SMS sends whose Twilio answer has not come
@@ -15,7 +15,6 @@ import { uniqueNumber } from './voice-fixtures.ts';
 // status callback then tells what became of them). Two processes on one database: PostgreSQL
 // only (PGlite is one process by design).
 
-const WORKER_READY = /"msg":"workers and dialer started"/;
 const TWILIO = { accountSid: `AC${'c3'.repeat(16)}`, authToken: 'twilio-auth-token-crash-0123' };
 const CONTACTS = 8;
 const RECOVERY_SECONDS = 3;
@@ -40,8 +39,8 @@ describe.skipIf(!process.env.DATABASE_URL)('jobs of a worker killed mid-batch', 
   const workers: ServerProcess[] = [];
   const secretsKey = generateSecretsKey();
   let apiUrl: string;
-  /** Webhook requests as they came: webhook-id and when. */
-  const hooks: { id: string; at: number }[] = [];
+  /** Webhook requests as they came: webhook-id, when, and the event. */
+  const hooks: { id: string; at: number; type: string; data: Record<string, unknown> }[] = [];
   let holdHooks = true;
   const heldHooks: ServerResponse[] = [];
 
@@ -49,9 +48,11 @@ describe.skipIf(!process.env.DATABASE_URL)('jobs of a worker killed mid-batch', 
     twilio = await startFakeTwilio(TWILIO);
     receiver = await listenOnLoopback(
       createServer((req, res) => {
-        req.resume();
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
         req.on('end', () => {
-          hooks.push({ id: String(req.headers['webhook-id']), at: Date.now() });
+          const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string; data: Record<string, unknown> };
+          hooks.push({ id: String(req.headers['webhook-id']), at: Date.now(), type: event.type, data: event.data });
           if (holdHooks) heldHooks.push(res);
           else res.writeHead(204).end();
         });
@@ -88,44 +89,30 @@ describe.skipIf(!process.env.DATABASE_URL)('jobs of a worker killed mid-batch', 
   }, 60_000);
 
   const startWorker = async (healthPort = 0) => {
-    const worker = await startServerProcess(
-      {
-        WORKER_HEALTH_PORT: String(healthPort),
-        DATABASE_URL: database!.url,
-        SECRETS_KEY: secretsKey,
-        PUBLIC_URL: apiUrl,
-        TWILIO_API_URL: twilio.url,
-        ALLOW_PRIVATE_URLS: '1',
-        WEBHOOK_RETRY_SECONDS: '1',
-        JOBS_RECOVERY_SECONDS: String(RECOVERY_SECONDS),
-        JOBS_POLL_SECONDS: '0.5',
-        SIMULATOR_RING_SECONDS: '0',
-        SIMULATOR_TALK_SECONDS: '1',
-        DIALER_TICK_MS: '50',
-        DIALER_CALLS_PER_SECOND: '1000',
-        DB_POOL_SIZE: '4',
-      },
-      ['--role', 'worker'],
-      60_000,
-      WORKER_READY,
-    );
+    const worker = await startWorkerProcess({
+      WORKER_HEALTH_PORT: String(healthPort),
+      DATABASE_URL: database!.url,
+      SECRETS_KEY: secretsKey,
+      PUBLIC_URL: apiUrl,
+      TWILIO_API_URL: twilio.url,
+      ALLOW_PRIVATE_URLS: '1',
+      WEBHOOK_RETRY_SECONDS: '1',
+      JOBS_RECOVERY_SECONDS: String(RECOVERY_SECONDS),
+      JOBS_POLL_SECONDS: '0.5',
+      SIMULATOR_RING_SECONDS: '0',
+      SIMULATOR_TALK_SECONDS: '1',
+      DIALER_TICK_MS: '50',
+      DIALER_CALLS_PER_SECOND: '1000',
+      DB_POOL_SIZE: '4',
+    });
     workers.push(worker);
     return worker;
   };
 
   async function http(method: string, path: string, token: string | undefined, body?: unknown) {
-    const response = await fetch(`${api.url}/api/v1${path}`, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    const parsed = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
-    if (response.status >= 300) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-    return parsed;
+    const { status, body: answer } = await apiRequest(api.url, method, path, token, body);
+    if (status >= 300) throw new Error(`${method} ${path} answered ${status}: ${JSON.stringify(answer)}`);
+    return answer;
   }
 
   it('resumes the stranded jobs within the recovery time: every webhook delivered, every SMS sent exactly once', async () => {
@@ -233,6 +220,15 @@ describe.skipIf(!process.env.DATABASE_URL)('jobs of a worker killed mid-batch', 
     for (const sms of twilio.messages.values()) expect(await twilio.sendMessageStatus(sms.sid, 'delivered')).toBeLessThan(300);
     const final = await messagesNow();
     expect(final.filter((m) => inFlightSms.has(m.id)).map((m) => m.status)).toEqual([...inFlightSms].map(() => 'DELIVERED'));
+
+    // The tenant heard of each message in doubt (the default policy, FAIL: not sent again).
+    await until(
+      'a message.unconfirmed event for every message that was in flight',
+      () => [...inFlightSms].every((id) => hooks.some((h) => h.type === 'message.unconfirmed' && h.data.messageId === id)),
+      30_000,
+    );
+    for (const hook of hooks.filter((h) => h.type === 'message.unconfirmed'))
+      expect(hook.data).toMatchObject({ policy: 'FAIL', outcome: 'FAILED', channel: 'SMS', provider: 'TWILIO' });
 
     // Every event is delivered.
     await until(
