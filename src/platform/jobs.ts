@@ -12,10 +12,9 @@ export interface JobDefinition<T = unknown> {
   retryLimit?: number;
   retryDelaySeconds?: number;
   /**
-   * The lease of a fetched job: how long it may go without its worker's heartbeat before the job
-   * queue gives it up and retries it elsewhere. Default: the queue-wide recovery time
-   * (JOBS_RECOVERY_SECONDS). A live worker renews the lease of every job it holds, so a slow job
-   * is never retried while it runs; only a dead (or frozen) worker's jobs expire.
+   * How long one batch of this queue may run: pg-boss fails the batch's jobs (to be retried) when
+   * its handler outlives this, running or not (default 300). It is not how long a dead worker's
+   * jobs wait: a fetched job's lease is JOBS_RECOVERY_SECONDS, renewed by its live worker.
    */
   expireInSeconds?: number;
   /** Parallel handlers of this queue in one worker process. */
@@ -56,7 +55,11 @@ export function recoveryTimings(recoverySeconds: number): { heartbeatMs: number;
   return { heartbeatMs: third, sweepMs: third };
 }
 
-/** pg-boss 10 has no heartbeat: a held job's lease is renewed by moving its expiry, counted from its start. */
+/**
+ * pg-boss 10 has no heartbeat: a held job's lease is renewed by moving its expiry in the database,
+ * counted from its start. pg-boss's own in-process timeout reads the expiry fetched with the job
+ * (the queue's expireInSeconds), so the short lease never cuts a live handler short.
+ */
 const RENEW_LEASES = `UPDATE pgboss.job SET expire_in = (now() - started_on) + make_interval(secs => $3)
   WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`;
 
@@ -96,12 +99,13 @@ export async function startJobQueue(
     timers.push(timer);
   };
 
-  // Jobs this process holds, by queue, with their lease in seconds: renewed while they run.
-  const held = new Map<string, { lease: number; ids: Set<string> }>();
+  // Jobs this process holds, by queue: their leases are renewed while they run.
+  const held = new Map<string, { ids: Set<string> }>();
+  const renewLeases = (name: string, ids: string[]) => boss.getDb().executeSql(RENEW_LEASES, [name, ids, options.recoverySeconds]);
   repeat(
     heartbeatMs,
     async () => {
-      for (const [name, { lease, ids }] of held) if (ids.size > 0) await boss.getDb().executeSql(RENEW_LEASES, [name, [...ids], lease]);
+      for (const [name, { ids }] of held) if (ids.size > 0) await renewLeases(name, [...ids]);
     },
     'job queue heartbeat failed',
   );
@@ -110,7 +114,6 @@ export async function startJobQueue(
     await boss.expire();
     repeat(sweepMs, () => boss.expire(), 'job queue expiry sweep failed');
   }
-  const leaseOf = (definition: JobDefinition<never>) => definition.expireInSeconds ?? options.recoverySeconds;
 
   const define = async (definitions: JobDefinition<never>[]) => {
     for (const definition of definitions) {
@@ -121,21 +124,13 @@ export async function startJobQueue(
         retryLimit: definition.retryLimit ?? 5,
         retryDelay: definition.retryDelaySeconds ?? 5,
         retryBackoff: true,
-        expireInSeconds: leaseOf(definition),
+        expireInSeconds: definition.expireInSeconds ?? 300,
       };
-      let queue: PgBoss.Queue | null;
-      for (let attempt = 1; !(queue = await boss.getQueue(definition.name)); attempt++) {
+      for (let attempt = 1; !(await boss.getQueue(definition.name)); attempt++) {
         await boss.createQueue(definition.name, settings).catch((error: unknown) => {
           if (attempt >= 5) throw error;
         });
       }
-      // A queue made by an older version (or with another recovery time) takes this one's settings.
-      if (
-        queue.expireInSeconds !== settings.expireInSeconds ||
-        queue.retryLimit !== settings.retryLimit ||
-        queue.retryDelay !== settings.retryDelay
-      )
-        await boss.updateQueue(definition.name, settings);
     }
   };
 
@@ -152,7 +147,7 @@ export async function startJobQueue(
     async work(definitions) {
       await define(definitions);
       for (const definition of definitions) {
-        const holding = { lease: leaseOf(definition), ids: new Set<string>() };
+        const holding = { ids: new Set<string>() };
         held.set(definition.name, holding);
         if (definition.cron) await boss.schedule(definition.name, definition.cron, {}, { tz: 'UTC' });
         const handleBatch = async (jobs: PgBoss.JobWithMetadata<unknown>[]) => {
@@ -174,6 +169,12 @@ export async function startJobQueue(
             async (jobs) => {
               for (const job of jobs) holding.ids.add(job.id);
               try {
+                // The lease starts at once: a worker killed from here on holds these jobs for seconds, not minutes.
+                if (jobs.length > 0)
+                  await renewLeases(
+                    definition.name,
+                    jobs.map((job) => job.id),
+                  );
                 await handleBatch(jobs);
               } finally {
                 for (const job of jobs) holding.ids.delete(job.id);
