@@ -11,6 +11,7 @@ import { countingInvalidKeys } from './platform/auth-failures.ts';
 import { authHook, chosenWebSocketProtocol, type Authenticator } from './platform/auth.ts';
 import type { Deps } from './platform/context.ts';
 import { appError, sendError } from './platform/errors.ts';
+import { healthRoutes } from './platform/health.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
 import { DOCS_POLICY, pageHeaders } from './platform/page-security.ts';
 import { sessionCookies } from './platform/session-cookie.ts';
@@ -65,35 +66,6 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   conversation: conversationRoutes,
   media: mediaRoutes,
 };
-
-/**
- * Whether the database answers `SELECT 1` within `timeoutMs`. A database that does not answer (a
- * busy pool, PGlite's one connection held, a server that hangs) is not ready, answered at the
- * deadline rather than when it recovers; while a ping is still out, the next probe waits on the
- * same one instead of queueing another.
- */
-function databasePing(db: Deps['db'], timeoutMs: number): () => Promise<boolean> {
-  let pending: Promise<boolean> | undefined;
-  return async () => {
-    pending ??= db.query('SELECT 1').then(
-      () => true,
-      () => false,
-    );
-    const current = pending;
-    void current.finally(() => {
-      if (pending === current) pending = undefined;
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
-    try {
-      return await Promise.race([current, deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
-}
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
@@ -204,12 +176,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   const open = { auth: 'public' as const, rateLimit: false as const };
-  app.get('/healthz', { config: open, schema: { hide: true } }, async () => ({ status: 'ok' }));
-  const ping = databasePing(deps.db, deps.config.readyTimeoutMs);
-  app.get('/readyz', { config: open, schema: { hide: true } }, async (request, reply) => {
-    if (await ping()) return { status: 'ok' };
-    return sendError(appError('DATABASE_UNAVAILABLE'), request, reply);
-  });
+  healthRoutes(app, deps, open);
   registerDashboard(app, () => ({
     service: 'callforge',
     version: SERVICE_VERSION,

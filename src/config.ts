@@ -235,7 +235,19 @@ const ServiceEnvSchema = Type.Object({
     60,
     1,
     3600,
-    'How often the job queue looks for jobs whose worker died (they expire and are retried) and cleans up, in seconds.',
+    'How often the job queue archives finished jobs and drops old ones, in seconds (jobs whose worker died are looked for more often: see JOBS_RECOVERY_SECONDS).',
+  ),
+  JOBS_RECOVERY_SECONDS: Int(
+    12,
+    3,
+    3600,
+    "How long a job may go without its worker's heartbeat before the job queue gives it up and retries it in another worker (a worker that was killed or froze); live workers renew the jobs they hold every third of it, and every worker looks for given-up jobs as often, from its start. A killed worker's messages, webhooks and call follow-ups start again within about 1⅓ × this plus their queue's first retry delay (5–10 s).",
+  ),
+  WORKER_HEALTH_PORT: Int(
+    0,
+    0,
+    65535,
+    "Port of the worker role's health endpoint (GET /healthz: alive, event loop responsive; GET /readyz: database and job queue ready); 0 turns it off. Processes with the API (roles all and api) answer /healthz and /readyz on PORT.",
   ),
   JOBS_POLL_SECONDS: Type.String({
     default: '1',
@@ -277,6 +289,8 @@ export interface Config {
   allowPrivateUrls: boolean;
   jobsPollSeconds: number;
   jobsMaintenanceSeconds: number;
+  jobsRecoverySeconds: number;
+  workerHealthPort: number;
   analyzeSeconds: number;
   publicUrl: string;
   webhookRetrySeconds: number;
@@ -437,6 +451,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateUrls: flag(env_.ALLOW_PRIVATE_URLS),
     jobsPollSeconds: pollSeconds,
     jobsMaintenanceSeconds: Number(env_.JOBS_MAINTENANCE_SECONDS),
+    jobsRecoverySeconds: Number(env_.JOBS_RECOVERY_SECONDS),
+    workerHealthPort: Number(env_.WORKER_HEALTH_PORT),
     analyzeSeconds: Number(env_.ANALYZE_SECONDS),
     publicUrl: env_.PUBLIC_URL,
     webhookRetrySeconds: Number(env_.WEBHOOK_RETRY_SECONDS),

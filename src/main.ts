@@ -3,6 +3,7 @@ import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirBusyError } from './platform/data-dir-lock.ts';
 import { createLogger } from './platform/logger.ts';
+import { startWorkerHealth } from './platform/health.ts';
 import { openRuntime } from './runtime.ts';
 import { createDemoTenant, describeDemo } from './demo.ts';
 import { countTenants } from './modules/identity/service.ts';
@@ -23,10 +24,15 @@ async function main() {
   // exit for the supervisor (systemd, Docker's restart policy) to start one.
   const runtime = await openRuntime(config, { log, superviseJobs: config.role !== 'api', onDatabaseFailure: () => process.exit(1) });
 
-  const running: { app?: Awaited<ReturnType<typeof buildApp>>; dialer?: ReturnType<typeof startDialer> } = {};
+  const running: {
+    app?: Awaited<ReturnType<typeof buildApp>>;
+    dialer?: ReturnType<typeof startDialer>;
+    health?: Awaited<ReturnType<typeof startWorkerHealth>>;
+  } = {};
   const stop = async (signal: string) => {
     log.info({ signal }, 'shutting down');
     await running.app?.close();
+    await running.health?.close();
     await running.dialer?.stop();
     await runtime.close();
     process.exit(0);
@@ -34,6 +40,9 @@ async function main() {
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
 
+  // The worker role's probes listen before its queues start: /readyz tells when they have.
+  if (config.role === 'worker' && config.workerHealthPort > 0)
+    running.health = await startWorkerHealth(runtime, { port: config.workerHealthPort, host: config.host });
   if (config.role !== 'api') {
     const jobs = jobDefinitions(runtime);
     await runtime.jobs.work(jobs);

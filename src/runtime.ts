@@ -84,6 +84,7 @@ export async function openRuntime(
       supervise: options.superviseJobs,
       pollSeconds: config.jobsPollSeconds,
       maintenanceSeconds: config.jobsMaintenanceSeconds,
+      recoverySeconds: config.jobsRecoverySeconds,
       log: options.log,
     });
     const apiKeyCache = await startApiKeyCache(db, clock, options.log, recordApiKeyUse(db));

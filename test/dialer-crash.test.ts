@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretsKey } from '../src/platform/secrets.ts';
 import { createTestDatabase } from './harness.ts';
-import { startServerProcess, type ServerProcess } from './processes.ts';
+import { apiRequest, startServerProcess, type ServerProcess } from './processes.ts';
 import { uniqueNumber } from './voice-fixtures.ts';
 
 // Contract §5: "No contact is ever dialled more than maxAttempts times, even when a process is
@@ -101,18 +101,7 @@ describe.skipIf(!process.env.DATABASE_URL)('dialer worker processes: killed at r
     workers.delete(worker);
   }
 
-  async function http(method: string, path: string, token: string | undefined, body?: unknown) {
-    const response = await fetch(`${api.url}/api/v1${path}`, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-  }
+  const http = (method: string, path: string, token: string | undefined, body?: unknown) => apiRequest(api.url, method, path, token, body);
 
   /** A tenant, agent, SIMULATOR number, list of contacts with the given plans, and a RUNNING campaign. */
   async function runningCampaign(plans: string[], maxConcurrentCalls: number) {

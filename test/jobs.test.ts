@@ -3,7 +3,8 @@ import { startTestApp, until, type TestApp } from './harness.ts';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  // A short lease, so that a job outliving it is seen within a test.
+  t = await startTestApp({ env: { JOBS_RECOVERY_SECONDS: '3' } });
 });
 afterAll(() => t.close());
 
@@ -100,5 +101,42 @@ describe('job queue with a long polling interval', () => {
     await slow.runtime.jobs.work([backlog]);
     // 45 jobs in batches of 5 are 9 fetches: with a 60 s pause after each this would take 8 minutes.
     await until('all 45 jobs', () => seen.size === 45, 20_000);
+  });
+
+  it('never gives away a job its live worker is still running, however long past the lease it runs', async () => {
+    const runs: number[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    await t.runtime.jobs.work([
+      {
+        name: 'test-slow',
+        retryLimit: 3,
+        retryDelaySeconds: 1,
+        handle: async () => {
+          runs.push(Date.now());
+          await released;
+        },
+      },
+    ]);
+    const id = await t.runtime.jobs.send('test-slow', {});
+    await until('the slow job to start', () => runs.length === 1, 20_000);
+    // Twice the lease and more than a sweep (a third of it) later, by the database's clock.
+    const job = () =>
+      t.runtime.db.query<{ state: string; age: number }>(
+        `SELECT state, extract(epoch FROM now() - started_on)::float8 AS age FROM pgboss.job WHERE name = 'test-slow' AND id = $1`,
+        [id],
+      );
+    const late = await until(
+      'the job to run past twice its lease',
+      async () => {
+        const row = (await job()).rows[0];
+        return row && (row.state !== 'active' || row.age > 7) && row;
+      },
+      30_000,
+    );
+    expect(late.state).toBe('active');
+    release();
+    await until('the slow job to complete', async () => (await job()).rows[0]?.state === 'completed', 20_000);
+    expect(runs).toHaveLength(1);
   });
 });

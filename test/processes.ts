@@ -72,3 +72,24 @@ export function startServerProcess(
     });
   });
 }
+
+/** What a worker process (`--role worker`) logs once its queues and dialer run. */
+export const WORKER_READY = /"msg":"workers and dialer started"/;
+
+/** Starts `src/main.ts --role worker` and resolves once its queues and dialer run. */
+export const startWorkerProcess = (env: Record<string, string | undefined>) =>
+  startServerProcess(env, ['--role', 'worker'], 60_000, WORKER_READY);
+
+/** A request to a process's API (`/api/v1` + path) with an optional bearer token and JSON body: its status and parsed body. */
+export async function apiRequest(baseUrl: string, method: string, path: string, token: string | undefined, body?: unknown) {
+  const response = await fetch(`${baseUrl}/api/v1${path}`, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+}

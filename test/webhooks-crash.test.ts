@@ -5,14 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretsKey } from '../src/platform/secrets.ts';
 import { listenOnLoopback } from '../src/providers/fake-server.ts';
 import { createTestDatabase, until } from './harness.ts';
-import { startServerProcess, type ServerProcess } from './processes.ts';
+import { apiRequest, startServerProcess, startWorkerProcess, type ServerProcess } from './processes.ts';
 
 // Contract §9, issue 7: "a crashed worker loses no event". A worker process is SIGKILLed while
 // its webhook POST is in flight (the receiver holds the first request open); another worker
 // process delivers the same event, with the same webhook-id, verified by the reference library.
 // Two processes on one database: PostgreSQL only (PGlite is one process by design).
-
-const WORKER_READY = /"msg":"workers and dialer started"/;
 
 describe.skipIf(!process.env.DATABASE_URL)('webhook delivery when a worker is killed mid-request', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -49,34 +47,20 @@ describe.skipIf(!process.env.DATABASE_URL)('webhook delivery when a worker is ki
   }, 60_000);
 
   const startWorker = async () => {
-    const worker = await startServerProcess(
-      {
-        DATABASE_URL: database!.url,
-        SECRETS_KEY: secretsKey,
-        ALLOW_PRIVATE_URLS: '1',
-        WEBHOOK_RETRY_SECONDS: '1',
-        JOBS_MAINTENANCE_SECONDS: '1',
-        JOBS_POLL_SECONDS: '0.5',
-      },
-      ['--role', 'worker'],
-      60_000,
-      WORKER_READY,
-    );
+    const worker = await startWorkerProcess({
+      DATABASE_URL: database!.url,
+      SECRETS_KEY: secretsKey,
+      ALLOW_PRIVATE_URLS: '1',
+      WEBHOOK_RETRY_SECONDS: '1',
+      JOBS_MAINTENANCE_SECONDS: '1',
+      JOBS_POLL_SECONDS: '0.5',
+    });
     workers.push(worker);
     return worker;
   };
 
-  async function http(method: string, path: string, token: string | undefined, body?: unknown) {
-    const response = await fetch(`${api.url}/api/v1${path}`, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return (await response.json()) as Record<string, unknown>;
-  }
+  const http = async (method: string, path: string, token: string | undefined, body?: unknown) =>
+    (await apiRequest(api.url, method, path, token, body)).body;
 
   it('delivers the event once another worker takes over, with the same webhook-id and a valid signature', async () => {
     const tag = randomInt(1_000_000_000).toString(36);

@@ -652,6 +652,11 @@ const declared = {
     message: 'The database took too long to answer this request; try again in a moment.',
     when: 'A statement of the request ran longer than DB_STATEMENT_TIMEOUT_MS (PostgreSQL) and was cancelled.',
   },
+  JOB_QUEUE_UNAVAILABLE: {
+    status: 503,
+    message: 'The job queue is not started; this process cannot take background work yet.',
+    when: '/readyz while the job queue is starting or stopping, or its connection to the database fails.',
+  },
 } as const satisfies Record<string, ErrorEntry>;
 
 /**

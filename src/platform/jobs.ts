@@ -11,6 +11,11 @@ export interface JobDefinition<T = unknown> {
   /** Retries after a failure, each `retryDelaySeconds` doubled (pg-boss backoff). */
   retryLimit?: number;
   retryDelaySeconds?: number;
+  /**
+   * How long one batch of this queue may run: pg-boss fails the batch's jobs (to be retried) when
+   * its handler outlives this, running or not (default 300). It is not how long a dead worker's
+   * jobs wait: a fetched job's lease is JOBS_RECOVERY_SECONDS, renewed by its live worker.
+   */
   expireInSeconds?: number;
   /** Parallel handlers of this queue in one worker process. */
   concurrency?: number;
@@ -36,14 +41,41 @@ export interface JobQueue {
   work(definitions: JobDefinition<never>[]): Promise<void>;
   /** Makes sure queues exist so any role can send to them. */
   define(definitions: JobDefinition<never>[]): Promise<void>;
+  /** Whether the queue is started and its database answers (a worker's readiness). */
+  ready(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
+/**
+ * The job queue's timings that follow from the recovery time: a held job's lease is renewed every
+ * third of it, and the queue looks for expired leases as often, in every supervising process.
+ */
+export function recoveryTimings(recoverySeconds: number): { heartbeatMs: number; sweepMs: number } {
+  const third = Math.max(1000, Math.floor((recoverySeconds * 1000) / 3));
+  return { heartbeatMs: third, sweepMs: third };
+}
+
+/**
+ * pg-boss 10 has no heartbeat: a held job's lease is renewed by moving its expiry in the database,
+ * counted from its start. pg-boss's own in-process timeout reads the expiry fetched with the job
+ * (the queue's expireInSeconds), so the short lease never cuts a live handler short.
+ */
+const RENEW_LEASES = `UPDATE pgboss.job SET expire_in = (now() - started_on) + make_interval(secs => $3)
+  WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`;
+
 export async function startJobQueue(
   db: Db,
-  options: { databaseUrl?: string; supervise: boolean; pollSeconds: number; maintenanceSeconds: number; log: Logger },
+  options: {
+    databaseUrl?: string;
+    supervise: boolean;
+    pollSeconds: number;
+    maintenanceSeconds: number;
+    /** How long a dead worker's jobs wait before another worker takes them (JOBS_RECOVERY_SECONDS). */
+    recoverySeconds: number;
+    log: Logger;
+  },
 ): Promise<JobQueue> {
-  // Maintenance expires the jobs of workers that died mid-job, so another worker retries them.
+  // Maintenance archives and drops old jobs; the sweep below expires the jobs of dead workers.
   const supervision = { supervise: options.supervise, schedule: options.supervise, maintenanceIntervalSeconds: options.maintenanceSeconds };
   const boss =
     db.engine === 'postgres' && options.databaseUrl
@@ -51,23 +83,53 @@ export async function startJobQueue(
       : new PgBoss({ db: db.jobsAdapter() as PgBoss.Db, ...supervision });
   boss.on('error', (error) => options.log.error({ err: error }, 'job queue error'));
   await boss.start();
+  let started = true;
+  const { heartbeatMs, sweepMs } = recoveryTimings(options.recoverySeconds);
+  const timers: NodeJS.Timeout[] = [];
+  const repeat = (ms: number, task: () => Promise<void>, what: string) => {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      task()
+        .catch((error: unknown) => options.log.warn({ err: error }, what))
+        .finally(() => (running = false));
+    }, ms);
+    timer.unref();
+    timers.push(timer);
+  };
+
+  // Jobs this process holds, by queue: their leases are renewed while they run.
+  const held = new Map<string, { ids: Set<string> }>();
+  const renewLeases = (name: string, ids: string[]) => boss.getDb().executeSql(RENEW_LEASES, [name, ids, options.recoverySeconds]);
+  repeat(
+    heartbeatMs,
+    async () => {
+      for (const [name, { ids }] of held) if (ids.size > 0) await renewLeases(name, [...ids]);
+    },
+    'job queue heartbeat failed',
+  );
+  if (options.supervise) {
+    // Every supervising process looks for expired leases from its start, not after a maintenance interval.
+    await boss.expire();
+    repeat(sweepMs, () => boss.expire(), 'job queue expiry sweep failed');
+  }
 
   const define = async (definitions: JobDefinition<never>[]) => {
     for (const definition of definitions) {
       // Processes starting together on a fresh database race to create a queue: the loser sees
       // a unique violation or a deadlock, and tries again until the queue exists.
+      const settings = {
+        name: definition.name,
+        retryLimit: definition.retryLimit ?? 5,
+        retryDelay: definition.retryDelaySeconds ?? 5,
+        retryBackoff: true,
+        expireInSeconds: definition.expireInSeconds ?? 300,
+      };
       for (let attempt = 1; !(await boss.getQueue(definition.name)); attempt++) {
-        await boss
-          .createQueue(definition.name, {
-            name: definition.name,
-            retryLimit: definition.retryLimit ?? 5,
-            retryDelay: definition.retryDelaySeconds ?? 5,
-            retryBackoff: true,
-            expireInSeconds: definition.expireInSeconds ?? 300,
-          })
-          .catch((error: unknown) => {
-            if (attempt >= 5) throw error;
-          });
+        await boss.createQueue(definition.name, settings).catch((error: unknown) => {
+          if (attempt >= 5) throw error;
+        });
       }
     }
   };
@@ -85,21 +147,37 @@ export async function startJobQueue(
     async work(definitions) {
       await define(definitions);
       for (const definition of definitions) {
+        const holding = { ids: new Set<string>() };
+        held.set(definition.name, holding);
         if (definition.cron) await boss.schedule(definition.name, definition.cron, {}, { tz: 'UTC' });
+        const handleBatch = async (jobs: PgBoss.JobWithMetadata<unknown>[]) => {
+          for (const job of jobs) {
+            try {
+              await definition.handle(job.data as never, { id: job.id, retryCount: job.retryCount });
+            } catch (error) {
+              // Only this job fails (and is retried); the rest of the batch completes.
+              options.log.warn({ err: error, job: job.id, queue: definition.name, retryCount: job.retryCount }, 'job failed');
+              await boss.fail(definition.name, job.id, { message: error instanceof Error ? error.message : String(error) });
+            }
+          }
+        };
         for (let i = 0; i < (definition.concurrency ?? 1); i++) {
           const worker: { id?: string } = {};
           worker.id = await boss.work(
             definition.name,
             { pollingIntervalSeconds: options.pollSeconds, batchSize: definition.batchSize ?? 20, includeMetadata: true },
             async (jobs) => {
-              for (const job of jobs) {
-                try {
-                  await definition.handle(job.data as never, { id: job.id, retryCount: job.retryCount });
-                } catch (error) {
-                  // Only this job fails (and is retried); the rest of the batch completes.
-                  options.log.warn({ err: error, job: job.id, queue: definition.name, retryCount: job.retryCount }, 'job failed');
-                  await boss.fail(definition.name, job.id, { message: error instanceof Error ? error.message : String(error) });
-                }
+              for (const job of jobs) holding.ids.add(job.id);
+              try {
+                // The lease starts at once: a worker killed from here on holds these jobs for seconds, not minutes.
+                if (jobs.length > 0)
+                  await renewLeases(
+                    definition.name,
+                    jobs.map((job) => job.id),
+                  );
+                await handleBatch(jobs);
+              } finally {
+                for (const job of jobs) holding.ids.delete(job.id);
               }
               // pg-boss waits a polling interval after every fetch; while jobs keep coming, fetch again at once.
               if (jobs.length > 0 && worker.id) boss.notifyWorker(worker.id);
@@ -108,6 +186,15 @@ export async function startJobQueue(
         }
       }
     },
-    stop: () => boss.stop({ graceful: true, wait: true, timeout: 10_000, close: true }),
+    async ready() {
+      if (!started) return false;
+      await boss.getDb().executeSql('SELECT 1', []);
+      return true;
+    },
+    async stop() {
+      started = false;
+      for (const timer of timers) clearInterval(timer);
+      await boss.stop({ graceful: true, wait: true, timeout: 10_000, close: true });
+    },
   };
 }

@@ -10,6 +10,7 @@ export const EVENT_TYPES = [
   'wallet.low_balance',
   'appointment.booked',
   'payment_promise.recorded',
+  'message.unconfirmed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;

@@ -107,8 +107,7 @@ export const deliverWebhookJob = (deps: Deps): JobDefinition<DeliverWebhookJob> 
   concurrency: 4,
   // One at a time per handler: a batch of slow provider calls could outlive the job's expiry and run twice.
   batchSize: 1,
-  // A delivery whose worker died mid-POST is retried by another once this has passed.
-  expireInSeconds: TIMEOUT_MS / 1000 + 20,
+  // A delivery whose worker died mid-POST is retried by another after JOBS_RECOVERY_SECONDS.
   handle: (data, meta) => deliverWebhook(deps, data, meta),
 });
 

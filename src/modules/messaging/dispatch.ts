@@ -7,6 +7,7 @@ import { smsSegments } from '../../providers/sms-segments.ts';
 import * as calls from '../calls/service.ts';
 import * as compliance from '../compliance/service.ts';
 import * as campaigns from '../campaigns/service.ts';
+import * as events from '../events/service.ts';
 import { NotConnectedError, smsConnectionOf, smsStatusCallbackUrl, whatsappNotConnected, whatsappOf } from './channels.ts';
 import * as repo from './repo.ts';
 import { chooseSmsTemplate, chooseWhatsAppMapping, fillPlaceholders, type Recipient } from './templates.ts';
@@ -166,28 +167,59 @@ export async function sendDuringCall(
   });
 }
 
+const UNCONFIRMED =
+  'Unconfirmed: the worker stopped while the provider was being asked, so whether it was sent is unknown; it is not sent again to avoid a duplicate.';
+
+/**
+ * A message left SENDING by a worker that died while the provider was being asked (its job's
+ * lease lapsed and the job came back). Whether the provider took it is unknown, and none of our
+ * providers can be asked by our id (docs/operations.md): the tenant's policy decides. FAIL (the
+ * default) marks it FAILED: never a second send, and the provider's status callback, which
+ * names our id, corrects it if it was sent. RESEND hands it over again, the risk of a duplicate
+ * accepted. Either way `message.unconfirmed` announces the outcome, in the same transaction.
+ * Returns the message to send again, or undefined.
+ */
+async function settleUnconfirmed(ctx: TenantCtx, current: repo.MessageRow): Promise<repo.MessageRow | undefined> {
+  const policy = await repo.unconfirmedPolicy(ctx.db, ctx.tenantId);
+  return withTransaction(ctx, async (txCtx) => {
+    // RESEND: SENDING → QUEUED, then claimed again like any retry (one worker wins the claim).
+    const outcome =
+      policy === 'RESEND' && current.attempts <= SEND_RETRY_LIMIT
+        ? (await repo.requeue(txCtx.db, ctx.tenantId, current.id, "Unconfirmed: sent again under the tenant's RESEND policy."), 'RESENT')
+        : (await repo.markFailed(txCtx.db, ctx.tenantId, current.id, UNCONFIRMED, ctx.clock.now()), 'FAILED');
+    await events.emitEvent(
+      txCtx,
+      'message.unconfirmed',
+      {
+        messageId: current.id,
+        callId: current.call_id,
+        channel: current.channel,
+        provider: current.provider,
+        toNumber: current.to_number,
+        attempts: current.attempts,
+        policy,
+        outcome,
+      },
+      current.agent_id,
+    );
+    return outcome === 'RESENT' ? repo.claimForSending(txCtx.db, ctx.tenantId, current.id) : undefined;
+  });
+}
+
 /**
  * Hands one message to its provider. The attempt is committed as SENDING before the request,
  * so a worker that dies after the provider accepted the message and before its answer was
- * recorded leaves SENDING behind: the retried job then marks it FAILED as unconfirmed rather
- * than risk a second message; a later delivery callback that names our id corrects it.
+ * recorded leaves SENDING behind: the retried job settles it by the tenant's policy
+ * (settleUnconfirmed); a later delivery callback that names our id corrects a FAILED one.
  */
 export async function sendMessage(deps: Deps, job: SendMessageJob, meta: { retryCount: number }): Promise<void> {
   const ctx = tenantCtx(deps, job.tenantId);
   const now = () => ctx.clock.now();
-  const message = await repo.claimForSending(ctx.db, ctx.tenantId, job.messageId);
+  let message = await repo.claimForSending(ctx.db, ctx.tenantId, job.messageId);
   if (!message) {
     const current = await repo.findMessage(ctx.db, ctx.tenantId, job.messageId);
-    if (current?.status === 'SENDING') {
-      await repo.markFailed(
-        ctx.db,
-        ctx.tenantId,
-        current.id,
-        'Unconfirmed: the worker stopped while the provider was being asked, so whether it was sent is unknown; it is not sent again to avoid a duplicate.',
-        now(),
-      );
-    }
-    return;
+    if (current?.status === 'SENDING') message = await settleUnconfirmed(ctx, current);
+    if (!message) return;
   }
   // Asked again as it goes out: a number listed since the message was recorded gets nothing.
   if (await onDoNotCallList(ctx, message.to_number))

@@ -3,7 +3,7 @@ import type { Page } from '../../platform/pagination.ts';
 import type { Channel, MessageStatus, SmsTemplate, TemplateMapping } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
-export const OWNED_TABLES = ['whatsapp_campaigns', 'sms_campaigns', 'whatsapp_webhook_tokens', 'messages'] as const;
+export const OWNED_TABLES = ['whatsapp_campaigns', 'sms_campaigns', 'whatsapp_webhook_tokens', 'messages', 'messaging_settings'] as const;
 
 // ---------------------------------------------------------------------------------------------
 // WhatsApp and SMS campaigns: one table each, same shape of statements.
@@ -273,6 +273,25 @@ export async function markFailed(db: Queryable, tenantId: string, id: string, re
   await db.query(
     `UPDATE messages SET status = 'FAILED', failure_reason = $3, failed_at = $4, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status IN ('QUEUED', 'SENDING')`,
     [tenantId, id, reason, at],
+  );
+}
+
+export type UnconfirmedPolicy = 'FAIL' | 'RESEND';
+
+/** The tenant's policy for messages left SENDING by a worker that died; FAIL when never set. */
+export async function unconfirmedPolicy(db: Queryable, tenantId: string): Promise<UnconfirmedPolicy> {
+  const { rows } = await db.query<{ unconfirmed_policy: UnconfirmedPolicy }>(
+    'SELECT unconfirmed_policy FROM messaging_settings WHERE tenant_id = $1',
+    [tenantId],
+  );
+  return rows[0]?.unconfirmed_policy ?? 'FAIL';
+}
+
+export async function setUnconfirmedPolicy(db: Queryable, tenantId: string, policy: UnconfirmedPolicy): Promise<void> {
+  await db.query(
+    `INSERT INTO messaging_settings (tenant_id, unconfirmed_policy) VALUES ($1, $2)
+     ON CONFLICT (tenant_id) DO UPDATE SET unconfirmed_policy = EXCLUDED.unconfirmed_policy, updated_at = now()`,
+    [tenantId, policy],
   );
 }
 

@@ -16,6 +16,7 @@ import {
   CreateWhatsAppCampaignBody,
   Message,
   MessageQuery,
+  MessagingSettings,
   SmsCampaign,
   UpdateSmsCampaignBody,
   UpdateWhatsAppCampaignBody,
@@ -289,6 +290,31 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
       await messaging.deleteSmsCampaign(ctxOf(request), request.params.id);
       return reply.code(204).send(null);
     },
+  );
+
+  // --- Messaging settings -------------------------------------------------------------------
+  app.get(
+    '/messages/settings',
+    {
+      schema: {
+        tags: ['messages'],
+        summary: "The tenant's messaging settings: what becomes of a message whose sending was interrupted",
+        response: { 200: MessagingSettings, ...errorResponses(401, 403) },
+      },
+    },
+    async (request) => messaging.getSettings(ctxOf(request)),
+  );
+  app.put(
+    '/messages/settings',
+    {
+      schema: {
+        tags: ['messages'],
+        summary: "Set the tenant's messaging settings",
+        body: MessagingSettings,
+        response: { 200: MessagingSettings, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => messaging.updateSettings(ctxOf(request), request.body),
   );
 
   // --- The message log ------------------------------------------------------------------------

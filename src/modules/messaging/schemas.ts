@@ -244,3 +244,17 @@ export const VerifyQuery = Type.Object({
   'hub.verify_token': Type.Optional(Type.String()),
   'hub.challenge': Type.Optional(Type.String()),
 });
+
+export const UNCONFIRMED_POLICIES = ['FAIL', 'RESEND'] as const;
+
+/** The tenant's messaging settings (contract: our decision where the seed is silent). */
+export const MessagingSettings = Type.Object(
+  {
+    unconfirmedMessagePolicy: StringEnum(UNCONFIRMED_POLICIES, {
+      description:
+        'What becomes of a message whose worker stopped while the provider was being asked, so that whether it was sent is unknown: FAIL (the default) marks it FAILED and never sends it twice; RESEND sends it again, accepting that the recipient may get it twice. Either way a message.unconfirmed webhook tells the outcome.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type MessagingSettings = Static<typeof MessagingSettings>;

@@ -23,6 +23,7 @@ import {
   type Message,
   type MessageStatus,
   type MessageQuery,
+  type MessagingSettings,
   type SmsCampaign,
   type SmsProviderName,
   type SmsTemplate,
@@ -421,6 +422,15 @@ export const toMessage = (row: repo.MessageRow): Message => ({
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
+
+export async function getSettings(ctx: TenantCtx): Promise<MessagingSettings> {
+  return { unconfirmedMessagePolicy: await repo.unconfirmedPolicy(ctx.db, ctx.tenantId) };
+}
+
+export async function updateSettings(ctx: TenantCtx, body: MessagingSettings): Promise<MessagingSettings> {
+  await repo.setUnconfirmedPolicy(ctx.db, ctx.tenantId, body.unconfirmedMessagePolicy);
+  return getSettings(ctx);
+}
 
 export async function listMessages(ctx: TenantCtx, query: MessageQuery, page: Page) {
   const { rows, total } = await repo.listMessages(

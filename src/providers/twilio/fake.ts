@@ -114,6 +114,11 @@ export interface FakeTwilio {
   ): Promise<{ status: number; contentType: string | null; body: string }>;
   /** The next request (whatever it is) is answered with this status and JSON body. */
   failNext(status: number, body: object): void;
+  /**
+   * From now on a message is accepted (kept in `messages`) but its answer waits until the returned
+   * release is called: the sender cannot know whether Twilio took it (a sender killed meanwhile).
+   */
+  holdMessageAnswers(): () => void;
   close(): Promise<void>;
 }
 
@@ -161,6 +166,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   const requests: FakeTwilioRequest[] = [];
   const calls = new Map<string, FakeCallRecord>();
   const messages = new Map<string, FakeTwilioMessage & { dateCreated: Date }>();
+  let answersHeld: Promise<void> | undefined;
   const failures: Array<{ status: number; body: object }> = [];
   const expectedAuth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
   const accountPrefix = `/${API_VERSION}/Accounts/${accountSid}`;
@@ -328,6 +334,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         dateCreated: new Date(),
       };
       messages.set(message.sid, message);
+      await answersHeld;
       return sendJson(res, 201, messageResource(message));
     }
 
@@ -390,6 +397,15 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       const response = await postAsTwilio(url, form, signingToken);
       return { status: response.status, contentType: response.headers.get('content-type'), body: await response.text() };
     },
+    holdMessageAnswers() {
+      let release!: () => void;
+      answersHeld = new Promise((resolve) => (release = resolve));
+      return () => {
+        answersHeld = undefined;
+        release();
+      };
+    },
+
     async sendMessageStatus(sid, messageStatus, extra = {}, signingToken = authToken) {
       const message = messages.get(sid);
       if (!message?.statusCallback) throw new Error(`fake Twilio: no message ${sid} with a StatusCallback`);
