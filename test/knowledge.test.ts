@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import { freeLoopbackPort, listenOnLoopback } from '../src/providers/fake-server.ts';
 import { bearer, createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
+import { settled, uploadSource, type UploadedFile } from './knowledge-fixtures.ts';
 import { apiAs } from './voice-fixtures.ts';
 
 // Contract §7: knowledge bases, sources of every type processed by a real job on a real database,
@@ -46,41 +47,10 @@ async function newBase(api: Api, name = `Base ${Math.random().toString(36).slice
   return response.json() as { id: string; name: string };
 }
 
-/** Polls a source until it leaves PROCESSING and answers its final record. */
-async function settled(api: Api, baseId: string, sourceId: string) {
-  return until(
-    `source ${sourceId} to settle`,
-    async () => {
-      const current = (await api('GET', `/knowledge-bases/${baseId}/sources/${sourceId}`)).json();
-      return current.status !== 'PROCESSING' && current;
-    },
-    60_000,
-  );
-}
 
 /** A multipart/form-data upload as a browser sends it: the fields, then the file. */
-function upload(key: string, baseId: string, fields: Record<string, string>, file?: { name: string; type: string; bytes: Buffer }) {
-  const boundary = '----callforge-test-boundary';
-  const parts: Buffer[] = Object.entries(fields).map(([name, value]) =>
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
-  );
-  if (file) {
-    parts.push(
-      Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: ${file.type}\r\n\r\n`,
-      ),
-      file.bytes,
-      Buffer.from('\r\n'),
-    );
-  }
-  parts.push(Buffer.from(`--${boundary}--\r\n`));
-  return t.app.inject({
-    method: 'POST',
-    url: `/api/v1/knowledge-bases/${baseId}/sources`,
-    headers: { ...bearer(key), 'content-type': `multipart/form-data; boundary=${boundary}` },
-    payload: Buffer.concat(parts),
-  });
-}
+const upload = (key: string, baseId: string, fields: Record<string, string>, file?: UploadedFile) =>
+  uploadSource(t.app, key, baseId, fields, file);
 
 async function addText(api: Api, baseId: string, sourceName: string, rawText: string) {
   const response = await api('POST', `/knowledge-bases/${baseId}/sources`, { sourceType: 'text', sourceName, rawText });

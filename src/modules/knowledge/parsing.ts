@@ -1,17 +1,17 @@
 /**
- * Untrusted documents are parsed off the event loop: each in a worker thread of its own, started
- * for it and terminated after, with a heap limit and a wall-clock limit; the worker also refuses
- * PDFs with too many pages and DOCX archives that unpack to too much (extract.ts). Whatever goes
- * wrong in the worker, running out of memory included, ends as an ExtractionError with a sentence
- * saying which limit the document crossed: the service goes on.
+ * Untrusted documents are parsed off the service's event loop and out of its memory: each in a
+ * child process of its own, started for it and ended after, with a heap limit and a wall-clock
+ * limit; the child also refuses PDFs with too many pages and DOCX archives that unpack to too much
+ * (extract.ts). Whatever goes wrong there, running out of memory included, ends as an
+ * ExtractionError with a sentence saying which limit the document crossed: the service goes on.
  */
-import { startTypeScriptWorker } from '../../platform/worker.ts';
+import { forkTypeScript } from '../../platform/worker.ts';
 import { counted, ExtractionError, type DocumentFormat, type DocumentLimits } from './extract.ts';
 
 export interface ParseLimits extends DocumentLimits {
-  /** Old-generation heap of the parsing worker, in MB. */
+  /** Old-generation heap of the parsing process, in MB. */
   heapMb: number;
-  /** Time from the worker's start to its answer. */
+  /** Time from the process' start to its answer. */
   timeoutMs: number;
 }
 
@@ -26,16 +26,15 @@ export type ParseReply = { type: 'chunks'; pieces: string[] } | { type: 'refused
 
 let parsing = 0;
 
-/** Documents being parsed in this process now. */
+/** Documents being parsed for this process now. */
 export const documentsBeingParsed = () => parsing;
 
 const SPLIT_ADVICE = 'Split the document into smaller files and upload them one by one.';
+const seconds = (ms: number) => `${counted(ms / 1000)} second${ms === 1000 ? '' : 's'}`;
 
-/** The document's text, extracted and chunked in a worker thread within `limits`. */
+/** The document's text, extracted and chunked in a child process within `limits`. */
 export function parseDocument(format: DocumentFormat, bytes: Buffer, limits: ParseLimits): Promise<string[]> {
-  const worker = startTypeScriptWorker(new URL('./parse-worker.ts', import.meta.url), {
-    resourceLimits: { maxOldGenerationSizeMb: limits.heapMb },
-  });
+  const { child, stderr } = forkTypeScript(new URL('./parse-process.ts', import.meta.url), { maxOldSpaceMb: limits.heapMb });
   parsing++;
   return new Promise<string[]>((resolve, reject) => {
     let settled = false;
@@ -44,32 +43,25 @@ export function parseDocument(format: DocumentFormat, bytes: Buffer, limits: Par
       settled = true;
       parsing--;
       clearTimeout(timer);
-      void worker.terminate();
+      child.kill('SIGKILL');
       outcome();
     };
     const refuse = (message: string) => settle(() => reject(new ExtractionError(message)));
-    const timer = setTimeout(
-      () => refuse(`Extracting the text took longer than ${counted(limits.timeoutMs / 1000)} seconds, the limit. ${SPLIT_ADVICE}`),
-      limits.timeoutMs,
-    );
-    worker.on('message', (reply: ParseReply) => {
+    const timer = setTimeout(() => refuse(`Extracting the text took longer than ${seconds(limits.timeoutMs)}, the limit. ${SPLIT_ADVICE}`), limits.timeoutMs);
+    child.on('message', (reply: ParseReply) => {
       if (reply.type === 'chunks') settle(() => resolve(reply.pieces));
       else if (reply.type === 'refused') refuse(reply.message);
       else settle(() => reject(new Error(reply.message)));
     });
-    worker.on('error', (error: Error & { code?: string }) =>
+    child.on('error', (error) => settle(() => reject(new Error(`The document parser could not start: ${error.message}`, { cause: error }))));
+    // stderr is read to its end before 'close' (unlike 'exit'), so it tells why the process ended.
+    child.on('close', (code, signal) =>
       refuse(
-        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+        /heap out of memory/i.test(stderr())
           ? `Extracting the text needed more than ${counted(limits.heapMb)} MB of memory, the limit. ${SPLIT_ADVICE}`
-          : `Extracting the text failed (${error.message}). Save the document again in its format, or paste the text.`,
+          : `Extracting the text stopped unexpectedly (its process ended with ${signal ?? `code ${code}`}). Save the document again in its format, or paste the text.`,
       ),
     );
-    worker.on('exit', (code) =>
-      refuse(`Extracting the text stopped unexpectedly (its worker exited with code ${code}). Save the document again, or paste the text.`),
-    );
-    const copy = new Uint8Array(bytes);
-    worker.postMessage({ format, bytes: copy, limits: { pdfPages: limits.pdfPages, unpackedBytes: limits.unpackedBytes } } satisfies ParseRequest, [
-      copy.buffer,
-    ]);
+    child.send({ format, bytes, limits: { pdfPages: limits.pdfPages, unpackedBytes: limits.unpackedBytes } } satisfies ParseRequest);
   });
 }

@@ -1,14 +1,11 @@
-// Runs in a worker thread (see parsing.ts), one per document: pdf.js, mammoth and the HTML and
+// Runs in a child process (see parsing.ts), one per document: pdf.js, mammoth and the HTML and
 // Markdown parsers compute synchronously for seconds on a big file, and a hostile one can take
-// hundreds of megabytes, so they run here, on a bounded heap, and never on the service's event loop.
-import { parentPort } from 'node:worker_threads';
+// hundreds of megabytes, so they run here, with a heap limit of their own, never in the service.
 import { chunkText } from './chunking.ts';
 import { ExtractionError, extractText } from './extract.ts';
 import type { ParseReply, ParseRequest } from './parsing.ts';
 
-const port = parentPort!;
-
-port.once('message', (request: ParseRequest) => {
+process.once('message', (request: ParseRequest) => {
   const bytes = Buffer.from(request.bytes.buffer, request.bytes.byteOffset, request.bytes.byteLength);
   extractText(request.format, bytes, request.limits).then(
     (text) => reply({ type: 'chunks', pieces: chunkText(text) }),
@@ -22,5 +19,5 @@ port.once('message', (request: ParseRequest) => {
 });
 
 function reply(message: ParseReply): void {
-  port.postMessage(message);
+  process.send!(message);
 }
