@@ -165,7 +165,12 @@ const ServiceEnvSchema = Type.Object({
     16384,
     'Heap of the worker thread that extracts the text of one document; a document that needs more fails, and the service goes on.',
   ),
-  KNOWLEDGE_PARSE_TIMEOUT_SECONDS: Int(60, 1, 3600, 'Time the text of one document may take to extract; the worker is stopped after it and the source fails.'),
+  KNOWLEDGE_PARSE_TIMEOUT_SECONDS: Int(
+    60,
+    1,
+    3600,
+    'Time the text of one document may take to extract; the worker is stopped after it and the source fails.',
+  ),
   DIALER_TICK_MS: Int(
     500,
     10,

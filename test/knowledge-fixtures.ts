@@ -137,7 +137,9 @@ export function docxOfParagraphs(paragraphs: number, options: { declaredSize?: n
   const body = Buffer.alloc(paragraphs * paragraph.length);
   for (let i = 0; i < paragraphs; i++) paragraph.copy(body, i * paragraph.length);
   const document = Buffer.concat([
-    Buffer.from('<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'),
+    Buffer.from(
+      '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>',
+    ),
     body,
     Buffer.from('</w:body></w:document>'),
   ]);

@@ -46,7 +46,9 @@ describe('limits on parsing untrusted documents', () => {
   it('fails a 20,000-page PDF before extracting its text, naming the page limit', SLOW, async () => {
     const failed = await outcome(t, { name: 'huge.pdf', type: 'application/pdf', bytes: manyPagesPdf(20_000) });
     expect(failed).toMatchObject({ status: 'FAILED', chunkCount: 0 });
-    expect(failed.error).toBe('The PDF has 20,000 pages; the limit is 2,000 pages. Split it into smaller files and upload them one by one.');
+    expect(failed.error).toBe(
+      'The PDF has 20,000 pages; the limit is 2,000 pages. Split it into smaller files and upload them one by one.',
+    );
   });
 
   it('fails a DOCX zip bomb before unpacking it, whether its directory tells the size or understates it', SLOW, async () => {
@@ -62,7 +64,10 @@ describe('limits on parsing untrusted documents', () => {
       'The DOCX document unpacks to more than 50 MB; the limit is 50 MB. Remove large images or split it into smaller documents.',
     );
     // Under the limit, the same kind of document is indexed.
-    expect(await outcome(t, { name: 'fine.docx', type: DOCX, bytes: docxOfParagraphs(3) })).toMatchObject({ status: 'READY', chunkCount: 1 });
+    expect(await outcome(t, { name: 'fine.docx', type: DOCX, bytes: docxOfParagraphs(3) })).toMatchObject({
+      status: 'READY',
+      chunkCount: 1,
+    });
   });
 
   it('answers API requests while a 1,000-page PDF is being parsed', SLOW, async () => {

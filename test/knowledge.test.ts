@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import { freeLoopbackPort, listenOnLoopback } from '../src/providers/fake-server.ts';
-import { bearer, createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
+import { createKey, signUp, startTestApp, type TestApp } from './harness.ts';
 import { settled, uploadSource, type UploadedFile } from './knowledge-fixtures.ts';
 import { apiAs } from './voice-fixtures.ts';
 
@@ -46,7 +46,6 @@ async function newBase(api: Api, name = `Base ${Math.random().toString(36).slice
   expect(response.statusCode, response.body).toBe(201);
   return response.json() as { id: string; name: string };
 }
-
 
 /** A multipart/form-data upload as a browser sends it: the fields, then the file. */
 const upload = (key: string, baseId: string, fields: Record<string, string>, file?: UploadedFile) =>

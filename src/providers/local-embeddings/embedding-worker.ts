@@ -23,7 +23,10 @@ async function embed({ id, texts }: EmbedRequest): Promise<void> {
     const vectors: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += MODEL_BATCH)
       for (const values of await model.embed(texts.slice(i, i + MODEL_BATCH))) vectors.push(unitVector(values));
-    reply({ id, vectors }, vectors.map((vector) => vector.buffer as ArrayBuffer));
+    reply(
+      { id, vectors },
+      vectors.map((vector) => vector.buffer as ArrayBuffer),
+    );
   } catch (error) {
     reply({ id, error: error instanceof Error ? error.message : String(error) });
   }

