@@ -81,6 +81,16 @@ interface Part {
   declaredSize?: number;
 }
 
+/** A buffer of `length` zero bytes with little-endian integers written at their offsets: [offset, value, bytes]. */
+function littleEndian(length: number, fields: [number, number, 2 | 4][]): Buffer {
+  const buffer = Buffer.alloc(length);
+  for (const [at, value, bytes] of fields) {
+    if (bytes === 2) buffer.writeUInt16LE(value, at);
+    else buffer.writeUInt32LE(value, at);
+  }
+  return buffer;
+}
+
 /** A zip archive of deflated parts, with its local headers and central directory. */
 export function zipArchive(parts: Part[]): Buffer {
   const locals: Buffer[] = [];
@@ -91,35 +101,34 @@ export function zipArchive(parts: Part[]): Buffer {
     const data = deflateRawSync(part.content, { level: 9 });
     const size = part.declaredSize ?? part.content.length;
     const crc = crc32(part.content);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(8, 8);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(size, 22);
-    local.writeUInt16LE(name.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(8, 10);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(size, 24);
-    central.writeUInt16LE(name.length, 28);
-    central.writeUInt32LE(offset, 42);
+    // Checksum, sizes and name length: at these offsets in the local header, 2 bytes further in the directory's.
+    const shared: [number, number, 2 | 4][] = [
+      [14, crc, 4],
+      [18, data.length, 4],
+      [22, size, 4],
+      [26, name.length, 2],
+    ];
+    const local = littleEndian(30, [[0, 0x04034b50, 4], [4, 20, 2], [8, 8, 2], ...shared]);
+    const central = littleEndian(46, [
+      [0, 0x02014b50, 4],
+      [4, 20, 2],
+      [6, 20, 2],
+      [10, 8, 2],
+      ...shared.map(([at, value, bytes]): [number, number, 2 | 4] => [at + 2, value, bytes]),
+      [42, offset, 4],
+    ]);
     locals.push(local, name, data);
     directory.push(central, name);
     offset += local.length + name.length + data.length;
   }
   const directorySize = directory.reduce((sum, buffer) => sum + buffer.length, 0);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(parts.length, 8);
-  end.writeUInt16LE(parts.length, 10);
-  end.writeUInt32LE(directorySize, 12);
-  end.writeUInt32LE(offset, 16);
+  const end = littleEndian(22, [
+    [0, 0x06054b50, 4],
+    [8, parts.length, 2],
+    [10, parts.length, 2],
+    [12, directorySize, 4],
+    [16, offset, 4],
+  ]);
   return Buffer.concat([...locals, ...directory, end]);
 }
 
