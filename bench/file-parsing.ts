@@ -12,6 +12,7 @@ import {
   CONNECTIONS,
   createKey,
   DURATION,
+  errorMessage,
   fixed,
   forEachEngine,
   getJson,
@@ -55,6 +56,7 @@ async function run(engine: { name: string; serverEnv: Record<string, string> }):
     let loading = true;
     const parsed: string[] = [];
     const parses = (async () => {
+      // A service that stops answering ends the loop (fetch gives up after 300 s): it is printed with the figures.
       for (let i = 0; loading; i++) {
         const document = DOCUMENTS[i % DOCUMENTS.length]!;
         const form = new FormData();
@@ -77,7 +79,7 @@ async function run(engine: { name: string; serverEnv: Record<string, string> }):
           current = (await getJson(`${server.base}/api/v1/knowledge-bases/${base.id}/sources/${source.id}`, auth)) as typeof source;
         }
       }
-    })();
+    })().catch((error: unknown) => parsed.push(`the service stopped answering: ${errorMessage(error)}`));
     process.stdout.write(`[${engine.name}] while parsing: the same load, sources uploaded and parsed one after the other…\n`);
     const parsing = await measure(server.base, path, auth);
     loading = false;
