@@ -160,7 +160,7 @@ const ServiceEnvSchema = Type.Object({
     'Megabytes a DOCX source may unpack to (it is a zip archive), all its parts together; a bigger one fails before it is unpacked.',
   ),
   KNOWLEDGE_PARSE_HEAP_MB: Int(
-    256,
+    512,
     32,
     16384,
     'Heap of the worker thread that extracts the text of one document; a document that needs more fails, and the service goes on.',

@@ -12,7 +12,7 @@ const MB = 1024 * 1024;
 // Each document is parsed by a process of its own, which takes a few seconds to start on a loaded machine.
 const SLOW = { timeout: 120_000 };
 
-/** The default limits (config.ts): 2,000 pages, 50 MB unpacked, 256 MB of heap, 60 s. */
+/** The default limits (config.ts): 2,000 pages, 50 MB unpacked, 512 MB of heap, 60 s. */
 let t: TestApp;
 
 beforeAll(async () => {
@@ -97,7 +97,7 @@ describe('limits on parsing untrusted documents', () => {
 
   it('stops a parse that takes longer than the time limit', SLOW, async () => {
     // 20,000 pages with the page limit lifted: far more than a second of work (starting the process alone takes longer).
-    const limits = { pdfPages: 1_000_000, unpackedBytes: 50 * MB, heapMb: 256, timeoutMs: 1000 };
+    const limits = { pdfPages: 1_000_000, unpackedBytes: 50 * MB, heapMb: 512, timeoutMs: 1000 };
     expect(await parseError('pdf', manyPagesPdf(20_000), limits)).toBe(
       'Extracting the text took longer than 1 second, the limit. Split the document into smaller files and upload them one by one.',
     );
