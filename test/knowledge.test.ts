@@ -223,60 +223,65 @@ describe('sources', () => {
     expect(html).not.toMatch(/trackVisitor|Home \| Pricing/);
   });
 
-  it('refuses an empty file, an unsupported type, an oversized file and a malformed upload before storing anything', async () => {
-    const { api, key } = await tenant();
-    const base = await newBase(api);
-    const empty = await upload(
-      key,
-      base.id,
-      { sourceType: 'file', sourceName: 'Empty' },
-      { name: 'empty.txt', type: 'text/plain', bytes: Buffer.alloc(0) },
-    );
-    expect(empty.statusCode).toBe(400);
-    expect(empty.json()).toMatchObject({ code: 'EMPTY_FILE', message: '"empty.txt" is empty; upload a file with text in it.' });
-    const exe = await upload(
-      key,
-      base.id,
-      { sourceType: 'file', sourceName: 'Tool' },
-      { name: 'setup.exe', type: 'application/octet-stream', bytes: Buffer.from('MZ') },
-    );
-    expect(exe.statusCode).toBe(415);
-    expect(exe.json().message).toBe('"setup.exe" is not a supported document; upload a PDF, DOCX, TXT, Markdown (.md) or HTML file.');
-    const limit = 10 * 1024 * 1024;
-    // Exactly at the limit is accepted (and, not being a PDF inside, fails quickly in the job).
-    const atLimit = await upload(
-      key,
-      base.id,
-      { sourceType: 'file', sourceName: 'Big' },
-      { name: 'big.pdf', type: 'application/pdf', bytes: Buffer.alloc(limit, 'a') },
-    );
-    expect(atLimit.statusCode).toBe(201);
-    expect((await settled(api, base.id, atLimit.json().id)).status).toBe('FAILED');
-    const over = await upload(
-      key,
-      base.id,
-      { sourceType: 'file', sourceName: 'Bigger' },
-      { name: 'bigger.txt', type: 'text/plain', bytes: Buffer.alloc(limit + 1, 'a ') },
-    );
-    expect(over.statusCode).toBe(413);
-    expect(over.json().message).toBe('The file is larger than 10 MB; split it or upload a smaller one.');
-    expect((await upload(key, base.id, { sourceType: 'file', sourceName: 'No file' })).json().code).toBe('FILE_REQUIRED');
-    expect(
-      (
-        await upload(
-          key,
-          base.id,
-          { sourceType: 'text', sourceName: 'Wrong' },
-          { name: 'a.txt', type: 'text/plain', bytes: Buffer.from('a') },
-        )
-      ).json().details[0].path,
-    ).toBe('/sourceType');
-    expect(
-      (await upload(key, base.id, { sourceType: 'file' }, { name: 'a.txt', type: 'text/plain', bytes: Buffer.from('a') })).json().details[0]
-        .path,
-    ).toBe('/sourceName');
-    expect((await api('GET', `/knowledge-bases/${base.id}/sources`)).json().total).toBe(1);
-  });
+  // A 10 MB file is parsed by the parsing child (seconds on a loaded machine).
+  it(
+    'refuses an empty file, an unsupported type, an oversized file and a malformed upload before storing anything',
+    { timeout: 90_000 },
+    async () => {
+      const { api, key } = await tenant();
+      const base = await newBase(api);
+      const empty = await upload(
+        key,
+        base.id,
+        { sourceType: 'file', sourceName: 'Empty' },
+        { name: 'empty.txt', type: 'text/plain', bytes: Buffer.alloc(0) },
+      );
+      expect(empty.statusCode).toBe(400);
+      expect(empty.json()).toMatchObject({ code: 'EMPTY_FILE', message: '"empty.txt" is empty; upload a file with text in it.' });
+      const exe = await upload(
+        key,
+        base.id,
+        { sourceType: 'file', sourceName: 'Tool' },
+        { name: 'setup.exe', type: 'application/octet-stream', bytes: Buffer.from('MZ') },
+      );
+      expect(exe.statusCode).toBe(415);
+      expect(exe.json().message).toBe('"setup.exe" is not a supported document; upload a PDF, DOCX, TXT, Markdown (.md) or HTML file.');
+      const limit = 10 * 1024 * 1024;
+      // Exactly at the limit is accepted (and, not being a PDF inside, fails quickly in the job).
+      const atLimit = await upload(
+        key,
+        base.id,
+        { sourceType: 'file', sourceName: 'Big' },
+        { name: 'big.pdf', type: 'application/pdf', bytes: Buffer.alloc(limit, 'a') },
+      );
+      expect(atLimit.statusCode).toBe(201);
+      expect((await settled(api, base.id, atLimit.json().id)).status).toBe('FAILED');
+      const over = await upload(
+        key,
+        base.id,
+        { sourceType: 'file', sourceName: 'Bigger' },
+        { name: 'bigger.txt', type: 'text/plain', bytes: Buffer.alloc(limit + 1, 'a ') },
+      );
+      expect(over.statusCode).toBe(413);
+      expect(over.json().message).toBe('The file is larger than 10 MB; split it or upload a smaller one.');
+      expect((await upload(key, base.id, { sourceType: 'file', sourceName: 'No file' })).json().code).toBe('FILE_REQUIRED');
+      expect(
+        (
+          await upload(
+            key,
+            base.id,
+            { sourceType: 'text', sourceName: 'Wrong' },
+            { name: 'a.txt', type: 'text/plain', bytes: Buffer.from('a') },
+          )
+        ).json().details[0].path,
+      ).toBe('/sourceType');
+      expect(
+        (await upload(key, base.id, { sourceType: 'file' }, { name: 'a.txt', type: 'text/plain', bytes: Buffer.from('a') })).json()
+          .details[0].path,
+      ).toBe('/sourceName');
+      expect((await api('GET', `/knowledge-bases/${base.id}/sources`)).json().total).toBe(1);
+    },
+  );
 
   it('fails a file with no extractable text and a corrupt document, saying why', async () => {
     const { api, key } = await tenant();
