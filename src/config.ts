@@ -184,6 +184,25 @@ const ServiceEnvSchema = Type.Object({
     expected: 'auto or exact',
   }),
   KNOWLEDGE_CACHE_MB: Int(256, 0, 65536, 'Memory per process for the embeddings exact search keeps of recently queried knowledge bases.'),
+  KNOWLEDGE_MAX_PDF_PAGES: Int(2000, 1, 1_000_000, 'Pages a PDF source may have; a longer one fails before its text is extracted.'),
+  KNOWLEDGE_MAX_UNPACKED_MB: Int(
+    50,
+    1,
+    4096,
+    'Megabytes a DOCX source may unpack to (it is a zip archive), all its parts together; a bigger one fails before it is unpacked.',
+  ),
+  KNOWLEDGE_PARSE_HEAP_MB: Int(
+    512,
+    32,
+    16384,
+    'Heap of the worker thread that extracts the text of one document; a document that needs more fails, and the service goes on.',
+  ),
+  KNOWLEDGE_PARSE_TIMEOUT_SECONDS: Int(
+    60,
+    1,
+    3600,
+    'Time the text of one document may take to extract; the worker is stopped after it and the source fails.',
+  ),
   DIALER_TICK_MS: Int(
     500,
     10,
@@ -304,6 +323,8 @@ export interface Config {
     embeddingsDimensions: number;
     vectorSearch: 'auto' | 'exact';
     cacheBytes: number;
+    /** What one document may take to parse (parsing.ts). */
+    parseLimits: { pdfPages: number; unpackedBytes: number; heapMb: number; timeoutMs: number };
   };
   messaging: { providerTimeoutMs: number };
   voice: { silenceSeconds: number; relayCharactersPerSecond: number; endOfSpeechMs: number };
@@ -468,6 +489,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       embeddingsDimensions: Number(env_.EMBEDDINGS_DIMENSIONS),
       vectorSearch: env_.VECTOR_SEARCH,
       cacheBytes: Number(env_.KNOWLEDGE_CACHE_MB) * 1024 * 1024,
+      parseLimits: {
+        pdfPages: Number(env_.KNOWLEDGE_MAX_PDF_PAGES),
+        unpackedBytes: Number(env_.KNOWLEDGE_MAX_UNPACKED_MB) * 1024 * 1024,
+        heapMb: Number(env_.KNOWLEDGE_PARSE_HEAP_MB),
+        timeoutMs: Number(env_.KNOWLEDGE_PARSE_TIMEOUT_SECONDS) * 1000,
+      },
     },
     messaging: {
       providerTimeoutMs: Number(env_.PROVIDER_TIMEOUT_MS),

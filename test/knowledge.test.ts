@@ -5,7 +5,8 @@ import { jobDefinitions } from '../src/jobs.ts';
 import { addJsonSource, createBase } from '../src/modules/knowledge/service.ts';
 import { tenantCtx } from '../src/platform/context.ts';
 import { freeLoopbackPort, listenOnLoopback } from '../src/providers/fake-server.ts';
-import { bearer, createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
+import { createKey, signUp, startTestApp, type TestApp } from './harness.ts';
+import { settled, uploadSource, type UploadedFile } from './knowledge-fixtures.ts';
 import { apiAs } from './voice-fixtures.ts';
 
 // Contract §7: knowledge bases, sources of every type processed by a real job on a real database,
@@ -48,41 +49,9 @@ async function newBase(api: Api, name = `Base ${Math.random().toString(36).slice
   return response.json() as { id: string; name: string };
 }
 
-/** Polls a source until it leaves PROCESSING and answers its final record. */
-async function settled(api: Api, baseId: string, sourceId: string) {
-  return until(
-    `source ${sourceId} to settle`,
-    async () => {
-      const current = (await api('GET', `/knowledge-bases/${baseId}/sources/${sourceId}`)).json();
-      return current.status !== 'PROCESSING' && current;
-    },
-    60_000,
-  );
-}
-
 /** A multipart/form-data upload as a browser sends it: the fields, then the file. */
-function upload(key: string, baseId: string, fields: Record<string, string>, file?: { name: string; type: string; bytes: Buffer }) {
-  const boundary = '----callforge-test-boundary';
-  const parts: Buffer[] = Object.entries(fields).map(([name, value]) =>
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
-  );
-  if (file) {
-    parts.push(
-      Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: ${file.type}\r\n\r\n`,
-      ),
-      file.bytes,
-      Buffer.from('\r\n'),
-    );
-  }
-  parts.push(Buffer.from(`--${boundary}--\r\n`));
-  return t.app.inject({
-    method: 'POST',
-    url: `/api/v1/knowledge-bases/${baseId}/sources`,
-    headers: { ...bearer(key), 'content-type': `multipart/form-data; boundary=${boundary}` },
-    payload: Buffer.concat(parts),
-  });
-}
+const upload = (key: string, baseId: string, fields: Record<string, string>, file?: UploadedFile) =>
+  uploadSource(t.app, key, baseId, fields, file);
 
 async function addText(api: Api, baseId: string, sourceName: string, rawText: string) {
   const response = await api('POST', `/knowledge-bases/${baseId}/sources`, { sourceType: 'text', sourceName, rawText });
@@ -256,60 +225,65 @@ describe('sources', () => {
     expect(html).not.toMatch(/trackVisitor|Home \| Pricing/);
   });
 
-  it('refuses an empty file, an unsupported type, an oversized file and a malformed upload before storing anything', async () => {
-    const { api, key } = await tenant();
-    const base = await newBase(api);
-    const empty = await upload(
-      key,
-      base.id,
-      { sourceType: 'file', sourceName: 'Empty' },
-      { name: 'empty.txt', type: 'text/plain', bytes: Buffer.alloc(0) },
-    );
-    expect(empty.statusCode).toBe(400);
-    expect(empty.json()).toMatchObject({ code: 'EMPTY_FILE', message: '"empty.txt" is empty; upload a file with text in it.' });
-    const exe = await upload(
-      key,
-      base.id,
-      { sourceType: 'file', sourceName: 'Tool' },
-      { name: 'setup.exe', type: 'application/octet-stream', bytes: Buffer.from('MZ') },
-    );
-    expect(exe.statusCode).toBe(415);
-    expect(exe.json().message).toBe('"setup.exe" is not a supported document; upload a PDF, DOCX, TXT, Markdown (.md) or HTML file.');
-    const limit = 10 * 1024 * 1024;
-    // Exactly at the limit is accepted (and, not being a PDF inside, fails quickly in the job).
-    const atLimit = await upload(
-      key,
-      base.id,
-      { sourceType: 'file', sourceName: 'Big' },
-      { name: 'big.pdf', type: 'application/pdf', bytes: Buffer.alloc(limit, 'a') },
-    );
-    expect(atLimit.statusCode).toBe(201);
-    expect((await settled(api, base.id, atLimit.json().id)).status).toBe('FAILED');
-    const over = await upload(
-      key,
-      base.id,
-      { sourceType: 'file', sourceName: 'Bigger' },
-      { name: 'bigger.txt', type: 'text/plain', bytes: Buffer.alloc(limit + 1, 'a ') },
-    );
-    expect(over.statusCode).toBe(413);
-    expect(over.json().message).toBe('The file is larger than 10 MB; split it or upload a smaller one.');
-    expect((await upload(key, base.id, { sourceType: 'file', sourceName: 'No file' })).json().code).toBe('FILE_REQUIRED');
-    expect(
-      (
-        await upload(
-          key,
-          base.id,
-          { sourceType: 'text', sourceName: 'Wrong' },
-          { name: 'a.txt', type: 'text/plain', bytes: Buffer.from('a') },
-        )
-      ).json().details[0].path,
-    ).toBe('/sourceType');
-    expect(
-      (await upload(key, base.id, { sourceType: 'file' }, { name: 'a.txt', type: 'text/plain', bytes: Buffer.from('a') })).json().details[0]
-        .path,
-    ).toBe('/sourceName');
-    expect((await api('GET', `/knowledge-bases/${base.id}/sources`)).json().total).toBe(1);
-  });
+  // A 10 MB file is parsed by the parsing child (seconds on a loaded machine).
+  it(
+    'refuses an empty file, an unsupported type, an oversized file and a malformed upload before storing anything',
+    { timeout: 90_000 },
+    async () => {
+      const { api, key } = await tenant();
+      const base = await newBase(api);
+      const empty = await upload(
+        key,
+        base.id,
+        { sourceType: 'file', sourceName: 'Empty' },
+        { name: 'empty.txt', type: 'text/plain', bytes: Buffer.alloc(0) },
+      );
+      expect(empty.statusCode).toBe(400);
+      expect(empty.json()).toMatchObject({ code: 'EMPTY_FILE', message: '"empty.txt" is empty; upload a file with text in it.' });
+      const exe = await upload(
+        key,
+        base.id,
+        { sourceType: 'file', sourceName: 'Tool' },
+        { name: 'setup.exe', type: 'application/octet-stream', bytes: Buffer.from('MZ') },
+      );
+      expect(exe.statusCode).toBe(415);
+      expect(exe.json().message).toBe('"setup.exe" is not a supported document; upload a PDF, DOCX, TXT, Markdown (.md) or HTML file.');
+      const limit = 10 * 1024 * 1024;
+      // Exactly at the limit is accepted (and, not being a PDF inside, fails quickly in the job).
+      const atLimit = await upload(
+        key,
+        base.id,
+        { sourceType: 'file', sourceName: 'Big' },
+        { name: 'big.pdf', type: 'application/pdf', bytes: Buffer.alloc(limit, 'a') },
+      );
+      expect(atLimit.statusCode).toBe(201);
+      expect((await settled(api, base.id, atLimit.json().id)).status).toBe('FAILED');
+      const over = await upload(
+        key,
+        base.id,
+        { sourceType: 'file', sourceName: 'Bigger' },
+        { name: 'bigger.txt', type: 'text/plain', bytes: Buffer.alloc(limit + 1, 'a ') },
+      );
+      expect(over.statusCode).toBe(413);
+      expect(over.json().message).toBe('The file is larger than 10 MB; split it or upload a smaller one.');
+      expect((await upload(key, base.id, { sourceType: 'file', sourceName: 'No file' })).json().code).toBe('FILE_REQUIRED');
+      expect(
+        (
+          await upload(
+            key,
+            base.id,
+            { sourceType: 'text', sourceName: 'Wrong' },
+            { name: 'a.txt', type: 'text/plain', bytes: Buffer.from('a') },
+          )
+        ).json().details[0].path,
+      ).toBe('/sourceType');
+      expect(
+        (await upload(key, base.id, { sourceType: 'file' }, { name: 'a.txt', type: 'text/plain', bytes: Buffer.from('a') })).json()
+          .details[0].path,
+      ).toBe('/sourceName');
+      expect((await api('GET', `/knowledge-bases/${base.id}/sources`)).json().total).toBe(1);
+    },
+  );
 
   it('fails a file with no extractable text and a corrupt document, saying why', async () => {
     const { api, key } = await tenant();

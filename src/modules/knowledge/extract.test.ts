@@ -3,12 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { ExtractionError, extractText, FETCHABLE_MEDIA_TYPES, formatOfFile, formatOfMediaType, type DocumentFormat } from './extract.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/knowledge/${name}`, import.meta.url));
+// The service's default limits (config.ts).
+const LIMITS = { pdfPages: 2000, unpackedBytes: 50 * 1024 * 1024 };
 const lines = (text: string) => text.split('\n');
 // Deterministic bytes that are neither a PDF nor a ZIP archive.
 const garbage = Buffer.from(Array.from({ length: 2048 }, (_, index) => (index * 73 + 41) % 256));
 
 async function extractionError(format: DocumentFormat, bytes: Buffer): Promise<ExtractionError> {
-  const error = await extractText(format, bytes).then(
+  const error = await extractText(format, bytes, LIMITS).then(
     () => undefined,
     (thrown: unknown) => thrown,
   );
@@ -68,7 +70,7 @@ describe('formatOfMediaType', () => {
 
 describe('extractText', () => {
   it('reads the text of every page of a PDF', async () => {
-    const text = await extractText('pdf', fixture('handbook.pdf'));
+    const text = await extractText('pdf', fixture('handbook.pdf'), LIMITS);
     expect(text).toContain('Monday to Friday, 8:00 to 18:00');
     expect(text).toContain('€25');
     expect(text).toContain('free parking behind the building');
@@ -76,7 +78,7 @@ describe('extractText', () => {
   });
 
   it('turns DOCX headings into # lines by level', async () => {
-    const text = await extractText('docx', fixture('handbook.docx'));
+    const text = await extractText('docx', fixture('handbook.docx'), LIMITS);
     expect(lines(text)).toEqual(
       expect.arrayContaining(['# Northwind Clinic', '## Before your visit', '## Opening hours', '# Cancellations']),
     );
@@ -86,7 +88,7 @@ describe('extractText', () => {
   });
 
   it('keeps the content of an HTML page and skips scripts, styles, navigation, footer, images and link addresses', async () => {
-    const text = await extractText('html', fixture('page.html'));
+    const text = await extractText('html', fixture('page.html'), LIMITS);
     expect(text).toBe(
       [
         '# Contact Northwind Clinic',
@@ -116,7 +118,7 @@ describe('extractText', () => {
   });
 
   it('renders Markdown as plain text with # headings, list lines and no markup or link addresses', async () => {
-    const text = await extractText('markdown', fixture('notes.md'));
+    const text = await extractText('markdown', fixture('notes.md'), LIMITS);
     expect(text).toBe(
       [
         '# Billing notes',
@@ -138,11 +140,11 @@ describe('extractText', () => {
 
   it('decodes text as UTF-8 without its byte order mark, unifies line endings and collapses whitespace', async () => {
     const bytes = Buffer.from('\uFEFF  Café   opens\tat 8.\r\n\r\n\r\n\r\nClosed on   Sundays.  \r\nSee you!\r', 'utf8');
-    expect(await extractText('txt', bytes)).toBe('Café opens at 8.\n\nClosed on Sundays.\nSee you!');
+    expect(await extractText('txt', bytes, LIMITS)).toBe('Café opens at 8.\n\nClosed on Sundays.\nSee you!');
   });
 
   it('reads a heading at the very start of Markdown saved with a byte order mark', async () => {
-    expect(await extractText('markdown', Buffer.from('\uFEFF# Billing\nMonthly.', 'utf8'))).toBe('# Billing\n\nMonthly.');
+    expect(await extractText('markdown', Buffer.from('\uFEFF# Billing\nMonthly.', 'utf8'), LIMITS)).toBe('# Billing\n\nMonthly.');
   });
 
   it.each(['pdf', 'docx', 'txt', 'markdown', 'html'] as const)('rejects an empty %s file', async (format) => {

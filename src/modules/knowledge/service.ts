@@ -12,8 +12,8 @@ import { localSentenceEncoder } from '../../providers/local-embeddings/sentence-
 import { openAiEmbeddings } from '../../providers/openai-compatible/embeddings.ts';
 import type { Embedder } from '../../providers/types.ts';
 import * as events from '../events/service.ts';
-import { chunkText } from './chunking.ts';
-import { ExtractionError, extractText, FETCHABLE_MEDIA_TYPES, formatOfMediaType, type DocumentFormat } from './extract.ts';
+import { ExtractionError, FETCHABLE_MEDIA_TYPES, formatOfMediaType, type DocumentFormat } from './extract.ts';
+import { parseDocument } from './parsing.ts';
 import * as repo from './repo.ts';
 import {
   SOURCE_BYTE_LIMIT,
@@ -285,12 +285,13 @@ async function fetchedDocument(ctx: TenantCtx, url: string): Promise<{ format: D
   return { format, bytes: response.body };
 }
 
-async function sourceText(ctx: TenantCtx, source: repo.SourceRow & { content: Buffer | null }): Promise<string> {
-  if (source.source_type === 'url') {
-    const document = await fetchedDocument(ctx, source.url!);
-    return extractText(document.format, document.bytes);
-  }
-  return extractText(source.format as DocumentFormat, source.content ?? Buffer.alloc(0));
+/** The source's text in chunks, parsed in a worker thread within the configured limits. */
+async function sourceChunks(ctx: TenantCtx, source: repo.SourceRow & { content: Buffer | null }): Promise<string[]> {
+  const document =
+    source.source_type === 'url'
+      ? await fetchedDocument(ctx, source.url!)
+      : { format: source.format as DocumentFormat, bytes: source.content ?? Buffer.alloc(0) };
+  return parseDocument(document.format, document.bytes, ctx.config.knowledge.parseLimits);
 }
 
 const isUserFacing = (error: unknown) =>
@@ -308,7 +309,7 @@ export async function processSource(deps: Deps, job: ProcessSourceJob, meta: { r
   if (!source || source.generation !== job.generation || source.status !== 'PROCESSING') return;
   let outcome: { chunks: repo.NewChunk[] } | { error: string };
   try {
-    const pieces = chunkText(await sourceText(ctx, source));
+    const pieces = await sourceChunks(ctx, source);
     if (pieces.length === 0) throw new SourceError('The source has no text to index.');
     const embeddings = await deps.knowledge.embedder.embed(pieces);
     outcome = { chunks: pieces.map((text, position) => ({ id: newId(), position, text, embedding: embeddings[position]! })) };
