@@ -4,11 +4,11 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import sjson from 'secure-json-parse';
 import { API_BASE, gatewayNotFound, mountModules, type ModuleName, type ModulePlugin } from './gateway.ts';
 import { authHook, chosenWebSocketProtocol, type Authenticator } from './platform/auth.ts';
 import type { Deps } from './platform/context.ts';
-import { appError, sendError } from './platform/errors.ts';
+import { appError, clientErrorHandler, MAX_PARAM_LENGTH, sendError } from './platform/errors.ts';
+import { parseJsonBody, refuseUnstorableInput } from './platform/input.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
 import { validatorCompiler } from './platform/validation.ts';
 import { agentRoutes } from './modules/agents/routes.ts';
@@ -64,7 +64,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // The router's own refusals (a broken %-escape, an overlong path parameter) and Node's (headers
+    // over the limit, a broken request line) answer in the one error shape too.
+    frameworkErrors: (error, request, reply) => sendError(error, request, reply),
+    clientErrorHandler,
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -81,14 +85,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // JSON only: any other body type is a 415 (multipart is added by the routes that take uploads).
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
     try {
-      done(null, sjson.parse(text, { protoAction: 'remove', constructorAction: 'remove' }));
-    } catch {
-      done(appError('INVALID_JSON'), undefined);
+      done(null, parseJsonBody(String(body)));
+    } catch (error) {
+      done(error as Error, undefined);
     }
   });
+  app.addHook('preValidation', refuseUnstorableInput);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -73,18 +73,24 @@ async function speechEndpoint(ctx: Scope, provider: Provider): Promise<SpeechEnd
   };
 }
 
-/** A provider the agent names needs a server to reach; refused at save, not discovered on a live call. */
-async function checkReachable(ctx: Scope, provider: Provider, field: 'stt' | 'tts'): Promise<void> {
-  if (await speechEndpoint(ctx, provider)) return;
+/** How a provider is reached, or a 400 naming `path` when it needs a server and has none. */
+async function reachableEndpoint(ctx: Scope, provider: Provider, path: string): Promise<SpeechEndpoint> {
+  const endpoint = await speechEndpoint(ctx, provider);
+  if (endpoint) return endpoint;
   throw appError('SPEECH_NOT_CONFIGURED', { provider: provider.name, integration: provider.integration?.kind ?? '' }, [
-    { path: `/${field}/provider`, message: 'no server is configured for this provider' },
+    { path, message: 'no server is configured for this provider' },
   ]);
 }
 
-/** The voices of a text-to-speech provider, for this tenant; a provider that cannot list them is a 502. */
+/** A provider the agent names needs a server to reach; refused at save, not discovered on a live call. */
+async function checkReachable(ctx: Scope, provider: Provider, field: 'stt' | 'tts'): Promise<void> {
+  await reachableEndpoint(ctx, provider, `/${field}/provider`);
+}
+
+/** The voices of a text-to-speech provider, for this tenant: a 400 when it has no server, a 502 when it cannot list them. */
 async function voicesOf(ctx: Scope, providerName: string): Promise<Voice[]> {
   const provider = ttsProvider(providerName);
-  const tts = provider.tts.connect((await speechEndpoint(ctx, provider)) ?? { timeoutMs: ctx.config.speech.timeoutMs });
+  const tts = provider.tts.connect(await reachableEndpoint(ctx, provider, '/provider'));
   try {
     return await tts.voices();
   } catch (error) {
