@@ -113,6 +113,9 @@ export function validationError(errors: AjvError[], part: string): AppError {
   return appError('VALIDATION_FAILED', { subject: name, problem: first.message }, details);
 }
 
+/** A multipart body that ends before its closing boundary. */
+export const uploadCutShort = () => appError('INVALID_MULTIPART', { reason: 'it ends before its closing boundary' });
+
 /** Fastify's default longest path parameter: longer ones find no route and answer 414. */
 export const MAX_PARAM_LENGTH = 100;
 const MULTIPART_FAILURE = /^(Multipart: |Malformed part header|(Part|Field) terminated early|Unexpected end of (form|multipart))/;
@@ -134,7 +137,9 @@ function fromFastifyError(error: FastifyError): AppError {
       return appError('INVALID_JSON');
   }
   if (error.name === 'SyntaxError' && error.statusCode === 400) return appError('INVALID_JSON');
-  // The multipart parser's own failures on a body cut short or with broken part headers.
+  // The multipart parser's own failures on a body cut short or with broken part headers; a cut-short
+  // body also ends the uploaded file's stream early, which whoever reads it sees as a premature close.
+  if (error.code === 'ERR_STREAM_PREMATURE_CLOSE') return uploadCutShort();
   if (error.statusCode === undefined && MULTIPART_FAILURE.test(error.message))
     return appError('INVALID_MULTIPART', { reason: error.message.toLowerCase() });
   const status = error.statusCode ?? 500;
