@@ -16,7 +16,7 @@ import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness
  * app still answers /healthz and a real request afterwards. Deterministic: FUZZ_SEED replays a run.
  */
 const SEED = fuzzSeed(20_261_126);
-const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 1_200);
+const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 1_000);
 
 let t: TestApp;
 let routes: FuzzRoute[];

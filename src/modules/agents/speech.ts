@@ -73,28 +73,30 @@ async function speechEndpoint(ctx: Scope, provider: Provider): Promise<SpeechEnd
   };
 }
 
-/** How a provider is reached, or a 400 naming `path` when it needs a server and has none. */
-async function reachableEndpoint(ctx: Scope, provider: Provider, path: string): Promise<SpeechEndpoint> {
-  const endpoint = await speechEndpoint(ctx, provider);
-  if (endpoint) return endpoint;
-  throw appError('SPEECH_NOT_CONFIGURED', { provider: provider.name, integration: provider.integration?.kind ?? '' }, [
+/** The 400 for a provider that needs a server and has none, naming the field at `path`. */
+const notConfigured = (provider: Provider, path: string) =>
+  appError('SPEECH_NOT_CONFIGURED', { provider: provider.name, integration: provider.integration?.kind ?? '' }, [
     { path, message: 'no server is configured for this provider' },
   ]);
-}
 
 /** A provider the agent names needs a server to reach; refused at save, not discovered on a live call. */
 async function checkReachable(ctx: Scope, provider: Provider, field: 'stt' | 'tts'): Promise<void> {
-  await reachableEndpoint(ctx, provider, `/${field}/provider`);
+  if (!(await speechEndpoint(ctx, provider))) throw notConfigured(provider, `/${field}/provider`);
 }
 
-/** The voices of a text-to-speech provider, for this tenant: a 400 when it has no server, a 502 when it cannot list them. */
+/**
+ * The voices of a text-to-speech provider, for this tenant (some list theirs without a server); one
+ * that needs a server to ask and has none is a 400, one that cannot list them a 502.
+ */
 async function voicesOf(ctx: Scope, providerName: string): Promise<Voice[]> {
   const provider = ttsProvider(providerName);
-  const tts = provider.tts.connect(await reachableEndpoint(ctx, provider, '/provider'));
+  const endpoint = await speechEndpoint(ctx, provider);
+  const tts = provider.tts.connect(endpoint ?? { timeoutMs: ctx.config.speech.timeoutMs });
   try {
     return await tts.voices();
   } catch (error) {
     if (!(error instanceof ProviderError)) throw error;
+    if (!endpoint) throw notConfigured(provider, '/provider');
     throw appError('PROVIDER_ERROR.voices', { provider: provider.title, reason: error.message });
   }
 }
