@@ -8,20 +8,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
-import {
-  answerProblem,
-  fuzzSeed,
-  requestArbitrary,
-  routesOf,
-  sampleRequests,
-  UNREACHABLE_PROVIDERS,
-  type FuzzRequest,
-} from '../test/fuzz-requests.ts';
+import { answerProblem, fuzzSeed, fuzzTarget, sampleRequests, UNREACHABLE_PROVIDERS, type FuzzRequest } from '../test/fuzz-requests.ts';
 import {
   createKey,
   errorMessage,
   forEachEngine,
-  getJson,
   intFromEnv,
   postJson,
   runBench,
@@ -58,22 +49,25 @@ async function soak(engine: Engine): Promise<SoakResult> {
   const server = await startServer(engine.name, { ...engine.serverEnv, ...UNREACHABLE_PROVIDERS });
   const { base } = server;
 
-  // A tenant with a session, an API key and a few real resources for path parameters.
+  // A tenant's API key, another tenant's session, and the service's routes and resources.
+  const key = await createKey(base);
   const signup = await postJson(`${base}/api/v1/auth/signup`, {
     tenantName: 'Soak',
     email: `soak-${randomUUID()}@example.com`,
     password: randomUUID(),
   });
-  const session = String(signup.accessToken);
-  const key = await createKey(base);
-  const auth = { authorization: `Bearer ${key}` };
-  const list = await postJson(`${base}/api/v1/contact-lists`, { name: 'Soak list' }, auth);
-  const contact = await postJson(`${base}/api/v1/contact-lists/${String(list.id)}/contacts`, { phoneNumber: '+14155550100' }, auth);
-  const knowledgeBase = await postJson(`${base}/api/v1/knowledge-bases`, { name: 'Soak base' }, auth);
-  const ids = [list.id, contact.id, knowledgeBase.id].map(String);
-  const routes = routesOf((await getJson(`${base}/api/v1/openapi.json`)) as Parameters<typeof routesOf>[0]);
-  // Mostly the key; now and then the session of another tenant (whose ids these are not), and no credentials.
-  const arbitrary = requestArbitrary(routes, ids, [`Bearer ${key}`, `Bearer ${key}`, `Bearer ${key}`, `Bearer ${session}`, undefined]);
+  const { routes, arbitrary } = await fuzzTarget(
+    async (method, url, authorization, body) => {
+      const answer = await request(`${base}${url}`, {
+        method: method as 'GET',
+        headers: { ...(authorization ? { authorization } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: answer.statusCode, body: await answer.body.json() };
+    },
+    key,
+    String(signup.accessToken),
+  );
 
   process.stdout.write(
     `\n${engine.name}: ${routes.length} routes, ${CONCURRENCY} workers for ${SECONDS} s, seed ${SEED} (FUZZ_SEED=${SEED} replays the requests)\n`,

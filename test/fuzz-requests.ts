@@ -331,6 +331,34 @@ export function requestArbitrary(routes: FuzzRoute[], ids: string[], credentials
   );
 }
 
+/** One JSON request to the service under fuzz (in process or over HTTP); answers the status and the parsed body. */
+export type Call = (
+  method: string,
+  url: string,
+  authorization: string | undefined,
+  body?: object,
+) => Promise<{ status: number; body: unknown }>;
+
+/**
+ * What a fuzz run needs from a service with a tenant's `key` and another tenant's `session`: real
+ * resources for path parameters (a contact list, a contact, a knowledge base), the routes from the
+ * OpenAPI document, and the requests' generator, which signs with the key mostly, with the session
+ * now and then (whose tenant owns none of the resources), and sometimes with nothing.
+ */
+export async function fuzzTarget(call: Call, key: string, session: string) {
+  const create = async (url: string, body: object) => {
+    const answer = await call('POST', url, `Bearer ${key}`, body);
+    if (answer.status !== 201) throw new Error(`POST ${url} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+    return (answer.body as { id: string }).id;
+  };
+  const list = await create('/api/v1/contact-lists', { name: 'Fuzz list' });
+  const contact = await create(`/api/v1/contact-lists/${list}/contacts`, { phoneNumber: '+14155550100' });
+  const base = await create('/api/v1/knowledge-bases', { name: 'Fuzz base' });
+  const routes = routesOf((await call('GET', '/api/v1/openapi.json', undefined)).body as Parameters<typeof routesOf>[0]);
+  const credentials = [`Bearer ${key}`, `Bearer ${key}`, `Bearer ${key}`, `Bearer ${session}`, undefined];
+  return { routes, arbitrary: requestArbitrary(routes, [list, contact, base], credentials) };
+}
+
 /** `count` requests drawn with `seed`: the same seed, the same requests. */
 export function sampleRequests(arbitrary: fc.Arbitrary<FuzzRequest>, seed: number, count: number): FuzzRequest[] {
   return fc.sample(arbitrary, { seed, numRuns: count });

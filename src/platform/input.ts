@@ -10,26 +10,19 @@ import { appError, validationError, type AppError } from './errors.ts';
 /** Objects and arrays nest at most this deep in a JSON body; deeper is refused before parsing. */
 export const MAX_JSON_DEPTH = 64;
 
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
 /** Whether JSON text nests objects and arrays deeper than `max`; one pass over the text, no recursion. */
 export function nestsDeeperThan(text: string, max: number): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+    const c = text[i];
     if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) inString = true;
-    else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') {
       if (++depth > max) return true;
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
+    } else if (c === '}' || c === ']') depth--;
   }
   return false;
 }
