@@ -134,6 +134,13 @@ describe('multipart uploads', () => {
     }
   });
 
+  it('a source with no body and no content type is a 400, not a 500', async () => {
+    const response = await t.app.inject({ method: 'POST', url: `/api/v1/knowledge-bases/${baseId}/sources`, headers: auth });
+    expect(expectRefusal(response, 400, 'VALIDATION_FAILED').message).toBe(
+      'The request body is required: JSON for a text or url source, multipart/form-data for a file.',
+    );
+  });
+
   it('cut short are a 400 on both upload routes, not a 500 nor an answer that never comes', async () => {
     const cut = '--b0\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\nContent-Type: text/csv\r\n\r\nphone\n+1415';
     for (const url of [`/api/v1/contact-lists/${listId}/upload`, `/api/v1/knowledge-bases/${baseId}/sources`]) {
