@@ -5,17 +5,16 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import sjson from 'secure-json-parse';
 import { API_BASE, gatewayNotFound, mountModules, type ModuleName, type ModulePlugin } from './gateway.ts';
 import { countingInvalidKeys } from './platform/auth-failures.ts';
 import { authHook, chosenWebSocketProtocol, type Authenticator } from './platform/auth.ts';
 import type { Deps } from './platform/context.ts';
-import { appError, sendError } from './platform/errors.ts';
+import { appError, clientErrorHandler, MAX_PARAM_LENGTH, sendError } from './platform/errors.ts';
 import { healthRoutes } from './platform/health.ts';
+import { parseJsonBody, refuseUnstorableInput } from './platform/input.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
 import { DOCS_POLICY, pageHeaders } from './platform/page-security.ts';
 import { sessionCookies } from './platform/session-cookie.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from './platform/json-depth.ts';
 import { validatorCompiler } from './platform/validation.ts';
 import { agentRoutes } from './modules/agents/routes.ts';
 import { callRoutes } from './modules/calls/routes.ts';
@@ -72,7 +71,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // The router's own refusals (a broken %-escape, an overlong path parameter) and Node's (headers
+    // over the limit, a broken request line) answer in the one error shape too.
+    frameworkErrors: (error, request, reply) => sendError(error, request, reply),
+    clientErrorHandler,
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -89,15 +92,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // JSON only: any other body type is a 415 (multipart is added by the routes that take uploads).
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
-    if (nestsDeeperThan(text)) return done(appError('INVALID_JSON.depth', { max: MAX_JSON_DEPTH }), undefined);
     try {
-      done(null, sjson.parse(text, { protoAction: 'remove', constructorAction: 'remove' }));
-    } catch {
-      done(appError('INVALID_JSON'), undefined);
+      done(null, parseJsonBody(String(body)));
+    } catch (error) {
+      done(error as Error, undefined);
     }
   });
+  app.addHook('preValidation', refuseUnstorableInput);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -138,10 +138,31 @@ const declared = {
     message: 'The request body is not valid JSON; check quotes, commas and brackets.',
     when: 'The body sent as application/json does not parse.',
   },
-  'INVALID_JSON.depth': {
+  'INVALID_JSON.tooDeep': {
     status: 400,
     message: 'The request body nests objects and arrays more than ${max} levels deep; flatten it.',
-    when: 'A JSON body nests deeper than any document of the API does.',
+    when: 'A JSON body nests deeper than the limit (checked before it is parsed).',
+  },
+  INVALID_MULTIPART: {
+    status: 400,
+    message: 'The multipart/form-data body is malformed (${reason}); send it as a browser or curl -F would.',
+    when: 'A multipart upload whose parts do not parse: cut short, or with broken part headers.',
+  },
+  'INVALID_MULTIPART.noBoundary': {
+    status: 400,
+    message:
+      'A multipart/form-data body needs its boundary in the Content-Type header (multipart/form-data; boundary=...); let your HTTP client set that header.',
+    when: 'A multipart upload whose Content-Type names no boundary.',
+  },
+  'BAD_REQUEST.malformedRequest': {
+    status: 400,
+    message: 'The request is not valid HTTP/1.1 (${reason}); the connection is closed.',
+    when: "Node's HTTP parser refused the request before any route saw it: a bad request line, method or header.",
+  },
+  'BAD_REQUEST.badUrl': {
+    status: 400,
+    message: 'The path ${path} is not valid percent-encoding; encode reserved characters as %XX.',
+    when: 'A path segment has a broken %-escape.',
   },
   'INVALID_JSON.webhook': { status: 400, message: 'The webhook body is not JSON.', when: 'A WhatsApp webhook delivery is not JSON.' },
   INVALID_CONTENT_LENGTH: {
@@ -549,7 +570,22 @@ const declared = {
     when: 'The first request with this key has not finished.',
   },
 
-  // 413, 415, 422, 429
+  // 408, 413, 414, 415, 422, 429, 431
+  REQUEST_TIMEOUT: {
+    status: 408,
+    message: 'The request was not received in time; the connection is closed.',
+    when: 'The client sent the headers or body too slowly.',
+  },
+  URI_TOO_LONG: {
+    status: 414,
+    message: 'A path parameter is longer than ${max} characters; ids are 36-character UUIDs.',
+    when: 'A path parameter is too long to be any id.',
+  },
+  REQUEST_HEADER_FIELDS_TOO_LARGE: {
+    status: 431,
+    message: 'The request line and headers exceed ${max} bytes; send a shorter URL or fewer, smaller headers.',
+    when: "The URL and headers together are over Node's header size limit.",
+  },
   PAYLOAD_TOO_LARGE: {
     status: 413,
     message: 'The request body is larger than this endpoint accepts; send a smaller one.',

@@ -1,4 +1,6 @@
-import { STATUS_CODES } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { EmbeddedDatabaseFailure, isStatementTimeout } from './db.ts';
 import {
@@ -114,6 +116,13 @@ export function validationError(errors: AjvError[], part: string): AppError {
   return appError('VALIDATION_FAILED', { subject: name, problem: first.message }, details);
 }
 
+/** A multipart body that ends before its closing boundary. */
+export const uploadCutShort = () => appError('INVALID_MULTIPART', { reason: 'it ends before its closing boundary' });
+
+/** Fastify's default longest path parameter: longer ones find no route and answer 414. */
+export const MAX_PARAM_LENGTH = 100;
+const MULTIPART_FAILURE = /^(Multipart: |Malformed part header|(Part|Field) terminated early|Unexpected end of (form|multipart))/;
+
 function fromFastifyError(error: FastifyError): AppError {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -122,11 +131,20 @@ function fromFastifyError(error: FastifyError): AppError {
       return appError('PAYLOAD_TOO_LARGE');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return appError('INVALID_CONTENT_LENGTH');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return appError('URI_TOO_LONG', { max: MAX_PARAM_LENGTH });
+    case 'FST_ERR_BAD_URL':
+      return appError('BAD_REQUEST.badUrl', { path: /'(.*)'/.exec(error.message)?.[1] ?? 'given' });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return appError('INVALID_JSON');
   }
   if (error.name === 'SyntaxError' && error.statusCode === 400) return appError('INVALID_JSON');
+  // The multipart parser's own failures on a body cut short or with broken part headers; a cut-short
+  // body also ends the uploaded file's stream early, which whoever reads it sees as a premature close.
+  if (error.code === 'ERR_STREAM_PREMATURE_CLOSE') return uploadCutShort();
+  if (error.statusCode === undefined && MULTIPART_FAILURE.test(error.message))
+    return appError('INVALID_MULTIPART', { reason: error.message.toLowerCase() });
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     // A 4xx Node has no name for would come from no component we run; it reads as a plain 400.
@@ -161,4 +179,26 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   if (appError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
   if (appError.retryAfterSeconds !== undefined) reply.header('retry-after', String(appError.retryAfterSeconds));
   return reply.code(appError.statusCode).type('application/json; charset=utf-8').send(errorBody(appError, request.id));
+}
+
+/**
+ * Node's HTTP parser refuses some requests before Fastify sees them (headers over the size limit, a
+ * broken request line, a client too slow); they are answered in the same error shape, then closed.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const refusal =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? appError('REQUEST_HEADER_FIELDS_TOO_LARGE', { max: maxHeaderSize })
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? appError('REQUEST_TIMEOUT')
+        : appError('BAD_REQUEST.malformedRequest', { reason: (error.message || 'unreadable').replace(/\.$/, '') });
+  const body = JSON.stringify(errorBody(refusal, randomUUID()));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${refusal.statusCode} ${STATUS_CODES[refusal.statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

@@ -1,10 +1,21 @@
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 
-/** The one pagination of every list endpoint: `?page=1&limit=25` answered as `{data, total, page, limit}`. */
-export const PageQuery = Type.Object({
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: '1-based page number.' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 25, description: 'Items per page, 1 to 200.' })),
+/** The highest page a list serves: beyond any real list, and low enough that the row offset stays exact. */
+export const MAX_PAGE = 1_000_000_000;
+export const MAX_LIMIT = 200;
+
+/** `page` and `limit` as every list takes them; `defaults: false` for a list whose "neither given" means "all". */
+export const pageParams = ({ defaults = true, limitDescription = `Items per page, 1 to ${MAX_LIMIT}.` } = {}) => ({
+  page: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_PAGE, ...(defaults ? { default: 1 } : {}), description: '1-based page number.' }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_LIMIT, ...(defaults ? { default: 25 } : {}), description: limitDescription }),
+  ),
 });
+
+/** The one pagination of every list endpoint: `?page=1&limit=25` answered as `{data, total, page, limit}`. */
+export const PageQuery = Type.Object(pageParams());
 export type PageQuery = Static<typeof PageQuery>;
 
 export interface Page {

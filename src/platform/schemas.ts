@@ -39,3 +39,10 @@ export const StringEnum = <const T extends readonly [string, ...string[]]>(
     values.map((value) => Type.Literal(value)),
     options,
   ) as unknown as TUnion<Literals<T>>;
+
+/**
+ * A key, token or secret the service later sends to a provider in an HTTP header: printable ASCII
+ * without spaces, so that a stray character is refused when it is saved rather than failing every call.
+ */
+export const Credential = (options: { minLength: number; maxLength: number; description: string }) =>
+  Type.String({ ...options, pattern: '^[!-~]+$' });

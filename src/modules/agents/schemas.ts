@@ -1,5 +1,6 @@
 import { LLM_PROVIDER_NAMES, STT_PROVIDER_NAMES, TTS_PROVIDER_NAMES, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { PageQuery } from '../../platform/pagination.ts';
 import { Timestamp, Uuid } from '../../platform/schemas.ts';
 import { AGENT_TOOLS } from './tools.ts';
 
@@ -231,8 +232,7 @@ export const UpdateAgentBody = Type.Partial(CreateAgentBody, { additionalPropert
 export type UpdateAgentBody = Static<typeof UpdateAgentBody>;
 
 export const AgentsQuery = Type.Object({
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: '1-based page number.' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 25, description: 'Items per page, 1 to 200.' })),
+  ...PageQuery.properties,
   search: Type.Optional(Type.String({ maxLength: 200, description: 'Part of the agent name, any case.' })),
 });
 

@@ -73,22 +73,30 @@ async function speechEndpoint(ctx: Scope, provider: Provider): Promise<SpeechEnd
   };
 }
 
+/** The 400 for a provider that needs a server and has none, naming the field at `path`. */
+const notConfigured = (provider: Provider, path: string) =>
+  appError('SPEECH_NOT_CONFIGURED', { provider: provider.name, integration: provider.integration?.kind ?? '' }, [
+    { path, message: 'no server is configured for this provider' },
+  ]);
+
 /** A provider the agent names needs a server to reach; refused at save, not discovered on a live call. */
 async function checkReachable(ctx: Scope, provider: Provider, field: 'stt' | 'tts'): Promise<void> {
-  if (await speechEndpoint(ctx, provider)) return;
-  throw appError('SPEECH_NOT_CONFIGURED', { provider: provider.name, integration: provider.integration?.kind ?? '' }, [
-    { path: `/${field}/provider`, message: 'no server is configured for this provider' },
-  ]);
+  if (!(await speechEndpoint(ctx, provider))) throw notConfigured(provider, `/${field}/provider`);
 }
 
-/** The voices of a text-to-speech provider, for this tenant; a provider that cannot list them is a 502. */
+/**
+ * The voices of a text-to-speech provider, for this tenant (some list theirs without a server); one
+ * that needs a server to ask and has none is a 400, one that cannot list them a 502.
+ */
 async function voicesOf(ctx: Scope, providerName: string): Promise<Voice[]> {
   const provider = ttsProvider(providerName);
-  const tts = provider.tts.connect((await speechEndpoint(ctx, provider)) ?? { timeoutMs: ctx.config.speech.timeoutMs });
+  const endpoint = await speechEndpoint(ctx, provider);
+  const tts = provider.tts.connect(endpoint ?? { timeoutMs: ctx.config.speech.timeoutMs });
   try {
     return await tts.voices();
   } catch (error) {
     if (!(error instanceof ProviderError)) throw error;
+    if (!endpoint) throw notConfigured(provider, '/provider');
     throw appError('PROVIDER_ERROR.voices', { provider: provider.title, reason: error.message });
   }
 }

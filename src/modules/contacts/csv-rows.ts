@@ -1,6 +1,6 @@
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import { parse } from 'csv-parse';
-import { AppError, appError } from '../../platform/errors.ts';
+import { AppError, appError, uploadCutShort } from '../../platform/errors.ts';
 import { isPlainObject, METADATA_NOT_OBJECT } from './contact-fields.ts';
 
 /** Reading an uploaded CSV into numbered contact rows (seed §4.4, contract §4). */
@@ -65,8 +65,11 @@ function toRow(header: string[], fieldOf: (Field | undefined)[], record: string[
 
 /** Reads every record; refuses the whole file when it has no phone column or more than `maxRows` rows. */
 export async function readCsvRows(input: Readable, maxRows = MAX_CSV_ROWS): Promise<CsvRow[]> {
+  // A multipart body cut short hands over its file's stream already destroyed before its end.
+  if (input.readableAborted) throw uploadCutShort();
   const parser = input.pipe(parse({ bom: true, trim: true, relax_column_count: true, skip_empty_lines: false }));
-  input.once('error', (error) => parser.destroy(error)); // pipe() does not forward a source's failure
+  // pipe() forwards neither a source's failure nor its end cut short (a multipart body without its closing boundary).
+  finished(input, (error) => error && parser.destroy(error));
   const rows: CsvRow[] = [];
   let header: string[] | undefined;
   let fieldOf: (Field | undefined)[] = [];
@@ -89,7 +92,7 @@ export async function readCsvRows(input: Readable, maxRows = MAX_CSV_ROWS): Prom
     }
   } catch (error) {
     input.resume(); // let the rest of the upload drain
-    if (error instanceof AppError) throw error;
+    if (error instanceof AppError || (error as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE') throw error;
     if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
       throw appError('PAYLOAD_TOO_LARGE.csv');
     }

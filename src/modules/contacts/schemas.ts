@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { PageQuery, pageParams } from '../../platform/pagination.ts';
 import { Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Arbitrary key-value pairs (custom variables).' });
@@ -24,8 +25,7 @@ export const UpdateListBody = Type.Object(
 export type UpdateListBody = Static<typeof UpdateListBody>;
 
 export const ListQuery = Type.Object({
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 25 })),
+  ...PageQuery.properties,
   search: Type.Optional(Type.String({ maxLength: 200, description: 'Part of the list name, any case.' })),
 });
 
@@ -88,14 +88,8 @@ export const DeleteBatchBody = Type.Object(
 export type DeleteBatchBody = Static<typeof DeleteBatchBody>;
 
 export const ContactsQuery = Type.Object({
-  page: Type.Optional(Type.Integer({ minimum: 1, description: '1-based; default 1.' })),
-  limit: Type.Optional(
-    Type.Integer({
-      minimum: 1,
-      maximum: 200,
-      description: 'Default 25, at most 200. With neither page nor limit every contact is returned.',
-    }),
-  ),
+  // No defaults: with neither page nor limit every contact is returned.
+  ...pageParams({ defaults: false, limitDescription: 'Default 25, at most 200. With neither page nor limit every contact is returned.' }),
   search: Type.Optional(
     Type.String({ maxLength: 200, description: 'Only contacts whose phone number, name or email contains this text (any case).' }),
   ),

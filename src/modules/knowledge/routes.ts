@@ -176,6 +176,12 @@ async function mountKnowledgeRoutes(
     },
     async (request, reply) => {
       const ctx = ctxOf(request);
+      // Fastify validates a body by its content type; a request with neither body nor type skips the JSON schema.
+      if (!request.isMultipart() && request.body === undefined)
+        throw appError('VALIDATION_FAILED', {
+          subject: 'The request body',
+          problem: 'is required: JSON for a text or url source, multipart/form-data for a file',
+        });
       const source = request.isMultipart()
         ? await knowledge.addFileSource(ctx, request.params.id, fileSource(await readUpload(request)))
         : await knowledge.addJsonSource(ctx, request.params.id, request.body);

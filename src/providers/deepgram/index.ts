@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
+import { Credential } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
 import { createDeepgramStt, DEEPGRAM_DEFAULT_URL } from './live-recognition.ts';
 
@@ -11,7 +12,7 @@ export const deepgram: Provider = {
     kind: 'deepgram',
     body: Type.Object(
       {
-        apiKey: Type.String({ minLength: 16, maxLength: 200, description: 'A Deepgram API key; stored encrypted, never returned.' }),
+        apiKey: Credential({ minLength: 16, maxLength: 200, description: 'A Deepgram API key; stored encrypted, never returned.' }),
       },
       { additionalProperties: false },
     ),

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
+import { Credential } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
 import { createElevenLabsTts, ELEVENLABS_DEFAULT_URL } from './text-to-speech.ts';
 
@@ -11,7 +12,7 @@ export const elevenlabs: Provider = {
     kind: 'elevenlabs',
     body: Type.Object(
       {
-        apiKey: Type.String({ minLength: 16, maxLength: 200, description: 'An ElevenLabs API key; stored encrypted, never returned.' }),
+        apiKey: Credential({ minLength: 16, maxLength: 200, description: 'An ElevenLabs API key; stored encrypted, never returned.' }),
       },
       { additionalProperties: false },
     ),

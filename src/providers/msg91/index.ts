@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
+import { Credential } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
 import { createMsg91Sms } from './sms.ts';
 
@@ -10,7 +11,7 @@ export const msg91: Provider = {
   integration: {
     kind: 'msg91',
     body: Type.Object(
-      { authKey: Type.String({ minLength: 8, maxLength: 128, description: 'MSG91 auth key; stored encrypted, never returned.' }) },
+      { authKey: Credential({ minLength: 8, maxLength: 128, description: 'MSG91 auth key; stored encrypted, never returned.' }) },
       { additionalProperties: false },
     ),
     secrets: ['authKey'],

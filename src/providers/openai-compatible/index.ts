@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { Credential } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
 import { createChatModel } from './chat-model.ts';
 import { createSpeaker, createTranscriber } from './speech.ts';
@@ -23,7 +24,7 @@ export const openaiCompatible: Provider = {
             "Your model server's API base URL, up to /v1 (https://api.openai.com/v1, https://api.groq.com/openai/v1…); a public address.",
         }),
         apiKey: Type.Optional(
-          Type.String({ minLength: 1, maxLength: 500, description: 'Its bearer key; stored encrypted, never returned.' }),
+          Credential({ minLength: 1, maxLength: 500, description: 'Its bearer key; stored encrypted, never returned.' }),
         ),
       },
       { additionalProperties: false },

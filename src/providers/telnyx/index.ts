@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
+import { Credential } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
 import { telnyxMediaStream } from './media-stream.ts';
 import { telnyxSms } from './sms.ts';
@@ -13,7 +14,7 @@ export const telnyx: Provider = {
     kind: 'telnyx',
     body: Type.Object(
       {
-        apiKey: Type.String({ minLength: 16, maxLength: 256, description: 'Telnyx API key (v2, KEY…); stored encrypted, never returned.' }),
+        apiKey: Credential({ minLength: 16, maxLength: 256, description: 'Telnyx API key (v2, KEY…); stored encrypted, never returned.' }),
         connectionId: Type.String({
           minLength: 1,
           maxLength: 64,

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
+import { Credential } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
 import { twilioConversationRelay } from './conversation-relay.ts';
 import { twilioMediaStream } from './media-stream.ts';
@@ -15,7 +16,7 @@ export const twilio: Provider = {
     body: Type.Object(
       {
         accountSid: Type.String({ pattern: '^AC[0-9a-fA-F]{32}$', description: 'Twilio Account SID (AC followed by 32 hex digits).' }),
-        authToken: Type.String({ minLength: 16, maxLength: 128, description: 'Twilio Auth Token; stored encrypted, never returned.' }),
+        authToken: Credential({ minLength: 16, maxLength: 128, description: 'Twilio Auth Token; stored encrypted, never returned.' }),
       },
       { additionalProperties: false },
     ),

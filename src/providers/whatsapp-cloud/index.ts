@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
+import { Credential } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
 import { createWhatsAppCloud, verifyWhatsAppSignature } from './cloud-api.ts';
 import { readWhatsAppWebhook } from './webhooks.ts';
@@ -13,7 +14,7 @@ export const whatsappCloud: Provider = {
     body: Type.Object(
       {
         businessAccountId: Type.String({ pattern: '^[0-9]{1,32}$', description: 'WhatsApp Business Account (WABA) id.' }),
-        accessToken: Type.String({
+        accessToken: Credential({
           minLength: 16,
           maxLength: 1024,
           description:

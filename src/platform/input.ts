@@ -1,0 +1,105 @@
+import type { FastifyRequest } from 'fastify';
+import sjson from 'secure-json-parse';
+import { appError, validationError, type AppError } from './errors.ts';
+
+/**
+ * The refusals every request passes before any route sees it: what no schema can say once for all
+ * routes, and what would otherwise reach the database or the stack as a 500.
+ */
+
+/**
+ * Objects and arrays nest at most this deep in a JSON body; deeper is refused before parsing. No
+ * document of the API nests more than a handful of levels. Nesting in the thousands is what broke
+ * the embedded database: PostgreSQL's JSON parser recurses once per level, and in PGlite that
+ * recursion runs on the Node thread's own stack, whose overflow PGlite swallowed, leaving the
+ * engine half-way through a statement (see README.md, "Health, readiness and timeouts").
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether JSON text nests objects and arrays deeper than `max`; one pass over the text, no recursion. */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') {
+      if (++depth > max) return true;
+    } else if (c === '}' || c === ']') depth--;
+  }
+  return false;
+}
+
+/**
+ * A JSON request body: empty text is no body (a state action such as POST /campaigns/{id}/resume
+ * sends none); prototype keys are dropped; nesting deeper than MAX_JSON_DEPTH is refused, since
+ * parsers, validators and PostgreSQL's jsonb all recurse over it.
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw appError('INVALID_JSON.tooDeep', { max: MAX_JSON_DEPTH });
+  try {
+    return sjson.parse(text, { protoAction: 'remove', constructorAction: 'remove' });
+  } catch {
+    throw appError('INVALID_JSON');
+  }
+}
+
+const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/** The JSON Pointer of the first string (or property name) in `value` holding U+0000, if any; iterative. */
+export function nulPath(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length > 0) {
+    const [item, path] = stack.pop()!;
+    if (typeof item === 'string') {
+      if (item.includes('\u0000')) return path;
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], `${path}/${i}`]);
+    } else if (item !== null && typeof item === 'object') {
+      const entries = Object.entries(item);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i]!;
+        const at = `${path}/${pointer(key)}`;
+        if (key.includes('\u0000')) return at;
+        stack.push([child, at]);
+      }
+    }
+  }
+  return undefined;
+}
+
+const NUL_PROBLEM = 'must not contain the NUL character (\\u0000)';
+const PARTS = [
+  ['params', 'params'],
+  ['query', 'querystring'],
+  ['body', 'body'],
+] as const;
+
+/**
+ * PostgreSQL's text and jsonb cannot hold U+0000, so no path parameter, query parameter or body
+ * value (nor property name) may carry it; the refusal names the field.
+ */
+function refuseNul(request: FastifyRequest): AppError | undefined {
+  for (const [property, part] of PARTS) {
+    const path = nulPath(request[property]);
+    if (path !== undefined) return validationError([{ instancePath: path, keyword: 'nul', message: NUL_PROBLEM, params: {} }], part);
+  }
+  return undefined;
+}
+
+/** A multipart body cannot be read without the boundary its Content-Type names. */
+function refuseMultipartWithoutBoundary(request: FastifyRequest): AppError | undefined {
+  const type = request.headers['content-type'];
+  if (typeof type !== 'string' || !/^\s*multipart\//i.test(type)) return undefined;
+  return /;\s*boundary\s*=\s*("[^"]+"|[^;\s]+)/i.test(type) ? undefined : appError('INVALID_MULTIPART.noBoundary');
+}
+
+/** The preValidation hook the app runs for every route: refuses input no route could store. */
+export async function refuseUnstorableInput(request: FastifyRequest): Promise<void> {
+  const error = refuseMultipartWithoutBoundary(request) ?? refuseNul(request);
+  if (error) throw error;
+}
