@@ -122,5 +122,8 @@ export const Tool = Type.Object({
   name: Type.String(),
   description: Type.String(),
   parameters: Type.Record(Type.String(), Type.Unknown(), { description: 'The JSON Schema of its arguments, as the model is given it.' }),
+  alwaysOffered: Type.Optional(
+    Type.Boolean({ description: "Offered to every agent's model whatever its tools say (opt_out: a person's right to stop the calls)." }),
+  ),
 });
 export type Tool = Static<typeof Tool>;
