@@ -122,9 +122,9 @@ export class BlockedAddresses {
 
 /**
  * An API-key check that counts invalid keys per client address: at INVALID_API_KEYS_PER_ADDRESS
- * the address is refused (429) until its window ends, before its keys are looked up. A valid key
- * from an address that is not refused costs nothing more than before; an invalid one costs one
- * upsert.
+ * the address's invalid keys are refused (429) until its window ends. A valid key costs nothing
+ * more than before and is never refused; an invalid one costs one upsert until its address is
+ * refused, then only its lookup.
  */
 export function countingInvalidKeys<Check extends { status: string }>(
   check: (token: string) => Promise<Check>,
@@ -134,14 +134,15 @@ export function countingInvalidKeys<Check extends { status: string }>(
 ): (token: string, address: string) => Promise<Check | { status: 'throttled'; retryAfterSeconds: number }> {
   const blocked = new BlockedAddresses(clock);
   return async (token, address) => {
+    const result = await check(token);
+    // A valid key is never refused for what others at its address did (many clients share one
+    // address behind a NAT or a proxy); a refused address's invalid keys are not even counted.
+    if (result.status !== 'invalid') return result;
     const waiting = blocked.wait(address);
     if (waiting) return { status: 'throttled', retryAfterSeconds: waiting };
-    const result = await check(token);
-    if (result.status === 'invalid') {
-      const { wait, beyond } = await countFailure(db, clock, [{ key: `api-key-address:${address}`, ...limit }]);
-      if (wait) blocked.block(address, wait);
-      if (wait && beyond) return { status: 'throttled', retryAfterSeconds: wait };
-    }
+    const { wait, beyond } = await countFailure(db, clock, [{ key: `api-key-address:${address}`, ...limit }]);
+    if (wait) blocked.block(address, wait);
+    if (wait && beyond) return { status: 'throttled', retryAfterSeconds: wait };
     return result;
   };
 }
