@@ -35,7 +35,12 @@ describe.skipIf(!process.env.DATABASE_URL)('webhook delivery when a worker is ki
       }),
     );
     database = await createTestDatabase('callforge_hookcrash');
-    api = await startServerProcess({ DATABASE_URL: database!.url, SECRETS_KEY: secretsKey }, ['--role', 'api'], 90_000);
+    // The webhook receiver is on loopback, refused at save otherwise.
+    api = await startServerProcess(
+      { DATABASE_URL: database!.url, SECRETS_KEY: secretsKey, ALLOW_PRIVATE_URLS: '1' },
+      ['--role', 'api'],
+      90_000,
+    );
   }, 120_000);
 
   afterAll(async () => {
