@@ -66,8 +66,9 @@ async function open(path: string, heading: string | RegExp) {
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
 }
 
-/** Picks the option whose text matches (option texts carry more than the name). */
+/** Picks the option whose text matches (option texts carry more than the name), once the API's list has loaded it. */
 async function selectByText(label: string, text: RegExp) {
+  await optionAppears(label, text);
   const select = page.getByLabel(label, { exact: true });
   const options = await select
     .locator('option')
