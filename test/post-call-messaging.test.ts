@@ -108,6 +108,14 @@ async function runCampaign(api: ReturnType<typeof apiAs>, campaignId: string) {
   throw new Error('the campaign did not complete');
 }
 
+/** Posts a notification to the WhatsApp webhook, signed with the app secret as Meta signs it; resolves with how many it recorded. */
+async function postWhatsAppWebhook(payload: object): Promise<number> {
+  const signed = signedWhatsAppWebhook(WHATSAPP.appSecret, payload);
+  const response = await t.app.inject({ method: 'POST', url: '/api/v1/whatsapp/webhook', headers: signed.headers, payload: signed.body });
+  expect(response.statusCode).toBe(200);
+  return response.json().received as number;
+}
+
 type LoggedMessage = {
   id: string;
   channel: string;
@@ -343,22 +351,12 @@ describe('exactly one message per channel per call', () => {
 
     // Delivery statuses move forward only.
     const deliver = async (status: 'delivered' | 'read' | 'sent') => {
-      const signed = signedWhatsAppWebhook(
-        WHATSAPP.appSecret,
-        statusWebhookPayload({
-          phoneNumberId: WHATSAPP.sender,
-          wabaId: WHATSAPP.wabaId,
-          statuses: [{ id: message!.providerMessageId!, status, recipientId: message!.toNumber, timestamp: clock.now() }],
-        }),
-      );
-      const response = await t.app.inject({
-        method: 'POST',
-        url: '/api/v1/whatsapp/webhook',
-        headers: signed.headers,
-        payload: signed.body,
+      const payload = statusWebhookPayload({
+        phoneNumberId: WHATSAPP.sender,
+        wabaId: WHATSAPP.wabaId,
+        statuses: [{ id: message!.providerMessageId!, status, recipientId: message!.toNumber, timestamp: clock.now() }],
       });
-      expect(response.statusCode).toBe(200);
-      return response.json().received as number;
+      return postWhatsAppWebhook(payload);
     };
     expect(await deliver('delivered')).toBe(1);
     expect(await deliver('read')).toBe(1);
@@ -450,15 +448,7 @@ describe('exactly one message per channel per call', () => {
         wabaId: WHATSAPP.wabaId,
         messages: messages.map((m) => ({ ...m, timestamp: clock.now() })),
       });
-      const signed = signedWhatsAppWebhook(WHATSAPP.appSecret, payload);
-      const response = await t.app.inject({
-        method: 'POST',
-        url: '/api/v1/whatsapp/webhook',
-        headers: signed.headers,
-        payload: signed.body,
-      });
-      expect(response.statusCode).toBe(200);
-      return response.json().received as number;
+      return postWhatsAppWebhook(payload);
     };
     const received = await deliver([
       { id: 'wamid.stop1', from: stopper, text: ' Stop. ' },

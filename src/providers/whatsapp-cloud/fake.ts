@@ -398,23 +398,15 @@ export function statusWebhookPayload(input: {
   displayPhoneNumber?: string;
   statuses: StatusWebhookEntry[];
 }): object {
+  return notification(input, { statuses: input.statuses.map((s) => statusJson(s)) });
+}
+
+/** Meta's envelope: one entry for the business account, one `messages` change for the number, carrying `value`. */
+function notification(input: { phoneNumberId: string; wabaId: string; displayPhoneNumber?: string }, value: object): object {
+  const metadata = { display_phone_number: input.displayPhoneNumber ?? '15550001234', phone_number_id: input.phoneNumberId };
   return {
     object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: input.wabaId,
-        changes: [
-          {
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: input.displayPhoneNumber ?? '15550001234', phone_number_id: input.phoneNumberId },
-              statuses: input.statuses.map((s) => statusJson(s)),
-            },
-            field: 'messages',
-          },
-        ],
-      },
-    ],
+    entry: [{ id: input.wabaId, changes: [{ value: { messaging_product: 'whatsapp', metadata, ...value }, field: 'messages' }] }],
   };
 }
 
@@ -424,32 +416,18 @@ export function incomingMessagesPayload(input: {
   wabaId: string;
   messages: { id: string; from: string; timestamp: Date; text?: string; button?: string }[];
 }): object {
-  return {
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: input.wabaId,
-        changes: [
-          {
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550001234', phone_number_id: input.phoneNumberId },
-              contacts: input.messages.map((m) => ({ profile: { name: 'Customer' }, wa_id: m.from.replace(/^\+/, '') })),
-              messages: input.messages.map((m) => ({
-                from: m.from.replace(/^\+/, ''),
-                id: m.id,
-                timestamp: epochSeconds(m.timestamp),
-                ...(m.button === undefined
-                  ? { type: 'text', text: { body: m.text ?? '' } }
-                  : { type: 'button', button: { text: m.button, payload: m.button } }),
-              })),
-            },
-            field: 'messages',
-          },
-        ],
-      },
-    ],
-  };
+  const digits = (number: string) => number.replace(/^\+/, '');
+  return notification(input, {
+    contacts: input.messages.map((m) => ({ profile: { name: 'Customer' }, wa_id: digits(m.from) })),
+    messages: input.messages.map((m) => ({
+      from: digits(m.from),
+      id: m.id,
+      timestamp: epochSeconds(m.timestamp),
+      ...(m.button === undefined
+        ? { type: 'text', text: { body: m.text ?? '' } }
+        : { type: 'button', button: { text: m.button, payload: m.button } }),
+    })),
+  });
 }
 
 function epochSeconds(timestamp: Date | number | string): string {
