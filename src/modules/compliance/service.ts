@@ -5,7 +5,7 @@ import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-number
 import type { CsvRow } from '../contacts/service.ts';
 import * as repo from './repo.ts';
 
-export { isOptOutReply } from './opt-out-replies.ts';
+import { isOptOutReply } from './opt-out-replies.ts';
 import type { AddDncBody, DncEntry, DncImportResult, DncSource } from './schemas.ts';
 
 /**
@@ -63,6 +63,20 @@ export async function removeFromDoNotCall(ctx: TenantCtx, rawPhone: string): Pro
 export async function listDoNotCall(ctx: TenantCtx, search: string | undefined, page: Page) {
   const { rows, total } = await repo.listEntries(ctx.db, ctx.tenantId, search?.trim() || undefined, page);
   return { data: rows.map(toEntry), total };
+}
+
+/**
+ * A message a person sent (an SMS or a WhatsApp reply): when it is an opt-out word from a real
+ * number, the number goes on the list with the message as evidence. Whether this added it.
+ */
+export async function optOutByReply(
+  ctx: Pick<TenantCtx, 'db' | 'tenantId' | 'clock'>,
+  reply: { source: 'sms' | 'whatsapp'; from: string; text: string; messageId: string; at: Date; reason: string },
+): Promise<boolean> {
+  const phoneNumber = normalizePhoneNumber(reply.from);
+  if (!phoneNumber || !isOptOutReply(reply.text)) return false;
+  const evidence = { messageId: reply.messageId, at: reply.at.toISOString() };
+  return (await addToDoNotCall(ctx, { phoneNumber, source: reply.source, reason: reply.reason, evidence })).created;
 }
 
 /** Which of these numbers (E.164) are on the tenant's list: the dialer and messaging ask before every call and message. */

@@ -7,7 +7,6 @@ import type { Page } from '../../platform/pagination.ts';
 import { isoOrNull } from '../../platform/clock.ts';
 import { ProviderError } from '../../providers/errors.ts';
 import { smsProvider, whatsappProvider } from '../../providers/registry.ts';
-import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import type { ProviderWebhook, WhatsAppIncomingMessage } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
 import * as compliance from '../compliance/service.ts';
@@ -307,21 +306,32 @@ async function optedOutBy(
   message: WhatsAppIncomingMessage,
   tenants: { tenantId: string }[],
 ): Promise<boolean> {
-  if (!compliance.isOptOutReply(message.text) || !normalizePhoneNumber(message.from)) return false;
   let added = false;
   for (const { tenantId } of tenants) {
-    const { created } = await compliance.addToDoNotCall(
-      { ...deps, tenantId },
-      {
-        phoneNumber: message.from,
-        source: 'whatsapp',
-        reason: `Replied "${message.text.trim().slice(0, 40)}" on WhatsApp.`,
-        evidence: { messageId: message.providerMessageId, at: message.at.toISOString() },
-      },
-    );
-    added ||= created;
+    const reply = { from: message.from, text: message.text, messageId: message.providerMessageId, at: message.at };
+    const reason = `Replied "${message.text.trim().slice(0, 40)}" on WhatsApp.`;
+    if (await compliance.optOutByReply({ ...deps, tenantId }, { ...reply, source: 'whatsapp', reason })) added = true;
   }
   return added;
+}
+
+/**
+ * The tenant an SMS provider's callback names (`?tenant=`), once the provider's signature checked
+ * out with that tenant's credentials over the exact URL; one refusal for every failure.
+ */
+async function verifiedSmsCallback(
+  deps: Pick<Deps, 'db' | 'serverKeys' | 'config' | 'clock'>,
+  provider: ReturnType<typeof smsProvider>,
+  webhook: ProviderWebhook,
+  query: URLSearchParams,
+) {
+  const callbacks = provider.sms.callbacks!;
+  const refused = () => appError('INVALID_SIGNATURE.smsStatus', { header: callbacks.signatureHeader, signedWith: callbacks.signedWith });
+  const tenantId = query.get('tenant') ?? '';
+  if (!isUuid(tenantId)) throw refused();
+  const connection = await integrations.connectionTo({ ...deps, tenantId }, provider);
+  if (!connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
+  return { tenantId, credentials: connection.credentials, refused };
 }
 
 /**
@@ -336,14 +346,11 @@ export async function receiveSmsStatus(
   webhook: ProviderWebhook,
 ): Promise<void> {
   const provider = smsProvider(providerName);
-  const callbacks = provider.sms.callbacks!;
-  const refused = () => appError('INVALID_SIGNATURE.smsStatus', { header: callbacks.signatureHeader, signedWith: callbacks.signedWith });
   const query = new URL(webhook.url).searchParams;
-  const [tenantId, messageId] = [query.get('tenant') ?? '', query.get('message') ?? ''];
-  if (!isUuid(tenantId) || !isUuid(messageId)) throw refused();
-  const connection = await integrations.connectionTo({ ...deps, tenantId }, provider);
-  if (!connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
-  const update = callbacks.read(webhook);
+  const { tenantId, refused } = await verifiedSmsCallback(deps, provider, webhook, query);
+  const messageId = query.get('message') ?? '';
+  if (!isUuid(messageId)) throw refused();
+  const update = provider.sms.callbacks!.read(webhook);
   if (!update) return;
   await repo.recordDeliveryStatus(
     deps.db,
@@ -368,27 +375,13 @@ export async function receiveIncomingSms(
   webhook: ProviderWebhook,
 ): Promise<{ contentType: string; body: string }> {
   const provider = smsProvider(providerName);
-  const callbacks = provider.sms.callbacks!;
-  const incoming = callbacks.incoming!;
-  const refused = () => appError('INVALID_SIGNATURE.smsStatus', { header: callbacks.signatureHeader, signedWith: callbacks.signedWith });
-  const tenantId = new URL(webhook.url).searchParams.get('tenant') ?? '';
-  if (!isUuid(tenantId)) throw refused();
-  const connection = await integrations.connectionTo({ ...deps, tenantId }, provider);
-  if (!connection || !callbacks.verify(webhook, connection.credentials)) throw refused();
+  const incoming = provider.sms.callbacks!.incoming!;
+  const { tenantId, credentials, refused } = await verifiedSmsCallback(deps, provider, webhook, new URL(webhook.url).searchParams);
   const message = incoming.read(webhook);
-  if (!message || message.accountId !== incoming.accountIdOf(connection.credentials)) throw refused();
-  const from = normalizePhoneNumber(message.from);
-  if (from && compliance.isOptOutReply(message.text)) {
-    await compliance.addToDoNotCall(
-      { ...deps, tenantId },
-      {
-        phoneNumber: from,
-        source: 'sms',
-        reason: `Replied "${message.text.trim().slice(0, 40)}" by SMS to ${message.to}.`,
-        evidence: { messageId: message.providerMessageId, at: deps.clock.now().toISOString() },
-      },
-    );
-  }
+  if (!message || message.accountId !== incoming.accountIdOf(credentials)) throw refused();
+  const reply = { from: message.from, text: message.text, messageId: message.providerMessageId, at: deps.clock.now() };
+  const reason = `Replied "${message.text.trim().slice(0, 40)}" by SMS to ${message.to}.`;
+  await compliance.optOutByReply({ ...deps, tenantId }, { ...reply, source: 'sms', reason });
   return incoming.noReply;
 }
 
