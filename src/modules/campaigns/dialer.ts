@@ -83,15 +83,20 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
         ctx,
         due.map((contact) => contact.phone_number),
       );
-      const dialable = barred.size === 0 ? due : due.filter((contact) => !barred.has(contact.phone_number));
-      if (barred.size > 0) {
-        const skipped = due.filter((contact) => barred.has(contact.phone_number)).map((contact) => contact.contact_id);
-        await repo.skipContacts(tx, tenantId, campaignId, skipped, 'dnc');
-      }
+      const skipped = due.filter((contact) => barred.has(contact.phone_number));
+      const dialable = due.filter((contact) => !barred.has(contact.phone_number));
+      if (skipped.length > 0)
+        await repo.skipContacts(
+          tx,
+          tenantId,
+          campaignId,
+          skipped.map((contact) => contact.contact_id),
+          'dnc',
+        );
       const granted =
         dialable.length && (await repo.takeDialSlots(tx, tenantId, number.id, dialable.length, now, deps.config.dialer.callsPerSecond));
       const claimed = dialable.slice(0, granted);
-      if (claimed.length === 0) return { count: due.length - dialable.length, toPlace: [] };
+      if (claimed.length === 0) return { count: skipped.length, toPlace: [] };
       const started = await calls.startAttempts(
         ctx,
         claimed.map((contact) => ({
@@ -105,7 +110,7 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
         })),
       );
       await repo.markDialling(tx, tenantId, campaignId, started.calls, campaign.max_attempts);
-      return { count: due.length - dialable.length + claimed.length, toPlace: started.toPlace };
+      return { count: skipped.length + claimed.length, toPlace: started.toPlace };
     },
   );
   // Provider calls are placed after the attempt is committed, never inside the transaction.
