@@ -13,6 +13,7 @@ import { appError, clientErrorHandler, MAX_PARAM_LENGTH, sendError } from './pla
 import { healthRoutes } from './platform/health.ts';
 import { parseJsonBody, refuseUnstorableInput } from './platform/input.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
+import { OneLinePerRequest } from './platform/request-log.ts';
 import { DOCS_POLICY, pageHeaders } from './platform/page-security.ts';
 import { sessionCookies } from './platform/session-cookie.ts';
 import { validatorCompiler } from './platform/validation.ts';
@@ -82,6 +83,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     trustProxy: false,
+    logController: new OneLinePerRequest(),
   });
 
   app.setValidatorCompiler(validatorCompiler);

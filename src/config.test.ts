@@ -45,6 +45,19 @@ describe('configuration from the environment', () => {
       );
   });
 
+  it('listens on the loopback address on the embedded database and on every address with a PostgreSQL server, unless HOST says', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/callforge' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '::1', DATABASE_URL: 'postgres://db/callforge' }).host).toBe('::1');
+  });
+
+  it('reads the log format', () => {
+    expect(loadConfig({}).logFormat).toBe('auto');
+    expect(loadConfig({ LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(() => loadConfig({ LOG_FORMAT: 'xml' })).toThrow('LOG_FORMAT="xml" is invalid: expected auto, pretty or json.');
+  });
+
   it('reads booleans and numbers', () => {
     const config = loadConfig({ SIGNUP_ENABLED: 'false', PORT: '0', ALLOW_PRIVATE_URLS: '1', STARTING_CREDIT: '12.5' });
     expect(config).toMatchObject({ signupEnabled: false, port: 0, allowPrivateUrls: true, startingCredit: '12.5' });

@@ -9,7 +9,13 @@ import { PROVIDER_SETTINGS, providerNamed } from './providers/registry.ts';
  */
 const ServiceEnvSchema = Type.Object({
   PORT: Int(3000, 0, 65535, 'HTTP port of the API (0 picks a free one).'),
-  HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'Address the API listens on.' }),
+  HOST: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'Address the API (and a worker\'s probes) listen on. Unset: 127.0.0.1 on the embedded database (one machine, nothing exposed), 0.0.0.0 with DATABASE_URL (processes behind a load balancer or in containers). Set 0.0.0.0 to reach an embedded server from other machines.',
+    }),
+  ),
   DATA_DIR: Type.String({
     default: './data',
     minLength: 1,
@@ -39,6 +45,12 @@ const ServiceEnvSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info', description: 'pino log level.', expected: 'fatal, error, warn, info, debug, trace or silent' },
   ),
+  LOG_FORMAT: Type.Union([Type.Literal('auto'), Type.Literal('pretty'), Type.Literal('json')], {
+    default: 'auto',
+    description:
+      'How logs are written: pretty (one coloured line each, for people), json (one JSON object a line, for collectors) or auto (pretty when stdout is a terminal, json otherwise).',
+    expected: 'auto, pretty or json',
+  }),
   SECRETS_KEY: Type.Optional(
     Type.String({
       pattern: '^[A-Za-z0-9+/=_-]{43,}$',
@@ -293,6 +305,8 @@ export interface Config {
   readyTimeoutMs: number;
   role: 'all' | 'api' | 'worker';
   logLevel: string;
+  /** `auto` is decided where the logger opens, from whether its stream is a terminal. */
+  logFormat: 'auto' | 'pretty' | 'json';
   secretsKey: string | undefined;
   previousSecretsKey: string | undefined;
   signupEnabled: boolean;
@@ -445,7 +459,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const flag = (value: string) => value === '1' || value === 'true';
   return {
     port: Number(env_.PORT),
-    host: env_.HOST,
+    host: env_.HOST ?? (env_.DATABASE_URL ? '0.0.0.0' : '127.0.0.1'),
     dataDir: env_.DATA_DIR,
     databaseUrl: env_.DATABASE_URL,
     dbPoolSize: Number(env_.DB_POOL_SIZE),
@@ -453,6 +467,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     readyTimeoutMs: Number(env_.READY_TIMEOUT_MS),
     role: env_.ROLE,
     logLevel: env_.LOG_LEVEL,
+    logFormat: env_.LOG_FORMAT,
     secretsKey: env_.SECRETS_KEY,
     previousSecretsKey: env_.SECRETS_KEY_PREVIOUS,
     signupEnabled: flag(env_.SIGNUP_ENABLED),

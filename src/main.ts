@@ -6,6 +6,7 @@ import { createLogger } from './platform/logger.ts';
 import { startWorkerHealth } from './platform/health.ts';
 import { openRuntime } from './runtime.ts';
 import { createDemoTenant, describeDemo } from './demo.ts';
+import { describeStart } from './banner.ts';
 import { countTenants } from './modules/identity/service.ts';
 import { jobDefinitions } from './jobs.ts';
 import { startDialer } from './modules/campaigns/dialer.ts';
@@ -19,7 +20,7 @@ async function main() {
         'The embedded database is held by one process, which runs with role "all" (npm start).',
     );
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, { format: config.logFormat });
   // A failed embedded database recovers only in a new process (its data from the write-ahead log):
   // exit for the supervisor (systemd, Docker's restart policy) to start one.
   const runtime = await openRuntime(config, { log, superviseJobs: config.role !== 'api', onDatabaseFailure: () => process.exit(1) });
@@ -53,7 +54,8 @@ async function main() {
 
   const app = (running.app = await buildApp(runtime));
   const address = await app.listen({ port: config.port, host: config.host });
-  const port = new URL(address).port;
+  const port = Number(new URL(address).port);
+  process.stdout.write(describeStart(config, port) + '\n');
   if (!config.databaseUrl && config.demoBootstrap && runtime.freshDatabase && (await countTenants(runtime.db)) === 0) {
     process.stdout.write(describeDemo(await createDemoTenant(runtime), `http://localhost:${port}`) + '\n');
   }

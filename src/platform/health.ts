@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Deps } from './context.ts';
 import { appError, sendError } from './errors.ts';
 
@@ -24,7 +24,7 @@ export async function startWorkerHealth(
   deps: Pick<Deps, 'db' | 'jobs' | 'log' | 'config'>,
   options: { port: number; host: string },
 ): Promise<{ url: string; close(): Promise<void> }> {
-  const app = Fastify({ loggerInstance: deps.log as FastifyBaseLogger, disableRequestLogging: true });
+  const app = Fastify({ loggerInstance: deps.log as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }) });
   healthRoutes(app, deps);
   const address = await app.listen({ port: options.port, host: options.host });
   deps.log.info({ address }, 'worker health endpoint listening');
