@@ -15,6 +15,7 @@ import { parseJsonBody, refuseUnstorableInput } from './platform/input.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
 import { OneLinePerRequest } from './platform/request-log.ts';
 import { DOCS_POLICY, pageHeaders } from './platform/page-security.ts';
+import { FAVICON_SVG, LOGO_SVG } from './platform/brand.ts';
 import { sessionCookies } from './platform/session-cookie.ts';
 import { validatorCompiler } from './platform/validation.ts';
 import { agentRoutes } from './modules/agents/routes.ts';
@@ -34,10 +35,10 @@ import * as campaigns from './modules/campaigns/service.ts';
 import * as identity from './modules/identity/service.ts';
 import * as integrations from './modules/integrations/service.ts';
 import { registerDashboard } from './dashboard/routes.ts';
+import { SERVICE_VERSION } from './version.ts';
 import { conversationRoutes } from './modules/conversation/routes.ts';
 import { mediaRoutes } from './modules/media/routes.ts';
 
-export const SERVICE_VERSION = '0.1.0';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_LIMIT = 1_048_576;
 
@@ -169,6 +170,12 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { persistAuthorization: false, validatorUrl: null },
+    // callforge's name and mark, not Swagger's: the page title, the top bar and the tab's icon.
+    logo: { type: 'image/svg+xml', content: Buffer.from(LOGO_SVG), href: '/docs/', target: '_self' },
+    theme: {
+      title: 'callforge API docs',
+      favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: Buffer.from(FAVICON_SVG) }],
+    },
     uiHooks: {
       onRequest: (_request, reply, done) => {
         pageHeaders(reply, DOCS_POLICY);

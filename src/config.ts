@@ -13,7 +13,7 @@ const ServiceEnvSchema = Type.Object({
     Type.String({
       minLength: 1,
       description:
-        'Address the API (and a worker\'s probes) listen on. Unset: 127.0.0.1 on the embedded database (one machine, nothing exposed), 0.0.0.0 with DATABASE_URL (processes behind a load balancer or in containers). Set 0.0.0.0 to reach an embedded server from other machines.',
+        "Address the API (and a worker's probes) listen on. Unset: 127.0.0.1 on the embedded database (one machine, nothing exposed), 0.0.0.0 with DATABASE_URL (processes behind a load balancer or in containers). Set 0.0.0.0 to reach an embedded server from other machines.",
     }),
   ),
   DATA_DIR: Type.String({

@@ -23,7 +23,12 @@ async function main() {
   const log = createLogger(config.logLevel, { format: config.logFormat });
   // A failed embedded database recovers only in a new process (its data from the write-ahead log):
   // exit for the supervisor (systemd, Docker's restart policy) to start one.
-  const runtime = await openRuntime(config, { log, superviseJobs: config.role !== 'api', onDatabaseFailure: () => process.exit(1) });
+  const runtime = await openRuntime(config, {
+    log,
+    superviseJobs: config.role !== 'api',
+    holder: 'the callforge server',
+    onDatabaseFailure: () => process.exit(1),
+  });
 
   const running: {
     app?: Awaited<ReturnType<typeof buildApp>>;

@@ -50,6 +50,8 @@ export async function openRuntime(
     log: Logger;
     clock?: Clock;
     superviseJobs: boolean;
+    /** What this process is, written into the embedded data directory's lock for a refused process to name. */
+    holder?: string;
     /** The embedded database failed inside a statement and takes none any more (after it is logged). */
     onDatabaseFailure?: (failure: EmbeddedDatabaseFailure) => void;
   },
@@ -65,7 +67,7 @@ export async function openRuntime(
       'Invalid configuration: SECRETS_KEY is required with DATABASE_URL, and every process must share it. Generate one with `openssl rand -base64 32`.',
     );
   }
-  const release = embedded && config.dataDir !== IN_MEMORY ? holdDataDir(config.dataDir) : () => undefined;
+  const release = embedded && config.dataDir !== IN_MEMORY ? holdDataDir(config.dataDir, options.holder) : () => undefined;
   let db: Db | undefined;
   try {
     db = config.databaseUrl

@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { connect } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runServerToExit, startServerProcess, type ServerProcess } from './processes.ts';
 
@@ -10,7 +11,8 @@ describe.skipIf(!!process.env.DATABASE_URL)('the embedded server process', () =>
   let server: ServerProcess;
 
   beforeAll(async () => {
-    server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, DEMO_BOOTSTRAP: '1' });
+    // HOST unset, as `npm start` runs it: the embedded server listens on the loopback address only.
+    server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, DEMO_BOOTSTRAP: '1', HOST: undefined });
   }, 90_000);
   afterAll(() => server?.stop());
 
@@ -22,6 +24,50 @@ describe.skipIf(!!process.env.DATABASE_URL)('the embedded server process', () =>
     const response = await fetch(`${server.url}/api/v1/profile`, { headers: { authorization: `Bearer ${key}` } });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { data: { tenant: { name: string } } }).data.tenant.name).toBe('Demo');
+  });
+
+  it('prints where the dashboard, the API docs and the data are, and which database it uses', async () => {
+    const port = new URL(server.url).port;
+    const output = server.output();
+    expect(output).toContain(`Dashboard:  http://localhost:${port}/`);
+    expect(output).toContain(`API docs:   http://localhost:${port}/docs`);
+    expect(output).toContain(`Database:   embedded PostgreSQL (PGlite) in ${resolve(dataDir, 'pg')}`);
+    expect(output).toContain(`Data dir:   ${resolve(dataDir)}`);
+    expect(output).toContain(`Listening:  127.0.0.1:${port}, this machine only`);
+    expect(output).toContain('Sign-up:    open');
+  });
+
+  it('listens on 127.0.0.1 by default: another address of this machine is refused', async () => {
+    expect(new URL(server.url).hostname).toBe('127.0.0.1');
+    const outside = Object.values(networkInterfaces())
+      .flat()
+      .find((address) => address && address.family === 'IPv4' && !address.internal);
+    if (!outside) return; // a machine with no other address has nothing more to show
+    const port = Number(new URL(server.url).port);
+    const refused = await new Promise<string>((done) => {
+      const socket = connect({ host: outside.address, port }, () => {
+        socket.destroy();
+        done('connected');
+      });
+      socket.once('error', (error: NodeJS.ErrnoException) => done(error.code ?? 'error'));
+    });
+    expect(refused).toBe('ECONNREFUSED');
+  });
+
+  it('logs one JSON line per request, when it is answered, with method, URL, status and milliseconds', async () => {
+    const requestId = `one-line-${Date.now()}`;
+    expect((await fetch(`${server.url}/api/v1/profile`, { headers: { 'x-request-id': requestId } })).status).toBe(401);
+    const lines = () =>
+      server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes(`"reqId":"${requestId}"`));
+    const deadline = Date.now() + 10_000;
+    while (lines().length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(lines()).toHaveLength(1);
+    const entry = JSON.parse(lines()[0]!) as { request: Record<string, unknown>; msg: string };
+    expect(entry.request).toMatchObject({ method: 'GET', url: '/api/v1/profile', status: 401, ms: expect.any(Number) });
+    expect(entry.msg).toMatch(/^GET \/api\/v1\/profile 401 [0-9.]+ ms$/);
   });
 
   it('shows the demo campaign dialling the simulator within a minute', async () => {

@@ -1,3 +1,4 @@
+import { FAVICON_SVG, LOGO_SVG } from '../src/platform/brand.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PREFIXES } from '../src/gateway.ts';
 import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
@@ -77,6 +78,19 @@ describe('gateway (contract §10)', () => {
     const docs = await t.app.inject({ method: 'GET', url: '/docs/' });
     expect(docs.statusCode).toBe(200);
     expect(docs.headers['content-type']).toContain('text/html');
+  });
+
+  it("brands the interactive docs as callforge's: title, tab icon and top-bar logo", async () => {
+    const html = (await t.app.inject({ method: 'GET', url: '/docs/' })).body;
+    expect(html).toContain('<title>callforge API docs</title>');
+    expect(html).toContain('href="/docs/theme/favicon.svg"');
+    expect(html).not.toContain('favicon-32x32.png');
+    const icon = await t.app.inject({ method: 'GET', url: '/docs/theme/favicon.svg' });
+    expect(icon.statusCode).toBe(200);
+    expect(icon.headers['content-type']).toContain('image/svg+xml');
+    expect(icon.body).toBe(FAVICON_SVG);
+    const initializer = (await t.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' })).body;
+    expect(initializer).toContain(`data:image/svg+xml;base64,${Buffer.from(LOGO_SVG).toString('base64')}`);
   });
 });
 

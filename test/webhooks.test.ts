@@ -234,7 +234,9 @@ describe('webhook deliveries', () => {
     });
     const one = delivered.data[0];
     expect((await api('GET', `/webhook-deliveries/${one.id}`)).json()).toMatchObject({ id: one.id, status: 'DELIVERED', attemptCount: 1 });
-    expect((await api('POST', `/webhook-deliveries/${one.id}/redeliver`, {})).statusCode).toBe(202);
+    const redelivery = await api('POST', `/webhook-deliveries/${one.id}/redeliver`, {});
+    expect(redelivery.statusCode).toBe(202);
+    expect(redelivery.json()).toMatchObject({ id: one.id, eventId: one.eventId, status: 'PENDING', attemptCount: 1 });
     const again = await until('the redelivery', async () => {
       const view = (await api('GET', `/webhook-deliveries/${one.id}`)).json();
       return view.attemptCount === 2 && view.status === 'DELIVERED' && view;

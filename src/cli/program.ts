@@ -3,6 +3,8 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { DataDirBusyError } from '../platform/data-dir-lock.ts';
 import { AppError, appError } from '../platform/errors.ts';
 import { createLogger, type Logger } from '../platform/logger.ts';
+import { describeDatabase } from '../banner.ts';
+import { SERVICE_VERSION } from '../version.ts';
 import type { Runtime } from '../runtime.ts';
 import { CreateApiKeyBody, SignupBody } from '../modules/identity/schemas.ts';
 import {
@@ -39,19 +41,24 @@ function cliLogger(config: Config): Logger {
   return createLogger(quieter ? config.logLevel : 'warn', { toStderr: true });
 }
 
-async function withRuntime<T>(work: (runtime: Runtime) => Promise<T>): Promise<T> {
+/** Which database a command works on, said on stderr before it opens it (stdout stays the command's own). */
+function databaseLine(config: Config, env: NodeJS.ProcessEnv): string {
+  const defaulted = !config.databaseUrl && !env.DATA_DIR ? ' (DATA_DIR is not set: ./data in the current directory)' : '';
+  return `Database: ${describeDatabase(config)}${defaulted}\n`;
+}
+
+/** Opens the database for one command (`command`, e.g. "callforge migrate", named in the data directory's lock). */
+async function withRuntime<T>(io: CliIo, command: string, work: (runtime: Runtime) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env);
+  io.stderr(databaseLine(config, process.env));
   const { openRuntime } = await import('../runtime.ts');
-  const runtime = await openRuntime(config, { log: cliLogger(config), superviseJobs: false });
+  const runtime = await openRuntime(config, { log: cliLogger(config), superviseJobs: false, holder: `the command "${command}"` });
   try {
     return await work(runtime);
   } finally {
     await runtime.close();
   }
 }
-
-/** Applies the SQL migrations (and the job queue's schema), reporting which were new. */
-const runMigrations = () => withRuntime(async (runtime) => runtime.appliedMigrations);
 
 async function requireTenant(runtime: Runtime, tenantId: string): Promise<void> {
   const { tenantExists } = await import('../modules/identity/service.ts');
@@ -60,19 +67,26 @@ async function requireTenant(runtime: Runtime, tenantId: string): Promise<void> 
 
 const jsonOption = () => new Option('--json', 'print one JSON object on stdout');
 
-export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command {
+export function buildProgram(io: CliIo, state: { json?: boolean; command?: string } = {}): Command {
   const program = new Command('callforge');
+  const withDatabase = <T>(work: (runtime: Runtime) => Promise<T>) => withRuntime(io, state.command ?? 'callforge', work);
   program
     .description('Operate a callforge installation: migrations, tenants, API keys, wallets, a demo tenant.')
+    .version(SERVICE_VERSION, '-V, --version', 'print the version of callforge')
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) })
     .showSuggestionAfterError(true)
     .hook('preAction', (_program, action) => {
       state.json = Boolean(action.opts().json);
+      const names: string[] = [];
+      for (let command: Command | null = action; command; command = command.parent) names.unshift(command.name());
+      state.command = names.join(' ');
     })
     .addHelpText(
       'after',
-      '\nConfiguration comes from the same environment as the server (DATABASE_URL or DATA_DIR, SECRETS_KEY, ...).\n' +
+      '\nConfiguration comes from the same environment as the server (DATABASE_URL or DATA_DIR, SECRETS_KEY, ...);\n' +
+        'every command says on stderr which database it opens. The embedded database (DATA_DIR, default ./data)\n' +
+        'is held by one process: stop the server before running a command on it.\n' +
         'Exit codes: 0 done, 1 could not be done (configuration, busy data directory, unknown id, database), 2 bad usage.',
     );
 
@@ -83,7 +97,7 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
     .description('apply the database migrations not applied yet')
     .addOption(jsonOption())
     .action(async () => {
-      const applied = await runMigrations();
+      const applied = await withDatabase(async (runtime) => runtime.appliedMigrations);
       emit(
         { applied },
         applied.length === 0
@@ -101,7 +115,7 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
     )
     .addOption(jsonOption())
     .action(async () => {
-      const resealed = await withRuntime(async (runtime) => {
+      const resealed = await withDatabase(async (runtime) => {
         const { resealSecrets } = await import('../secrets-rotation.ts');
         return resealSecrets(runtime);
       });
@@ -113,6 +127,32 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
     });
 
   const tenant = program.command('tenant').description('manage tenants');
+  tenant
+    .command('list')
+    .description('list the tenants, oldest first, with their owner and wallet balance')
+    .option('--page <n>', 'page number', parsePositiveInt(1_000_000), 1)
+    .option('--limit <n>', 'tenants per page, 1 to 200', parsePositiveInt(200), 50)
+    .addOption(jsonOption())
+    .action(async (opts: { page: number; limit: number }) => {
+      const result = await withDatabase(async (runtime) => {
+        const [{ listTenants }, { toPage, pageOf }] = await Promise.all([
+          import('../modules/identity/service.ts'),
+          import('../platform/pagination.ts'),
+        ]);
+        const page = toPage({ page: opts.page, limit: opts.limit });
+        const { data, total } = await listTenants(runtime.db, page);
+        return pageOf(data, total, page);
+      });
+      const lines = result.data.map(
+        (t) => `${t.id}  ${t.status.padEnd(9)}  ${t.balance ?? '-'} ${t.currency ?? ''}  ${t.name} <${t.ownerEmail ?? 'no owner'}>`,
+      );
+      emit(
+        result,
+        result.total === 0
+          ? 'There are no tenants yet; create one with `callforge tenant create` or `callforge demo`.'
+          : [`${result.total} tenant${result.total === 1 ? '' : 's'}:`, ...lines].join('\n'),
+      );
+    });
   tenant
     .command('create')
     .description('create a tenant with its owner and a wallet')
@@ -132,7 +172,7 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
         country: '--country',
         currency: '--currency',
       });
-      const created = await withRuntime(async (runtime) => {
+      const created = await withDatabase(async (runtime) => {
         const { createTenant } = await import('../modules/identity/service.ts');
         return createTenant(runtime.db, runtime.config, { ...input, credit: opts.credit });
       });
@@ -165,7 +205,7 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
           webhookUrl: '--webhook-url',
           agentId: '--agent',
         });
-        const created = await withRuntime(async (runtime) => {
+        const created = await withDatabase(async (runtime) => {
           const [{ createApiKey }, { agentExists }] = await Promise.all([
             import('../modules/identity/service.ts'),
             import('../modules/agents/service.ts'),
@@ -188,7 +228,7 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
     .argument('<id>', 'the key id', parseUuid)
     .addOption(jsonOption())
     .action(async (id: string) => {
-      await withRuntime(async (runtime) => {
+      await withDatabase(async (runtime) => {
         const { revokeApiKeyById } = await import('../modules/identity/service.ts');
         await revokeApiKeyById(runtime, id);
       });
@@ -203,7 +243,7 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
     .option('--limit <n>', 'keys per page, 1 to 200', parsePositiveInt(200), 50)
     .addOption(jsonOption())
     .action(async (opts: { tenant: string; page: number; limit: number }) => {
-      const result = await withRuntime(async (runtime) => {
+      const result = await withDatabase(async (runtime) => {
         const [{ listApiKeys }, { tenantCtx }, { toPage, pageOf }] = await Promise.all([
           import('../modules/identity/service.ts'),
           import('../platform/context.ts'),
@@ -232,7 +272,7 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
     .option('--reason <text>', 'why, recorded in the wallet history', 'Credit by operator')
     .addOption(jsonOption())
     .action(async (opts: { tenant: string; amount: string; reason: string }) => {
-      const result = await withRuntime(async (runtime) => {
+      const result = await withDatabase(async (runtime) => {
         const { creditWallet } = await import('../modules/identity/service.ts');
         await requireTenant(runtime, opts.tenant);
         return creditWallet(runtime.db, opts.tenant, opts.amount, opts.reason);
@@ -248,7 +288,7 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
     .description('create a demo tenant and print its API key and dashboard login')
     .addOption(jsonOption())
     .action(async () => {
-      const { demo, port } = await withRuntime(async (runtime) => {
+      const { demo, port } = await withDatabase(async (runtime) => {
         const { createDemoTenant } = await import('../demo.ts');
         return { demo: await createDemoTenant(runtime), port: runtime.config.port };
       });
@@ -261,7 +301,7 @@ export function buildProgram(io: CliIo, state: { json?: boolean } = {}): Command
 
 /** Runs the CLI on `argv` (as process.argv) and returns the exit code. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  const state: { json?: boolean } = {};
+  const state: { json?: boolean; command?: string } = {};
   const program = buildProgram(io, state);
   const fail = (exitCode: number, code: string, message: string, alreadyShown = false) => {
     if (!alreadyShown) io.stderr(`${message}\n`);

@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 
 /**
  * PGlite corrupts a data directory that two processes open, so one process holds it (contract §11).
- * The holder's pid is in `callforge.lock`; a lock left by a dead process is taken over.
+ * The holder's pid is in `callforge.lock`, with what it is on the next line (the server, a CLI
+ * command) so that a refused process can say what to stop; a lock left by a dead process is taken over.
  */
 export class DataDirBusyError extends Error {}
 
@@ -16,20 +17,20 @@ function isAlive(pid: number): boolean {
   }
 }
 
-export function holdDataDir(dir: string): () => void {
+export function holdDataDir(dir: string, holder?: string): () => void {
   mkdirSync(dir, { recursive: true });
   const lockPath = join(dir, 'callforge.lock');
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(lockPath, 'wx');
-      writeSync(fd, String(process.pid));
+      writeSync(fd, holder ? `${process.pid}\n${holder}` : String(process.pid));
       closeSync(fd);
       let released = false;
       const release = () => {
         if (released) return;
         released = true;
         try {
-          if (readFileSync(lockPath, 'utf8').trim() === String(process.pid)) unlinkSync(lockPath);
+          if (readFileSync(lockPath, 'utf8').split('\n')[0]!.trim() === String(process.pid)) unlinkSync(lockPath);
         } catch {
           // Already gone.
         }
@@ -39,11 +40,12 @@ export function holdDataDir(dir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const holder = Number(readFileSync(lockPath, 'utf8').trim());
-    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+    const [pidLine = '', what] = readFileSync(lockPath, 'utf8').split('\n');
+    const pid = Number(pidLine.trim());
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
       throw new DataDirBusyError(
-        `The embedded database in ${resolve(dir)} is held by process ${holder}. Only one process may open it: stop that process first, ` +
-          'or run every process against a PostgreSQL server by setting DATABASE_URL.',
+        `The embedded database in ${resolve(dir)} is held by process ${pid}${what?.trim() ? ` (${what.trim()})` : ''}. ` +
+          'Only one process may open it: stop that process first, or run every process against a PostgreSQL server by setting DATABASE_URL.',
       );
     }
     try {

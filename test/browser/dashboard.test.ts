@@ -144,7 +144,7 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     const response = await docs.goto(`${dashboard.url}/docs/`);
     expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
     await docs.getByRole('heading', { name: /callforge API/ }).waitFor();
-    await docs.locator('.topbar svg').first().waitFor();
+    await docs.locator('.topbar img[src^="data:image/svg+xml"]').first().waitFor(); // callforge's logo
     await docs
       .getByRole('button', { name: /Authorize/ })
       .first()

@@ -50,15 +50,13 @@ export const eventRoutes: ModulePlugin = async (plugin, { deps }) => {
     {
       schema: {
         tags,
-        summary: 'Send a delivery again (same webhook-id)',
+        summary: 'Send a delivery again (same webhook-id); answers the delivery, PENDING until it is sent',
         params: IdParams,
         body: Type.Optional(Type.Object({}, { additionalProperties: false })),
-        response: { 202: Type.Null({ description: 'Accepted, no body.' }), ...errorResponses(400, 401, 403, 404) },
+        response: { 202: Delivery, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request, reply: FastifyReply) => {
-      await events.redeliver(ctxOf(request), (request.params as { id: string }).id);
-      return reply.code(202).send();
-    },
+    async (request, reply: FastifyReply) =>
+      reply.code(202).send(await events.redeliver(ctxOf(request), (request.params as { id: string }).id)),
   );
 };

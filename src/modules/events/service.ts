@@ -163,11 +163,12 @@ export async function getDelivery(ctx: TenantCtx, id: string): Promise<Delivery>
   return toDelivery(row, await repo.attemptsOf(ctx.db, ctx.tenantId, [id]));
 }
 
-/** Sends a delivery again (same `webhook-id`), whatever its status. */
-export async function redeliver(ctx: TenantCtx, id: string): Promise<void> {
-  await withTransaction(ctx, async (txCtx) => {
+/** Sends a delivery again (same `webhook-id`), whatever its status; answers it as queued (PENDING). */
+export async function redeliver(ctx: TenantCtx, id: string): Promise<Delivery> {
+  return withTransaction(ctx, async (txCtx) => {
     if (!(await repo.findDelivery(txCtx.db, ctx.tenantId, id))) throw appError('NOT_FOUND', { what: 'Webhook delivery' });
     await repo.markPending(txCtx.db, ctx.tenantId, id);
     await ctx.jobs.send<DeliverWebhookJob>(DELIVER_WEBHOOK, { tenantId: ctx.tenantId, deliveryId: id }, { tx: txCtx.db });
+    return getDelivery(txCtx, id);
   });
 }

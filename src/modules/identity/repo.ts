@@ -61,6 +61,44 @@ export async function insertTenant(
   return rows[0];
 }
 
+/** Every tenant with its owner's e-mail and wallet, oldest first: for the operator's CLI. */
+export async function listTenants(
+  db: Queryable,
+  page: { limit: number; offset: number },
+): Promise<{
+  rows: {
+    id: string;
+    name: string;
+    status: string;
+    created_at: Date;
+    owner_email: string | null;
+    balance: string | null;
+    currency: string | null;
+  }[];
+  total: number;
+}> {
+  const [{ rows }, count] = await Promise.all([
+    db.query<{
+      id: string;
+      name: string;
+      status: string;
+      created_at: Date;
+      owner_email: string | null;
+      balance: string | null;
+      currency: string | null;
+    }>(
+      `SELECT t.id, t.name, t.status, t.created_at,
+              (SELECT u.email FROM users u WHERE u.tenant_id = t.id ORDER BY u.created_at, u.id LIMIT 1) AS owner_email,
+              w.balance::text AS balance, w.currency
+         FROM tenants t LEFT JOIN wallets w ON w.tenant_id = t.id
+        ORDER BY t.created_at, t.id LIMIT $1 OFFSET $2`,
+      [page.limit, page.offset],
+    ),
+    db.query<{ n: number }>('SELECT count(*)::int AS n FROM tenants'),
+  ]);
+  return { rows, total: count.rows[0]!.n };
+}
+
 export async function findTenant(db: Queryable, tenantId: string): Promise<TenantRow | undefined> {
   const { rows } = await db.query<TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = $1`, [tenantId]);
   return rows[0];

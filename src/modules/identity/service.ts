@@ -346,6 +346,23 @@ export async function creditWallet(db: Queryable, tenantId: string, amount: stri
 
 export const countTenants = (db: Queryable) => repo.countTenants(db);
 
+/** Every tenant (oldest first) with its owner and wallet balance, for the operator. */
+export async function listTenants(db: Queryable, page: Page) {
+  const { rows, total } = await repo.listTenants(db, page);
+  return {
+    data: rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      status: row.status,
+      ownerEmail: row.owner_email,
+      balance: row.balance,
+      currency: row.currency,
+      createdAt: row.created_at.toISOString(),
+    })),
+    total,
+  };
+}
+
 export const tenantExists = async (db: Queryable, tenantId: string): Promise<boolean> =>
   (await repo.findTenant(db, tenantId)) !== undefined;
 
