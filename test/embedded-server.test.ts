@@ -12,8 +12,9 @@ describe.skipIf(!!process.env.DATABASE_URL)('the embedded server process', () =>
 
   beforeAll(async () => {
     // HOST unset, as `npm start` runs it: the embedded server listens on the loopback address only.
-    server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, DEMO_BOOTSTRAP: '1', HOST: undefined });
-  }, 90_000);
+    // A fresh data directory runs initdb first: slow on a busy machine.
+    server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: undefined, DEMO_BOOTSTRAP: '1', HOST: undefined }, [], 150_000);
+  }, 180_000);
   afterAll(() => server?.stop());
 
   it('creates a demo tenant on first start and prints a working API key once', async () => {
