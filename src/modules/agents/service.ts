@@ -276,8 +276,8 @@ export async function requireAgent(ctx: TenantScope, agentId: string): Promise<A
 
 export const agentExists = (ctx: TenantScope, agentId: string): Promise<boolean> => repo.agentExists(ctx.db, ctx.tenantId, agentId);
 
-/** Onboarding's "has a flow": the tenant has built at least one agent. */
-export const hasAgents = (ctx: TenantScope): Promise<boolean> => repo.tenantHasAgents(ctx.db, ctx.tenantId);
+/** Onboarding's "has a flow" (the tenant has built at least one agent), as an SQL condition on the tenant `$1`. */
+export const hasAgentCondition = repo.TENANT_HAS_AGENT;
 
 // Seed §4.7: these two do not exist; the answer names the route that does what was asked.
 export const executionsNotAnEndpoint = (agentId: string) => appError('NOT_IMPLEMENTED', { agentId });
@@ -357,8 +357,8 @@ export async function requireVoiceNumber(ctx: TenantScope, numberId: string): Pr
 export const voiceNumberExists = (ctx: TenantScope, numberId: string): Promise<boolean> =>
   repo.voiceNumberExists(ctx.db, ctx.tenantId, numberId);
 
-/** Onboarding's "has an integration" until the integrations module answers it: a number is registered. */
-export const hasVoiceNumbers = (ctx: TenantScope): Promise<boolean> => repo.tenantHasVoiceNumbers(ctx.db, ctx.tenantId);
+/** Onboarding's "has an integration" until the integrations module answers it (a number is registered), as an SQL condition on the tenant `$1`. */
+export const hasVoiceNumberCondition = repo.TENANT_HAS_VOICE_NUMBER;
 
 /**
  * The number a call was placed to, whichever tenant holds it, for telephony callbacks. Not
