@@ -65,7 +65,9 @@ async function benchEngine(engine: Engine): Promise<EngineResult> {
   const server = await startServer(engine.name, engine.serverEnv);
   try {
     const key = await createKey(server.base);
-    process.stdout.write(`[${engine.name}] ready at ${server.base}; key ${key.slice(0, 12)}…; measuring /healthz, /readyz, /api/v1/profile\n`);
+    process.stdout.write(
+      `[${engine.name}] ready at ${server.base}; key ${key.slice(0, 12)}…; measuring /healthz, /readyz, /api/v1/profile\n`,
+    );
     const healthz = await measure(server.base, '/healthz', {});
     const readyz = await measure(server.base, '/readyz', {});
     const profile = await measure(server.base, '/api/v1/profile', { authorization: `Bearer ${key}` });
