@@ -127,6 +127,8 @@ export async function startServer(label: string, env: Record<string, string>): P
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE,
     DEMO_BOOTSTRAP: '0',
+    // A worker has no API port: its probes listen on WORKER_HEALTH_PORT, which readiness polls.
+    ...(env.ROLE === 'worker' ? { WORKER_HEALTH_PORT: String(port) } : {}),
     ...env,
   });
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -327,7 +329,7 @@ export async function withClient<T>(url: string, work: (client: pg.Client) => Pr
   }
 }
 
-async function withPostgres<T>(adminUrl: string, work: (engine: Engine) => Promise<T>): Promise<T> {
+export async function withPostgres<T>(adminUrl: string, work: (engine: Engine) => Promise<T>): Promise<T> {
   const name = `callforge_bench_${randomBytes(6).toString('hex')}`;
   assertBenchDatabase(name);
   await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
