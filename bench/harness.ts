@@ -31,7 +31,8 @@ export const CONNECTIONS = intFromEnv('BENCH_CONNECTIONS', 50, 1);
 /** Seconds of unmeasured load before each measurement (JIT, caches, pools); 0: none. */
 export const WARMUP = intFromEnv('BENCH_WARMUP', 1, 0);
 
-const READY_TIMEOUT_MS = 60_000;
+/** How long a server child may take to answer /healthz; a machine busy with other work needs longer. */
+const READY_TIMEOUT_MS = intFromEnv('BENCH_READY_SECONDS', 60, 1) * 1_000;
 const STOP_TIMEOUT_MS = 15_000;
 // The highest value the config accepts (src/config.ts); far above what one process serves.
 const RATE_LIMIT_PER_MINUTE = '10000000';
