@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
-import { isUniqueViolation, onUniqueViolation, type Queryable } from '../../platform/db.ts';
+import { isForeignKeyViolation, isUniqueViolation, onUniqueViolation, type Queryable } from '../../platform/db.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
@@ -75,7 +75,6 @@ const toVoiceNumber = (row: repo.VoiceNumberRow): VoiceNumber => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
-const errorCode = (error: unknown) => (error as { code?: string }).code;
 const agentNotFound = () => appError('NOT_FOUND', { what: 'Agent' });
 const numberNotFound = () => appError('NOT_FOUND', { what: 'Voice number' });
 const duplicateAgentName = (name: string) => appError('AGENT_NAME_TAKEN', { name });
@@ -308,7 +307,7 @@ export async function createVoiceNumber(ctx: TenantCtx, input: CreateVoiceNumber
     );
   } catch (error) {
     if (isUniqueViolation(error)) throw numberTaken(phoneNumber);
-    if (errorCode(error) === repo.FOREIGN_KEY_VIOLATION) throw agentNotFound(); // deleted since the check
+    if (isForeignKeyViolation(error)) throw agentNotFound(); // deleted since the check
     throw error;
   }
 }
@@ -326,7 +325,7 @@ export async function updateVoiceNumber(ctx: TenantCtx, numberId: string, input:
     if (!row) throw numberNotFound();
     return toVoiceNumber(row);
   } catch (error) {
-    if (errorCode(error) === repo.FOREIGN_KEY_VIOLATION) throw agentNotFound();
+    if (isForeignKeyViolation(error)) throw agentNotFound();
     throw error;
   }
 }
