@@ -31,7 +31,8 @@ export const CONNECTIONS = intFromEnv('BENCH_CONNECTIONS', 50, 1);
 /** Seconds of unmeasured load before each measurement (JIT, caches, pools); 0: none. */
 export const WARMUP = intFromEnv('BENCH_WARMUP', 1, 0);
 
-const READY_TIMEOUT_MS = 60_000;
+/** How long a server child may take to answer /healthz; a machine busy with other work needs longer. */
+const READY_TIMEOUT_MS = intFromEnv('BENCH_READY_SECONDS', 60, 1) * 1_000;
 const STOP_TIMEOUT_MS = 15_000;
 // The highest value the config accepts (src/config.ts); far above what one process serves.
 const RATE_LIMIT_PER_MINUTE = '10000000';
@@ -127,6 +128,8 @@ export async function startServer(label: string, env: Record<string, string>): P
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE,
     DEMO_BOOTSTRAP: '0',
+    // A worker has no API port: its probes listen on WORKER_HEALTH_PORT, which readiness polls.
+    ...(env.ROLE === 'worker' ? { WORKER_HEALTH_PORT: String(port) } : {}),
     ...env,
   });
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -327,7 +330,7 @@ export async function withClient<T>(url: string, work: (client: pg.Client) => Pr
   }
 }
 
-async function withPostgres<T>(adminUrl: string, work: (engine: Engine) => Promise<T>): Promise<T> {
+export async function withPostgres<T>(adminUrl: string, work: (engine: Engine) => Promise<T>): Promise<T> {
   const name = `callforge_bench_${randomBytes(6).toString('hex')}`;
   assertBenchDatabase(name);
   await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));

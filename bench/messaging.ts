@@ -4,22 +4,13 @@
  * WhatsApp message (to a local fake of the Graph API) and one SMS (SIMULATOR) per call.
  * Prints messages delivered per second. See bench/README.md.
  */
-import { randomBytes } from 'node:crypto';
 import { jobDefinitions } from '../src/jobs.ts';
-import { CALL_ENDED, type CallEndedJob } from '../src/modules/calls/service.ts';
-import { startFakeWhatsApp } from '../src/providers/whatsapp-cloud/fake.ts';
-import { fixed, inProcessRuntime, intFromEnv, onCleanup, runBench, table, workUntilSettled } from './harness.ts';
+import { fixed, inProcessRuntime, intFromEnv, runBench, table, workUntilSettled } from './harness.ts';
+import { endedCalls, fakeWhatsApp, setUpPostCallTenant } from './post-call-tenant.ts';
 
 const CALLS = intFromEnv('BENCH_MESSAGING_CALLS', 2000, 1);
 const TIMEOUT_S = 600;
 const POLL_MS = 100;
-const ENQUEUE_BATCH = 500;
-const WHATSAPP = {
-  accessToken: 'EAAG-bench-access-token-0123456789',
-  appSecret: 'bench-app-secret-0123456789',
-  wabaId: '102290129340398',
-  sender: '106540352242922',
-};
 
 async function main(): Promise<number> {
   const adminUrl = process.env.DATABASE_URL;
@@ -30,13 +21,7 @@ async function main(): Promise<number> {
     return 1;
   }
 
-  const graph = await startFakeWhatsApp({
-    accessToken: WHATSAPP.accessToken,
-    businessAccountId: WHATSAPP.wabaId,
-    phoneNumbers: [{ id: WHATSAPP.sender, displayPhoneNumber: '+1 555-000-1234', verifiedName: 'Bench Clinic', qualityRating: 'GREEN' }],
-  });
-  onCleanup('close the fake WhatsApp', () => graph.close());
-
+  const graph = await fakeWhatsApp();
   const { runtime, app, where } = await inProcessRuntime(adminUrl, { WHATSAPP_API_URL: graph.url });
 
   process.stdout.write(
@@ -54,49 +39,13 @@ async function main(): Promise<number> {
     if (response.statusCode >= 300) throw new Error(`${method} ${path} answered ${response.statusCode}: ${response.body}`);
     return response.json() as Record<string, unknown>;
   };
-  const suffix = randomBytes(6).toString('hex');
-  const session = await request('POST', '/auth/signup', undefined, {
-    tenantName: `Bench ${suffix}`,
-    email: `bench-${suffix}@example.com`,
-    password: randomBytes(18).toString('base64url'),
-  });
-  const token = session.accessToken as string;
-  const tenantId = (session.user as { tenantId: string }).tenantId;
-  await request('PUT', '/integrations/whatsapp', token, {
-    businessAccountId: WHATSAPP.wabaId,
-    accessToken: WHATSAPP.accessToken,
-    appSecret: WHATSAPP.appSecret,
-    phoneNumberId: WHATSAPP.sender,
-  });
-  const key = (await request('POST', '/api-keys', token, { name: 'bench' })).key as string;
-  const agentId = (await request('POST', '/agents', key, { name: 'Bench agent' })).id as string;
-  await request('POST', '/whatsapp/campaigns', key, {
-    agentId,
-    templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED', bodyParameters: ['{{phoneNumber}}'] }],
-  });
-  await request('POST', '/sms-agent/campaigns', key, {
-    agentId,
-    senderNumber: '+14155550000',
-    senderProvider: 'SIMULATOR',
-    templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks for talking with us.' }],
-  });
+  const tenant = await setUpPostCallTenant(request);
 
   // N ended calls, written directly, and one call.ended job each (what the end of a call enqueues).
   const setupStarted = performance.now();
-  const { rows } = await runtime.db.query<{ id: string }>(
-    `INSERT INTO calls (tenant_id, id, agent_id, direction, from_number, to_number, status, outcome, provider, answered_at, ended_at, duration_sec)
-     SELECT $1, gen_random_uuid(), $2, 'OUTGOING', '+14155550000', '+1212' || lpad((2000000 + i)::text, 7, '0'), 'ENDED', 'ANSWERED', 'SIMULATOR', now(), now(), 30
-     FROM generate_series(1, $3::int) AS i RETURNING id`,
-    [tenantId, agentId, CALLS],
-  );
-  for (let start = 0; start < rows.length; start += ENQUEUE_BATCH) {
-    await runtime.db.transaction(async (tx) => {
-      for (const row of rows.slice(start, start + ENQUEUE_BATCH))
-        await runtime.jobs.send<CallEndedJob>(CALL_ENDED, { tenantId, callId: row.id }, { tx });
-    });
-  }
+  const written = await endedCalls(runtime, tenant, CALLS);
   process.stdout.write(
-    `setup: ${rows.length.toLocaleString('en-US')} calls and call.ended jobs written in ${fixed((performance.now() - setupStarted) / 1_000, 1)} s; starting the workers\n`,
+    `setup: ${written.toLocaleString('en-US')} calls and call.ended jobs written in ${fixed((performance.now() - setupStarted) / 1_000, 1)} s; starting the workers\n`,
   );
 
   // The measurement: from starting the workers until every message has left the queue.

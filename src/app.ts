@@ -48,9 +48,9 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   identity: identityRoutes({
     // Contract §8: derived from real state, asked of the modules that own it.
     onboarding: {
-      hasIntegration: async (ctx) => (await integrations.hasIntegrations(ctx)) || (await agents.hasVoiceNumbers(ctx)),
-      hasFlow: agents.hasAgents,
-      hasTestedCall: calls.hasFinishedCall,
+      hasIntegration: `(${integrations.hasIntegrationCondition} OR ${agents.hasVoiceNumberCondition})`,
+      hasFlow: agents.hasAgentCondition,
+      hasTestedCall: calls.hasFinishedCallCondition,
     },
     agentExists: agents.agentExists,
   }),

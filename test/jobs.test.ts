@@ -82,6 +82,44 @@ describe('job queue (transactional enqueue on pg-boss)', () => {
     expect(settled).toEqual([1, 2, 3, 4, 5].map((n) => ({ n, state: n === 3 ? 'failed' : 'completed' })));
     expect(handled.sort()).toEqual([1, 2, 3, 4, 5]);
   });
+  it('runs the jobs of a parallel batch at once, and still fails only the job that threw', async () => {
+    // Every job waits until all five have started: handled one after another, the first would wait alone.
+    let started = 0;
+    let allStarted!: () => void;
+    const barrier = new Promise<void>((resolve) => (allStarted = resolve));
+    const handled: number[] = [];
+    await t.runtime.jobs.work([
+      {
+        name: 'test-parallel',
+        retryLimit: 0,
+        batchSize: 10,
+        parallel: true,
+        handle: async (data: { n: number }) => {
+          if (++started === 5) allStarted();
+          const alone = new Promise((_, reject) => setTimeout(() => reject(new Error('the batch ran one job at a time')), 15_000).unref());
+          await Promise.race([barrier, alone]);
+          handled.push(data.n);
+          if (data.n === 3) throw new Error('this one is broken');
+        },
+      },
+    ]);
+    await t.runtime.db.transaction(async (tx) => {
+      for (let n = 1; n <= 5; n++) await t.runtime.jobs.send('test-parallel', { n }, { tx });
+    });
+    const states = async () =>
+      (
+        await t.runtime.db.query<{ n: number; state: string }>(
+          `SELECT (data->>'n')::int AS n, state FROM pgboss.job WHERE name = 'test-parallel' ORDER BY 1`,
+        )
+      ).rows;
+    await until(
+      'the batch settled',
+      async () => (await states()).every((job) => job.state === 'completed' || job.state === 'failed'),
+      30_000,
+    );
+    expect(await states()).toEqual([1, 2, 3, 4, 5].map((n) => ({ n, state: n === 3 ? 'failed' : 'completed' })));
+    expect(handled.sort()).toEqual([1, 2, 3, 4, 5]);
+  });
 });
 
 describe('job queue with a long polling interval', () => {

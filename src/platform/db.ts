@@ -246,6 +246,7 @@ export async function openPglite(
 }
 
 const UNIQUE_VIOLATION = '23505';
+const FOREIGN_KEY_VIOLATION = '23503';
 const QUERY_CANCELED = '57014';
 
 /** Whether a statement was cancelled: on PostgreSQL, by the statement timeout. */
@@ -265,6 +266,11 @@ export async function withoutStatementTimeout(tx: Queryable): Promise<void> {
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   const failure = error as { code?: string; constraint?: string };
   return failure?.code === UNIQUE_VIOLATION && (constraint === undefined || failure.constraint === constraint);
+}
+
+/** Whether a statement failed on a foreign key: what it refers to does not exist (or no longer). */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return (error as { code?: string })?.code === FOREIGN_KEY_VIOLATION;
 }
 
 /**

@@ -22,6 +22,12 @@ export interface JobDefinition<T = unknown> {
   /** Jobs fetched at once by each handler (default 20); each is handled and settled on its own. */
   batchSize?: number;
   /**
+   * Handles a fetched batch's jobs all at once instead of one after another: for handlers that
+   * mostly wait on a provider or a receiver. A batch then lasts as long as its slowest job rather
+   * than the sum of them, so it stays well within expireInSeconds however slow the far end is.
+   */
+  parallel?: boolean;
+  /**
    * A recurring job: sent on this cron schedule (UTC) with `{}`, once across all processes, by the
    * job queue's timekeeper in every worker (pg-boss keeps the schedule in the database).
    */
@@ -150,16 +156,18 @@ export async function startJobQueue(
         const holding = { ids: new Set<string>() };
         held.set(definition.name, holding);
         if (definition.cron) await boss.schedule(definition.name, definition.cron, {}, { tz: 'UTC' });
-        const handleBatch = async (jobs: PgBoss.JobWithMetadata<unknown>[]) => {
-          for (const job of jobs) {
-            try {
-              await definition.handle(job.data as never, { id: job.id, retryCount: job.retryCount });
-            } catch (error) {
-              // Only this job fails (and is retried); the rest of the batch completes.
-              options.log.warn({ err: error, job: job.id, queue: definition.name, retryCount: job.retryCount }, 'job failed');
-              await boss.fail(definition.name, job.id, { message: error instanceof Error ? error.message : String(error) });
-            }
+        const handleJob = async (job: PgBoss.JobWithMetadata<unknown>) => {
+          try {
+            await definition.handle(job.data as never, { id: job.id, retryCount: job.retryCount });
+          } catch (error) {
+            // Only this job fails (and is retried); the rest of the batch completes.
+            options.log.warn({ err: error, job: job.id, queue: definition.name, retryCount: job.retryCount }, 'job failed');
+            await boss.fail(definition.name, job.id, { message: error instanceof Error ? error.message : String(error) });
           }
+        };
+        const handleBatch = async (jobs: PgBoss.JobWithMetadata<unknown>[]) => {
+          if (definition.parallel) await Promise.all(jobs.map(handleJob));
+          else for (const job of jobs) await handleJob(job);
         };
         for (let i = 0; i < (definition.concurrency ?? 1); i++) {
           const worker: { id?: string } = {};

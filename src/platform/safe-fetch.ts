@@ -179,15 +179,20 @@ export async function savedUrlProblem(url: string, rule: SavedUrlRule): Promise<
   return problems.some((problem) => problem === null) ? null : nameRefusal(host, problems);
 }
 
+/** A name that resolved only to refused addresses; the connection's error (or its cause) is this. */
+class RefusedName extends Error {}
+
+function refusalIn(error: unknown): string | undefined {
+  for (let current = error; current instanceof Error; current = current.cause) if (current instanceof RefusedName) return current.message;
+  return undefined;
+}
+
 /**
  * An HTTP agent whose every connection resolves its name through `resolve` and connects only to an
- * address `refuse` lets through: the address checked is the address used.
+ * address `refuse` lets through: the address checked is the address used. A kept-alive connection
+ * is reused only for the origin (and so the address) it was opened, and checked, for.
  */
-function addressCheckingAgent(
-  refuse: (address: string) => string | null,
-  resolve: (hostname: string) => Promise<LookupAddress[]>,
-  onRefusal: (reason: string) => void,
-): Agent {
+function addressCheckingAgent(refuse: (address: string) => string | null, resolve: (hostname: string) => Promise<LookupAddress[]>): Agent {
   return new Agent({
     connect: {
       lookup(hostname, lookupOptions, callback) {
@@ -199,8 +204,7 @@ function addressCheckingAgent(
                 hostname,
                 addresses.map((entry) => refuse(entry.address)),
               );
-              onRefusal(reason);
-              return callback(new Error(reason), '', 4);
+              return callback(new RefusedName(reason), '', 4);
             }
             // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily).
             if ((lookupOptions as { all?: boolean }).all)
@@ -223,7 +227,7 @@ function addressCheckingAgent(
 export function publicOnlyFetch(options: Pick<SafeFetchOptions, 'allowPrivate' | 'allowedAddresses' | 'lookup'>): typeof globalThis.fetch {
   const allowed = new Set(options.allowedAddresses ?? []);
   const refuse = (address: string) => (options.allowPrivate || allowed.has(address) ? null : addressProblem(address));
-  const dispatcher = addressCheckingAgent(refuse, options.lookup ?? systemLookup, () => undefined);
+  const dispatcher = addressCheckingAgent(refuse, options.lookup ?? systemLookup);
   const guarded = async (input: string | URL | Request, init?: RequestInit) => {
     const url = new URL(input instanceof Request ? input.url : input);
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
@@ -236,14 +240,26 @@ export function publicOnlyFetch(options: Pick<SafeFetchOptions, 'allowPrivate' |
   return guarded as unknown as typeof globalThis.fetch;
 }
 
+/**
+ * One agent per address rule for the process's life, so connections to a receiver are kept alive
+ * between requests (a webhook receiver gets many). A custom `lookup` (tests) gets an agent of its
+ * own, closed after the request.
+ */
+const sharedAgents = new Map<string, Agent>();
+
+function agentFor(options: SafeFetchOptions, refuse: (address: string) => string | null): { dispatcher: Agent; shared: boolean } {
+  if (options.lookup) return { dispatcher: addressCheckingAgent(refuse, options.lookup), shared: false };
+  const rule = `${options.allowPrivate}|${[...new Set(options.allowedAddresses ?? [])].sort().join(',')}`;
+  let dispatcher = sharedAgents.get(rule);
+  if (!dispatcher) sharedAgents.set(rule, (dispatcher = addressCheckingAgent(refuse, systemLookup)));
+  return { dispatcher, shared: true };
+}
+
 export async function safeFetch(url: string, options: SafeFetchOptions): Promise<SafeResponse> {
   const { timeoutMs, maxBytes, maxRedirects } = { ...DEFAULTS, ...options };
   const allowed = new Set(options.allowedAddresses ?? []);
   const refuse = (address: string) => (options.allowPrivate || allowed.has(address) ? null : addressProblem(address));
-  const resolve = options.lookup ?? systemLookup;
-  let refusal: string | undefined;
-
-  const dispatcher = addressCheckingAgent(refuse, resolve, (reason) => (refusal = reason));
+  const { dispatcher, shared } = agentFor(options, refuse);
   const signal = AbortSignal.timeout(timeoutMs);
   try {
     let current = new URL(url);
@@ -266,6 +282,7 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
           dispatcher,
         });
       } catch (error) {
+        const refusal = refusalIn(error);
         if (refusal) throw new UnsafeUrlError('ADDRESS', `Refused ${current.origin}: ${refusal}.`);
         if (signal.aborted) throw new UnsafeUrlError('TIMEOUT', `${current.origin} did not answer within ${timeoutMs} ms.`);
         throw new UnsafeUrlError(
@@ -315,6 +332,6 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
       };
     }
   } finally {
-    await dispatcher.close().catch(() => undefined);
+    if (!shared) await dispatcher.close().catch(() => undefined);
   }
 }

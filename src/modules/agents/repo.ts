@@ -65,8 +65,6 @@ const AGENT_COLUMNS =
   'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, custom_tools, llm, stt, tts, voice_pipeline, knowledge_in_context, transfer_number, recording, tool_secret_sealed, metadata, created_at, updated_at';
 const NUMBER_COLUMNS = 'id, tenant_id, phone_number, provider, label, inbound_agent_id, created_at, updated_at';
 
-export const FOREIGN_KEY_VIOLATION = '23503';
-
 const likePattern = (search: string | undefined) => (search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null);
 
 export async function insertAgent(
@@ -121,10 +119,8 @@ export async function lockAgent(db: Queryable, tenantId: string, agentId: string
   return rowCount === 1;
 }
 
-export async function tenantHasAgents(db: Queryable, tenantId: string): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM agents WHERE tenant_id = $1 LIMIT 1', [tenantId]);
-  return rowCount === 1;
-}
+/** Whether the tenant `$1` has an agent: an SQL condition, for a statement that asks several modules at once. */
+export const TENANT_HAS_AGENT = 'EXISTS (SELECT 1 FROM agents WHERE tenant_id = $1)';
 
 export async function listAgents(
   db: Queryable,
@@ -235,10 +231,8 @@ export async function lockVoiceNumber(db: Queryable, tenantId: string, numberId:
   return rowCount === 1;
 }
 
-export async function tenantHasVoiceNumbers(db: Queryable, tenantId: string): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM voice_numbers WHERE tenant_id = $1 LIMIT 1', [tenantId]);
-  return rowCount === 1;
-}
+/** Whether the tenant `$1` has a voice number: an SQL condition, for a statement that asks several modules at once. */
+export const TENANT_HAS_VOICE_NUMBER = 'EXISTS (SELECT 1 FROM voice_numbers WHERE tenant_id = $1)';
 
 export async function listVoiceNumbers(db: Queryable, tenantId: string, page: Page): Promise<{ rows: VoiceNumberRow[]; total: number }> {
   const [{ rows }, count] = await Promise.all([

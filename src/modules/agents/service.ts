@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
-import { isUniqueViolation, onUniqueViolation, type Queryable } from '../../platform/db.ts';
+import { isForeignKeyViolation, isUniqueViolation, onUniqueViolation, type Queryable } from '../../platform/db.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
@@ -75,7 +75,6 @@ const toVoiceNumber = (row: repo.VoiceNumberRow): VoiceNumber => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
-const errorCode = (error: unknown) => (error as { code?: string }).code;
 const agentNotFound = () => appError('NOT_FOUND', { what: 'Agent' });
 const numberNotFound = () => appError('NOT_FOUND', { what: 'Voice number' });
 const duplicateAgentName = (name: string) => appError('AGENT_NAME_TAKEN', { name });
@@ -276,8 +275,8 @@ export async function requireAgent(ctx: TenantScope, agentId: string): Promise<A
 
 export const agentExists = (ctx: TenantScope, agentId: string): Promise<boolean> => repo.agentExists(ctx.db, ctx.tenantId, agentId);
 
-/** Onboarding's "has a flow": the tenant has built at least one agent. */
-export const hasAgents = (ctx: TenantScope): Promise<boolean> => repo.tenantHasAgents(ctx.db, ctx.tenantId);
+/** Onboarding's "has a flow" (the tenant has built at least one agent), as an SQL condition on the tenant `$1`. */
+export const hasAgentCondition = repo.TENANT_HAS_AGENT;
 
 // Seed §4.7: these two do not exist; the answer names the route that does what was asked.
 export const executionsNotAnEndpoint = (agentId: string) => appError('NOT_IMPLEMENTED', { agentId });
@@ -308,7 +307,7 @@ export async function createVoiceNumber(ctx: TenantCtx, input: CreateVoiceNumber
     );
   } catch (error) {
     if (isUniqueViolation(error)) throw numberTaken(phoneNumber);
-    if (errorCode(error) === repo.FOREIGN_KEY_VIOLATION) throw agentNotFound(); // deleted since the check
+    if (isForeignKeyViolation(error)) throw agentNotFound(); // deleted since the check
     throw error;
   }
 }
@@ -326,7 +325,7 @@ export async function updateVoiceNumber(ctx: TenantCtx, numberId: string, input:
     if (!row) throw numberNotFound();
     return toVoiceNumber(row);
   } catch (error) {
-    if (errorCode(error) === repo.FOREIGN_KEY_VIOLATION) throw agentNotFound();
+    if (isForeignKeyViolation(error)) throw agentNotFound();
     throw error;
   }
 }
@@ -357,8 +356,8 @@ export async function requireVoiceNumber(ctx: TenantScope, numberId: string): Pr
 export const voiceNumberExists = (ctx: TenantScope, numberId: string): Promise<boolean> =>
   repo.voiceNumberExists(ctx.db, ctx.tenantId, numberId);
 
-/** Onboarding's "has an integration" until the integrations module answers it: a number is registered. */
-export const hasVoiceNumbers = (ctx: TenantScope): Promise<boolean> => repo.tenantHasVoiceNumbers(ctx.db, ctx.tenantId);
+/** Onboarding's "has an integration" until the integrations module answers it (a number is registered), as an SQL condition on the tenant `$1`. */
+export const hasVoiceNumberCondition = repo.TENANT_HAS_VOICE_NUMBER;
 
 /**
  * The number a call was placed to, whichever tenant holds it, for telephony callbacks. Not

@@ -307,12 +307,8 @@ export async function listCalls(
   return { rows, total: count.rows[0]!.n };
 }
 
-export async function hasEndedCall(db: Queryable, tenantId: string): Promise<boolean> {
-  const { rowCount } = await db.query("SELECT 1 FROM calls WHERE tenant_id = $1 AND status = 'ENDED' AND outcome IS NOT NULL LIMIT 1", [
-    tenantId,
-  ]);
-  return rowCount > 0;
-}
+/** Whether the tenant `$1` has a finished call: an SQL condition, for a statement that asks several modules at once. */
+export const TENANT_HAS_ENDED_CALL = "EXISTS (SELECT 1 FROM calls WHERE tenant_id = $1 AND status = 'ENDED' AND outcome IS NOT NULL)";
 
 // Sums over ended calls for the analytics module, which asks through calls/service.ts.
 

@@ -1032,7 +1032,8 @@ export async function recordOutcome(
   });
 }
 
-export const hasFinishedCall = (ctx: TenantCtx) => repo.hasEndedCall(ctx.db, ctx.tenantId);
+/** Onboarding's "has tested a call", as an SQL condition on the tenant `$1`. */
+export const hasFinishedCallCondition = repo.TENANT_HAS_ENDED_CALL;
 
 // Analytics reads call usage here: the calls table is this module's alone.
 export type { CallTrendRow, CallUsageRow } from './repo.ts';

@@ -146,8 +146,11 @@ export async function findContact(db: Queryable, tenantId: string, listId: strin
   return rows[0];
 }
 
-/** A page of a list's contacts with the list's count, or undefined when the list does not exist. */
-/** A page of a list's contacts, optionally those whose phone, name or email contains `search`. */
+/**
+ * A page of a list's contacts, optionally those whose phone, name or email contains `search`, with
+ * the total, in one statement; undefined when the list does not exist. Without a search the list's
+ * kept count is the total; with one, the matches are counted.
+ */
 export async function listContacts(
   db: Queryable,
   tenantId: string,
@@ -157,24 +160,23 @@ export async function listContacts(
 ): Promise<{ rows: ContactRow[]; total: number } | undefined> {
   const pattern = containing(search);
   const matches = '($3::text IS NULL OR phone_number ILIKE $3 OR name ILIKE $3 OR email ILIKE $3)';
-  const [{ rows }, list, matching] = await Promise.all([
-    db.query<ContactRow>(
-      `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND ${matches}
-       ORDER BY created_at, id LIMIT $4 OFFSET $5`,
-      [tenantId, listId, pattern, page?.limit ?? null, page?.offset ?? 0],
-    ),
-    db.query<{ contact_count: number }>('SELECT contact_count FROM contact_lists WHERE tenant_id = $1 AND id = $2', [tenantId, listId]),
-    // Without a search the list's kept count is the total; with one, the matches are counted.
-    pattern
-      ? db.query<{ n: number }>(`SELECT count(*)::int AS n FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND ${matches}`, [
-          tenantId,
-          listId,
-          pattern,
-        ])
-      : undefined,
-  ]);
-  const count = list.rows[0];
-  return count && { rows, total: matching ? matching.rows[0]!.n : count.contact_count };
+  const { rows } = await db.query<ContactRow & { list_total: number; matching: number | null }>(
+    `SELECT l.contact_count AS list_total,
+            ${pattern ? `(SELECT count(*)::int FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND ${matches})` : 'NULL::int'} AS matching,
+            c.*
+     FROM contact_lists l
+     LEFT JOIN LATERAL (
+       SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND ${matches}
+       ORDER BY created_at, id LIMIT $4 OFFSET $5
+     ) c ON true
+     WHERE l.tenant_id = $1 AND l.id = $2`,
+    [tenantId, listId, pattern, page?.limit ?? null, page?.offset ?? 0],
+  );
+  const first = rows[0];
+  if (!first) return undefined;
+  // A list with no contacts on this page still gives its one row, with no contact in it.
+  const contacts = first.id === null ? [] : rows.map(({ list_total: _total, matching: _matching, ...contact }) => contact);
+  return { rows: contacts, total: first.matching ?? first.list_total };
 }
 
 export async function updateContact(

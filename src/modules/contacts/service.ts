@@ -1,5 +1,5 @@
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
-import { onUniqueViolation } from '../../platform/db.ts';
+import { isForeignKeyViolation, onUniqueViolation } from '../../platform/db.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
@@ -118,9 +118,10 @@ export async function importContacts(ctx: TenantCtx, listId: string, rows: Numbe
     seen.add(check.contact.phoneNumber);
     accepted.push({ id: newId(), row, ...check.contact });
   });
-  const inserted = await withTransaction(ctx, async (txCtx) => {
-    if (!(await repo.listExists(txCtx.db, ctx.tenantId, listId))) throw listNotFound();
-    return repo.insertContacts(txCtx.db, ctx.tenantId, listId, accepted);
+  // One statement, atomic on its own; a list that does not exist (or was just deleted) fails its foreign key.
+  if (accepted.length === 0) await requireList(ctx, listId);
+  const inserted = await repo.insertContacts(ctx.db, ctx.tenantId, listId, accepted).catch((error: unknown) => {
+    throw isForeignKeyViolation(error) ? listNotFound() : error;
   });
   const insertedNumbers = new Set(inserted.map((row) => row.phone_number));
   for (const contact of accepted) {

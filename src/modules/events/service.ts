@@ -104,9 +104,11 @@ export const deliverWebhookJob = (deps: Deps): JobDefinition<DeliverWebhookJob> 
   name: DELIVER_WEBHOOK,
   retryLimit: WEBHOOK_RETRY_LIMIT,
   retryDelaySeconds: deps.config.webhookRetrySeconds,
-  concurrency: 4,
-  // One at a time per handler: a batch of slow provider calls could outlive the job's expiry and run twice.
-  batchSize: 1,
+  // Up to 2 × 25 deliveries in flight per worker: each fetch, lease and completion serves a batch,
+  // and a batch of slow receivers lasts as long as the slowest (TIMEOUT_MS), not their sum.
+  concurrency: 2,
+  batchSize: 25,
+  parallel: true,
   // A delivery whose worker died mid-POST is retried by another after JOBS_RECOVERY_SECONDS.
   handle: (data, meta) => deliverWebhook(deps, data, meta),
 });

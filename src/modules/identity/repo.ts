@@ -282,6 +282,58 @@ export async function findTenantWithWallet(db: Queryable, tenantId: string): Pro
   return { tenant, wallet: { id: wallet_id, balance, currency: wallet_currency, low_balance_threshold } };
 }
 
+/** SQL conditions on the tenant `$1`, each written by the module that owns its table. */
+export interface OnboardingConditions {
+  hasIntegration: string;
+  hasFlow: string;
+  hasTestedCall: string;
+}
+
+/**
+ * The profile in one round trip: tenant, wallet, the signed-in user (`userId`, none for an API
+ * key) and the onboarding answers.
+ */
+export async function findProfile(
+  db: Queryable,
+  tenantId: string,
+  userId: string | null,
+  onboarding: OnboardingConditions,
+): Promise<
+  | { tenant: TenantRow; wallet: WalletRow; user: UserRow | undefined; hasIntegration: boolean; hasFlow: boolean; hasTestedCall: boolean }
+  | undefined
+> {
+  const { rows } = await db.query<
+    TenantRow & {
+      wallet_id: string;
+      balance: string;
+      wallet_currency: string;
+      low_balance_threshold: string;
+      user: (Omit<UserRow, 'created_at'> & { created_at: string }) | null;
+      has_integration: boolean;
+      has_flow: boolean;
+      has_tested_call: boolean;
+    }
+  >(
+    `SELECT t.id, t.name, t.slug, t.status, t.country, t.currency, t.timezone,
+            w.id AS wallet_id, w.balance::text AS balance, w.currency AS wallet_currency, w.low_balance_threshold::text AS low_balance_threshold,
+            (SELECT to_jsonb(u) FROM (SELECT ${USER_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2) u) AS user,
+            ${onboarding.hasIntegration} AS has_integration, ${onboarding.hasFlow} AS has_flow, ${onboarding.hasTestedCall} AS has_tested_call
+     FROM tenants t JOIN wallets w ON w.tenant_id = t.id WHERE t.id = $1`,
+    [tenantId, userId],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const { wallet_id, balance, wallet_currency, low_balance_threshold, user, has_integration, has_flow, has_tested_call, ...tenant } = row;
+  return {
+    tenant,
+    wallet: { id: wallet_id, balance, currency: wallet_currency, low_balance_threshold },
+    user: user ? { ...user, created_at: new Date(user.created_at) } : undefined,
+    hasIntegration: has_integration,
+    hasFlow: has_flow,
+    hasTestedCall: has_tested_call,
+  };
+}
+
 /** Adds (or with a negative amount removes) money and journals it, atomically with the caller's transaction. */
 export async function applyWalletChange(
   db: Queryable,

@@ -48,10 +48,8 @@ export async function deleteIntegration(db: Queryable, tenantId: string, kind: s
   return rowCount === 1;
 }
 
-export async function tenantHasIntegration(db: Queryable, tenantId: string): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM integrations WHERE tenant_id = $1 LIMIT 1', [tenantId]);
-  return rowCount > 0;
-}
+/** Whether the tenant `$1` has connected a provider: an SQL condition, for a statement that asks several modules at once. */
+export const TENANT_HAS_INTEGRATION = 'EXISTS (SELECT 1 FROM integrations WHERE tenant_id = $1)';
 
 /** The WhatsApp integrations, across tenants, of a business account (its webhook deliveries name it). */
 export async function whatsappIntegrationsOfAccount(

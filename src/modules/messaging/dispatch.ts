@@ -281,8 +281,10 @@ export const sendMessageJob = (deps: Deps): JobDefinition<SendMessageJob> => ({
   name: SEND_MESSAGE,
   retryLimit: SEND_RETRY_LIMIT,
   retryDelaySeconds: SEND_RETRY_DELAY_SECONDS,
-  concurrency: 4,
-  // One at a time per handler: a batch of slow provider calls could outlive the job's expiry and run twice.
-  batchSize: 1,
+  // Up to 2 × 25 messages in flight per worker: each fetch, lease and completion serves a batch,
+  // and a batch of slow provider calls lasts as long as the slowest, not their sum.
+  concurrency: 2,
+  batchSize: 25,
+  parallel: true,
   handle: (data, meta) => sendMessage(deps, data, meta),
 });

@@ -1,0 +1,195 @@
+/**
+ * Scale-out on one PostgreSQL: what N API processes and N worker processes serve together, for
+ * N = 1 and N = 2, each on a fresh database, in the same run.
+ *
+ * - Requests: autocannon on GET /api/v1/profile (an API key; one statement per request) against
+ *   every API process at once, BENCH_CONNECTIONS split between them; the sum of req/s.
+ * - Post-call messages: BENCH_SCALE_CALLS ended calls with their call.ended jobs, committed at
+ *   once while the workers wait; each call sends one WhatsApp message (to a local fake of the
+ *   Graph API) and one SMS (SIMULATOR). Messages/s from the commit until every message is settled,
+ *   and no duplicate: one message per call and channel, each claimed once (attempts = 1), and the
+ *   fake received exactly one WhatsApp message per call.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:scale-out
+ *
+ * The processes are `node --import tsx src/main.ts` with ROLE=api or ROLE=worker. See bench/README.md.
+ */
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import {
+  CONNECTIONS,
+  DURATION,
+  fixed,
+  intFromEnv,
+  runBench,
+  sleep,
+  startServer,
+  table,
+  WARMUP,
+  withClient,
+  withPostgres,
+  type Server,
+} from './harness.ts';
+import { endedCalls, fakeWhatsApp, setUpPostCallTenant, type Request } from './post-call-tenant.ts';
+
+const CALLS = intFromEnv('BENCH_SCALE_CALLS', 2000, 1);
+const TIMEOUT_S = 600;
+const POLL_MS = 100;
+
+interface Run {
+  processes: number;
+  reqPerSec: number;
+  non2xx: number;
+  errors: number;
+  messages: number;
+  seconds: number;
+  duplicates: number;
+  whatsappReceived: number;
+}
+
+async function loadAll(apis: Server[], key: string, duration: number) {
+  const connections = Math.max(1, Math.floor(CONNECTIONS / apis.length));
+  const results = await Promise.all(
+    apis.map((api) =>
+      autocannon({ url: `${api.base}/api/v1/profile`, headers: { authorization: `Bearer ${key}` }, connections, duration, timeout: 10 }),
+    ),
+  );
+  return {
+    reqPerSec: results.reduce((sum, r) => sum + r.requests.average, 0),
+    non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+    errors: results.reduce((sum, r) => sum + r.errors + r.timeouts, 0),
+  };
+}
+
+async function run(adminUrl: string, processes: number): Promise<Run> {
+  return withPostgres(adminUrl, async (engine) => {
+    const graph = await fakeWhatsApp();
+    const env = { ...engine.serverEnv, WHATSAPP_API_URL: graph.url, JOBS_POLL_SECONDS: '0.5' };
+    const say = (line: string) => process.stdout.write(`[${processes} + ${processes}] ${line}\n`);
+    say('starting the API processes…');
+    const apis: Server[] = [];
+    const workers: Server[] = [];
+    try {
+      // One after the other: the first creates the schema, the others find it.
+      for (let i = 0; i < processes; i++) apis.push(await startServer(`api ${i + 1}`, { ...env, ROLE: 'api' }));
+      const request: Request = async (method, path, token, payload) => {
+        const response = await fetch(`${apis[0]!.base}/api/v1${path}`, {
+          method,
+          headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(payload ? { 'content-type': 'application/json' } : {}) },
+          ...(payload ? { body: JSON.stringify(payload) } : {}),
+        });
+        const text = await response.text();
+        if (response.status >= 300) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+        return JSON.parse(text) as Record<string, unknown>;
+      };
+      const tenant = await setUpPostCallTenant(request);
+
+      say(`loading GET /api/v1/profile on ${processes} API process(es), ${CONNECTIONS} connections in all, ${DURATION} s…`);
+      if (WARMUP > 0) await loadAll(apis, tenant.key, WARMUP);
+      const requests = await loadAll(apis, tenant.key, DURATION);
+
+      say('starting the worker processes…');
+      for (let i = 0; i < processes; i++) workers.push(await startServer(`worker ${i + 1}`, { ...env, ROLE: 'worker' }));
+
+      // The jobs are written through the job queue's own client, in one transaction: they appear at once.
+      const [{ loadConfig }, { IN_MEMORY, openRuntime }, { createLogger }] = await Promise.all([
+        import('../src/config.ts'),
+        import('../src/runtime.ts'),
+        import('../src/platform/logger.ts'),
+      ]);
+      const config = loadConfig({ DATA_DIR: IN_MEMORY, LOG_LEVEL: 'warn', DEMO_BOOTSTRAP: '0', ...engine.serverEnv, ROLE: 'api' });
+      const runtime = await openRuntime(config, { log: createLogger('warn'), superviseJobs: false });
+      let seconds: number;
+      try {
+        say(`committing ${CALLS.toLocaleString('en-US')} ended calls with their call.ended jobs…`);
+        const started = performance.now();
+        await endedCalls(runtime, tenant, CALLS, CALLS);
+        const expected = 2 * CALLS;
+        for (;;) {
+          const { rows } = await runtime.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM messages WHERE status NOT IN ('QUEUED', 'SENDING')`,
+          );
+          if (rows[0]!.n >= expected) break;
+          if (performance.now() - started > TIMEOUT_S * 1_000)
+            throw new Error(`only ${rows[0]!.n} of ${expected} messages settled in ${TIMEOUT_S} s`);
+          await sleep(POLL_MS);
+        }
+        seconds = (performance.now() - started) / 1_000;
+      } finally {
+        await runtime.close();
+      }
+
+      const counts = await withClient(engine.databaseUrl!, async (client) => {
+        const { rows } = await client.query<{ messages: number; sent: number; duplicates: number }>(
+          `SELECT count(*)::int AS messages,
+                  count(*) FILTER (WHERE status = 'SENT' AND attempts = 1)::int AS sent,
+                  (SELECT count(*)::int FROM (SELECT 1 FROM messages GROUP BY call_id, channel HAVING count(*) > 1) d) AS duplicates
+           FROM messages`,
+        );
+        return rows[0]!;
+      });
+      if (counts.sent !== counts.messages) say(`WARNING: ${counts.messages - counts.sent} messages not SENT at the first attempt`);
+      return {
+        processes,
+        ...requests,
+        messages: counts.messages,
+        seconds,
+        duplicates: counts.duplicates + (counts.messages - counts.sent),
+        whatsappReceived: graph.messages.length,
+      };
+    } finally {
+      for (const server of [...workers, ...apis]) await server.stop();
+    }
+  });
+}
+
+async function main(): Promise<number> {
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    process.stderr.write(
+      'bench:scale-out needs PostgreSQL: set DATABASE_URL, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres\n',
+    );
+    return 1;
+  }
+  process.stdout.write(
+    `callforge scale-out bench: 1 + 1 then 2 + 2 API and worker processes on one PostgreSQL; ${CALLS.toLocaleString('en-US')} calls; node ${process.version}; run ${randomBytes(3).toString('hex')}\n`,
+  );
+  const runs: Run[] = [];
+  for (const processes of [1, 2]) runs.push(await run(adminUrl, processes));
+  const [one, two] = runs as [Run, Run];
+  process.stdout.write(
+    `\n${table(
+      [
+        ['API + workers', 'profile req/s', 'non-2xx/errors', 'messages', 'seconds', 'messages/s', 'duplicates', 'WhatsApp at the fake'],
+        ...runs.map((r) => [
+          `${r.processes} + ${r.processes}`,
+          fixed(r.reqPerSec, 1),
+          `${r.non2xx}/${r.errors}`,
+          String(r.messages),
+          fixed(r.seconds, 2),
+          fixed(r.messages / r.seconds, 1),
+          String(r.duplicates),
+          String(r.whatsappReceived),
+        ]),
+        [
+          '2 / 1',
+          `${fixed(two.reqPerSec / one.reqPerSec, 2)}x`,
+          '',
+          '',
+          '',
+          `${fixed(two.messages / two.seconds / (one.messages / one.seconds), 2)}x`,
+          '',
+          '',
+        ],
+      ],
+      (column) => column > 0,
+    )}\n`,
+  );
+  const clean = runs.every(
+    (r) => r.duplicates === 0 && r.messages === 2 * CALLS && r.whatsappReceived === CALLS && r.non2xx + r.errors === 0,
+  );
+  if (!clean) process.stdout.write('FAILED: a duplicate, a missing message or a failed request (see the table)\n');
+  return clean ? 0 : 1;
+}
+
+await runBench(main);
