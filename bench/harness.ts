@@ -394,11 +394,12 @@ export async function forEachEngine<R>(
 export async function inProcessRuntime(adminUrl: string | undefined, env: Record<string, string> = {}) {
   let databaseUrl: string | undefined;
   let where = 'PGlite in memory';
+  let dropDatabase = async () => {};
   if (adminUrl) {
     const name = `callforge_bench_${randomBytes(6).toString('hex')}`;
     assertBenchDatabase(name);
     await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
-    onCleanup(`drop database ${name}`, async () => {
+    dropDatabase = onCleanup(`drop database ${name}`, async () => {
       assertBenchDatabase(name);
       await withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
     });
@@ -424,11 +425,17 @@ export async function inProcessRuntime(adminUrl: string | undefined, env: Record
     ...env,
   });
   const runtime = await openRuntime(config, { log: createLogger(config.logLevel), superviseJobs: true });
-  onCleanup('close the runtime', () => runtime.close());
+  const closeRuntime = onCleanup('close the runtime', () => runtime.close());
   const app = await buildApp(runtime);
   await app.ready();
-  onCleanup('close the app', () => app.close());
-  return { runtime, app, where };
+  const closeApp = onCleanup('close the app', () => app.close());
+  /** Closes it all now (a bench that opens several runtimes one after another), rather than at exit. */
+  const close = async () => {
+    await closeApp();
+    await closeRuntime();
+    await dropDatabase();
+  };
+  return { runtime, app, where, close };
 }
 
 /**

@@ -189,6 +189,12 @@ const ServiceEnvSchema = Type.Object({
     2000,
     'Vector length asked of EMBEDDINGS_API_URL (the offline model always gives 512); changing it means refreshing every source.',
   ),
+  EMBEDDING_WORKERS: Int(
+    0,
+    0,
+    64,
+    'Worker threads the offline model embeds knowledge sources with (queries have one more of their own); 0: one per core.',
+  ),
   VECTOR_SEARCH: Type.Union([Type.Literal('auto'), Type.Literal('exact')], {
     default: 'auto',
     description:
@@ -335,6 +341,8 @@ export interface Config {
     embeddingsApiKey: string | undefined;
     embeddingsModel: string;
     embeddingsDimensions: number;
+    /** Threads of the offline model for documents; 0: one per core. */
+    embeddingWorkers: number;
     vectorSearch: 'auto' | 'exact';
     cacheBytes: number;
     /** What one document may take to parse (parsing.ts). */
@@ -502,6 +510,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       embeddingsApiKey: env_.EMBEDDINGS_API_KEY,
       embeddingsModel: env_.EMBEDDINGS_MODEL,
       embeddingsDimensions: Number(env_.EMBEDDINGS_DIMENSIONS),
+      embeddingWorkers: Number(env_.EMBEDDING_WORKERS),
       vectorSearch: env_.VECTOR_SEARCH,
       cacheBytes: Number(env_.KNOWLEDGE_CACHE_MB) * 1024 * 1024,
       parseLimits: {

@@ -511,7 +511,8 @@ export interface Embedder {
   /** Names the model, so vectors of different models are never compared. */
   readonly model: string;
   readonly dimensions: number;
-  embed(texts: string[]): Promise<Float32Array[]>;
+  /** `query`: a question being asked now (an embedder may serve it ahead of documents being indexed). */
+  embed(texts: string[], use?: 'documents' | 'query'): Promise<Float32Array[]>;
 }
 
 export function unitVector(values: ArrayLike<number>): Float32Array {

@@ -3,7 +3,7 @@ import type { Page } from '../../platform/pagination.ts';
 import type { SourceStatus, SourceType } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
-export const OWNED_TABLES = ['knowledge_bases', 'knowledge_sources', 'knowledge_chunks'] as const;
+export const OWNED_TABLES = ['knowledge_bases', 'knowledge_sources', 'knowledge_chunks', 'knowledge_terms'] as const;
 
 export interface BaseRow {
   tenant_id: string;
@@ -122,8 +122,37 @@ export async function missingBases(db: Queryable, tenantId: string, ids: string[
   return rows.map((row) => row.id);
 }
 
+// Also the lock that puts a base's chunk writers one after another: every change to the chunks
+// (and to the word counts kept with them) moves the version first.
 const bumpVersion = (db: Queryable, tenantId: string, baseId: string) =>
   db.query('UPDATE knowledge_bases SET chunks_version = chunks_version + 1 WHERE tenant_id = $1 AND id = $2', [tenantId, baseId]);
+
+/** Takes the words of a source's chunks out of its base's word counts (before the chunks go). */
+async function forgetTerms(db: Queryable, tenantId: string, baseId: string, sourceId: string): Promise<void> {
+  await db.query(
+    `WITH gone AS (
+       SELECT u.lexeme AS term, count(*)::int AS chunks FROM knowledge_chunks c, unnest(c.search) AS u
+       WHERE c.tenant_id = $1 AND c.source_id = $3 GROUP BY u.lexeme
+     ), counted AS (
+       UPDATE knowledge_terms t SET chunks = t.chunks - gone.chunks FROM gone
+       WHERE t.tenant_id = $1 AND t.knowledge_base_id = $2 AND t.term = gone.term AND t.chunks > gone.chunks
+     )
+     DELETE FROM knowledge_terms t USING gone
+     WHERE t.tenant_id = $1 AND t.knowledge_base_id = $2 AND t.term = gone.term AND t.chunks <= gone.chunks`,
+    [tenantId, baseId, sourceId],
+  );
+}
+
+/** Adds the words of a source's chunks to its base's word counts. */
+async function countTerms(db: Queryable, tenantId: string, baseId: string, sourceId: string): Promise<void> {
+  await db.query(
+    `INSERT INTO knowledge_terms (tenant_id, knowledge_base_id, term, chunks)
+     SELECT $1, $2, u.lexeme, count(*) FROM knowledge_chunks c, unnest(c.search) AS u
+     WHERE c.tenant_id = $1 AND c.source_id = $3 GROUP BY u.lexeme
+     ON CONFLICT (tenant_id, knowledge_base_id, term) DO UPDATE SET chunks = knowledge_terms.chunks + excluded.chunks`,
+    [tenantId, baseId, sourceId],
+  );
+}
 
 // ---------------------------------------------------------------------------------------------
 // Sources
@@ -193,13 +222,15 @@ export async function listSources(
   return { rows, total: count.rows[0]!.n };
 }
 
+/** Deletes a source with its chunks, in the caller's transaction. */
 export async function deleteSource(db: Queryable, tenantId: string, baseId: string, id: string): Promise<boolean> {
+  await bumpVersion(db, tenantId, baseId);
+  await forgetTerms(db, tenantId, baseId, id);
   const { rowCount } = await db.query('DELETE FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2 AND id = $3', [
     tenantId,
     baseId,
     id,
   ]);
-  if (rowCount > 0) await bumpVersion(db, tenantId, baseId);
   return rowCount > 0;
 }
 
@@ -251,6 +282,8 @@ export async function replaceChunks(
   withVector: boolean,
   at: Date,
 ): Promise<SourceRow> {
+  await bumpVersion(db, tenantId, source.knowledge_base_id);
+  await forgetTerms(db, tenantId, source.knowledge_base_id, source.id);
   await db.query('DELETE FROM knowledge_chunks WHERE tenant_id = $1 AND source_id = $2', [tenantId, source.id]);
   const params = [
     tenantId,
@@ -277,7 +310,7 @@ export async function replaceChunks(
       params,
     );
   }
-  await bumpVersion(db, tenantId, source.knowledge_base_id);
+  await countTerms(db, tenantId, source.knowledge_base_id, source.id);
   const { rows } = await db.query<SourceRow>(
     `UPDATE knowledge_sources SET status = 'READY', error = NULL, chunk_count = $3, processed_at = $4, updated_at = $4
      WHERE tenant_id = $1 AND id = $2 RETURNING ${SOURCE_COLUMNS}`,
@@ -342,16 +375,46 @@ export async function nearestByIndex(
   });
 }
 
-/** Chunks that share words with the query, best full-text rank first (any word may match). */
+/**
+ * Chunks that share words with the query, best first by the BM25 weight of the words they share:
+ * a word counts ln(1 + (N - n + 0.5) / (n + 0.5)) where n of the base's N chunks hold it, so one
+ * rare word of the question in a chunk outweighs many common ones. (Each chunk counts a word once:
+ * chunks are short and of similar length, where BM25's term-frequency and length factors change
+ * little.)
+ */
 export async function rankByText(db: Queryable, tenantId: string, baseId: string, query: string, limit: number): Promise<string[]> {
+  const words = await wordWeights(db, tenantId, baseId, query);
+  if (words.length === 0) return [];
+  // The words go in as constants so the chunks that hold any of them come from the GIN index.
   const { rows } = await db.query<{ id: string }>(
-    `WITH q AS (SELECT nullif(replace(plainto_tsquery('english', $3)::text, ' & ', ' | '), '')::tsquery AS query)
-     SELECT c.id FROM knowledge_chunks c, q
-     WHERE c.tenant_id = $1 AND c.knowledge_base_id = $2 AND c.search @@ q.query
-     ORDER BY ts_rank(c.search, q.query) DESC, c.id LIMIT $4`,
-    [tenantId, baseId, query, limit],
+    `SELECT c.id FROM knowledge_chunks c
+     WHERE c.tenant_id = $1 AND c.knowledge_base_id = $2 AND c.search @@ $3::tsquery
+     ORDER BY (SELECT sum(w.weight) FROM unnest($4::tsquery[], $5::float8[]) AS w(word, weight) WHERE c.search @@ w.word) DESC, c.id
+     LIMIT $6`,
+    [
+      tenantId,
+      baseId,
+      words.map((word) => word.query).join(' | '),
+      words.map((word) => word.query),
+      words.map((word) => word.weight),
+      limit,
+    ],
   );
   return rows.map((row) => row.id);
+}
+
+/** The query's words (lexemes) that chunks of the base hold, each as a tsquery, with its BM25 weight. */
+async function wordWeights(db: Queryable, tenantId: string, baseId: string, query: string): Promise<{ query: string; weight: number }[]> {
+  const { rows } = await db.query<{ query: string; weight: number }>(
+    `WITH base AS (
+       SELECT coalesce(sum(chunk_count), 0)::float8 AS chunks FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2
+     )
+     SELECT quote_literal(t.term)::tsquery::text AS query, ln(1 + (greatest(base.chunks - t.chunks, 0) + 0.5) / (t.chunks + 0.5)) AS weight
+     FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $3))) AS q(term)
+     JOIN knowledge_terms t ON t.tenant_id = $1 AND t.knowledge_base_id = $2 AND t.term = q.term, base`,
+    [tenantId, baseId, query],
+  );
+  return rows;
 }
 
 export async function chunksByIds(db: Queryable, tenantId: string, ids: string[]): Promise<ChunkHit[]> {

@@ -51,7 +51,7 @@ export async function openKnowledgeEngine(db: Db, config: Config, log: Logger): 
         model: settings.embeddingsModel,
         dimensions: settings.embeddingsDimensions,
       })
-    : localSentenceEncoder();
+    : localSentenceEncoder({ documentWorkers: settings.embeddingWorkers || undefined });
   return { embedder, vectors: await openVectorSearch(db, embedder, settings.vectorSearch, settings.cacheBytes, log) };
 }
 
@@ -342,7 +342,7 @@ export async function processSource(deps: Deps, job: ProcessSourceJob, meta: { r
 }
 
 export function processSourceJobDefinition(deps: Deps): JobDefinition<ProcessSourceJob> {
-  // One at a time per process: embedding is CPU work, and a big file takes minutes.
+  // One source at a time per process: its chunks are embedded by every worker of the embedder at once.
   return {
     name: PROCESS_SOURCE,
     retryLimit: PROCESS_RETRY_LIMIT,
@@ -356,13 +356,24 @@ export function processSourceJobDefinition(deps: Deps): JobDefinition<ProcessSou
 // ---------------------------------------------------------------------------------------------
 // Retrieval
 
-// The usual constant of reciprocal rank fusion: it damps the weight of the very first ranks.
-const RRF_K = 60;
+/**
+ * How the full-text and the vector rankings of a base are fused: `k` damps the weight of the very
+ * first ranks (60 is the usual constant), and each ranking counts with its weight. Chosen by
+ * recall@5 on the realistic corpus of bench/knowledge.ts (docs/knowledge-performance.md).
+ */
+export const FUSION = { k: 60, textWeight: 1, vectorWeight: 1 };
 
-/** Reciprocal rank fusion: each ranking adds 1 / (k + rank) to the items it ranks. */
-export function reciprocalRankFusion(rankings: string[][], k = RRF_K): { id: string; score: number }[] {
+/** Reciprocal rank fusion: each ranking adds weight / (k + rank) to the items it ranks. */
+export function reciprocalRankFusion(
+  rankings: string[][],
+  options: { k?: number; weights?: number[] } = {},
+): { id: string; score: number }[] {
+  const k = options.k ?? FUSION.k;
   const scores = new Map<string, number>();
-  for (const ranking of rankings) ranking.forEach((id, index) => scores.set(id, (scores.get(id) ?? 0) + 1 / (k + index + 1)));
+  rankings.forEach((ranking, which) => {
+    const weight = options.weights?.[which] ?? 1;
+    ranking.forEach((id, index) => scores.set(id, (scores.get(id) ?? 0) + weight / (k + index + 1)));
+  });
   return [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
 }
 
@@ -392,12 +403,14 @@ async function rankBase(deps: Deps, tenantId: string, baseId: string, query: str
   const [lexical, semantic] = await Promise.all([
     repo.rankByText(db, tenantId, baseId, query, candidates),
     knowledge.embedder
-      .embed([query])
+      .embed([query], 'query')
       .then(([vector]) =>
         knowledge.vectors.nearest(db, { tenantId, id: baseId, chunksVersion }, knowledge.embedder.model, vector!, candidates),
       ),
   ]);
-  const fused = reciprocalRankFusion([lexical, semantic.map((hit) => hit.id)]).slice(0, topK);
+  const fused = reciprocalRankFusion([lexical, semantic.map((hit) => hit.id)], {
+    weights: [FUSION.textWeight, FUSION.vectorWeight],
+  }).slice(0, topK);
   const chunks = new Map(
     (
       await repo.chunksByIds(

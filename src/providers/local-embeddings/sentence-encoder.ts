@@ -1,12 +1,17 @@
+import { availableParallelism } from 'node:os';
+import type { Worker } from 'node:worker_threads';
 import { startTypeScriptWorker } from '../../platform/worker.ts';
 import { ProviderError } from '../errors.ts';
 import type { Embedder } from '../types.ts';
 
 /**
- * Texts per message to the worker: a query waits behind at most one batch of a source being
- * embedded, and a batch is big enough that the messages cost the event loop next to nothing.
+ * Texts per message for documents: a few chunks per model call keep every worker busy with little
+ * messaging, and small enough a call that the last worker to finish does not leave the others idle
+ * for long. (Measured in bench/knowledge.ts: bigger model batches were no faster per text.)
  */
-const BATCH = 32;
+const DOCUMENT_BATCH = 8;
+/** Queries waiting together go to the model as one call, up to this many. */
+const QUERY_BATCH = 16;
 
 export interface EmbedRequest {
   id: number;
@@ -16,34 +21,97 @@ export type EmbedReply = { id: number; vectors: Float32Array[] } | { id: number;
 
 /**
  * The offline default: Universal Sentence Encoder lite, whose weights ship inside the npm
- * package, run on TensorFlow.js in a worker thread of this process (the service's event loop only
- * passes texts and vectors). The worker is started, and the model loaded, on first use; a source's
- * chunks go to it in batches, so a query is answered between two of them.
+ * package, run on TensorFlow.js (WebAssembly) in worker threads of this process (the service's
+ * event loop only passes texts and vectors). Documents are embedded by a pool of one worker per
+ * core, a few chunks per call; queries have a worker of their own, so a question asked during a
+ * call never waits behind a source being indexed, and queries asked at the same moment share one
+ * model call. Workers start, and load the model, on first use.
  */
-export function localSentenceEncoder(): Embedder {
+export function localSentenceEncoder(options: { documentWorkers?: number } = {}): Embedder {
+  const documents = lane(options.documentWorkers ?? availableParallelism(), DOCUMENT_BATCH);
+  const queries = lane(1, QUERY_BATCH);
   return {
     model: 'use-lite-512',
     dimensions: 512,
-    async embed(texts) {
-      const vectors: Float32Array[] = [];
-      for (let i = 0; i < texts.length; i += BATCH) vectors.push(...(await encoder().embed(texts.slice(i, i + BATCH))));
-      return vectors;
+    async embed(texts, use = 'documents') {
+      if (use === 'query') return queries.embed(texts);
+      const batches: Promise<Float32Array[]>[] = [];
+      for (let i = 0; i < texts.length; i += DOCUMENT_BATCH) batches.push(documents.embed(texts.slice(i, i + DOCUMENT_BATCH)));
+      return (await Promise.all(batches)).flat();
     },
   };
 }
 
 // ---------------------------------------------------------------------------------------------
-// The worker thread
+// Worker threads
 
-interface Encoder {
+interface Waiting {
+  texts: string[];
+  resolve: (vectors: Float32Array[]) => void;
+  reject: (error: Error) => void;
+}
+
+interface Lane {
   embed(texts: string[]): Promise<Float32Array[]>;
 }
 
-let running: Encoder | undefined;
-const encoder = () => (running ??= startEncoder());
+/**
+ * `size` workers fed from one queue: an idle worker takes the waiting requests, as many as fit in
+ * `batch` texts (always at least one), in the order they came.
+ */
+function lane(size: number, batch: number): Lane {
+  const queue: Waiting[] = [];
+  const workers: (EncoderWorker | undefined)[] = Array.from({ length: size }, () => undefined);
+  const busy = new Set<number>();
 
-function startEncoder(): Encoder {
-  const worker = startTypeScriptWorker(new URL('./embedding-worker.ts', import.meta.url));
+  const dispatch = () => {
+    for (let slot = 0; slot < size && queue.length > 0; slot++) {
+      if (busy.has(slot)) continue;
+      const taken = [queue.shift()!];
+      let count = taken[0]!.texts.length;
+      while (queue.length > 0 && count + queue[0]!.texts.length <= batch) {
+        count += queue[0]!.texts.length;
+        taken.push(queue.shift()!);
+      }
+      busy.add(slot);
+      const worker = (workers[slot] ??= startEncoderWorker(() => (workers[slot] = undefined)));
+      worker
+        .embed(taken.flatMap((waiting) => waiting.texts))
+        .then(
+          (vectors) => {
+            let offset = 0;
+            for (const waiting of taken) {
+              waiting.resolve(vectors.slice(offset, offset + waiting.texts.length));
+              offset += waiting.texts.length;
+            }
+          },
+          (error: Error) => taken.forEach((waiting) => waiting.reject(error)),
+        )
+        .finally(() => {
+          busy.delete(slot);
+          dispatch();
+        });
+    }
+  };
+
+  return {
+    embed(texts) {
+      if (texts.length === 0) return Promise.resolve([]);
+      return new Promise((resolve, reject) => {
+        queue.push({ texts, resolve, reject });
+        dispatch();
+      });
+    },
+  };
+}
+
+interface EncoderWorker {
+  embed(texts: string[]): Promise<Float32Array[]>;
+}
+
+/** One worker thread with the model; `onStop` runs when it stops (the next request starts another). */
+function startEncoderWorker(onStop: () => void): EncoderWorker {
+  const worker: Worker = startTypeScriptWorker(new URL('./embedding-worker.ts', import.meta.url));
   const pending = new Map<number, { resolve: (vectors: Float32Array[]) => void; reject: (error: Error) => void }>();
   let nextId = 1;
   // The worker keeps the process alive only while it has work.
@@ -57,9 +125,12 @@ function startEncoder(): Encoder {
     if ('error' in reply) entry.reject(new ProviderError(`The offline embedding model failed: ${reply.error}`, { retryable: true }));
     else entry.resolve(reply.vectors);
   });
+  let stopped = false;
   const failAll = (error: unknown) => {
-    // A stopped worker takes no more work; the next request starts another.
-    if (running === started) running = undefined;
+    if (!stopped) {
+      stopped = true;
+      onStop();
+    }
     const failure = new ProviderError(`The offline embedding model stopped: ${error instanceof Error ? error.message : String(error)}`, {
       retryable: true,
       cause: error,
@@ -70,7 +141,7 @@ function startEncoder(): Encoder {
   worker.on('error', failAll);
   worker.on('exit', (code) => failAll(new Error(`its worker exited with code ${code}`)));
 
-  const started: Encoder = {
+  return {
     embed(texts) {
       const id = nextId++;
       return new Promise((resolve, reject) => {
@@ -80,5 +151,4 @@ function startEncoder(): Encoder {
       });
     },
   };
-  return started;
 }

@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jobDefinitions } from '../src/jobs.ts';
+import * as repo from '../src/modules/knowledge/repo.ts';
+import { createKey, signUp, startTestApp, type TestApp } from './harness.ts';
+import { settled } from './knowledge-fixtures.ts';
+import { apiAs } from './voice-fixtures.ts';
+
+// The full-text side of retrieval weights a question's words as BM25 does: by how few of the base's
+// chunks hold them. The word counts it reads are kept with the chunks as sources come and go.
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+  await t.runtime.jobs.work(jobDefinitions(t.runtime));
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+type Api = ReturnType<typeof apiAs>;
+
+async function tenant() {
+  const session = await signUp(t.app);
+  return { tenantId: session.tenantId, api: apiAs(t.app, (await createKey(t.app, session.token)).key) };
+}
+
+async function addText(api: Api, baseId: string, sourceName: string, rawText: string): Promise<string> {
+  const response = await api('POST', `/knowledge-bases/${baseId}/sources`, { sourceType: 'text', sourceName, rawText });
+  expect(response.statusCode, response.body).toBe(201);
+  const source = await settled(api, baseId, response.json().id);
+  expect(source.status, source.error).toBe('READY');
+  return source.id;
+}
+
+// Sections of a handbook that repeat the common words of the question below (payment, day, month).
+const COMMON = Array.from(
+  { length: 24 },
+  (_, i) =>
+    `## Payments ${i + 1}\n\nPayment is due on the first day of the month. Payment by card is taken the same day. A payment reminder is sent each day a payment is late, and a month later the payment is passed on.`,
+).join('\n\n');
+const RARE = '## Garden\n\nThe gazebo behind the hall can be hired for weddings; ask at the front desk.';
+
+/** Each word's count of chunks, as kept, and as counted from the chunks themselves. */
+async function wordCounts(tenantId: string, baseId: string) {
+  const kept = await t.runtime.db.query<{ term: string; chunks: number }>(
+    'SELECT term, chunks FROM knowledge_terms WHERE tenant_id = $1 AND knowledge_base_id = $2 ORDER BY term',
+    [tenantId, baseId],
+  );
+  const counted = await t.runtime.db.query<{ term: string; chunks: number }>(
+    `SELECT u.lexeme AS term, count(*)::int AS chunks FROM knowledge_chunks c, unnest(c.search) AS u
+     WHERE c.tenant_id = $1 AND c.knowledge_base_id = $2 GROUP BY u.lexeme ORDER BY u.lexeme`,
+    [tenantId, baseId],
+  );
+  return { kept: kept.rows, counted: counted.rows };
+}
+
+describe('full-text ranking by rare words', () => {
+  it('ranks the chunk that holds the question’s rare word once above chunks that repeat its common words', async () => {
+    const { tenantId, api } = await tenant();
+    const base = (await api('POST', '/knowledge-bases', { name: 'Venue' })).json();
+    await addText(api, base.id, 'Payments', COMMON);
+    await addText(api, base.id, 'Garden', RARE);
+    const question = 'Is there a payment each day or each month to hire the gazebo?';
+
+    const ranked = await repo.rankByText(t.runtime.db, tenantId, base.id, question, 5);
+    const texts = await repo.chunksByIds(t.runtime.db, tenantId, ranked);
+    expect(texts.find((chunk) => chunk.id === ranked[0])!.text).toContain('gazebo');
+
+    const results = (await api('POST', `/knowledge-bases/${base.id}/query`, { query: question, topK: 3 })).json().results;
+    expect(results[0].text).toContain('gazebo');
+  });
+
+  it('keeps the word counts equal to the chunks as sources are added, refreshed and deleted, per base', async () => {
+    const { tenantId, api } = await tenant();
+    const base = (await api('POST', '/knowledge-bases', { name: 'Counts' })).json();
+    const other = (await api('POST', '/knowledge-bases', { name: 'Other' })).json();
+    const payments = await addText(api, base.id, 'Payments', COMMON);
+    await addText(api, base.id, 'Garden', RARE);
+    await addText(api, other.id, 'Garden elsewhere', RARE);
+
+    let counts = await wordCounts(tenantId, base.id);
+    expect(counts.kept).toEqual(counts.counted);
+    expect(counts.kept.find((row) => row.term === 'gazebo')).toEqual({ term: 'gazebo', chunks: 1 });
+    expect(counts.kept.find((row) => row.term === 'payment')!.chunks).toBe(24);
+
+    // A refresh replaces the source's chunks: counted once, not twice.
+    expect((await api('POST', `/knowledge-bases/${base.id}/sources/${payments}/refresh`)).statusCode).toBe(202);
+    expect((await settled(api, base.id, payments)).status).toBe('READY');
+    counts = await wordCounts(tenantId, base.id);
+    expect(counts.kept).toEqual(counts.counted);
+    expect(counts.kept.find((row) => row.term === 'payment')!.chunks).toBe(24);
+
+    // Deleting a source takes its words out; a word no chunk holds any more is gone.
+    expect((await api('DELETE', `/knowledge-bases/${base.id}/sources/${payments}`)).statusCode).toBe(204);
+    counts = await wordCounts(tenantId, base.id);
+    expect(counts.kept).toEqual(counts.counted);
+    expect(counts.kept.some((row) => row.term === 'payment')).toBe(false);
+
+    // The other base kept its own counts; deleting a base deletes its counts.
+    expect((await wordCounts(tenantId, other.id)).kept.find((row) => row.term === 'gazebo')).toEqual({ term: 'gazebo', chunks: 1 });
+    expect((await api('DELETE', `/knowledge-bases/${other.id}`)).statusCode).toBe(204);
+    expect((await wordCounts(tenantId, other.id)).kept).toEqual([]);
+  });
+});
