@@ -14,7 +14,7 @@ import { windowOf } from './service.ts';
 
 const HOUR_MS = 3_600_000;
 /** How far ahead a contact's windows are searched for a common minute; none within: they never overlap. */
-const HORIZON_MS = 15 * 24 * HOUR_MS;
+const HORIZON_MS = 8 * 24 * HOUR_MS;
 /** The call counts every record shows, whatever caps apply: the last day and the last week. */
 export const COUNTED_HOURS = [24, 168];
 
@@ -64,14 +64,21 @@ export function firstCommonOpening(constraints: Constraint[], from: Date): Date 
 /** The verdicts of a claim, in order: calls this claim dials count toward the caps of the contacts after them. */
 export function decide(contacts: DueContact[], facts: ClaimFacts): Verdict[] {
   const dialledNow = new Map<string, number>();
+  // Contacts of one claim share zones and rules (one area code, one country): each common opening is searched once.
+  const openings = new Map<string, Date | null>();
+  const opening = (constraints: Constraint[], from: Date) => {
+    const key = `${from.getTime()}|${JSON.stringify(constraints)}`;
+    if (!openings.has(key)) openings.set(key, firstCommonOpening(constraints, from));
+    return openings.get(key)!;
+  };
   return contacts.map((contact) => {
-    const verdict = decideOne(contact, facts, dialledNow.get(contact.phone_number) ?? 0);
+    const verdict = decideOne(contact, facts, dialledNow.get(contact.phone_number) ?? 0, opening);
     if (verdict.verdict === 'dial') dialledNow.set(contact.phone_number, (dialledNow.get(contact.phone_number) ?? 0) + 1);
     return verdict;
   });
 }
 
-function decideOne(contact: DueContact, claim: ClaimFacts, alreadyThisClaim: number): Verdict {
+function decideOne(contact: DueContact, claim: ClaimFacts, alreadyThisClaim: number, commonOpening: typeof firstCommonOpening): Verdict {
   const { campaign, settings, now } = claim;
   const phone = contact.phone_number;
   const rules = campaign.calling_rules ? claim.rulesFor(phone) : [];
@@ -117,7 +124,7 @@ function decideOne(contact: DueContact, claim: ClaimFacts, alreadyThisClaim: num
       capFreesAt = Math.max(capFreesAt, (inPeriod[Math.min(over, inPeriod.length - 1)] ?? now.getTime()) + cap.hours * HOUR_MS);
   }
   const capped = capFreesAt > now.getTime();
-  const opening = firstCommonOpening(constraints, new Date(capFreesAt));
+  const opening = commonOpening(constraints, new Date(capFreesAt));
   if (!opening) return { verdict: 'skip', reason: 'outside_window', facts };
   if (!capped && opening.getTime() === now.getTime()) return { verdict: 'dial', reason: null, facts };
   const waiting = { ...facts, resumesAt: opening.toISOString() };
