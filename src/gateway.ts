@@ -32,6 +32,8 @@ export const PREFIXES: Record<string, ModuleName> = {
   profile: 'identity',
   'contact-lists': 'contacts',
   dnc: 'compliance',
+  compliance: 'compliance',
+  consents: 'compliance',
   agents: 'agents',
   'voice-numbers': 'agents',
   voices: 'agents',

@@ -25,7 +25,7 @@ const declared = {
   'VALIDATION_FAILED.timezone': {
     status: 400,
     message: 'Unknown time zone "${timezone}"; use an IANA name such as America/New_York.',
-    when: "A campaign's timezone is not an IANA time zone.",
+    when: "A campaign's or a contact's timezone is not an IANA time zone.",
   },
   'VALIDATION_FAILED.callWindow': {
     status: 400,
@@ -36,6 +36,11 @@ const declared = {
     status: 400,
     message: '${problem}',
     when: "A campaign's answeringMachine setting does not hold together; the sentence says what to change (a voicemail without its message, a message for HANG_UP_AND_RETRY, detection on a number whose provider cannot tell who answers).",
+  },
+  'VALIDATION_FAILED.compliance': {
+    status: 400,
+    message: '${problem}',
+    when: 'Compliance settings or a consent do not hold together; the sentence says what to change (a rule window that ends before it starts, two rules with one id, a consent that expires before it is granted).',
   },
   'VALIDATION_FAILED.fromAfterTo': { status: 400, message: "'from' must not be after 'to'.", when: 'A time range ends before it starts.' },
   'VALIDATION_FAILED.notAnInstant': {
@@ -378,6 +383,11 @@ const declared = {
     status: 404,
     message: 'The number is not on the do-not-call list.',
     when: "A do-not-call check or removal names a number the tenant's list does not hold.",
+  },
+  'NOT_FOUND.consent': {
+    status: 404,
+    message: 'Consent ${id} not found.',
+    when: 'A consent id names no consent of this tenant.',
   },
   'NOT_FOUND.tenant': { status: 404, message: 'No tenant with id ${tenantId}.', when: 'A CLI command names an unknown tenant.' },
   CONTACTS_NOT_FOUND: {

@@ -449,3 +449,24 @@ export async function deleteExpiredRecordings(db: Queryable, now: Date, limit: n
   );
   return rowCount;
 }
+
+/**
+ * Calls placed (or being placed) to each of `phoneNumbers` since each of `since`, across all the
+ * tenant's campaigns, with the earliest such call: a call that ended without reaching its provider
+ * does not count.
+ */
+export async function placedCallsSince(
+  db: Queryable,
+  tenantId: string,
+  phoneNumbers: string[],
+  since: Date,
+): Promise<{ to_number: string; started_at: Date }[]> {
+  if (phoneNumbers.length === 0) return [];
+  const { rows } = await db.query<{ to_number: string; started_at: Date }>(
+    `SELECT to_number, started_at FROM calls
+     WHERE tenant_id = $1 AND direction = 'OUTGOING' AND to_number = ANY ($2::text[]) AND started_at > $3
+       AND (provider_call_id IS NOT NULL OR status <> 'ENDED')`,
+    [tenantId, phoneNumbers, since],
+  );
+  return rows;
+}

@@ -1045,3 +1045,18 @@ export const callTrend = (
   interval: 'day' | 'hour',
   timezone: string,
 ) => repo.callTrend(ctx.db, ctx.tenantId, range, interval, timezone);
+
+/** When each of these numbers was called (placed, or being placed) since `since`, across the tenant's campaigns: the frequency caps count these. */
+export async function placedCallTimes(
+  ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
+  phoneNumbers: string[],
+  since: Date,
+): Promise<Map<string, Date[]>> {
+  const times = new Map<string, Date[]>();
+  for (const row of await repo.placedCallsSince(ctx.db, ctx.tenantId, phoneNumbers, since)) {
+    const list = times.get(row.to_number) ?? [];
+    list.push(row.started_at);
+    times.set(row.to_number, list);
+  }
+  return times;
+}

@@ -12,6 +12,9 @@
  * Pure functions: the current instant is always an argument.
  */
 import { DateTime, IANAZone } from 'luxon';
+import { isValidTimeZone } from '../../platform/time-zones.ts';
+
+export { isValidTimeZone };
 
 export interface CallWindow {
   timezone: string;
@@ -28,17 +31,6 @@ const DAY_MS = 24 * HOUR_MS;
 const SEARCH_DAYS = 8;
 /** Offset transitions are found by sampling the zone's offset at this step; no zone changes its offset twice within a day. */
 const TRANSITION_SAMPLE_MS = DAY_MS;
-
-/** luxon's isValidZone builds a new Intl.DateTimeFormat on every call; remember the zones found valid (a bounded set, unlike the invalid ones). */
-const validZones = new Set<string>();
-
-export function isValidTimeZone(zone: string): boolean {
-  if (typeof zone !== 'string') return false;
-  if (validZones.has(zone)) return true;
-  if (!IANAZone.isValidZone(zone)) return false;
-  validZones.add(zone);
-  return true;
-}
 
 export function isValidHhMm(value: string): boolean {
   return typeof value === 'string' && HH_MM.test(value);

@@ -1,8 +1,9 @@
-import { tenantCtx, withTransaction, type Deps } from '../../platform/context.ts';
+import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import * as compliance from '../compliance/service.ts';
 import { isInsideCallWindow } from './call-window.ts';
+import { COUNTED_HOURS, decide as decideVerdicts } from './dial-verdicts.ts';
 import * as repo from './repo.ts';
 import { announceStatus, beginDialling, changeStatus, startProblem, windowOf } from './service.ts';
 
@@ -57,7 +58,9 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
     async (ctx): Promise<{ count: number; toPlace: calls.AttemptToPlace[] }> => {
       const tx = ctx.db;
       const campaign = await repo.lockRunningCampaign(tx, tenantId, campaignId);
-      if (!campaign || !isInsideCallWindow(now, windowOf(campaign))) return { count: 0, toPlace: [] };
+      // Read in the campaign's zone, the window is closed for everyone at once; read in each contact's, contact by contact.
+      if (!campaign || (campaign.window_time_zone === 'CAMPAIGN' && !isInsideCallWindow(now, windowOf(campaign))))
+        return { count: 0, toPlace: [] };
       const number = campaign.voice_number_id ? await agents.findVoiceNumber(ctx, campaign.voice_number_id) : undefined;
       if (!number || !campaign.agent_id) {
         await changeStatus(
@@ -78,25 +81,12 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
       if (slots <= 0) return { count: 0, toPlace: [] };
       const due = await repo.dueContacts(tx, tenantId, campaignId, now, slots);
       if (due.length === 0) return { count: 0, toPlace: [] };
-      // The do-not-call list as it is now: a number added mid-campaign is not dialled again.
-      const barred = await compliance.listedNumbers(
-        ctx,
-        due.map((contact) => contact.phone_number),
-      );
-      const skipped = due.filter((contact) => barred.has(contact.phone_number));
-      const dialable = due.filter((contact) => !barred.has(contact.phone_number));
-      if (skipped.length > 0)
-        await repo.skipContacts(
-          tx,
-          tenantId,
-          campaignId,
-          skipped.map((contact) => contact.contact_id),
-          'dnc',
-        );
+      const { skipped, dialable, decide } = await judgeClaim(ctx, campaign, due, now);
       const granted =
         dialable.length && (await repo.takeDialSlots(tx, tenantId, number.id, dialable.length, now, deps.config.dialer.callsPerSecond));
       const claimed = dialable.slice(0, granted);
-      if (claimed.length === 0) return { count: skipped.length, toPlace: [] };
+      await decide(claimed.map((contact) => contact.contact_id));
+      if (claimed.length === 0) return { count: skipped, toPlace: [] };
       const started = await calls.startAttempts(
         ctx,
         claimed.map((contact) => ({
@@ -110,12 +100,77 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
         })),
       );
       await repo.markDialling(tx, tenantId, campaignId, started.calls, campaign.max_attempts);
-      return { count: skipped.length + claimed.length, toPlace: started.toPlace };
+      return { count: skipped + claimed.length, toPlace: started.toPlace };
     },
   );
   // Provider calls are placed after the attempt is committed, never inside the transaction.
   await calls.placeAttempts(tenantCtx(deps, tenantId), claimed.toPlace);
   return claimed.count;
+}
+
+/**
+ * The verdict on each claimed contact, from facts read once for the whole claim (the do-not-call
+ * list as it is now, consents, the calls placed to each number, the tenant's settings): skips
+ * and waits are written at once; `decide` records every decision once the dialled contacts are
+ * known (those the pace let through), and a waiting contact's record only when its reason changes.
+ */
+async function judgeClaim(ctx: TenantCtx, campaign: repo.CampaignRow, due: repo.DueContact[], now: Date) {
+  const numbers = [...new Set(due.map((contact) => contact.phone_number))];
+  const settings = await compliance.dialSettings(ctx);
+  const capHours = [
+    ...COUNTED_HOURS,
+    ...settings.customRules.flatMap((rule) => rule.maxCalls ?? []).map((cap) => cap.hours),
+    compliance.LONGEST_STATUTORY_CAP_HOURS,
+  ];
+  const [barred, consented, callTimes] = await Promise.all([
+    compliance.listedNumbers(ctx, numbers),
+    compliance.consentedNumbers(ctx, numbers, 'voice'),
+    calls.placedCallTimes(ctx, numbers, new Date(now.getTime() - Math.max(...capHours) * 3_600_000)),
+  ]);
+  const verdicts = decideVerdicts(due, {
+    campaign,
+    settings,
+    barred,
+    consented,
+    callTimes,
+    rulesFor: (phoneNumber) => compliance.rulesForNumber(phoneNumber, settings.customRules),
+    now,
+  });
+  const judged = due.map((contact, index) => ({ contact, verdict: verdicts[index]! }));
+  const skips = judged.filter(({ verdict }) => verdict.verdict === 'skip');
+  for (const reason of new Set(skips.map(({ verdict }) => verdict.reason!)))
+    await repo.skipContacts(
+      ctx.db,
+      ctx.tenantId,
+      campaign.id,
+      skips.filter(({ verdict }) => verdict.reason === reason).map(({ contact }) => contact.contact_id),
+      reason,
+    );
+  const waits = judged.flatMap(({ contact, verdict }) =>
+    verdict.verdict === 'wait' ? [{ contactId: contact.contact_id, until: verdict.until, reason: verdict.reason }] : [],
+  );
+  await repo.postponeContacts(ctx.db, ctx.tenantId, campaign.id, waits);
+  return {
+    skipped: skips.length + waits.length,
+    dialable: judged.filter(({ verdict }) => verdict.verdict === 'dial').map(({ contact }) => contact),
+    async decide(dialledIds: string[]) {
+      const dialled = new Set(dialledIds);
+      const recorded = judged.filter(({ contact, verdict }) =>
+        verdict.verdict === 'dial' ? dialled.has(contact.contact_id) : verdict.verdict === 'skip' || verdict.reason !== contact.wait_reason,
+      );
+      await compliance.recordDecisions(
+        ctx,
+        recorded.map(({ contact, verdict }) => ({
+          campaignId: campaign.id,
+          contactId: contact.contact_id,
+          phoneNumber: contact.phone_number,
+          verdict: verdict.verdict,
+          reason: verdict.reason,
+          facts: verdict.facts,
+        })),
+      );
+    },
+  };
 }
 
 /** The dialer loop of a worker process: at once again while there is work, else every tick. */

@@ -26,6 +26,9 @@ export interface CampaignRow {
   max_concurrent_calls: number;
   simulator_script: string[] | null;
   answering_machine: AnsweringMachine | null;
+  window_time_zone: 'CAMPAIGN' | 'CONTACT';
+  calling_rules: boolean;
+  require_consent: boolean;
   metadata: Record<string, unknown>;
   started_at: Date | null;
   completed_at: Date | null;
@@ -53,6 +56,9 @@ export const COLUMNS = {
   answeringMachine: 'answering_machine',
   metadata: 'metadata',
   status: 'status',
+  windowTimeZone: 'window_time_zone',
+  callingRules: 'calling_rules',
+  requireConsent: 'require_consent',
 } as const;
 export type CampaignValues = Partial<Record<keyof typeof COLUMNS, unknown>>;
 
@@ -156,6 +162,7 @@ export interface CampaignContactRow {
   name: string | null;
   status: string;
   skip_reason: string | null;
+  wait_reason: string | null;
   attempts: number;
   last_outcome: string | null;
   last_call_id: string | null;
@@ -170,7 +177,7 @@ export async function listCampaignContacts(
 ): Promise<{ rows: CampaignContactRow[]; total: number }> {
   const [{ rows }, count] = await Promise.all([
     db.query<CampaignContactRow>(
-      `SELECT contact_id, phone_number, name, status, skip_reason, attempts, last_outcome, last_call_id, next_attempt_at
+      `SELECT contact_id, phone_number, name, status, skip_reason, wait_reason, attempts, last_outcome, last_call_id, next_attempt_at
        FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 ORDER BY position LIMIT $3 OFFSET $4`,
       [tenantId, id, page.limit, page.offset],
     ),
@@ -196,6 +203,8 @@ export interface SnapshotContact {
   name: string | null;
   email: string | null;
   metadata: Record<string, unknown>;
+  /** The contact's own IANA zone, when it has one. */
+  timezone: string | null;
 }
 
 /** Adds a batch of the list's contacts to the campaign, each due now; returns how many. */
@@ -208,9 +217,9 @@ export async function insertCampaignContacts(
 ): Promise<number> {
   // One JSON parameter: a whole batch in one statement, the same on pg and PGlite.
   const { rowCount } = await db.query(
-    `INSERT INTO campaign_contacts (tenant_id, campaign_id, contact_id, position, phone_number, name, email, metadata, next_attempt_at)
-     SELECT $1, $2, c."contactId", c.position, c."phoneNumber", c.name, c.email, c.metadata, $3
-     FROM jsonb_to_recordset($4::jsonb) AS c("contactId" uuid, position integer, "phoneNumber" text, name text, email text, metadata jsonb)
+    `INSERT INTO campaign_contacts (tenant_id, campaign_id, contact_id, position, phone_number, name, email, metadata, timezone, next_attempt_at)
+     SELECT $1, $2, c."contactId", c.position, c."phoneNumber", c.name, c.email, c.metadata, c.timezone, $3
+     FROM jsonb_to_recordset($4::jsonb) AS c("contactId" uuid, position integer, "phoneNumber" text, name text, email text, metadata jsonb, timezone text)
      ON CONFLICT DO NOTHING`,
     [tenantId, campaignId, now, JSON.stringify(contacts)],
   );
@@ -281,11 +290,13 @@ export interface DueContact {
   name: string | null;
   metadata: Record<string, unknown> | null;
   attempts: number;
+  timezone: string | null;
+  wait_reason: string | null;
 }
 
 export async function dueContacts(db: Queryable, tenantId: string, campaignId: string, now: Date, limit: number): Promise<DueContact[]> {
   const { rows } = await db.query<DueContact>(
-    `SELECT contact_id, phone_number, name, metadata, attempts FROM campaign_contacts
+    `SELECT contact_id, phone_number, name, metadata, attempts, timezone, wait_reason FROM campaign_contacts
      WHERE campaign_id = $2 AND status = 'PENDING' AND next_attempt_at <= $3 AND tenant_id = $1
      ORDER BY next_attempt_at, position LIMIT $4 FOR UPDATE SKIP LOCKED`,
     [tenantId, campaignId, now, limit],
@@ -308,6 +319,36 @@ export async function skipContacts(
   );
 }
 
+/** Due contacts the dialer put off: each waits, PENDING, until the moment it may be dialled, and says why. */
+export async function postponeContacts(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  postponed: { contactId: string; until: Date; reason: string }[],
+): Promise<void> {
+  if (postponed.length === 0) return;
+  await db.query(
+    `UPDATE campaign_contacts cc SET next_attempt_at = p.until, wait_reason = p.reason, updated_at = now()
+     FROM unnest($3::uuid[], $4::timestamptz[], $5::text[]) AS p(contact_id, until, reason)
+     WHERE cc.tenant_id = $1 AND cc.campaign_id = $2 AND cc.contact_id = p.contact_id AND cc.status = 'PENDING'`,
+    [tenantId, campaignId, postponed.map((p) => p.contactId), postponed.map((p) => p.until), postponed.map((p) => p.reason)],
+  );
+}
+
+/** The campaign's PENDING contacts by why they wait (null: due, or waiting for a redial), with the earliest next attempt of each. */
+export async function pendingByWaitReason(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+): Promise<{ wait_reason: string | null; n: number; first: Date | null }[]> {
+  const { rows } = await db.query<{ wait_reason: string | null; n: number; first: Date | null }>(
+    `SELECT wait_reason, count(*)::int AS n, min(next_attempt_at) AS first FROM campaign_contacts
+     WHERE tenant_id = $1 AND campaign_id = $2 AND status = 'PENDING' GROUP BY wait_reason`,
+    [tenantId, campaignId],
+  );
+  return rows;
+}
+
 /** Counts the attempt before anything is dialled: a crash after this can lose an attempt, never repeat one. */
 export async function markDialling(
   db: Queryable,
@@ -317,7 +358,7 @@ export async function markDialling(
   maxAttempts: number,
 ): Promise<number> {
   const { rowCount } = await db.query(
-    `UPDATE campaign_contacts cc SET status = 'IN_PROGRESS', attempts = cc.attempts + 1, last_call_id = c.call_id, updated_at = now()
+    `UPDATE campaign_contacts cc SET status = 'IN_PROGRESS', attempts = cc.attempts + 1, last_call_id = c.call_id, wait_reason = NULL, updated_at = now()
      FROM unnest($3::uuid[], $4::uuid[]) AS c(contact_id, call_id)
      WHERE cc.tenant_id = $1 AND cc.campaign_id = $2 AND cc.contact_id = c.contact_id AND cc.status = 'PENDING' AND cc.attempts < $5`,
     [tenantId, campaignId, claims.map((c) => c.contact_id), claims.map((c) => c.call_id), maxAttempts],

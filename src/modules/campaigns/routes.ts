@@ -1,4 +1,5 @@
 // Seed §2.4, §3, §4.3, §8; contract §1 and §5: voice campaigns and their lifecycle.
+import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
@@ -6,7 +7,7 @@ import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx, type TenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, PageQuery, toPage } from '../../platform/pagination.ts';
-import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { errorResponses, IdParams, StringEnum } from '../../platform/schemas.ts';
 import * as campaigns from './service.ts';
 import { Campaign, CampaignContact, CampaignQuery, CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
 
@@ -109,6 +110,39 @@ export const campaignRoutes: ModulePlugin = async (plugin, { deps }) => {
       const page = toPage(request.query);
       const { data, total } = await campaigns.listCampaignContacts(ctxOf(request), request.params.id, page);
       return pageOf(data, total, page);
+    },
+  );
+
+  app.get(
+    '/campaigns/:id/compliance-records',
+    {
+      schema: {
+        tags,
+        summary:
+          'Every dial decision of the campaign (dialled, skipped or put off, and why: zones and local times, rules, do-not-call, consent, call counts), hash-chained, as CSV or JSON',
+        params: IdParams,
+        querystring: Type.Object({
+          format: Type.Optional(StringEnum(['json', 'csv'] as const, { description: 'json (default) or csv.' })),
+        }),
+        response: {
+          200: {
+            description: 'application/json (an array of records) or text/csv',
+            content: {
+              'application/json': { schema: Type.Unsafe<Readable>({ type: 'array' }) },
+              'text/csv': { schema: Type.Unsafe<Readable>({ type: 'string' }) },
+            },
+          },
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const format = request.query.format ?? 'json';
+      const body = await campaigns.complianceRecords(ctxOf(request), request.params.id, format);
+      return reply
+        .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8')
+        .header('content-disposition', `attachment; filename="compliance-records-${request.params.id}.${format}"`)
+        .send(Readable.from(body));
     },
   );
 

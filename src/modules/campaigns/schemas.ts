@@ -5,8 +5,15 @@ import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 export const CONTACT_STATUSES = ['PENDING', 'IN_PROGRESS', 'ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED', 'SKIPPED'] as const;
-/** Why the dialer did not dial a SKIPPED contact: dnc, the number is on the tenant's do-not-call list. */
-export const SKIP_REASONS = ['dnc'] as const;
+/**
+ * Why the dialer did not dial a SKIPPED contact, for good: dnc (on the tenant's do-not-call list), no_consent (the campaign or a
+ * calling rule needs a valid consent for voice and there is none), unknown_timezone (the contact's local time is needed and neither
+ * the contact nor its number tells its zone), outside_window (the call windows that hold for the contact never overlap).
+ */
+export const SKIP_REASONS = ['dnc', 'no_consent', 'unknown_timezone', 'outside_window'] as const;
+/** Why a RUNNING campaign cannot dial anyone right now (its `waiting`). */
+export const WAITING_REASONS = ['outside_window', 'frequency_cap', 'redial_delay'] as const;
+export const WINDOW_TIME_ZONES = ['CAMPAIGN', 'CONTACT'] as const;
 
 const Metadata = Type.Record(Type.String(), Type.Unknown());
 const HhMm = Type.String({
@@ -68,6 +75,17 @@ const campaignFields = {
     description: 'Answering-machine detection and what a machine gets; null (the default): no detection, whoever answers is talked to.',
   }),
   metadata: Metadata,
+  windowTimeZone: StringEnum(WINDOW_TIME_ZONES, {
+    description:
+      "Whose local time the call window is read in: CAMPAIGN (the campaign's timezone) or CONTACT (each contact's own zone: its timezone, else its number's). Default: the tenant's compliance settings (CAMPAIGN until changed).",
+  }),
+  callingRules: Type.Boolean({
+    description:
+      "Apply the statutory calling rules (hours and call caps in the person's local time, by country and US state) and the tenant's own. Default: the tenant's compliance settings (false until changed).",
+  }),
+  requireConsent: Type.Boolean({
+    description: "Dial only contacts with a valid consent for voice. Default: the tenant's compliance settings (false until changed).",
+  }),
 };
 
 const { name, ...rest } = campaignFields;
@@ -115,8 +133,26 @@ export const Campaign = Type.Object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
   stats: Type.Optional(CampaignStats),
+  windowTimeZone: Type.Optional(StringEnum(WINDOW_TIME_ZONES)),
+  callingRules: Type.Optional(Type.Boolean()),
+  requireConsent: Type.Optional(Type.Boolean()),
+  waiting: Type.Optional(
+    Type.Union(
+      [
+        Type.Object({
+          reason: StringEnum(WAITING_REASONS),
+          message: Type.String({ description: 'Such as "waiting for the call window: opens 09:00 America/Chicago for 120 contacts".' }),
+          resumesAt: Type.Union([Timestamp, Type.Null()]),
+          contacts: Type.Integer({ description: 'Contacts waiting for that moment.' }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'For a RUNNING campaign that cannot dial anyone right now: why, and until when; null otherwise.' },
+    ),
+  ),
 });
 export type Campaign = Static<typeof Campaign>;
+export type CampaignWaiting = NonNullable<Campaign['waiting']>;
 
 export const CampaignQuery = Type.Object({
   ...PageQuery.properties,
@@ -131,7 +167,15 @@ export const CampaignContact = Type.Object({
   status: StringEnum(CONTACT_STATUSES, {
     description: 'PENDING (waiting for its next attempt), IN_PROGRESS, the final outcome, or SKIPPED (not dialled; skipReason says why).',
   }),
-  skipReason: Type.Union([StringEnum(SKIP_REASONS), Type.Null()], { description: 'dnc: the number is on the do-not-call list.' }),
+  skipReason: Type.Union([StringEnum(SKIP_REASONS), Type.Null()], {
+    description: 'dnc, no_consent, unknown_timezone or outside_window (the windows that hold for the contact never overlap).',
+  }),
+  waitReason: Type.Optional(
+    Type.Union([StringEnum(['outside_window', 'frequency_cap'] as const), Type.Null()], {
+      description:
+        'For a PENDING contact the dialer put off: outside its call window, or over a frequency cap; nextAttemptAt says until when.',
+    }),
+  ),
   attempts: Type.Integer(),
   lastOutcome: Type.Union([Type.String(), Type.Null()]),
   lastCallId: Type.Union([Uuid, Type.Null()]),

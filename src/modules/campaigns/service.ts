@@ -8,7 +8,16 @@ import type * as calls from '../calls/service.ts';
 import * as contacts from '../contacts/service.ts';
 import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
-import { isValidTimeZone, minutesOfDay, nextAttemptAt as nextAttemptAfter, type CallWindow } from './call-window.ts';
+import { DateTime } from 'luxon';
+import * as compliance from '../compliance/service.ts';
+import {
+  isInsideCallWindow,
+  isValidTimeZone,
+  minutesOfDay,
+  nextAttemptAt as nextAttemptAfter,
+  nextWindowOpening,
+  type CallWindow,
+} from './call-window.ts';
 import * as repo from './repo.ts';
 import { telephonyProvider, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import type {
@@ -17,6 +26,7 @@ import type {
   CampaignContact,
   CampaignStats,
   CampaignStatus,
+  CampaignWaiting,
   CreateCampaignBody,
   UpdateCampaignBody,
 } from './schemas.ts';
@@ -34,6 +44,7 @@ export const DEFAULTS = {
 export const MIN_LIST_CONTACTS = 2;
 const DELETABLE: CampaignStatus[] = ['DRAFT', 'COMPLETED', 'CANCELLED'];
 
+/** The campaign as the seed shapes it (what the update answers with). */
 export const toCampaign = (row: repo.CampaignRow): Campaign => ({
   id: row.id,
   tenantId: row.tenant_id,
@@ -129,9 +140,27 @@ async function requireDiallableList(ctx: TenantCtx, listId: string) {
   }
 }
 
+/** The campaign with its compliance choices, as reading it shows it. */
+const withCompliance = (row: repo.CampaignRow): Campaign => ({
+  ...toCampaign(row),
+  windowTimeZone: row.window_time_zone,
+  callingRules: row.calling_rules,
+  requireConsent: row.require_consent,
+});
+
 export async function createCampaign(ctx: TenantCtx, input: CreateCampaignBody): Promise<Campaign> {
   const timezone = input.timezone ?? (await identity.tenantTimezone(ctx)) ?? 'UTC';
-  const values = { ...DEFAULTS, ...input, timezone, answeringMachine: withMachineDefaults(input.answeringMachine) };
+  // A compliance officer's settings are the defaults of every new campaign.
+  const settings = await compliance.dialSettings(ctx);
+  const values = {
+    ...DEFAULTS,
+    windowTimeZone: settings.windowTimeZone,
+    callingRules: settings.callingRules,
+    requireConsent: settings.requireConsent,
+    ...input,
+    timezone,
+    answeringMachine: withMachineDefaults(input.answeringMachine),
+  };
   await checkReferences(ctx, values, input);
   const status = input.scheduledAt ? 'SCHEDULED' : 'DRAFT';
   const row = await onUniqueViolation(repo.insertCampaign(ctx.db, ctx.tenantId, newId(), { ...values, status }), () =>
@@ -171,7 +200,40 @@ export async function updateCampaign(ctx: TenantCtx, id: string, input: UpdateCa
 export async function getCampaign(ctx: TenantCtx, id: string): Promise<Campaign> {
   const row = await repo.findCampaign(ctx.db, ctx.tenantId, id);
   if (!row) throw campaignNotFound();
-  return { ...toCampaign(row), stats: await campaignStats(ctx, id) };
+  const stats = await campaignStats(ctx, id);
+  return { ...withCompliance(row), stats, waiting: await waitingOf(ctx, row, stats) };
+}
+
+const hhmmIn = (at: Date, zone: string) => DateTime.fromJSDate(at, { zone }).toFormat('HH:mm');
+
+/**
+ * Why a RUNNING campaign cannot dial anyone right now, or null: its window is closed, or every
+ * contact left waits (for its own window, a frequency cap, or its redial delay), none live.
+ */
+async function waitingOf(ctx: TenantCtx, row: repo.CampaignRow, stats: CampaignStats): Promise<CampaignWaiting | null> {
+  if (row.status !== 'RUNNING' || stats.inProgress > 0 || stats.pending === 0) return null;
+  const now = ctx.clock.now();
+  const zone = row.timezone;
+  if (row.window_time_zone === 'CAMPAIGN' && !isInsideCallWindow(now, windowOf(row))) {
+    const opens = nextWindowOpening(now, windowOf(row));
+    return {
+      reason: 'outside_window',
+      message: `waiting for the call window: opens ${opens ? `${hhmmIn(opens, zone)} ${zone}` : 'never'} for ${stats.pending} contacts`,
+      resumesAt: isoOrNull(opens),
+      contacts: stats.pending,
+    };
+  }
+  const groups = await repo.pendingByWaitReason(ctx.db, ctx.tenantId, row.id);
+  if (groups.some((group) => !group.first || group.first <= now)) return null;
+  const next = groups.reduce((a, b) => (a.first! <= b.first! ? a : b));
+  const reason = (next.wait_reason ?? 'redial_delay') as CampaignWaiting['reason'];
+  const at = `${hhmmIn(next.first!, zone)} ${zone}`;
+  const what = {
+    outside_window: `waiting for the contacts' call windows: the next opens ${at}`,
+    frequency_cap: `waiting for the frequency cap: the next call is allowed at ${at}`,
+    redial_delay: `waiting for the redial delay: the next attempt is at ${at}`,
+  }[reason];
+  return { reason, message: `${what} for ${next.n} contacts`, resumesAt: next.first!.toISOString(), contacts: next.n };
 }
 
 export async function campaignStats(ctx: TenantCtx, id: string): Promise<CampaignStats> {
@@ -199,7 +261,7 @@ export async function listCampaigns(ctx: TenantCtx, filter: { status?: string; a
     ctx.tenantId,
     rows.map((row) => row.id),
   );
-  return { data: rows.map((row) => ({ ...toCampaign(row), stats: toStats(stats.get(row.id)!) })), total };
+  return { data: rows.map((row) => ({ ...withCompliance(row), stats: toStats(stats.get(row.id)!) })), total };
 }
 
 export async function listCampaignContacts(ctx: TenantCtx, id: string, page: Page): Promise<{ data: CampaignContact[]; total: number }> {
@@ -211,12 +273,19 @@ export async function listCampaignContacts(ctx: TenantCtx, id: string, page: Pag
     name: row.name,
     status: row.status as CampaignContact['status'],
     skipReason: row.skip_reason as CampaignContact['skipReason'],
+    ...(row.status === 'PENDING' && row.wait_reason ? { waitReason: row.wait_reason as CampaignContact['waitReason'] } : {}),
     attempts: row.attempts,
     lastOutcome: row.last_outcome,
     lastCallId: row.last_call_id,
     nextAttemptAt: row.status === 'PENDING' ? isoOrNull(row.next_attempt_at) : null,
   }));
   return { data, total };
+}
+
+/** The records of the campaign's dial decisions, in chain order, as CSV or one JSON array (streamed). */
+export async function complianceRecords(ctx: TenantCtx, id: string, format: 'csv' | 'json'): Promise<AsyncGenerator<string>> {
+  if (!(await repo.findCampaign(ctx.db, ctx.tenantId, id))) throw campaignNotFound();
+  return format === 'csv' ? compliance.exportRecordsCsv(ctx, id) : compliance.exportRecordsJson(ctx, id);
 }
 
 export async function deleteCampaign(ctx: TenantCtx, id: string): Promise<void> {
@@ -263,13 +332,14 @@ export async function beginDialling(ctx: TenantCtx, row: repo.CampaignRow): Prom
   const now = ctx.clock.now();
   let position = 0;
   for await (const batch of contacts.contactsOfList(ctx, row.contact_list_id!)) {
-    const snapshot = batch.map(({ id, phoneNumber, name, email, metadata }) => ({
+    const snapshot = batch.map(({ id, phoneNumber, name, email, metadata, timezone }) => ({
       contactId: id,
       position: ++position,
       phoneNumber,
       name,
       email,
       metadata,
+      timezone,
     }));
     await repo.insertCampaignContacts(ctx.db, ctx.tenantId, row.id, snapshot, now);
   }

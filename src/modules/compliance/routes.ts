@@ -8,10 +8,22 @@ import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
-import { errorResponses } from '../../platform/schemas.ts';
+import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import { readCsvRows } from '../contacts/service.ts';
 import * as compliance from './service.ts';
-import { AddDncBody, DncEntry, DncImportResult, DncParams, DncQuery } from './schemas.ts';
+import {
+  AddConsentBody,
+  AddDncBody,
+  ChainVerification,
+  ComplianceSettings,
+  Consent,
+  ConsentQuery,
+  DncEntry,
+  DncImportResult,
+  DncParams,
+  DncQuery,
+  UpdateComplianceSettings,
+} from './schemas.ts';
 
 const CSV_BYTE_LIMIT = 5 * 1024 * 1024;
 
@@ -121,5 +133,102 @@ export const complianceRoutes: ModulePlugin = async (plugin, { deps }) => {
       await compliance.removeFromDoNotCall(ctxOf(request), request.params.phoneNumber);
       return reply.code(204).send(null);
     },
+  );
+
+  const complianceTags = ['compliance'];
+  app.get(
+    '/compliance/settings',
+    {
+      schema: {
+        tags: complianceTags,
+        summary:
+          'The tenant’s compliance settings: defaults of new campaigns, frequency caps, its own calling rules, and the statutory rules applied',
+        response: { 200: ComplianceSettings, ...errorResponses(401, 403) },
+      },
+    },
+    async (request) => compliance.getComplianceSettings(ctxOf(request)),
+  );
+
+  app.put(
+    '/compliance/settings',
+    {
+      schema: {
+        tags: complianceTags,
+        summary:
+          'Change compliance settings (the fields given); campaign defaults apply to campaigns created afterwards, caps and rules at once',
+        body: UpdateComplianceSettings,
+        response: { 200: ComplianceSettings, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => compliance.updateComplianceSettings(ctxOf(request), request.body),
+  );
+
+  app.get(
+    '/compliance/records/verify',
+    {
+      schema: {
+        tags: complianceTags,
+        summary: 'Check the tenant’s chain of dial-decision records: the first record changed, removed or out of place, if any',
+        response: { 200: ChainVerification, ...errorResponses(401, 403) },
+      },
+    },
+    async (request) => compliance.verifyRecords(ctxOf(request)),
+  );
+
+  const consentTags = ['consents'];
+  app.post(
+    '/consents',
+    {
+      schema: {
+        tags: consentTags,
+        summary: 'Record a person’s consent to be contacted on a channel',
+        body: AddConsentBody,
+        response: { 201: Consent, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await compliance.addConsent(ctxOf(request), request.body)),
+  );
+
+  app.get(
+    '/consents',
+    {
+      schema: {
+        tags: consentTags,
+        summary: 'List consents, newest first (filter by phoneNumber)',
+        querystring: ConsentQuery,
+        response: { 200: PageOf(Consent), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await compliance.listConsents(ctxOf(request), request.query.phoneNumber, page);
+      return pageOf(data, total, page);
+    },
+  );
+
+  app.get(
+    '/consents/:id',
+    {
+      schema: {
+        tags: consentTags,
+        summary: 'One consent',
+        params: IdParams,
+        response: { 200: Consent, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => compliance.getConsent(ctxOf(request), request.params.id),
+  );
+
+  app.post(
+    '/consents/:id/revoke',
+    {
+      schema: {
+        tags: consentTags,
+        summary: 'Revoke a consent: it stays on record with its revocation time and no longer counts',
+        params: IdParams,
+        response: { 200: Consent, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => compliance.revokeConsent(ctxOf(request), request.params.id),
   );
 };

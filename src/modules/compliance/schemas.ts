@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { StringEnum, Timestamp } from '../../platform/schemas.ts';
+import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 export const DNC_SOURCES = ['api', 'import', 'call', 'sms', 'whatsapp'] as const;
 export type DncSource = (typeof DNC_SOURCES)[number];
@@ -42,3 +42,156 @@ export const DncImportResult = Type.Object({
   invalidRows: Type.Array(Type.Object({ row: Type.Integer(), phone: Type.String(), reason: Type.String() })),
 });
 export type DncImportResult = Static<typeof DncImportResult>;
+
+// ---------------------------------------------------------------------------------------------
+// Calling rules, the tenant's compliance settings, consents and the records of dial decisions.
+
+const HhMm = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:mm, the called person’s local time.' });
+
+export const CallingRule = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z0-9-]+$' }),
+    region: Type.String({
+      minLength: 1,
+      maxLength: 10,
+      pattern: '^(\\*|[A-Z]{2}(-[A-Z]{2})?)$',
+      description: 'Where it holds: a country (ISO 3166-1, such as US or FR), a US state (US-FL), or * for every number.',
+    }),
+    name: Type.String({ minLength: 1, maxLength: 300 }),
+    source: Type.String({ minLength: 1, maxLength: 500, description: 'The statute, regulation or policy the rule comes from.' }),
+    windows: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            days: Type.Array(Type.Integer({ minimum: 1, maximum: 7 }), { minItems: 1, maxItems: 7, uniqueItems: true }),
+            start: HhMm,
+            end: HhMm,
+          },
+          { additionalProperties: false },
+        ),
+        { minItems: 1, maxItems: 14, description: 'When a call is allowed (any one window), in the person’s local time.' },
+      ),
+    ),
+    maxCalls: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { count: Type.Integer({ minimum: 1, maximum: 1000 }), hours: Type.Integer({ minimum: 1, maximum: 24 * 366 }) },
+          { additionalProperties: false },
+        ),
+        { minItems: 1, maxItems: 5, description: 'At most `count` calls placed to the number within any `hours`.' },
+      ),
+    ),
+    requiresConsent: Type.Optional(Type.Boolean({ description: 'Only with a valid consent for voice.' })),
+  },
+  { additionalProperties: false },
+);
+export type CallingRule = Static<typeof CallingRule>;
+
+export const WINDOW_TIME_ZONES = ['CAMPAIGN', 'CONTACT'] as const;
+export type WindowTimeZone = (typeof WINDOW_TIME_ZONES)[number];
+
+const CallCap = Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()]);
+const settingsFields = {
+  windowTimeZone: StringEnum(WINDOW_TIME_ZONES, {
+    description: 'For new campaigns: read the call window in the campaign’s time zone (CAMPAIGN) or in each contact’s own (CONTACT).',
+  }),
+  callingRules: Type.Boolean({ description: 'For new campaigns: apply the statutory calling rules and the tenant’s own.' }),
+  requireConsent: Type.Boolean({ description: 'For new campaigns: dial only contacts with a valid consent for voice.' }),
+  maxCallsPerDay: Type.Union([CallCap], {
+    description: 'At most this many calls to one number in 24 hours, across all campaigns; null: no cap.',
+  }),
+  maxCallsPerWeek: Type.Union([CallCap], {
+    description: 'At most this many calls to one number in 7 days, across all campaigns; null: no cap.',
+  }),
+  customRules: Type.Array(CallingRule, { maxItems: 50, description: 'The tenant’s own calling rules, applied with the statutory ones.' }),
+};
+export const ComplianceSettings = Type.Object({
+  ...settingsFields,
+  statutoryRules: Type.Array(CallingRule, { description: 'The statutory rules the service applies, with their sources (read-only).' }),
+  updatedAt: Type.Union([Timestamp, Type.Null()]),
+});
+export type ComplianceSettings = Static<typeof ComplianceSettings>;
+export const UpdateComplianceSettings = Type.Partial(Type.Object(settingsFields, { additionalProperties: false }));
+export type UpdateComplianceSettings = Static<typeof UpdateComplianceSettings>;
+
+export const CONSENT_CHANNELS = ['voice', 'sms', 'whatsapp'] as const;
+export type ConsentChannel = (typeof CONSENT_CHANNELS)[number];
+
+export const Consent = Type.Object({
+  id: Uuid,
+  phoneNumber: Type.String({ description: 'E.164: the person who consented.' }),
+  channel: StringEnum(CONSENT_CHANNELS),
+  source: Type.String({ description: 'Where the consent was given, such as web-form or call.' }),
+  evidence: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'What shows it: a form submission id, a recording, a signed document.',
+  }),
+  grantedAt: Timestamp,
+  expiresAt: Type.Union([Timestamp, Type.Null()]),
+  revokedAt: Type.Union([Timestamp, Type.Null()]),
+  valid: Type.Boolean({ description: 'Granted, not expired and not revoked now.' }),
+  createdAt: Timestamp,
+});
+export type Consent = Static<typeof Consent>;
+
+export const AddConsentBody = Type.Object(
+  {
+    phoneNumber: Type.String({ minLength: 1, maxLength: 32, description: 'E.164, such as +14155550100.' }),
+    channel: StringEnum(CONSENT_CHANNELS),
+    source: Type.String({ minLength: 1, maxLength: 200 }),
+    evidence: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    grantedAt: Type.Optional(Type.String({ format: 'date-time', description: 'Default: now.' })),
+    expiresAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type AddConsentBody = Static<typeof AddConsentBody>;
+
+export const ConsentQuery = Type.Object({
+  ...PageQuery.properties,
+  phoneNumber: Type.Optional(Type.String({ maxLength: 32, description: 'Only this number’s consents.' })),
+});
+
+export const SKIP_REASONS = ['dnc', 'no_consent', 'unknown_timezone'] as const;
+export const WAIT_REASONS = ['outside_window', 'frequency_cap'] as const;
+export type WaitReason = (typeof WAIT_REASONS)[number];
+export const DECISION_REASONS = [...SKIP_REASONS, ...WAIT_REASONS] as const;
+export type DecisionReason = (typeof DECISION_REASONS)[number];
+export const VERDICTS = ['dial', 'skip', 'wait'] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+/** What the dialer checked for one decision. */
+export const DecisionFacts = Type.Object({
+  timeZones: Type.Array(Type.String(), {
+    description: 'The zones used: the campaign’s, or the contact’s (several when its number spans them).',
+  }),
+  timeZoneSource: StringEnum(['campaign', 'contact', 'number', 'unknown'] as const),
+  localTimes: Type.Array(Type.String(), { description: 'The local time in each zone, ISO-8601 with offset.' }),
+  rules: Type.Array(Type.String(), { description: 'Ids of the calling rules checked.' }),
+  doNotCall: Type.Boolean(),
+  consent: StringEnum(['valid', 'none', 'not_required'] as const),
+  callCounts: Type.Record(Type.String(), Type.Integer(), { description: 'Calls placed to the number in the last N hours, by N.' }),
+  resumesAt: Type.Union([Timestamp, Type.Null()], { description: 'For a wait: when the contact may be dialled.' }),
+});
+export type DecisionFacts = Static<typeof DecisionFacts>;
+
+export const ComplianceRecord = Type.Object({
+  sequence: Type.Integer({ description: 'Place in the tenant’s chain, 1 first.' }),
+  id: Uuid,
+  campaignId: Uuid,
+  contactId: Uuid,
+  phoneNumber: Type.String(),
+  decidedAt: Timestamp,
+  verdict: StringEnum(VERDICTS, { description: 'dial; skip (final, never dialled by this campaign); wait (not now).' }),
+  reason: Type.Union([StringEnum(DECISION_REASONS), Type.Null()]),
+  facts: DecisionFacts,
+  previousHash: Type.String(),
+  hash: Type.String({ description: 'SHA-256 of the previous hash and this record.' }),
+});
+export type ComplianceRecord = Static<typeof ComplianceRecord>;
+
+export const ChainVerification = Type.Object({
+  valid: Type.Boolean(),
+  records: Type.Integer({ description: 'Records checked.' }),
+  firstBroken: Type.Union([Type.Object({ sequence: Type.Integer(), id: Uuid, campaignId: Uuid, problem: Type.String() }), Type.Null()]),
+});
+export type ChainVerification = Static<typeof ChainVerification>;

@@ -135,3 +135,21 @@ export async function* exportDoNotCall(ctx: TenantCtx): AsyncGenerator<string> {
     after = rows.at(-1)!.phone_number;
   }
 }
+
+export {
+  addConsent,
+  dialSettings,
+  consentedNumbers,
+  exportRecordsCsv,
+  exportRecordsJson,
+  getComplianceSettings,
+  getConsent,
+  listConsents,
+  recordDecisions,
+  revokeConsent,
+  updateComplianceSettings,
+  verifyRecords,
+  type DialDecision,
+  type DialSettings,
+} from './dial-compliance.ts';
+export { LONGEST_STATUTORY_CAP_HOURS, rulesForNumber } from './calling-rules.ts';

@@ -10,7 +10,8 @@ export const MAX_CSV_ROWS = 500;
 const PHONE_HEADERS = ['phone_number', 'phone', 'mobile', 'customer_number'];
 const NAME_HEADERS = ['name', 'customer_name', 'contact_name', 'first_name'];
 
-type Field = 'phoneNumber' | 'name' | 'email' | 'metadata';
+type Field = 'phoneNumber' | 'name' | 'email' | 'metadata' | 'timezone';
+const TIMEZONE_HEADERS = ['timezone', 'time_zone'];
 
 /** Case-insensitive, with spaces, underscores or hyphens between words: "Phone Number" = "phone_number". */
 export const normalizeHeader = (header: string): string =>
@@ -25,13 +26,14 @@ export function fieldOfHeader(header: string): Field | undefined {
   if (NAME_HEADERS.includes(normalized)) return 'name';
   if (normalized === 'email') return 'email';
   if (normalized === 'metadata') return 'metadata';
+  if (TIMEZONE_HEADERS.includes(normalized)) return 'timezone';
   return undefined;
 }
 
 export interface CsvRow {
   /** The row as a spreadsheet numbers it: the header is row 1. */
   row: number;
-  fields: { phoneNumber?: string; name?: string; email?: string; metadata?: unknown };
+  fields: { phoneNumber?: string; name?: string; email?: string; metadata?: unknown; timezone?: string };
 }
 
 /** Maps one record by its header; extra columns become string entries of metadata. */

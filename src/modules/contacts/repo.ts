@@ -23,12 +23,13 @@ export interface ContactRow {
   name: string | null;
   email: string | null;
   metadata: Record<string, unknown>;
+  timezone: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const LIST_COLUMNS = 'l.id, l.tenant_id, l.name, l.metadata, l.contact_count, l.created_at, l.updated_at';
-const CONTACT_COLUMNS = 'id, tenant_id, list_id, phone_number, name, email, metadata, created_at, updated_at';
+const CONTACT_COLUMNS = 'id, tenant_id, list_id, phone_number, name, email, metadata, timezone, created_at, updated_at';
 
 export async function insertList(
   db: Queryable,
@@ -105,15 +106,24 @@ export async function insertContacts(
 ): Promise<ContactRow[]> {
   if (contacts.length === 0) return [];
   const { rows } = await db.query<ContactRow>(
-    `INSERT INTO contacts (tenant_id, id, list_id, phone_number, name, email, metadata)
-     SELECT $1, c.id, $2, c.phone_number, c.name, c.email, c.metadata
-     FROM jsonb_to_recordset($3::jsonb) AS c(id uuid, phone_number text, name text, email text, metadata jsonb)
+    `INSERT INTO contacts (tenant_id, id, list_id, phone_number, name, email, metadata, timezone)
+     SELECT $1, c.id, $2, c.phone_number, c.name, c.email, c.metadata, c.timezone
+     FROM jsonb_to_recordset($3::jsonb) AS c(id uuid, phone_number text, name text, email text, metadata jsonb, timezone text)
      ON CONFLICT (tenant_id, list_id, phone_number) DO NOTHING
      RETURNING ${CONTACT_COLUMNS}`,
     [
       tenantId,
       listId,
-      JSON.stringify(contacts.map((c) => ({ id: c.id, phone_number: c.phoneNumber, name: c.name, email: c.email, metadata: c.metadata }))),
+      JSON.stringify(
+        contacts.map((c) => ({
+          id: c.id,
+          phone_number: c.phoneNumber,
+          name: c.name,
+          email: c.email,
+          metadata: c.metadata,
+          timezone: c.timezone,
+        })),
+      ),
     ],
   );
   return rows;
@@ -184,7 +194,13 @@ export async function updateContact(
   tenantId: string,
   listId: string,
   contactId: string,
-  patch: { phoneNumber?: string; name?: string | null; email?: string | null; metadata?: Record<string, unknown> },
+  patch: {
+    phoneNumber?: string;
+    name?: string | null;
+    email?: string | null;
+    metadata?: Record<string, unknown>;
+    timezone?: string | null;
+  },
 ): Promise<ContactRow | undefined> {
   const { set, params } = updateSet(
     {
@@ -192,6 +208,7 @@ export async function updateContact(
       name: patch.name,
       email: patch.email,
       metadata: patch.metadata && JSON.stringify(patch.metadata),
+      timezone: patch.timezone,
     },
     3,
   );
@@ -218,6 +235,7 @@ export interface ListedContactRow {
   name: string | null;
   email: string | null;
   metadata: Record<string, unknown>;
+  timezone: string | null;
   /** created_at as text: a JS Date would drop its microseconds and misplace the next page. */
   page_key: string;
 }
@@ -230,7 +248,7 @@ export async function contactsAfter(
   after: { pageKey: string; id: string } | undefined,
   limit: number,
 ): Promise<ListedContactRow[]> {
-  const columns = 'id, phone_number, name, email, metadata, created_at::text AS page_key';
+  const columns = 'id, phone_number, name, email, metadata, timezone, created_at::text AS page_key';
   const { rows } = after
     ? await db.query<ListedContactRow>(
         `SELECT ${columns} FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND (created_at, id) > ($3::timestamptz, $4::uuid)

@@ -37,6 +37,7 @@ export const Contact = Type.Object({
   name: Type.Union([Type.String(), Type.Null()]),
   email: Type.Union([Type.String(), Type.Null()]),
   metadata: Metadata,
+  timezone: Type.Optional(Type.String({ description: 'IANA time zone, when set; else the dialer derives it from the number.' })),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -49,9 +50,21 @@ const PhoneNumber = Type.String({
 });
 const ContactName = Type.String({ maxLength: 200 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
+const TimeZone = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description:
+    "IANA time zone of the contact (such as America/Chicago); without it, the number's zone is used where a contact's local time matters.",
+});
 
 export const CreateContactBody = Type.Object(
-  { phoneNumber: PhoneNumber, name: Type.Optional(ContactName), email: Type.Optional(Email), metadata: Type.Optional(Metadata) },
+  {
+    phoneNumber: PhoneNumber,
+    name: Type.Optional(ContactName),
+    email: Type.Optional(Email),
+    metadata: Type.Optional(Metadata),
+    timezone: Type.Optional(TimeZone),
+  },
   { additionalProperties: false },
 );
 export type CreateContactBody = Static<typeof CreateContactBody>;
@@ -62,6 +75,7 @@ export const UpdateContactBody = Type.Object(
     name: Type.Optional(Type.Union([ContactName, Type.Null()])),
     email: Type.Optional(Type.Union([Email, Type.Null()])),
     metadata: Type.Optional(Metadata),
+    timezone: Type.Optional(Type.Union([TimeZone, Type.Null()])),
   },
   { additionalProperties: false },
 );

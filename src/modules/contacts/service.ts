@@ -4,7 +4,8 @@ import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
-import { checkContactRow, DUPLICATE_PHONE, type ContactFields } from './contact-fields.ts';
+import { checkContactRow, DUPLICATE_PHONE, INVALID_TIMEZONE, type ContactFields } from './contact-fields.ts';
+import { isValidTimeZone } from '../../platform/time-zones.ts';
 import * as repo from './repo.ts';
 
 /** Reading a CSV of people by its phone column, for other modules' imports too (the do-not-call list). */
@@ -37,6 +38,8 @@ const toContact = (row: repo.ContactRow): Contact => ({
   name: row.name,
   email: row.email,
   metadata: row.metadata,
+  // Only when set: the contact's shape stays the seed's for everyone who does not use it.
+  ...(row.timezone ? { timezone: row.timezone } : {}),
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
@@ -89,7 +92,10 @@ export async function addContact(ctx: TenantCtx, listId: string, input: CreateCo
   const check = checkContactRow(input);
   if (!check.ok)
     throw appError('INVALID_CONTACT', { reason: check.reason }, [
-      { path: check.reason === INVALID_PHONE ? '/phoneNumber' : '', message: check.reason },
+      {
+        path: check.reason === INVALID_PHONE ? '/phoneNumber' : check.reason === INVALID_TIMEZONE ? '/timezone' : '',
+        message: check.reason,
+      },
     ]);
   await requireList(ctx, listId);
   const [row] = await repo.insertContacts(ctx.db, ctx.tenantId, listId, [{ id: newId(), ...check.contact }]);
@@ -148,6 +154,8 @@ export async function listContacts(ctx: TenantCtx, listId: string, page: Page | 
 
 export async function updateContact(ctx: TenantCtx, listId: string, contactId: string, input: UpdateContactBody): Promise<Contact> {
   let phoneNumber: string | undefined;
+  if (input.timezone && !isValidTimeZone(input.timezone))
+    throw appError('VALIDATION_FAILED.timezone', { timezone: input.timezone }, [{ path: '/timezone', message: INVALID_TIMEZONE }]);
   if (input.phoneNumber !== undefined) {
     phoneNumber = normalizePhoneNumber(input.phoneNumber) ?? undefined;
     if (!phoneNumber) throw appError('INVALID_CONTACT.phoneNumber', {}, [{ path: '/phoneNumber', message: INVALID_PHONE }]);
@@ -183,14 +191,16 @@ export interface ListedContact {
   name: string | null;
   email: string | null;
   metadata: Record<string, unknown>;
+  timezone: string | null;
 }
 
-const toListed = (row: Pick<repo.ContactRow, 'id' | 'phone_number' | 'name' | 'email' | 'metadata'>): ListedContact => ({
+const toListed = (row: Pick<repo.ContactRow, 'id' | 'phone_number' | 'name' | 'email' | 'metadata' | 'timezone'>): ListedContact => ({
   id: row.id,
   phoneNumber: row.phone_number,
   name: row.name,
   email: row.email,
   metadata: row.metadata,
+  timezone: row.timezone,
 });
 
 /**

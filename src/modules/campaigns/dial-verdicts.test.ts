@@ -1,0 +1,235 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { timezones } from 'libphonenumber-geo-carrier';
+import { describe, expect, it } from 'vitest';
+import { timeZonesOfNumber } from '../../platform/phone-time-zones.ts';
+import { rulesForNumber } from '../compliance/calling-rules.ts';
+import type { DialSettings } from '../compliance/service.ts';
+import { decide, type ClaimFacts } from './dial-verdicts.ts';
+import type { CampaignRow, DueContact } from './repo.ts';
+
+// The verdict on one claimed contact, at the edges: the minute a contact's window opens and closes,
+// daylight-saving days, numbers spanning zones or none, caps and rules. 2026-11-23 is a Monday.
+const HOUR = 3_600_000;
+const EVERY_DAY = [1, 2, 3, 4, 5, 6, 7];
+
+const campaign = (overrides: Partial<CampaignRow> = {}) =>
+  ({
+    id: 'c',
+    timezone: 'UTC',
+    call_window_start: '09:00',
+    call_window_end: '18:00',
+    call_days: EVERY_DAY,
+    window_time_zone: 'CONTACT',
+    calling_rules: false,
+    require_consent: false,
+    ...overrides,
+  }) as CampaignRow;
+
+const settings = (overrides: Partial<DialSettings> = {}): DialSettings => ({
+  windowTimeZone: 'CAMPAIGN',
+  callingRules: false,
+  requireConsent: false,
+  maxCallsPerDay: null,
+  maxCallsPerWeek: null,
+  customRules: [],
+  ...overrides,
+});
+
+const contact = (phone: string, timezone: string | null = null): DueContact => ({
+  contact_id: `id-${phone}`,
+  phone_number: phone,
+  name: null,
+  metadata: {},
+  attempts: 0,
+  timezone,
+  wait_reason: null,
+});
+
+function verdictAt(
+  iso: string,
+  who: DueContact,
+  options: {
+    campaign?: Partial<CampaignRow>;
+    settings?: Partial<DialSettings>;
+    calls?: Date[];
+    barred?: boolean;
+    consented?: boolean;
+  } = {},
+) {
+  const dialSettings = settings(options.settings);
+  const facts: ClaimFacts = {
+    campaign: campaign(options.campaign),
+    settings: dialSettings,
+    barred: new Set(options.barred ? [who.phone_number] : []),
+    consented: new Set(options.consented ? [who.phone_number] : []),
+    callTimes: new Map([[who.phone_number, options.calls ?? []]]),
+    rulesFor: (phone) => rulesForNumber(phone, dialSettings.customRules),
+    now: new Date(iso),
+  };
+  const [verdict] = decide([who], facts);
+  return verdict!;
+}
+
+const summary = (verdict: ReturnType<typeof verdictAt>) => [
+  verdict.verdict,
+  verdict.reason,
+  verdict.verdict === 'wait' ? verdict.until.toISOString() : null,
+];
+
+const MIAMI = '+13055550100'; // Florida, America/New_York
+const IDAHO = '+12085550100'; // America/Boise and America/Los_Angeles
+const NO_ZONE = '+80012345678'; // international freephone: no zone
+
+describe("a contact's own call window", () => {
+  it('opens at the first minute and closes at the end minute, in the contact’s zone', () => {
+    expect(summary(verdictAt('2026-11-23T13:59:59.999Z', contact(MIAMI)))).toEqual(['wait', 'outside_window', '2026-11-23T14:00:00.000Z']);
+    expect(summary(verdictAt('2026-11-23T14:00:00.000Z', contact(MIAMI)))).toEqual(['dial', null, null]);
+    expect(summary(verdictAt('2026-11-23T22:59:59.999Z', contact(MIAMI)))).toEqual(['dial', null, null]);
+    expect(summary(verdictAt('2026-11-23T23:00:00.000Z', contact(MIAMI)))).toEqual(['wait', 'outside_window', '2026-11-24T14:00:00.000Z']);
+    // The contact's own zone wins over its number's.
+    expect(summary(verdictAt('2026-11-23T14:00:00.000Z', contact(MIAMI, 'Asia/Tokyo')))).toEqual([
+      'wait',
+      'outside_window',
+      '2026-11-24T00:00:00.000Z',
+    ]);
+  });
+
+  it('follows New York across spring-forward and fall-back', () => {
+    // 2026-03-08: 09:00 EDT is 13:00Z; a start inside the gap (02:30) opens when the gap ends, 03:00 EDT = 07:00Z.
+    expect(summary(verdictAt('2026-03-08T12:59:00.000Z', contact(MIAMI)))).toEqual(['wait', 'outside_window', '2026-03-08T13:00:00.000Z']);
+    expect(summary(verdictAt('2026-03-08T13:00:00.000Z', contact(MIAMI)))).toEqual(['dial', null, null]);
+    expect(
+      summary(
+        verdictAt('2026-03-08T06:59:00.000Z', contact(MIAMI), { campaign: { call_window_start: '02:30', call_window_end: '05:00' } }),
+      ),
+    ).toEqual(['wait', 'outside_window', '2026-03-08T07:00:00.000Z']);
+    // 2026-11-01: back to EST; 09:00 is 14:00Z (13:00Z the day before), 18:00 is 23:00Z.
+    expect(summary(verdictAt('2026-10-31T13:00:00.000Z', contact(MIAMI)))).toEqual(['dial', null, null]);
+    expect(summary(verdictAt('2026-11-01T13:30:00.000Z', contact(MIAMI)))).toEqual(['wait', 'outside_window', '2026-11-01T14:00:00.000Z']);
+    expect(summary(verdictAt('2026-11-01T22:59:00.000Z', contact(MIAMI)))).toEqual(['dial', null, null]);
+    expect(summary(verdictAt('2026-11-01T23:00:00.000Z', contact(MIAMI)))).toEqual(['wait', 'outside_window', '2026-11-02T14:00:00.000Z']);
+  });
+
+  it('needs the window open in every zone a number may be in', () => {
+    expect(timeZonesOfNumber(IDAHO)).toEqual(['America/Boise', 'America/Los_Angeles']);
+    // 16:30Z is 09:30 in Boise but 08:30 in Los Angeles; 01:00Z is 18:00 in Boise though 17:00 in Los Angeles.
+    const at = (iso: string) => summary(verdictAt(iso, contact(IDAHO)));
+    expect(at('2026-11-23T16:30:00.000Z')).toEqual(['wait', 'outside_window', '2026-11-23T17:00:00.000Z']);
+    expect(at('2026-11-23T17:00:00.000Z')).toEqual(['dial', null, null]);
+    expect(at('2026-11-24T00:59:00.000Z')).toEqual(['dial', null, null]);
+    expect(at('2026-11-24T01:00:00.000Z')).toEqual(['wait', 'outside_window', '2026-11-24T17:00:00.000Z']);
+    const verdict = verdictAt('2026-11-23T17:00:00.000Z', contact(IDAHO));
+    expect(verdict.facts).toMatchObject({
+      timeZones: ['America/Boise', 'America/Los_Angeles'],
+      timeZoneSource: 'number',
+      localTimes: ['2026-11-23T10:00:00-07:00', '2026-11-23T09:00:00-08:00'],
+    });
+  });
+
+  it('fails closed when no zone is known, and only then', () => {
+    expect(summary(verdictAt('2026-11-23T14:00:00.000Z', contact(NO_ZONE)))).toEqual(['skip', 'unknown_timezone', null]);
+    // Its own zone fixes it; read in the campaign's zone, the contact's is not needed.
+    expect(summary(verdictAt('2026-11-23T14:00:00.000Z', contact(NO_ZONE, 'America/New_York')))).toEqual(['dial', null, null]);
+    expect(summary(verdictAt('2026-11-23T14:00:00.000Z', contact(NO_ZONE), { campaign: { window_time_zone: 'CAMPAIGN' } }))).toEqual([
+      'dial',
+      null,
+      null,
+    ]);
+    // With calling rules on, a US number's zone is needed even in the campaign's zone.
+    expect(
+      summary(verdictAt('2026-11-23T14:00:00.000Z', contact(NO_ZONE), { campaign: { window_time_zone: 'CAMPAIGN', calling_rules: true } })),
+    ).toEqual(['dial', null, null]);
+  });
+
+  it('derives zones as libphonenumber-geo-carrier does', async () => {
+    for (const phone of [MIAMI, IDAHO, NO_ZONE, '+442079460000', '+4930123456', '+61212345678', '+18005550100', '+33612345678']) {
+      const theirs = (await timezones(parsePhoneNumberFromString(phone))) ?? [];
+      expect(timeZonesOfNumber(phone), phone).toEqual(theirs.filter((zone) => zone !== 'Etc/Unknown'));
+    }
+  });
+});
+
+describe('calling rules, caps, consent and the do-not-call list', () => {
+  const rulesOn = { campaign: { call_window_start: '07:00', call_window_end: '22:00', calling_rules: true } };
+
+  it('applies Florida’s 8 p.m. close and its 3 calls in 24 hours: the 3rd is dialled, the 4th waits', () => {
+    expect(summary(verdictAt('2026-11-24T00:59:00.000Z', contact(MIAMI), rulesOn))).toEqual(['dial', null, null]);
+    expect(summary(verdictAt('2026-11-24T01:00:00.000Z', contact(MIAMI), rulesOn))).toEqual([
+      'wait',
+      'outside_window',
+      '2026-11-24T13:00:00.000Z',
+    ]);
+    const now = '2026-11-23T18:00:00.000Z';
+    const twoCalls = [new Date(Date.parse(now) - 5 * HOUR), new Date(Date.parse(now) - 2 * HOUR)];
+    const third = verdictAt(now, contact(MIAMI), { ...rulesOn, calls: twoCalls });
+    expect(summary(third)).toEqual(['dial', null, null]);
+    expect(third.facts).toMatchObject({ rules: ['us-tcpa-hours', 'us-fl-telephone-solicitation'], callCounts: { '24': 2 } });
+    const fourth = verdictAt(now, contact(MIAMI), { ...rulesOn, calls: [...twoCalls, new Date(now)] });
+    // Free again 24 hours after the oldest of the three, inside the Florida hours.
+    expect(summary(fourth)).toEqual(['wait', 'frequency_cap', '2026-11-24T13:00:00.000Z']);
+    expect(fourth.facts.callCounts['24']).toBe(3);
+    // A number in New York has no such cap.
+    expect(summary(verdictAt(now, contact('+12125551000'), { ...rulesOn, calls: [...twoCalls, new Date(now)] }))).toEqual([
+      'dial',
+      null,
+      null,
+    ]);
+    // Two of the same number in one claim: the second counts the first.
+    const claim = decide([contact(MIAMI), contact(MIAMI)], {
+      campaign: campaign(rulesOn.campaign),
+      settings: settings(),
+      barred: new Set(),
+      consented: new Set(),
+      callTimes: new Map([[MIAMI, twoCalls]]),
+      rulesFor: (phone) => rulesForNumber(phone, []),
+      now: new Date(now),
+    });
+    expect(claim.map((verdict) => verdict.verdict)).toEqual(['dial', 'wait']);
+  });
+
+  it("applies the tenant's caps to every number, and its own rules with the statutory ones", () => {
+    const now = '2026-11-23T18:00:00.000Z';
+    const calls = [new Date(Date.parse(now) - 30 * HOUR), new Date(Date.parse(now) - HOUR)];
+    expect(summary(verdictAt(now, contact('+12125551000'), { calls, settings: { maxCallsPerWeek: 2 } }))).toEqual([
+      'wait',
+      'frequency_cap',
+      '2026-11-29T14:00:00.000Z',
+    ]);
+    const ownRule = {
+      id: 'no-lunch',
+      region: 'US',
+      name: 'No calls over lunch',
+      source: 'House policy',
+      windows: [{ days: EVERY_DAY, start: '13:00', end: '23:00' }],
+    };
+    // 17:00Z is noon in New York: inside the campaign's and the federal hours, not the tenant's.
+    const withOwnRule = { ...rulesOn, settings: { customRules: [ownRule] } };
+    expect(summary(verdictAt('2026-11-23T17:00:00.000Z', contact('+12125551000'), withOwnRule))).toEqual([
+      'wait',
+      'outside_window',
+      '2026-11-23T18:00:00.000Z',
+    ]);
+    expect(verdictAt('2026-11-23T18:00:00.000Z', contact('+12125551000'), withOwnRule).facts.rules).toEqual(['us-tcpa-hours', 'no-lunch']);
+  });
+
+  it('skips a listed number and one without the consent a campaign or a rule needs', () => {
+    const at = '2026-11-23T15:00:00.000Z';
+    expect(summary(verdictAt(at, contact(MIAMI), { barred: true }))).toEqual(['skip', 'dnc', null]);
+    expect(summary(verdictAt(at, contact(MIAMI), { campaign: { require_consent: true } }))).toEqual(['skip', 'no_consent', null]);
+    expect(summary(verdictAt(at, contact(MIAMI), { campaign: { require_consent: true }, consented: true }))).toEqual(['dial', null, null]);
+    // Germany needs consent for an advertising call: with rules on, a German number without one is skipped.
+    expect(summary(verdictAt('2026-11-23T10:00:00.000Z', contact('+4915112345678'), { campaign: { calling_rules: true } }))).toEqual([
+      'skip',
+      'no_consent',
+      null,
+    ]);
+  });
+
+  it('skips for good a number whose windows never overlap (a toll-free number ringing from Guam to Hawaii)', () => {
+    expect(summary(verdictAt('2026-11-23T18:00:00.000Z', contact('+18005550100'), { campaign: { calling_rules: true } }))).toEqual([
+      'skip',
+      'outside_window',
+      null,
+    ]);
+  });
+});
