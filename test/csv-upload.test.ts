@@ -166,7 +166,9 @@ describe('CSV upload', () => {
   });
 
   it('reads numbers without + as national numbers of defaultCountry, and only then', async () => {
-    const csv = ['phone,name', '030 1234567,Berlin office', '0151 23456789,Mobile', '+1 415 555 2671,Already E.164', '12,Too short'].join('\n');
+    const csv = ['phone,name', '030 1234567,Berlin office', '0151 23456789,Mobile', '+1 415 555 2671,Already E.164', '12,Too short'].join(
+      '\n',
+    );
     const withCountry = await newList();
     const response = await upload(withCountry, csv, { query: '?defaultCountry=DE' });
     expect(response.statusCode).toBe(200);

@@ -180,9 +180,11 @@ async function mountContactRoutes(
       const { defaultCountry } = request.query;
       const country = defaultCountry === undefined ? undefined : phoneCountry(defaultCountry);
       if (country === null)
-        throw appError('VALIDATION_FAILED', { subject: 'defaultCountry', problem: `"${defaultCountry}" is not a country with a known numbering plan` }, [
-          { path: '/defaultCountry', message: 'must be an ISO 3166-1 alpha-2 country code such as DE or US' },
-        ]);
+        throw appError(
+          'VALIDATION_FAILED',
+          { subject: 'defaultCountry', problem: `"${defaultCountry}" is not a country with a known numbering plan` },
+          [{ path: '/defaultCountry', message: 'must be an ISO 3166-1 alpha-2 country code such as DE or US' }],
+        );
       await contacts.requireList(ctx, request.params.id);
       const part = await request.file();
       if (!part || part.fieldname !== 'file') throw appError('FILE_REQUIRED');

@@ -119,12 +119,21 @@ export function CallsPage(_props: { params: Record<string, string> }) {
     setPage(1);
   };
   const money = (amount: string) => (profile ? formatMoney(amount, profile.wallet.currency) : amount);
-  const campaignName = (id: string | null) => (id ? (campaigns.data?.data.find((campaign) => campaign.id === id)?.name ?? '…') : 'Incoming');
+  const campaignName = (id: string | null) =>
+    id ? (campaigns.data?.data.find((campaign) => campaign.id === id)?.name ?? '…') : 'Incoming';
   const agentName = (id: string | null) => (id ? (agents.data?.data.find((agent) => agent.id === id)?.name ?? '…') : '—');
 
   return (
     <>
-      <PageTitle>Calls</PageTitle>
+      <PageTitle
+        actions={
+          <a class="button" href="#/calls/simulate">
+            Place a test call
+          </a>
+        }
+      >
+        Calls
+      </PageTitle>
       <Form class="grid-form call-filters" role="search" aria-label="Filter calls">
         <Select
           label="Agent"
@@ -182,7 +191,8 @@ export function CallsPage(_props: { params: Record<string, string> }) {
               },
               {
                 header: 'Campaign',
-                cell: (call) => (call.campaignId ? <a href={`#/campaigns/${call.campaignId}`}>{campaignName(call.campaignId)}</a> : 'Incoming call'),
+                cell: (call) =>
+                  call.campaignId ? <a href={`#/campaigns/${call.campaignId}`}>{campaignName(call.campaignId)}</a> : 'Incoming call',
               },
               { header: 'Agent', cell: (call) => agentName(call.agentId) },
               {

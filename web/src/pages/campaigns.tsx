@@ -35,7 +35,15 @@ import {
   useLoad,
 } from '../ui.tsx';
 import { HangUpButton, isLive } from './calls.tsx';
-import { callStateInWords, CAMPAIGN_STATUS_WORDS as STATUS_WORDS, contactStateInWords, formatInZone, formatWait, waitingOf } from '../words.ts';
+import { OnboardingChecklist } from '../onboarding.tsx';
+import {
+  callStateInWords,
+  CAMPAIGN_STATUS_WORDS as STATUS_WORDS,
+  contactStateInWords,
+  formatInZone,
+  formatWait,
+  waitingOf,
+} from '../words.ts';
 
 const STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const satisfies readonly CampaignStatus[];
 const UNFINISHED: CampaignStatus[] = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED'];
@@ -59,6 +67,7 @@ export function CampaignsPage(_props: { params: Record<string, string> }) {
   const [page, setPage] = useState(1);
   const agents = useLoad(agentsLoad, []);
   const campaigns = useLoad(() => api<Page<Campaign>>('GET', `/campaigns${query({ status, page, limit: PAGE_SIZE })}`), [status, page]);
+  const now = new Date();
 
   return (
     <>
@@ -71,6 +80,7 @@ export function CampaignsPage(_props: { params: Record<string, string> }) {
       >
         Campaigns
       </PageTitle>
+      <OnboardingChecklist />
       <Form class="filters" role="search" aria-label="Filter campaigns">
         <Select
           label="Status"
@@ -85,7 +95,11 @@ export function CampaignsPage(_props: { params: Record<string, string> }) {
       <ErrorMessage error={campaigns.error ?? agents.error} />
       {campaigns.loading && !campaigns.data && <p>Loading campaigns…</p>}
       {campaigns.data && campaigns.data.data.length === 0 && (
-        <Empty>{status ? `No ${STATUS_WORDS[status as CampaignStatus].toLowerCase()} campaigns.` : 'No campaigns yet: create one to start calling a contact list.'}</Empty>
+        <Empty>
+          {status
+            ? `No ${STATUS_WORDS[status as CampaignStatus].toLowerCase()} campaigns.`
+            : 'No campaigns yet: create one to start calling a contact list.'}
+        </Empty>
       )}
       {campaigns.data && campaigns.data.data.length > 0 && (
         <>
@@ -100,7 +114,7 @@ export function CampaignsPage(_props: { params: Record<string, string> }) {
                   <>
                     <Status value={campaign.status} label={STATUS_WORDS[campaign.status]} />
                     {campaign.statusReason && <div class="hint">{campaign.statusReason}</div>}
-                    {waitingOf(campaign, undefined) && <div class="hint">{waitingOf(campaign, undefined)!.message}</div>}
+                    {waitingOf(campaign, undefined, now) && <div class="hint">{waitingOf(campaign, undefined, now)!.message}</div>}
                   </>
                 ),
               },
@@ -153,8 +167,8 @@ export function CampaignEditPage({ params }: { params: Record<string, string> })
       <>
         <PageTitle>Settings of “{campaign.name}”</PageTitle>
         <p class="warning" data-testid="settings-fixed">
-          This campaign is {STATUS_WORDS[campaign.status].toLowerCase()}. Its settings were fixed when it left the draft stage, so they cannot
-          be changed here.{' '}
+          This campaign is {STATUS_WORDS[campaign.status].toLowerCase()}. Its settings were fixed when it left the draft stage, so they
+          cannot be changed here.{' '}
           {campaign.status === 'PAUSED' || campaign.status === 'RUNNING' || campaign.status === 'SCHEDULED'
             ? 'To call with other settings, save them below as a new draft, then cancel this campaign and start the new one. The new campaign dials its list from the start: contacts this one has already reached are called again.'
             : 'To call again with other settings, save them below as a new draft.'}
@@ -242,8 +256,8 @@ function CampaignForm({ campaign, asCopy = false }: { campaign: Campaign | undef
     } satisfies CreateCampaignBody; // also a valid PATCH body, whose fields are all optional
     const saved =
       campaign && !asCopy
-      ? await api<Campaign>('PATCH', `/campaigns/${campaign.id}`, body)
-      : await api<Campaign>('POST', '/campaigns', body);
+        ? await api<Campaign>('PATCH', `/campaigns/${campaign.id}`, body)
+        : await api<Campaign>('POST', '/campaigns', body);
     navigate(`/campaigns/${saved.id}`);
   });
   const problem = (path: string) => fieldErrorOf(save.error, path);
@@ -451,7 +465,9 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
     </button>
   );
   const status = data.status;
-  const waiting = waitingOf(data, contacts.data?.data);
+  // The page is drawn again on every refresh (every 2 s while the campaign runs), so the time is fresh enough.
+  const now = new Date();
+  const waiting = waitingOf(data, contacts.data?.data, now);
 
   return (
     <>
@@ -493,15 +509,17 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
       </p>
       <ErrorMessage error={act.error ?? remove.error} />
       {data.statusReason && <p class="warning">{data.statusReason}</p>}
-      {status === 'PAUSED' && !data.statusReason && <p class="warning">Paused: calls in progress finish, no new call starts until you resume it.</p>}
+      {status === 'PAUSED' && !data.statusReason && (
+        <p class="warning">Paused: calls in progress finish, no new call starts until you resume it.</p>
+      )}
       {waiting && (
         <p class="warning" role="status" data-testid="campaign-waiting">
           {waiting.message}
           {waiting.resumesAt && (
             <>
               {' '}
-              ({formatWait(waiting.resumesAt.getTime() - Date.now())}
-              {data.timezone !== browserTimeZone() && `; ${formatInZone(waiting.resumesAt, browserTimeZone())} your time`})
+              ({formatWait(waiting.resumesAt.getTime() - now.getTime())}
+              {data.timezone !== browserTimeZone() && `; ${formatInZone(waiting.resumesAt, browserTimeZone(), now)} your time`})
             </>
           )}
         </p>
