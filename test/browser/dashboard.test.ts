@@ -6,7 +6,19 @@ import { appendRecording } from '../../src/modules/calls/service.ts';
 import { tenantCtx } from '../../src/platform/context.ts';
 import { startFakeElevenLabs } from '../../src/providers/elevenlabs/fake-server.ts';
 import { createCampaign, voiceSetup } from '../voice-fixtures.ts';
-import { CHROMIUM, DESKTOP, middayTimeZone, PHONE, signUpInBrowser, startDashboard, watchProblems, type Dashboard } from './harness.ts';
+import {
+  CHROMIUM,
+  createAgentAndSimulatorNumber,
+  DESKTOP,
+  middayTimeZone,
+  optionAppears as optionAppearsIn,
+  PHONE,
+  selectOptionByText,
+  signUpInBrowser,
+  startDashboard,
+  watchProblems,
+  type Dashboard,
+} from './harness.ts';
 
 // Issue 8: the dashboard in a real browser (Debian's chromium through playwright-core) on a fresh
 // service running API, workers and dialer: sign up, create a key and see it once, upload a CSV
@@ -66,23 +78,8 @@ async function open(path: string, heading: string | RegExp) {
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
 }
 
-/** Picks the option whose text matches (option texts carry more than the name), once the API's list has loaded it. */
-async function selectByText(label: string, text: RegExp) {
-  await optionAppears(label, text);
-  const select = page.getByLabel(label, { exact: true });
-  const options = await select
-    .locator('option')
-    .evaluateAll((found) => found.map((option) => ({ value: option.getAttribute('value'), text: option.textContent ?? '' })));
-  const value = options.find((option) => text.test(option.text))?.value;
-  expect(value, `${label}: an option matching ${text}`).toBeTruthy();
-  await select.selectOption(value!);
-}
-
-/** Waits until the select offers an option whose text matches (its options are loaded from the API). */
-async function optionAppears(label: string, text: RegExp) {
-  const options = page.getByLabel(label, { exact: true }).locator('option');
-  await expect.poll(async () => (await options.allTextContents()).some((option) => text.test(option)), { timeout: DEADLINE_MS }).toBe(true);
-}
+const selectByText = (label: string, text: RegExp) => selectOptionByText(page, label, text);
+const optionAppears = (label: string, text: RegExp) => optionAppearsIn(page, label, text);
 
 /** The API's problem shown at a control (its `<id>-problem` note, which its aria-describedby names); empty when none. */
 async function problemAt(label: string) {
@@ -175,13 +172,7 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
 
   it('creates an agent and a SIMULATOR voice number', async () => {
     await open('/agents', /Agents/);
-    await page.getByLabel('Agent name').fill('Reminder agent');
-    await page.getByRole('button', { name: /Create agent/ }).click();
-    await page.getByRole('cell', { name: 'Reminder agent', exact: true }).waitFor();
-    await page.getByLabel('Phone number').fill('+14155550100');
-    await page.getByLabel('Provider', { exact: true }).selectOption('SIMULATOR');
-    await page.getByRole('button', { name: /Register number/ }).click();
-    await page.getByRole('cell', { name: '+14155550100' }).waitFor();
+    await createAgentAndSimulatorNumber(page, 'Reminder agent', '+14155550100');
     await expectLabelledControls();
     await screenshots('agents');
   });

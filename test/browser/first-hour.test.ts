@@ -1,7 +1,17 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, DESKTOP, middayTimeZone, signUpInBrowser, startDashboard, watchProblems, type Dashboard } from './harness.ts';
+import {
+  CHROMIUM,
+  createAgentAndSimulatorNumber,
+  DESKTOP,
+  middayTimeZone,
+  selectOptionByText,
+  signUpInBrowser,
+  startDashboard,
+  watchProblems,
+  type Dashboard,
+} from './harness.ts';
 
 // A newcomer's first hour, in a real browser at 1280×800 on a fresh service (API, workers, dialer):
 // sign up, follow the getting-started checklist to a finished demo campaign, upload a CSV of
@@ -23,7 +33,7 @@ beforeAll(async () => {
   page = await dashboard.browser.newPage({ viewport: DESKTOP });
   problems = watchProblems(page);
   mkdirSync(SCREENSHOTS, { recursive: true });
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   await dashboard?.close();
 });
@@ -48,16 +58,7 @@ async function screenshot(name: string) {
   await page.screenshot({ path: new URL(`${name}-desktop.png`, SCREENSHOTS).pathname, fullPage: true });
 }
 
-async function selectByText(label: string, text: RegExp) {
-  const select = page.getByLabel(label, { exact: true });
-  await expect
-    .poll(async () => (await select.locator('option').allTextContents()).some((option) => text.test(option)), { timeout: DEADLINE_MS })
-    .toBe(true);
-  const options = await select
-    .locator('option')
-    .evaluateAll((found) => found.map((option) => ({ value: option.getAttribute('value'), text: option.textContent ?? '' })));
-  await select.selectOption(options.find((option) => text.test(option.text))!.value!);
-}
+const selectByText = (label: string, text: RegExp) => selectOptionByText(page, label, text);
 
 /** The checklist's steps that are ticked, by title. */
 async function ticked(): Promise<string[]> {
@@ -84,13 +85,7 @@ describe.skipIf(noBrowser)("a newcomer's first hour in the dashboard", () => {
   it('creates an agent and a SIMULATOR number; the checklist ticks them', async () => {
     await page.getByTestId('onboarding').getByRole('link', { name: 'Create an agent' }).click();
     await page.getByRole('heading', { level: 1, name: /Agents/ }).waitFor();
-    await page.getByLabel('Agent name').fill('Demo agent');
-    await page.getByRole('button', { name: /Create agent/ }).click();
-    await page.getByRole('cell', { name: 'Demo agent', exact: true }).waitFor();
-    await page.getByLabel('Phone number').fill('+14155550100');
-    await page.getByLabel('Provider', { exact: true }).selectOption('SIMULATOR');
-    await page.getByRole('button', { name: /Register number/ }).click();
-    await page.getByRole('cell', { name: '+14155550100' }).waitFor();
+    await createAgentAndSimulatorNumber(page, 'Demo agent', '+14155550100');
     await expectNoHorizontalScroll();
     await open('/campaigns', 'Campaigns');
     await expect.poll(ticked, { timeout: DEADLINE_MS }).toEqual(['Create an agent', 'Add a voice number']);

@@ -514,14 +514,11 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
       )}
       {waiting && (
         <p class="warning" role="status" data-testid="campaign-waiting">
-          {waiting.message}
-          {waiting.resumesAt && (
-            <>
-              {' '}
-              ({formatWait(waiting.resumesAt.getTime() - now.getTime())}
-              {data.timezone !== browserTimeZone() && `; ${formatInZone(waiting.resumesAt, browserTimeZone(), now)} your time`})
-            </>
-          )}
+          {waiting.resumesAt
+            ? `${waiting.message.replace(/\.$/, '')} (${formatWait(waiting.resumesAt.getTime() - now.getTime())}${
+                data.timezone === browserTimeZone() ? '' : `; ${formatInZone(waiting.resumesAt, browserTimeZone(), now)} your time`
+              }).`
+            : waiting.message}
         </p>
       )}
       <section class="card live-progress" aria-labelledby="progress-title">
