@@ -50,7 +50,7 @@ beforeAll(async () => {
   page = await dashboard.browser.newPage({ viewport: DESKTOP });
   problems = watchProblems(page);
   mkdirSync(SCREENSHOTS, { recursive: true });
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   await dashboard?.close();
   await elevenLabs?.close();
@@ -134,22 +134,26 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     // Changing something through the page still works (it sends that token): covered by every form below.
   });
 
-  it('serves the API docs under their Content-Security-Policy: Swagger UI renders and nothing is refused', async () => {
-    const docs = await dashboard.browser.newPage({ viewport: DESKTOP });
-    // Chromium reports every load or script the policy refuses as a console error.
-    const docsProblems = watchProblems(docs);
-    const response = await docs.goto(`${dashboard.url}/docs/`);
-    expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
-    await docs.getByRole('heading', { name: /callforge API/ }).waitFor();
-    await docs.locator('.topbar svg').first().waitFor();
-    await docs
-      .getByRole('button', { name: /Authorize/ })
-      .first()
-      .waitFor();
-    await docs.waitForLoadState('networkidle');
-    expect(docsProblems).toEqual([]);
-    await docs.close();
-  });
+  it(
+    'serves the API docs under their Content-Security-Policy: Swagger UI renders and nothing is refused',
+    { timeout: 90_000 },
+    async () => {
+      const docs = await dashboard.browser.newPage({ viewport: DESKTOP });
+      // Chromium reports every load or script the policy refuses as a console error.
+      const docsProblems = watchProblems(docs);
+      const response = await docs.goto(`${dashboard.url}/docs/`);
+      expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
+      await docs.getByRole('heading', { name: /callforge API/ }).waitFor();
+      await docs.locator('.topbar svg').first().waitFor();
+      await docs
+        .getByRole('button', { name: /Authorize/ })
+        .first()
+        .waitFor();
+      await docs.waitForLoadState('networkidle');
+      expect(docsProblems).toEqual([]);
+      await docs.close();
+    },
+  );
 
   it('creates an API key, shows it once with a copy button and a warning, and lists only its prefix', async () => {
     await open('/keys', 'API keys');

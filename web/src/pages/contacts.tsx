@@ -424,6 +424,8 @@ function UploadReport({ result }: { result: UploadResult }) {
   );
 }
 
+const zoneOf = (contact: Contact & { timezone?: string | null }) => contact.timezone ?? undefined;
+
 const variablesText = (metadata: Record<string, unknown>) =>
   Object.entries(metadata)
     .map(([name, value]) => `${name}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
@@ -508,6 +510,10 @@ function ContactsTable({
             { header: 'Phone', cell: (contact) => contact.phoneNumber },
             { header: 'Name', cell: (contact) => contact.name ?? '—' },
             { header: 'Email', cell: (contact) => contact.email ?? '—' },
+            // A contact's own time zone, where the service keeps one (its calls follow the window in that zone).
+            ...(shown.some((contact) => zoneOf(contact))
+              ? [{ header: 'Time zone', cell: (contact: Contact) => zoneOf(contact) ?? 'The campaign’s' }]
+              : []),
             { header: 'Custom variables', cell: (contact) => variablesText(contact.metadata) || '—' },
             { header: 'Added', cell: (contact) => formatDate(contact.createdAt) },
           ]}
