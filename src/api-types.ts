@@ -22,11 +22,12 @@ export type {
   VoiceNumber,
 } from './modules/agents/schemas.ts';
 export type { BindingField, Bindings, Detail, PutBindingsBody, Tool, Trends } from './modules/analytics/schemas.ts';
-export type { Call, CallOutcomeRecord, TranscriptTurn } from './modules/calls/schemas.ts';
+export type { Call, CallOutcomeRecord, InboundCallBody, TranscriptTurn } from './modules/calls/schemas.ts';
 export type { CreateTestChatBody, TestChat, TestChatMessageBody } from './modules/conversation/schemas.ts';
 export type { BrowserAudio, BrowserCallCommand, BrowserCallEvent, BrowserCallProtocol } from './modules/media/schemas.ts';
 export type { Campaign, CampaignContact, CampaignStats, CampaignStatus, CreateCampaignBody } from './modules/campaigns/schemas.ts';
 export type { Contact, ContactList, CreateContactBody, CreateListBody, DeleteBatchBody, UploadResult } from './modules/contacts/schemas.ts';
+export type { Delivery } from './modules/events/schemas.ts';
 export type { ApiKey, CreateApiKeyBody, CreatedApiKey, LoginBody, Profile, Session, SignupBody } from './modules/identity/schemas.ts';
 export type { Integration } from './modules/integrations/schemas.ts';
 export type { CreateBaseBody, KnowledgeBase, KnowledgeSource, QueryBody, QueryResult } from './modules/knowledge/schemas.ts';

@@ -23,11 +23,11 @@ async function newList() {
   return response.json().id as string;
 }
 
-async function upload(listId: string, content: string | Buffer, options: { field?: string; as?: string } = {}) {
+async function upload(listId: string, content: string | Buffer, options: { field?: string; as?: string; query?: string } = {}) {
   const { body, contentType } = multipart(content, options.field);
   return t.app.inject({
     method: 'POST',
-    url: `/api/v1/contact-lists/${listId}/upload`,
+    url: `/api/v1/contact-lists/${listId}/upload${options.query ?? ''}`,
     headers: { ...bearer(options.as ?? key), 'content-type': contentType },
     payload: body,
   });
@@ -162,6 +162,36 @@ describe('CSV upload', () => {
     const listId = await newList();
     const response = await upload(listId, 'phone\n+14155550601\n', { as: otherKey });
     expect(response.statusCode).toBe(404);
+    expect(await contactsOf(listId)).toHaveLength(0);
+  });
+
+  it('reads numbers without + as national numbers of defaultCountry, and only then', async () => {
+    const csv = ['phone,name', '030 1234567,Berlin office', '0151 23456789,Mobile', '+1 415 555 2671,Already E.164', '12,Too short'].join(
+      '\n',
+    );
+    const withCountry = await newList();
+    const response = await upload(withCountry, csv, { query: '?defaultCountry=DE' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ imported: 3, skipped: 1, invalidRows: [{ row: 5, phone: '12', reason: 'Invalid phone number' }] });
+    expect((await contactsOf(withCountry)).map((contact) => contact.phoneNumber).sort()).toEqual([
+      '+14155552671',
+      '+4915123456789',
+      '+49301234567',
+    ]);
+
+    // Without it, a number must carry its country code, as before.
+    const withoutCountry = await newList();
+    const strict = await upload(withoutCountry, csv);
+    expect(strict.json()).toMatchObject({ imported: 1, skipped: 3 });
+  });
+
+  it('refuses a defaultCountry that is not a known country code with 400, importing nothing', async () => {
+    const listId = await newList();
+    for (const country of ['de', 'XX', 'DEU']) {
+      const response = await upload(listId, 'phone\n030 1234567\n', { query: `?defaultCountry=${country}` });
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({ code: 'VALIDATION_FAILED', details: [expect.objectContaining({ path: '/defaultCountry' })] });
+    }
     expect(await contactsOf(listId)).toHaveLength(0);
   });
 });

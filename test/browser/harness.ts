@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { jobDefinitions } from '../../src/jobs.ts';
 import { startDialer } from '../../src/modules/campaigns/dialer.ts';
 import { startTestApp, type TestApp } from '../harness.ts';
@@ -64,4 +65,37 @@ export function middayTimeZone(now = new Date()): string {
   const offset = 12 - now.getUTCHours(); // −11…+12 hours, all of which exist as Etc/GMT zones
   // Etc/GMT zones are named with the sign inverted: Etc/GMT-5 is five hours ahead of UTC.
   return offset === 0 ? 'Etc/GMT' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
+}
+
+const OPTIONS_DEADLINE_MS = 30_000;
+
+/** Waits until the select offers an option whose text matches (its options are loaded from the API). */
+export async function optionAppears(page: Page, label: string, text: RegExp) {
+  const options = page.getByLabel(label, { exact: true }).locator('option');
+  await expect
+    .poll(async () => (await options.allTextContents()).some((option) => text.test(option)), { timeout: OPTIONS_DEADLINE_MS })
+    .toBe(true);
+}
+
+/** Picks the option whose text matches (option texts carry more than the name), once the API's list has loaded it. */
+export async function selectOptionByText(page: Page, label: string, text: RegExp) {
+  await optionAppears(page, label, text);
+  const select = page.getByLabel(label, { exact: true });
+  const options = await select
+    .locator('option')
+    .evaluateAll((found) => found.map((option) => ({ value: option.getAttribute('value'), text: option.textContent ?? '' })));
+  const value = options.find((option) => text.test(option.text))?.value;
+  expect(value, `${label}: an option matching ${text}`).toBeTruthy();
+  await select.selectOption(value!);
+}
+
+/** On the agents page: creates an agent by name, then registers a SIMULATOR number. */
+export async function createAgentAndSimulatorNumber(page: Page, agentName: string, phoneNumber: string) {
+  await page.getByLabel('Agent name').fill(agentName);
+  await page.getByRole('button', { name: /Create agent/ }).click();
+  await page.getByRole('cell', { name: agentName, exact: true }).waitFor();
+  await page.getByLabel('Phone number').fill(phoneNumber);
+  await page.getByLabel('Provider', { exact: true }).selectOption('SIMULATOR');
+  await page.getByRole('button', { name: /Register number/ }).click();
+  await page.getByRole('cell', { name: phoneNumber }).waitFor();
 }

@@ -17,6 +17,9 @@ import { IntegrationsPage } from './pages/integrations.tsx';
 import { KnowledgeBasePage, KnowledgeBasesPage } from './pages/knowledge.tsx';
 import { MessagingPage } from './pages/messaging.tsx';
 import { UsagePage } from './pages/usage.tsx';
+import { AnalyticsPage } from './pages/analytics.tsx';
+import { SimulateCallPage } from './pages/simulate-call.tsx';
+import { WebhooksPage } from './pages/webhooks.tsx';
 
 type Params = Record<string, string>;
 
@@ -27,6 +30,7 @@ const ROUTES: [string, ComponentType<{ params: Params }>][] = [
   ['/campaigns/:id/edit', CampaignEditPage],
   ['/campaigns/:id', CampaignPage],
   ['/calls', CallsPage],
+  ['/calls/simulate', SimulateCallPage],
   ['/calls/:id', CallPage],
   ['/contacts', ContactListsPage],
   ['/contacts/:id', ContactListPage],
@@ -35,7 +39,9 @@ const ROUTES: [string, ComponentType<{ params: Params }>][] = [
   ['/messaging', MessagingPage],
   ['/knowledge', KnowledgeBasesPage],
   ['/knowledge/:id', KnowledgeBasePage],
+  ['/analytics', AnalyticsPage],
   ['/usage', UsagePage],
+  ['/webhooks', WebhooksPage],
   ['/keys', KeysPage],
   ['/integrations', IntegrationsPage],
 ];

@@ -11,8 +11,10 @@ export const NAV: [string, string][] = [
   ['/agents', 'Agents & numbers'],
   ['/messaging', 'Messaging'],
   ['/knowledge', 'Knowledge'],
+  ['/analytics', 'Call results'],
   ['/usage', 'Usage'],
   ['/keys', 'API keys'],
+  ['/webhooks', 'Webhooks'],
   ['/integrations', 'Integrations'],
 ];
 

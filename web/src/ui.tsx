@@ -381,17 +381,80 @@ export function Pagination({ page, limit, total, onPage }: { page: number; limit
 }
 
 export const formatDate = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
-export const formatMoney = (amount: string, currency: string) => {
+/**
+ * Money as people read it: to the cent in lists and totals, every one of the API's four
+ * fractional digits where `exact` (a call's or an item's own page).
+ */
+export const formatMoney = (amount: string, currency: string, { exact = false }: { exact?: boolean } = {}) => {
   const value = Number(amount);
   try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency, maximumFractionDigits: 4 }).format(value);
+    return new Intl.NumberFormat(undefined, {
+      style: 'currency',
+      currency,
+      minimumFractionDigits: exact ? 4 : 2,
+      maximumFractionDigits: exact ? 4 : 2,
+    }).format(value);
   } catch {
     return `${amount} ${currency}`;
   }
 };
 
-export function Status({ value }: { value: string }) {
-  return <span class={`status status-${value.toLowerCase().replace(/[^a-z]+/g, '-')}`}>{value}</span>;
+/** "1 contact", "3 contacts": a count with its noun. */
+export const plural = (count: number, one: string, many = `${one}s`) => `${count.toLocaleString()} ${count === 1 ? one : many}`;
+
+/** The browser's own time zone, the likeliest one for a person filling a form. */
+export const browserTimeZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+/** Every IANA zone the browser knows (with UTC, which some list only as an alias), for a searchable list. */
+const allTimeZones = (() => {
+  let zones: string[] | undefined;
+  return () => (zones ??= ['UTC', ...Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC')]);
+})();
+
+/** A time zone input: type to search the browser's list of zones (any IANA name the API knows is accepted). */
+export function TimeZoneField({
+  label = 'Time zone',
+  value,
+  onValue,
+  hint = 'Type to search, e.g. Berlin or New_York; the call window and days are in its local time.',
+  problem,
+  required = true,
+}: {
+  label?: string;
+  value: string;
+  onValue: (value: string) => void;
+  hint?: string;
+  problem?: string;
+  required?: boolean;
+}) {
+  const id = useFieldId();
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        list={`${id}-zones`}
+        required={required}
+        maxLength={64}
+        autoComplete="off"
+        value={value}
+        onInput={(event) => onValue(event.currentTarget.value)}
+        aria-describedby={describedBy(id, hint, undefined, problem)}
+        aria-invalid={problem ? true : undefined}
+      />
+      <datalist id={`${id}-zones`}>
+        {allTimeZones().map((zone) => (
+          <option key={zone} value={zone} />
+        ))}
+      </datalist>
+      <Notes id={id} hint={hint} problem={problem} />
+    </div>
+  );
+}
+
+/** A state as a coloured badge: its colour from the API's value, its text in words (`label`) or the value itself. */
+export function Status({ value, label }: { value: string; label?: string }) {
+  return <span class={`status status-${value.toLowerCase().replace(/[^a-z]+/g, '-')}`}>{label ?? value}</span>;
 }
 
 export function PageTitle({ children, actions }: { children: ComponentChildren; actions?: ComponentChildren }) {

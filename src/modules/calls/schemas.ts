@@ -143,3 +143,4 @@ export const InboundCallBody = Type.Object(
   { voiceNumberId: Uuid, fromNumber: Type.String({ minLength: 1, maxLength: 32, description: 'The caller, E.164.' }) },
   { additionalProperties: false },
 );
+export type InboundCallBody = Static<typeof InboundCallBody>;

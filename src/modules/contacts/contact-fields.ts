@@ -1,3 +1,4 @@
+import type { CountryCode } from 'libphonenumber-js/max';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import { isValidTimeZone } from '../../platform/time-zones.ts';
 
@@ -29,14 +30,11 @@ export interface ContactFields {
 
 export type RowCheck = { ok: true; contact: ContactFields } | { ok: false; phone: string; reason: string };
 
-/** Checks one incoming row; the reason is the sentence reported in `invalidRows`. */
-export function checkContactRow(row: {
-  phoneNumber?: unknown;
-  name?: unknown;
-  email?: unknown;
-  metadata?: unknown;
-  timezone?: unknown;
-}): RowCheck {
+/** Checks one incoming row; the reason is the sentence reported in `invalidRows`. `defaultCountry` reads numbers without `+`. */
+export function checkContactRow(
+  row: { phoneNumber?: unknown; name?: unknown; email?: unknown; metadata?: unknown; timezone?: unknown },
+  defaultCountry?: CountryCode,
+): RowCheck {
   const rawPhone =
     typeof row.phoneNumber === 'string'
       ? row.phoneNumber.trim()
@@ -44,7 +42,7 @@ export function checkContactRow(row: {
         ? ''
         : String(row.phoneNumber);
   if (rawPhone === '') return { ok: false, phone: '', reason: MISSING_PHONE };
-  const phoneNumber = normalizePhoneNumber(rawPhone);
+  const phoneNumber = normalizePhoneNumber(rawPhone, defaultCountry);
   if (!phoneNumber) return { ok: false, phone: rawPhone, reason: INVALID_PHONE };
   const email = typeof row.email === 'string' && row.email.trim() !== '' ? row.email.trim() : null;
   if ((email !== null && !isValidEmail(email)) || (row.email !== undefined && row.email !== null && typeof row.email !== 'string')) {

@@ -7,6 +7,7 @@ import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { appError } from '../../platform/errors.ts';
+import { phoneCountry } from '../../platform/phone-numbers.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import { readCsvRows } from './csv-rows.ts';
 import * as contacts from './service.ts';
@@ -158,18 +159,38 @@ async function mountContactRoutes(
         summary: 'Import contacts from a CSV file (multipart/form-data, field "file"; at most 500 rows, 5 MB)',
         consumes: ['multipart/form-data'],
         params: IdParams,
+        querystring: Type.Object(
+          {
+            defaultCountry: Type.Optional(
+              Type.String({
+                pattern: '^[A-Z]{2}$',
+                description:
+                  'ISO 3166-1 alpha-2 country (DE, US, …) of phone numbers written without + and country code, such as 030 1234567; without it every number must be E.164.',
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
         response: { 200: UploadResult, ...errorResponses(400, 401, 403, 404, 413, 415) },
       },
     },
     async (request) => {
       if (!request.isMultipart()) throw appError('UNSUPPORTED_MEDIA_TYPE.csv');
       const ctx = ctxOf(request);
+      const { defaultCountry } = request.query;
+      const country = defaultCountry === undefined ? undefined : phoneCountry(defaultCountry);
+      if (country === null)
+        throw appError(
+          'VALIDATION_FAILED',
+          { subject: 'defaultCountry', problem: `"${defaultCountry}" is not a country with a known numbering plan` },
+          [{ path: '/defaultCountry', message: 'must be an ISO 3166-1 alpha-2 country code such as DE or US' }],
+        );
       await contacts.requireList(ctx, request.params.id);
       const part = await request.file();
       if (!part || part.fieldname !== 'file') throw appError('FILE_REQUIRED');
       const rows = await readCsvRows(part.file);
       if (part.file.truncated) throw appError('PAYLOAD_TOO_LARGE.csv');
-      return contacts.importContacts(ctx, request.params.id, rows);
+      return contacts.importContacts(ctx, request.params.id, rows, { defaultCountry: country });
     },
   );
 

@@ -3,6 +3,7 @@ import { isForeignKeyViolation, onUniqueViolation } from '../../platform/db.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
+import type { CountryCode } from 'libphonenumber-js/max';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import { checkContactRow, DUPLICATE_PHONE, INVALID_TIMEZONE, type ContactFields } from './contact-fields.ts';
 import { isValidTimeZone } from '../../platform/time-zones.ts';
@@ -112,12 +113,17 @@ export interface NumberedRow {
  * Imports the rows that pass every rule, in one transaction, and reports the others with their
  * row numbers (a spreadsheet's for CSV, 1-based positions for bulk add).
  */
-export async function importContacts(ctx: TenantCtx, listId: string, rows: NumberedRow[]): Promise<UploadResult> {
+export async function importContacts(
+  ctx: TenantCtx,
+  listId: string,
+  rows: NumberedRow[],
+  { defaultCountry }: { defaultCountry?: CountryCode } = {},
+): Promise<UploadResult> {
   const invalidRows: UploadResult['invalidRows'] = [];
   const accepted: (ContactFields & { id: string; row: number })[] = [];
   const seen = new Set<string>();
   rows.forEach(({ row, fields: input }) => {
-    const check = checkContactRow(input);
+    const check = checkContactRow(input, defaultCountry);
     if (!check.ok) return void invalidRows.push({ row, phone: check.phone, reason: check.reason });
     if (seen.has(check.contact.phoneNumber))
       return void invalidRows.push({ row, phone: String(input.phoneNumber), reason: DUPLICATE_PHONE });

@@ -42,8 +42,15 @@ function AgentView({ id }: { id: string }) {
       >
         {agent ? agent.name : 'Agent'}
       </PageTitle>
-      <p>
+      <p class="actions">
         <a href="#/agents">All agents</a>
+        {agent && (
+          <>
+            <a href={`#/calls?agentId=${agent.id}`}>Its calls</a>
+            <a href={`#/analytics`}>Call results</a>
+            <a href="#/calls/simulate">Simulated incoming call</a>
+          </>
+        )}
       </p>
       <ErrorMessage error={loaded.error} />
       {!agent && loaded.loading && <p>Loading the agent…</p>}

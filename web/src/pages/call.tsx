@@ -109,7 +109,7 @@ export function CallPage({ params }: { params: Record<string, string> }) {
     return () => viewer.abort();
   }, [id, live]);
 
-  const money = (amount: string) => (profile ? formatMoney(amount, profile.wallet.currency) : amount);
+  const money = (amount: string) => (profile ? formatMoney(amount, profile.wallet.currency, { exact: true }) : amount);
   const result = results.data?.data[0];
 
   return (

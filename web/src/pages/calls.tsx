@@ -1,12 +1,12 @@
 import './calls.css';
-import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
-import type { Agent, Call, Campaign } from '../../../src/api-types.ts';
+import type { Agent, Call, Campaign, CampaignContact } from '../../../src/api-types.ts';
 import { api, query, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
-import { RecordingPlayer } from '../recording.tsx';
-import { Transcript } from '../transcript.tsx';
+import { callStateInWords, outcomeInWords } from '../words.ts';
 import {
+  ActionsHeader,
+  DataTable,
   Empty,
   ErrorMessage,
   Field,
@@ -20,7 +20,6 @@ import {
   Status,
   useAction,
   useLoad,
-  valueOptions,
 } from '../ui.tsx';
 
 const PAGE_SIZE = 25;
@@ -88,12 +87,11 @@ const startOfDay = (day: string, plusDays = 0) => {
   return new Date(year!, month! - 1, date! + plusDays).toISOString();
 };
 
-/** The call log: filters, pagination, live calls hung up one by one, transcripts on demand. */
+/** The call log: filters, pagination, each call's contact, campaign, agent and state in words; a row opens the call's page. */
 export function CallsPage(_props: { params: Record<string, string> }) {
   const { profile } = useProfile();
   const [filters, setFilters] = useState<Filters>(filtersFromLink);
   const [page, setPage] = useState(1);
-  const [expanded, setExpanded] = useState<Set<string>>(new Set());
   const agents = useLoad(() => api<Page<Agent>>('GET', '/agents?limit=200'), []);
   const campaigns = useLoad(() => api<Page<Campaign>>('GET', '/campaigns?limit=200'), []);
   const [anyLive, setAnyLive] = useState(false);
@@ -110,7 +108,7 @@ export function CallsPage(_props: { params: Record<string, string> }) {
         })}`,
       );
       setAnyLive(found.data.some(isLive));
-      return found;
+      return { ...found, contacts: await campaignContactsOf(found.data) };
     },
     [filters, page],
     anyLive ? LIVE_REFRESH_MS : undefined,
@@ -120,16 +118,22 @@ export function CallsPage(_props: { params: Record<string, string> }) {
     setFilters({ ...filters, [name]: value });
     setPage(1);
   };
-  const toggle = (id: string) => {
-    const next = new Set(expanded);
-    if (!next.delete(id)) next.add(id);
-    setExpanded(next);
-  };
   const money = (amount: string) => (profile ? formatMoney(amount, profile.wallet.currency) : amount);
+  const campaignName = (id: string | null) =>
+    id ? (campaigns.data?.data.find((campaign) => campaign.id === id)?.name ?? '…') : 'Incoming';
+  const agentName = (id: string | null) => (id ? (agents.data?.data.find((agent) => agent.id === id)?.name ?? '…') : '—');
 
   return (
     <>
-      <PageTitle>Calls</PageTitle>
+      <PageTitle
+        actions={
+          <a class="button" href="#/calls/simulate">
+            Place a test call
+          </a>
+        }
+      >
+        Calls
+      </PageTitle>
       <Form class="grid-form call-filters" role="search" aria-label="Filter calls">
         <Select
           label="Agent"
@@ -147,7 +151,7 @@ export function CallsPage(_props: { params: Record<string, string> }) {
           label="Outcome"
           value={filters.outcome}
           onValue={filterBy('outcome')}
-          options={[['', 'Any outcome'], ...valueOptions(OUTCOMES)]}
+          options={[['', 'Any outcome'], ...OUTCOMES.map((outcome): [string, string] => [outcome, outcomeInWords(outcome)])]}
         />
         <Select
           label="Direction"
@@ -166,67 +170,47 @@ export function CallsPage(_props: { params: Record<string, string> }) {
       {calls.data && calls.data.data.length === 0 && <Empty>No calls match these filters.</Empty>}
       {calls.data && calls.data.data.length > 0 && (
         <>
-          <div class="table-wrap">
-            <table class="calls">
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Direction</th>
-                  <th scope="col">From</th>
-                  <th scope="col">To</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Duration</th>
-                  <th scope="col">Cost</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {calls.data.data.map((call) => (
-                  <Fragment key={call.id}>
-                    <tr>
-                      <td>{formatDate(call.startedAt)}</td>
-                      <td>{call.direction === 'OUTGOING' ? 'Outgoing' : 'Incoming'}</td>
-                      <td>{call.fromNumber}</td>
-                      <td>{call.toNumber}</td>
-                      <td>
-                        <Status value={call.status} />
-                      </td>
-                      <td>{call.outcome ? <Status value={call.outcome} /> : '—'}</td>
-                      <td>{formatDuration(call.durationSec)}</td>
-                      <td>{call.cost ? money(call.cost.total) : '—'}</td>
-                      <td>
-                        <div class="actions">
-                          {isLive(call) && <HangUpButton call={call} onDone={() => void calls.reload()} />}
-                          <a class="button" href={`#/calls/${call.id}`} aria-label={`Details of the call with ${otherParty(call)}`}>
-                            Details
-                          </a>
-                          <button
-                            type="button"
-                            aria-expanded={expanded.has(call.id)}
-                            aria-controls={`call-${call.id}-details`}
-                            onClick={() => toggle(call.id)}
-                            aria-label={`Transcript of the call with ${otherParty(call)}`}
-                          >
-                            Transcript
-                          </button>
-                        </div>
-                      </td>
-                    </tr>
-                    <tr id={`call-${call.id}-details`} class="call-details" hidden={!expanded.has(call.id)}>
-                      <td colSpan={9}>
-                        <div class="call-details-body">
-                          <CallDetails call={call} />
-                        </div>
-                      </td>
-                    </tr>
-                  </Fragment>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            tableClass="calls"
+            rows={calls.data.data}
+            rowKey={(call) => call.id}
+            columns={[
+              { header: 'When', cell: (call) => formatDate(call.startedAt), className: 'when' },
+              {
+                header: 'Contact',
+                rowHeader: true,
+                cell: (call) => {
+                  const contact = call.contactId ? calls.data!.contacts.get(call.contactId) : undefined;
+                  return (
+                    <a href={`#/calls/${call.id}`} aria-label={`Details of the call with ${contact?.name ?? otherParty(call)}`}>
+                      {contact?.name ?? otherParty(call)}
+                      {contact?.name && <small class="number">{otherParty(call)}</small>}
+                    </a>
+                  );
+                },
+              },
+              {
+                header: 'Campaign',
+                cell: (call) =>
+                  call.campaignId ? <a href={`#/campaigns/${call.campaignId}`}>{campaignName(call.campaignId)}</a> : 'Incoming call',
+              },
+              { header: 'Agent', cell: (call) => agentName(call.agentId) },
+              {
+                header: 'State',
+                cell: (call) => {
+                  const contact = call.contactId ? calls.data!.contacts.get(call.contactId) : undefined;
+                  const retrying = contact?.lastCallId === call.id && contact.status === 'PENDING';
+                  return <Status value={call.outcome ?? call.status} label={callStateInWords(call, retrying)} />;
+                },
+              },
+              { header: 'Length', cell: (call) => formatDuration(call.durationSec), className: 'number-cell' },
+              { header: 'Cost', cell: (call) => (call.cost ? money(call.cost.total) : '—'), className: 'number-cell' },
+              {
+                header: <ActionsHeader />,
+                cell: (call) => isLive(call) && <HangUpButton call={call} onDone={() => void calls.reload()} />,
+              },
+            ]}
+          />
           <Pagination page={calls.data.page} limit={calls.data.limit} total={calls.data.total} onPage={setPage} />
         </>
       )}
@@ -234,16 +218,16 @@ export function CallsPage(_props: { params: Record<string, string> }) {
   );
 }
 
-function CallDetails({ call }: { call: Call }) {
-  return (
-    <>
-      {call.failureReason && <p>{call.failureReason}</p>}
-      {call.transcript.length === 0 ? (
-        <Empty>No transcript: {isLive(call) ? 'the call is not over yet.' : 'nothing was said on this call.'}</Empty>
-      ) : (
-        <Transcript turns={call.transcript} />
-      )}
-      {call.recordingUrl && <RecordingPlayer url={call.recordingUrl} callId={call.id} />}
-    </>
+/**
+ * The campaign contacts behind a page of calls (their names, and whether each waits for another
+ * attempt), read from the campaigns the calls belong to: a call carries only the contact's id.
+ */
+async function campaignContactsOf(calls: Call[]): Promise<Map<string, CampaignContact>> {
+  const campaignIds = [...new Set(calls.flatMap((call) => (call.campaignId && call.contactId ? [call.campaignId] : [])))];
+  const pages = await Promise.all(
+    campaignIds.map((id) =>
+      api<Page<CampaignContact>>('GET', `/campaigns/${id}/contacts?limit=200`).catch(() => undefined /* deleted since */),
+    ),
   );
+  return new Map(pages.flatMap((found) => found?.data ?? []).map((contact) => [contact.contactId, contact]));
 }

@@ -28,36 +28,27 @@ import {
   Pagination,
   Select,
   Status,
+  TimeZoneField,
+  browserTimeZone,
+  plural,
   useAction,
   useLoad,
-  valueOptions,
 } from '../ui.tsx';
 import { HangUpButton, isLive } from './calls.tsx';
+import { OnboardingChecklist } from '../onboarding.tsx';
+import {
+  callStateInWords,
+  CAMPAIGN_STATUS_WORDS as STATUS_WORDS,
+  contactStateInWords,
+  formatInZone,
+  formatWait,
+  waitingOf,
+} from '../words.ts';
 
 const STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const satisfies readonly CampaignStatus[];
 const UNFINISHED: CampaignStatus[] = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED'];
 
 const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
-const COMMON_TIME_ZONES = [
-  'UTC',
-  'America/New_York',
-  'America/Chicago',
-  'America/Denver',
-  'America/Los_Angeles',
-  'America/Sao_Paulo',
-  'America/Mexico_City',
-  'Europe/London',
-  'Europe/Paris',
-  'Europe/Berlin',
-  'Europe/Madrid',
-  'Africa/Johannesburg',
-  'Africa/Lagos',
-  'Asia/Dubai',
-  'Asia/Kolkata',
-  'Asia/Singapore',
-  'Asia/Tokyo',
-  'Australia/Sydney',
-];
 const LIVE_REFRESH_MS = 2000;
 const NOT_CHOSEN: [string, string] = ['', 'Not chosen yet'];
 const PAGE_SIZE = 25;
@@ -76,6 +67,7 @@ export function CampaignsPage(_props: { params: Record<string, string> }) {
   const [page, setPage] = useState(1);
   const agents = useLoad(agentsLoad, []);
   const campaigns = useLoad(() => api<Page<Campaign>>('GET', `/campaigns${query({ status, page, limit: PAGE_SIZE })}`), [status, page]);
+  const now = new Date();
 
   return (
     <>
@@ -88,6 +80,7 @@ export function CampaignsPage(_props: { params: Record<string, string> }) {
       >
         Campaigns
       </PageTitle>
+      <OnboardingChecklist />
       <Form class="filters" role="search" aria-label="Filter campaigns">
         <Select
           label="Status"
@@ -96,13 +89,17 @@ export function CampaignsPage(_props: { params: Record<string, string> }) {
             setStatus(value);
             setPage(1);
           }}
-          options={[['', 'All statuses'], ...valueOptions(STATUSES)]}
+          options={[['', 'All statuses'], ...STATUSES.map((value): [CampaignStatus, string] => [value, STATUS_WORDS[value]])]}
         />
       </Form>
       <ErrorMessage error={campaigns.error ?? agents.error} />
       {campaigns.loading && !campaigns.data && <p>Loading campaigns…</p>}
       {campaigns.data && campaigns.data.data.length === 0 && (
-        <Empty>{status ? `No ${status} campaigns.` : 'No campaigns yet: create one to start calling a contact list.'}</Empty>
+        <Empty>
+          {status
+            ? `No ${STATUS_WORDS[status as CampaignStatus].toLowerCase()} campaigns.`
+            : 'No campaigns yet: create one to start calling a contact list.'}
+        </Empty>
       )}
       {campaigns.data && campaigns.data.data.length > 0 && (
         <>
@@ -115,8 +112,9 @@ export function CampaignsPage(_props: { params: Record<string, string> }) {
                 header: 'Status',
                 cell: (campaign) => (
                   <>
-                    <Status value={campaign.status} />
+                    <Status value={campaign.status} label={STATUS_WORDS[campaign.status]} />
                     {campaign.statusReason && <div class="hint">{campaign.statusReason}</div>}
+                    {waitingOf(campaign, undefined, now) && <div class="hint">{waitingOf(campaign, undefined, now)!.message}</div>}
                   </>
                 ),
               },
@@ -155,7 +153,11 @@ function NotLoaded({ title, load }: { title: string; load: { error: Error | unde
   );
 }
 
-/** New campaign, or edit one that is still DRAFT (the API refuses changes after that). */
+/**
+ * New campaign, or edit one that is still DRAFT. The API fixes a campaign's settings once it leaves
+ * DRAFT (a PATCH answers 409), paused or not: for any other campaign the page says so and offers a
+ * new draft that starts from its settings.
+ */
 export function CampaignEditPage({ params }: { params: Record<string, string> }) {
   const existing = useLoad(() => (params.id ? api<Campaign>('GET', `/campaigns/${params.id}`) : Promise.resolve(undefined)), [params.id]);
   const campaign = existing.data;
@@ -163,14 +165,19 @@ export function CampaignEditPage({ params }: { params: Record<string, string> })
   if (campaign && campaign.status !== 'DRAFT') {
     return (
       <>
-        <PageTitle>Edit “{campaign.name}”</PageTitle>
-        <p class="warning">
-          This campaign is {campaign.status}. Only a DRAFT campaign can be edited: once it is scheduled or started, its settings are fixed.
-          Create a new campaign to call with other settings.
+        <PageTitle>Settings of “{campaign.name}”</PageTitle>
+        <p class="warning" data-testid="settings-fixed">
+          This campaign is {STATUS_WORDS[campaign.status].toLowerCase()}. Its settings were fixed when it left the draft stage, so they
+          cannot be changed here.{' '}
+          {campaign.status === 'PAUSED' || campaign.status === 'RUNNING' || campaign.status === 'SCHEDULED'
+            ? 'To call with other settings, save them below as a new draft, then cancel this campaign and start the new one. The new campaign dials its list from the start: contacts this one has already reached are called again.'
+            : 'To call again with other settings, save them below as a new draft.'}
         </p>
         <p>
           <a href={`#/campaigns/${campaign.id}`}>Back to the campaign</a>
         </p>
+        <h2>New draft from these settings</h2>
+        <CampaignForm key={`copy-${campaign.id}`} campaign={campaign} asCopy />
       </>
     );
   }
@@ -200,13 +207,13 @@ interface FormValues {
 }
 
 /** The API's defaults (contract §5), except the time zone: the browser's is a better guess than UTC. */
-const initialValues = (campaign: Campaign | undefined): FormValues => ({
-  name: campaign?.name ?? '',
+const initialValues = (campaign: Campaign | undefined, asCopy: boolean): FormValues => ({
+  name: campaign ? (asCopy ? `${campaign.name} (copy)` : campaign.name) : '',
   description: campaign?.description ?? '',
   agentId: campaign?.agentId ?? '',
   voiceNumberId: campaign?.voiceNumberId ?? '',
   contactListId: campaign?.contactListId ?? '',
-  timezone: campaign?.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+  timezone: campaign?.timezone ?? browserTimeZone(),
   callWindowStart: campaign?.callWindowStart ?? '09:00',
   callWindowEnd: campaign?.callWindowEnd ?? '18:00',
   callDays: campaign?.callDays ?? [1, 2, 3, 4, 5],
@@ -217,8 +224,9 @@ const initialValues = (campaign: Campaign | undefined): FormValues => ({
   scheduledAt: '',
 });
 
-function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
-  const [values, setValues] = useState<FormValues>(() => initialValues(campaign));
+/** The form of a new campaign, of a DRAFT one, or (`asCopy`) of a new draft made from another campaign's settings. */
+function CampaignForm({ campaign, asCopy = false }: { campaign: Campaign | undefined; asCopy?: boolean }) {
+  const [values, setValues] = useState<FormValues>(() => initialValues(campaign, asCopy));
   const agents = useLoad(agentsLoad, []);
   const numbers = useLoad(numbersLoad, []);
   const lists = useLoad(listsLoad, []);
@@ -246,9 +254,10 @@ function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
       maxConcurrentCalls: Number(values.maxConcurrentCalls),
       ...(values.scheduledAt ? { scheduledAt: new Date(values.scheduledAt).toISOString() } : {}),
     } satisfies CreateCampaignBody; // also a valid PATCH body, whose fields are all optional
-    const saved = campaign
-      ? await api<Campaign>('PATCH', `/campaigns/${campaign.id}`, body)
-      : await api<Campaign>('POST', '/campaigns', body);
+    const saved =
+      campaign && !asCopy
+        ? await api<Campaign>('PATCH', `/campaigns/${campaign.id}`, body)
+        : await api<Campaign>('POST', '/campaigns', body);
     navigate(`/campaigns/${saved.id}`);
   });
   const problem = (path: string) => fieldErrorOf(save.error, path);
@@ -292,7 +301,7 @@ function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
         label="Contact list"
         value={values.contactListId}
         onValue={set('contactListId')}
-        options={namedOptions(lists.data?.data, NOT_CHOSEN, (list) => `${list.name} (${list.contactCount} contacts)`)}
+        options={namedOptions(lists.data?.data, NOT_CHOSEN, (list) => `${list.name} (${plural(list.contactCount, 'contact')})`)}
         hint="At least 2 contacts; the list's contacts are copied when the campaign starts."
         problem={problem('/contactListId')}
       />
@@ -391,42 +400,11 @@ function CampaignForm({ campaign }: { campaign: Campaign | undefined }) {
       <ErrorMessage error={save.error} />
       <div class="wide actions">
         <button type="submit" class="primary" disabled={save.busy}>
-          Save campaign
+          {asCopy ? 'Save as a new draft' : 'Save campaign'}
         </button>
         <a href={campaign ? `#/campaigns/${campaign.id}` : '#/campaigns'}>Back without saving</a>
       </div>
     </Form>
-  );
-}
-
-function TimeZoneField({ value, onValue, problem }: { value: string; onValue: (value: string) => void; problem: string | undefined }) {
-  return (
-    <div class="field">
-      <label for="campaign-timezone">Time zone</label>
-      <input
-        id="campaign-timezone"
-        list="campaign-timezones"
-        required
-        maxLength={64}
-        value={value}
-        onInput={(event) => onValue(event.currentTarget.value)}
-        aria-describedby={problem ? 'campaign-timezone-hint campaign-timezone-problem' : 'campaign-timezone-hint'}
-        aria-invalid={problem ? true : undefined}
-      />
-      <datalist id="campaign-timezones">
-        {COMMON_TIME_ZONES.map((zone) => (
-          <option key={zone} value={zone} />
-        ))}
-      </datalist>
-      <small id="campaign-timezone-hint" class="hint">
-        IANA name, e.g. America/New_York; the call window and days are in its local time.
-      </small>
-      {problem && (
-        <small id="campaign-timezone-problem" class="problem">
-          {problem}
-        </small>
-      )}
-    </div>
   );
 }
 
@@ -435,6 +413,7 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
   const id = params.id!;
   const [contactsPage, setContactsPage] = useState(1);
   const [cancelling, setCancelling] = useState(false);
+  const [deleting, setDeleting] = useState(false);
   // Nothing changes any more once the campaign is over and its last calls have ended.
   const [over, setOver] = useState(false);
   const [anyLive, setAnyLive] = useState(false);
@@ -468,8 +447,13 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
   );
 
   const act = useAction(async (action: 'start' | 'pause' | 'resume' | 'cancel') => {
+    // 202, with the campaign in the body or none: the page reads it again either way.
     await api('POST', `/campaigns/${id}/${action}`);
     await Promise.all([campaign.reload(), contacts.reload(), calls.reload()]);
+  });
+  const remove = useAction(async () => {
+    await api('DELETE', `/campaigns/${id}`);
+    navigate('/campaigns');
   });
 
   const data = campaign.data;
@@ -480,23 +464,39 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
       {label}
     </button>
   );
+  const status = data.status;
+  // The page is drawn again on every refresh (every 2 s while the campaign runs), so the time is fresh enough.
+  const now = new Date();
+  const waiting = waitingOf(data, contacts.data?.data, now);
 
   return (
     <>
       <PageTitle
         actions={
           <>
-            {data.status === 'DRAFT' && (
+            {status === 'DRAFT' && (
               <a class="button" href={`#/campaigns/${id}/edit`}>
                 Edit
               </a>
             )}
-            {(data.status === 'DRAFT' || data.status === 'SCHEDULED') && button('start', 'Start')}
-            {data.status === 'RUNNING' && button('pause', 'Pause')}
-            {data.status === 'PAUSED' && button('resume', 'Resume')}
-            {UNFINISHED.includes(data.status) && (
+            {status === 'DRAFT' && button('start', 'Start')}
+            {status === 'SCHEDULED' && button('start', 'Start now')}
+            {status === 'RUNNING' && button('pause', 'Pause')}
+            {status === 'PAUSED' && button('resume', 'Resume')}
+            {status !== 'DRAFT' && (
+              <a class="button" href={`#/campaigns/${id}/edit`}>
+                {UNFINISHED.includes(status) ? 'Change settings' : 'Run again with new settings'}
+              </a>
+            )}
+            {status !== 'DRAFT' && UNFINISHED.includes(status) && (
               <button type="button" class="danger" disabled={act.busy} onClick={() => setCancelling(true)}>
                 Cancel campaign
+              </button>
+            )}
+            {/* The API deletes only a campaign that never started or is over. */}
+            {(status === 'DRAFT' || !UNFINISHED.includes(status)) && (
+              <button type="button" class="danger" disabled={remove.busy} onClick={() => setDeleting(true)}>
+                Delete
               </button>
             )}
           </>
@@ -507,12 +507,24 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
       <p>
         <a href="#/campaigns">All campaigns</a>
       </p>
-      <ErrorMessage error={act.error} />
+      <ErrorMessage error={act.error ?? remove.error} />
       {data.statusReason && <p class="warning">{data.statusReason}</p>}
+      {status === 'PAUSED' && !data.statusReason && (
+        <p class="warning">Paused: calls in progress finish, no new call starts until you resume it.</p>
+      )}
+      {waiting && (
+        <p class="warning" role="status" data-testid="campaign-waiting">
+          {waiting.resumesAt
+            ? `${waiting.message.replace(/\.$/, '')} (${formatWait(waiting.resumesAt.getTime() - now.getTime())}${
+                data.timezone === browserTimeZone() ? '' : `; ${formatInZone(waiting.resumesAt, browserTimeZone(), now)} your time`
+              }).`
+            : waiting.message}
+        </p>
+      )}
       <section class="card live-progress" aria-labelledby="progress-title">
         <h2 id="progress-title">Progress</h2>
         <div aria-live="polite" aria-atomic="true" class="summary">
-          <Status value={data.status} /> {summary(data)}
+          <Status value={data.status} label={STATUS_WORDS[data.status]} /> {summary(data)}
         </div>
         {data.stats && data.stats.total > 0 && (
           <>
@@ -535,7 +547,7 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
               { header: 'Started', cell: (call) => formatDate(call.startedAt) },
               { header: 'To', cell: (call) => call.toNumber },
               { header: 'Attempt', cell: (call) => call.attempt },
-              { header: 'Status', cell: (call) => <Status value={call.status} /> },
+              { header: 'State', cell: (call) => <Status value={call.status} label={callStateInWords(call)} /> },
               { header: <ActionsHeader />, cell: (call) => <HangUpButton call={call} onDone={() => void calls.reload()} /> },
             ]}
           />
@@ -558,9 +570,8 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
               columns={[
                 { header: 'Name', cell: (contact) => contact.name ?? '—' },
                 { header: 'Phone', cell: (contact) => contact.phoneNumber },
-                { header: 'State', cell: (contact) => <Status value={contact.status} /> },
+                { header: 'State', cell: (contact) => <Status value={contact.status} label={contactStateInWords(contact, data)} /> },
                 { header: 'Attempts', cell: (contact) => `${contact.attempts} of ${data.maxAttempts}` },
-                { header: 'Last outcome', cell: (contact) => contact.lastOutcome ?? '—' },
                 { header: 'Next attempt', cell: (contact) => (UNFINISHED.includes(data.status) ? formatDate(contact.nextAttemptAt) : '—') },
               ]}
             />
@@ -581,6 +592,18 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
       >
         <p>“{data.name}” stops dialling for good: calls in progress finish, no new call starts, and it cannot be resumed.</p>
       </Confirm>
+      <Confirm
+        open={deleting}
+        title="Delete this campaign?"
+        confirmLabel="Yes, delete campaign"
+        onCancel={() => setDeleting(false)}
+        onConfirm={() => {
+          setDeleting(false);
+          void remove.run();
+        }}
+      >
+        <p>“{data.name}” and its dial states are deleted. Its calls stay in the call log.</p>
+      </Confirm>
     </>
   );
 }
@@ -593,7 +616,7 @@ function summary(campaign: Campaign): string {
     return campaign.status === 'DRAFT' ? 'Not started yet.' : 'No contacts were dialled.';
   }
   const pending = UNFINISHED.includes(campaign.status) ? 'waiting' : 'never finished';
-  return `${finished(stats)} of ${stats.total} contacts done: ${stats.answered} answered, ${stats.unanswered} unanswered, ${stats.busy} busy, ${stats.failed} failed; ${stats.inProgress} in a call, ${stats.pending} ${pending}.`;
+  return `${finished(stats)} of ${plural(stats.total, 'contact')} done: ${stats.answered} answered, ${stats.unanswered} unanswered, ${stats.busy} busy, ${stats.failed} failed; ${stats.inProgress} in a call, ${stats.pending} ${pending}.`;
 }
 
 function Counts({ stats, over }: { stats: CampaignStats; over: boolean }) {

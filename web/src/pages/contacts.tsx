@@ -2,6 +2,8 @@ import './contacts.css';
 import { useState } from 'preact/hooks';
 import type { Contact, ContactList, CreateContactBody, CreateListBody, DeleteBatchBody, UploadResult } from '../../../src/api-types.ts';
 import { api, query, upload, type Page } from '../api.ts';
+import { useProfile } from '../profile.ts';
+import { navigate } from '../router.ts';
 import {
   ActionsHeader,
   Confirm,
@@ -15,6 +17,8 @@ import {
   PageTitle,
   Pagination,
   PhoneField,
+  plural,
+  Select,
   TextArea,
   useAction,
   useLoad,
@@ -35,10 +39,12 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
   const [deleting, setDeleting] = useState<ContactList | undefined>(undefined);
 
   const create = useAction(async () => {
-    await api('POST', '/contact-lists', { name, ...(description ? { metadata: { description } } : {}) } satisfies CreateListBody);
-    setName('');
-    setDescription('');
-    await lists.reload();
+    const created = await api<ContactList>('POST', '/contact-lists', {
+      name,
+      ...(description ? { metadata: { description } } : {}),
+    } satisfies CreateListBody);
+    // A new list is empty: open it, where its contacts are added.
+    navigate(`/contacts/${created.id}`);
   });
   const remove = useAction(async (list: ContactList) => {
     await api('DELETE', `/contact-lists/${list.id}`);
@@ -123,7 +129,7 @@ export function ContactListsPage(_props: { params: Record<string, string> }) {
         onConfirm={() => void remove.run(deleting!)}
       >
         <p>
-          “{deleting?.name}” and its {deleting?.contactCount} contacts are deleted permanently. This cannot be undone.
+          “{deleting?.name}” and its {plural(deleting?.contactCount ?? 0, 'contact')} are deleted permanently. This cannot be undone.
         </p>
         <ErrorMessage error={remove.error} />
       </Confirm>
@@ -180,7 +186,7 @@ export function ContactListPage({ params }: { params: Record<string, string> }) 
       {list.data && (
         <p>
           {descriptionOf(list.data) && <>{descriptionOf(list.data)} · </>}
-          {list.data.contactCount} contacts
+          {plural(list.data.contactCount, 'contact')}
         </p>
       )}
       <div class="contacts-tools">
@@ -202,7 +208,7 @@ export function ContactListPage({ params }: { params: Record<string, string> }) 
       />
       <Confirm
         open={confirmingDelete}
-        title={`Delete ${selected.size} ${selected.size === 1 ? 'contact' : 'contacts'}?`}
+        title={`Delete ${plural(selected.size, 'contact')}?`}
         confirmLabel="Delete contacts"
         onCancel={() => setConfirmingDelete(false)}
         onConfirm={() => void deleteSelected.run()}
@@ -295,12 +301,15 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
   const [file, setFile] = useState<File | undefined>(undefined);
   const [progress, setProgress] = useState(0);
   const [result, setResult] = useState<UploadResult | undefined>(undefined);
+  const { profile } = useProfile();
+  const [country, setCountry] = useState<string | undefined>(undefined);
+  const defaultCountry = country ?? profile?.tenant.country ?? browserRegion() ?? '';
   const send = useAction(async () => {
     const form = new FormData();
     form.append('file', file!);
     setProgress(0);
     setResult(undefined);
-    const answer = await upload<UploadResult>(`/contact-lists/${listId}/upload`, form, setProgress);
+    const answer = await upload<UploadResult>(`/contact-lists/${listId}/upload${query({ defaultCountry })}`, form, setProgress);
     // A small file may finish without a single progress event.
     setProgress(1);
     setResult(answer);
@@ -326,6 +335,14 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
             (JSON) are optional; other columns become custom variables.
           </small>
         </div>
+        <Select
+          label="Country of numbers without +"
+          value={defaultCountry}
+          onValue={setCountry}
+          options={countryOptions()}
+          hint="A number written without + and country code, such as 030 1234567, is read as a number of this country."
+          problem={fieldErrorOf(send.error, '/defaultCountry')}
+        />
         <ErrorMessage error={send.error} />
         <button type="submit" class="primary" disabled={send.busy || !file}>
           Upload CSV
@@ -340,7 +357,7 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
         )}
         <p class="wide contacts-upload-status" aria-live="polite">
           {send.busy && (percent < 100 ? `${percent}% sent.` : 'Sent; importing the rows…')}
-          {!send.busy && result && `Imported ${result.imported}, skipped ${result.skipped}.`}
+          {!send.busy && result && `Imported ${plural(result.imported, 'contact')}, skipped ${plural(result.skipped, 'row')}.`}
         </p>
       </Form>
       {result && <UploadReport result={result} />}
@@ -348,16 +365,47 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
   );
 }
 
+/** The region of the browser's language (en-US → US), a likely country for national numbers. */
+const browserRegion = () => {
+  try {
+    return new Intl.Locale(navigator.language).maximize().region;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * Countries by name, from the browser's own region names (every two-letter code it can name,
+ * without groupings such as EU or UN); the API refuses a code it has no numbering plan for.
+ */
+const countryOptions = (() => {
+  let options: [string, string][] | undefined;
+  const GROUPINGS = new Set(['EU', 'EZ', 'UN', 'QO', 'ZZ', 'XA', 'XB']);
+  return () => {
+    if (options) return options;
+    const names = new Intl.DisplayNames(['en'], { type: 'region', fallback: 'none' });
+    const found: [string, string][] = [];
+    for (let first = 65; first <= 90; first++)
+      for (let second = 65; second <= 90; second++) {
+        const code = String.fromCharCode(first, second);
+        const name = GROUPINGS.has(code) ? undefined : names.of(code);
+        if (name) found.push([code, `${name} (${code})`]);
+      }
+    found.sort((a, b) => a[1].localeCompare(b[1]));
+    return (options = [['', 'None: every number starts with +'], ...found]);
+  };
+})();
+
 function UploadReport({ result }: { result: UploadResult }) {
   return (
     <section class="callout contacts-report" aria-labelledby="upload-result-title">
       <h3 id="upload-result-title">Upload result</h3>
       <ul class="contacts-counts">
         <li>
-          <strong data-testid="upload-imported">{result.imported}</strong> imported
+          <strong data-testid="upload-imported">{result.imported}</strong> {result.imported === 1 ? 'contact' : 'contacts'} imported
         </li>
         <li>
-          <strong data-testid="upload-skipped">{result.skipped}</strong> skipped
+          <strong data-testid="upload-skipped">{result.skipped}</strong> {result.skipped === 1 ? 'row' : 'rows'} skipped
         </li>
       </ul>
       {result.invalidRows.length > 0 && (
@@ -375,6 +423,8 @@ function UploadReport({ result }: { result: UploadResult }) {
     </section>
   );
 }
+
+const zoneOf = (contact: Contact & { timezone?: string | null }) => contact.timezone ?? undefined;
 
 const variablesText = (metadata: Record<string, unknown>) =>
   Object.entries(metadata)
@@ -460,6 +510,10 @@ function ContactsTable({
             { header: 'Phone', cell: (contact) => contact.phoneNumber },
             { header: 'Name', cell: (contact) => contact.name ?? '—' },
             { header: 'Email', cell: (contact) => contact.email ?? '—' },
+            // A contact's own time zone, where the service keeps one (its calls follow the window in that zone).
+            ...(shown.some((contact) => zoneOf(contact))
+              ? [{ header: 'Time zone', cell: (contact: Contact) => zoneOf(contact) ?? 'The campaign’s' }]
+              : []),
             { header: 'Custom variables', cell: (contact) => variablesText(contact.metadata) || '—' },
             { header: 'Added', cell: (contact) => formatDate(contact.createdAt) },
           ]}

@@ -233,7 +233,7 @@ function AddSource({ baseId, onAdded }: { baseId: string; onAdded: () => void })
             id="source-raw-text"
             class="wide"
             label="Text"
-            rows={8}
+            rows={18}
             required
             value={rawText}
             onValue={setRawText}
@@ -432,6 +432,26 @@ function SourceOrigin({ source }: { source: KnowledgeSource }) {
   return <>Text</>;
 }
 
+/**
+ * The best score a passage can get: the API fuses two rankings (words and meaning) by reciprocal
+ * rank fusion, each adding 1 / (60 + rank), so first in both is 2 / 61 (see reciprocalRankFusion).
+ */
+const BEST_SCORE = 2 / 61;
+
+/** A score in words and as a share of the best possible: "Strong match · 100%" is first by words and by meaning. */
+function Relevance({ score }: { score: number }) {
+  const share = Math.min(1, score / BEST_SCORE);
+  const words = share >= 0.75 ? 'Strong match' : share >= 0.45 ? 'Good match' : 'Weak match';
+  return (
+    <span
+      class={`relevance relevance-${words.split(' ')[0]!.toLowerCase()}`}
+      title={`Score ${score.toFixed(4)} of at most ${BEST_SCORE.toFixed(4)}`}
+    >
+      {words} · {Math.round(share * 100)}%
+    </span>
+  );
+}
+
 function TryQuery({ baseId }: { baseId: string }) {
   const [text, setText] = useState('');
   const [topK, setTopK] = useState(String(TOP_K_DEFAULT));
@@ -482,7 +502,7 @@ function TryQuery({ baseId }: { baseId: string }) {
               {answer.results.map((result) => (
                 <li key={result.chunkId} class="card">
                   <p class="knowledge-result-head">
-                    <strong>{result.sourceName}</strong> <span class="hint">score {result.score.toFixed(4)}</span>
+                    <span class="hint">From</span> <strong>{result.sourceName}</strong> <Relevance score={result.score} />
                   </p>
                   <p class="knowledge-result-text">{result.text}</p>
                 </li>
