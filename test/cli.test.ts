@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,9 +31,9 @@ function baseEnv(): Record<string, string> {
   return env;
 }
 
-function cli(args: string[], env: Record<string, string>): Promise<Run> {
+function cli(args: string[], env: Record<string, string>, cwd = ROOT): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...baseEnv(), ...env }, timeout: SLOW }, (error, stdout, stderr) => {
+    execFile(process.execPath, [CLI, ...args], { cwd, env: { ...baseEnv(), ...env }, timeout: SLOW }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
       resolve({ code, stdout, stderr });
     });
@@ -43,7 +43,11 @@ function cli(args: string[], env: Record<string, string>): Promise<Run> {
 /** Runs a command that must succeed with --json and returns its one JSON object. */
 async function cliJson<T = Record<string, unknown>>(args: string[], env: Record<string, string>): Promise<T> {
   const run = await cli([...args, '--json'], env);
-  expect(run.stderr).toBe('');
+  // stderr says only which database the command opened; stdout is the one JSON object.
+  expect(run.stderr).toMatch(
+    /^Database: (embedded PostgreSQL \(PGlite\) in \S+\/pg|PostgreSQL database "\w+" on [\w.]+:\d+(, user \w+)?)\n$/,
+  );
+  expect(run.stderr).not.toMatch(/password|:\/\//i);
   expect(run.code).toBe(0);
   expect(run.stdout.trim().split('\n')).toHaveLength(1);
   return JSON.parse(run.stdout) as T;
@@ -108,6 +112,28 @@ describe('callforge CLI', () => {
       expect(created.userId).toMatch(/^[0-9a-f-]{36}$/);
       expect(created.email).toBe(email);
       tenantId = created.tenantId;
+    },
+    SLOW,
+  );
+
+  it(
+    'tenant list shows every tenant with its owner and wallet',
+    async () => {
+      const list = await cliJson<{
+        data: { id: string; name: string; ownerEmail: string; balance: string; currency: string }[];
+        total: number;
+      }>(['tenant', 'list', '--limit', '200'], env);
+      expect(list.total).toBeGreaterThanOrEqual(1);
+      expect(list.data.find((t) => t.id === tenantId)).toMatchObject({
+        name: 'Acme CLI',
+        balance: '10.0000',
+        currency: 'USD',
+        status: 'ACTIVE',
+      });
+      const text = await cli(['tenant', 'list'], env);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toMatch(new RegExp(`^${list.total} tenants?:\n`));
+      expect(text.stdout).toContain(`${tenantId}  ACTIVE`);
     },
     SLOW,
   );
@@ -287,6 +313,39 @@ describe('callforge CLI', () => {
       const run = await cli(['migrate'], { ...env, STARTING_CREDIT: 'lots' });
       expect(run.code).toBe(1);
       expect(run.stderr).toContain('STARTING_CREDIT');
+    },
+    SLOW,
+  );
+
+  it('prints its version and its own help, also through npx in the project', async () => {
+    const version = await cli(['--version'], env);
+    expect(version.stdout).toBe(`${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}\n`);
+    const help = await new Promise<string>((done) =>
+      execFile('npx', ['--no-install', 'callforge', '--help'], { cwd: ROOT, env: baseEnv(), timeout: SLOW }, (_error, stdout) =>
+        done(stdout),
+      ),
+    );
+    expect(help).toContain('Usage: callforge [options] [command]');
+    for (const command of ['migrate', 'tenant', 'key', 'wallet', 'demo']) expect(help).toMatch(new RegExp(`\\n  ${command}\\b`));
+  });
+
+  it(
+    'says which directory it opens when DATA_DIR is unset, and names the server that holds it',
+    async () => {
+      const cwd = mkdtempSync(join(tmpdir(), 'callforge-cli-cwd-'));
+      try {
+        mkdirSync(join(cwd, 'data'));
+        writeFileSync(join(cwd, 'data', 'callforge.lock'), `${process.pid}\nthe callforge server`); // this test runner: alive
+        const run = await cli(['tenant', 'list'], { LOG_LEVEL: 'silent' }, cwd);
+        expect(run.stderr).toContain(
+          `Database: embedded PostgreSQL (PGlite) in ${join(realpathSync(cwd), 'data', 'pg')} (DATA_DIR is not set: ./data in the current directory)`,
+        );
+        expect(run.code).toBe(1);
+        expect(run.stderr).toContain(`held by process ${process.pid} (the callforge server)`);
+        expect(existsSync(join(cwd, 'data', 'pg'))).toBe(false);
+      } finally {
+        rmSync(cwd, { recursive: true, force: true });
+      }
     },
     SLOW,
   );

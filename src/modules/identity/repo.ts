@@ -61,32 +61,23 @@ export async function insertTenant(
   return rows[0];
 }
 
+export interface TenantListRow {
+  id: string;
+  name: string;
+  status: string;
+  created_at: Date;
+  owner_email: string | null;
+  balance: string | null;
+  currency: string | null;
+}
+
 /** Every tenant with its owner's e-mail and wallet, oldest first: for the operator's CLI. */
 export async function listTenants(
   db: Queryable,
   page: { limit: number; offset: number },
-): Promise<{
-  rows: {
-    id: string;
-    name: string;
-    status: string;
-    created_at: Date;
-    owner_email: string | null;
-    balance: string | null;
-    currency: string | null;
-  }[];
-  total: number;
-}> {
+): Promise<{ rows: TenantListRow[]; total: number }> {
   const [{ rows }, count] = await Promise.all([
-    db.query<{
-      id: string;
-      name: string;
-      status: string;
-      created_at: Date;
-      owner_email: string | null;
-      balance: string | null;
-      currency: string | null;
-    }>(
+    db.query<TenantListRow>(
       `SELECT t.id, t.name, t.status, t.created_at,
               (SELECT u.email FROM users u WHERE u.tenant_id = t.id ORDER BY u.created_at, u.id LIMIT 1) AS owner_email,
               w.balance::text AS balance, w.currency
