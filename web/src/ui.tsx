@@ -74,6 +74,8 @@ interface InputProps {
   autoComplete?: string;
   inputMode?: 'numeric' | 'decimal' | 'tel' | 'email' | 'url' | 'search' | 'text';
   disabled?: boolean;
+  /** The id of a <datalist> of suggestions. */
+  list?: string;
   value: string;
   onValue: (value: string) => void;
   hint?: string;
@@ -427,28 +429,26 @@ export function TimeZoneField({
   problem?: string;
   required?: boolean;
 }) {
-  const id = useFieldId();
+  const listId = useFieldId();
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
-      <input
-        id={id}
-        list={`${id}-zones`}
+    <>
+      <Field
+        label={label}
+        list={listId}
         required={required}
         maxLength={64}
         autoComplete="off"
         value={value}
-        onInput={(event) => onValue(event.currentTarget.value)}
-        aria-describedby={describedBy(id, hint, undefined, problem)}
-        aria-invalid={problem ? true : undefined}
+        onValue={onValue}
+        hint={hint}
+        problem={problem}
       />
-      <datalist id={`${id}-zones`}>
+      <datalist id={listId}>
         {allTimeZones().map((zone) => (
           <option key={zone} value={zone} />
         ))}
       </datalist>
-      <Notes id={id} hint={hint} problem={problem} />
-    </div>
+    </>
   );
 }
 
