@@ -60,7 +60,8 @@ async function ticked(): Promise<string[]> {
 
 const csvFile = (csv: string) => ({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
 
-describe.skipIf(browser.NO_BROWSER)("a newcomer's first hour in the dashboard", () => {
+// Every step waits on a live service and browser: on a loaded machine that takes more than the default 30 s.
+describe.skipIf(browser.NO_BROWSER)("a newcomer's first hour in the dashboard", { timeout: 120_000 }, () => {
   it('signs up and sees the getting-started checklist with nothing ticked', async () => {
     await signUpInBrowser(page, dashboard.url, 'First Hour Dental');
     await page.getByRole('heading', { level: 1, name: 'Campaigns' }).waitFor();

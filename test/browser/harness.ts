@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { dashboardAssets } from '../../src/dashboard/assets.ts';
 import { jobDefinitions } from '../../src/jobs.ts';
 import { startDialer } from '../../src/modules/campaigns/dialer.ts';
 import { startTestApp, type TestApp } from '../harness.ts';
@@ -28,6 +29,8 @@ export async function startDashboard(env: Record<string, string> = {}, browserAr
   await t.runtime.jobs.work(jobDefinitions(t.runtime));
   const dialer = startDialer(t.runtime);
   const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  // Built here, within the suite's start-up time, rather than on the first page a test opens.
+  await dashboardAssets();
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', ...browserArgs] });
   return {
     t,

@@ -27,6 +27,17 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], refreshMs?: 
   return { data, error, loading, reload };
 }
 
+/** A list's filter and its page of results: a new filter starts again at the first page. */
+export function useFilter(initial = '') {
+  const [value, setValue] = useState(initial);
+  const [page, setPage] = useState(1);
+  const set = (next: string) => {
+    setValue(next);
+    setPage(1);
+  };
+  return { value, set, page, setPage };
+}
+
 /** Runs an action (a form submit, a button) and keeps its error and busy state. */
 export function useAction<A extends unknown[]>(action: (...args: A) => Promise<void>) {
   const [busy, setBusy] = useState(false);
