@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardAssets } from '../../src/dashboard/assets.ts';
@@ -11,8 +11,10 @@ import {
   createAgentAndSimulatorNumber,
   DESKTOP,
   middayTimeZone,
+  NO_BROWSER,
   optionAppears as optionAppearsIn,
   PHONE,
+  SCREENSHOTS,
   selectOptionByText,
   signUpInBrowser,
   startDashboard,
@@ -24,11 +26,9 @@ import {
 // service running API, workers and dialer: sign up, create a key and see it once, upload a CSV
 // with two bad rows, create and start a SIMULATOR campaign, watch calls appear, hang one up,
 // revoke the key and see the API refuse it. Every page is saved at desktop and phone width.
-const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url);
 const DEADLINE_MS = 30_000;
 
-// Without a browser on a developer's machine the suite says so and skips; CI installs one and runs it.
-const noBrowser = !existsSync(CHROMIUM) && !process.env.CI;
+const noBrowser = NO_BROWSER;
 if (noBrowser) console.warn(`Skipping the browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH).`);
 
 let dashboard: Dashboard;

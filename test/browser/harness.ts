@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { dashboardAssets } from '../../src/dashboard/assets.ts';
 import { jobDefinitions } from '../../src/jobs.ts';
 import { startDialer } from '../../src/modules/campaigns/dialer.ts';
 import { startTestApp, type TestApp } from '../harness.ts';
@@ -8,6 +9,10 @@ import { startTestApp, type TestApp } from '../harness.ts';
 /** Debian's chromium (installed by .ci/run); CHROMIUM_PATH points elsewhere. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const DESKTOP = { width: 1280, height: 800 };
+/** Where the browser suites save their screenshots, which the README shows. */
+export const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url);
+/** Without a browser on a developer's machine the suites say so and skip; CI installs one and runs them. */
+export const NO_BROWSER = !existsSync(CHROMIUM) && !process.env.CI;
 export const PHONE = { width: 390, height: 844 };
 
 export interface Dashboard {
@@ -24,6 +29,8 @@ export async function startDashboard(env: Record<string, string> = {}, browserAr
   await t.runtime.jobs.work(jobDefinitions(t.runtime));
   const dialer = startDialer(t.runtime);
   const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  // Built here, within the suite's start-up time, rather than on the first page a test opens.
+  await dashboardAssets();
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', ...browserArgs] });
   return {
     t,

@@ -27,6 +27,17 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], refreshMs?: 
   return { data, error, loading, reload };
 }
 
+/** A list's filter and its page of results: a new filter starts again at the first page. */
+export function useFilter(initial = '') {
+  const [value, setValue] = useState(initial);
+  const [page, setPage] = useState(1);
+  const set = (next: string) => {
+    setValue(next);
+    setPage(1);
+  };
+  return { value, set, page, setPage };
+}
+
 /** Runs an action (a form submit, a button) and keeps its error and busy state. */
 export function useAction<A extends unknown[]>(action: (...args: A) => Promise<void>) {
   const [busy, setBusy] = useState(false);
@@ -74,6 +85,8 @@ interface InputProps {
   autoComplete?: string;
   inputMode?: 'numeric' | 'decimal' | 'tel' | 'email' | 'url' | 'search' | 'text';
   disabled?: boolean;
+  /** The id of a <datalist> of suggestions. */
+  list?: string;
   value: string;
   onValue: (value: string) => void;
   hint?: string;
@@ -427,28 +440,26 @@ export function TimeZoneField({
   problem?: string;
   required?: boolean;
 }) {
-  const id = useFieldId();
+  const listId = useFieldId();
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
-      <input
-        id={id}
-        list={`${id}-zones`}
+    <>
+      <Field
+        label={label}
+        list={listId}
         required={required}
         maxLength={64}
         autoComplete="off"
         value={value}
-        onInput={(event) => onValue(event.currentTarget.value)}
-        aria-describedby={describedBy(id, hint, undefined, problem)}
-        aria-invalid={problem ? true : undefined}
+        onValue={onValue}
+        hint={hint}
+        problem={problem}
       />
-      <datalist id={`${id}-zones`}>
+      <datalist id={listId}>
         {allTimeZones().map((zone) => (
           <option key={zone} value={zone} />
         ))}
       </datalist>
-      <Notes id={id} hint={hint} problem={problem} />
-    </div>
+    </>
   );
 }
 

@@ -1,7 +1,18 @@
-import { useState } from 'preact/hooks';
 import type { Agent, AnalyticsResult } from '../../../src/api-types.ts';
 import { api, query, type Page } from '../api.ts';
-import { DataTable, Empty, ErrorMessage, Form, formatDate, namedOptions, PageTitle, Pagination, Select, useLoad } from '../ui.tsx';
+import {
+  DataTable,
+  Empty,
+  ErrorMessage,
+  Form,
+  formatDate,
+  namedOptions,
+  PageTitle,
+  Pagination,
+  Select,
+  useFilter,
+  useLoad,
+} from '../ui.tsx';
 
 const PAGE_SIZE = 25;
 
@@ -9,8 +20,7 @@ const fieldText = (value: unknown) => (typeof value === 'string' ? value : JSON.
 
 /** What was learnt from each conversation: its outcome, the model's summary and the fields an agent extracts (set on the agent's page). */
 export function AnalyticsPage(_props: { params: Record<string, string> }) {
-  const [agentId, setAgentId] = useState('');
-  const [page, setPage] = useState(1);
+  const { value: agentId, set: setAgentId, page, setPage } = useFilter();
   const agents = useLoad(() => api<Page<Agent>>('GET', '/agents?limit=200'), []);
   const results = useLoad(
     () => api<Page<AnalyticsResult>>('GET', `/analytics/results${query({ agent_id: agentId, page, limit: PAGE_SIZE })}`),
@@ -24,15 +34,7 @@ export function AnalyticsPage(_props: { params: Record<string, string> }) {
         One record per call: what it came to, a summary, and the fields its agent extracts (choose them on the agent's page).
       </p>
       <Form class="filters" role="search" aria-label="Filter results">
-        <Select
-          label="Agent"
-          value={agentId}
-          onValue={(value) => {
-            setAgentId(value);
-            setPage(1);
-          }}
-          options={namedOptions(agents.data?.data, ['', 'All agents'])}
-        />
+        <Select label="Agent" value={agentId} onValue={setAgentId} options={namedOptions(agents.data?.data, ['', 'All agents'])} />
       </Form>
       <ErrorMessage error={results.error ?? agents.error} />
       {results.data && results.data.total === 0 && <Empty>No results yet: each call adds one when it ends.</Empty>}

@@ -32,6 +32,7 @@ import {
   browserTimeZone,
   plural,
   useAction,
+  useFilter,
   useLoad,
 } from '../ui.tsx';
 import { HangUpButton, isLive } from './calls.tsx';
@@ -63,8 +64,7 @@ const nameOf = (items: { id: string; name: string }[] | undefined, id: string | 
 
 /** Campaigns, filtered by status, each with its progress (the list carries every campaign's stats). */
 export function CampaignsPage(_props: { params: Record<string, string> }) {
-  const [status, setStatus] = useState('');
-  const [page, setPage] = useState(1);
+  const { value: status, set: setStatus, page, setPage } = useFilter();
   const agents = useLoad(agentsLoad, []);
   const campaigns = useLoad(() => api<Page<Campaign>>('GET', `/campaigns${query({ status, page, limit: PAGE_SIZE })}`), [status, page]);
   const now = new Date();
@@ -85,10 +85,7 @@ export function CampaignsPage(_props: { params: Record<string, string> }) {
         <Select
           label="Status"
           value={status}
-          onValue={(value) => {
-            setStatus(value);
-            setPage(1);
-          }}
+          onValue={setStatus}
           options={[['', 'All statuses'], ...STATUSES.map((value): [CampaignStatus, string] => [value, STATUS_WORDS[value]])]}
         />
       </Form>

@@ -13,6 +13,7 @@ import {
   Select,
   Status,
   useAction,
+  useFilter,
   useLoad,
 } from '../ui.tsx';
 
@@ -22,8 +23,7 @@ const STATUS_WORDS: Record<Delivery['status'], string> = { PENDING: 'Trying', DE
 
 /** What the service posted to the API keys' webhook URLs, how each attempt went, and a way to send one again. */
 export function WebhooksPage(_props: { params: Record<string, string> }) {
-  const [status, setStatus] = useState('');
-  const [page, setPage] = useState(1);
+  const { value: status, set: setStatus, page, setPage } = useFilter();
   const [open, setOpen] = useState<string | undefined>(undefined);
   const deliveries = useLoad(
     () => api<Page<Delivery>>('GET', `/webhook-deliveries${query({ status, page, limit: PAGE_SIZE })}`),
@@ -47,10 +47,7 @@ export function WebhooksPage(_props: { params: Record<string, string> }) {
         <Select
           label="Status"
           value={status}
-          onValue={(value) => {
-            setStatus(value);
-            setPage(1);
-          }}
+          onValue={setStatus}
           options={[['', 'Any status'], ...Object.entries(STATUS_WORDS).map(([value, words]): [string, string] => [value, words])]}
         />
       </Form>
