@@ -1,9 +1,9 @@
 import { insertValues, updateSet, type Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
-import type { AnsweringMachine, CampaignStatus } from './schemas.ts';
+import type { AnsweringMachine, CampaignStatus, PostCallMessages, PreDialWebhook, RetryRules } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
-export const OWNED_TABLES = ['campaigns', 'campaign_contacts', 'dial_pace'] as const;
+export const OWNED_TABLES = ['campaigns', 'campaign_contacts', 'dial_pace', 'dial_counts'] as const;
 
 export interface CampaignRow {
   tenant_id: string;
@@ -27,6 +27,11 @@ export interface CampaignRow {
   simulator_script: string[] | null;
   answering_machine: AnsweringMachine | null;
   metadata: Record<string, unknown>;
+  retry_rules: RetryRules | null;
+  post_call_messages: PostCallMessages;
+  pre_dial_webhook: PreDialWebhook | null;
+  voice_number_ids: string[] | null;
+  caller_id_daily_cap: number | null;
   started_at: Date | null;
   completed_at: Date | null;
   created_at: Date;
@@ -52,6 +57,11 @@ export const COLUMNS = {
   simulatorScript: 'simulator_script',
   answeringMachine: 'answering_machine',
   metadata: 'metadata',
+  retryRules: 'retry_rules',
+  postCallMessages: 'post_call_messages',
+  preDialWebhook: 'pre_dial_webhook',
+  voiceNumberIds: 'voice_number_ids',
+  callerIdDailyCap: 'caller_id_daily_cap',
   status: 'status',
 } as const;
 export type CampaignValues = Partial<Record<keyof typeof COLUMNS, unknown>>;
