@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
+import { afterCallEnded } from '../src/modules/messaging/dispatch.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
 import { apiAs, createCampaign, voiceSetup } from './voice-fixtures.ts';
@@ -137,5 +138,72 @@ describe('retry rules per outcome', () => {
     const cleared = await api('PATCH', `/campaigns/${created.id}`, { retryRules: null });
     expect(cleared.statusCode).toBe(200);
     expect((await api('GET', `/campaigns/${created.id}`)).json().retryRules).toBeNull();
+  });
+});
+
+describe('post-call messages per campaign', () => {
+  /** Runs a campaign whose agent has an SMS campaign; returns how many messages each ended call recorded, in call order. */
+  async function messagesPerCall(postCallMessages: string | undefined) {
+    clock.set('2026-11-23T10:00:00.000Z');
+    const { key, api } = await tenant();
+    const setup = await voiceSetup(t.app, key, [{ simulate: 'BUSY,UNANSWERED,ANSWERED' }, { simulate: 'BUSY,BUSY,BUSY' }]);
+    const sms = await api('POST', '/sms-agent/campaigns', {
+      agentId: setup.agentId,
+      senderNumber: '+14155550100',
+      senderProvider: 'twilio',
+      templates: [
+        { callStatus: 'ANSWERED', messageBody: 'Thanks for your time, {{name}}.' },
+        { callStatus: 'UNANSWERED', messageBody: 'We tried to reach you, {{name}}.' },
+      ],
+    });
+    expect(sms.statusCode).toBe(201);
+    const campaign = await createCampaign(t.app, key, {
+      ...setup,
+      timezone: 'UTC',
+      maxAttempts: 3,
+      retryRules: { BUSY: { afterMinutes: 1 }, UNANSWERED: { afterMinutes: 1 } },
+      ...(postCallMessages ? { postCallMessages } : {}),
+    });
+    expect((await api('GET', `/campaigns/${campaign.id}`)).json().postCallMessages).toBe(postCallMessages ?? 'EVERY_ATTEMPT');
+    expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);
+    for (let tick = 0; tick < 400 && (await api('GET', `/campaigns/${campaign.id}`)).json().status !== 'COMPLETED'; tick++) {
+      await dialerTick(t.runtime);
+      clock.advance(5_000);
+    }
+    const calls = (await api('GET', `/call-logs?campaignId=${campaign.id}&limit=200`)).json().data as {
+      id: string;
+      toNumber: string;
+      attempt: number;
+      outcome: string;
+    }[];
+    calls.sort((a, b) => a.toNumber.localeCompare(b.toNumber) || a.attempt - b.attempt);
+    const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
+    const recorded = [];
+    for (const call of calls) recorded.push([call.outcome, await afterCallEnded(t.runtime, { tenantId, callId: call.id })]);
+    // Exactly once: a repeated call.ended records nothing more.
+    for (const call of calls) expect(await afterCallEnded(t.runtime, { tenantId, callId: call.id })).toBe(0);
+    return recorded;
+  }
+
+  it('EVERY_ATTEMPT (the default) follows up each ended call', async () => {
+    expect(await messagesPerCall(undefined)).toEqual([
+      ['BUSY', 1],
+      ['UNANSWERED', 1],
+      ['ANSWERED', 1],
+      ['BUSY', 1],
+      ['BUSY', 1],
+      ['BUSY', 1],
+    ]);
+  });
+
+  it('FINAL_OUTCOME follows up only the call that settled the contact: answered, or the last attempt', async () => {
+    expect(await messagesPerCall('FINAL_OUTCOME')).toEqual([
+      ['BUSY', 0],
+      ['UNANSWERED', 0],
+      ['ANSWERED', 1],
+      ['BUSY', 0],
+      ['BUSY', 0],
+      ['BUSY', 1],
+    ]);
   });
 });

@@ -351,6 +351,16 @@ export async function recordAttempt(
   );
 }
 
+/** Whether this call is the contact's last attempt and left it with a final status. */
+export async function settledBy(db: Queryable, tenantId: string, campaignId: string, contactId: string, callId: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `SELECT 1 FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = $3 AND last_call_id = $4
+       AND status NOT IN ('PENDING', 'IN_PROGRESS')`,
+    [tenantId, campaignId, contactId, callId],
+  );
+  return rowCount > 0;
+}
+
 export async function completeFinishedCampaigns(db: Queryable, now: Date): Promise<CampaignRow[]> {
   const { rows } = await db.query<CampaignRow>(
     // Two NOT EXISTS, one per partial index (due, live): never a scan of the campaign's contacts.

@@ -421,6 +421,21 @@ export async function contactOfCall(
   return contacts.findContactById(ctx, call.contact_id);
 }
 
+/**
+ * Whether a call's post-call messages go out under its campaign's postCallMessages: always for a
+ * call outside a campaign and under EVERY_ATTEMPT; under FINAL_OUTCOME only for the call that
+ * settled its contact (its last attempt, with a final status).
+ */
+export async function sendsPostCallMessages(
+  ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
+  call: Pick<calls.CallRow, 'id' | 'campaign_id' | 'contact_id'>,
+): Promise<boolean> {
+  if (!call.campaign_id || !call.contact_id) return true;
+  const campaign = await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
+  if (campaign?.post_call_messages !== 'FINAL_OUTCOME') return true;
+  return repo.settledBy(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id, call.id);
+}
+
 /** Seed §4.4: a list assigned to an unfinished campaign cannot be deleted (wired into contacts). */
 export const listInUse = (ctx: TenantCtx, listId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'contact_list_id', listId);
 export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'agent_id', agentId);
