@@ -274,7 +274,7 @@ async function deliver(ctx: TenantCtx, message: repo.MessageRow): Promise<string
     body: message.body!,
     dltSenderId: message.dlt_sender_id,
     dltTemplateId: message.dlt_template_id,
-    ...(provider.sms.callbacks ? { statusCallbackUrl: smsStatusCallbackUrl(ctx, provider.name, message.id) } : {}),
+    ...(provider.sms.callbacks?.read ? { statusCallbackUrl: smsStatusCallbackUrl(ctx, provider.name, message.id) } : {}),
   });
   return sent.providerMessageId;
 }
