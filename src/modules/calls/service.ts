@@ -1044,3 +1044,7 @@ export const callTrend = (
   interval: 'day' | 'hour',
   timezone: string,
 ) => repo.callTrend(ctx.db, ctx.tenantId, range, interval, timezone);
+
+/** A campaign's calls per caller ID (placed, answered), for its pool's answer rates. */
+export const callsPerNumber = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, campaignId: string) =>
+  repo.callsPerNumber(ctx.db, ctx.tenantId, campaignId);

@@ -191,8 +191,14 @@ export async function listCampaignContacts(
 
 /** The campaign's copy of a contact, as it was dialled. */
 export async function campaignContact(db: Queryable, tenantId: string, campaignId: string, contactId: string) {
-  const { rows } = await db.query<{ phone_number: string; name: string | null; email: string | null; metadata: Record<string, unknown> }>(
-    'SELECT phone_number, name, email, metadata FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = $3',
+  const { rows } = await db.query<{
+    phone_number: string;
+    name: string | null;
+    email: string | null;
+    metadata: Record<string, unknown>;
+    pre_dial_variables: Record<string, string> | null;
+  }>(
+    'SELECT phone_number, name, email, metadata, pre_dial_variables FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = $3',
     [tenantId, campaignId, contactId],
   );
   return rows[0];
@@ -293,14 +299,66 @@ export interface DueContact {
   attempts: number;
 }
 
-export async function dueContacts(db: Queryable, tenantId: string, campaignId: string, now: Date, limit: number): Promise<DueContact[]> {
+/** Due contacts, locked; with `preDialAnswered`, only those whose pre-dial webhook answered call for the attempt to come. */
+export async function dueContacts(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  now: Date,
+  limit: number,
+  preDialAnswered = false,
+): Promise<DueContact[]> {
   const { rows } = await db.query<DueContact>(
     `SELECT contact_id, phone_number, name, metadata, attempts FROM campaign_contacts
      WHERE campaign_id = $2 AND status = 'PENDING' AND next_attempt_at <= $3 AND tenant_id = $1
+       AND (NOT $5 OR pre_dial_attempt = attempts + 1)
      ORDER BY next_attempt_at, position LIMIT $4 FOR UPDATE SKIP LOCKED`,
+    [tenantId, campaignId, now, limit, preDialAnswered],
+  );
+  return rows;
+}
+
+export interface PreDialCandidate {
+  contact_id: string;
+  phone_number: string;
+  name: string | null;
+  email: string | null;
+  metadata: Record<string, unknown>;
+  attempts: number;
+}
+
+/** Due contacts whose pre-dial webhook has not answered for their next attempt (read without locks: asking twice is harmless). */
+export async function awaitingPreDial(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  now: Date,
+  limit: number,
+): Promise<PreDialCandidate[]> {
+  const { rows } = await db.query<PreDialCandidate>(
+    `SELECT contact_id, phone_number, name, email, metadata, attempts FROM campaign_contacts
+     WHERE campaign_id = $2 AND status = 'PENDING' AND next_attempt_at <= $3 AND tenant_id = $1
+       AND pre_dial_attempt IS DISTINCT FROM attempts + 1
+     ORDER BY next_attempt_at, position LIMIT $4`,
     [tenantId, campaignId, now, limit],
   );
   return rows;
+}
+
+/** The webhook said call for this attempt, with these variables; nothing when the contact moved on meanwhile. */
+export async function recordPreDialCall(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  contactId: string,
+  attempt: number,
+  variables: Record<string, string>,
+): Promise<void> {
+  await db.query(
+    `UPDATE campaign_contacts SET pre_dial_attempt = $4, pre_dial_variables = $5, updated_at = now()
+     WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = $3 AND status = 'PENDING' AND attempts + 1 = $4`,
+    [tenantId, campaignId, contactId, attempt, JSON.stringify(variables)],
+  );
 }
 
 /** Due contacts the dialer will not dial, with why: they end SKIPPED, never dialled by this campaign. */
@@ -410,4 +468,21 @@ export async function takeDialSlots(
     ]);
   }
   return granted;
+}
+
+/** Dials of each number on a local day (numbers without any are absent). */
+export async function dialsOnDay(db: Queryable, tenantId: string, numberIds: string[], day: string): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ voice_number_id: string; dials: number }>(
+    'SELECT voice_number_id, dials FROM dial_counts WHERE tenant_id = $1 AND voice_number_id = ANY ($2::uuid[]) AND day = $3::date',
+    [tenantId, numberIds, day],
+  );
+  return new Map(rows.map((row) => [row.voice_number_id, row.dials]));
+}
+
+export async function countDials(db: Queryable, tenantId: string, numberId: string, day: string, dials: number): Promise<void> {
+  await db.query(
+    `INSERT INTO dial_counts (tenant_id, voice_number_id, day, dials) VALUES ($1, $2, $3::date, $4)
+     ON CONFLICT (tenant_id, voice_number_id, day) DO UPDATE SET dials = dial_counts.dials + $4`,
+    [tenantId, numberId, day, dials],
+  );
 }

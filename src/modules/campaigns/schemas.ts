@@ -217,3 +217,17 @@ export const CampaignContact = Type.Object({
   nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
 });
 export type CampaignContact = Static<typeof CampaignContact>;
+
+export const CallerIdStats = Type.Object({
+  voiceNumberId: Uuid,
+  phoneNumber: Type.String(),
+  primary: Type.Boolean({ description: 'The campaign voiceNumberId.' }),
+  attempts: Type.Integer({ description: 'Calls this campaign placed from the number.' }),
+  answered: Type.Integer(),
+  answerRate: Type.Union([Type.Number(), Type.Null()], {
+    description: 'answered / attempts, 0 to 1; null before the first call. A falling rate shows a burnt number.',
+  }),
+  dialledToday: Type.Integer({ description: "Dials from the number today (the campaign's time zone), counted against callerIdDailyCap." }),
+  dailyCap: Type.Union([Type.Integer(), Type.Null()]),
+});
+export type CallerIdStats = Static<typeof CallerIdStats>;

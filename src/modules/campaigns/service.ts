@@ -6,6 +6,8 @@ import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import * as agents from '../agents/service.ts';
 import type * as calls from '../calls/service.ts';
+import * as callsOf from '../calls/service.ts';
+import { callerIdPool, localDay } from './caller-ids.ts';
 import * as contacts from '../contacts/service.ts';
 import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
@@ -24,6 +26,7 @@ import type {
   Campaign,
   CampaignContact,
   CampaignStats,
+  CallerIdStats,
   CampaignStatus,
   CreateCampaignBody,
   RetryOutcome,
@@ -76,11 +79,6 @@ export const toCampaign = (row: repo.CampaignRow): Campaign => ({
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
-
-/** The numbers a campaign dials from: its voiceNumberId first, then the rest of its pool. */
-export const callerIdPool = (row: Pick<repo.CampaignRow, 'voice_number_id' | 'voice_number_ids'>): string[] => [
-  ...new Set([...(row.voice_number_id ? [row.voice_number_id] : []), ...(row.voice_number_ids ?? [])]),
-];
 
 /** The fields the seed fixes for an update's answer; the rest of the record is shown by GET. */
 const OUTREACH_FIELDS = ['retryRules', 'postCallMessages', 'preDialWebhook', 'voiceNumberIds', 'callerIdDailyCap'] as const;
@@ -415,9 +413,14 @@ export async function findCampaign(ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: 
 export async function contactOfCall(
   ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
   call: Pick<calls.CallRow, 'campaign_id' | 'contact_id'>,
-): Promise<{ name: string | null; email: string | null; metadata: Record<string, unknown> } | undefined> {
+): Promise<
+  { name: string | null; email: string | null; metadata: Record<string, unknown>; variables?: Record<string, string> } | undefined
+> {
   if (!call.contact_id) return undefined;
-  if (call.campaign_id) return repo.campaignContact(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id);
+  if (call.campaign_id) {
+    const contact = await repo.campaignContact(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id);
+    return contact && { ...contact, variables: contact.pre_dial_variables ?? {} };
+  }
   return contacts.findContactById(ctx, call.contact_id);
 }
 
@@ -434,6 +437,35 @@ export async function sendsPostCallMessages(
   const campaign = await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
   if (campaign?.post_call_messages !== 'FINAL_OUTCOME') return true;
   return repo.settledBy(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id, call.id);
+}
+
+/** Each number of the campaign's pool with its calls, answer rate and today's dials. */
+export async function callerIdStats(ctx: TenantCtx, id: string): Promise<CallerIdStats[]> {
+  const row = await repo.findCampaign(ctx.db, ctx.tenantId, id);
+  if (!row) throw campaignNotFound();
+  const pool = callerIdPool(row);
+  const [placed, today, numbers] = await Promise.all([
+    callsOf.callsPerNumber(ctx, id),
+    repo.dialsOnDay(ctx.db, ctx.tenantId, pool, localDay(ctx.clock.now(), row.timezone)),
+    Promise.all(pool.map((numberId) => agents.findVoiceNumber(ctx, numberId))),
+  ]);
+  return pool.flatMap((numberId, index) => {
+    const number = numbers[index];
+    if (!number) return [];
+    const { attempts = 0, answered = 0 } = placed.get(numberId) ?? {};
+    return [
+      {
+        voiceNumberId: numberId,
+        phoneNumber: number.phoneNumber,
+        primary: numberId === row.voice_number_id,
+        attempts,
+        answered,
+        answerRate: attempts === 0 ? null : Math.round((answered / attempts) * 10000) / 10000,
+        dialledToday: today.get(numberId) ?? 0,
+        dailyCap: row.caller_id_daily_cap,
+      },
+    ];
+  });
 }
 
 /** Seed §4.4: a list assigned to an unfinished campaign cannot be deleted (wired into contacts). */
