@@ -4,6 +4,7 @@ import { CALL_ENDED, type CallEndedJob } from './modules/calls/service.ts';
 import { EXTRACT_ANALYTICS, extractAnalyticsJob, type ExtractAnalyticsJob } from './modules/analytics/extraction.ts';
 import { deliverWebhookJob } from './modules/events/service.ts';
 import { afterCallEnded, sendMessageJob } from './modules/messaging/dispatch.ts';
+import { confirmOptOutJob } from './modules/messaging/opt-out-confirmations.ts';
 import { processSourceJobDefinition } from './modules/knowledge/service.ts';
 import { converseOnSimulatedCallJob } from './modules/conversation/service.ts';
 import { purgeRecordingsJob } from './modules/calls/recordings.ts';
@@ -26,6 +27,7 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
   return [
     callEnded,
     sendMessageJob(deps),
+    confirmOptOutJob(deps),
     deliverWebhookJob(deps),
     extractAnalyticsJob(deps),
     processSourceJobDefinition(deps),

@@ -67,16 +67,18 @@ async function unconfirmedEvents(api: Awaited<ReturnType<typeof tenant>>['api'])
 describe('GET and PUT /messages/settings', () => {
   it('answers FAIL by default, takes RESEND and FAIL, and refuses anything else with 400 naming the field', async () => {
     const { api } = await tenant();
-    expect((await api('GET', '/messages/settings')).json()).toEqual({ unconfirmedMessagePolicy: 'FAIL' });
+    const optOutConfirmation = { enabled: true, text: null, dltSenderId: null, dltTemplateId: null };
+    expect((await api('GET', '/messages/settings')).json()).toEqual({ unconfirmedMessagePolicy: 'FAIL', optOutConfirmation });
     const put = await api('PUT', '/messages/settings', { unconfirmedMessagePolicy: 'RESEND' });
-    expect([put.statusCode, put.json()]).toEqual([200, { unconfirmedMessagePolicy: 'RESEND' }]);
-    expect((await api('GET', '/messages/settings')).json()).toEqual({ unconfirmedMessagePolicy: 'RESEND' });
+    expect([put.statusCode, put.json()]).toEqual([200, { unconfirmedMessagePolicy: 'RESEND', optOutConfirmation }]);
+    expect((await api('GET', '/messages/settings')).json()).toEqual({ unconfirmedMessagePolicy: 'RESEND', optOutConfirmation });
     const bad = await api('PUT', '/messages/settings', { unconfirmedMessagePolicy: 'MAYBE' });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().details).toContainEqual({ path: '/unconfirmedMessagePolicy', message: expect.any(String) });
     expect(bad.json().message).toContain('unconfirmedMessagePolicy');
     expect((await api('PUT', '/messages/settings', { unconfirmedMessagePolicy: 'FAIL' })).json()).toEqual({
       unconfirmedMessagePolicy: 'FAIL',
+      optOutConfirmation,
     });
   });
 });

@@ -413,16 +413,18 @@ export interface SmsChannel {
     /** What the signature is made with, as the account holder knows it (`Auth Token`). */
     signedWith: string;
     verify(webhook: ProviderWebhook, credentials: Record<string, string>): boolean;
-    /** The update, or null for a status that records nothing (queued, sending). */
-    read(webhook: ProviderWebhook): SmsDeliveryUpdate | null;
+    /** The update, or null for a status that records nothing (queued, sending); absent for a provider that posts no statuses. */
+    read?(webhook: ProviderWebhook): SmsDeliveryUpdate | null;
     /** Messages people send to the tenant's numbers, posted to `/messages/{provider}-incoming?tenant=` (absent when not received). */
     incoming?: {
       /** The message, or null when the post carries none. */
       read(webhook: ProviderWebhook): SmsIncomingMessage | null;
-      /** The provider account the credentials belong to, which the message must name. */
-      accountIdOf(credentials: Record<string, string>): string;
+      /** The provider account the credentials belong to, which the message must name; absent when the verification already binds the account (a key of its own). */
+      accountIdOf?(credentials: Record<string, string>): string;
       /** What the provider expects back when nothing is to be replied. */
       noReply: { contentType: string; body: string };
+      /** The provider answers an opt-out word with its own confirmation (so callforge sends none). */
+      confirmsOptOuts?: boolean;
     };
   };
 }

@@ -10,6 +10,10 @@ export const TEMPLATE_VARIABLES: readonly { name: string; description: string }[
   { name: 'phone', description: "The contact's phone number, E.164." },
   { name: 'email', description: "The contact's email (empty when unknown)." },
   { name: 'metadata.<key>', description: "A field of the contact's metadata, such as metadata.plan (empty when absent)." },
+  {
+    name: 'variables.<key>',
+    description: "A variable the campaign's pre-dial webhook gave for this call, such as variables.offer (empty when absent).",
+  },
   { name: 'campaign.name', description: 'The campaign that placed the call (empty for inbound calls and test chats).' },
   { name: 'agent.name', description: "The agent's own name." },
   { name: 'now', description: "The current date and time in the contact's time zone, such as 'Tuesday, 24 November 2026 at 15:04'." },
@@ -21,6 +25,8 @@ export const TEMPLATE_VARIABLES: readonly { name: string; description: string }[
 const PLAIN = new Set(['name', 'phone', 'email', 'campaign.name', 'agent.name', 'now', 'date', 'time', 'timezone']);
 // Metadata keys as the CSV import and the API store them: letters, digits, _ and -.
 const METADATA = /^metadata\.[A-Za-z0-9_-]{1,64}$/;
+// Pre-dial variables, named as the webhook may name them.
+const VARIABLES = /^variables\.[A-Za-z0-9_-]{1,64}$/;
 const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
 
 /** The variables a template names, in order, each once. */
@@ -28,7 +34,7 @@ export function templateVariables(template: string): string[] {
   return [...new Set([...template.matchAll(PLACEHOLDER)].map((match) => match[1]!))];
 }
 
-export const isTemplateVariable = (variable: string): boolean => PLAIN.has(variable) || METADATA.test(variable);
+export const isTemplateVariable = (variable: string): boolean => PLAIN.has(variable) || METADATA.test(variable) || VARIABLES.test(variable);
 
 /** The first variable of `template` that is not one of TEMPLATE_VARIABLES, or undefined. */
 export const unknownVariable = (template: string): string | undefined => templateVariables(template).find((v) => !isTemplateVariable(v));
@@ -39,6 +45,8 @@ export interface TemplateValues {
   phone: string | null;
   email: string | null;
   metadata: Record<string, unknown>;
+  /** The pre-dial webhook's variables for this call (none outside such a campaign). */
+  variables?: Record<string, string>;
   campaignName: string | null;
   agentName: string;
   now: Date;
@@ -78,6 +86,7 @@ function valueOf(variable: string, values: TemplateValues): string {
     case 'time':
       return local({ hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
   }
+  if (variable.startsWith('variables.')) return values.variables?.[variable.slice('variables.'.length)] ?? '';
   const field = values.metadata[variable.slice('metadata.'.length)];
   if (field === undefined || field === null) return '';
   return typeof field === 'string' ? field : JSON.stringify(field);

@@ -470,3 +470,13 @@ export async function placedCallsSince(
   );
   return rows;
 }
+
+/** A campaign's calls per caller ID: how many were placed and how many answered. */
+export async function callsPerNumber(db: Queryable, tenantId: string, campaignId: string) {
+  const { rows } = await db.query<{ voice_number_id: string; attempts: number; answered: number }>(
+    `SELECT voice_number_id, count(*)::int AS attempts, count(*) FILTER (WHERE outcome = 'ANSWERED')::int AS answered
+     FROM calls WHERE tenant_id = $1 AND campaign_id = $2 AND voice_number_id IS NOT NULL GROUP BY voice_number_id`,
+    [tenantId, campaignId],
+  );
+  return new Map(rows.map((row) => [row.voice_number_id, row]));
+}

@@ -1060,3 +1060,7 @@ export async function placedCallTimes(
   }
   return times;
 }
+
+/** A campaign's calls per caller ID (placed, answered), for its pool's answer rates. */
+export const callsPerNumber = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, campaignId: string) =>
+  repo.callsPerNumber(ctx.db, ctx.tenantId, campaignId);

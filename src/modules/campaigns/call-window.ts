@@ -162,3 +162,9 @@ export function nextAttemptAt(previousEndedAt: Date, redialDelayMin: number, win
     throw new RangeError(`redialDelayMin must be a non-negative number, got ${redialDelayMin}`);
   return nextWindowOpening(new Date(endedMs + redialDelayMin * MINUTE_MS), window);
 }
+
+/** The first instant of the local calendar day after the one `at` falls on, in `timezone` (a day of a DST change included). */
+export function startOfNextLocalDay(at: Date, timezone: string): Date {
+  const local = DateTime.fromMillis(checkInstant(at, 'at'), { zone: timezone });
+  return local.plus({ days: 1 }).startOf('day').toJSDate();
+}

@@ -4,6 +4,8 @@ import * as calls from '../calls/service.ts';
 import * as compliance from '../compliance/service.ts';
 import { isInsideCallWindow } from './call-window.ts';
 import { COUNTED_HOURS, decide as decideVerdicts } from './dial-verdicts.ts';
+import { assignCallerIds } from './caller-ids.ts';
+import { askPreDial } from './pre-dial.ts';
 import * as repo from './repo.ts';
 import { announceStatus, beginDialling, changeStatus, startProblem, windowOf } from './service.ts';
 
@@ -24,7 +26,10 @@ export async function dialerTick(deps: Deps): Promise<number> {
     work += moved;
     if (moved < CALL_BATCH) break;
   }
-  for (const campaign of await repo.runningCampaigns(deps.db)) work += await dialCampaign(deps, campaign.tenant_id, campaign.id, now);
+  for (const campaign of await repo.runningCampaigns(deps.db)) {
+    work += await askPreDial(deps, campaign.tenant_id, campaign.id, now);
+    work += await dialCampaign(deps, campaign.tenant_id, campaign.id, now);
+  }
   work += await completeFinished(deps, now);
   return work;
 }
@@ -79,22 +84,22 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
       }
       const slots = campaign.max_concurrent_calls - (await repo.liveContactCount(tx, tenantId, campaignId));
       if (slots <= 0) return { count: 0, toPlace: [] };
-      const due = await repo.dueContacts(tx, tenantId, campaignId, now, slots);
+      const due = await repo.dueContacts(tx, tenantId, campaignId, now, slots, campaign.pre_dial_webhook !== null);
       if (due.length === 0) return { count: 0, toPlace: [] };
       const { skipped, dialable, decide } = await judgeClaim(ctx, campaign, due, now);
-      const granted =
-        dialable.length && (await repo.takeDialSlots(tx, tenantId, number.id, dialable.length, now, deps.config.dialer.callsPerSecond));
-      const claimed = dialable.slice(0, granted);
+      // The pool's numbers, each within its pace and daily cap (a campaign of one number: that number at its pace).
+      const assigned = await assignCallerIds(ctx, campaign, number, dialable, now, deps.config.dialer.callsPerSecond);
+      const claimed = assigned.map(({ contact }) => contact);
       await decide(claimed.map((contact) => contact.contact_id));
       if (claimed.length === 0) return { count: skipped, toPlace: [] };
       const started = await calls.startAttempts(
         ctx,
-        claimed.map((contact) => ({
+        assigned.map(({ contact, voiceNumber }) => ({
           agentId: campaign.agent_id!,
           campaignId,
           contact: { id: contact.contact_id, phoneNumber: contact.phone_number, name: contact.name, metadata: contact.metadata },
           attempt: contact.attempts + 1,
-          voiceNumber: number,
+          voiceNumber,
           dialTimeout: campaign.dial_timeout,
           detectAnsweringMachine: campaign.answering_machine?.detect === true,
         })),

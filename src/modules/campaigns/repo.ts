@@ -1,9 +1,9 @@
 import { insertValues, updateSet, type Queryable } from '../../platform/db.ts';
 import type { Page } from '../../platform/pagination.ts';
-import type { AnsweringMachine, CampaignStatus } from './schemas.ts';
+import type { AnsweringMachine, CampaignStatus, PostCallMessages, PreDialWebhook, RetryRules } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
-export const OWNED_TABLES = ['campaigns', 'campaign_contacts', 'dial_pace'] as const;
+export const OWNED_TABLES = ['campaigns', 'campaign_contacts', 'dial_pace', 'dial_counts'] as const;
 
 export interface CampaignRow {
   tenant_id: string;
@@ -30,6 +30,11 @@ export interface CampaignRow {
   calling_rules: boolean;
   require_consent: boolean;
   metadata: Record<string, unknown>;
+  retry_rules: RetryRules | null;
+  post_call_messages: PostCallMessages;
+  pre_dial_webhook: PreDialWebhook | null;
+  voice_number_ids: string[] | null;
+  caller_id_daily_cap: number | null;
   started_at: Date | null;
   completed_at: Date | null;
   created_at: Date;
@@ -55,6 +60,11 @@ export const COLUMNS = {
   simulatorScript: 'simulator_script',
   answeringMachine: 'answering_machine',
   metadata: 'metadata',
+  retryRules: 'retry_rules',
+  postCallMessages: 'post_call_messages',
+  preDialWebhook: 'pre_dial_webhook',
+  voiceNumberIds: 'voice_number_ids',
+  callerIdDailyCap: 'caller_id_daily_cap',
   status: 'status',
   windowTimeZone: 'window_time_zone',
   callingRules: 'calling_rules',
@@ -188,8 +198,14 @@ export async function listCampaignContacts(
 
 /** The campaign's copy of a contact, as it was dialled. */
 export async function campaignContact(db: Queryable, tenantId: string, campaignId: string, contactId: string) {
-  const { rows } = await db.query<{ phone_number: string; name: string | null; email: string | null; metadata: Record<string, unknown> }>(
-    'SELECT phone_number, name, email, metadata FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = $3',
+  const { rows } = await db.query<{
+    phone_number: string;
+    name: string | null;
+    email: string | null;
+    metadata: Record<string, unknown>;
+    pre_dial_variables: Record<string, string> | null;
+  }>(
+    'SELECT phone_number, name, email, metadata, pre_dial_variables FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = $3',
     [tenantId, campaignId, contactId],
   );
   return rows[0];
@@ -294,14 +310,66 @@ export interface DueContact {
   wait_reason: string | null;
 }
 
-export async function dueContacts(db: Queryable, tenantId: string, campaignId: string, now: Date, limit: number): Promise<DueContact[]> {
+/** Due contacts, locked; with `preDialAnswered`, only those whose pre-dial webhook answered call for the attempt to come. */
+export async function dueContacts(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  now: Date,
+  limit: number,
+  preDialAnswered = false,
+): Promise<DueContact[]> {
   const { rows } = await db.query<DueContact>(
     `SELECT contact_id, phone_number, name, metadata, attempts, timezone, wait_reason FROM campaign_contacts
      WHERE campaign_id = $2 AND status = 'PENDING' AND next_attempt_at <= $3 AND tenant_id = $1
+       AND (NOT $5 OR pre_dial_attempt = attempts + 1)
      ORDER BY next_attempt_at, position LIMIT $4 FOR UPDATE SKIP LOCKED`,
+    [tenantId, campaignId, now, limit, preDialAnswered],
+  );
+  return rows;
+}
+
+export interface PreDialCandidate {
+  contact_id: string;
+  phone_number: string;
+  name: string | null;
+  email: string | null;
+  metadata: Record<string, unknown>;
+  attempts: number;
+}
+
+/** Due contacts whose pre-dial webhook has not answered for their next attempt (read without locks: asking twice is harmless). */
+export async function awaitingPreDial(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  now: Date,
+  limit: number,
+): Promise<PreDialCandidate[]> {
+  const { rows } = await db.query<PreDialCandidate>(
+    `SELECT contact_id, phone_number, name, email, metadata, attempts FROM campaign_contacts
+     WHERE campaign_id = $2 AND status = 'PENDING' AND next_attempt_at <= $3 AND tenant_id = $1
+       AND pre_dial_attempt IS DISTINCT FROM attempts + 1
+     ORDER BY next_attempt_at, position LIMIT $4`,
     [tenantId, campaignId, now, limit],
   );
   return rows;
+}
+
+/** The webhook said call for this attempt, with these variables; nothing when the contact moved on meanwhile. */
+export async function recordPreDialCall(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  contactId: string,
+  attempt: number,
+  variables: Record<string, string>,
+): Promise<void> {
+  await db.query(
+    `UPDATE campaign_contacts SET pre_dial_attempt = $4, pre_dial_variables = $5, updated_at = now()
+     WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = $3 AND status = 'PENDING' AND attempts + 1 = $4`,
+    [tenantId, campaignId, contactId, attempt, JSON.stringify(variables)],
+  );
 }
 
 /** Due contacts the dialer will not dial, with why: they end SKIPPED, never dialled by this campaign. */
@@ -382,6 +450,16 @@ export async function recordAttempt(
   );
 }
 
+/** Whether this call is the contact's last attempt and left it with a final status. */
+export async function settledBy(db: Queryable, tenantId: string, campaignId: string, contactId: string, callId: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `SELECT 1 FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = $3 AND last_call_id = $4
+       AND status NOT IN ('PENDING', 'IN_PROGRESS')`,
+    [tenantId, campaignId, contactId, callId],
+  );
+  return rowCount > 0;
+}
+
 export async function completeFinishedCampaigns(db: Queryable, now: Date): Promise<CampaignRow[]> {
   const { rows } = await db.query<CampaignRow>(
     // Two NOT EXISTS, one per partial index (due, live): never a scan of the campaign's contacts.
@@ -431,4 +509,21 @@ export async function takeDialSlots(
     ]);
   }
   return granted;
+}
+
+/** Dials of each number on a local day (numbers without any are absent). */
+export async function dialsOnDay(db: Queryable, tenantId: string, numberIds: string[], day: string): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ voice_number_id: string; dials: number }>(
+    'SELECT voice_number_id, dials FROM dial_counts WHERE tenant_id = $1 AND voice_number_id = ANY ($2::uuid[]) AND day = $3::date',
+    [tenantId, numberIds, day],
+  );
+  return new Map(rows.map((row) => [row.voice_number_id, row.dials]));
+}
+
+export async function countDials(db: Queryable, tenantId: string, numberId: string, day: string, dials: number): Promise<void> {
+  await db.query(
+    `INSERT INTO dial_counts (tenant_id, voice_number_id, day, dials) VALUES ($1, $2, $3::date, $4)
+     ON CONFLICT (tenant_id, voice_number_id, day) DO UPDATE SET dials = dial_counts.dials + $4`,
+    [tenantId, numberId, day, dials],
+  );
 }

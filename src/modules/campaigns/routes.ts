@@ -9,7 +9,7 @@ import { tenantCtx, type TenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, PageQuery, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams, StringEnum } from '../../platform/schemas.ts';
 import * as campaigns from './service.ts';
-import { Campaign, CampaignContact, CampaignQuery, CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
+import { CallerIdStats, Campaign, CampaignContact, CampaignQuery, CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
 
 const EmptyBody = Type.Optional(Type.Object({}, { additionalProperties: false, description: 'Empty object, or no body.' }));
 
@@ -144,6 +144,19 @@ export const campaignRoutes: ModulePlugin = async (plugin, { deps }) => {
         .header('content-disposition', `attachment; filename="compliance-records-${request.params.id}.${format}"`)
         .send(Readable.from(body));
     },
+  );
+
+  app.get(
+    '/campaigns/:id/caller-ids',
+    {
+      schema: {
+        tags,
+        summary: "The campaign's caller-ID pool: each number's calls, answer rate and dials today",
+        params: IdParams,
+        response: { 200: Type.Object({ data: Type.Array(CallerIdStats) }), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => ({ data: await campaigns.callerIdStats(ctxOf(request), request.params.id) }),
   );
 
   const actions: [string, string, (ctx: TenantCtx, id: string) => Promise<void>][] = [

@@ -8,9 +8,10 @@ export const CONTACT_STATUSES = ['PENDING', 'IN_PROGRESS', 'ANSWERED', 'UNANSWER
 /**
  * Why the dialer did not dial a SKIPPED contact, for good: dnc (on the tenant's do-not-call list), no_consent (the campaign or a
  * calling rule needs a valid consent for voice and there is none), unknown_timezone (the contact's local time is needed and neither
- * the contact nor its number tells its zone), outside_window (the call windows that hold for the contact never overlap).
+ * the contact nor its number tells its zone), outside_window (the call windows that hold for the contact never overlap),
+ * pre_dial_skip (the campaign's pre-dial webhook said skip).
  */
-export const SKIP_REASONS = ['dnc', 'no_consent', 'unknown_timezone', 'outside_window'] as const;
+export const SKIP_REASONS = ['dnc', 'no_consent', 'unknown_timezone', 'outside_window', 'pre_dial_skip'] as const;
 /** Why a RUNNING campaign cannot dial anyone right now (its `waiting`). */
 export const WAITING_REASONS = ['outside_window', 'frequency_cap', 'redial_delay'] as const;
 export const WINDOW_TIME_ZONES = ['CAMPAIGN', 'CONTACT'] as const;
@@ -45,6 +46,63 @@ export const AnsweringMachine = Type.Object(
   { additionalProperties: false },
 );
 export type AnsweringMachine = Static<typeof AnsweringMachine>;
+
+/** When an outcome is tried again: after some minutes, at the next day's window opening, or never. */
+const RetryRule = Type.Union(
+  [
+    Type.Object({ afterMinutes: Type.Integer({ minimum: 1, maximum: 10080 }) }, { additionalProperties: false }),
+    Type.Object({ nextDay: Type.Literal(true) }, { additionalProperties: false }),
+    Type.Object({ never: Type.Literal(true) }, { additionalProperties: false }),
+  ],
+  { description: '{afterMinutes: 1..10080}, {nextDay: true} (the first window opening on a later local day) or {never: true}.' },
+);
+export type RetryRule = Static<typeof RetryRule>;
+export const RETRY_OUTCOMES = ['BUSY', 'UNANSWERED', 'VOICEMAIL', 'FAILED'] as const;
+export type RetryOutcome = (typeof RETRY_OUTCOMES)[number];
+export const RetryRules = Type.Object(
+  {
+    BUSY: Type.Optional(RetryRule),
+    UNANSWERED: Type.Optional(RetryRule),
+    VOICEMAIL: Type.Optional(RetryRule),
+    FAILED: Type.Optional(RetryRule),
+  },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description:
+      'When each outcome is dialled again, replacing redialDelayMin for the outcomes named (VOICEMAIL: a machine answered and was hung up on); an outcome not named waits redialDelayMin. Never more than maxAttempts; a retry outside the call window moves to its next opening. null (the default): redialDelayMin for all.',
+  },
+);
+export type RetryRules = Static<typeof RetryRules>;
+
+export const POST_CALL_MESSAGES = ['EVERY_ATTEMPT', 'FINAL_OUTCOME'] as const;
+export type PostCallMessages = (typeof POST_CALL_MESSAGES)[number];
+
+export const PRE_DIAL_ON_ERROR = ['CALL', 'SKIP'] as const;
+export const PreDialWebhookInput = Type.Object(
+  {
+    url: Type.String({
+      format: 'uri',
+      maxLength: 2000,
+      description:
+        "https URL of your server, asked before each contact is dialled; signed like the agent's custom tools, with its tool signing secret.",
+    }),
+    timeoutMs: Type.Optional(
+      Type.Integer({ minimum: 100, maximum: 10000, description: 'How long to wait for the answer (default 2000 ms).' }),
+    ),
+    onError: Type.Optional(
+      StringEnum(PRE_DIAL_ON_ERROR, { description: 'What a timeout, an error or an unreadable answer means: CALL (default) or SKIP.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PreDialWebhookInput = Static<typeof PreDialWebhookInput>;
+export const PreDialWebhook = Type.Object({
+  url: Type.String(),
+  timeoutMs: Type.Integer(),
+  onError: StringEnum(PRE_DIAL_ON_ERROR),
+});
+export type PreDialWebhook = Static<typeof PreDialWebhook>;
 
 /** Seed §2.4 fields (all settable on create and, while DRAFT, by PATCH) plus maxConcurrentCalls. */
 const campaignFields = {
@@ -85,6 +143,21 @@ const campaignFields = {
   }),
   requireConsent: Type.Boolean({
     description: "Dial only contacts with a valid consent for voice. Default: the tenant's compliance settings (false until changed).",
+  }),
+  retryRules: Type.Union([RetryRules, Type.Null()]),
+  postCallMessages: StringEnum(POST_CALL_MESSAGES, {
+    description:
+      "EVERY_ATTEMPT (default): each ended call may send the agent's post-call WhatsApp and SMS; FINAL_OUTCOME: only the call that settles the contact (answered, a permanent failure, a voicemail left or the last attempt) does, so a contact gets one follow-up from this campaign.",
+  }),
+  preDialWebhook: Type.Union([PreDialWebhookInput, Type.Null()], {
+    description: 'A server asked before each contact is dialled whether to call and with which variables; null (the default): none.',
+  }),
+  voiceNumberIds: Type.Union([Type.Array(Uuid, { minItems: 1, maxItems: 50, uniqueItems: true }), Type.Null()], {
+    description:
+      'Caller-ID pool: the numbers the campaign dials from (voiceNumberId is the first; it is added when missing). Each contact gets a number of its country, then of its area code, when the pool has one, else the next in turn.',
+  }),
+  callerIdDailyCap: Type.Union([Type.Integer({ minimum: 1, maximum: 100000 }), Type.Null()], {
+    description: "At most this many dials per pool number per day (the campaign's time zone); null: no cap.",
   }),
 };
 
@@ -128,6 +201,11 @@ export const Campaign = Type.Object({
   simulatorScript: Type.Union([Type.Array(Type.String()), Type.Null()]),
   answeringMachine: Type.Union([AnsweringMachine, Type.Null()]),
   metadata: Metadata,
+  retryRules: Type.Optional(Type.Union([RetryRules, Type.Null()])),
+  postCallMessages: Type.Optional(StringEnum(POST_CALL_MESSAGES)),
+  preDialWebhook: Type.Optional(Type.Union([PreDialWebhook, Type.Null()])),
+  voiceNumberIds: Type.Optional(Type.Array(Uuid)),
+  callerIdDailyCap: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   startedAt: Type.Union([Timestamp, Type.Null()]),
   completedAt: Type.Union([Timestamp, Type.Null()]),
   createdAt: Timestamp,
@@ -168,7 +246,7 @@ export const CampaignContact = Type.Object({
     description: 'PENDING (waiting for its next attempt), IN_PROGRESS, the final outcome, or SKIPPED (not dialled; skipReason says why).',
   }),
   skipReason: Type.Union([StringEnum(SKIP_REASONS), Type.Null()], {
-    description: 'dnc, no_consent, unknown_timezone or outside_window (the windows that hold for the contact never overlap).',
+    description: "dnc, no_consent, unknown_timezone, outside_window (the windows that hold for the contact never overlap), or pre_dial_skip (the campaign's pre-dial webhook said skip).",
   }),
   waitReason: Type.Optional(
     Type.Union([StringEnum(['outside_window', 'frequency_cap'] as const), Type.Null()], {
@@ -182,3 +260,17 @@ export const CampaignContact = Type.Object({
   nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
 });
 export type CampaignContact = Static<typeof CampaignContact>;
+
+export const CallerIdStats = Type.Object({
+  voiceNumberId: Uuid,
+  phoneNumber: Type.String(),
+  primary: Type.Boolean({ description: 'The campaign voiceNumberId.' }),
+  attempts: Type.Integer({ description: 'Calls this campaign placed from the number.' }),
+  answered: Type.Integer(),
+  answerRate: Type.Union([Type.Number(), Type.Null()], {
+    description: 'answered / attempts, 0 to 1; null before the first call. A falling rate shows a burnt number.',
+  }),
+  dialledToday: Type.Integer({ description: "Dials from the number today (the campaign's time zone), counted against callerIdDailyCap." }),
+  dailyCap: Type.Union([Type.Integer(), Type.Null()]),
+});
+export type CallerIdStats = Static<typeof CallerIdStats>;

@@ -1,10 +1,13 @@
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
 import { onUniqueViolation } from '../../platform/db.ts';
 import { AppError, appError } from '../../platform/errors.ts';
+import { refusePrivateUrl } from '../../platform/safe-fetch.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
 import * as agents from '../agents/service.ts';
 import type * as calls from '../calls/service.ts';
+import * as callsOf from '../calls/service.ts';
+import { callerIdPool, localDay } from './caller-ids.ts';
 import * as contacts from '../contacts/service.ts';
 import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
@@ -16,6 +19,7 @@ import {
   minutesOfDay,
   nextAttemptAt as nextAttemptAfter,
   nextWindowOpening,
+  startOfNextLocalDay,
   type CallWindow,
 } from './call-window.ts';
 import * as repo from './repo.ts';
@@ -25,11 +29,14 @@ import type {
   Campaign,
   CampaignContact,
   CampaignStats,
+  CallerIdStats,
   CampaignStatus,
   CampaignWaiting,
   CreateCampaignBody,
+  RetryOutcome,
   UpdateCampaignBody,
 } from './schemas.ts';
+import { RETRY_OUTCOMES } from './schemas.ts';
 import { isoOrNull } from '../../platform/clock.ts';
 
 export const DEFAULTS = {
@@ -67,11 +74,24 @@ export const toCampaign = (row: repo.CampaignRow): Campaign => ({
   simulatorScript: row.simulator_script,
   answeringMachine: row.answering_machine,
   metadata: row.metadata,
+  retryRules: row.retry_rules,
+  postCallMessages: row.post_call_messages,
+  preDialWebhook: row.pre_dial_webhook,
+  voiceNumberIds: callerIdPool(row),
+  callerIdDailyCap: row.caller_id_daily_cap,
   startedAt: isoOrNull(row.started_at),
   completedAt: isoOrNull(row.completed_at),
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
+
+/** The fields the seed fixes for an update's answer; the rest of the record is shown by GET. */
+const OUTREACH_FIELDS = ['retryRules', 'postCallMessages', 'preDialWebhook', 'voiceNumberIds', 'callerIdDailyCap'] as const;
+const withoutOutreachFields = (campaign: Campaign): Campaign => {
+  const shown = { ...campaign };
+  for (const field of OUTREACH_FIELDS) delete shown[field];
+  return shown;
+};
 
 const campaignNotFound = () => appError('NOT_FOUND', { what: 'Campaign' });
 const nameTaken = (name: string) => appError('CAMPAIGN_NAME_TAKEN', { name });
@@ -100,8 +120,39 @@ async function checkReferences(
   }
   if (input.agentId) await agents.requireAgent(ctx, input.agentId);
   if (input.voiceNumberId) await agents.requireVoiceNumber(ctx, input.voiceNumberId);
+  for (const numberId of input.voiceNumberIds ?? []) await agents.requireVoiceNumber(ctx, numberId);
+  if (input.preDialWebhook) await checkPreDialUrl(ctx, input.preDialWebhook.url);
   if (input.contactListId) await requireDiallableList(ctx, input.contactListId);
   if (merged.answeringMachine) await checkAnsweringMachine(ctx, merged.answeringMachine, merged.voiceNumberId);
+}
+
+/** A pre-dial webhook is https (http only where private URLs are allowed, for local testing) and never a private address. */
+async function checkPreDialUrl(ctx: TenantCtx, url: string) {
+  const allowPrivate = ctx.config.allowPrivateUrls;
+  const protocol = new URL(url).protocol;
+  if (protocol !== 'https:' && !(allowPrivate && protocol === 'http:')) {
+    const message = 'preDialWebhook.url must be an https URL';
+    throw appError('VALIDATION_FAILED', { subject: 'preDialWebhook.url', problem: 'must be an https URL' }, [
+      { path: '/preDialWebhook/url', message },
+    ]);
+  }
+  await refusePrivateUrl(url, 'preDialWebhook/url', { allowPrivate });
+}
+
+/** The outreach settings as stored: the pre-dial webhook with its defaults, the pool's first number the primary when none was named. */
+function outreachValues(input: UpdateCampaignBody, currentPrimary: string | null | undefined) {
+  return {
+    ...(input.preDialWebhook
+      ? {
+          preDialWebhook: {
+            url: input.preDialWebhook.url,
+            timeoutMs: input.preDialWebhook.timeoutMs ?? 2000,
+            onError: input.preDialWebhook.onError ?? 'CALL',
+          },
+        }
+      : {}),
+    ...(input.voiceNumberIds && input.voiceNumberId === undefined && !currentPrimary ? { voiceNumberId: input.voiceNumberIds[0] } : {}),
+  };
 }
 
 /** A voicemail needs its message, and only a voicemail takes one; detection needs a provider that can tell. */
@@ -158,6 +209,7 @@ export async function createCampaign(ctx: TenantCtx, input: CreateCampaignBody):
     callingRules: settings.callingRules,
     requireConsent: settings.requireConsent,
     ...input,
+    ...outreachValues(input, input.voiceNumberId),
     timezone,
     answeringMachine: withMachineDefaults(input.answeringMachine),
   };
@@ -190,11 +242,12 @@ export async function updateCampaign(ctx: TenantCtx, id: string, input: UpdateCa
   const change = {
     ...input,
     ...(input.answeringMachine !== undefined ? { answeringMachine: withMachineDefaults(input.answeringMachine) } : {}),
+    ...outreachValues(input, current.voice_number_id),
     ...(input.scheduledAt ? { status: 'SCHEDULED' as const } : {}),
   };
   const row = await onUniqueViolation(repo.updateCampaign(ctx.db, ctx.tenantId, id, change, ['DRAFT']), () => nameTaken(input.name ?? ''));
   if (!row) throw appError('CAMPAIGN_NOT_DRAFT.changed');
-  return toCampaign(row);
+  return withoutOutreachFields(toCampaign(row));
 }
 
 export async function getCampaign(ctx: TenantCtx, id: string): Promise<Campaign> {
@@ -419,10 +472,59 @@ export async function findCampaign(ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: 
 export async function contactOfCall(
   ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
   call: Pick<calls.CallRow, 'campaign_id' | 'contact_id'>,
-): Promise<{ name: string | null; email: string | null; metadata: Record<string, unknown> } | undefined> {
+): Promise<
+  { name: string | null; email: string | null; metadata: Record<string, unknown>; variables?: Record<string, string> } | undefined
+> {
   if (!call.contact_id) return undefined;
-  if (call.campaign_id) return repo.campaignContact(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id);
+  if (call.campaign_id) {
+    const contact = await repo.campaignContact(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id);
+    return contact && { ...contact, variables: contact.pre_dial_variables ?? {} };
+  }
   return contacts.findContactById(ctx, call.contact_id);
+}
+
+/**
+ * Whether a call's post-call messages go out under its campaign's postCallMessages: always for a
+ * call outside a campaign and under EVERY_ATTEMPT; under FINAL_OUTCOME only for the call that
+ * settled its contact (its last attempt, with a final status).
+ */
+export async function sendsPostCallMessages(
+  ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
+  call: Pick<calls.CallRow, 'id' | 'campaign_id' | 'contact_id'>,
+): Promise<boolean> {
+  if (!call.campaign_id || !call.contact_id) return true;
+  const campaign = await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
+  if (campaign?.post_call_messages !== 'FINAL_OUTCOME') return true;
+  return repo.settledBy(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id, call.id);
+}
+
+/** Each number of the campaign's pool with its calls, answer rate and today's dials. */
+export async function callerIdStats(ctx: TenantCtx, id: string): Promise<CallerIdStats[]> {
+  const row = await repo.findCampaign(ctx.db, ctx.tenantId, id);
+  if (!row) throw campaignNotFound();
+  const pool = callerIdPool(row);
+  const [placed, today, numbers] = await Promise.all([
+    callsOf.callsPerNumber(ctx, id),
+    repo.dialsOnDay(ctx.db, ctx.tenantId, pool, localDay(ctx.clock.now(), row.timezone)),
+    Promise.all(pool.map((numberId) => agents.findVoiceNumber(ctx, numberId))),
+  ]);
+  return pool.flatMap((numberId, index) => {
+    const number = numbers[index];
+    if (!number) return [];
+    const { attempts = 0, answered = 0 } = placed.get(numberId) ?? {};
+    return [
+      {
+        voiceNumberId: numberId,
+        phoneNumber: number.phoneNumber,
+        primary: numberId === row.voice_number_id,
+        attempts,
+        answered,
+        answerRate: attempts === 0 ? null : Math.round((answered / attempts) * 10000) / 10000,
+        dialledToday: today.get(numberId) ?? 0,
+        dailyCap: row.caller_id_daily_cap,
+      },
+    ];
+  });
 }
 
 /** Seed §4.4: a list assigned to an unfinished campaign cannot be deleted (wired into contacts). */
@@ -431,7 +533,7 @@ export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCa
 export const voiceNumberInUse = (ctx: TenantCtx, numberId: string) =>
   repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'voice_number_id', numberId);
 
-export const windowOf = (row: repo.CampaignRow): CallWindow => ({
+export const windowOf = (row: Pick<repo.CampaignRow, 'timezone' | 'call_window_start' | 'call_window_end' | 'call_days'>): CallWindow => ({
   timezone: row.timezone,
   start: row.call_window_start,
   end: row.call_window_end,
@@ -457,12 +559,39 @@ export async function afterCallEnded(ctx: TenantCtx, { call, walletEmptied, batc
   // A voicemail left reached the contact as far as a machine lets one: done, though not answered.
   const final =
     call.outcome === 'ANSWERED' || call.permanent_failure || call.end_reason === 'voicemail_left' || call.attempt >= campaign.max_attempts;
-  const nextAttemptAt = final ? null : nextAttemptAfter(call.ended_at ?? ctx.clock.now(), campaign.redial_delay_min, windowOf(campaign));
+  const nextAttemptAt = final ? null : retryAt(campaign, call, call.ended_at ?? ctx.clock.now());
   await repo.recordAttempt(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id, call.id, {
     status: final || !nextAttemptAt ? call.outcome : 'PENDING',
     outcome: call.outcome,
     nextAttemptAt,
   });
+}
+
+/** Which retry rule an ended attempt falls under: a machine hung up on is VOICEMAIL, else its outcome. */
+const retryOutcomeOf = (call: Pick<calls.CallRow, 'outcome' | 'end_reason'>): RetryOutcome | undefined =>
+  call.end_reason === 'answering_machine'
+    ? 'VOICEMAIL'
+    : (RETRY_OUTCOMES as readonly string[]).includes(call.outcome ?? '')
+      ? (call.outcome as RetryOutcome)
+      : undefined;
+
+/**
+ * When a contact whose attempt ended at `endedAt` may be dialled again, moved to the window's next
+ * opening; null: never (a `never` rule, or a window that does not open again). The campaign's
+ * retryRules decide for the outcomes they name, redialDelayMin for the rest.
+ */
+export function retryAt(
+  campaign: Pick<repo.CampaignRow, 'retry_rules' | 'redial_delay_min' | 'timezone' | 'call_window_start' | 'call_window_end' | 'call_days'>,
+  call: Pick<calls.CallRow, 'outcome' | 'end_reason'>,
+  endedAt: Date,
+): Date | null {
+  const outcome = retryOutcomeOf(call);
+  const rule = outcome && campaign.retry_rules?.[outcome];
+  const window = windowOf(campaign);
+  if (!rule) return nextAttemptAfter(endedAt, campaign.redial_delay_min, window);
+  if ('never' in rule) return null;
+  if ('afterMinutes' in rule) return nextAttemptAfter(endedAt, rule.afterMinutes, window);
+  return nextWindowOpening(startOfNextLocalDay(endedAt, campaign.timezone), window);
 }
 
 /** A wallet that ran dry pauses the tenant's running campaigns and says why. */

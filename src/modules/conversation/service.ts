@@ -43,6 +43,8 @@ export interface Counterpart {
   phone: string | null;
   email: string | null;
   metadata: Record<string, unknown>;
+  /** The pre-dial webhook's variables for this call. */
+  variables?: Record<string, string>;
   campaignName: string | null;
   timezone: string;
 }
@@ -112,6 +114,7 @@ async function counterpartOfCall(ctx: TenantCtx, call: calls.CallRow): Promise<C
     phone,
     email: contact?.email ?? null,
     metadata: contact?.metadata ?? call.contact_metadata ?? {},
+    variables: contact?.variables ?? {},
     campaignName: campaign?.name ?? null,
     timezone: campaign?.timezone ?? tenantZone ?? 'UTC',
     script: scriptedLines(call.contact_metadata, campaign?.simulatorScript),

@@ -45,6 +45,8 @@ export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId
     repo.campaignOfAgent(ctx.db, 'sms_campaigns', ctx.tenantId, call.agent_id),
   ]);
   if (!whatsapp?.is_active && !sms?.is_active) return 0;
+  // A campaign with postCallMessages FINAL_OUTCOME follows up only the call that settled the contact.
+  if (!(await campaigns.sendsPostCallMessages(ctx, call))) return 0;
   const recipient = await recipientOf(ctx, call);
   if (await onDoNotCallList(ctx, recipient.phoneNumber)) return 0;
   const common = { call_id: call.id, agent_id: call.agent_id, contact_id: call.contact_id, to_number: recipient.phoneNumber };
@@ -272,7 +274,7 @@ async function deliver(ctx: TenantCtx, message: repo.MessageRow): Promise<string
     body: message.body!,
     dltSenderId: message.dlt_sender_id,
     dltTemplateId: message.dlt_template_id,
-    ...(provider.sms.callbacks ? { statusCallbackUrl: smsStatusCallbackUrl(ctx, provider.name, message.id) } : {}),
+    ...(provider.sms.callbacks?.read ? { statusCallbackUrl: smsStatusCallbackUrl(ctx, provider.name, message.id) } : {}),
   });
   return sent.providerMessageId;
 }

@@ -3,7 +3,14 @@ import type { Page } from '../../platform/pagination.ts';
 import type { Channel, MessageStatus, SmsTemplate, TemplateMapping } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
-export const OWNED_TABLES = ['whatsapp_campaigns', 'sms_campaigns', 'whatsapp_webhook_tokens', 'messages', 'messaging_settings'] as const;
+export const OWNED_TABLES = [
+  'whatsapp_campaigns',
+  'sms_campaigns',
+  'whatsapp_webhook_tokens',
+  'messages',
+  'messaging_settings',
+  'opt_out_confirmations',
+] as const;
 
 // ---------------------------------------------------------------------------------------------
 // WhatsApp and SMS campaigns: one table each, same shape of statements.
@@ -358,4 +365,99 @@ export async function listMessages(
     db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE ${where}`, params),
   ]);
   return { rows, total: count.rows[0]!.n };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opt-out confirmations: at most one per number and tenant, ever.
+
+export interface OptOutConfirmationSettings {
+  enabled: boolean;
+  text: string | null;
+  dltSenderId: string | null;
+  dltTemplateId: string | null;
+}
+
+export async function optOutConfirmationSettings(db: Queryable, tenantId: string): Promise<OptOutConfirmationSettings> {
+  const { rows } = await db.query<{ enabled: boolean; text: string | null; dlt_sender_id: string | null; dlt_template_id: string | null }>(
+    `SELECT opt_out_confirmation_enabled AS enabled, opt_out_confirmation_text AS text,
+       opt_out_confirmation_dlt_sender_id AS dlt_sender_id, opt_out_confirmation_dlt_template_id AS dlt_template_id
+     FROM messaging_settings WHERE tenant_id = $1`,
+    [tenantId],
+  );
+  const row = rows[0];
+  return {
+    enabled: row?.enabled ?? true,
+    text: row?.text ?? null,
+    dltSenderId: row?.dlt_sender_id ?? null,
+    dltTemplateId: row?.dlt_template_id ?? null,
+  };
+}
+
+export async function setOptOutConfirmationSettings(db: Queryable, tenantId: string, settings: OptOutConfirmationSettings): Promise<void> {
+  await db.query(
+    `INSERT INTO messaging_settings (tenant_id, opt_out_confirmation_enabled, opt_out_confirmation_text,
+       opt_out_confirmation_dlt_sender_id, opt_out_confirmation_dlt_template_id) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (tenant_id) DO UPDATE SET opt_out_confirmation_enabled = $2, opt_out_confirmation_text = $3,
+       opt_out_confirmation_dlt_sender_id = $4, opt_out_confirmation_dlt_template_id = $5, updated_at = now()`,
+    [tenantId, settings.enabled, settings.text, settings.dltSenderId, settings.dltTemplateId],
+  );
+}
+
+export interface OptOutConfirmationRow {
+  phone_number: string;
+  channel: Channel;
+  provider: string;
+  sender: string | null;
+  body: string;
+  dlt_sender_id: string | null;
+  dlt_template_id: string | null;
+  status: 'QUEUED' | 'SENDING' | 'SENT' | 'FAILED';
+  attempts: number;
+  provider_message_id: string | null;
+  failure_reason: string | null;
+}
+
+/** Records the confirmation of a number unless it has one; whether this added it. */
+export async function insertOptOutConfirmation(
+  db: Queryable,
+  tenantId: string,
+  row: Pick<OptOutConfirmationRow, 'phone_number' | 'channel' | 'provider' | 'sender' | 'body' | 'dlt_sender_id' | 'dlt_template_id'>,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO opt_out_confirmations (tenant_id, phone_number, channel, provider, sender, body, dlt_sender_id, dlt_template_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, phone_number) DO NOTHING`,
+    [tenantId, row.phone_number, row.channel, row.provider, row.sender, row.body, row.dlt_sender_id, row.dlt_template_id],
+  );
+  return rowCount === 1;
+}
+
+export async function findOptOutConfirmation(db: Queryable, tenantId: string, phoneNumber: string) {
+  const { rows } = await db.query<OptOutConfirmationRow>('SELECT * FROM opt_out_confirmations WHERE tenant_id = $1 AND phone_number = $2', [
+    tenantId,
+    phoneNumber,
+  ]);
+  return rows[0];
+}
+
+export async function claimOptOutConfirmation(db: Queryable, tenantId: string, phoneNumber: string) {
+  const { rows } = await db.query<OptOutConfirmationRow>(
+    `UPDATE opt_out_confirmations SET status = 'SENDING', attempts = attempts + 1, updated_at = now()
+     WHERE tenant_id = $1 AND phone_number = $2 AND status = 'QUEUED' RETURNING *`,
+    [tenantId, phoneNumber],
+  );
+  return rows[0];
+}
+
+/** SENDING → SENT, FAILED or (a retryable provider error) QUEUED. */
+export async function settleOptOutConfirmation(
+  db: Queryable,
+  tenantId: string,
+  phoneNumber: string,
+  result: { status: 'SENT' | 'FAILED' | 'QUEUED'; providerMessageId?: string; failureReason?: string },
+): Promise<void> {
+  await db.query(
+    `UPDATE opt_out_confirmations SET status = $3, provider_message_id = $4, failure_reason = $5, updated_at = now()
+     WHERE tenant_id = $1 AND phone_number = $2 AND status = 'SENDING'`,
+    [tenantId, phoneNumber, result.status, result.providerMessageId ?? null, result.failureReason ?? null],
+  );
 }

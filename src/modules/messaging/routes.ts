@@ -175,27 +175,28 @@ export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
   await app.register(async (callbacks) => {
     keepRawBodies(callbacks);
     for (const provider of SMS_PROVIDER_NAMES.map(smsProvider).filter((provider) => provider.sms.callbacks)) {
-      callbacks.post(
-        `/messages/${provider.name.toLowerCase()}-status`,
-        {
-          config: { auth: 'public', rateLimit: providerWebhookLimit(deps.config) },
-          schema: {
-            tags: ['messages'],
-            summary: `${provider.title} SMS status callback`,
-            security: [],
-            response: { 204: Type.Null(), ...errorResponses(400, 403, 415) },
+      if (provider.sms.callbacks?.read)
+        callbacks.post(
+          `/messages/${provider.name.toLowerCase()}-status`,
+          {
+            config: { auth: 'public', rateLimit: providerWebhookLimit(deps.config) },
+            schema: {
+              tags: ['messages'],
+              summary: `${provider.title} SMS status callback`,
+              security: [],
+              response: { 204: Type.Null(), ...errorResponses(400, 403, 415) },
+            },
           },
-        },
-        async (request, reply) => {
-          await messaging.receiveSmsStatus(deps, provider.name, {
-            url: `${deps.config.publicUrl}${request.url}`,
-            headers: request.headers,
-            rawBody: typeof request.body === 'string' ? request.body : '',
-            receivedAt: deps.clock.now(),
-          });
-          return reply.code(204).send(null);
-        },
-      );
+          async (request, reply) => {
+            await messaging.receiveSmsStatus(deps, provider.name, {
+              url: `${deps.config.publicUrl}${request.url}`,
+              headers: request.headers,
+              rawBody: typeof request.body === 'string' ? request.body : '',
+              receivedAt: deps.clock.now(),
+            });
+            return reply.code(204).send(null);
+          },
+        );
       if (!provider.sms.callbacks?.incoming) continue;
       callbacks.post(
         `/messages/${provider.name.toLowerCase()}-incoming`,

@@ -254,6 +254,27 @@ export const MessagingSettings = Type.Object(
       description:
         'What becomes of a message whose worker stopped while the provider was being asked, so that whether it was sent is unknown: FAIL (the default) marks it FAILED and never sends it twice; RESEND sends it again, accepting that the recipient may get it twice. Either way a message.unconfirmed webhook tells the outcome.',
     }),
+    optOutConfirmation: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Boolean({ description: 'Send the confirmation (default true).' }),
+          text: Type.Union([Type.String({ minLength: 1, maxLength: 320 }), Type.Null()], {
+            description: 'What it says; null: "You will not be contacted again. This is the last message you will receive from us."',
+          }),
+          dltSenderId: Type.Union([Type.String({ minLength: 1, maxLength: 20 }), Type.Null()], {
+            description: 'MSG91 (India DLT): the registered header the confirmation is sent from.',
+          }),
+          dltTemplateId: Type.Union([Type.String({ minLength: 1, maxLength: 40 }), Type.Null()], {
+            description: 'MSG91 (India DLT): the registered template of the confirmation text (MSG91 sends nothing without one).',
+          }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'The one message a person who opts out by a reply (STOP…) gets, on the channel they used; never a second. Not sent for Twilio SMS, which confirms opt-outs itself. Omitted on PUT: unchanged.',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

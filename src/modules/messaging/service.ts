@@ -12,6 +12,7 @@ import * as agents from '../agents/service.ts';
 import * as compliance from '../compliance/service.ts';
 import * as integrations from '../integrations/service.ts';
 import { whatsappOf } from './channels.ts';
+import { optOutByReply } from './opt-out-confirmations.ts';
 import * as repo from './repo.ts';
 import {
   DEFAULT_LANGUAGE_CODE,
@@ -264,7 +265,7 @@ const badSignature = () => appError('INVALID_SIGNATURE.whatsapp');
  * sender. Returns how many messages changed and people opted out.
  */
 export async function receiveWhatsAppWebhook(
-  deps: Pick<Deps, 'db' | 'serverKeys' | 'clock'>,
+  deps: Pick<Deps, 'db' | 'serverKeys' | 'clock' | 'jobs'>,
   rawBody: Buffer,
   signature: string | undefined,
 ): Promise<number> {
@@ -302,7 +303,7 @@ export async function receiveWhatsAppWebhook(
  * delivery verified for, with the message as evidence. Whether it added them anywhere.
  */
 async function optedOutBy(
-  deps: Pick<Deps, 'db' | 'clock'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'jobs'>,
   message: WhatsAppIncomingMessage,
   tenants: { tenantId: string }[],
 ): Promise<boolean> {
@@ -310,7 +311,8 @@ async function optedOutBy(
   for (const { tenantId } of tenants) {
     const reply = { from: message.from, text: message.text, messageId: message.providerMessageId, at: message.at };
     const reason = `Replied "${message.text.trim().slice(0, 40)}" on WhatsApp.`;
-    if (await compliance.optOutByReply({ ...deps, tenantId }, { ...reply, source: 'whatsapp', reason })) added = true;
+    const optOut = { ...reply, source: 'whatsapp' as const, reason, provider: whatsappProvider.name, to: null };
+    if (await optOutByReply(deps, tenantId, optOut)) added = true;
   }
   return added;
 }
@@ -350,7 +352,7 @@ export async function receiveSmsStatus(
   const { tenantId, refused } = await verifiedSmsCallback(deps, provider, webhook, query);
   const messageId = query.get('message') ?? '';
   if (!isUuid(messageId)) throw refused();
-  const update = provider.sms.callbacks!.read(webhook);
+  const update = provider.sms.callbacks!.read!(webhook);
   if (!update) return;
   await repo.recordDeliveryStatus(
     deps.db,
@@ -370,7 +372,7 @@ export async function receiveSmsStatus(
  * Returns what the provider expects back.
  */
 export async function receiveIncomingSms(
-  deps: Pick<Deps, 'db' | 'serverKeys' | 'config' | 'clock'>,
+  deps: Pick<Deps, 'db' | 'serverKeys' | 'config' | 'clock' | 'jobs'>,
   providerName: string,
   webhook: ProviderWebhook,
 ): Promise<{ contentType: string; body: string }> {
@@ -378,10 +380,10 @@ export async function receiveIncomingSms(
   const incoming = provider.sms.callbacks!.incoming!;
   const { tenantId, credentials, refused } = await verifiedSmsCallback(deps, provider, webhook, new URL(webhook.url).searchParams);
   const message = incoming.read(webhook);
-  if (!message || message.accountId !== incoming.accountIdOf(credentials)) throw refused();
+  if (!message || (incoming.accountIdOf && message.accountId !== incoming.accountIdOf(credentials))) throw refused();
   const reply = { from: message.from, text: message.text, messageId: message.providerMessageId, at: deps.clock.now() };
   const reason = `Replied "${message.text.trim().slice(0, 40)}" by SMS to ${message.to}.`;
-  await compliance.optOutByReply({ ...deps, tenantId }, { ...reply, source: 'sms', reason });
+  await optOutByReply(deps, tenantId, { ...reply, source: 'sms', reason, provider: provider.name, to: message.to || null });
   return incoming.noReply;
 }
 
@@ -417,11 +419,17 @@ export const toMessage = (row: repo.MessageRow): Message => ({
 });
 
 export async function getSettings(ctx: TenantCtx): Promise<MessagingSettings> {
-  return { unconfirmedMessagePolicy: await repo.unconfirmedPolicy(ctx.db, ctx.tenantId) };
+  return {
+    unconfirmedMessagePolicy: await repo.unconfirmedPolicy(ctx.db, ctx.tenantId),
+    optOutConfirmation: await repo.optOutConfirmationSettings(ctx.db, ctx.tenantId),
+  };
 }
 
 export async function updateSettings(ctx: TenantCtx, body: MessagingSettings): Promise<MessagingSettings> {
-  await repo.setUnconfirmedPolicy(ctx.db, ctx.tenantId, body.unconfirmedMessagePolicy);
+  await withTransaction(ctx, async ({ db }) => {
+    await repo.setUnconfirmedPolicy(db, ctx.tenantId, body.unconfirmedMessagePolicy);
+    if (body.optOutConfirmation) await repo.setOptOutConfirmationSettings(db, ctx.tenantId, body.optOutConfirmation);
+  });
   return getSettings(ctx);
 }
 

@@ -44,6 +44,8 @@ export interface FakeMsg91 {
   sent: FakeMsg91Sms[];
   /** The next request (whatever it is) is answered with this status and JSON body. */
   failNext(status: number, body: object): void;
+  /** Forwards an SMS a person sent to one of the account's numbers, form-encoded as MSG91's inbound forwarding posts it; resolves with the receiver's status. */
+  receiveMessage(url: string, message: { from: string; to: string; text: string }): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -118,6 +120,22 @@ export async function startFakeMsg91(options: FakeMsg91Options): Promise<FakeMsg
     sent,
     failNext(status, body) {
       failures.push({ status, body });
+    },
+    async receiveMessage(url, message) {
+      const form = new URLSearchParams({
+        requestId: randomBytes(12).toString('hex'),
+        number: message.from.replace(/^\+/, ''),
+        inboundNumber: message.to.replace(/^\+/, ''),
+        keyword: message.text.trim().split(/\s+/)[0] ?? '',
+        message: message.text,
+      });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: form.toString(),
+      });
+      await response.arrayBuffer();
+      return response.status;
     },
     close: listening.close,
   };

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
 import { Credential } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
+import { msg91Callbacks } from './inbound.ts';
 import { createMsg91Sms } from './sms.ts';
 
 /** MSG91: SMS in India, where every template is registered under DLT. */
@@ -33,5 +34,6 @@ export const msg91: Provider = {
         ? null
         : { message: 'MSG91 sends only DLT-registered templates: give every template its dltTemplateId.', fields };
     },
+    callbacks: msg91Callbacks,
   },
 };

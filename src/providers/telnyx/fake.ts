@@ -108,6 +108,8 @@ export interface FakeTelnyx {
     extra?: Record<string, unknown>,
     delivery?: SignedDelivery,
   ): Promise<number>;
+  /** Posts a signed `message.received` (an SMS a person sent to one of the account's numbers) to the messaging profile's webhook URL. */
+  receiveMessage(webhookUrl: string, message: { from: string; to: string; text: string }, delivery?: SignedDelivery): Promise<number>;
   /** The next request (whatever it is) is answered with this status and body. */
   failNext(status: number, body: object): void;
   close(): Promise<void>;
@@ -436,6 +438,26 @@ export async function startFakeTelnyx(options: FakeTelnyxOptions): Promise<FakeT
       return postSigned(
         message.webhookUrl,
         envelope(eventType, payload),
+        delivery.privateKey ?? privateKey,
+        delivery.timestamp ?? nowSeconds(),
+      );
+    },
+
+    async receiveMessage(webhookUrl, message, delivery = {}) {
+      const payload = {
+        record_type: 'message',
+        direction: 'inbound',
+        id: randomUUID(),
+        type: 'SMS',
+        from: { phone_number: message.from, carrier: 'T-MOBILE USA, INC.', line_type: 'Wireless' },
+        to: [{ phone_number: message.to, status: 'delivered', carrier: 'TELNYX LLC', line_type: 'VoIP' }],
+        text: message.text,
+        encoding: 'GSM-7',
+        parts: 1,
+      };
+      return postSigned(
+        webhookUrl,
+        envelope('message.received', payload),
         delivery.privateKey ?? privateKey,
         delivery.timestamp ?? nowSeconds(),
       );

@@ -91,5 +91,25 @@ export const telnyxSms: SmsChannel = {
       const event = requireEvent(webhook);
       return telnyxSmsUpdate(event.eventType, event.payload);
     },
+    // The messaging profile's inbound webhook: `message.received`, signed with the account's own key
+    // (which binds the account, so the payload need not name it).
+    incoming: {
+      read(webhook) {
+        const event = requireEvent(webhook);
+        if (event.eventType !== 'message.received') return null;
+        const { payload } = event;
+        const from = asRecord(payload.from)?.phone_number;
+        const to = Array.isArray(payload.to) ? asRecord(payload.to[0])?.phone_number : undefined;
+        if (typeof payload.id !== 'string' || typeof from !== 'string') return null;
+        return {
+          providerMessageId: payload.id,
+          accountId: '',
+          from,
+          to: typeof to === 'string' ? to : '',
+          text: typeof payload.text === 'string' ? payload.text : '',
+        };
+      },
+      noReply: { contentType: 'text/plain', body: '' },
+    },
   },
 };

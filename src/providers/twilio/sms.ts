@@ -119,6 +119,8 @@ export const twilioSms: SmsChannel = {
       },
       accountIdOf: (credentials) => credentials.accountSid ?? '',
       noReply: { contentType: 'text/xml', body: '<?xml version="1.0" encoding="UTF-8"?><Response/>' },
+      // Twilio's default opt-out handling answers STOP itself on long codes, toll-free and short codes.
+      confirmsOptOuts: true,
     },
   },
 };

@@ -1,0 +1,87 @@
+import { DateTime } from 'luxon';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import type { TenantCtx } from '../../platform/context.ts';
+import * as agents from '../agents/service.ts';
+import type { VoiceNumber } from '../agents/schemas.ts';
+import * as repo from './repo.ts';
+
+/**
+ * The caller IDs of a campaign's pool: which number dials which contact. A contact gets a number
+ * of its area code when the pool has one, else of its country, else any (local presence); among
+ * equals the one with the fewest dials today goes first, so the pool rotates. Each number keeps
+ * its own pace (calls per second) and, when the campaign sets one, its daily cap (the campaign's
+ * local day). A campaign of one number dials exactly as before: from it, at its pace.
+ */
+interface Locality {
+  country: string;
+  area: string;
+}
+
+/** The numbers a campaign dials from: its voiceNumberId first, then the rest of its pool. */
+export const callerIdPool = (row: Pick<repo.CampaignRow, 'voice_number_id' | 'voice_number_ids'>): string[] => [
+  ...new Set([...(row.voice_number_id ? [row.voice_number_id] : []), ...(row.voice_number_ids ?? [])]),
+];
+
+/** The country calling code and the area (the first three national digits: a NANP area code, a trunk region elsewhere). */
+function localityOf(phoneNumber: string): Locality | undefined {
+  const parsed = parsePhoneNumberFromString(phoneNumber);
+  if (!parsed) return undefined;
+  return { country: parsed.countryCallingCode, area: `${parsed.countryCallingCode}:${parsed.nationalNumber.slice(0, 3)}` };
+}
+
+const closeness = (number: Locality | undefined, contact: Locality | undefined) =>
+  !number || !contact ? 0 : number.area === contact.area ? 2 : number.country === contact.country ? 1 : 0;
+
+/** The campaign's local date, the day a daily cap counts. */
+export const localDay = (now: Date, timezone: string) => DateTime.fromJSDate(now, { zone: timezone }).toISODate()!;
+
+/**
+ * Gives each of `contacts` (in claim order) a number of the pool, within every number's pace and
+ * daily cap; the contacts left without one wait for a later tick. Call inside the claim's transaction.
+ */
+export async function assignCallerIds<C extends { phone_number: string }>(
+  ctx: TenantCtx,
+  campaign: repo.CampaignRow,
+  primary: VoiceNumber,
+  contacts: C[],
+  now: Date,
+  callsPerSecond: number,
+): Promise<{ contact: C; voiceNumber: VoiceNumber }[]> {
+  if (contacts.length === 0) return [];
+  const others = callerIdPool(campaign).filter((id) => id !== primary.id);
+  const pool = [primary, ...(await Promise.all(others.map((id) => agents.findVoiceNumber(ctx, id)))).filter((n) => n !== undefined)];
+  const day = localDay(now, campaign.timezone);
+  const dialledToday = await repo.dialsOnDay(
+    ctx.db,
+    ctx.tenantId,
+    pool.map((number) => number.id),
+    day,
+  );
+  const cap = campaign.caller_id_daily_cap ?? Number.POSITIVE_INFINITY;
+  const used = new Map(pool.map((number) => [number.id, dialledToday.get(number.id) ?? 0]));
+  const localities = new Map(pool.map((number) => [number.id, localityOf(number.phoneNumber)]));
+  const planned = new Map<string, C[]>();
+  for (const contact of contacts) {
+    const contactLocality = localityOf(contact.phone_number);
+    const open = pool.filter((number) => used.get(number.id)! < cap);
+    if (open.length === 0) break;
+    const best = open.reduce((chosen, number) => {
+      const score = closeness(localities.get(number.id), contactLocality) - closeness(localities.get(chosen.id), contactLocality);
+      return score > 0 || (score === 0 && used.get(number.id)! < used.get(chosen.id)!) ? number : chosen;
+    });
+    used.set(best.id, used.get(best.id)! + 1);
+    planned.set(best.id, [...(planned.get(best.id) ?? []), contact]);
+  }
+  const assigned: { contact: C; voiceNumber: VoiceNumber }[] = [];
+  for (const number of pool) {
+    const wanted = planned.get(number.id) ?? [];
+    if (wanted.length === 0) continue;
+    const granted = await repo.takeDialSlots(ctx.db, ctx.tenantId, number.id, wanted.length, now, callsPerSecond);
+    if (granted === 0) continue;
+    if (campaign.caller_id_daily_cap !== null) await repo.countDials(ctx.db, ctx.tenantId, number.id, day, granted);
+    for (const contact of wanted.slice(0, granted)) assigned.push({ contact, voiceNumber: number });
+  }
+  // In claim order, as the dialer marks them.
+  const order = new Map(contacts.map((contact, index) => [contact, index]));
+  return assigned.sort((a, b) => order.get(a.contact)! - order.get(b.contact)!);
+}
