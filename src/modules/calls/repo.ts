@@ -451,9 +451,8 @@ export async function deleteExpiredRecordings(db: Queryable, now: Date, limit: n
 }
 
 /**
- * Calls placed (or being placed) to each of `phoneNumbers` since each of `since`, across all the
- * tenant's campaigns, with the earliest such call: a call that ended without reaching its provider
- * does not count.
+ * When each call placed (or being placed) to one of `phoneNumbers` since `since` started, across all
+ * the tenant's campaigns: a call that ended without reaching its provider does not count.
  */
 export async function placedCallsSince(
   db: Queryable,

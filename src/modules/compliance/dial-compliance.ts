@@ -285,7 +285,8 @@ const RECORD_CSV_COLUMNS = [
   'previous_hash',
   'hash',
 ];
-const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
+/** One CSV field, quoted when it holds a quote, a comma or a line break. */
+export const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
 
 /** A campaign's records in chain order, as CSV, read in slices. */
 export async function* exportRecordsCsv(ctx: Pick<TenantCtx, 'db' | 'tenantId'>, campaignId: string): AsyncGenerator<string> {

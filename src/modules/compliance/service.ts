@@ -5,6 +5,7 @@ import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-number
 import type { CsvRow } from '../contacts/service.ts';
 import * as repo from './repo.ts';
 
+import { csvField } from './dial-compliance.ts';
 import { isOptOutReply } from './opt-out-replies.ts';
 import type { AddDncBody, DncEntry, DncImportResult, DncSource } from './schemas.ts';
 
@@ -116,7 +117,6 @@ export async function importDoNotCall(ctx: TenantCtx, rows: CsvRow[]): Promise<D
 }
 
 const CSV_HEADER = 'phone_number,source,reason,created_at,evidence\n';
-const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
 
 /** The whole list as CSV, in number order, read in slices so a long list never sits in memory at once. */
 export async function* exportDoNotCall(ctx: TenantCtx): AsyncGenerator<string> {
