@@ -83,9 +83,9 @@ describe('gateway (contract §10)', () => {
   it("brands the interactive docs as callforge's: title, tab icon and top-bar logo", async () => {
     const html = (await t.app.inject({ method: 'GET', url: '/docs/' })).body;
     expect(html).toContain('<title>callforge API docs</title>');
-    expect(html).toContain('href="/docs/theme/favicon.svg"');
+    expect(html).toContain('href="./static/theme/favicon.svg"');
     expect(html).not.toContain('favicon-32x32.png');
-    const icon = await t.app.inject({ method: 'GET', url: '/docs/theme/favicon.svg' });
+    const icon = await t.app.inject({ method: 'GET', url: '/docs/static/theme/favicon.svg' });
     expect(icon.statusCode).toBe(200);
     expect(icon.headers['content-type']).toContain('image/svg+xml');
     expect(icon.body).toBe(FAVICON_SVG);
