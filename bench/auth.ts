@@ -20,6 +20,7 @@ import {
   fixed,
   forEachEngine,
   measure,
+  measurementRows,
   type Measurement,
   runBench,
   startServer,
@@ -38,20 +39,13 @@ const TARGET = 0.9;
 
 function report(result: EngineResult): boolean {
   const { healthz, readyz, profile } = result;
-  const rows = [
-    ['endpoint', 'req/s (avg)', 'p99 (ms)', '2xx', 'non-2xx', 'errors', 'timeouts'],
-    ...[healthz, readyz, profile].map((m) => [
-      `GET ${m.path}`,
-      fixed(m.reqPerSec, 1),
-      fixed(m.p99, 2),
-      String(m.ok),
-      String(m.non2xx),
-      String(m.errors),
-      String(m.timeouts),
-    ]),
-    ['profile / readyz', `${fixed(profile.reqPerSec / readyz.reqPerSec, 3)}x`, `${fixed(profile.p99 / readyz.p99, 2)}x`, '', '', '', ''],
-    ['profile / healthz', `${fixed(profile.reqPerSec / healthz.reqPerSec, 3)}x`, `${fixed(profile.p99 / healthz.p99, 2)}x`, '', '', '', ''],
-  ];
+  const rows = measurementRows(
+    [healthz, readyz, profile],
+    [
+      ['profile / readyz', profile, readyz],
+      ['profile / healthz', profile, healthz],
+    ],
+  );
   const ratio = profile.reqPerSec / readyz.reqPerSec;
   process.stdout.write(
     `\n${result.engine}\n${table(rows, (column) => column > 0)}\n` +

@@ -30,6 +30,7 @@ import {
   forEachEngine,
   getJson,
   measure,
+  measurementRows,
   type Measurement,
   postJson,
   REQUEST_TIMEOUT_S,
@@ -382,19 +383,9 @@ function report(result: EngineResult): boolean {
   );
   out.push(
     table(
-      [
-        ['endpoint', 'req/s (avg)', 'p99 (ms)', '2xx', 'non-2xx', 'errors', 'timeouts'],
-        ...[readyz, page].map((m) => [
-          m === page ? `GET …/contacts?limit=${PAGE_LIMIT}` : `GET ${m.path}`,
-          fixed(m.reqPerSec, 1),
-          fixed(m.p99, 2),
-          String(m.ok),
-          String(m.non2xx),
-          String(m.errors),
-          String(m.timeouts),
-        ]),
-        ['page / readyz', `${fixed(page.reqPerSec / readyz.reqPerSec, 3)}x`, `${fixed(page.p99 / readyz.p99, 2)}x`, '', '', '', ''],
-      ],
+      measurementRows([readyz, page], [['page / readyz', page, readyz]], (m) =>
+        m === page ? `GET …/contacts?limit=${PAGE_LIMIT}` : `GET ${m.path}`,
+      ),
       (column) => column > 0,
     ),
   );

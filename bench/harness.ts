@@ -260,6 +260,35 @@ export async function measure(base: string, path: string, headers: Record<string
   };
 }
 
+/** Table rows of measurements (header first), then a ratio row per `[label, subject, baseline]`. */
+export function measurementRows(
+  measurements: Measurement[],
+  ratios: [string, Measurement, Measurement][],
+  name = (m: Measurement) => `GET ${m.path}`,
+) {
+  return [
+    ['endpoint', 'req/s (avg)', 'p99 (ms)', '2xx', 'non-2xx', 'errors', 'timeouts'],
+    ...measurements.map((m) => [
+      name(m),
+      fixed(m.reqPerSec, 1),
+      fixed(m.p99, 2),
+      String(m.ok),
+      String(m.non2xx),
+      String(m.errors),
+      String(m.timeouts),
+    ]),
+    ...ratios.map(([label, subject, baseline]) => [
+      label,
+      `${fixed(subject.reqPerSec / baseline.reqPerSec, 3)}x`,
+      `${fixed(subject.p99 / baseline.p99, 2)}x`,
+      '',
+      '',
+      '',
+      '',
+    ]),
+  ];
+}
+
 /** Whether a measurement is valid; prints a warning when it is not. */
 export function checkClean(m: Measurement): boolean {
   if (m.ok === 0) {

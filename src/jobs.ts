@@ -14,9 +14,6 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
   const callEnded: JobDefinition<CallEndedJob> = {
     name: CALL_ENDED,
     retryLimit: 10,
-    // Each call's follow-up is its own (messages are recorded once per call and channel), so a batch's run at once.
-    concurrency: 2,
-    parallel: true,
     async handle(data) {
       await afterCallEnded(deps, data);
       // Its own queue, so a model's retries and messaging's never repeat each other; a repeated
