@@ -8,7 +8,8 @@ import { apiAs } from './voice-fixtures.ts';
 // chunks hold them. The word counts it reads are kept with the chunks as sources come and go.
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  // Parsing runs in a child process with a time limit; a loaded machine must not fail these sources.
+  t = await startTestApp({ env: { KNOWLEDGE_PARSE_TIMEOUT_SECONDS: '600' } });
   await t.runtime.jobs.work(jobDefinitions(t.runtime));
 }, 180_000);
 afterAll(async () => {
