@@ -1,22 +1,33 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import * as repo from '../src/modules/knowledge/repo.ts';
-import { createKey, signUp, startTestApp, type TestApp } from './harness.ts';
-import { settled } from './knowledge-fixtures.ts';
+import { createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
 import { apiAs } from './voice-fixtures.ts';
 
 // The full-text side of retrieval weights a question's words as BM25 does: by how few of the base's
 // chunks hold them. The word counts it reads are kept with the chunks as sources come and go.
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  // Parsing runs in a child process with a time limit; a loaded machine must not fail these sources.
+  t = await startTestApp({ env: { KNOWLEDGE_PARSE_TIMEOUT_SECONDS: '600' } });
   await t.runtime.jobs.work(jobDefinitions(t.runtime));
-});
+}, 180_000);
 afterAll(async () => {
   await t?.close();
 });
 
 type Api = ReturnType<typeof apiAs>;
+
+// The first source of a test process waits for the embedding workers to load the model.
+const settled = (api: Api, baseId: string, sourceId: string) =>
+  until(
+    `source ${sourceId} to settle`,
+    async () => {
+      const current = (await api('GET', `/knowledge-bases/${baseId}/sources/${sourceId}`)).json();
+      return current.status !== 'PROCESSING' && current;
+    },
+    170_000,
+  );
 
 async function tenant() {
   const session = await signUp(t.app);
@@ -54,22 +65,26 @@ async function wordCounts(tenantId: string, baseId: string) {
 }
 
 describe('full-text ranking by rare words', () => {
-  it('ranks the chunk that holds the question’s rare word once above chunks that repeat its common words', async () => {
-    const { tenantId, api } = await tenant();
-    const base = (await api('POST', '/knowledge-bases', { name: 'Venue' })).json();
-    await addText(api, base.id, 'Payments', COMMON);
-    await addText(api, base.id, 'Garden', RARE);
-    const question = 'Is there a payment each day or each month to hire the gazebo?';
+  it(
+    'ranks the chunk that holds the question’s rare word once above chunks that repeat its common words',
+    { timeout: 180_000 },
+    async () => {
+      const { tenantId, api } = await tenant();
+      const base = (await api('POST', '/knowledge-bases', { name: 'Venue' })).json();
+      await addText(api, base.id, 'Payments', COMMON);
+      await addText(api, base.id, 'Garden', RARE);
+      const question = 'Is there a payment each day or each month to hire the gazebo?';
 
-    const ranked = await repo.rankByText(t.runtime.db, tenantId, base.id, question, 5);
-    const texts = await repo.chunksByIds(t.runtime.db, tenantId, ranked);
-    expect(texts.find((chunk) => chunk.id === ranked[0])!.text).toContain('gazebo');
+      const ranked = await repo.rankByText(t.runtime.db, tenantId, base.id, question, 5);
+      const texts = await repo.chunksByIds(t.runtime.db, tenantId, ranked);
+      expect(texts.find((chunk) => chunk.id === ranked[0])!.text).toContain('gazebo');
 
-    const results = (await api('POST', `/knowledge-bases/${base.id}/query`, { query: question, topK: 3 })).json().results;
-    expect(results[0].text).toContain('gazebo');
-  });
+      const results = (await api('POST', `/knowledge-bases/${base.id}/query`, { query: question, topK: 3 })).json().results;
+      expect(results[0].text).toContain('gazebo');
+    },
+  );
 
-  it('keeps the word counts equal to the chunks as sources are added, refreshed and deleted, per base', async () => {
+  it('keeps the word counts equal to the chunks as sources are added, refreshed and deleted, per base', { timeout: 180_000 }, async () => {
     const { tenantId, api } = await tenant();
     const base = (await api('POST', '/knowledge-bases', { name: 'Counts' })).json();
     const other = (await api('POST', '/knowledge-bases', { name: 'Other' })).json();

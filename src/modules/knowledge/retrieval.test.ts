@@ -3,11 +3,14 @@ import { reciprocalRankFusion } from './service.ts';
 import { topIndices } from './vector-search.ts';
 
 describe('reciprocal rank fusion', () => {
-  it('adds 1 / (60 + rank) from every ranking an item is in', () => {
-    const fused = reciprocalRankFusion([
-      ['a', 'b', 'c'],
-      ['c', 'a'],
-    ]);
+  it('adds 1 / (k + rank) from every ranking an item is in', () => {
+    const fused = reciprocalRankFusion(
+      [
+        ['a', 'b', 'c'],
+        ['c', 'a'],
+      ],
+      { k: 60 },
+    );
     expect(fused.map((hit) => hit.id)).toEqual(['a', 'c', 'b']);
     expect(fused[0]!.score).toBeCloseTo(1 / 61 + 1 / 62, 12);
     expect(fused[1]!.score).toBeCloseTo(1 / 63 + 1 / 61, 12);
@@ -20,6 +23,14 @@ describe('reciprocal rank fusion', () => {
       ['other', 'shared'],
     ]);
     expect(fused[0]!.id).toBe('shared');
+  });
+
+  it('counts each ranking with its weight', () => {
+    const rankings = [['text'], ['vector']];
+    expect(reciprocalRankFusion(rankings, { k: 5, weights: [2, 1] }).map((hit) => hit.id)).toEqual(['text', 'vector']);
+    const weighted = reciprocalRankFusion(rankings, { k: 5, weights: [1, 2] });
+    expect(weighted.map((hit) => hit.id)).toEqual(['vector', 'text']);
+    expect(weighted[0]!.score).toBeCloseTo(2 / 6, 12);
   });
 
   it('works with one empty ranking (a query no word of which is indexed)', () => {

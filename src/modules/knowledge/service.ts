@@ -358,10 +358,10 @@ export function processSourceJobDefinition(deps: Deps): JobDefinition<ProcessSou
 
 /**
  * How the full-text and the vector rankings of a base are fused: `k` damps the weight of the very
- * first ranks (60 is the usual constant), and each ranking counts with its weight. Chosen by
+ * first ranks (60 is the usual constant; a small k trusts each ranking's top more), and each ranking counts with its weight. Chosen by
  * recall@5 on the realistic corpus of bench/knowledge.ts (docs/knowledge-performance.md).
  */
-export const FUSION = { k: 60, textWeight: 1, vectorWeight: 1 };
+export const FUSION = { k: 5, textWeight: 1, vectorWeight: 1 };
 
 /** Reciprocal rank fusion: each ranking adds weight / (k + rank) to the items it ranks. */
 export function reciprocalRankFusion(
