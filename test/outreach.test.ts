@@ -258,11 +258,11 @@ describe('the pre-dial webhook', () => {
       const campaign = await createCampaign(t.app, key, {
         ...setup,
         timezone: 'UTC',
-        preDialWebhook: { url: `${receiver.url}/pre-dial`, timeoutMs: 300, onError: 'SKIP' },
+        preDialWebhook: { url: `${receiver.url}/pre-dial`, timeoutMs: 3000, onError: 'SKIP' },
       });
       expect((await api('GET', `/campaigns/${campaign.id}`)).json().preDialWebhook).toEqual({
         url: `${receiver.url}/pre-dial`,
-        timeoutMs: 300,
+        timeoutMs: 3000,
         onError: 'SKIP',
       });
       expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);

@@ -9,7 +9,6 @@ import { ProviderError } from '../../providers/errors.ts';
 import { smsProvider, whatsappProvider } from '../../providers/registry.ts';
 import type { ProviderWebhook, WhatsAppIncomingMessage } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
-import * as compliance from '../compliance/service.ts';
 import * as integrations from '../integrations/service.ts';
 import { whatsappOf } from './channels.ts';
 import { optOutByReply } from './opt-out-confirmations.ts';
