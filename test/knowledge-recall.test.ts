@@ -30,52 +30,56 @@ describe('retrieval quality', () => {
   });
 
   for (const mode of ['auto', 'exact'] as const) {
-    it(`finds the answer in the top 5 for at least ${REQUIRED_RECALL * 100}% of the questions (VECTOR_SEARCH=${mode})`, async () => {
-      const t = await startTestApp({ env: { VECTOR_SEARCH: mode } });
-      try {
-        await t.runtime.jobs.work(jobDefinitions(t.runtime));
-        const api = apiAs(t.app, (await createKey(t.app, (await signUp(t.app)).token)).key);
-        const base = (await api('POST', '/knowledge-bases', { name: 'Corpus' })).json();
-        const ids: string[] = [];
-        for (const document of corpus.documents) {
-          ids.push(
-            (
-              await api('POST', `/knowledge-bases/${base.id}/sources`, {
-                sourceType: 'text',
-                sourceName: document.name,
-                rawText: asText(document),
-              })
-            ).json().id,
+    it(
+      `finds the answer in the top 5 for at least ${REQUIRED_RECALL * 100}% of the questions (VECTOR_SEARCH=${mode})`,
+      { timeout: 180_000 },
+      async () => {
+        const t = await startTestApp({ env: { VECTOR_SEARCH: mode } });
+        try {
+          await t.runtime.jobs.work(jobDefinitions(t.runtime));
+          const api = apiAs(t.app, (await createKey(t.app, (await signUp(t.app)).token)).key);
+          const base = (await api('POST', '/knowledge-bases', { name: 'Corpus' })).json();
+          const ids: string[] = [];
+          for (const document of corpus.documents) {
+            ids.push(
+              (
+                await api('POST', `/knowledge-bases/${base.id}/sources`, {
+                  sourceType: 'text',
+                  sourceName: document.name,
+                  rawText: asText(document),
+                })
+              ).json().id,
+            );
+          }
+          for (const id of ids) {
+            const source = await until(
+              'the corpus sources to be processed',
+              async () => {
+                const current = (await api('GET', `/knowledge-bases/${base.id}/sources/${id}`)).json();
+                return current.status !== 'PROCESSING' && current;
+              },
+              120_000,
+            );
+            expect(source.status, source.error).toBe('READY');
+          }
+          const misses: string[] = [];
+          for (const q of corpus.questions) {
+            const results = (await api('POST', `/knowledge-bases/${base.id}/query`, { query: q.question, topK: 5 })).json().results as {
+              text: string;
+            }[];
+            if (!results.some((r) => r.text.includes(q.answer))) misses.push(q.question);
+          }
+          const recall = 1 - misses.length / corpus.questions.length;
+          console.log(
+            `recall@5 ${recall.toFixed(3)} (${corpus.questions.length - misses.length}/${corpus.questions.length}) on ${t.runtime.db.engine}, vector search ${t.runtime.knowledge.vectors.kind}${misses.length ? `; missed: ${misses.join(' | ')}` : ''}`,
           );
+          if (mode === 'exact') expect(t.runtime.knowledge.vectors.kind).toBe('exact');
+          if (mode === 'auto' && t.runtime.db.engine === 'pglite') expect(t.runtime.knowledge.vectors.kind).toBe('hnsw');
+          expect(recall).toBeGreaterThanOrEqual(REQUIRED_RECALL);
+        } finally {
+          await t.close();
         }
-        for (const id of ids) {
-          const source = await until(
-            'the corpus sources to be processed',
-            async () => {
-              const current = (await api('GET', `/knowledge-bases/${base.id}/sources/${id}`)).json();
-              return current.status !== 'PROCESSING' && current;
-            },
-            120_000,
-          );
-          expect(source.status, source.error).toBe('READY');
-        }
-        const misses: string[] = [];
-        for (const q of corpus.questions) {
-          const results = (await api('POST', `/knowledge-bases/${base.id}/query`, { query: q.question, topK: 5 })).json().results as {
-            text: string;
-          }[];
-          if (!results.some((r) => r.text.includes(q.answer))) misses.push(q.question);
-        }
-        const recall = 1 - misses.length / corpus.questions.length;
-        console.log(
-          `recall@5 ${recall.toFixed(3)} (${corpus.questions.length - misses.length}/${corpus.questions.length}) on ${t.runtime.db.engine}, vector search ${t.runtime.knowledge.vectors.kind}${misses.length ? `; missed: ${misses.join(' | ')}` : ''}`,
-        );
-        if (mode === 'exact') expect(t.runtime.knowledge.vectors.kind).toBe('exact');
-        if (mode === 'auto' && t.runtime.db.engine === 'pglite') expect(t.runtime.knowledge.vectors.kind).toBe('hnsw');
-        expect(recall).toBeGreaterThanOrEqual(REQUIRED_RECALL);
-      } finally {
-        await t.close();
-      }
-    });
+      },
+    );
   }
 });

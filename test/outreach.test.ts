@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
+import { createServer } from 'node:http';
+import { Webhook } from 'standardwebhooks';
+import { toolSigningSecret } from '../src/modules/agents/service.ts';
+import { converseOnSimulatedCall } from '../src/modules/conversation/service.ts';
 import { afterCallEnded } from '../src/modules/messaging/dispatch.ts';
+import { tenantCtx } from '../src/platform/context.ts';
+import { listenOnLoopback, readBody } from '../src/providers/fake-server.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
 import { apiAs, createCampaign, voiceSetup } from './voice-fixtures.ts';
@@ -209,5 +215,77 @@ describe('post-call messages per campaign', () => {
       ['BUSY', 0],
       ['BUSY', 1],
     ]);
+  });
+});
+
+describe('the pre-dial webhook', () => {
+  it('asks once per attempt, signed; skip ends SKIPPED pre_dial_skip, a timeout takes onError, and call variables reach the agent', async () => {
+    clock.set('2026-11-23T10:00:00.000Z');
+    const { key, api } = await tenant();
+    const setup = await voiceSetup(t.app, key, [{}, {}, {}]);
+    expect(
+      (await api('PATCH', `/agents/${setup.agentId}`, { firstMessage: 'Hello {{name}}, {{variables.offer}} today.' })).statusCode,
+    ).toBe(200);
+    const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
+    const secret = (await toolSigningSecret(tenantCtx(t.runtime, tenantId), setup.agentId))!;
+    const asked: { contact: string; attempt: number; verified: boolean }[] = [];
+    const server = createServer(async (req, res) => {
+      const body = await readBody(req);
+      // Signed at the service's (injected) clock: the signature is recomputed here, since the library's
+      // verify also checks the timestamp against the real clock.
+      const id = String(req.headers['webhook-id']);
+      const signedAt = new Date(Number(req.headers['webhook-timestamp']) * 1000);
+      const verified =
+        signedAt.getTime() === clock.now().getTime() && new Webhook(secret).sign(id, signedAt, body) === req.headers['webhook-signature'];
+      const { contact, attempt } = JSON.parse(body) as { contact: { name: string }; attempt: number };
+      asked.push({ contact: contact.name, attempt, verified });
+      const answer =
+        contact.name === 'Contact 1'
+          ? { action: 'call', variables: { offer: '20% off' } }
+          : contact.name === 'Contact 2'
+            ? { action: 'skip' }
+            : null;
+      if (answer === null) return; // Contact 3: no answer before the deadline
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer));
+    });
+    const receiver = await listenOnLoopback(server);
+    try {
+      const refused = await api('POST', '/campaigns', { name: 'Private pre-dial', ...setup, preDialWebhook: { url: 'ftp://127.0.0.1/x' } });
+      expect(refused.statusCode).toBe(400);
+      const campaign = await createCampaign(t.app, key, {
+        ...setup,
+        timezone: 'UTC',
+        preDialWebhook: { url: `${receiver.url}/pre-dial`, timeoutMs: 3000, onError: 'SKIP' },
+      });
+      expect((await api('GET', `/campaigns/${campaign.id}`)).json().preDialWebhook).toEqual({
+        url: `${receiver.url}/pre-dial`,
+        timeoutMs: 3000,
+        onError: 'SKIP',
+      });
+      expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);
+      await dialerTick(t.runtime);
+      const contacts = await contactsOf(api, campaign.id);
+      expect(contacts.map((c) => [c.status, c.skipReason, c.attempts])).toEqual([
+        ['IN_PROGRESS', null, 1],
+        ['SKIPPED', 'pre_dial_skip', 0],
+        ['SKIPPED', 'pre_dial_skip', 0],
+      ]);
+      expect(asked.sort((a, b) => a.contact.localeCompare(b.contact))).toEqual([
+        { contact: 'Contact 1', attempt: 1, verified: true },
+        { contact: 'Contact 2', attempt: 1, verified: true },
+        { contact: 'Contact 3', attempt: 1, verified: true },
+      ]);
+      // Answered: the agent's first message carries the webhook's variable.
+      clock.advance(2_000);
+      await dialerTick(t.runtime);
+      await converseOnSimulatedCall(t.runtime, { tenantId, callId: contacts[0]!.lastCallId! });
+      const call = (await api('GET', `/call-logs/${contacts[0]!.lastCallId}`)).json();
+      expect(call.transcript[0]).toMatchObject({ role: 'agent', text: 'Hello Contact 1, 20% off today.' });
+      expect(asked).toHaveLength(3); // asked once per contact and attempt, not on every tick
+    } finally {
+      server.closeAllConnections();
+      await receiver.close();
+    }
   });
 });

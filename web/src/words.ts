@@ -69,6 +69,9 @@ export interface Waiting {
   contacts?: unknown;
 }
 
+/** The service's message as a sentence on the page: capitalised, ending with a full stop. */
+const sentence = (message: string) => `${message.charAt(0).toUpperCase()}${message.slice(1).replace(/\.?$/, '.')}`;
+
 /** "Mon 09:00" in the zone; with the date when it is more than six days away. */
 export function formatInZone(at: Date, timeZone: string, now: Date): string {
   const far = at.getTime() - now.getTime() > 6 * 24 * 3600_000;
@@ -151,7 +154,10 @@ export function waitingOf(
   if (campaign.status !== 'RUNNING') return null;
   if (campaign.waiting !== undefined) {
     if (campaign.waiting === null) return null;
-    return { message: campaign.waiting.message, resumesAt: campaign.waiting.resumesAt ? new Date(campaign.waiting.resumesAt) : null };
+    return {
+      message: sentence(campaign.waiting.message),
+      resumesAt: campaign.waiting.resumesAt ? new Date(campaign.waiting.resumesAt) : null,
+    };
   }
   let opening: Date | null;
   try {

@@ -263,6 +263,8 @@ const hhmmIn = (at: Date, zone: string) => DateTime.fromJSDate(at, { zone }).toF
  * Why a RUNNING campaign cannot dial anyone right now, or null: its window is closed, or every
  * contact left waits (for its own window, a frequency cap, or its redial delay), none live.
  */
+const contactCount = (n: number) => (n === 1 ? '1 contact' : `${n} contacts`);
+
 async function waitingOf(ctx: TenantCtx, row: repo.CampaignRow, stats: CampaignStats): Promise<CampaignWaiting | null> {
   if (row.status !== 'RUNNING' || stats.inProgress > 0 || stats.pending === 0) return null;
   const now = ctx.clock.now();
@@ -271,7 +273,7 @@ async function waitingOf(ctx: TenantCtx, row: repo.CampaignRow, stats: CampaignS
     const opens = nextWindowOpening(now, windowOf(row));
     return {
       reason: 'outside_window',
-      message: `waiting for the call window: opens ${opens ? `${hhmmIn(opens, zone)} ${zone}` : 'never'} for ${stats.pending} contacts`,
+      message: `waiting for the call window: opens ${opens ? `${hhmmIn(opens, zone)} ${zone}` : 'never'} for ${contactCount(stats.pending)}`,
       resumesAt: isoOrNull(opens),
       contacts: stats.pending,
     };
@@ -286,7 +288,7 @@ async function waitingOf(ctx: TenantCtx, row: repo.CampaignRow, stats: CampaignS
     frequency_cap: `waiting for the frequency cap: the next call is allowed at ${at}`,
     redial_delay: `waiting for the redial delay: the next attempt is at ${at}`,
   }[reason];
-  return { reason, message: `${what} for ${next.n} contacts`, resumesAt: next.first!.toISOString(), contacts: next.n };
+  return { reason, message: `${what} for ${contactCount(next.n)}`, resumesAt: next.first!.toISOString(), contacts: next.n };
 }
 
 export async function campaignStats(ctx: TenantCtx, id: string): Promise<CampaignStats> {

@@ -32,7 +32,12 @@ describe('checkContactRow', () => {
       checkContactRow({ phoneNumber: ' +1 415-555-2671 ', name: ' Ada ', email: 'ada@example.com', metadata: { tier: 'gold' } }),
     ).toEqual({
       ok: true,
-      contact: { phoneNumber: '+14155552671', name: 'Ada', email: 'ada@example.com', metadata: { tier: 'gold' } },
+      contact: { phoneNumber: '+14155552671', name: 'Ada', email: 'ada@example.com', metadata: { tier: 'gold' }, timezone: null },
     });
+    expect(checkContactRow({ phoneNumber: '+14155552671', timezone: ' America/Chicago ' })).toMatchObject({
+      ok: true,
+      contact: { timezone: 'America/Chicago' },
+    });
+    expect(checkContactRow({ phoneNumber: '+14155552671', timezone: 'Mars/Olympus' })).toMatchObject({ ok: false });
   });
 });
