@@ -246,7 +246,8 @@ export const CampaignContact = Type.Object({
     description: 'PENDING (waiting for its next attempt), IN_PROGRESS, the final outcome, or SKIPPED (not dialled; skipReason says why).',
   }),
   skipReason: Type.Union([StringEnum(SKIP_REASONS), Type.Null()], {
-    description: "dnc, no_consent, unknown_timezone, outside_window (the windows that hold for the contact never overlap), or pre_dial_skip (the campaign's pre-dial webhook said skip).",
+    description:
+      "dnc, no_consent, unknown_timezone, outside_window (the windows that hold for the contact never overlap), or pre_dial_skip (the campaign's pre-dial webhook said skip).",
   }),
   waitReason: Type.Optional(
     Type.Union([StringEnum(['outside_window', 'frequency_cap'] as const), Type.Null()], {
