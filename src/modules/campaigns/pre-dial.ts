@@ -1,4 +1,4 @@
-import { Webhook } from 'standardwebhooks';
+import { signedWebhookHeaders } from '../../platform/webhook-signature.ts';
 import { tenantCtx, type Deps } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { safeFetch } from '../../platform/safe-fetch.ts';
@@ -76,13 +76,7 @@ export async function askPreDial(deps: Deps, tenantId: string, campaignId: strin
       const response = await safeFetch(hook.url, {
         allowPrivate: deps.config.allowPrivateUrls,
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'callforge-pre-dial/1',
-          'webhook-id': id,
-          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-          'webhook-signature': new Webhook(secret).sign(id, at, body),
-        },
+        headers: signedWebhookHeaders(secret, id, at, body, 'callforge-pre-dial/1'),
         body,
         timeoutMs: hook.timeoutMs,
         maxBytes: MAX_ANSWER_BYTES,

@@ -4,7 +4,7 @@
  * anything runs; a refusal or a failure goes back to the model as the tool's answer (ok: false),
  * so it can say something sensible, and never ends the process or the call silently.
  */
-import { Webhook } from 'standardwebhooks';
+import { signedWebhookHeaders } from '../../platform/webhook-signature.ts';
 import { tenantCtx, type Deps } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { safeFetch } from '../../platform/safe-fetch.ts';
@@ -163,13 +163,7 @@ async function callCustomTool(
   const response = await safeFetch(tool.url, {
     allowPrivate: deps.config.allowPrivateUrls,
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'user-agent': 'callforge-tools/1',
-      'webhook-id': id,
-      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-      'webhook-signature': new Webhook(secret).sign(id, at, body),
-    },
+    headers: signedWebhookHeaders(secret, id, at, body, 'callforge-tools/1'),
     body,
     timeoutMs: CUSTOM_TOOL_TIMEOUT_MS,
     maxBytes: CUSTOM_TOOL_MAX_BYTES,

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { Webhook } from 'standardwebhooks';
+import { signedWebhookHeaders } from '../../platform/webhook-signature.ts';
 import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -67,13 +67,7 @@ export async function deliverWebhook(deps: Deps, job: DeliverWebhookJob, meta: {
   if (!secret) return record(null, 'The API key has no webhook signing secret.', 'FAILED', 0);
 
   const body = JSON.stringify(payloadOf(delivery));
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': 'callforge-webhooks/1',
-    'webhook-id': delivery.event_id,
-    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': new Webhook(secret).sign(delivery.event_id, at, body),
-  };
+  const headers = signedWebhookHeaders(secret, delivery.event_id, at, body, 'callforge-webhooks/1');
   const started = performance.now();
   let statusCode: number | null = null;
   let error: string | null = null;
