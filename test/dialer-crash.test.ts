@@ -266,12 +266,13 @@ describe.skipIf(!process.env.DATABASE_URL)('dialer worker processes: killed at r
     const plans = Array.from({ length: 150 }, (_, i) => PLANS[i % PLANS.length]!);
     const { key, id } = await runningCampaign(plans, 20);
 
-    // At least 20 kills; up to 25 while the machine is quick enough (a worker takes ~3 s to start).
+    // At least 12 kills; up to 25 while the first minute lasts (a worker takes 1.5–3 s to start, more on
+    // a busy machine), so the kills stay within the test's time whatever the machine's load.
     let kills = 0;
     let killsWhileUnfinished = 0;
     let orphanedLive = 0;
     let startupMs = 0;
-    while (kills < 20 || (kills < 25 && Date.now() - began < 90_000)) {
+    while (kills < 12 || (kills < 25 && Date.now() - began < 60_000)) {
       const spawnedAt = Date.now();
       const worker = await startWorker(1);
       startupMs += Date.now() - spawnedAt;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ExtractionError, extractText, FETCHABLE_MEDIA_TYPES, formatOfFile, formatOfMediaType, type DocumentFormat } from './extract.ts';
+import { ExtractionError, FETCHABLE_MEDIA_TYPES, formatOfFile, formatOfMediaType, type DocumentFormat } from './document-formats.ts';
+import { extractText } from './extract.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/knowledge/${name}`, import.meta.url));
 // The service's default limits (config.ts).

@@ -2,7 +2,8 @@
 // Markdown parsers compute synchronously for seconds on a big file, and a hostile one can take
 // hundreds of megabytes, so they run here, with a heap limit of their own, never in the service.
 import { chunkText } from './chunking.ts';
-import { ExtractionError, extractText } from './extract.ts';
+import { ExtractionError } from './document-formats.ts';
+import { extractText } from './extract.ts';
 import type { ParseReply, ParseRequest } from './parsing.ts';
 
 process.on('message', (request: ParseRequest) => {

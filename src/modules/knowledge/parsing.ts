@@ -8,7 +8,7 @@
  */
 import { setPriority } from 'node:os';
 import { forkTypeScript } from '../../platform/worker.ts';
-import { counted, ExtractionError, type DocumentFormat, type DocumentLimits } from './extract.ts';
+import { counted, ExtractionError, type DocumentFormat, type DocumentLimits } from './document-formats.ts';
 
 export interface ParseLimits extends DocumentLimits {
   /** Old-generation heap of the parsing process, in MB. */

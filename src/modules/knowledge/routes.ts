@@ -9,7 +9,7 @@ import { tenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
 import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
-import { formatOfFile, type DocumentFormat } from './extract.ts';
+import { formatOfFile, type DocumentFormat } from './document-formats.ts';
 import * as knowledge from './service.ts';
 import {
   CreateBaseBody,

@@ -12,7 +12,7 @@ import { localSentenceEncoder } from '../../providers/local-embeddings/sentence-
 import { openAiEmbeddings } from '../../providers/openai-compatible/embeddings.ts';
 import type { Embedder } from '../../providers/types.ts';
 import * as events from '../events/service.ts';
-import { ExtractionError, FETCHABLE_MEDIA_TYPES, formatOfMediaType, type DocumentFormat } from './extract.ts';
+import { ExtractionError, FETCHABLE_MEDIA_TYPES, formatOfMediaType, type DocumentFormat } from './document-formats.ts';
 import { parseDocument } from './parsing.ts';
 import * as repo from './repo.ts';
 import {

@@ -1,4 +1,4 @@
-import { ElevenLabsClient, ElevenLabsError, ElevenLabsTimeoutError, type ElevenLabs } from '@elevenlabs/elevenlabs-js';
+import type { ElevenLabs, ElevenLabsClient } from '@elevenlabs/elevenlabs-js';
 import { asRecord, bodyExcerpt, isRetryableStatus, ProviderError } from '../errors.ts';
 import type { AudioFormat, SpeechEndpoint, SynthesisRequest, TextToSpeech, Voice } from '../types.ts';
 
@@ -10,28 +10,45 @@ const PCM_RATES = [8000, 16000, 22050, 24000, 32000, 44100, 48000];
 /** A bound on the voice list's pages (100 voices each), so a server that always says "more" cannot loop us. */
 const MAX_VOICE_PAGES = 20;
 
+type Sdk = typeof import('@elevenlabs/elevenlabs-js');
+/** The SDK takes about a second to import: loaded by the first request to ElevenLabs, not by every process that starts. */
+let sdk: Promise<Sdk> | undefined;
+const loadSdk = () => (sdk ??= import('@elevenlabs/elevenlabs-js'));
+/** A client with the SDK it came from, whose error classes tell its failures apart. */
+interface Connection {
+  sdk: Sdk;
+  client: ElevenLabsClient;
+}
+
 /**
  * ElevenLabs' streaming text-to-speech (`POST /v1/text-to-speech/{voice_id}/stream`) and voice
  * list (`GET /v2/voices`) through its SDK.
  */
 export function createElevenLabsTts(endpoint: SpeechEndpoint): TextToSpeech {
   // The SDK falls back to ELEVENLABS_API_KEY from the environment: without a key of our own, no client at all.
-  const client = endpoint.apiKey
-    ? new ElevenLabsClient({
-        apiKey: endpoint.apiKey,
+  let connection: Promise<Connection> | undefined;
+  const connect = async (): Promise<Connection> => {
+    const { apiKey } = endpoint;
+    if (!apiKey) throw noKey();
+    connection ??= loadSdk().then((loaded) => ({
+      sdk: loaded,
+      client: new loaded.ElevenLabsClient({
+        apiKey,
         baseUrl: endpoint.baseUrl ?? ELEVENLABS_DEFAULT_URL,
         timeoutInSeconds: endpoint.timeoutMs / 1000,
         // The caller decides about retries (ProviderError.retryable): a retry inside a live call costs time it may not have.
         maxRetries: 0,
         ...(endpoint.fetch ? { fetch: endpoint.fetch } : {}),
-      })
-    : undefined;
+      }),
+    }));
+    return connection;
+  };
   return {
     synthesize(request) {
       const { outputFormat, format } = outputFormatFor(request.format);
-      return { format, audio: streamSpeech(client, request, outputFormat, endpoint.timeoutMs) };
+      return { format, audio: streamSpeech(connect, request, outputFormat, endpoint.timeoutMs) };
     },
-    voices: () => listVoices(client),
+    voices: () => listVoices(connect),
   };
 }
 
@@ -54,12 +71,12 @@ export function outputFormatFor(asked: AudioFormat): {
 }
 
 async function* streamSpeech(
-  client: ElevenLabsClient | undefined,
+  connect: () => Promise<Connection>,
   request: SynthesisRequest,
   outputFormat: ElevenLabs.TextToSpeechStreamRequestOutputFormat,
   timeoutMs: number,
 ): AsyncGenerator<Buffer> {
-  if (!client) throw noKey();
+  const { sdk, client } = await connect();
   if (request.signal?.aborted) throw cancelled();
   // One controller for the caller's abort (barge-in) and our silence deadline, so either stops the request.
   const controller = new AbortController();
@@ -79,7 +96,7 @@ async function* streamSpeech(
     try {
       return await next();
     } catch (error) {
-      throw providerError(error, state);
+      throw providerError(sdk, error, state);
     } finally {
       waiting = false;
     }
@@ -130,8 +147,8 @@ function languageOf(request: SynthesisRequest): { languageCode?: string } {
   return primary && /^[a-z]{2}$/.test(primary) ? { languageCode: primary } : {};
 }
 
-async function listVoices(client: ElevenLabsClient | undefined): Promise<Voice[]> {
-  if (!client) throw noKey();
+async function listVoices(connect: () => Promise<Connection>): Promise<Voice[]> {
+  const { sdk, client } = await connect();
   const voices: Voice[] = [];
   let nextPageToken: string | undefined;
   for (let page = 0; page < MAX_VOICE_PAGES; page++) {
@@ -139,7 +156,7 @@ async function listVoices(client: ElevenLabsClient | undefined): Promise<Voice[]
     try {
       response = await client.voices.search({ pageSize: 100, ...(nextPageToken ? { nextPageToken } : {}) });
     } catch (error) {
-      throw providerError(error, { stalled: false, cancelled: () => false, timeoutMs: 0 });
+      throw providerError(sdk, error, { stalled: false, cancelled: () => false, timeoutMs: 0 });
     }
     voices.push(...response.voices.map(voiceOf));
     if (!response.hasMore || !response.nextPageToken) break;
@@ -174,12 +191,12 @@ function cancelled(): ProviderError {
 }
 
 /** The SDK's errors in our terms: the server's own words and status, never the URL or the key. */
-function providerError(error: unknown, state: { stalled: boolean; cancelled: () => boolean; timeoutMs: number }): ProviderError {
+function providerError(sdk: Sdk, error: unknown, state: { stalled: boolean; cancelled: () => boolean; timeoutMs: number }): ProviderError {
   if (error instanceof ProviderError) return error;
-  if (state.stalled || error instanceof ElevenLabsTimeoutError)
+  if (state.stalled || error instanceof sdk.ElevenLabsTimeoutError)
     return new ProviderError(`ElevenLabs: no audio within ${state.timeoutMs} ms.`, { retryable: true, cause: error });
   if (state.cancelled()) return cancelled();
-  if (error instanceof ElevenLabsError && error.statusCode !== undefined) {
+  if (error instanceof sdk.ElevenLabsError && error.statusCode !== undefined) {
     const detail = serverDetail(error.body);
     const said = detail.message?.replace(/\.$/, '') ?? 'the request was refused';
     return new ProviderError(`ElevenLabs: ${said} (HTTP ${error.statusCode}).`, {
