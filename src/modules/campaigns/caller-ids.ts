@@ -51,13 +51,17 @@ export async function assignCallerIds<C extends { phone_number: string }>(
   const others = callerIdPool(campaign).filter((id) => id !== primary.id);
   const pool = [primary, ...(await Promise.all(others.map((id) => agents.findVoiceNumber(ctx, id)))).filter((n) => n !== undefined)];
   const day = localDay(now, campaign.timezone);
-  const dialledToday = await repo.dialsOnDay(
-    ctx.db,
-    ctx.tenantId,
-    pool.map((number) => number.id),
-    day,
-  );
   const cap = campaign.caller_id_daily_cap ?? Number.POSITIVE_INFINITY;
+  // One number without a cap has nothing to choose or refuse: its dials are counted, not read.
+  const dialledToday =
+    pool.length === 1 && cap === Number.POSITIVE_INFINITY
+      ? new Map<string, number>()
+      : await repo.dialsOnDay(
+          ctx.db,
+          ctx.tenantId,
+          pool.map((number) => number.id),
+          day,
+        );
   const used = new Map(pool.map((number) => [number.id, dialledToday.get(number.id) ?? 0]));
   const localities = new Map(pool.map((number) => [number.id, localityOf(number.phoneNumber)]));
   const planned = new Map<string, C[]>();
@@ -78,7 +82,8 @@ export async function assignCallerIds<C extends { phone_number: string }>(
     if (wanted.length === 0) continue;
     const granted = await repo.takeDialSlots(ctx.db, ctx.tenantId, number.id, wanted.length, now, callsPerSecond);
     if (granted === 0) continue;
-    if (campaign.caller_id_daily_cap !== null) await repo.countDials(ctx.db, ctx.tenantId, number.id, day, granted);
+    // Counted with or without a cap, so a cap set during the day starts from that day's dials.
+    await repo.countDials(ctx.db, ctx.tenantId, number.id, day, granted);
     for (const contact of wanted.slice(0, granted)) assigned.push({ contact, voiceNumber: number });
   }
   // In claim order, as the dialer marks them.

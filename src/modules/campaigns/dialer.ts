@@ -27,7 +27,7 @@ export async function dialerTick(deps: Deps): Promise<number> {
     if (moved < CALL_BATCH) break;
   }
   for (const campaign of await repo.runningCampaigns(deps.db)) {
-    work += await askPreDial(deps, campaign.tenant_id, campaign.id, now);
+    if (campaign.asks_pre_dial) work += await askPreDial(deps, campaign.tenant_id, campaign.id, now);
     work += await dialCampaign(deps, campaign.tenant_id, campaign.id, now);
   }
   work += await completeFinished(deps, now);

@@ -278,8 +278,11 @@ export async function setStatusReason(db: Queryable, tenantId: string, id: strin
   );
 }
 
-export async function runningCampaigns(db: Queryable): Promise<{ tenant_id: string; id: string }[]> {
-  const { rows } = await db.query<{ tenant_id: string; id: string }>("SELECT tenant_id, id FROM campaigns WHERE status = 'RUNNING'");
+/** The RUNNING campaigns, each saying whether it has a pre-dial webhook to ask before dialling. */
+export async function runningCampaigns(db: Queryable): Promise<{ tenant_id: string; id: string; asks_pre_dial: boolean }[]> {
+  const { rows } = await db.query<{ tenant_id: string; id: string; asks_pre_dial: boolean }>(
+    "SELECT tenant_id, id, pre_dial_webhook IS NOT NULL AS asks_pre_dial FROM campaigns WHERE status = 'RUNNING'",
+  );
   return rows;
 }
 

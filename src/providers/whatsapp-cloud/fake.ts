@@ -58,8 +58,11 @@ export interface FakeWhatsApp {
   requests: FakeWhatsAppRequest[];
   /** Template and text messages accepted, in order. */
   messages: FakeWhatsAppMessage[];
-  /** The next request (whatever it is) is answered with this status and JSON body. */
-  failNext(status: number, body: object): void;
+  /**
+   * The next request (whatever it is) is answered with this status and JSON body; with
+   * `forMessage`, the next send whose `biz_opaque_callback_data` (callforge's message id) is that one.
+   */
+  failNext(status: number, body: object, forMessage?: string): void;
   close(): Promise<void>;
 }
 
@@ -121,7 +124,7 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
   const disallowed = new Set(options.disallowedRecipients ?? []);
   const requests: FakeWhatsAppRequest[] = [];
   const messages: FakeWhatsAppMessage[] = [];
-  const failures: Array<{ status: number; body: object }> = [];
+  const failures: Array<{ status: number; body: object; forMessage?: string }> = [];
   let origin = '';
 
   function phoneNumberJson(number: FakeWhatsAppNumber, fields: string[]): Record<string, unknown> {
@@ -296,8 +299,12 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
       rawBody,
     });
 
-    const failure = failures.shift();
-    if (failure) return sendJson(res, failure.status, failure.body);
+    const about = (body as { biz_opaque_callback_data?: unknown } | undefined)?.biz_opaque_callback_data;
+    const failing = failures.findIndex((failure) => failure.forMessage === undefined || failure.forMessage === about);
+    if (failing >= 0) {
+      const [failure] = failures.splice(failing, 1);
+      return sendJson(res, failure!.status, failure!.body);
+    }
 
     const authorization = req.headers.authorization;
     if (authorization !== `Bearer ${accessToken}`) {
@@ -344,8 +351,8 @@ export async function startFakeWhatsApp(options: FakeWhatsAppOptions): Promise<F
     url: origin,
     requests,
     messages,
-    failNext(status, body) {
-      failures.push({ status, body });
+    failNext(status, body, forMessage) {
+      failures.push({ status, body, ...(forMessage === undefined ? {} : { forMessage }) });
     },
     close: listening.close,
   };
