@@ -48,7 +48,10 @@ async function startedCampaign(key: string, api: Api, body: Record<string, unkno
 
 /** Each contact's number and the number that called it, in the list's order. */
 async function callersOf(api: Api, campaignId: string): Promise<[string, string][]> {
-  const calls = (await api('GET', `/call-logs?campaignId=${campaignId}&limit=100`)).json().data as { toNumber: string; fromNumber: string }[];
+  const calls = (await api('GET', `/call-logs?campaignId=${campaignId}&limit=100`)).json().data as {
+    toNumber: string;
+    fromNumber: string;
+  }[];
   return calls.map((call) => [call.toNumber, call.fromNumber] as [string, string]).sort(([a], [b]) => a.localeCompare(b));
 }
 
