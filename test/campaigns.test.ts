@@ -224,6 +224,11 @@ describe('lifecycle', () => {
     expect(response.body).toBe('');
     expect(await statusOf(id)).toBe('RUNNING');
     await api('POST', `/campaigns/${id}/pause`);
+    // Anything but an empty object is refused, and the campaign stays as it was.
+    const withField = await api('POST', `/campaigns/${id}/resume`, { force: true });
+    expect(withField.statusCode).toBe(400);
+    expect(withField.json().code).toBe('VALIDATION_FAILED');
+    expect(await statusOf(id)).toBe('PAUSED');
     expect((await api('POST', `/campaigns/${id}/resume`)).statusCode).toBe(202);
   });
 

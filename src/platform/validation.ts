@@ -21,16 +21,19 @@ const textAjv = makeAjv({ coerceTypes: 'array' });
 
 /**
  * A body schema marked `Type.Optional` also accepts no body at all (state actions such as
- * `POST /campaigns/{id}/resume` take an empty object or nothing).
+ * `POST /campaigns/{id}/resume` take an empty object or nothing). Fastify hands a missing body to
+ * the validator as null, and reads the errors from the function it was given after each call.
  */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
   if (httpPart !== 'body' || (schema as Record<symbol, unknown>)[OptionalKind] !== 'Optional') return validate;
-  return Object.assign((data: unknown) => data === undefined || validate(data), {
-    get errors() {
-      return validate.errors;
-    },
-  });
+  const optional = (data: unknown): boolean => {
+    const valid = data === undefined || data === null || validate(data);
+    optional.errors = valid ? null : validate.errors;
+    return valid;
+  };
+  optional.errors = null as typeof validate.errors;
+  return optional;
 };
 
 /** Tool arguments are data a model wrote: checked as they are, defaults and coercion left out. */
