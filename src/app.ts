@@ -69,6 +69,10 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
 };
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */
+/** A hop count believes that many proxies nearest the service, whatever their addresses. */
+const trustProxyOf = (trust: Deps['config']['trustProxy']) =>
+  typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust;
+
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
@@ -83,7 +87,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    trustProxy: false,
+    trustProxy: trustProxyOf(deps.config.trustProxy),
     logController: new OneLinePerRequest(),
   });
 
@@ -121,7 +125,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     }),
     session: (token) => identity.verifySession(deps, token),
   };
-  app.addHook('onRequest', authHook(authenticator, sessionCookies(deps)));
+  const cookies = sessionCookies(deps);
+  app.addHook('onRequest', authHook(authenticator, cookies));
 
   await app.register(rateLimit, {
     global: true,
@@ -156,9 +161,15 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
             scheme: 'bearer',
             description: 'Paste only the key (aok_…) or a dashboard session token; the word Bearer is added for you.',
           },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: cookies.sessionName,
+            description: `The dashboard's sign-in: POST /api/v1/auth/login sets this httpOnly cookie and the readable \`${cookies.csrfName}\` cookie. A request that changes something (POST, PUT, PATCH, DELETE) must echo the latter in the \`X-CSRF-Token\` header (403 CSRF_TOKEN_INVALID otherwise). API clients send a Bearer key instead.`,
+          },
         },
       },
-      security: [{ apiKey: [] }],
+      security: [{ apiKey: [] }, { sessionCookie: [] }],
     },
   });
   // The interactive docs are open to all; the key is typed inside them.

@@ -58,6 +58,16 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ LOG_FORMAT: 'xml' })).toThrow('LOG_FORMAT="xml" is invalid: expected auto, pretty or json.');
   });
 
+  it('reads the proxies to trust: none by default, a list of addresses and ranges, or a hop count', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback,2001:db8::1' }).trustProxy).toEqual(['10.0.0.0/8', 'loopback', '2001:db8::1']);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    for (const bad of ['true', '10.0.0.0/33', 'proxy.internal', '10.0.0.1,,10.0.0.2'])
+      expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow(
+        `TRUST_PROXY=${JSON.stringify(bad)} is invalid: expected addresses or CIDR ranges`,
+      );
+  });
+
   it('reads booleans and numbers', () => {
     const config = loadConfig({ SIGNUP_ENABLED: 'false', PORT: '0', ALLOW_PRIVATE_URLS: '1', STARTING_CREDIT: '12.5' });
     expect(config).toMatchObject({ signupEnabled: false, port: 0, allowPrivateUrls: true, startingCredit: '12.5' });

@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import ipaddr from 'ipaddr.js';
 import { Bool, Decimal, Int } from './platform/settings.ts';
 import { PROVIDER_SETTINGS, providerNamed } from './providers/registry.ts';
 
@@ -104,6 +105,13 @@ const ServiceEnvSchema = Type.Object({
   ),
   IDEMPOTENCY_TTL_HOURS: Int(24, 1, 720, 'How long an Idempotency-Key is remembered.'),
   DEMO_BOOTSTRAP: Bool(true, 'On first start of an empty embedded database, create a demo tenant and print its key.'),
+  TRUST_PROXY: Type.Optional(
+    Type.String({
+      description:
+        "The proxies in front of the API whose X-Forwarded-For names the client: a comma-separated list of addresses and CIDR ranges (loopback, linklocal and uniquelocal name those ranges), or a number of hops. Unset: none, the connection's own address is the client's. Sign-in throttling, rate limits and API-key use are counted per client address, so set it behind a load balancer, and only to the proxies' own addresses.",
+      expected: 'addresses or CIDR ranges separated by commas (10.0.0.0/8,loopback), or a number of hops',
+    }),
+  ),
   ALLOW_PRIVATE_URLS: Bool(false, 'Let knowledge URLs and webhooks reach private and loopback addresses (local testing only).'),
   PUBLIC_URL: Type.String({
     default: 'http://localhost:3000',
@@ -326,6 +334,8 @@ export interface Config {
   idempotencyTtlHours: number;
   demoBootstrap: boolean;
   allowPrivateUrls: boolean;
+  /** Fastify's trustProxy: whose X-Forwarded-For is believed; false (the default) believes none. */
+  trustProxy: false | number | string[];
   jobsPollSeconds: number;
   jobsMaintenanceSeconds: number;
   jobsRecoverySeconds: number;
@@ -430,6 +440,18 @@ function parseProviderRates(text: string): Record<string, ProviderRates> | undef
   return rates;
 }
 
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** TRUST_PROXY as fastify takes it (false: unset), or undefined when it is not a hop count or a list of addresses and ranges. */
+function parseTrustProxy(value: string | undefined): Config['trustProxy'] | undefined {
+  if (value === undefined) return false;
+  if (/^\d{1,2}$/.test(value.trim())) return Number(value.trim()) || false;
+  const entries = value.split(',').map((entry) => entry.trim());
+  const valid = (entry: string) =>
+    PROXY_RANGE_NAMES.has(entry) || ipaddr.isValid(entry) || (entry.includes('/') && ipaddr.isValidCIDR(entry));
+  return entries.length > 0 && entries.every(valid) ? entries : undefined;
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw: Record<string, string> = {};
   for (const name of Object.keys(EnvSchema.properties)) {
@@ -460,6 +482,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (providerRates === undefined)
     problems.push(
       `RATE_PROVIDERS=${JSON.stringify(withDefaults.RATE_PROVIDERS)} is invalid: expected ${describeExpected(EnvSchema.properties.RATE_PROVIDERS)}.`,
+    );
+  const trustProxy = parseTrustProxy(withDefaults.TRUST_PROXY);
+  if (trustProxy === undefined)
+    problems.push(
+      `TRUST_PROXY=${JSON.stringify(withDefaults.TRUST_PROXY)} is invalid: expected ${describeExpected(EnvSchema.properties.TRUST_PROXY)}.`,
     );
   if (problems.length > 0) throw new ConfigError(`Invalid configuration: ${problems.join(' ')}`);
 
@@ -493,6 +520,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idempotencyTtlHours: Number(env_.IDEMPOTENCY_TTL_HOURS),
     demoBootstrap: flag(env_.DEMO_BOOTSTRAP),
     allowPrivateUrls: flag(env_.ALLOW_PRIVATE_URLS),
+    trustProxy: trustProxy!,
     jobsPollSeconds: pollSeconds,
     jobsMaintenanceSeconds: Number(env_.JOBS_MAINTENANCE_SECONDS),
     jobsRecoverySeconds: Number(env_.JOBS_RECOVERY_SECONDS),

@@ -103,6 +103,40 @@ describe('invalid API keys', () => {
   });
 });
 
+describe('clients behind a proxy (TRUST_PROXY)', () => {
+  const guess = `aok_${'B'.repeat(43)}`;
+  const call = (app: FastifyInstance, remoteAddress: string, forwardedFor?: string) =>
+    app.inject({
+      method: 'GET',
+      url: '/api/v1/agents',
+      remoteAddress,
+      headers: { ...bearer(guess), ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) },
+    });
+
+  it('counts each client named by a trusted proxy on its own, and believes no one else', async () => {
+    const behindProxy = await buildApp({ ...t.runtime, config: { ...t.runtime.config, trustProxy: ['192.0.2.10'] } });
+    await behindProxy.ready();
+    try {
+      for (let attempt = 1; attempt <= 4; attempt++) expect((await call(behindProxy, '192.0.2.10', '198.51.100.1')).statusCode).toBe(401);
+      expect((await call(behindProxy, '192.0.2.10', '198.51.100.1')).statusCode).toBe(429);
+      // Another client through the same proxy, and the proxy's own address, are not refused.
+      expect((await call(behindProxy, '192.0.2.10', '198.51.100.2')).statusCode).toBe(401);
+      expect((await call(behindProxy, '192.0.2.10')).statusCode).toBe(401);
+      // An address that is not the proxy cannot name another client: its own address counts.
+      for (let attempt = 1; attempt <= 4; attempt++)
+        expect((await call(behindProxy, '192.0.2.11', `198.51.100.${10 + attempt}`)).statusCode).toBe(401);
+      expect((await call(behindProxy, '192.0.2.11', '198.51.100.99')).statusCode).toBe(429);
+    } finally {
+      await behindProxy.close();
+    }
+  });
+
+  it('ignores X-Forwarded-For when no proxy is trusted (the default), so a client cannot escape its count', async () => {
+    for (let attempt = 1; attempt <= 4; attempt++) expect((await call(t.app, '192.0.2.20', `203.0.113.${attempt}`)).statusCode).toBe(401);
+    expect((await call(t.app, '192.0.2.20', '203.0.113.99')).statusCode).toBe(429);
+  });
+});
+
 describe('provider webhooks', () => {
   it('limits a provider webhook per address (WEBHOOK_RATE_LIMIT_PER_SECOND), in the error shape with Retry-After', async () => {
     // Unsigned, so each one that passes the limit is refused by the signature check (403).

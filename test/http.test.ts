@@ -73,6 +73,10 @@ describe('gateway (contract §10)', () => {
     const spec = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     expect(spec.openapi).toBe('3.1.0');
     expect(spec.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+    // The dashboard's sign-in too: the session cookie (plain-named over http), with its CSRF header.
+    expect(spec.components.securitySchemes.sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'callforge_session' });
+    expect(spec.components.securitySchemes.sessionCookie.description).toContain('X-CSRF-Token');
+    expect(spec.security).toEqual([{ apiKey: [] }, { sessionCookie: [] }]);
     expect(spec.paths['/api/v1/profile'].get).toBeDefined();
     expect(spec.paths['/api/v1/api-keys'].post).toBeDefined();
     const docs = await t.app.inject({ method: 'GET', url: '/docs/' });
