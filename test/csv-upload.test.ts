@@ -120,6 +120,43 @@ describe('CSV upload', () => {
     expect(response.json().invalidRows).toEqual([{ row: 4, phone: 'bad', reason: 'Invalid phone number' }]);
   });
 
+  it('counts rows after several blank lines and a multi-line field as the spreadsheet does', async () => {
+    const response = await upload(await newList(), 'phone,notes\n\n\n+14155550201,"two\nlines"\n\nbad,x\n');
+    expect(response.json().invalidRows).toEqual([{ row: 6, phone: 'bad', reason: 'Invalid phone number' }]);
+  });
+
+  it('refuses cheaply, naming the row, a row too long, a row of too many columns and a file of too many rows', async () => {
+    const refusal = async (csv: string) => {
+      const listId = await newList();
+      const response = await upload(listId, csv);
+      expect(response.statusCode, response.body).toBe(400);
+      expect(await contactsOf(listId)).toHaveLength(0);
+      return response.json() as { code: string; message: string };
+    };
+    // A quote never closed swallows the rest of the file into one field.
+    expect(await refusal(`phone,notes\n+14155550301,ok\n+14155550302,"${'x'.repeat(70_000)}\n+14155550303,ok\n`)).toEqual(
+      expect.objectContaining({
+        code: 'INVALID_CSV',
+        message:
+          'Row 3 of the CSV is longer than 65,536 characters, so nothing was imported; check that the file is CSV, with commas between fields and its quotes closed.',
+      }),
+    );
+    // 1,000 columns are read; 1,001 are not.
+    const columns = (n: number) => ['phone', ...Array.from({ length: n - 1 }, (_, i) => `c${i}`)].join(',');
+    expect((await upload(await newList(), `${columns(1000)}\n+14155550304\n`)).json()).toMatchObject({ imported: 1 });
+    expect((await refusal(`phone\n+14155550305\n${columns(1001)}\n`)).message).toBe(
+      'Row 3 of the CSV has 1,001 columns; at most 1,000 are read, so nothing was imported. Remove the columns you do not need.',
+    );
+    // Rows of empty fields are no contacts, yet each of another width than the header costs the
+    // parser: reading stops after 10,000 rows.
+    expect((await refusal(`phone,name,email\n+14155550306,Ada,\n${',\n'.repeat(10_000)}`)).message).toBe(
+      'The CSV has more than 10,000 rows, blank ones included; at most 500 contacts can be uploaded at once, so nothing was imported.',
+    );
+    expect((await upload(await newList(), `phone,name,email\n+14155550307,Ada,\n${',\n'.repeat(9_990)}`)).json()).toMatchObject({
+      imported: 1,
+    });
+  });
+
   it('skips numbers already in the list', async () => {
     const listId = await newList();
     await upload(listId, 'phone\n+14155550301\n');

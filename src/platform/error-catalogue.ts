@@ -270,6 +270,24 @@ const declared = {
     message: 'The CSV has ${rows} rows; at most ${max} contacts can be uploaded at once, so nothing was imported.',
     when: 'The CSV holds more contacts than one import takes.',
   },
+  'INVALID_CSV.tooManyLines': {
+    status: 400,
+    message:
+      'The CSV has more than ${lines} rows, blank ones included; at most ${max} contacts can be uploaded at once, so nothing was imported.',
+    when: 'The CSV has so many rows, most of them blank or nearly, that reading stopped before its end.',
+  },
+  'INVALID_CSV.rowTooLong': {
+    status: 400,
+    message:
+      'Row ${row} of the CSV is longer than ${max} characters, so nothing was imported; check that the file is CSV, with commas between fields and its quotes closed.',
+    when: 'A row of the CSV is longer than any contact needs: a field whose quote is never closed, or a file that is not CSV.',
+  },
+  'INVALID_CSV.tooManyColumns': {
+    status: 400,
+    message:
+      'Row ${row} of the CSV has ${columns} columns; at most ${max} are read, so nothing was imported. Remove the columns you do not need.',
+    when: 'A row of the CSV has more columns than an import reads.',
+  },
   FILE_REQUIRED: {
     status: 400,
     message: 'Attach the CSV in a multipart field named "file".',

@@ -6,6 +6,16 @@ import { isPlainObject, METADATA_NOT_OBJECT } from './contact-fields.ts';
 /** Reading an uploaded CSV into numbered contact rows (seed §4.4, contract §4). */
 
 export const MAX_CSV_ROWS = 500;
+/**
+ * Rows read at most, blank ones included. csv-parse builds an error object (with its stack) for
+ * every row of another width than the header, about 25 µs each: a 5 MB file of one-character
+ * lines would hold the API's CPU for a minute. Reading stops here instead (about a quarter second).
+ */
+export const MAX_CSV_RECORDS = 20 * MAX_CSV_ROWS;
+/** Characters a row may have (its fields together): far more than a contact needs, little for the parser to hold. */
+export const MAX_CSV_ROW_CHARACTERS = 65_536;
+/** Columns a row may have: CRM exports run to a few hundred; each extra one becomes a metadata entry of every contact. */
+export const MAX_CSV_COLUMNS = 1000;
 
 const PHONE_HEADERS = ['phone_number', 'phone', 'mobile', 'customer_number'];
 const NAME_HEADERS = ['name', 'customer_name', 'contact_name', 'first_name'];
@@ -69,17 +79,28 @@ function toRow(header: string[], fieldOf: (Field | undefined)[], record: string[
 export async function readCsvRows(input: Readable, maxRows = MAX_CSV_ROWS): Promise<CsvRow[]> {
   // A multipart body cut short hands over its file's stream already destroyed before its end.
   if (input.readableAborted) throw uploadCutShort();
-  const parser = input.pipe(parse({ bom: true, trim: true, relax_column_count: true, skip_empty_lines: false }));
+  // Empty lines are skipped inside the parser (cheaply) but counted, so rows keep their spreadsheet numbers.
+  const parser = input.pipe(
+    parse({ bom: true, trim: true, relax_column_count: true, skip_empty_lines: true, info: true, max_record_size: MAX_CSV_ROW_CHARACTERS }),
+  );
   // pipe() forwards neither a source's failure nor its end cut short (a multipart body without its closing boundary).
   finished(input, (error) => error && parser.destroy(error));
   const rows: CsvRow[] = [];
   let header: string[] | undefined;
   let fieldOf: (Field | undefined)[] = [];
-  let index = 0;
   let dataRows = 0;
   try {
-    for await (const record of parser as AsyncIterable<string[]>) {
-      index++;
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { records: number; empty_lines: number } }>) {
+      // The row as a spreadsheet numbers it: records so far (the header is the first) and the empty lines before this one.
+      const index = info.records + info.empty_lines;
+      if (info.records > MAX_CSV_RECORDS)
+        throw appError('INVALID_CSV.tooManyLines', { lines: MAX_CSV_RECORDS.toLocaleString('en-US'), max: maxRows });
+      if (record.length > MAX_CSV_COLUMNS)
+        throw appError('INVALID_CSV.tooManyColumns', {
+          row: index,
+          columns: record.length.toLocaleString('en-US'),
+          max: MAX_CSV_COLUMNS.toLocaleString('en-US'),
+        });
       if (!header) {
         header = record;
         fieldOf = header.map(fieldOfHeader);
@@ -93,14 +114,37 @@ export async function readCsvRows(input: Readable, maxRows = MAX_CSV_ROWS): Prom
       if (dataRows <= maxRows) rows.push(toRow(header, fieldOf, record, index));
     }
   } catch (error) {
-    input.resume(); // let the rest of the upload drain
-    if (error instanceof AppError || (error as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE') throw error;
-    if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-      throw appError('PAYLOAD_TOO_LARGE.csv');
-    }
-    throw appError('INVALID_CSV', { reason: (error as Error).message });
+    if ((error as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE') throw error;
+    const refusal = csvRefusal(error);
+    // An upload over the size limit is refused as such, whatever the parser found before its end.
+    if (refusal.code !== 'PAYLOAD_TOO_LARGE' && (await overSizeLimit(input))) throw appError('PAYLOAD_TOO_LARGE.csv');
+    throw refusal;
   }
   if (!header) throw appError('INVALID_CSV.empty');
   if (dataRows > maxRows) throw appError('INVALID_CSV.tooManyRows', { rows: dataRows, max: maxRows });
   return rows;
+}
+
+/** Why reading stopped, as the answer to give. */
+function csvRefusal(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const { code } = error as { code?: string };
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return appError('PAYLOAD_TOO_LARGE.csv');
+  if (code === 'CSV_MAX_RECORD_SIZE') {
+    // The row being read is not counted yet in the parser's records.
+    const { records = 0, empty_lines = 0 } = error as { records?: number; empty_lines?: number };
+    return appError('INVALID_CSV.rowTooLong', { row: records + empty_lines + 1, max: MAX_CSV_ROW_CHARACTERS.toLocaleString('en-US') });
+  }
+  return appError('INVALID_CSV', { reason: (error as Error).message });
+}
+
+/**
+ * Reads the rest of the upload without parsing it; true when it is over the size limit (the
+ * multipart file stream then ends early, marked truncated).
+ */
+function overSizeLimit(input: Readable): Promise<boolean> {
+  return new Promise((resolve) => {
+    finished(input, () => resolve((input as Readable & { truncated?: boolean }).truncated === true));
+    input.resume();
+  });
 }
