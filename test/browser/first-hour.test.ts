@@ -70,6 +70,18 @@ describe.skipIf(browser.NO_BROWSER)("a newcomer's first hour in the dashboard", 
     expect(await ticked()).toEqual([]);
     await expectNoHorizontalScroll();
     await screenshot('onboarding');
+    // Hidden, it stays hidden in this browser after a reload; the preference is all there is to it.
+    await page.getByTestId('onboarding').getByRole('button', { name: 'Hide' }).click();
+    await expect(page.getByTestId('onboarding').count()).resolves.toBe(0);
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Campaigns' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    await expect(page.getByTestId('onboarding').count()).resolves.toBe(0);
+    await page.evaluate(() => {
+      for (const key of Object.keys(localStorage)) if (key.startsWith('callforge.onboarding.hidden.')) localStorage.removeItem(key);
+    });
+    await page.reload();
+    await page.getByTestId('onboarding').waitFor();
   });
 
   it('creates an agent and a SIMULATOR number; the checklist ticks them', async () => {
@@ -182,6 +194,11 @@ describe.skipIf(browser.NO_BROWSER)("a newcomer's first hour in the dashboard", 
       await expect(waiting.textContent({ timeout: DEADLINE_MS })).resolves.toMatch(
         /^Waiting for the call window: opens ((Mon|Tue|Wed|Thu|Fri) )?00:00 Etc\/GMT.*\(in (\d+ d )?\d+ h/,
       );
+      // Its contacts are called when the window opens, said in the campaign's zone, never "due now".
+      await page.getByRole('columnheader', { name: /^Next attempt \(Etc\/GMT/ }).waitFor();
+      const contactRows = await page.getByRole('row').filter({ hasText: 'Not called yet' }).allTextContents();
+      expect(contactRows).toHaveLength(3);
+      for (const row of contactRows) expect(row).toMatch(/00:00, in \d/);
       // Running: pause and cancel, never delete.
       await expect(page.getByRole('button', { name: 'Delete' }).count()).resolves.toBe(0);
       await screenshot('campaign-waiting');

@@ -2,6 +2,7 @@ import type { Agent, Campaign, ContactList, Integration, VoiceNumber } from '../
 import { api, type Page } from './api.ts';
 import { useProfile } from './profile.ts';
 import { useLoad } from './ui.tsx';
+import { useState } from 'preact/hooks';
 
 interface Step {
   done: boolean;
@@ -14,8 +15,13 @@ interface Step {
  * The first hour, step by step: each step ticks from the tenant's real state (the profile's
  * onboarding flags, and what the API lists), never from clicks in this page.
  */
+/** Where a tenant's "Hide" is remembered in this browser: a display preference, nothing secret. */
+const hiddenKey = (tenantId: string) => `callforge.onboarding.hidden.${tenantId}`;
+
 export function OnboardingChecklist() {
   const { profile } = useProfile();
+  // Set by Hide, so the page hides the checklist at once; the stored flag hides it on later visits.
+  const [hidden, setHidden] = useState(false);
   const state = useLoad(
     async () => {
       const [integrations, agents, numbers, lists, campaigns] = await Promise.all([
@@ -36,7 +42,7 @@ export function OnboardingChecklist() {
     // Asked again whenever the profile is (every few seconds, and after anything that changes it).
     [profile],
   );
-  if (!profile || !state.data) return null;
+  if (!profile || !state.data || hidden || localStorage.getItem(hiddenKey(profile.tenant.id)) === '1') return null;
   const steps: Step[] = [
     {
       done: state.data.integration,
@@ -79,7 +85,20 @@ export function OnboardingChecklist() {
   if (doneCount === steps.length) return null;
   return (
     <section class="card onboarding" aria-labelledby="onboarding-title" data-testid="onboarding">
-      <h2 id="onboarding-title">Getting started</h2>
+      <div class="onboarding-head">
+        <h2 id="onboarding-title">Getting started</h2>
+        <button
+          type="button"
+          class="secondary"
+          title="Hide the checklist in this browser"
+          onClick={() => {
+            localStorage.setItem(hiddenKey(profile.tenant.id), '1');
+            setHidden(true);
+          }}
+        >
+          Hide
+        </button>
+      </div>
       <p class="hint">
         {doneCount} of {steps.length} steps done
       </p>

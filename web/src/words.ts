@@ -87,6 +87,11 @@ export function formatInZone(at: Date, timeZone: string, now: Date): string {
     .replace(',', '');
 }
 
+/** A contact's next attempt in the campaign's zone and from now: "Tue 09:00, in 14 h 3 min", or "due now". */
+export function nextAttemptInWords(at: Date, timeZone: string, now: Date): string {
+  return at.getTime() <= now.getTime() ? 'due now' : `${formatInZone(at, timeZone, now)}, ${formatWait(at.getTime() - now.getTime())}`;
+}
+
 /** "in 2 h 5 min" */
 export function formatWait(ms: number): string {
   const minutes = Math.max(1, Math.round(ms / 60_000));

@@ -43,6 +43,7 @@ import {
   contactStateInWords,
   formatInZone,
   formatWait,
+  nextAttemptInWords,
   waitingOf,
 } from '../words.ts';
 
@@ -569,7 +570,16 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
                 { header: 'Phone', cell: (contact) => contact.phoneNumber },
                 { header: 'State', cell: (contact) => <Status value={contact.status} label={contactStateInWords(contact, data)} /> },
                 { header: 'Attempts', cell: (contact) => `${contact.attempts} of ${data.maxAttempts}` },
-                { header: 'Next attempt', cell: (contact) => (UNFINISHED.includes(data.status) ? formatDate(contact.nextAttemptAt) : '—') },
+                {
+                  header: `Next attempt (${data.timezone})`,
+                  // A contact due while the campaign waits for its window is called when the window opens.
+                  cell: (contact) => {
+                    if (!UNFINISHED.includes(data.status) || !contact.nextAttemptAt) return '—';
+                    const due = new Date(contact.nextAttemptAt);
+                    const at = waiting?.resumesAt && due < waiting.resumesAt ? waiting.resumesAt : due;
+                    return nextAttemptInWords(at, data.timezone, now);
+                  },
+                },
               ]}
             />
             <Pagination page={contacts.data.page} limit={contacts.data.limit} total={contacts.data.total} onPage={setContactsPage} />
