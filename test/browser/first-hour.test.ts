@@ -77,9 +77,9 @@ describe.skipIf(browser.NO_BROWSER)("a newcomer's first hour in the dashboard", 
     await page.getByRole('heading', { level: 1, name: 'Campaigns' }).waitFor();
     await page.waitForLoadState('networkidle');
     await expect(page.getByTestId('onboarding').count()).resolves.toBe(0);
-    await page.evaluate(() => {
-      for (const key of Object.keys(localStorage)) if (key.startsWith('callforge.onboarding.hidden.')) localStorage.removeItem(key);
-    });
+    await page.evaluate(
+      "for (const key of Object.keys(localStorage)) if (key.startsWith('callforge.onboarding.hidden.')) localStorage.removeItem(key)",
+    );
     await page.reload();
     await page.getByTestId('onboarding').waitFor();
   });
