@@ -144,6 +144,18 @@ async function settledMessages(api: ReturnType<typeof apiAs>, channel: string, c
   }
 }
 
+/**
+ * Requests to the providers' fakes about these messages, told by our message ids (WhatsApp's
+ * callback data, Twilio's status callback): earlier tests' queued messages may go out meanwhile.
+ */
+function sendsOf(...messageIds: string[]): number {
+  const whatsApp = graph.requests.filter((request) =>
+    messageIds.includes((request.body as { biz_opaque_callback_data?: string } | undefined)?.biz_opaque_callback_data ?? ''),
+  );
+  const sms = [...twilio.messages.values()].filter((sent) => messageIds.some((id) => sent.statusCallback?.includes(id)));
+  return whatsApp.length + sms.length;
+}
+
 const OUTCOMES = ['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED'] as const;
 
 describe('post-call messages chosen by the call', () => {
@@ -306,13 +318,8 @@ describe('exactly one message per channel per call', () => {
     await campaign.run();
     const [message] = await settledMessages(api, 'whatsapp', 2);
     await settledMessages(api, 'sms', 2);
-    // This call's sends, told by our message ids (WhatsApp's callback data, Twilio's status callback):
-    // earlier tests' queued messages may go out meanwhile.
     const idsOfCall = ((await api('GET', `/messages?callId=${message!.callId}`)).json().data as LoggedMessage[]).map((m) => m.id);
-    const sendsOfCall = () =>
-      graph.requests.filter((request) =>
-        idsOfCall.includes((request.body as { biz_opaque_callback_data?: string } | undefined)?.biz_opaque_callback_data ?? ''),
-      ).length + [...twilio.messages.values()].filter((sent) => idsOfCall.some((id) => sent.statusCallback?.includes(id))).length;
+    const sendsOfCall = () => sendsOf(...idsOfCall);
     const sendsBefore = sendsOfCall();
     expect(sendsBefore).toBe(2);
 
@@ -437,10 +444,8 @@ describe('exactly one message per channel per call', () => {
         segments: 1,
       },
     ]);
-    // Counted by this message's own status callback: earlier tests' queued sends may go out meanwhile.
-    const sendsOfThis = () => [...twilio.messages.values()].filter((sent) => sent.statusCallback?.includes(id)).length;
     await sendMessage(t.runtime, { tenantId, messageId: id }, { retryCount: 0 });
-    expect(sendsOfThis()).toBe(0);
+    expect(sendsOf(id)).toBe(0);
     expect((await api('GET', `/messages?callId=${listed!.id}`)).json().data).toMatchObject([
       { id, status: 'FAILED', failureReason: 'Not sent: the recipient is on the do-not-call list.' },
     ]);
@@ -556,13 +561,9 @@ describe('exactly one message per channel per call', () => {
     await t.runtime.db.query("UPDATE messages SET status = 'SENDING', provider_message_id = NULL, failure_reason = NULL WHERE id = $1", [
       first,
     ]);
-    const sendsOfFirst = () =>
-      graph.requests.filter(
-        (request) => (request.body as { biz_opaque_callback_data?: string } | undefined)?.biz_opaque_callback_data === first,
-      ).length;
-    const sentBefore = sendsOfFirst();
+    const sentBefore = sendsOf(first);
     await sendMessage(t.runtime, { tenantId, messageId: first }, { retryCount: 2 });
-    expect(sendsOfFirst()).toBe(sentBefore);
+    expect(sendsOf(first)).toBe(sentBefore);
     expect(await status(first)).toMatchObject({ status: 'FAILED', failure_reason: expect.stringContaining('Unconfirmed') });
     // The provider's status callback names our id: the record is corrected.
     const payload = statusWebhookPayload({

@@ -259,12 +259,12 @@ export async function getCampaign(ctx: TenantCtx, id: string): Promise<Campaign>
 
 const hhmmIn = (at: Date, zone: string) => DateTime.fromJSDate(at, { zone }).toFormat('HH:mm');
 
+const contactCount = (n: number) => (n === 1 ? '1 contact' : `${n} contacts`);
+
 /**
  * Why a RUNNING campaign cannot dial anyone right now, or null: its window is closed, or every
  * contact left waits (for its own window, a frequency cap, or its redial delay), none live.
  */
-const contactCount = (n: number) => (n === 1 ? '1 contact' : `${n} contacts`);
-
 async function waitingOf(ctx: TenantCtx, row: repo.CampaignRow, stats: CampaignStats): Promise<CampaignWaiting | null> {
   if (row.status !== 'RUNNING' || stats.inProgress > 0 || stats.pending === 0) return null;
   const now = ctx.clock.now();
