@@ -81,13 +81,28 @@ describe('availability', () => {
 });
 
 describe.skipIf(onPostgres)('the embedded database', () => {
+  it("runs statements on a thread of its own: the service's thread goes on while a long one runs", async () => {
+    const db = await openPglite(undefined);
+    try {
+      let finished = false;
+      const sleeping = db.query('SELECT pg_sleep(1)').then(() => (finished = true));
+      // Before, PGlite ran on this thread: nothing else ran until the statement had ended.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(finished).toBe(false);
+      await sleeping;
+      expect(finished).toBe(true);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('fails a statement that overflows the stack inside PGlite and takes no other, instead of answering nothing or spinning', async () => {
     const told: unknown[] = [];
     const db = await openPglite(undefined, (failure) => told.push(failure));
     try {
-      // PostgreSQL parses JSON recursively; this deep, PGlite overflows V8's stack and swallows it.
-      // Before the guard: no rows, as if it succeeded, and the next statement could spin forever.
-      const depth = 20_000;
+      // PostgreSQL parses JSON recursively; this deep, PGlite overflows its thread's stack and swallows
+      // it. Before the guard: no rows, as if it succeeded, and the next statement could spin forever.
+      const depth = 50_000;
       const failure = await db
         .query('SELECT jsonb_typeof($1::jsonb) AS type', ['['.repeat(depth) + ']'.repeat(depth)])
         .catch((error: unknown) => error);

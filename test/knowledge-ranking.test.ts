@@ -84,6 +84,41 @@ describe('full-text ranking by rare words', () => {
     },
   );
 
+  it(
+    'ranks as when every word of the question chooses the chunks, whether its rare words settle the ranking or not',
+    { timeout: 180_000 },
+    async () => {
+      const { tenantId, api } = await tenant();
+      const base = (await api('POST', '/knowledge-bases', { name: 'Pruning' })).json();
+      await addText(api, base.id, 'Payments', COMMON);
+      await addText(api, base.id, 'Garden', RARE);
+      /** Every chunk of the base scored by all the question's words, no index choosing: the ranking to match. */
+      const everyChunk = async (question: string, limit: number) =>
+        (
+          await t.runtime.db.query<{ id: string }>(
+            `WITH base AS (SELECT sum(chunk_count)::float8 AS n FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2),
+                words AS (SELECT t.term, ln(1 + (greatest(base.n - t.chunks, 0) + 0.5) / (t.chunks + 0.5)) AS weight
+                          FROM base, knowledge_terms t
+                          WHERE t.tenant_id = $1 AND t.knowledge_base_id = $2 AND t.term = ANY (tsvector_to_array(to_tsvector('english', $3))))
+           SELECT c.id FROM knowledge_chunks c, LATERAL (SELECT sum(w.weight) AS score FROM words w WHERE w.term = ANY (tsvector_to_array(c.search))) s
+           WHERE c.tenant_id = $1 AND c.knowledge_base_id = $2 AND s.score > 0 ORDER BY s.score DESC, c.id LIMIT $4`,
+            [tenantId, base.id, question, limit],
+          )
+        ).rows.map((row) => row.id);
+      const chunks = (await t.runtime.db.query('SELECT 1 FROM knowledge_chunks WHERE knowledge_base_id = $1', [base.id])).rowCount;
+      // At least 10 chunks: the gazebo's one chunk is a tenth of the base or less, a rare word.
+      expect(chunks).toBeGreaterThanOrEqual(10);
+      for (const question of [
+        // The rare word's one chunk settles a ranking of 1, not one of 5: the common words' chunks are scored then.
+        'Is there a payment each day or each month to hire the gazebo?',
+        // Only common words: every chunk holding them is scored.
+        'Is the payment taken the same day?',
+      ])
+        for (const limit of [1, 5])
+          expect(await repo.rankByText(t.runtime.db, tenantId, base.id, question, limit)).toEqual(await everyChunk(question, limit));
+    },
+  );
+
   it('keeps the word counts equal to the chunks as sources are added, refreshed and deleted, per base', { timeout: 180_000 }, async () => {
     const { tenantId, api } = await tenant();
     const base = (await api('POST', '/knowledge-bases', { name: 'Counts' })).json();

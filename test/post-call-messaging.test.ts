@@ -422,7 +422,9 @@ describe('exactly one message per channel per call', () => {
     expect((await api('POST', '/dnc', { phoneNumber: listed!.toNumber })).statusCode).toBe(201);
     // call.ended again (as a retried job would): the listed number gets no message recorded at all.
     expect(await afterCallEnded(t.runtime, { tenantId, callId: listed!.id })).toBe(0);
-    expect(await afterCallEnded(t.runtime, { tenantId, callId: free!.id })).toBe(1);
+    // The free number gets its one message, whether this or the worker's own call.ended (late on a busy machine) recorded it.
+    await afterCallEnded(t.runtime, { tenantId, callId: free!.id });
+    expect((await api('GET', `/messages?callId=${free!.id}`)).json().total).toBe(1);
     expect((await api('GET', `/messages?callId=${listed!.id}`)).json().total).toBe(0);
 
     // A message recorded before its number was listed is not handed to the provider.

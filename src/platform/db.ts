@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
+import { readFile } from 'node:fs/promises';
+import type { EmbeddedArtifacts, EmbeddedReply, EmbeddedRequest, WireError } from './embedded-db-thread.ts';
+import { startTypeScriptWorker } from './worker.ts';
 
 /**
- * One code path on two engines: PostgreSQL through `pg`, or PGlite in-process.
+ * One code path on two engines: PostgreSQL through `pg`, or PGlite in-process (on a thread of its own).
  * Repos only see `Queryable`; services open transactions through `transaction`.
  */
 export interface QueryResult<R> {
@@ -36,7 +37,6 @@ export interface Db extends Queryable {
 }
 
 const INT8_OID = 20;
-const NUMERIC_OID = 1700;
 
 // Both engines hand back the same JS types: int8 as number (counts), numeric as exact string.
 const parseInt8 = (value: string) => Number(value);
@@ -123,12 +123,6 @@ export function openPostgres(connectionString: string, poolSize: number, stateme
   };
 }
 
-// PGlite reports affectedRows 0 for a SELECT; pg's rowCount counts the rows returned.
-const liteResult = <R>(result: { rows: R[]; affectedRows?: number }): QueryResult<R> => ({
-  rows: result.rows,
-  rowCount: result.rows.length > 0 ? result.rows.length : (result.affectedRows ?? 0),
-});
-
 /** The embedded database stopped in the middle of a statement; only a restart of the process recovers it. */
 export class EmbeddedDatabaseFailure extends Error {
   constructor(cause: unknown) {
@@ -142,108 +136,143 @@ export class EmbeddedDatabaseFailure extends Error {
   }
 }
 
-// PGlite's status of a PostgreSQL error (ereport's longjmp), which PostgreSQL recovers from itself.
-const POSTGRES_LONGJMP = 100;
-type LoopModule = { _PostgresMainLoopOnce: () => void };
-
-/**
- * PGlite runs PostgreSQL's C code on the Node thread's stack and catches every exception thrown out
- * of it, but recovers only PostgreSQL's own errors: any other (V8's "Maximum call stack size
- * exceeded" from a recursion thousands of levels deep, an out-of-memory abort) it swallows, leaving
- * PostgreSQL half-way through the statement, its memory contexts torn. The statement then answers
- * no rows as if it had succeeded, and a later one can spin forever in `MemoryContextDelete` with the
- * thread at 100%. This sees such an exception as it goes by; from then on no statement enters the
- * engine again: each fails with `EmbeddedDatabaseFailure`, and `onFailure` is told once.
- */
-function guardEngine(lite: PGlite, onFailure: (failure: EmbeddedDatabaseFailure) => void) {
-  const engine = (lite as unknown as { mod?: LoopModule }).mod;
-  let failure: EmbeddedDatabaseFailure | undefined;
-  if (engine) {
-    const loopOnce = engine._PostgresMainLoopOnce.bind(engine);
-    engine._PostgresMainLoopOnce = () => {
-      try {
-        loopOnce();
-      } catch (error) {
-        if ((error as { status?: number })?.status !== POSTGRES_LONGJMP && !failure) {
-          failure = new EmbeddedDatabaseFailure(error);
-          onFailure(failure);
-        }
-        throw error;
-      }
-    };
-  }
-  const check = () => {
-    if (failure) throw failure;
-  };
-  return {
-    failed: () => failure !== undefined,
-    /** Runs `statement` unless the engine failed, and fails it too when the engine failed during it. */
-    async run<T>(statement: () => Promise<T>): Promise<T> {
-      check();
-      const result = await statement();
-      check();
-      return result;
-    },
-  };
+/** An error of the database thread as the service sees it: PostgreSQL's fields (code, constraint, …) on an Error. */
+function errorOf(wire: WireError): Error {
+  const { name, ...fields } = wire.fields;
+  const error = Object.assign(new Error(wire.message), fields);
+  if (typeof name === 'string') error.name = name;
+  return error;
 }
 
+/**
+ * PGlite on its own thread (embedded-db-thread.ts), one message per statement: the service's
+ * thread never runs PostgreSQL itself, so a statement does not hold up requests or media frames.
+ * Statements still run one at a time, as PGlite does. When the engine fails inside a statement
+ * (see the thread's guard), no statement is sent again: each fails with `EmbeddedDatabaseFailure`,
+ * and `onFailure` is told once.
+ */
 export async function openPglite(
   dataDir: string | undefined,
   onFailure: (failure: EmbeddedDatabaseFailure) => void = () => undefined,
 ): Promise<Db> {
-  // pgvector is offered, not installed: CREATE EXTENSION decides (src/modules/knowledge/vector-index.ts).
-  const lite = await PGlite.create(dataDir ?? 'memory://', {
-    extensions: { vector },
-    parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: (value: string) => value },
-  });
-  const guard = guardEngine(lite, onFailure);
+  const thread = startTypeScriptWorker(new URL('./embedded-db-thread.ts', import.meta.url), { dataDir, ...(await pgliteArtifacts()) });
+  const waiting = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
+  const listeners = new Map<number, (payload: string) => void>();
+  let nextId = 1;
+  let failure: EmbeddedDatabaseFailure | undefined;
+  /** From started to close: a failure then is the running service's, to be told. */
+  let serving = false;
 
-  const runExec = async (target: PGlite | Transaction, text: string) => {
-    const results = await guard.run(() => target.exec(text));
-    const last = results[results.length - 1];
-    return last ? liteResult(last) : { rows: [], rowCount: 0 };
+  const fail = (cause: Error) => {
+    if (!failure) {
+      failure = new EmbeddedDatabaseFailure(cause);
+      if (serving) onFailure(failure);
+    }
+    return failure;
+  };
+  thread.on('message', (reply: EmbeddedReply) => {
+    if ('listener' in reply) return listeners.get(reply.listener)?.(reply.payload);
+    const waiter = waiting.get(reply.id);
+    if (!waiter) return;
+    waiting.delete(reply.id);
+    if (!('error' in reply)) return waiter.resolve(reply.result);
+    waiter.reject(reply.error.engineFailed ? fail(new Error(reply.error.message)) : errorOf(reply.error));
+  });
+  // The thread itself ended (an abort the engine could not catch, or close): no statement can run.
+  const ended = (cause: Error) => {
+    const error = fail(cause);
+    for (const { reject } of waiting.values()) reject(error);
+    waiting.clear();
+  };
+  thread.on('error', ended);
+  thread.on('exit', (code) => ended(new Error(`the database thread stopped with code ${code}`)));
+
+  const ask = <T>(request: DistributiveOmit<EmbeddedRequest, 'id'>): Promise<T> => {
+    if (failure) return Promise.reject(failure);
+    const id = nextId++;
+    return new Promise<T>((resolve, reject) => {
+      waiting.set(id, { resolve: resolve as (result: unknown) => void, reject });
+      thread.postMessage({ ...request, id });
+    });
   };
 
-  const txQueryable = (tx: Transaction): Queryable => ({
-    async query<R>(text: string, params: unknown[] = []) {
-      return liteResult(await guard.run(() => tx.query<R>(text, params)));
-    },
+  await new Promise<void>((resolve, reject) => {
+    waiting.set(0, { resolve: () => resolve(), reject });
+  }).catch(async (error: unknown) => {
+    await thread.terminate();
+    throw error;
+  });
+  serving = true;
+
+  const queryableIn = (tx: number | undefined): Queryable => ({
+    query: <R>(text: string, params: unknown[] = []) => ask<QueryResult<R>>({ op: 'query', text, params, tx }),
     async execScript(sql: string) {
-      await guard.run(() => tx.exec(sql));
+      await ask({ op: 'exec', text: sql, tx });
     },
-    transaction: (fn) => fn(txQueryable(tx)),
+    transaction: tx === undefined ? transaction : (fn) => fn(queryableIn(tx)),
   });
 
+  async function transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const tx = await ask<number>({ op: 'begin' });
+    let result: T;
+    try {
+      result = await fn(queryableIn(tx));
+    } catch (error) {
+      await ask({ op: 'end', tx, commit: false }).catch(() => undefined);
+      throw error;
+    }
+    await ask({ op: 'end', tx, commit: true });
+    return result;
+  }
+
+  let nextListener = 1;
+  const alone = queryableIn(undefined);
   return {
     engine: 'pglite',
-    async query<R>(text: string, params: unknown[] = []) {
-      return liteResult(await guard.run(() => lite.query<R>(text, params)));
-    },
-    async execScript(sql: string) {
-      await guard.run(() => lite.exec(sql));
-    },
-    transaction: (fn) => guard.run(() => lite.transaction((tx) => fn(txQueryable(tx)))),
+    ...alone,
     async listen(channel, onPayload) {
-      const unlisten = await lite.listen(channel, onPayload);
-      return async () => unlisten();
-    },
-    jobsAdapter(tx) {
-      return {
-        async executeSql(text, values) {
-          // pg-boss sends its schema as one multi-statement script without parameters.
-          if (!values || values.length === 0) {
-            return tx ? tx.query(text) : runExec(lite, text);
-          }
-          return tx ? tx.query(text, values) : guard.run(() => lite.query(text, values));
-        },
+      const listener = nextListener++;
+      listeners.set(listener, onPayload);
+      await ask({ op: 'listen', channel, listener });
+      return async () => {
+        listeners.delete(listener);
+        await ask({ op: 'unlisten', listener }).catch(() => undefined);
       };
     },
-    // A failed engine is not entered again, not even to shut down: its memory goes with the process.
-    close: async () => {
-      if (!guard.failed()) await lite.close();
+    jobsAdapter(tx) {
+      // pg-boss sends its schema as one multi-statement script without parameters.
+      const on = tx ?? alone;
+      return {
+        executeSql: (text, values) =>
+          values && values.length > 0 ? on.query(text, values) : tx ? tx.query(text) : ask({ op: 'exec', text }),
+      };
+    },
+    async close() {
+      await ask({ op: 'close' }).catch(() => undefined);
+      serving = false;
+      await thread.terminate();
     },
   };
 }
+
+/**
+ * PGlite's WebAssembly, compiled once per process, and its file-system bundle, read once: each
+ * database thread gets them instead of compiling 9 MB of WebAssembly of its own (seconds per opening).
+ */
+let artifacts: Promise<EmbeddedArtifacts> | undefined;
+function pgliteArtifacts(): Promise<EmbeddedArtifacts> {
+  const dist = (file: string) => new URL(file, import.meta.resolve('@electric-sql/pglite'));
+  // Node's types declare WebAssembly's types but not its functions.
+  const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }).WebAssembly;
+  artifacts ??= Promise.all([
+    readFile(dist('./pglite.wasm')).then((bytes) => wasm.compile(bytes)),
+    readFile(dist('./initdb.wasm')).then((bytes) => wasm.compile(bytes)),
+    readFile(dist('./pglite.data')),
+  ]).then(([pgliteWasmModule, initdbWasmModule, fsBundle]) => ({ pgliteWasmModule, initdbWasmModule, fsBundle }));
+  return artifacts;
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';

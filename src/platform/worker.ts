@@ -7,10 +7,11 @@ import { Worker } from 'node:worker_threads';
  * step): it registers tsx's loader itself, so it starts the same under `node --import tsx`, the
  * CLI and vitest.
  */
-export function startTypeScriptWorker(script: URL): Worker {
+export function startTypeScriptWorker(script: URL, workerData?: unknown): Worker {
   const tsx = import.meta.resolve('tsx/esm/api');
   return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(script.href)}); });`, {
     eval: true,
+    workerData,
   });
 }
 

@@ -383,38 +383,62 @@ export async function nearestByIndex(
  * little.)
  */
 export async function rankByText(db: Queryable, tenantId: string, baseId: string, query: string, limit: number): Promise<string[]> {
-  const words = await wordWeights(db, tenantId, baseId, query);
+  const { chunks, words } = await wordWeights(db, tenantId, baseId, query);
   if (words.length === 0) return [];
+  // Only the query's rarer words choose the chunks to score (MaxScore): a chunk holding none of
+  // them scores at most the common words' sum, so when the last of the best `limit` scores more
+  // than that sum, no other chunk can enter, and the ranking is the one over every word. A common
+  // word alone (a tenth of the base holds it) would otherwise have thousands of chunks scored.
+  const rare = words.filter((word) => word.chunks <= chunks / 10);
+  if (rare.length > 0 && rare.length < words.length) {
+    const best = await scoreChunks(db, tenantId, baseId, rare, words, limit);
+    const commonSum = words.filter((word) => !rare.includes(word)).reduce((sum, word) => sum + word.weight, 0);
+    if (best.length === limit && best[limit - 1]!.score > commonSum) return best.map((row) => row.id);
+  }
+  return (await scoreChunks(db, tenantId, baseId, words, words, limit)).map((row) => row.id);
+}
+
+/** The best `limit` chunks holding any of `choosing`, scored by the weights of all `words` they hold. */
+async function scoreChunks(db: Queryable, tenantId: string, baseId: string, choosing: Word[], words: Word[], limit: number) {
   // The words go in as constants so the chunks that hold any of them come from the GIN index.
-  const { rows } = await db.query<{ id: string }>(
-    `SELECT c.id FROM knowledge_chunks c
+  const { rows } = await db.query<{ id: string; score: number }>(
+    `SELECT c.id, s.score FROM knowledge_chunks c,
+       LATERAL (SELECT sum(w.weight) AS score FROM unnest($4::tsquery[], $5::float8[]) AS w(word, weight) WHERE c.search @@ w.word) s
      WHERE c.tenant_id = $1 AND c.knowledge_base_id = $2 AND c.search @@ $3::tsquery
-     ORDER BY (SELECT sum(w.weight) FROM unnest($4::tsquery[], $5::float8[]) AS w(word, weight) WHERE c.search @@ w.word) DESC, c.id
+     ORDER BY s.score DESC, c.id
      LIMIT $6`,
     [
       tenantId,
       baseId,
-      words.map((word) => word.query).join(' | '),
+      choosing.map((word) => word.query).join(' | '),
       words.map((word) => word.query),
       words.map((word) => word.weight),
       limit,
     ],
   );
-  return rows.map((row) => row.id);
+  return rows;
 }
 
-/** The query's words (lexemes) that chunks of the base hold, each as a tsquery, with its BM25 weight. */
-async function wordWeights(db: Queryable, tenantId: string, baseId: string, query: string): Promise<{ query: string; weight: number }[]> {
-  const { rows } = await db.query<{ query: string; weight: number }>(
+interface Word {
+  query: string;
+  weight: number;
+  /** How many of the base's chunks hold the word. */
+  chunks: number;
+}
+
+/** The query's words (lexemes) that chunks of the base hold, each as a tsquery, with its BM25 weight; and the base's chunk count. */
+async function wordWeights(db: Queryable, tenantId: string, baseId: string, query: string): Promise<{ chunks: number; words: Word[] }> {
+  const { rows } = await db.query<Word & { base_chunks: number }>(
     `WITH base AS (
        SELECT coalesce(sum(chunk_count), 0)::float8 AS chunks FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2
      )
-     SELECT quote_literal(t.term)::tsquery::text AS query, ln(1 + (greatest(base.chunks - t.chunks, 0) + 0.5) / (t.chunks + 0.5)) AS weight
+     SELECT quote_literal(t.term)::tsquery::text AS query, ln(1 + (greatest(base.chunks - t.chunks, 0) + 0.5) / (t.chunks + 0.5)) AS weight,
+            t.chunks, base.chunks AS base_chunks
      FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $3))) AS q(term)
      JOIN knowledge_terms t ON t.tenant_id = $1 AND t.knowledge_base_id = $2 AND t.term = q.term, base`,
     [tenantId, baseId, query],
   );
-  return rows;
+  return { chunks: rows[0]?.base_chunks ?? 0, words: rows.map(({ query, weight, chunks }) => ({ query, weight, chunks })) };
 }
 
 export async function chunksByIds(db: Queryable, tenantId: string, ids: string[]): Promise<ChunkHit[]> {
