@@ -96,6 +96,30 @@ describe.skipIf(onPostgres)('the embedded database', () => {
     }
   });
 
+  it('prepares each statement once and keeps at most 1,000 prepared, dropping the least recently used', async () => {
+    const db = await openPglite(undefined);
+    try {
+      const prepared = async () =>
+        (await db.query<{ statement: string }>("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'cf\\_%'")).rows.map(
+          (row) => row.statement,
+        );
+      const before = (await prepared()).length;
+      await db.query('SELECT $1::int AS kept', [1]);
+      await db.query('SELECT $1::int AS kept', [2]);
+      expect((await prepared()).length).toBe(before + 1); // prepared once, run twice
+      for (let i = 0; i < 1_000; i++) await db.query(`SELECT ${i}::int AS made_per_call`);
+      const kept = await prepared();
+      expect(kept.length).toBe(1_000);
+      expect(kept).not.toContain('SELECT $1::int AS kept');
+      expect(kept).toContain('SELECT 999::int AS made_per_call');
+      expect(kept).not.toContain('SELECT 0::int AS made_per_call');
+      // A dropped statement is prepared again when it comes back.
+      expect((await db.query<{ kept: number }>('SELECT $1::int AS kept', [3])).rows).toEqual([{ kept: 3 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('fails a statement that overflows the stack inside PGlite and takes no other, instead of answering nothing or spinning', async () => {
     const told: unknown[] = [];
     const db = await openPglite(undefined, (failure) => told.push(failure));

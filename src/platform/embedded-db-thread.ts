@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { parse, PGlite, protocol, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 
 /**
@@ -105,6 +105,95 @@ function wireError(error: unknown): WireError {
   return { message: error.message, fields };
 }
 
+/** Statements kept prepared; beyond this many, the least recently used is deallocated. */
+const MAX_PREPARED = 1000;
+
+/** PGlite's own parts of a query that its public types leave out. */
+interface PgliteInternals {
+  serializers: Record<number, (value: unknown) => string>;
+  parsers: Parameters<typeof parse.parseResults>[1];
+  _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * Statements prepared once and executed by name, as `pg` does on the server. PGlite's `query`
+ * parses and plans every statement again: two thirds of a typical statement's time here (measured
+ * with EXPLAIN ANALYZE: planning 0.6–1.0 ms, execution 0.3–0.4 ms). This runs PGlite's extended
+ * protocol itself, step for step as `query` does, with a name on the statement: parse and describe
+ * once; then bind, describe the portal, execute and sync. The statement's locks are PGlite's own:
+ * a statement alone waits for any open transaction, one inside a transaction runs in it.
+ */
+function preparedStatements(lite: PGlite) {
+  const internals = lite as unknown as PgliteInternals;
+  const named = new Map<string, { name: string; parameterTypes: number[] }>();
+  let prepared = 0;
+  const step = (message: Uint8Array) => lite.execProtocolStream(message, { syncToFs: false });
+
+  async function prepare(text: string) {
+    const known = named.get(text);
+    if (known) {
+      // Most recently used last, so the least recently used goes first when there are too many.
+      named.delete(text);
+      named.set(text, known);
+      return known;
+    }
+    if (named.size >= MAX_PREPARED) await forget(named.keys().next().value!);
+    const name = `cf_${++prepared}`;
+    try {
+      await step(protocol.serialize.parse({ name, text }));
+      const parameterTypes = parse.parseDescribeStatementResults(await step(protocol.serialize.describe({ type: 'S', name })));
+      const statement = { name, parameterTypes };
+      named.set(text, statement);
+      return statement;
+    } finally {
+      await step(protocol.serialize.sync());
+    }
+  }
+
+  /** Deallocates a statement: texts made per call (a list of n placeholders) must not pile up. */
+  async function forget(text: string) {
+    const { name } = named.get(text)!;
+    named.delete(text);
+    try {
+      await step(protocol.serialize.close({ type: 'S', name }));
+    } finally {
+      await step(protocol.serialize.sync());
+    }
+  }
+
+  async function execute(text: string, params: unknown[]) {
+    const { name, parameterTypes } = await prepare(text);
+    const values = params.map((value, index) => {
+      if (value === null || value === undefined) return null;
+      const serializer = internals.serializers[parameterTypes[index]!];
+      return serializer ? serializer(value) : String(value);
+    });
+    const messages = [];
+    try {
+      messages.push(...(await step(protocol.serialize.bind({ statement: name, values }))));
+      messages.push(...(await step(protocol.serialize.describe({ type: 'P' }))));
+      messages.push(...(await step(protocol.serialize.execute({}))));
+    } finally {
+      messages.push(...(await step(protocol.serialize.sync())));
+    }
+    return parse.parseResults(messages, internals.parsers)[0]!;
+  }
+
+  return {
+    /** Runs a statement alone (waiting for an open transaction) or, `inTransaction`, in the open one. */
+    run(text: string, params: unknown[], inTransaction: boolean) {
+      if (inTransaction) return lite.runExclusive(() => execute(text, params));
+      return internals._runExclusiveTransaction(() =>
+        lite.runExclusive(async () => {
+          const result = await execute(text, params);
+          await lite.syncToFs();
+          return result;
+        }),
+      );
+    },
+  };
+}
+
 const port = parentPort!;
 const { dataDir, pgliteWasmModule, initdbWasmModule, fsBundle } = workerData as EmbeddedArtifacts & { dataDir: string | undefined };
 const send = (reply: EmbeddedReply) => port.postMessage(reply);
@@ -119,6 +208,7 @@ async function main() {
     parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: (value: string) => value },
   });
   const guard = guardEngine(lite);
+  const statements = preparedStatements(lite);
   const transactions = new Map<number, Transaction>();
   /** Open transactions waiting to be told how to end: commit (true) or roll back (false). */
   const endings = new Map<number, (ending: { id: number; commit: boolean }) => void>();
@@ -165,9 +255,10 @@ async function main() {
   port.on('message', (request: EmbeddedRequest) => {
     switch (request.op) {
       case 'query':
-        return answer(request.id, async () =>
-          resultOf(await guard.run(() => target(request.tx).query(request.text, request.params as unknown[]))),
-        );
+        return answer(request.id, async () => {
+          if (request.tx !== undefined) target(request.tx); // still open
+          return resultOf(await guard.run(() => statements.run(request.text, request.params, request.tx !== undefined)));
+        });
       case 'exec':
         return answer(request.id, async () => {
           const results = await guard.run(() => target(request.tx).exec(request.text));

@@ -279,7 +279,8 @@ async function waitingOf(ctx: TenantCtx, row: repo.CampaignRow, stats: CampaignS
     };
   }
   const groups = await repo.pendingByWaitReason(ctx.db, ctx.tenantId, row.id);
-  if (groups.some((group) => !group.first || group.first <= now)) return null;
+  // None pending any more: the dialer claimed them between the counts and this read.
+  if (groups.length === 0 || groups.some((group) => !group.first || group.first <= now)) return null;
   const next = groups.reduce((a, b) => (a.first! <= b.first! ? a : b));
   const reason = (next.wait_reason ?? 'redial_delay') as CampaignWaiting['reason'];
   const at = `${hhmmIn(next.first!, zone)} ${zone}`;
