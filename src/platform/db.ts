@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { readFile } from 'node:fs/promises';
 import type { EmbeddedArtifacts, EmbeddedReply, EmbeddedRequest, WireError } from './embedded-db-thread.ts';
+import { INT8_OID, parseInt8 } from './db-types.ts';
 import { startTypeScriptWorker } from './worker.ts';
 
 /**
@@ -35,11 +36,6 @@ export interface Db extends Queryable {
   jobsAdapter(tx?: Queryable): { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> };
   close(): Promise<void>;
 }
-
-const INT8_OID = 20;
-
-// Both engines hand back the same JS types: int8 as number (counts), numeric as exact string.
-const parseInt8 = (value: string) => Number(value);
 
 /**
  * `statementTimeoutMs` bounds every statement of the pool (0: unbounded): PostgreSQL cancels one that
@@ -260,16 +256,18 @@ export async function openPglite(
  * database thread gets them instead of compiling 9 MB of WebAssembly of its own (seconds per opening).
  */
 let artifacts: Promise<EmbeddedArtifacts> | undefined;
-function pgliteArtifacts(): Promise<EmbeddedArtifacts> {
+const pgliteArtifacts = (): Promise<EmbeddedArtifacts> => (artifacts ??= loadPgliteArtifacts());
+
+async function loadPgliteArtifacts(): Promise<EmbeddedArtifacts> {
   const dist = (file: string) => new URL(file, import.meta.resolve('@electric-sql/pglite'));
   // Node's types declare WebAssembly's types but not its functions.
   const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }).WebAssembly;
-  artifacts ??= Promise.all([
+  const [pgliteWasmModule, initdbWasmModule, fsBundle] = await Promise.all([
     readFile(dist('./pglite.wasm')).then((bytes) => wasm.compile(bytes)),
     readFile(dist('./initdb.wasm')).then((bytes) => wasm.compile(bytes)),
     readFile(dist('./pglite.data')),
-  ]).then(([pgliteWasmModule, initdbWasmModule, fsBundle]) => ({ pgliteWasmModule, initdbWasmModule, fsBundle }));
-  return artifacts;
+  ]);
+  return { pgliteWasmModule, initdbWasmModule, fsBundle };
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { parse, PGlite, protocol, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { INT8_OID, NUMERIC_OID, parseInt8 } from './db-types.ts';
 
 /**
  * The embedded PostgreSQL (PGlite) on a thread of its own. PGlite runs every statement to its end
@@ -36,11 +37,6 @@ export interface EmbeddedArtifacts {
   initdbWasmModule: WebAssembly.Module;
   fsBundle: Uint8Array<ArrayBuffer>;
 }
-
-const INT8_OID = 20;
-const NUMERIC_OID = 1700;
-// Both engines hand back the same JS types: int8 as number (counts), numeric as exact string.
-const parseInt8 = (value: string) => Number(value);
 
 // PGlite's status of a PostgreSQL error (ereport's longjmp), which PostgreSQL recovers from itself.
 const POSTGRES_LONGJMP = 100;
