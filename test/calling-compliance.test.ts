@@ -77,6 +77,33 @@ describe('compliance settings', () => {
     const backwards = await api('PUT', '/compliance/settings', { customRules: [{ ...badRule, id: 'mine' }] });
     expect(backwards.json().message).toBe('customRules[0].windows[0]: start (10:00) must be before end (09:00).');
     expect((await api('PUT', '/compliance/settings', { maxCallsPerDay: 0 })).statusCode).toBe(400);
+
+    // Holidays: a known calendar and windows to bar days of; kept as given.
+    const holidayRule = {
+      id: 'mine',
+      region: 'US',
+      name: 'x',
+      source: 'y',
+      windows: [{ days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' }],
+    };
+    const noCalendar = await api('PUT', '/compliance/settings', { customRules: [{ ...holidayRule, holidays: { calendar: 'XX' } }] });
+    expect([noCalendar.statusCode, noCalendar.json().message]).toEqual([
+      400,
+      'customRules[0].holidays: "XX" is not a country with a holiday calendar.',
+    ]);
+    const noState = await api('PUT', '/compliance/settings', { customRules: [{ ...holidayRule, holidays: { calendar: 'US-ZZ' } }] });
+    expect(noState.json().message).toBe('customRules[0].holidays: "US-ZZ": US has no state or region ZZ.');
+    const { windows: _, ...noWindows } = holidayRule;
+    const withoutWindows = await api('PUT', '/compliance/settings', { customRules: [{ ...noWindows, holidays: { calendar: 'US' } }] });
+    expect(withoutWindows.json().message).toBe("customRules[0]: holidays bar days of the rule's windows; give it windows too.");
+    expect(
+      (await api('PUT', '/compliance/settings', { customRules: [{ ...holidayRule, holidays: { calendar: 'US', extraDays: ['13-01'] } }] }))
+        .statusCode,
+    ).toBe(400);
+    const kept = await api('PUT', '/compliance/settings', {
+      customRules: [{ ...holidayRule, holidays: { calendar: 'US-CA', extraDays: ['12-24'] } }],
+    });
+    expect([kept.statusCode, kept.json().customRules[0].holidays]).toEqual([200, { calendar: 'US-CA', extraDays: ['12-24'] }]);
   });
 });
 

@@ -12,6 +12,7 @@
  * Pure functions: the current instant is always an argument.
  */
 import { DateTime, IANAZone } from 'luxon';
+import { isPublicHoliday, type HolidayCalendar } from '../../platform/holidays.ts';
 import { isValidTimeZone } from '../../platform/time-zones.ts';
 
 export { isValidTimeZone };
@@ -21,14 +22,20 @@ export interface CallWindow {
   start: string;
   end: string;
   days: number[];
+  /** Days the window stays shut, in its zone's calendar (a calling rule's holidays). */
+  holidays?: HolidayCalendar;
 }
 
 const HH_MM = /^([01]\d|2[0-3]):[0-5]\d$/;
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
 const DAY_MS = 24 * HOUR_MS;
-/** How far ahead nextWindowOpening looks: any non-empty set of days opens within a week, plus slack for a window lost to a DST gap. */
-const SEARCH_DAYS = 8;
+/**
+ * How far ahead nextWindowOpening looks: any non-empty set of days opens within a week, plus slack for a window lost to a DST gap;
+ * with holidays, a second week (a window open only on Mondays, and this Monday a holiday).
+ */
+export const SEARCH_DAYS = 8;
+export const SEARCH_DAYS_WITH_HOLIDAYS = 15;
 /** Offset transitions are found by sampling the zone's offset at this step; no zone changes its offset twice within a day. */
 const TRANSITION_SAMPLE_MS = DAY_MS;
 
@@ -48,6 +55,7 @@ interface CheckedWindow {
   startMs: number;
   endMs: number;
   days: ReadonlySet<number>;
+  holidays: HolidayCalendar | undefined;
 }
 
 function checkWindow(window: CallWindow): CheckedWindow {
@@ -58,7 +66,13 @@ function checkWindow(window: CallWindow): CheckedWindow {
   for (const day of window.days) {
     if (!Number.isInteger(day) || day < 1 || day > 7) throw new RangeError(`Call day ${day} is not 1 (Monday) … 7 (Sunday)`);
   }
-  return { zone: IANAZone.create(window.timezone), startMs: start * MINUTE_MS, endMs: end * MINUTE_MS, days: new Set(window.days) };
+  return {
+    zone: IANAZone.create(window.timezone),
+    startMs: start * MINUTE_MS,
+    endMs: end * MINUTE_MS,
+    days: new Set(window.days),
+    holidays: window.holidays,
+  };
 }
 
 function checkInstant(at: Date, name: string): number {
@@ -71,7 +85,8 @@ function insideAt(ms: number, w: CheckedWindow): boolean {
   const local = DateTime.fromMillis(ms, { zone: w.zone });
   if (!w.days.has(local.weekday)) return false;
   const msOfDay = ((local.hour * 60 + local.minute) * 60 + local.second) * 1000 + local.millisecond;
-  return msOfDay >= w.startMs && msOfDay < w.endMs;
+  if (msOfDay < w.startMs || msOfDay >= w.endMs) return false;
+  return !w.holidays || !isPublicHoliday(w.holidays, local.year, local.month, local.day);
 }
 
 export function isInsideCallWindow(at: Date, window: CallWindow): boolean {
@@ -121,7 +136,7 @@ function offsetTransitions(zone: IANAZone, from: number, to: number): number[] {
 
 /**
  * `at` (a copy) when it is inside the window, else the next instant the window opens; null when days is empty or the window does not
- * open within 8 days (a window entirely inside a DST gap on its only day, say).
+ * open within 8 days (a window entirely inside a DST gap on its only day, say), 15 with holidays.
  *
  * The window can only be entered where the local time of day reaches `start` (an occurrence of the start wall-clock time on some day)
  * or where the zone's offset jumps (a DST transition: this is how a start inside a spring-forward gap opens at the end of the gap);
@@ -132,7 +147,8 @@ export function nextWindowOpening(at: Date, window: CallWindow): Date | null {
   const w = checkWindow(window);
   if (w.days.size === 0) return null;
   if (insideAt(atMs, w)) return new Date(atMs);
-  const horizon = atMs + SEARCH_DAYS * DAY_MS;
+  const searchDays = w.holidays ? SEARCH_DAYS_WITH_HOLIDAYS : SEARCH_DAYS;
+  const horizon = atMs + searchDays * DAY_MS;
 
   // Transitions a little beyond both ends too: with none at all (most of the year) the offset is constant and each start time
   // occurs exactly once, at its wall-clock time minus that offset.
@@ -143,7 +159,7 @@ export function nextWindowOpening(at: Date, window: CallWindow): Date | null {
   const local = DateTime.fromMillis(atMs, { zone: w.zone });
   // Local calendar days as wall-clock midnights written as if UTC, from the day before `at` (a fall-back can repeat yesterday's
   // hours) to past the horizon.
-  for (let d = -1; d <= SEARCH_DAYS + 1; d += 1) {
+  for (let d = -1; d <= searchDays + 1; d += 1) {
     const wallMidnight = Date.UTC(local.year, local.month - 1, local.day + d);
     const weekday = new Date(wallMidnight).getUTCDay() || 7; // JS 0 = Sunday -> luxon 7
     if (w.days.has(weekday)) candidates.push(...occurrences(wallMidnight + w.startMs));

@@ -2,7 +2,8 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { timezones } from 'libphonenumber-geo-carrier';
 import { describe, expect, it } from 'vitest';
 import { timeZonesOfNumber } from '../../platform/phone-time-zones.ts';
-import { rulesForNumber } from '../compliance/calling-rules.ts';
+import { isPublicHoliday, calendarProblem } from '../../platform/holidays.ts';
+import { rulesForNumber, STATUTORY_RULES } from '../compliance/calling-rules.ts';
 import type { DialSettings } from '../compliance/service.ts';
 import { decide, type ClaimFacts } from './dial-verdicts.ts';
 import type { CampaignRow, DueContact } from './repo.ts';
@@ -231,5 +232,69 @@ describe('calling rules, caps, consent and the do-not-call list', () => {
       'outside_window',
       null,
     ]);
+  });
+});
+
+describe('holidays and days of rest', () => {
+  const rulesOn = { campaign: { call_window_start: '07:00', call_window_end: '22:00', calling_rules: true } };
+  const at = (iso: string, phone: string, options = rulesOn) => summary(verdictAt(iso, contact(phone), options));
+  const NEW_ORLEANS = '+15045550100'; // Louisiana, America/Chicago
+  const PARIS = '+33612345678'; // Europe/Paris
+
+  it('every statutory calendar is known, and the days a statute adds are in it', () => {
+    for (const rule of STATUTORY_RULES.filter((statutory) => statutory.holidays))
+      expect(calendarProblem(rule.holidays!), rule.id).toBeNull();
+    const louisiana = STATUTORY_RULES.find((rule) => rule.id === 'us-la-telephone-solicitation')!.holidays!;
+    // January 8 (Battle of New Orleans) is not in the package's data; the rule adds it.
+    expect(isPublicHoliday({ calendar: 'US-LA' }, 2027, 1, 8)).toBe(false);
+    expect(isPublicHoliday(louisiana, 2027, 1, 8)).toBe(true);
+    expect(isPublicHoliday(louisiana, 2027, 2, 9)).toBe(true); // Mardi Gras 2027
+    expect(isPublicHoliday(louisiana, 2027, 2, 10)).toBe(false);
+  });
+
+  it('keeps Louisiana to 8 a.m. to 8 p.m., Monday to Saturday, and off its holidays, in its own calendar', () => {
+    // Thursday 2026-12-24, 19:59 in Chicago: dialled; at 20:00 the next day is Christmas, so Saturday 08:00.
+    expect(at('2026-12-25T01:59:00.000Z', NEW_ORLEANS)).toEqual(['dial', null, null]);
+    expect(at('2026-12-25T02:00:00.000Z', NEW_ORLEANS)).toEqual(['wait', 'outside_window', '2026-12-26T14:00:00.000Z']);
+    // Saturday 2026-11-28 at 20:00: Sunday is barred, so Monday 08:00.
+    expect(at('2026-11-29T02:00:00.000Z', NEW_ORLEANS)).toEqual(['wait', 'outside_window', '2026-11-30T14:00:00.000Z']);
+    // Mardi Gras 2027 (Tuesday 9 February) and January 8 (a Friday): no call that day, the first minute of the next.
+    expect(at('2027-02-09T16:00:00.000Z', NEW_ORLEANS)).toEqual(['wait', 'outside_window', '2027-02-10T14:00:00.000Z']);
+    expect(at('2027-01-08T16:00:00.000Z', NEW_ORLEANS)).toEqual(['wait', 'outside_window', '2027-01-09T14:00:00.000Z']);
+    expect(at('2027-01-09T14:00:00.000Z', NEW_ORLEANS)).toEqual(['dial', null, null]);
+    expect(verdictAt('2027-01-09T14:00:00.000Z', contact(NEW_ORLEANS), rulesOn).facts.rules).toEqual([
+      'us-tcpa-hours',
+      'us-la-telephone-solicitation',
+    ]);
+    // Without the calling rules the campaign's own window is all there is.
+    expect(at('2027-02-09T16:00:00.000Z', NEW_ORLEANS, { campaign: { ...rulesOn.campaign, calling_rules: false } })).toEqual([
+      'dial',
+      null,
+      null,
+    ]);
+  });
+
+  it('bars French public holidays, and looks a second week ahead when a holiday takes the only day', () => {
+    // Tuesday 14 July 2026, 10:00 in Paris: the national holiday; Wednesday 10:00 (08:00Z).
+    expect(at('2026-07-14T08:00:00.000Z', PARIS)).toEqual(['wait', 'outside_window', '2026-07-15T08:00:00.000Z']);
+    expect(at('2026-07-15T08:00:00.000Z', PARIS)).toEqual(['dial', null, null]);
+    // A campaign calling on Mondays only: Easter Monday (6 April 2026) is barred, so the Monday after, not "never".
+    const mondays = { campaign: { ...rulesOn.campaign, call_days: [1] } };
+    expect(at('2026-03-31T12:00:00.000Z', PARIS, mondays)).toEqual(['wait', 'outside_window', '2026-04-13T08:00:00.000Z']);
+  });
+
+  it("applies a tenant's own holidays with its windows", () => {
+    const ownRule = {
+      id: 'office-days',
+      region: 'US',
+      name: 'Not on our office holidays',
+      source: 'House policy',
+      windows: [{ days: EVERY_DAY, start: '00:00', end: '23:59' }],
+      holidays: { calendar: 'US-NY', extraDays: ['12-24'] },
+    };
+    const options = { campaign: rulesOn.campaign, settings: { customRules: [ownRule] } };
+    // Thursday 2026-12-24, noon in New York: the tenant's extra day; Saturday the 26th at the campaign's 07:00 (Christmas between).
+    expect(at('2026-12-24T17:00:00.000Z', '+12125551000', options)).toEqual(['wait', 'outside_window', '2026-12-26T13:00:00.000Z']);
+    expect(at('2026-12-23T17:00:00.000Z', '+12125551000', options)).toEqual(['dial', null, null]);
   });
 });

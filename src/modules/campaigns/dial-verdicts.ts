@@ -8,13 +8,13 @@ import { DateTime } from 'luxon';
 import { timeZonesOfNumber } from '../../platform/phone-time-zones.ts';
 import type * as compliance from '../compliance/service.ts';
 import type { CallingRule, DecisionFacts } from '../compliance/schemas.ts';
-import { isInsideCallWindow, nextWindowOpening, type CallWindow } from './call-window.ts';
+import { isInsideCallWindow, nextWindowOpening, SEARCH_DAYS_WITH_HOLIDAYS, type CallWindow } from './call-window.ts';
 import type { CampaignRow, DueContact } from './repo.ts';
 import { windowOf } from './service.ts';
 
 const HOUR_MS = 3_600_000;
-/** How far ahead a contact's windows are searched for a common minute; none within: they never overlap. */
-const HORIZON_MS = 8 * 24 * HOUR_MS;
+/** How far ahead a contact's windows are searched for a common minute (holidays included); none within: they never overlap. */
+const HORIZON_MS = SEARCH_DAYS_WITH_HOLIDAYS * 24 * HOUR_MS;
 /** The call counts every record shows, whatever caps apply: the last day and the last week. */
 export const COUNTED_HOURS = [24, 168];
 
@@ -107,7 +107,9 @@ function decideOne(contact: DueContact, claim: ClaimFacts, alreadyThisClaim: num
   const constraints: Constraint[] = [
     // The campaign's window in the zone it is read in; in each of the contact's zones when several are possible.
     ...zones.map((timezone) => [{ ...own, timezone }]),
-    ...rules.flatMap((rule) => (rule.windows ? zones.map((timezone) => rule.windows!.map((window) => ({ ...window, timezone }))) : [])),
+    ...rules.flatMap((rule) =>
+      rule.windows ? zones.map((timezone) => rule.windows!.map((window) => ({ ...window, timezone, holidays: rule.holidays }))) : [],
+    ),
   ];
   const caps = [
     ...(settings.maxCallsPerDay ? [{ count: settings.maxCallsPerDay, hours: 24 }] : []),

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
+import { calendarProblem } from '../../platform/holidays.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import { STATUTORY_RULES } from './calling-rules.ts';
@@ -77,6 +78,12 @@ function checkRules(rules: CallingRule[]) {
   rules.forEach((rule, index) => {
     if (ids.has(rule.id)) refuse(`customRules[${index}].id "${rule.id}" is taken: give each rule its own id.`, `/customRules/${index}/id`);
     ids.add(rule.id);
+    if (rule.holidays) {
+      if (!rule.windows)
+        refuse(`customRules[${index}]: holidays bar days of the rule's windows; give it windows too.`, `/customRules/${index}/holidays`);
+      const problem = calendarProblem(rule.holidays);
+      if (problem) refuse(`customRules[${index}].holidays: ${problem}`, `/customRules/${index}/holidays`);
+    }
     rule.windows?.forEach((window, w) => {
       // HH:mm strings order as the times they name.
       if (window.start >= window.end)

@@ -81,6 +81,27 @@ export const CallingRule = Type.Object(
         { minItems: 1, maxItems: 5, description: 'At most `count` calls placed to the number within any `hours`.' },
       ),
     ),
+    holidays: Type.Optional(
+      Type.Object(
+        {
+          calendar: Type.String({
+            pattern: '^[A-Z]{2}(-[A-Z0-9]{1,3})?$',
+            description: 'Whose public holidays: a country (FR) or a state or region of one (US-LA).',
+          }),
+          extraDays: Type.Optional(
+            Type.Array(Type.String({ pattern: '^(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$', description: 'MM-DD' }), {
+              maxItems: 30,
+              description: 'More days barred every year, MM-DD.',
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'No call on these days, in the person’s local calendar (needs `windows`): the calendar’s public holidays and the extra days.',
+        },
+      ),
+    ),
     requiresConsent: Type.Optional(Type.Boolean({ description: 'Only with a valid consent for voice.' })),
   },
   { additionalProperties: false },

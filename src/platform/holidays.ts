@@ -1,0 +1,52 @@
+/**
+ * Public-holiday calendars for calling rules that bar holidays: the public holidays of a country
+ * or a state from the date-holidays package's data (the observed weekday of a holiday that falls
+ * on a weekend included), plus days a statute names that the package's data lacks, written in the
+ * package's own rule syntax ("01-08", "easter -2", "07-24 and if sunday then next monday").
+ *
+ * A year's days are worked out once per calendar and kept: the dialer asks for every contact.
+ */
+import Holidays from 'date-holidays';
+
+export interface HolidayCalendar {
+  /** A country (ISO 3166-1, `FR`) or a country and one of its states (`US-LA`). */
+  calendar: string;
+  /** More days, in date-holidays' rule syntax (a tenant's rules: fixed days, "MM-DD", only). */
+  extraDays?: string[];
+}
+
+const known = new Holidays();
+
+/** Why a calendar cannot be used, or null when it can. */
+export function calendarProblem({ calendar, extraDays = [] }: HolidayCalendar): string | null {
+  const [country, state, ...rest] = calendar.split('-');
+  if (!country || rest.length > 0 || !(country in known.getCountries())) return `"${calendar}" is not a country with a holiday calendar.`;
+  if (state && !(state in (known.getStates(country) ?? {}))) return `"${calendar}": ${country} has no state or region ${state}.`;
+  const probe = new Holidays(country);
+  const bad = extraDays.find((rule) => !probe.setHoliday(rule, { name: rule, type: 'public' }));
+  return bad === undefined ? null : `"${bad}" is not a date rule (such as "01-08" or "easter -2").`;
+}
+
+const daysByYear = new Map<string, Map<number, Set<string>>>();
+
+function daysOf({ calendar, extraDays = [] }: HolidayCalendar, year: number): Set<string> {
+  const key = `${calendar}|${extraDays.join('|')}`;
+  let years = daysByYear.get(key);
+  if (!years) daysByYear.set(key, (years = new Map()));
+  let days = years.get(year);
+  if (!days) {
+    const [country, state] = calendar.split('-');
+    const options = { types: ['public' as const] };
+    const holidays = state ? new Holidays(country!, state, options) : new Holidays(country!, options);
+    for (const rule of extraDays) holidays.setHoliday(rule, { name: rule, type: 'public' });
+    // `date` is the local calendar day, "YYYY-MM-DD hh:mm:ss".
+    days = new Set(holidays.getHolidays(year).map((holiday) => holiday.date.slice(0, 10)));
+    years.set(year, days);
+  }
+  return days;
+}
+
+/** Whether a local calendar day (year, month 1–12, day) is a public holiday of the calendar. */
+export function isPublicHoliday(calendar: HolidayCalendar, year: number, month: number, day: number): boolean {
+  return daysOf(calendar, year).has(`${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`);
+}
