@@ -8,6 +8,7 @@ import type { Db } from '../src/platform/db.ts';
 import type { JobQueue } from '../src/platform/jobs.ts';
 import { CALL_ENDED, type CallEndedJob } from '../src/modules/calls/service.ts';
 import { startFakeWhatsApp } from '../src/providers/whatsapp-cloud/fake.ts';
+import { startTypeScriptWorker } from '../src/platform/worker.ts';
 import { onCleanup } from './harness.ts';
 
 const WHATSAPP = {
@@ -18,15 +19,43 @@ const WHATSAPP = {
 };
 const ENQUEUE_BATCH = 500;
 
-/** The fake Graph API, closed at exit; its `messages` are what it received. */
-export async function fakeWhatsApp() {
-  const graph = await startFakeWhatsApp({
+/** The fake Graph API the bench tenant is connected to; its `messages` are what it received. */
+export const startBenchWhatsApp = () =>
+  startFakeWhatsApp({
     accessToken: WHATSAPP.accessToken,
     businessAccountId: WHATSAPP.wabaId,
     phoneNumbers: [{ id: WHATSAPP.sender, displayPhoneNumber: '+1 555-000-1234', verifiedName: 'Bench Clinic', qualityRating: 'GREEN' }],
   });
+
+/** The fake Graph API in this process, closed at exit. */
+export async function fakeWhatsApp() {
+  const graph = await startBenchWhatsApp();
   onCleanup('close the fake WhatsApp', () => graph.close());
   return graph;
+}
+
+/**
+ * The fake Graph API on a thread of its own (whatsapp-thread.ts), closed at exit: for a bench whose
+ * workers run in this process, so that serving the fake is not counted as their work (a real
+ * provider is another machine). `received()` asks it how many messages it took.
+ */
+export async function fakeWhatsAppOnThread(): Promise<{ url: string; received(): Promise<number> }> {
+  const thread = startTypeScriptWorker(new URL('./whatsapp-thread.ts', import.meta.url));
+  const next = () =>
+    new Promise<{ url?: string; received?: number }>((resolve, reject) => {
+      thread.once('message', resolve);
+      thread.once('error', reject);
+    });
+  const { url } = await next();
+  onCleanup('close the fake WhatsApp', () => thread.terminate().then(() => undefined));
+  return {
+    url: url!,
+    async received() {
+      const answer = next();
+      thread.postMessage('received');
+      return (await answer).received!;
+    },
+  };
 }
 
 export type Request = (

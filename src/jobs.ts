@@ -1,3 +1,4 @@
+import { perTurn } from './platform/batches.ts';
 import type { Deps } from './platform/context.ts';
 import type { JobDefinition } from './platform/jobs.ts';
 import { CALL_ENDED, type CallEndedJob } from './modules/calls/service.ts';
@@ -11,14 +12,23 @@ import { purgeRecordingsJob } from './modules/calls/recordings.ts';
 
 /** Every module's background jobs, run by the worker role; `call.ended` is where they follow a call. */
 export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
+  const extractAnalytics = perTurn(async (_tenantId, jobs: ExtractAnalyticsJob[]) => {
+    await deps.jobs.sendMany(jobs.map((data) => ({ name: EXTRACT_ANALYTICS, data })));
+    return jobs.map(() => undefined);
+  });
   const callEnded: JobDefinition<CallEndedJob> = {
     name: CALL_ENDED,
     retryLimit: 10,
+    // A fetched batch's calls are followed up at once, so their reads and writes share statements
+    // (messaging's dispatch); each job still fails and retries on its own.
+    batchSize: 50,
+    parallel: true,
+    concurrency: 2,
     async handle(data) {
       await afterCallEnded(deps, data);
       // Its own queue, so a model's retries and messaging's never repeat each other; a repeated
       // call.ended enqueues it again, and the job itself records once per call.
-      await deps.jobs.send<ExtractAnalyticsJob>(EXTRACT_ANALYTICS, data);
+      await extractAnalytics(data.tenantId, data);
     },
   };
   return [

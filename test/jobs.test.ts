@@ -178,3 +178,43 @@ describe('job queue with a long polling interval', () => {
     expect(runs).toHaveLength(1);
   });
 });
+
+describe.skipIf(!process.env.DATABASE_URL)('job leases on PostgreSQL', () => {
+  it('renews the leases it can without waiting for a job row another statement holds', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const started = new Set<number>();
+    const held = {
+      name: 'test-held',
+      batchSize: 2,
+      parallel: true,
+      handle: async (data: { n: number }) => {
+        started.add(data.n);
+        await released;
+      },
+    };
+    await t.runtime.jobs.define([held]);
+    const ids = await t.runtime.db.transaction(async (tx) => [
+      await t.runtime.jobs.send('test-held', { n: 1 }, { tx }),
+      await t.runtime.jobs.send('test-held', { n: 2 }, { tx }),
+    ]);
+    await t.runtime.jobs.work([held]);
+    await until('both jobs to start', () => started.size === 2, 20_000);
+    const expiry = async (id: string | null) =>
+      (await t.runtime.db.query<{ expire_in: string }>(`SELECT expire_in::text FROM pgboss.job WHERE name = 'test-held' AND id = $1`, [id]))
+        .rows[0]!.expire_in;
+    // Another statement holds the first job's row, as pg-boss does while it completes a batch: a
+    // renewal that waited for it (and locked the rows in another order) could deadlock with it.
+    await t.runtime.db.transaction(async (tx) => {
+      await tx.query(`SELECT 1 FROM pgboss.job WHERE name = 'test-held' AND id = $1 FOR UPDATE`, [ids[0]]);
+      const before = await expiry(ids[1]!);
+      await until('the other lease to be renewed meanwhile', async () => (await expiry(ids[1]!)) !== before, 10_000);
+    });
+    release();
+    await until(
+      'both jobs to complete',
+      async () => (await t.runtime.db.query(`SELECT 1 FROM pgboss.job WHERE name = 'test-held' AND state = 'completed'`)).rowCount === 2,
+      20_000,
+    );
+  });
+});

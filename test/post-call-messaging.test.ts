@@ -406,6 +406,54 @@ describe('exactly one message per channel per call', () => {
     });
   });
 
+  it('follows up calls handled at once with shared statements: each call once per channel, a repeat in the same turn included', async () => {
+    const { key, api, tenantId } = await tenant();
+    const campaign = await dialAll(
+      key,
+      Array.from({ length: 8 }, () => ({})),
+    );
+    await campaign.run();
+    const calls = (await api('GET', `/call-logs?campaignId=${campaign.campaignId}`)).json().data as { id: string }[];
+    expect(calls).toHaveLength(8);
+    // The workers' own call.ended jobs run first, before there is anything to send.
+    const deadline = Date.now() + 20_000;
+    const pending = async () =>
+      (
+        await t.runtime.db.query(
+          `SELECT 1 FROM pgboss.job WHERE name = 'call.ended' AND data->>'callId' = ANY($1) AND state <> 'completed'`,
+          [calls.map((call) => call.id)],
+        )
+      ).rowCount;
+    while ((await pending()) > 0) {
+      if (Date.now() > deadline) throw new Error('call.ended was not handled');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await api('POST', '/whatsapp/campaigns', {
+      agentId: campaign.agentId,
+      templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED', bodyParameters: ['{{name}}'] }],
+    });
+    await api('POST', '/sms-agent/campaigns', {
+      agentId: campaign.agentId,
+      senderNumber: '+14155550000',
+      senderProvider: 'twilio',
+      templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks, {{name}}.' }],
+    });
+    // As a parallel batch of jobs does: all at once, the first call twice.
+    const counts = await Promise.all([...calls, calls[0]!].map((call) => afterCallEnded(t.runtime, { tenantId, callId: call.id })));
+    expect(counts).toEqual([...Array(8).fill(2), 0]);
+    const whatsapp = await settledMessages(api, 'whatsapp', 8);
+    const sms = await settledMessages(api, 'sms', 8);
+    for (const log of [whatsapp, sms]) {
+      expect(log.map((message) => message.status)).toEqual(Array(8).fill('SENT'));
+      expect(new Set(log.map((message) => message.callId)).size).toBe(8);
+      // Each message marked with its own provider id, though marked together.
+      expect(new Set(log.map((message) => message.providerMessageId)).size).toBe(8);
+    }
+    for (const message of [...whatsapp, ...sms]) expect(sendsOf(message.id), message.id).toBe(1);
+    const bySms = new Map(sms.map((message) => [message.providerMessageId, message.toNumber]));
+    for (const [sid, to] of bySms) expect(twilio.messages.get(sid!)?.to).toBe(to);
+  });
+
   it('sends nothing to a number on the do-not-call list: no post-call message, and a queued one fails unsent', async () => {
     const { key, api, tenantId } = await tenant();
     const campaign = await dialAll(key, [{}, {}]);

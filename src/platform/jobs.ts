@@ -43,6 +43,8 @@ export interface SendOptions {
 
 export interface JobQueue {
   send<T extends object>(name: string, data: T, options?: SendOptions): Promise<string | null>;
+  /** Several jobs in one statement (with `tx`, in the caller's transaction). */
+  sendMany(jobs: { name: string; data: object }[], options?: { tx?: Queryable }): Promise<void>;
   /** Registers and starts handlers (worker role). */
   work(definitions: JobDefinition<never>[]): Promise<void>;
   /** Makes sure queues exist so any role can send to them. */
@@ -64,10 +66,12 @@ export function recoveryTimings(recoverySeconds: number): { heartbeatMs: number;
 /**
  * pg-boss 10 has no heartbeat: a held job's lease is renewed by moving its expiry in the database,
  * counted from its start. pg-boss's own in-process timeout reads the expiry fetched with the job
- * (the queue's expireInSeconds), so the short lease never cuts a live handler short.
+ * (the queue's expireInSeconds), so the short lease never cuts a live handler short. Rows another
+ * statement holds (a batch being completed) are skipped, never waited for: a renewal locking a
+ * batch's rows in one order while its completion locks them in another deadlocked.
  */
 const RENEW_LEASES = `UPDATE pgboss.job SET expire_in = (now() - started_on) + make_interval(secs => $3)
-  WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`;
+  WHERE name = $1 AND id IN (SELECT id FROM pgboss.job WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active' FOR UPDATE SKIP LOCKED)`;
 
 export async function startJobQueue(
   db: Db,
@@ -148,6 +152,10 @@ export async function startJobQueue(
         ...(singletonKey ? { singletonKey } : {}),
         ...(tx ? { db: db.jobsAdapter(tx) as PgBoss.Db } : {}),
       });
+    },
+    async sendMany(jobs, { tx } = {}) {
+      if (jobs.length === 0) return;
+      await boss.insert(jobs, tx ? { db: db.jobsAdapter(tx) as PgBoss.Db } : {});
     },
     define,
     async work(definitions) {

@@ -268,6 +268,13 @@ export async function findCall(db: Queryable, tenantId: string, id: string): Pro
   return rows[0];
 }
 
+/** Several calls in one statement; each id's row in order (undefined: not this tenant's call). */
+export async function findCalls(db: Queryable, tenantId: string, ids: string[]): Promise<(CallRow | undefined)[]> {
+  const { rows } = await db.query<CallRow>('SELECT * FROM calls WHERE tenant_id = $1 AND id = ANY($2::uuid[])', [tenantId, ids]);
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.map((id) => byId.get(id));
+}
+
 export interface CallFilter {
   agentId?: string;
   campaignId?: string;

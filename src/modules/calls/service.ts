@@ -642,6 +642,7 @@ export async function listCalls(ctx: TenantCtx, query: CallQuery, page: Page) {
 
 /** The stored call, for modules that act after it (messaging, analytics). */
 export const findCallRow = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: string) => repo.findCall(ctx.db, ctx.tenantId, id);
+export const findCallRows = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, ids: string[]) => repo.findCalls(ctx.db, ctx.tenantId, ids);
 
 /** How often a live view looks for new turns: a conversation's pace, at one light query per viewer. */
 const LIVE_POLL_MS = 400;

@@ -454,13 +454,54 @@ export async function recordAttempt(
 }
 
 /** Whether this call is the contact's last attempt and left it with a final status. */
-export async function settledBy(db: Queryable, tenantId: string, campaignId: string, contactId: string, callId: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `SELECT 1 FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = $3 AND last_call_id = $4
-       AND status NOT IN ('PENDING', 'IN_PROGRESS')`,
-    [tenantId, campaignId, contactId, callId],
+export interface FollowUpFacts {
+  post_call_messages: string | null;
+  /** The call settled its contact: its last attempt, with a final status. */
+  settled: boolean;
+  contact: Awaited<ReturnType<typeof campaignContact>>;
+}
+
+/** For each campaign call (in order): its campaign's postCallMessages, whether it settled its contact, and the contact. */
+export async function followUpFacts(
+  db: Queryable,
+  tenantId: string,
+  calls: { id: string; campaign_id: string; contact_id: string }[],
+): Promise<FollowUpFacts[]> {
+  const { rows } = await db.query<{
+    call_id: string;
+    post_call_messages: string | null;
+    settled: boolean;
+    phone_number: string | null;
+    name: string | null;
+    email: string | null;
+    metadata: Record<string, unknown> | null;
+    pre_dial_variables: Record<string, string> | null;
+  }>(
+    `SELECT x.call_id, c.post_call_messages, coalesce(cc.last_call_id = x.call_id AND cc.status NOT IN ('PENDING', 'IN_PROGRESS'), false) AS settled,
+            cc.phone_number, cc.name, cc.email, cc.metadata, cc.pre_dial_variables
+     FROM unnest($2::uuid[], $3::uuid[], $4::uuid[]) AS x (call_id, campaign_id, contact_id)
+     LEFT JOIN campaigns c ON c.tenant_id = $1 AND c.id = x.campaign_id
+     LEFT JOIN campaign_contacts cc ON cc.tenant_id = $1 AND cc.campaign_id = x.campaign_id AND cc.contact_id = x.contact_id`,
+    [tenantId, calls.map((call) => call.id), calls.map((call) => call.campaign_id), calls.map((call) => call.contact_id)],
   );
-  return rowCount > 0;
+  const byCall = new Map(rows.map((row) => [row.call_id, row]));
+  return calls.map((call) => {
+    const row = byCall.get(call.id);
+    const { phone_number, name, email, metadata, pre_dial_variables } = row ?? {};
+    return {
+      post_call_messages: row?.post_call_messages ?? null,
+      settled: row?.settled ?? false,
+      contact: phone_number
+        ? {
+            phone_number,
+            name: name ?? null,
+            email: email ?? null,
+            metadata: metadata ?? {},
+            pre_dial_variables: pre_dial_variables ?? null,
+          }
+        : undefined,
+    };
+  });
 }
 
 export async function completeFinishedCampaigns(db: Queryable, now: Date): Promise<CampaignRow[]> {

@@ -486,19 +486,35 @@ export async function contactOfCall(
   return contacts.findContactById(ctx, call.contact_id);
 }
 
+type CallContact = NonNullable<Awaited<ReturnType<typeof contactOfCall>>>;
+
 /**
- * Whether a call's post-call messages go out under its campaign's postCallMessages: always for a
- * call outside a campaign and under EVERY_ATTEMPT; under FINAL_OUTCOME only for the call that
- * settled its contact (its last attempt, with a final status).
+ * What following up calls needs from their campaigns, for several calls at once (one statement for
+ * the campaign calls): whether each call's post-call messages go out under its campaign's
+ * postCallMessages (always for a call outside a campaign and under EVERY_ATTEMPT; under
+ * FINAL_OUTCOME only for the call that settled its contact: its last attempt, with a final status),
+ * and its contact.
  */
-export async function sendsPostCallMessages(
+export async function followUpsOf(
   ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
-  call: Pick<calls.CallRow, 'id' | 'campaign_id' | 'contact_id'>,
-): Promise<boolean> {
-  if (!call.campaign_id || !call.contact_id) return true;
-  const campaign = await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
-  if (campaign?.post_call_messages !== 'FINAL_OUTCOME') return true;
-  return repo.settledBy(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id, call.id);
+  calls: Pick<calls.CallRow, 'id' | 'campaign_id' | 'contact_id'>[],
+): Promise<{ sends: boolean; contact: CallContact | undefined }[]> {
+  const inCampaigns = calls.flatMap((call) =>
+    call.campaign_id && call.contact_id ? [{ id: call.id, campaign_id: call.campaign_id, contact_id: call.contact_id }] : [],
+  );
+  const facts = new Map((await repo.followUpFacts(ctx.db, ctx.tenantId, inCampaigns)).map((fact, index) => [inCampaigns[index]!.id, fact]));
+  return Promise.all(
+    calls.map(async (call) => {
+      const fact = facts.get(call.id);
+      // Outside a campaign (an inbound or a test call): the contact the call names, if any.
+      if (!fact) return { sends: true, contact: await contactOfCall(ctx, call) };
+      const { contact } = fact;
+      return {
+        sends: fact.post_call_messages !== 'FINAL_OUTCOME' || fact.settled,
+        contact: contact && { ...contact, variables: contact.pre_dial_variables ?? {} },
+      };
+    }),
+  );
 }
 
 /** Each number of the campaign's pool with its calls, answer rate and today's dials. */

@@ -1,7 +1,9 @@
+import { perTurn } from '../../platform/batches.ts';
 import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
 import { ProviderError } from '../../providers/errors.ts';
+import type { SmsConnection } from '../../providers/types.ts';
 import { smsProvider, whatsappProvider } from '../../providers/registry.ts';
 import { smsSegments } from '../../providers/sms-segments.ts';
 import * as calls from '../calls/service.ts';
@@ -24,11 +26,72 @@ const SEND_RETRY_DELAY_SECONDS = 5;
 
 const onDoNotCallList = async (ctx: TenantCtx, phoneNumber: string) => (await compliance.listedNumbers(ctx, [phoneNumber])).size > 0;
 
-async function recipientOf(ctx: TenantCtx, call: NonNullable<Awaited<ReturnType<typeof calls.findCallRow>>>): Promise<Recipient> {
+type CallContact = Awaited<ReturnType<typeof campaigns.contactOfCall>>;
+
+/** Who a call's messages go to: the other end of the line, named as the call's contact. */
+function recipientOf(call: calls.CallRow, contact: CallContact): Recipient {
   const phoneNumber = call.direction === 'OUTGOING' ? call.to_number : call.from_number;
-  const contact = await campaigns.contactOfCall(ctx, call);
   return { phoneNumber, name: contact?.name ?? null, email: contact?.email ?? null, metadata: contact?.metadata ?? {} };
 }
+
+/**
+ * The statements every follow-up makes, shared by the handlers running at once (a fetched batch
+ * of jobs starts together, and providers' answers arrive together): one read of the calls, of the
+ * agents' campaigns and of the do-not-call list, one transaction recording the messages with their
+ * send jobs, one claim and one "sent" per turn and tenant, instead of one each.
+ */
+function sharedStatements(deps: Deps) {
+  const { db } = deps;
+  const campaignsOf = <T extends repo.CampaignTable>(table: T) =>
+    perTurn((tenantId, agentIds: string[]) => repo.campaignsOfAgents(db, table, tenantId, agentIds));
+  return {
+    call: perTurn((tenantId, ids: string[]) => calls.findCallRows({ db, tenantId }, ids)),
+    followUp: perTurn((tenantId, ofCalls: calls.CallRow[]) => campaigns.followUpsOf({ db, tenantId }, ofCalls)),
+    whatsappCampaign: campaignsOf('whatsapp_campaigns'),
+    smsCampaign: campaignsOf('sms_campaigns'),
+    listed: perTurn(async (tenantId, phoneNumbers: string[]) => {
+      const listed = await compliance.listedNumbers({ db, tenantId }, phoneNumbers);
+      return phoneNumbers.map((phoneNumber) => listed.has(phoneNumber));
+    }),
+    /** Records each call's messages with their send jobs, all in one transaction; how many each call's were new. */
+    record: perTurn(async (tenantId, perCall: repo.NewMessage[][]) => {
+      const created = await withTransaction(tenantCtx(deps, tenantId), async (txCtx) => {
+        const ids = new Set(await repo.insertMessages(txCtx.db, tenantId, perCall.flat()));
+        const jobs = [...ids].map((messageId) => ({ name: SEND_MESSAGE, data: { tenantId, messageId } satisfies SendMessageJob }));
+        await txCtx.jobs.sendMany(jobs, { tx: txCtx.db });
+        return ids;
+      });
+      return perCall.map((messages) => messages.filter((message) => created.has(message.id)).length);
+    }),
+    claim: perTurn((tenantId, ids: string[]) => repo.claimManyForSending(db, tenantId, ids)),
+    /** The tenant's WhatsApp connection, read once for the sends of a turn. */
+    whatsapp: perTurn(async (tenantId, sends: unknown[]) => {
+      const whatsapp = await whatsappOf(tenantCtx(deps, tenantId));
+      return sends.map(() => whatsapp);
+    }),
+    /**
+     * The tenant's connection to each SMS provider, read once for the sends of a turn; a provider
+     * the tenant has not connected fails its own messages only (an Error answer rejects its sends).
+     */
+    smsConnection: perTurn(async (tenantId, providerNames: string[]) => {
+      const ctx = tenantCtx(deps, tenantId);
+      const connections = new Map<string, SmsConnection | Error>();
+      for (const name of new Set(providerNames))
+        connections.set(
+          name,
+          await smsConnectionOf(ctx, name).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))),
+        );
+      return providerNames.map((name) => connections.get(name)!);
+    }),
+    markSent: perTurn(async (tenantId, sent: repo.Sent[]) => {
+      await repo.markSent(db, tenantId, sent);
+      return sent.map(() => undefined);
+    }),
+  };
+}
+type SharedStatements = ReturnType<typeof sharedStatements>;
+const statementsByDeps = new WeakMap<Deps, SharedStatements>();
+const statementsOf = (deps: Deps) => statementsByDeps.get(deps) ?? statementsByDeps.set(deps, sharedStatements(deps)).get(deps)!;
 
 /**
  * After a call ends (contract §6): the agent's active WhatsApp and SMS campaigns each decide at
@@ -38,17 +101,19 @@ async function recipientOf(ctx: TenantCtx, call: NonNullable<Awaited<ReturnType<
  */
 export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId: string }): Promise<number> {
   const ctx = tenantCtx(deps, job.tenantId);
-  const call = await calls.findCallRow(ctx, job.callId);
+  const statements = statementsOf(deps);
+  const call = await statements.call(ctx.tenantId, job.callId);
   if (!call || call.status !== 'ENDED' || !call.outcome || !call.agent_id) return 0;
   const [whatsapp, sms] = await Promise.all([
-    repo.campaignOfAgent(ctx.db, 'whatsapp_campaigns', ctx.tenantId, call.agent_id),
-    repo.campaignOfAgent(ctx.db, 'sms_campaigns', ctx.tenantId, call.agent_id),
+    statements.whatsappCampaign(ctx.tenantId, call.agent_id),
+    statements.smsCampaign(ctx.tenantId, call.agent_id),
   ]);
   if (!whatsapp?.is_active && !sms?.is_active) return 0;
   // A campaign with postCallMessages FINAL_OUTCOME follows up only the call that settled the contact.
-  if (!(await campaigns.sendsPostCallMessages(ctx, call))) return 0;
-  const recipient = await recipientOf(ctx, call);
-  if (await onDoNotCallList(ctx, recipient.phoneNumber)) return 0;
+  const { sends, contact } = await statements.followUp(ctx.tenantId, call);
+  if (!sends) return 0;
+  const recipient = recipientOf(call, contact);
+  if (await statements.listed(ctx.tenantId, recipient.phoneNumber)) return 0;
   const common = { call_id: call.id, agent_id: call.agent_id, contact_id: call.contact_id, to_number: recipient.phoneNumber };
   const messages: repo.NewMessage[] = [];
 
@@ -95,12 +160,7 @@ export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId
       segments,
     });
   }
-  return withTransaction(ctx, async (txCtx) => {
-    const created = await repo.insertMessages(txCtx.db, ctx.tenantId, messages);
-    for (const messageId of created)
-      await ctx.jobs.send<SendMessageJob>(SEND_MESSAGE, { tenantId: ctx.tenantId, messageId }, { tx: txCtx.db });
-    return created.length;
-  });
+  return messages.length === 0 ? 0 : statements.record(ctx.tenantId, messages);
 }
 
 /**
@@ -116,7 +176,7 @@ export async function sendDuringCall(
 ): Promise<{ to: string; created: boolean }> {
   const { call } = input;
   if (!call.agent_id) throw new Error('The call has no agent to send for.');
-  const recipient = await recipientOf(ctx, call);
+  const recipient = recipientOf(call, await campaigns.contactOfCall(ctx, call));
   if (await onDoNotCallList(ctx, recipient.phoneNumber))
     throw new Error('The person is on the do-not-call list; nothing can be sent to them.');
   const common = {
@@ -217,18 +277,19 @@ async function settleUnconfirmed(ctx: TenantCtx, current: repo.MessageRow): Prom
 export async function sendMessage(deps: Deps, job: SendMessageJob, meta: { retryCount: number }): Promise<void> {
   const ctx = tenantCtx(deps, job.tenantId);
   const now = () => ctx.clock.now();
-  let message = await repo.claimForSending(ctx.db, ctx.tenantId, job.messageId);
+  const statements = statementsOf(deps);
+  let message = await statements.claim(ctx.tenantId, job.messageId);
   if (!message) {
     const current = await repo.findMessage(ctx.db, ctx.tenantId, job.messageId);
     if (current?.status === 'SENDING') message = await settleUnconfirmed(ctx, current);
     if (!message) return;
   }
   // Asked again as it goes out: a number listed since the message was recorded gets nothing.
-  if (await onDoNotCallList(ctx, message.to_number))
+  if (await statements.listed(ctx.tenantId, message.to_number))
     return repo.markFailed(ctx.db, ctx.tenantId, message.id, 'Not sent: the recipient is on the do-not-call list.', now());
   try {
-    const providerMessageId = await deliver(ctx, message);
-    await repo.markSent(ctx.db, ctx.tenantId, message.id, providerMessageId, now());
+    const providerMessageId = await deliver(ctx, message, statements);
+    await statements.markSent(ctx.tenantId, { id: message.id, providerMessageId, at: now() });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     if (error instanceof ProviderError && error.retryable && meta.retryCount < SEND_RETRY_LIMIT) {
@@ -241,9 +302,9 @@ export async function sendMessage(deps: Deps, job: SendMessageJob, meta: { retry
 }
 
 /** Sends through the message's provider; returns the provider's message id. */
-async function deliver(ctx: TenantCtx, message: repo.MessageRow): Promise<string> {
+async function deliver(ctx: TenantCtx, message: repo.MessageRow, statements: SharedStatements): Promise<string> {
   if (message.channel === 'WHATSAPP') {
-    const whatsapp = await whatsappOf(ctx);
+    const whatsapp = await statements.whatsapp(ctx.tenantId, message.id);
     if (!whatsapp) throw whatsappNotConnected();
     // An agent's message during a call is free text; a follow-up is a template.
     if (message.template_name === null) {
@@ -266,9 +327,9 @@ async function deliver(ctx: TenantCtx, message: repo.MessageRow): Promise<string
     return sent.providerMessageId;
   }
   const provider = smsProvider(message.provider);
-  const sent = await (
-    await smsConnectionOf(ctx, message.provider)
-  ).send({
+  const connection = await statements.smsConnection(ctx.tenantId, message.provider);
+  if (connection instanceof Error) throw connection; // rejected already; narrows the type
+  const sent = await connection.send({
     from: message.sender!,
     to: message.to_number,
     body: message.body!,
@@ -286,7 +347,7 @@ export const sendMessageJob = (deps: Deps): JobDefinition<SendMessageJob> => ({
   // Up to 2 × 25 messages in flight per worker: each fetch, lease and completion serves a batch,
   // and a batch of slow provider calls lasts as long as the slowest, not their sum.
   concurrency: 2,
-  batchSize: 25,
+  batchSize: 100,
   parallel: true,
   handle: (data, meta) => sendMessage(deps, data, meta),
 });

@@ -94,6 +94,21 @@ export async function campaignOfAgent<T extends CampaignTable>(
   return rows[0];
 }
 
+/** campaignOfAgent of several agents in one statement, in order. */
+export async function campaignsOfAgents<T extends CampaignTable>(
+  db: Queryable,
+  table: T,
+  tenantId: string,
+  agentIds: string[],
+): Promise<(RowOf<T> | undefined)[]> {
+  const { rows } = await db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE tenant_id = $1 AND agent_id = ANY($2::uuid[])`, [
+    tenantId,
+    agentIds,
+  ]);
+  const byAgent = new Map(rows.map((row) => [row.agent_id, row]));
+  return agentIds.map((agentId) => byAgent.get(agentId));
+}
+
 export async function listCampaigns<T extends CampaignTable>(
   db: Queryable,
   table: T,
@@ -259,20 +274,35 @@ export async function findMessage(db: Queryable, tenantId: string, id: string): 
 
 /** QUEUED → SENDING, counted as an attempt and committed before the provider is asked. */
 export async function claimForSending(db: Queryable, tenantId: string, id: string): Promise<MessageRow | undefined> {
-  const { rows } = await db.query<MessageRow>(
-    `UPDATE messages SET status = 'SENDING', attempts = attempts + 1, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status = 'QUEUED' RETURNING *`,
-    [tenantId, id],
-  );
-  return rows[0];
+  return (await claimManyForSending(db, tenantId, [id]))[0];
 }
 
-export async function markSent(db: Queryable, tenantId: string, id: string, providerMessageId: string, at: Date): Promise<void> {
+/** claimForSending of several messages in one statement; the claimed row of each id, in order (undefined: not QUEUED). */
+export async function claimManyForSending(db: Queryable, tenantId: string, ids: string[]): Promise<(MessageRow | undefined)[]> {
+  const { rows } = await db.query<MessageRow>(
+    `UPDATE messages SET status = 'SENDING', attempts = attempts + 1, updated_at = now()
+     WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND status = 'QUEUED' RETURNING *`,
+    [tenantId, ids],
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.map((id) => byId.get(id));
+}
+
+export interface Sent {
+  id: string;
+  providerMessageId: string;
+  at: Date;
+}
+
+/** Records what providers took, several messages in one statement. */
+export async function markSent(db: Queryable, tenantId: string, sent: Sent[]): Promise<void> {
   // A delivery callback may have arrived first (reconciled by our id); never move a status back.
   await db.query(
-    `UPDATE messages SET provider_message_id = $3, sent_at = coalesce(sent_at, $4), failure_reason = NULL, updated_at = now(),
-       status = CASE WHEN status IN ('DELIVERED', 'READ') THEN status ELSE 'SENT' END
-     WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id, providerMessageId, at],
+    `UPDATE messages m SET provider_message_id = s.provider_message_id, sent_at = coalesce(m.sent_at, s.at), failure_reason = NULL,
+       updated_at = now(), status = CASE WHEN m.status IN ('DELIVERED', 'READ') THEN m.status ELSE 'SENT' END
+     FROM unnest($2::uuid[], $3::text[], $4::timestamptz[]) AS s (id, provider_message_id, at)
+     WHERE m.tenant_id = $1 AND m.id = s.id`,
+    [tenantId, sent.map((one) => one.id), sent.map((one) => one.providerMessageId), sent.map((one) => one.at)],
   );
 }
 

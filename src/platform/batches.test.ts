@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { perTurn } from './batches.ts';
+
+describe('perTurn', () => {
+  it('asks once per tenant for what is asked in one turn, and again in the next turn', async () => {
+    const runs: [string, number[]][] = [];
+    const double = perTurn(async (tenantId, keys: number[]) => {
+      runs.push([tenantId, keys]);
+      return keys.map((key) => key * 2);
+    });
+    expect(await Promise.all([double('a', 1), double('b', 2), double('a', 3), double('a', 1)])).toEqual([2, 4, 6, 2]);
+    expect(runs).toEqual([
+      ['a', [1, 3, 1]],
+      ['b', [2]],
+    ]);
+    expect(await double('a', 5)).toBe(10);
+    expect(runs).toHaveLength(3);
+  });
+
+  it('fails only the callers of the tenant whose statement failed, or the one key answered with an Error', async () => {
+    const check = perTurn(async (tenantId, keys: string[]) => {
+      if (tenantId === 'down') throw new Error('connection lost');
+      return keys.map((key) => (key === 'bad' ? new Error(`no ${key}`) : key.toUpperCase()));
+    });
+    const settled = await Promise.allSettled([check('up', 'ok'), check('down', 'ok'), check('up', 'bad'), check('up', 'fine')]);
+    expect(settled.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as Error).message))).toEqual([
+      'OK',
+      'connection lost',
+      'no bad',
+      'FINE',
+    ]);
+  });
+});

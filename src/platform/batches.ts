@@ -1,0 +1,46 @@
+/**
+ * Statements that many handlers running at once make one row at a time, made once for all of them:
+ * what is asked in one turn of the event loop (the handlers of a fetched batch of jobs, the answers
+ * that arrived together) goes to the database as one statement per tenant. Each caller still gets
+ * its own answer, and its own error when its tenant's statement fails. DataLoader does the
+ * collecting; nothing is cached between turns (a claim or a status must be read fresh).
+ */
+import DataLoader from 'dataloader';
+
+/** The most keys one statement carries; more wait for the next statement of the same turn. */
+const MAX_BATCH = 500;
+
+/**
+ * `run(tenantId, keys)` answers a tenant's keys in their order (an Error as an answer rejects that
+ * key's caller alone); the result asks for one key at a time and shares the statement with the
+ * other keys asked in the same turn.
+ */
+export function perTurn<K, V>(run: (tenantId: string, keys: K[]) => Promise<V[]>): (tenantId: string, key: K) => Promise<V> {
+  const loader = new DataLoader<{ tenantId: string; key: K }, V>(
+    async (asked) => {
+      const byTenant = new Map<string, number[]>();
+      asked.forEach(({ tenantId }, index) => {
+        const indexes = byTenant.get(tenantId);
+        if (indexes) indexes.push(index);
+        else byTenant.set(tenantId, [index]);
+      });
+      const answers: (V | Error)[] = new Array(asked.length);
+      await Promise.all(
+        [...byTenant].map(async ([tenantId, indexes]) => {
+          try {
+            const values = await run(
+              tenantId,
+              indexes.map((index) => asked[index]!.key),
+            );
+            indexes.forEach((index, i) => (answers[index] = values[i]!));
+          } catch (error) {
+            for (const index of indexes) answers[index] = error instanceof Error ? error : new Error(String(error));
+          }
+        }),
+      );
+      return answers;
+    },
+    { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (dispatch) => setImmediate(dispatch) },
+  );
+  return (tenantId, key) => loader.load({ tenantId, key });
+}
