@@ -13,7 +13,7 @@ import { tenantCtx } from '../src/platform/context.ts';
 import { listenOnLoopback } from '../src/providers/fake-server.ts';
 import { fixed, inProcessRuntime, intFromEnv, onCleanup, runBench, table, workUntilSettled } from './harness.ts';
 
-const EVENTS = intFromEnv('BENCH_WEBHOOK_EVENTS', 2000, 1);
+const EVENTS = intFromEnv('BENCH_WEBHOOK_EVENTS', 5000, 1);
 const TIMEOUT_S = 600;
 const POLL_MS = 100;
 const EMIT_BATCH = 500;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { deliverWebhook, emitEvent } from '../src/modules/events/service.ts';
-import { insertDeliveries, insertEvent } from '../src/modules/events/repo.ts';
+import { insertDeliveries, insertEvent, recordAttempts } from '../src/modules/events/repo.ts';
 import { creditWallet } from '../src/modules/identity/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { tenantCtx } from '../src/platform/context.ts';
@@ -269,5 +269,56 @@ describe('webhook deliveries', () => {
       lastStatusCode: null,
       lastError: expect.stringContaining('10.0.0.7 is a private address'),
     });
+  });
+  it('delivers a batch handled at once with shared statements: each signed with its own key, a delivery run twice recorded twice', async () => {
+    const { session, tenantId, api } = await tenant();
+    const keys = await Promise.all(
+      ['one', 'two'].map(async (name) => ({
+        name,
+        ...(await createKey(t.app, session, { name, webhookUrl: `${receiver.url}/batch-${name}` })),
+      })),
+    );
+    const deliveries = Array.from({ length: 6 }, (_, n) => ({ id: randomUUID(), key: keys[n % 2]! }));
+    const eventId = randomUUID();
+    await insertEvent(t.runtime.db, tenantId, { id: eventId, type: 'wallet.low_balance', agentId: null, data: { n: 1 }, at: clock.now() });
+    await insertDeliveries(
+      t.runtime.db,
+      tenantId,
+      eventId,
+      deliveries.map(({ id, key }) => ({ id, apiKeyId: key.id, url: `${receiver.url}/batch-${key.name}` })),
+    );
+    // As a parallel batch of jobs does: all at once, the first delivery twice (a redelivery's job beside the original).
+    await Promise.all(
+      [...deliveries, deliveries[0]!].map(({ id }) => deliverWebhook(t.runtime, { tenantId, deliveryId: id }, { retryCount: 0 })),
+    );
+    for (const [index, { id }] of deliveries.entries()) {
+      const delivery = (await api('GET', `/webhook-deliveries/${id}`)).json();
+      expect(delivery).toMatchObject({ status: 'DELIVERED', lastStatusCode: 200, attemptCount: index === 0 ? 2 : 1 });
+      expect(delivery.attempts.map((attempt: { attempt: number }) => attempt.attempt)).toEqual(index === 0 ? [1, 2] : [1]);
+    }
+    // Two attempts of one delivery recorded by one statement (two of its jobs answered in the same turn): numbered in order, the last one's status kept.
+    const twice = randomUUID();
+    await insertDeliveries(t.runtime.db, tenantId, eventId, [{ id: twice, apiKeyId: keys[0]!.id, url: `${receiver.url}/batch-one` }]);
+    const attempt = (statusCode: number, status: 'PENDING' | 'DELIVERED') => ({
+      deliveryId: twice,
+      at: clock.now(),
+      statusCode,
+      error: status === 'PENDING' ? `The receiver answered HTTP ${statusCode}.` : null,
+      durationMs: 3,
+      status,
+    });
+    await recordAttempts(t.runtime.db, tenantId, [attempt(503, 'PENDING'), attempt(200, 'DELIVERED')]);
+    const recorded = (await api('GET', `/webhook-deliveries/${twice}`)).json();
+    expect(recorded).toMatchObject({ status: 'DELIVERED', attemptCount: 2, lastStatusCode: 200, lastError: null });
+    expect(recorded.attempts.map((one: { attempt: number; statusCode: number }) => [one.attempt, one.statusCode])).toEqual([
+      [1, 503],
+      [2, 200],
+    ]);
+    for (const key of keys) {
+      const got = received[`/batch-${key.name}`]!;
+      expect(got).toHaveLength(key.name === 'one' ? 4 : 3);
+      const verifier = new Webhook(key.webhookSecret!);
+      for (const { headers, body } of got) expect(() => verifier.verify(body, headers as Record<string, string>)).not.toThrow();
+    }
   });
 });

@@ -66,6 +66,13 @@ export async function findDelivery(db: Queryable, tenantId: string, id: string):
   return rows[0];
 }
 
+/** Several deliveries in one statement; each id's row in order. */
+export async function findDeliveries(db: Queryable, tenantId: string, ids: string[]): Promise<(DeliveryRow | undefined)[]> {
+  const { rows } = await db.query<DeliveryRow>(`${DELIVERY_SELECT} WHERE d.tenant_id = $1 AND d.id = ANY($2::uuid[])`, [tenantId, ids]);
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.map((id) => byId.get(id));
+}
+
 export async function listDeliveries(
   db: Queryable,
   tenantId: string,
@@ -102,20 +109,41 @@ export async function attemptsOf(
 }
 
 /** Records one attempt and its outcome on the delivery, in one statement. */
-export async function recordAttempt(
-  db: Queryable,
-  tenantId: string,
-  deliveryId: string,
-  attempt: { at: Date; statusCode: number | null; error: string | null; durationMs: number; status: 'PENDING' | 'DELIVERED' | 'FAILED' },
-): Promise<void> {
+export interface Attempt {
+  deliveryId: string;
+  at: Date;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  status: 'PENDING' | 'DELIVERED' | 'FAILED';
+}
+
+/**
+ * Records attempts in one statement: each delivery's count and status (its last attempt's here),
+ * and one attempt row each, numbered in order (a delivery may be attempted twice in one batch).
+ */
+export async function recordAttempts(db: Queryable, tenantId: string, attempts: Attempt[]): Promise<void> {
   await db.query(
-    `WITH d AS (
-       UPDATE webhook_deliveries SET attempts = attempts + 1, status = $6, last_status_code = $4, last_error = $5, updated_at = now(),
-         delivered_at = CASE WHEN $6 = 'DELIVERED' THEN $3 ELSE delivered_at END
-       WHERE tenant_id = $1 AND id = $2 RETURNING attempts
+    `WITH a AS (
+       SELECT *, row_number() OVER (PARTITION BY delivery_id ORDER BY ord) AS k, count(*) OVER (PARTITION BY delivery_id) AS n
+       FROM unnest($2::uuid[], $3::timestamptz[], $4::int[], $5::text[], $6::text[], $7::int[])
+         WITH ORDINALITY AS a (delivery_id, at, status_code, error, status, duration_ms, ord)
+     ), d AS (
+       UPDATE webhook_deliveries w SET attempts = w.attempts + a.n, status = a.status, last_status_code = a.status_code, last_error = a.error,
+         updated_at = now(), delivered_at = CASE WHEN a.status = 'DELIVERED' THEN a.at ELSE w.delivered_at END
+       FROM a WHERE a.k = a.n AND w.tenant_id = $1 AND w.id = a.delivery_id RETURNING w.id, w.attempts
      )
-     INSERT INTO webhook_attempts (tenant_id, delivery_id, attempt, at, status_code, error, duration_ms) SELECT $1, $2, d.attempts, $3, $4, $5, $7 FROM d`,
-    [tenantId, deliveryId, attempt.at, attempt.statusCode, attempt.error, attempt.status, attempt.durationMs],
+     INSERT INTO webhook_attempts (tenant_id, delivery_id, attempt, at, status_code, error, duration_ms)
+     SELECT $1, d.id, d.attempts - a.n + a.k, a.at, a.status_code, a.error, a.duration_ms FROM d JOIN a ON a.delivery_id = d.id`,
+    [
+      tenantId,
+      attempts.map((attempt) => attempt.deliveryId),
+      attempts.map((attempt) => attempt.at),
+      attempts.map((attempt) => attempt.statusCode),
+      attempts.map((attempt) => attempt.error),
+      attempts.map((attempt) => attempt.status),
+      attempts.map((attempt) => attempt.durationMs),
+    ],
   );
 }
 

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { signedWebhookHeaders } from '../../platform/webhook-signature.ts';
 import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
+import { perTurn } from '../../platform/batches.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoOrNull } from '../../platform/clock.ts';
@@ -39,8 +40,11 @@ export async function emitEvent(ctx: EmitCtx, type: EventType, data: object, age
   await repo.insertEvent(ctx.db, ctx.tenantId, { id: eventId, type, agentId, data, at: now });
   const deliveries = subscribers.map((key) => ({ id: newId(), apiKeyId: key.id, url: key.webhook_url }));
   await repo.insertDeliveries(ctx.db, ctx.tenantId, eventId, deliveries);
-  for (const delivery of deliveries)
-    await ctx.jobs.send<DeliverWebhookJob>(DELIVER_WEBHOOK, { tenantId: ctx.tenantId, deliveryId: delivery.id }, { tx: ctx.db });
+  const jobs = deliveries.map((delivery) => ({
+    name: DELIVER_WEBHOOK,
+    data: { tenantId: ctx.tenantId, deliveryId: delivery.id } satisfies DeliverWebhookJob,
+  }));
+  await ctx.jobs.sendMany(jobs, { tx: ctx.db });
   return eventId;
 }
 
@@ -58,12 +62,13 @@ const payloadOf = (row: repo.DeliveryRow) => ({
  */
 export async function deliverWebhook(deps: Deps, job: DeliverWebhookJob, meta: { retryCount: number }): Promise<void> {
   const ctx = tenantCtx(deps, job.tenantId);
-  const delivery = await repo.findDelivery(ctx.db, ctx.tenantId, job.deliveryId);
+  const statements = statementsOf(deps);
+  const delivery = await statements.delivery(ctx.tenantId, job.deliveryId);
   if (!delivery || delivery.status === 'DELIVERED') return;
   const at = ctx.clock.now();
   const record = (statusCode: number | null, error: string | null, status: 'PENDING' | 'DELIVERED' | 'FAILED', durationMs: number) =>
-    repo.recordAttempt(ctx.db, ctx.tenantId, delivery.id, { at, statusCode, error, durationMs, status });
-  const secret = await identity.webhookSecret(ctx.db, ctx.serverKeys, ctx.tenantId, delivery.api_key_id);
+    statements.record(ctx.tenantId, { deliveryId: delivery.id, at, statusCode, error, durationMs, status });
+  const secret = await statements.secret(ctx.tenantId, delivery.api_key_id);
   if (!secret) return record(null, 'The API key has no webhook signing secret.', 'FAILED', 0);
 
   const body = JSON.stringify(payloadOf(delivery));
@@ -94,14 +99,33 @@ export async function deliverWebhook(deps: Deps, job: DeliverWebhookJob, meta: {
   if (!last) throw new Error(error); // the job queue retries with backoff
 }
 
+/**
+ * The statements every delivery makes, shared by the deliveries running at once (a fetched batch
+ * starts together, receivers' answers arrive together): one read of the deliveries, of the keys'
+ * secrets and one record of the attempts per turn and tenant, instead of one each.
+ */
+function sharedStatements(deps: Deps) {
+  const { db } = deps;
+  return {
+    delivery: perTurn((tenantId, ids: string[]) => repo.findDeliveries(db, tenantId, ids)),
+    secret: perTurn((tenantId, keyIds: string[]) => identity.webhookSecrets(db, deps.serverKeys, tenantId, keyIds)),
+    record: perTurn(async (tenantId, attempts: repo.Attempt[]) => {
+      await repo.recordAttempts(db, tenantId, attempts);
+      return attempts.map(() => undefined);
+    }),
+  };
+}
+const statementsByDeps = new WeakMap<Deps, ReturnType<typeof sharedStatements>>();
+const statementsOf = (deps: Deps) => statementsByDeps.get(deps) ?? statementsByDeps.set(deps, sharedStatements(deps)).get(deps)!;
+
 export const deliverWebhookJob = (deps: Deps): JobDefinition<DeliverWebhookJob> => ({
   name: DELIVER_WEBHOOK,
   retryLimit: WEBHOOK_RETRY_LIMIT,
   retryDelaySeconds: deps.config.webhookRetrySeconds,
-  // Up to 2 × 25 deliveries in flight per worker: each fetch, lease and completion serves a batch,
+  // Up to 2 × 100 deliveries in flight per worker: each fetch, lease and completion serves a batch,
   // and a batch of slow receivers lasts as long as the slowest (TIMEOUT_MS), not their sum.
   concurrency: 2,
-  batchSize: 25,
+  batchSize: 100,
   parallel: true,
   // A delivery whose worker died mid-POST is retried by another after JOBS_RECOVERY_SECONDS.
   handle: (data, meta) => deliverWebhook(deps, data, meta),

@@ -373,12 +373,13 @@ export async function webhookSubscribers(
   return rows;
 }
 
-export async function webhookSecretSealed(db: Queryable, tenantId: string, keyId: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ sealed: string }>(
-    'SELECT webhook_secret_sealed AS sealed FROM api_keys WHERE tenant_id = $1 AND id = $2 AND webhook_secret_sealed IS NOT NULL',
-    [tenantId, keyId],
+/** The sealed webhook secrets of the keys that have one, by key id. */
+export async function webhookSecretsSealed(db: Queryable, tenantId: string, keyIds: string[]): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ id: string; sealed: string }>(
+    'SELECT id, webhook_secret_sealed AS sealed FROM api_keys WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND webhook_secret_sealed IS NOT NULL',
+    [tenantId, keyIds],
   );
-  return rows[0]?.sealed;
+  return new Map(rows.map((row) => [row.id, row.sealed]));
 }
 
 /** Flips the wallet's low-balance flag to match its balance; returns the balance when it just went low. */

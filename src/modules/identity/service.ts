@@ -391,9 +391,16 @@ export const webhookSubscribers = (db: Queryable, tenantId: string, agentId: str
   repo.webhookSubscribers(db, tenantId, agentId, now);
 
 /** The key's webhook signing secret (`whsec_…`), opened; undefined when the key has none. */
-export async function webhookSecret(db: Queryable, serverKeys: ServerKeys, tenantId: string, keyId: string): Promise<string | undefined> {
-  const sealed = await repo.webhookSecretSealed(db, tenantId, keyId);
-  return sealed === undefined ? undefined : serverKeys.open(sealed);
+/** The webhook signing secrets of several keys in one statement, in order (undefined: none). */
+export async function webhookSecrets(
+  db: Queryable,
+  serverKeys: ServerKeys,
+  tenantId: string,
+  keyIds: string[],
+): Promise<(string | undefined)[]> {
+  const sealed = await repo.webhookSecretsSealed(db, tenantId, keyIds);
+  const opened = new Map([...new Set(keyIds)].map((keyId) => [keyId, sealed.has(keyId) ? serverKeys.open(sealed.get(keyId)!) : undefined]));
+  return keyIds.map((keyId) => opened.get(keyId));
 }
 
 /** In the caller's transaction after a debit: the wallet's figures when the balance just fell below its threshold (once per crossing). */

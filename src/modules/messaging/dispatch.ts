@@ -344,7 +344,7 @@ export const sendMessageJob = (deps: Deps): JobDefinition<SendMessageJob> => ({
   name: SEND_MESSAGE,
   retryLimit: SEND_RETRY_LIMIT,
   retryDelaySeconds: SEND_RETRY_DELAY_SECONDS,
-  // Up to 2 × 25 messages in flight per worker: each fetch, lease and completion serves a batch,
+  // Up to 2 × 100 messages in flight per worker: each fetch, lease and completion serves a batch,
   // and a batch of slow provider calls lasts as long as the slowest, not their sum.
   concurrency: 2,
   batchSize: 100,
