@@ -15,7 +15,7 @@ import { deriveServerKeys, generateSecretsKey } from './platform/secrets.ts';
 import { recordApiKeyUse } from './modules/identity/service.ts';
 import { openKnowledgeEngine } from './modules/knowledge/service.ts';
 import { decideMachinesWith, onCallEnded } from './modules/calls/service.ts';
-import { afterCallEnded } from './modules/campaigns/service.ts';
+import { afterCallsEnded } from './modules/campaigns/service.ts';
 import { machinePolicyOf } from './modules/conversation/service.ts';
 
 export const IN_MEMORY = 'memory://';
@@ -58,7 +58,7 @@ export async function openRuntime(
 ): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   // The campaign an attempt belongs to learns its result in the transaction that ends the call.
-  onCallEnded(afterCallEnded);
+  onCallEnded(afterCallsEnded);
   // A machine that answers a campaign's call gets the campaign's policy, its voicemail filled for the call.
   decideMachinesWith(machinePolicyOf);
   const embedded = !config.databaseUrl;

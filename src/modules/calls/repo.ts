@@ -146,30 +146,39 @@ export interface CallEnd {
 }
 
 /**
- * Ends a live call; undefined when it had already ended (a repeated callback). An end reason the
- * live call already carries (a voicemail left) stays when the end gives none.
+ * Ends live calls, any tenant's, in one statement; the rows of those that ended now (one that had
+ * already ended, by a repeated callback, is left out). An end reason the live call already carries
+ * (a voicemail left) stays when the end gives none.
  */
-export async function endCall(db: Queryable, tenantId: string, id: string, end: CallEnd): Promise<CallRow | undefined> {
+export async function endCalls(db: Queryable, ends: (CallEnd & { tenantId: string; id: string })[]): Promise<CallRow[]> {
+  if (ends.length === 0) return [];
   const { rows } = await db.query<CallRow>(
-    `UPDATE calls SET status = 'ENDED', outcome = $3, failure_reason = $4, permanent_failure = $5, ended_at = $6,
-       answered_at = coalesce(answered_at, $7), duration_sec = $8, end_reason = coalesce($9, end_reason), usage = $10, cost = $11, cost_total = $12, deadline_at = NULL
-     WHERE tenant_id = $1 AND id = $2 AND status <> 'ENDED' RETURNING *`,
+    `UPDATE calls c SET status = 'ENDED', outcome = e.outcome, failure_reason = e.failure_reason, permanent_failure = e.permanent,
+       ended_at = e.ended_at, answered_at = coalesce(c.answered_at, e.answered_at), duration_sec = e.duration_sec,
+       end_reason = coalesce(e.end_reason, c.end_reason), usage = e.usage, cost = e.cost, cost_total = e.cost_total, deadline_at = NULL
+     FROM jsonb_to_recordset($1::jsonb) AS e (tenant_id uuid, id uuid, outcome text, failure_reason text, permanent boolean,
+       ended_at timestamptz, answered_at timestamptz, duration_sec int, end_reason text, usage jsonb, cost jsonb, cost_total numeric)
+     WHERE c.tenant_id = e.tenant_id AND c.id = e.id AND c.status <> 'ENDED' RETURNING c.*`,
     [
-      tenantId,
-      id,
-      end.outcome,
-      end.failureReason,
-      end.permanent,
-      end.endedAt,
-      end.answeredAt,
-      end.durationSec,
-      end.endReason,
-      JSON.stringify(end.usage),
-      JSON.stringify(end.cost),
-      end.costTotal,
+      JSON.stringify(
+        ends.map((end) => ({
+          tenant_id: end.tenantId,
+          id: end.id,
+          outcome: end.outcome,
+          failure_reason: end.failureReason,
+          permanent: end.permanent,
+          ended_at: end.endedAt,
+          answered_at: end.answeredAt,
+          duration_sec: end.durationSec,
+          end_reason: end.endReason,
+          usage: end.usage,
+          cost: end.cost,
+          cost_total: end.costTotal,
+        })),
+      ),
     ],
   );
-  return rows[0];
+  return rows;
 }
 
 /**

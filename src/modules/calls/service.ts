@@ -115,19 +115,19 @@ export interface CallResult {
   usage?: CallUsage;
 }
 
-/** What a module listening to call ends is told, inside the transaction that ends the call. */
+/** What a module listening to call ends is told, inside the transaction that ends the calls. */
 export interface EndedCall {
   call: repo.CallRow;
   /** The wallet's balance after this call's debit when it left nothing to spend; otherwise null. */
   walletEmptied: Decimal | null;
-  /**
-   * Shared by the calls ended in one batch (one transaction), so a listener reads what they have
-   * in common (a campaign's settings) once, not once per call.
-   */
-  batch: Map<string, unknown>;
 }
 
-export type CallEndedListener = (ctx: TenantCtx, ended: EndedCall) => Promise<void>;
+/**
+ * A listener hears of a tenant's calls ended by one statement all at once, so that its own writes
+ * can be one statement too. `cache` is shared by the calls ended in one transaction, so a listener
+ * reads what they have in common (a campaign's settings) once, not once per call.
+ */
+export type CallEndedListener = (ctx: TenantCtx, ended: EndedCall[], cache: Map<string, unknown>) => Promise<void>;
 
 const callEndedListeners = new Set<CallEndedListener>();
 
@@ -141,38 +141,93 @@ export function onCallEnded(listener: CallEndedListener): void {
 }
 
 /**
- * Ends a call in the caller's transaction: outcome, usage and cost, the wallet debit, the
- * listeners and `call.ended`, all or nothing. A second end of the same call (a repeated provider
- * callback, a retried job) changes nothing.
+ * What the calls moved on in one transaction share (advanceDueCalls): what listeners and events
+ * read once for all of them (a campaign's settings, a tenant's webhook subscribers), and the jobs
+ * they enqueue, sent in one statement before the transaction commits (sendBatchJobs).
  */
-async function finishCall(ctx: TenantCtx, callId: string, result: CallResult, batch = new Map<string, unknown>()): Promise<void> {
-  const usage = result.usage ?? NO_USAGE;
-  const { cost, total } = priceUsage(ctx, usage);
-  const ended = await repo.endCall(ctx.db, ctx.tenantId, callId, {
-    outcome: result.outcome,
-    failureReason: result.failureReason ?? null,
-    permanent: result.permanent ?? false,
-    endedAt: result.endedAt,
-    answeredAt: result.answeredAt ?? null,
-    durationSec: result.durationSec ?? 0,
-    endReason: result.endReason ?? null,
-    usage: { ...usage },
-    cost: { ...cost },
-    costTotal: cost.total,
-  });
-  if (!ended) return;
-  let walletEmptied: Decimal | null = null;
-  if (total.greaterThan(0)) {
-    const balance = await identity.debitWallet(ctx.db, ctx.tenantId, total, `Call ${callId}`, callId);
-    const low = await identity.crossedIntoLowBalance(ctx.db, ctx.tenantId);
-    if (low) {
-      await events.emitEvent(ctx, 'wallet.low_balance', { balance: low.balance, threshold: low.threshold, currency: low.currency }, null);
+interface CallBatch {
+  cache: Map<string, unknown>;
+  jobs: { name: string; data: object }[];
+}
+
+const newCallBatch = (): CallBatch => ({ cache: new Map(), jobs: [] });
+const sendBatchJobs = (txCtx: Pick<TenantCtx, 'db' | 'jobs'>, batch: CallBatch) => txCtx.jobs.sendMany(batch.jobs, { tx: txCtx.db });
+
+interface Finish {
+  tenantId: string;
+  callId: string;
+  result: CallResult;
+}
+
+/**
+ * Ends calls in the caller's transaction, any tenant's, in one statement: outcome, usage and cost,
+ * each call's wallet debit, the listeners (once per tenant) and `call.ended` (sent with the batch's
+ * jobs), all or nothing. A second end of the same call (a repeated provider callback, a retried
+ * job) changes nothing.
+ */
+async function finishCalls(ctx: Omit<TenantCtx, 'tenantId'>, finishes: Finish[], batch: CallBatch): Promise<void> {
+  const priced = new Map(
+    finishes.map(({ callId, result }) => {
+      const usage = result.usage ?? NO_USAGE;
+      return [callId, { usage, ...priceUsage(ctx, usage) }];
+    }),
+  );
+  const endedRows = await repo.endCalls(
+    ctx.db,
+    finishes.map(({ tenantId, callId, result }) => {
+      const { usage, cost } = priced.get(callId)!;
+      return {
+        tenantId,
+        id: callId,
+        outcome: result.outcome,
+        failureReason: result.failureReason ?? null,
+        permanent: result.permanent ?? false,
+        endedAt: result.endedAt,
+        answeredAt: result.answeredAt ?? null,
+        durationSec: result.durationSec ?? 0,
+        endReason: result.endReason ?? null,
+        usage: { ...usage },
+        cost: { ...cost },
+        costTotal: cost.total,
+      };
+    }),
+  );
+  const tenants = new Map<string, repo.CallRow[]>();
+  for (const row of endedRows) tenants.set(row.tenant_id, [...(tenants.get(row.tenant_id) ?? []), row]);
+  for (const [tenantId, rows] of tenants) {
+    const callCtx: TenantCtx = { ...ctx, tenantId };
+    const ended: EndedCall[] = [];
+    for (const call of rows) {
+      const { total } = priced.get(call.id)!;
+      let walletEmptied: Decimal | null = null;
+      if (total.greaterThan(0)) {
+        const balance = await identity.debitWallet(ctx.db, tenantId, total, `Call ${call.id}`, call.id);
+        const low = await identity.crossedIntoLowBalance(ctx.db, tenantId);
+        if (low) {
+          await events.emitEvent(
+            callCtx,
+            'wallet.low_balance',
+            { balance: low.balance, threshold: low.threshold, currency: low.currency },
+            null,
+          );
+        }
+        if (!balance.greaterThan(0)) walletEmptied = balance;
+      }
+      ended.push({ call, walletEmptied });
     }
-    if (!balance.greaterThan(0)) walletEmptied = balance;
+    for (const listener of callEndedListeners) await listener(callCtx, ended, batch.cache);
+    for (const { call } of ended) {
+      batch.jobs.push({ name: CALL_ENDED, data: { tenantId, callId: call.id } satisfies CallEndedJob });
+      await events.emitEvent(callCtx, 'call.completed', toCall(call), call.agent_id, batch.cache);
+    }
   }
-  for (const listener of callEndedListeners) await listener(ctx, { call: ended, walletEmptied, batch });
-  await ctx.jobs.send<CallEndedJob>(CALL_ENDED, { tenantId: ctx.tenantId, callId }, { tx: ctx.db });
-  await events.emitEvent(ctx, 'call.completed', toCall(ended), ended.agent_id);
+}
+
+/** Ends one call in the caller's transaction (finishCalls); with a batch, its jobs go when the batch's do. */
+async function finishCall(ctx: TenantCtx, callId: string, result: CallResult, batch?: CallBatch): Promise<void> {
+  const own = batch ?? newCallBatch();
+  await finishCalls(ctx, [{ tenantId: ctx.tenantId, callId, result }], own);
+  if (!batch) await sendBatchJobs(ctx, own);
 }
 
 /**
@@ -371,7 +426,9 @@ async function connect(ctx: TenantCtx, providerName: string): Promise<TelephonyC
 export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Date, batchSize = 200): Promise<number> {
   return withTransaction(ctx, async (txCtx) => {
     const due = await repo.lockDueCalls(txCtx.db, now, batchSize);
-    const batch = new Map<string, unknown>();
+    const batch = newCallBatch();
+    // The calls that end here end together (finishCalls), after the loop.
+    const finishes: Finish[] = [];
     for (const call of due) {
       const callCtx: TenantCtx = { ...txCtx, tenantId: call.tenant_id };
       const { telephony } = telephonyProvider(call.provider);
@@ -380,7 +437,7 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
           call.status === 'QUEUED'
             ? 'The provider never confirmed the call; it was given up.'
             : 'The provider sent no final status in time; the call was given up.';
-        await finishCall(callCtx, call.id, { outcome: 'FAILED', endedAt: now, failureReason }, batch);
+        finishes.push({ tenantId: call.tenant_id, callId: call.id, result: { outcome: 'FAILED', endedAt: now, failureReason } });
         continue;
       }
       const step = telephony.advance(
@@ -409,16 +466,22 @@ export async function advanceDueCalls(ctx: Omit<TenantCtx, 'tenantId'>, now: Dat
         const decision = (step.answeredBy && (await decideOnAnswerer(callCtx, answered, step.answeredBy))) || CONVERSE;
         if (decision.act !== 'converse') await recordDecision(callCtx, answered, decision, batch);
         else if (step.status === 'IN_PROGRESS' && call.status !== 'IN_PROGRESS' && call.agent_id)
-          await ctx.jobs.send<CallAnsweredJob>(CALL_ANSWERED, { tenantId: call.tenant_id, callId: call.id }, { tx: txCtx.db });
+          batch.jobs.push({ name: CALL_ANSWERED, data: { tenantId: call.tenant_id, callId: call.id } satisfies CallAnsweredJob });
       } else if (step.outcome === 'ANSWERED') {
         // The simulated contact's time on the line is up: they hang up, whatever was being said.
         const answered = { ...call, answered_at: step.answeredAt };
-        await finishCall(callCtx, call.id, answeredUntil(answered, step.endedAt, { endReason: 'contact_hung_up' }), batch);
+        finishes.push({
+          tenantId: call.tenant_id,
+          callId: call.id,
+          result: answeredUntil(answered, step.endedAt, { endReason: 'contact_hung_up' }),
+        });
       } else {
         const { outcome, endedAt, permanent, failureReason } = step;
-        await finishCall(callCtx, call.id, { outcome, endedAt, permanent, failureReason }, batch);
+        finishes.push({ tenantId: call.tenant_id, callId: call.id, result: { outcome, endedAt, permanent, failureReason } });
       }
     }
+    await finishCalls(txCtx, finishes, batch);
+    await sendBatchJobs(txCtx, batch);
     return due.length;
   });
 }
@@ -568,7 +631,7 @@ async function decideOnAnswerer(ctx: TenantCtx, call: repo.CallRow, answeredBy: 
  * Records a decision on the call: an end ends it; a voicemail adds its turn, and ends a call its
  * provider drives itself at once (there is no line to speak on), not reached but done.
  */
-async function recordDecision(ctx: TenantCtx, call: repo.CallRow, decision: Decision, batch?: Map<string, unknown>): Promise<void> {
+async function recordDecision(ctx: TenantCtx, call: repo.CallRow, decision: Decision, batch?: CallBatch): Promise<void> {
   if (decision.act === 'end') return finishCall(ctx, call.id, decision.result, batch);
   if (decision.act !== 'voicemail') return;
   await repo.addVoicemailTurn(ctx.db, ctx.tenantId, call.id, decision.turn);

@@ -438,22 +438,39 @@ export async function markDialling(
 }
 
 /** The contact's state after one attempt ended; only the attempt it is waiting for counts. */
-export async function recordAttempt(
-  db: Queryable,
-  tenantId: string,
-  campaignId: string,
-  contactId: string,
-  callId: string,
-  result: { status: string; outcome: string; nextAttemptAt: Date | null },
-): Promise<void> {
+export interface AttemptResult {
+  campaignId: string;
+  contactId: string;
+  callId: string;
+  status: string;
+  outcome: string;
+  nextAttemptAt: Date | null;
+}
+
+/** Records ended attempts on their contacts, in one statement; a contact whose last call is another is left alone. */
+export async function recordAttempts(db: Queryable, tenantId: string, results: AttemptResult[]): Promise<void> {
+  if (results.length === 0) return;
   await db.query(
-    `UPDATE campaign_contacts SET status = $5, last_outcome = $6, next_attempt_at = $7, updated_at = now()
-     WHERE tenant_id = $1 AND campaign_id = $2 AND contact_id = $3 AND last_call_id = $4 AND status = 'IN_PROGRESS'`,
-    [tenantId, campaignId, contactId, callId, result.status, result.outcome, result.nextAttemptAt],
+    `UPDATE campaign_contacts cc SET status = r.status, last_outcome = r.outcome, next_attempt_at = r.next_attempt_at, updated_at = now()
+     FROM jsonb_to_recordset($2::jsonb) AS r (campaign_id uuid, contact_id uuid, call_id uuid, status text, outcome text, next_attempt_at timestamptz)
+     WHERE cc.tenant_id = $1 AND cc.campaign_id = r.campaign_id AND cc.contact_id = r.contact_id AND cc.last_call_id = r.call_id
+       AND cc.status = 'IN_PROGRESS'`,
+    [
+      tenantId,
+      JSON.stringify(
+        results.map((result) => ({
+          campaign_id: result.campaignId,
+          contact_id: result.contactId,
+          call_id: result.callId,
+          status: result.status,
+          outcome: result.outcome,
+          next_attempt_at: result.nextAttemptAt,
+        })),
+      ),
+    ],
   );
 }
 
-/** Whether this call is the contact's last attempt and left it with a final status. */
 export interface FollowUpFacts {
   post_call_messages: string | null;
   /** The call settled its contact: its last attempt, with a final status. */

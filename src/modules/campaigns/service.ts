@@ -560,30 +560,41 @@ export const windowOf = (row: Pick<repo.CampaignRow, 'timezone' | 'call_window_s
 });
 
 /**
- * After one of a campaign's attempts ended (inside the transaction that ends the call): ANSWERED,
- * a permanent failure (a fax among them), a voicemail left or the last allowed attempt is final; otherwise the contact waits
- * `redialDelayMin` from the end of this attempt, moved to the next window opening when that falls
- * outside the window. A wallet the call emptied pauses the tenant's running campaigns.
+ * After a tenant's calls ended (inside the transaction that ends them), each campaign attempt's
+ * result, all in one statement: ANSWERED, a permanent failure (a fax among them), a voicemail left
+ * or the last allowed attempt is final; otherwise the contact waits `redialDelayMin` from the end
+ * of this attempt, moved to the next window opening when that falls outside the window. A wallet
+ * a call emptied pauses the tenant's running campaigns.
  */
-export async function afterCallEnded(ctx: TenantCtx, { call, walletEmptied, batch }: calls.EndedCall): Promise<void> {
-  if (walletEmptied) await pauseForEmptyWallet(ctx, walletEmptied);
-  if (!call.campaign_id || !call.contact_id || !call.outcome) return;
-  // A batch of ended calls reads each campaign's settings once, not once per call.
-  const key = `campaign:${call.campaign_id}`;
-  const campaign = batch.has(key)
-    ? (batch.get(key) as repo.CampaignRow | undefined)
-    : await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
-  batch.set(key, campaign);
-  if (!campaign) return;
-  // A voicemail left reached the contact as far as a machine lets one: done, though not answered.
-  const final =
-    call.outcome === 'ANSWERED' || call.permanent_failure || call.end_reason === 'voicemail_left' || call.attempt >= campaign.max_attempts;
-  const nextAttemptAt = final ? null : retryAt(campaign, call, call.ended_at ?? ctx.clock.now());
-  await repo.recordAttempt(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id, call.id, {
-    status: final || !nextAttemptAt ? call.outcome : 'PENDING',
-    outcome: call.outcome,
-    nextAttemptAt,
-  });
+export async function afterCallsEnded(ctx: TenantCtx, ended: calls.EndedCall[], cache: Map<string, unknown>): Promise<void> {
+  for (const { walletEmptied } of ended) if (walletEmptied) await pauseForEmptyWallet(ctx, walletEmptied);
+  const results: repo.AttemptResult[] = [];
+  for (const { call } of ended) {
+    if (!call.campaign_id || !call.contact_id || !call.outcome) continue;
+    // The calls ended in one transaction read each campaign's settings once, not once per call.
+    const key = `campaign:${call.campaign_id}`;
+    const campaign = cache.has(key)
+      ? (cache.get(key) as repo.CampaignRow | undefined)
+      : await repo.findCampaign(ctx.db, ctx.tenantId, call.campaign_id);
+    cache.set(key, campaign);
+    if (!campaign) continue;
+    // A voicemail left reached the contact as far as a machine lets one: done, though not answered.
+    const final =
+      call.outcome === 'ANSWERED' ||
+      call.permanent_failure ||
+      call.end_reason === 'voicemail_left' ||
+      call.attempt >= campaign.max_attempts;
+    const nextAttemptAt = final ? null : retryAt(campaign, call, call.ended_at ?? ctx.clock.now());
+    results.push({
+      campaignId: call.campaign_id,
+      contactId: call.contact_id,
+      callId: call.id,
+      status: final || !nextAttemptAt ? call.outcome : 'PENDING',
+      outcome: call.outcome,
+      nextAttemptAt,
+    });
+  }
+  await repo.recordAttempts(ctx.db, ctx.tenantId, results);
 }
 
 /** Which retry rule an ended attempt falls under: a machine hung up on is VOICEMAIL, else its outcome. */

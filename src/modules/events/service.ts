@@ -31,10 +31,22 @@ type EmitCtx = Pick<TenantCtx, 'db' | 'tenantId' | 'jobs' | 'clock'>;
  * Writes an event and one delivery per subscribed key, with their delivery jobs, in the caller's
  * transaction: the event exists if and only if the change that caused it committed. Keys pinned
  * to an agent get only that agent's events. Returns the event id (undefined: nobody subscribed).
+ * A caller emitting many events in one transaction passes a `cache`: the subscribers are read once
+ * per tenant and agent.
  */
-export async function emitEvent(ctx: EmitCtx, type: EventType, data: object, agentId: string | null): Promise<string | undefined> {
+export async function emitEvent(
+  ctx: EmitCtx,
+  type: EventType,
+  data: object,
+  agentId: string | null,
+  cache?: Map<string, unknown>,
+): Promise<string | undefined> {
   const now = ctx.clock.now();
-  const subscribers = await identity.webhookSubscribers(ctx.db, ctx.tenantId, agentId, now);
+  const key = `webhook-subscribers:${ctx.tenantId}:${agentId}`;
+  const subscribers =
+    (cache?.get(key) as Awaited<ReturnType<typeof identity.webhookSubscribers>> | undefined) ??
+    (await identity.webhookSubscribers(ctx.db, ctx.tenantId, agentId, now));
+  cache?.set(key, subscribers);
   if (subscribers.length === 0) return undefined;
   const eventId = newId();
   await repo.insertEvent(ctx.db, ctx.tenantId, { id: eventId, type, agentId, data, at: now });
