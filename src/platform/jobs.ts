@@ -177,11 +177,12 @@ export async function startJobQueue(
           if (definition.parallel) await Promise.all(jobs.map(handleJob));
           else for (const job of jobs) await handleJob(job);
         };
+        const batchSize = definition.batchSize ?? 20;
         for (let i = 0; i < (definition.concurrency ?? 1); i++) {
           const worker: { id?: string } = {};
           worker.id = await boss.work(
             definition.name,
-            { pollingIntervalSeconds: options.pollSeconds, batchSize: definition.batchSize ?? 20, includeMetadata: true },
+            { pollingIntervalSeconds: options.pollSeconds, batchSize, includeMetadata: true },
             async (jobs) => {
               for (const job of jobs) holding.ids.add(job.id);
               try {
@@ -195,8 +196,10 @@ export async function startJobQueue(
               } finally {
                 for (const job of jobs) holding.ids.delete(job.id);
               }
-              // pg-boss waits a polling interval after every fetch; while jobs keep coming, fetch again at once.
-              if (jobs.length > 0 && worker.id) boss.notifyWorker(worker.id);
+              // pg-boss waits a polling interval after every fetch. A full batch says a backlog is
+              // likely: fetch again at once. A partial one drained the queue: jobs that trickle in
+              // meanwhile gather for the next poll, one fetch for many rather than one each.
+              if (jobs.length === batchSize && worker.id) boss.notifyWorker(worker.id);
             },
           );
         }
