@@ -245,6 +245,8 @@ describe('extraction of the bound fields from a transcript', () => {
         ],
       });
       const call = await callAt(api, agent, '2026-03-06T15:00:00Z', 45);
+      // Two more calls for a batch, later on (made before the model exists: their conversations are the simulator's).
+      const more = [await callAt(api, agent, '2026-03-07T15:00:00Z', 30), await callAt(api, agent, '2026-03-08T15:00:00Z', 30)];
       const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
       // Every ended call gets its record; without a model configured it says so, fields empty.
       expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id })).toBe(true);
@@ -300,6 +302,12 @@ describe('extraction of the bound fields from a transcript', () => {
       expect(await extractAfterCall(t.runtime, { tenantId, callId: call.id })).toBe(false); // once per call
       expect(requests).toHaveLength(1); // the model is not asked again
       expect((await api('GET', `/analytics/results?session_id=${call.id}`)).json().data[0].fields).not.toHaveProperty('mood');
+
+      // A batch handled at once, as a parallel queue does: each call asked about once, its second job included.
+      const stored = await Promise.all([...more, more[0]!].map((one) => extractAfterCall(t.runtime, { tenantId, callId: one.id })));
+      expect(stored).toEqual([true, true, false]);
+      expect(requests).toHaveLength(3);
+      for (const one of more) expect((await api('GET', `/analytics/results?session_id=${one.id}`)).json()).toMatchObject({ total: 1 });
     } finally {
       await llm.close();
     }

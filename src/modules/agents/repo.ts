@@ -108,6 +108,15 @@ export async function findAgent(db: Queryable, tenantId: string, agentId: string
   return rows[0];
 }
 
+/** Several agents in one statement, by id. */
+export async function findAgents(db: Queryable, tenantId: string, agentIds: string[]): Promise<Map<string, AgentRow>> {
+  const { rows } = await db.query<AgentRow>(`SELECT ${AGENT_COLUMNS} FROM agents WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [
+    tenantId,
+    agentIds,
+  ]);
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
 export async function agentExists(db: Queryable, tenantId: string, agentId: string): Promise<boolean> {
   const { rowCount } = await db.query('SELECT 1 FROM agents WHERE tenant_id = $1 AND id = $2', [tenantId, agentId]);
   return rowCount === 1;

@@ -273,6 +273,15 @@ export async function requireAgent(ctx: TenantScope, agentId: string): Promise<A
   return toAgent(row);
 }
 
+/** Several agents in one statement, in order (undefined: not the tenant's). */
+export async function findAgents(ctx: TenantScope, agentIds: string[]): Promise<(Agent | undefined)[]> {
+  const rows = await repo.findAgents(ctx.db, ctx.tenantId, agentIds);
+  return agentIds.map((agentId) => {
+    const row = rows.get(agentId);
+    return row && toAgent(row);
+  });
+}
+
 export const agentExists = (ctx: TenantScope, agentId: string): Promise<boolean> => repo.agentExists(ctx.db, ctx.tenantId, agentId);
 
 /** Onboarding's "has a flow" (the tenant has built at least one agent), as an SQL condition on the tenant `$1`. */

@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon';
+import { perTurn } from '../../platform/batches.ts';
 import { tenantCtx, type Deps } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
@@ -73,6 +74,40 @@ export function validValues(fields: BindingField[], answer: Record<string, unkno
   );
 }
 
+/**
+ * The statements every extraction makes, shared by the extractions running at once (a fetched
+ * batch starts together): one read of the calls, of their results, of their agents and of each
+ * agent's model connection, and one insert of the results, per turn and tenant.
+ */
+type Agent = NonNullable<Awaited<ReturnType<typeof agents.findAgents>>[number]>;
+
+function sharedStatements(deps: Deps) {
+  const { db } = deps;
+  return {
+    call: perTurn((tenantId, ids: string[]) => calls.findCallRows({ db, tenantId }, ids)),
+    recorded: perTurn(async (tenantId, callIds: string[]) => {
+      const recorded = await repo.callsWithResults(db, tenantId, callIds);
+      return callIds.map((callId) => recorded.has(callId));
+    }),
+    agent: perTurn((tenantId, agentIds: string[]) => agents.findAgents({ db, tenantId }, agentIds)),
+    model: perTurn(async (tenantId, ofAgents: Agent[]) => {
+      const ctx = tenantCtx(deps, tenantId);
+      const models = new Map<string, Awaited<ReturnType<typeof agents.languageModelOf>>>();
+      for (const agent of ofAgents) if (!models.has(agent.id)) models.set(agent.id, await agents.languageModelOf(deps, ctx, agent));
+      return ofAgents.map((agent) => models.get(agent.id)!);
+    }),
+    record: perTurn(async (tenantId, results: repo.NewResult[]) => {
+      const stored = await repo.insertResults(db, tenantId, results);
+      return results.map((result) => stored.has(result.callId));
+    }),
+  };
+}
+const statementsByDeps = new WeakMap<Deps, ReturnType<typeof sharedStatements>>();
+const statementsOf = (deps: Deps) => statementsByDeps.get(deps) ?? statementsByDeps.set(deps, sharedStatements(deps)).get(deps)!;
+/** The calls whose extraction runs in this process now. */
+const runningByDeps = new WeakMap<Deps, Set<string>>();
+const runningOf = (deps: Deps) => runningByDeps.get(deps) ?? runningByDeps.set(deps, new Set()).get(deps)!;
+
 /** Attempts of the job; the last one records the failure rather than leave the call without a record. */
 const EXTRACT_RETRY_LIMIT = 5;
 
@@ -88,13 +123,27 @@ export async function extractAfterCall(
   job: ExtractAnalyticsJob,
   meta: { retryCount: number } = { retryCount: 0 },
 ): Promise<boolean> {
+  // A repeated call.ended enqueues the job again; the model is asked once per call (here, a
+  // second job of a call running in this process meanwhile leaves it to the first).
+  const running = runningOf(deps);
+  const key = `${job.tenantId}:${job.callId}`;
+  if (running.has(key)) return false;
+  running.add(key);
+  try {
+    return await extract(deps, job, meta);
+  } finally {
+    running.delete(key);
+  }
+}
+
+async function extract(deps: Deps, job: ExtractAnalyticsJob, meta: { retryCount: number }): Promise<boolean> {
   const ctx = tenantCtx(deps, job.tenantId);
-  const call = await calls.findCallRow(ctx, job.callId);
+  const statements = statementsOf(deps);
+  const call = await statements.call(ctx.tenantId, job.callId);
   if (!call || call.status !== 'ENDED') return false;
-  // A repeated call.ended enqueues the job again; the model is asked once per call.
-  if (await repo.hasResult(ctx.db, ctx.tenantId, call.id)) return false;
+  if (await statements.recorded(ctx.tenantId, call.id)) return false;
   const record = (status: string, summary: string | null = null, fields: Record<string, unknown> = {}) =>
-    repo.insertResult(ctx.db, ctx.tenantId, {
+    statements.record(ctx.tenantId, {
       id: newId(),
       callId: call.id,
       agentId: call.agent_id,
@@ -109,9 +158,9 @@ export async function extractAfterCall(
   const transcript = (call.transcript as { role: string; text: string }[]).filter(
     (turn) => typeof turn?.text === 'string' && (turn.role === 'agent' || turn.role === 'contact'),
   );
-  const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
+  const agent = call.agent_id ? await statements.agent(ctx.tenantId, call.agent_id) : undefined;
   if (!agent) return record('skipped: no agent');
-  const model = await agents.languageModelOf(deps, ctx, agent);
+  const model = await statements.model(ctx.tenantId, agent);
   if (!model) return record('skipped: no model configured');
   if (!transcript.some((turn) => turn.role === 'contact')) return record('skipped: no conversation');
   const fields = (await repo.bindingsOf(ctx.db, ctx.tenantId, agent.id))?.fields ?? [];
@@ -138,6 +187,10 @@ export const extractAnalyticsJob = (deps: Deps): JobDefinition<ExtractAnalyticsJ
   name: EXTRACT_ANALYTICS,
   retryLimit: EXTRACT_RETRY_LIMIT,
   retryDelaySeconds: 10,
-  batchSize: 1, // a model call can take 30 s; a batch could outlive the job's expiry
+  // A fetched batch's calls are read, asked about and recorded at once (their statements shared):
+  // a batch lasts as long as its slowest model call (LLM_TIMEOUT_MS), far inside its expiry, and
+  // asks a tenant's model server at most 20 questions at a time per worker.
+  batchSize: 20,
+  parallel: true,
   handle: async (data, meta) => void (await extractAfterCall(deps, data, meta)),
 });

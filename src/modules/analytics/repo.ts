@@ -63,44 +63,53 @@ export async function listResults(
 }
 
 /** One result per call; a repeated extraction leaves the first. Returns whether it was stored. */
-export async function insertResult(
-  db: Queryable,
-  tenantId: string,
-  result: {
-    id: string;
-    callId: string;
-    agentId: string | null;
-    campaignId: string | null;
-    contactId: string | null;
-    fields: Record<string, unknown>;
-    status: string;
-    summary: string | null;
-    outcome: string;
-    extractedAt: Date;
-  },
-): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `INSERT INTO analytics_results (tenant_id, id, call_id, agent_id, campaign_id, contact_id, fields, extracted_at, status, summary, outcome)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-     ON CONFLICT (tenant_id, call_id) DO NOTHING`,
-    [
-      tenantId,
-      result.id,
-      result.callId,
-      result.agentId,
-      result.campaignId,
-      result.contactId,
-      JSON.stringify(result.fields),
-      result.extractedAt,
-      result.status,
-      result.summary,
-      result.outcome,
-    ],
-  );
-  return rowCount === 1;
+export interface NewResult {
+  id: string;
+  callId: string;
+  agentId: string | null;
+  campaignId: string | null;
+  contactId: string | null;
+  fields: Record<string, unknown>;
+  status: string;
+  summary: string | null;
+  outcome: string;
+  extractedAt: Date;
 }
 
-export async function hasResult(db: Queryable, tenantId: string, callId: string): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM analytics_results WHERE tenant_id = $1 AND call_id = $2', [tenantId, callId]);
-  return rowCount > 0;
+/** Stores results, several calls' in one statement; the calls whose result this stored (a call's first result stays). */
+export async function insertResults(db: Queryable, tenantId: string, results: NewResult[]): Promise<Set<string>> {
+  const { rows } = await db.query<{ call_id: string }>(
+    `INSERT INTO analytics_results (tenant_id, id, call_id, agent_id, campaign_id, contact_id, fields, extracted_at, status, summary, outcome)
+     SELECT $1, r.id, r.call_id, r.agent_id, r.campaign_id, r.contact_id, r.fields, r.extracted_at, r.status, r.summary, r.outcome
+     FROM jsonb_to_recordset($2::jsonb) AS r (id uuid, call_id uuid, agent_id uuid, campaign_id uuid, contact_id uuid, fields jsonb,
+       extracted_at timestamptz, status text, summary text, outcome text)
+     ON CONFLICT (tenant_id, call_id) DO NOTHING RETURNING call_id`,
+    [
+      tenantId,
+      JSON.stringify(
+        results.map((result) => ({
+          id: result.id,
+          call_id: result.callId,
+          agent_id: result.agentId,
+          campaign_id: result.campaignId,
+          contact_id: result.contactId,
+          fields: result.fields,
+          extracted_at: result.extractedAt,
+          status: result.status,
+          summary: result.summary,
+          outcome: result.outcome,
+        })),
+      ),
+    ],
+  );
+  return new Set(rows.map((row) => row.call_id));
+}
+
+/** Which of the calls have a result already. */
+export async function callsWithResults(db: Queryable, tenantId: string, callIds: string[]): Promise<Set<string>> {
+  const { rows } = await db.query<{ call_id: string }>(
+    'SELECT call_id FROM analytics_results WHERE tenant_id = $1 AND call_id = ANY($2::uuid[])',
+    [tenantId, callIds],
+  );
+  return new Set(rows.map((row) => row.call_id));
 }
