@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { perTurn } from './batches.ts';
+import { oncePer, perTurn } from './batches.ts';
 
 describe('perTurn', () => {
   it('asks once per tenant for what is asked in one turn, and again in the next turn', async () => {
@@ -29,5 +29,14 @@ describe('perTurn', () => {
       'no bad',
       'FINE',
     ]);
+  });
+
+  it('oncePer makes one value per key object, on its first use', () => {
+    let made = 0;
+    const counterOf = oncePer((_key: object) => ({ n: ++made }));
+    const [a, b] = [{}, {}];
+    expect(counterOf(a)).toBe(counterOf(a));
+    expect(counterOf(b)).not.toBe(counterOf(a));
+    expect(made).toBe(2);
   });
 });

@@ -44,3 +44,9 @@ export function perTurn<K, V>(run: (tenantId: string, keys: K[]) => Promise<V[]>
   );
   return (tenantId, key) => loader.load({ tenantId, key });
 }
+
+/** One value per key object, made on its first use: a module's shared statements per process (its Deps). */
+export function oncePer<K extends object, V>(make: (key: K) => V): (key: K) => V {
+  const made = new WeakMap<K, V>();
+  return (key) => made.get(key) ?? made.set(key, make(key)).get(key)!;
+}

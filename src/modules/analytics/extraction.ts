@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { perTurn } from '../../platform/batches.ts';
+import { oncePer, perTurn } from '../../platform/batches.ts';
 import { tenantCtx, type Deps } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
@@ -102,11 +102,9 @@ function sharedStatements(deps: Deps) {
     }),
   };
 }
-const statementsByDeps = new WeakMap<Deps, ReturnType<typeof sharedStatements>>();
-const statementsOf = (deps: Deps) => statementsByDeps.get(deps) ?? statementsByDeps.set(deps, sharedStatements(deps)).get(deps)!;
+const statementsOf = oncePer(sharedStatements);
 /** The calls whose extraction runs in this process now. */
-const runningByDeps = new WeakMap<Deps, Set<string>>();
-const runningOf = (deps: Deps) => runningByDeps.get(deps) ?? runningByDeps.set(deps, new Set()).get(deps)!;
+const runningOf = oncePer((_deps: Deps) => new Set<string>());
 
 /** Attempts of the job; the last one records the failure rather than leave the call without a record. */
 const EXTRACT_RETRY_LIMIT = 5;

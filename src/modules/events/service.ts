@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { signedWebhookHeaders } from '../../platform/webhook-signature.ts';
 import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
-import { perTurn } from '../../platform/batches.ts';
+import { oncePer, perTurn } from '../../platform/batches.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoOrNull } from '../../platform/clock.ts';
@@ -127,8 +127,7 @@ function sharedStatements(deps: Deps) {
     }),
   };
 }
-const statementsByDeps = new WeakMap<Deps, ReturnType<typeof sharedStatements>>();
-const statementsOf = (deps: Deps) => statementsByDeps.get(deps) ?? statementsByDeps.set(deps, sharedStatements(deps)).get(deps)!;
+const statementsOf = oncePer(sharedStatements);
 
 export const deliverWebhookJob = (deps: Deps): JobDefinition<DeliverWebhookJob> => ({
   name: DELIVER_WEBHOOK,

@@ -1,4 +1,4 @@
-import { perTurn } from '../../platform/batches.ts';
+import { oncePer, perTurn } from '../../platform/batches.ts';
 import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
@@ -90,8 +90,7 @@ function sharedStatements(deps: Deps) {
   };
 }
 type SharedStatements = ReturnType<typeof sharedStatements>;
-const statementsByDeps = new WeakMap<Deps, SharedStatements>();
-const statementsOf = (deps: Deps) => statementsByDeps.get(deps) ?? statementsByDeps.set(deps, sharedStatements(deps)).get(deps)!;
+const statementsOf = oncePer(sharedStatements);
 
 /**
  * After a call ends (contract §6): the agent's active WhatsApp and SMS campaigns each decide at
