@@ -31,6 +31,22 @@ describe('perTurn', () => {
     ]);
   });
 
+  it('asks each key alone when a shared statement fails, so one bad key fails by itself', async () => {
+    const runs: string[][] = [];
+    const insert = perTurn(async (_tenantId, keys: string[]) => {
+      runs.push(keys);
+      if (keys.includes('bad')) throw new Error('violates a constraint');
+      return keys.map((key) => `${key} stored`);
+    });
+    const settled = await Promise.allSettled([insert('t', 'a'), insert('t', 'bad'), insert('t', 'b')]);
+    expect(settled.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as Error).message))).toEqual([
+      'a stored',
+      'violates a constraint',
+      'b stored',
+    ]);
+    expect(runs).toEqual([['a', 'bad', 'b'], ['a'], ['bad'], ['b']]);
+  });
+
   it('oncePer makes one value per key object, on its first use', () => {
     let made = 0;
     const counterOf = oncePer((_key: object) => ({ n: ++made }));

@@ -2,10 +2,13 @@
  * Statements that many handlers running at once make one row at a time, made once for all of them:
  * what is asked in one turn of the event loop (the handlers of a fetched batch of jobs, the answers
  * that arrived together) goes to the database as one statement per tenant. Each caller still gets
- * its own answer, and its own error when its tenant's statement fails. DataLoader does the
+ * its own answer and its own error: when a shared statement fails, each key is asked again alone,
+ * so a key that breaks a statement fails by itself. DataLoader does the
  * collecting; nothing is cached between turns (a claim or a status must be read fresh).
  */
 import DataLoader from 'dataloader';
+
+const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
 
 /** The most keys one statement carries; more wait for the next statement of the same turn. */
 const MAX_BATCH = 500;
@@ -34,7 +37,14 @@ export function perTurn<K, V>(run: (tenantId: string, keys: K[]) => Promise<V[]>
             );
             indexes.forEach((index, i) => (answers[index] = values[i]!));
           } catch (error) {
-            for (const index of indexes) answers[index] = error instanceof Error ? error : new Error(String(error));
+            if (indexes.length === 1) answers[indexes[0]!] = asError(error);
+            // One key's bad data must not fail the keys asked beside it: each is asked again alone.
+            else
+              await Promise.all(
+                indexes.map(async (index) => {
+                  answers[index] = await run(tenantId, [asked[index]!.key]).then((values) => values[0]!, asError);
+                }),
+              );
           }
         }),
       );
