@@ -1,4 +1,4 @@
-import { perTurn } from './platform/batches.ts';
+import { perTurnWrite } from './platform/batches.ts';
 import type { Deps } from './platform/context.ts';
 import type { JobDefinition } from './platform/jobs.ts';
 import { CALL_ENDED, type CallEndedJob } from './modules/calls/service.ts';
@@ -12,10 +12,9 @@ import { purgeRecordingsJob } from './modules/calls/recordings.ts';
 
 /** Every module's background jobs, run by the worker role; `call.ended` is where they follow a call. */
 export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
-  const extractAnalytics = perTurn(async (_tenantId, jobs: ExtractAnalyticsJob[]) => {
-    await deps.jobs.sendMany(jobs.map((data) => ({ name: EXTRACT_ANALYTICS, data })));
-    return jobs.map(() => undefined);
-  });
+  const extractAnalytics = perTurnWrite((_tenantId, jobs: ExtractAnalyticsJob[]) =>
+    deps.jobs.sendMany(jobs.map((data) => ({ name: EXTRACT_ANALYTICS, data }))),
+  );
   const callEnded: JobDefinition<CallEndedJob> = {
     name: CALL_ENDED,
     retryLimit: 10,

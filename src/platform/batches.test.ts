@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { oncePer, perTurn } from './batches.ts';
+import { oncePer, perTurn, perTurnWrite } from './batches.ts';
 
 describe('perTurn', () => {
   it('asks once per tenant for what is asked in one turn, and again in the next turn', async () => {
@@ -45,6 +45,13 @@ describe('perTurn', () => {
       'b stored',
     ]);
     expect(runs).toEqual([['a', 'bad', 'b'], ['a'], ['bad'], ['b']]);
+  });
+
+  it('perTurnWrite writes what a turn asks in one call and lets each caller go once it is written', async () => {
+    const written: number[][] = [];
+    const write = perTurnWrite(async (_tenantId, rows: number[]) => void written.push(rows));
+    expect(await Promise.all([write('t', 1), write('t', 2)])).toEqual([undefined, undefined]);
+    expect(written).toEqual([[1, 2]]);
   });
 
   it('oncePer makes one value per key object, on its first use', () => {

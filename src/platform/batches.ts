@@ -55,6 +55,13 @@ export function perTurn<K, V>(run: (tenantId: string, keys: K[]) => Promise<V[]>
   return (tenantId, key) => loader.load({ tenantId, key });
 }
 
+/** perTurn for a write that answers nothing per key: each caller waits for its tenant's statement. */
+export const perTurnWrite = <K>(run: (tenantId: string, keys: K[]) => Promise<unknown>): ((tenantId: string, key: K) => Promise<void>) =>
+  perTurn(async (tenantId, keys: K[]) => {
+    await run(tenantId, keys);
+    return keys.map((): void => undefined);
+  });
+
 /** One value per key object, made on its first use: a module's shared statements per process (its Deps). */
 export function oncePer<K extends object, V>(make: (key: K) => V): (key: K) => V {
   const made = new WeakMap<K, V>();

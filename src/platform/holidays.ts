@@ -4,9 +4,16 @@
  * on a weekend included), plus days a statute names that the package's data lacks, written in the
  * package's own rule syntax ("01-08", "easter -2", "07-24 and if sunday then next monday").
  *
- * A year's days are worked out once per calendar and kept: the dialer asks for every contact.
+ * A year's days are worked out once per calendar and kept: the dialer asks for every contact. The
+ * package reads every country's rules when it is loaded (about 0.1 s), so it is loaded on the first
+ * question, not when the service starts: a process that never meets a holiday rule never pays it.
  */
-import Holidays from 'date-holidays';
+import { createRequire } from 'node:module';
+import type HolidaysModule from 'date-holidays';
+
+const require = createRequire(import.meta.url);
+let loaded: typeof HolidaysModule | undefined;
+const holidaysModule = (): typeof HolidaysModule => (loaded ??= require('date-holidays') as typeof HolidaysModule);
 
 export interface HolidayCalendar {
   /** A country (ISO 3166-1, `FR`) or a country and one of its states (`US-LA`). */
@@ -15,10 +22,10 @@ export interface HolidayCalendar {
   extraDays?: string[];
 }
 
-const known = new Holidays();
-
 /** Why a calendar cannot be used, or null when it can. */
 export function calendarProblem({ calendar, extraDays = [] }: HolidayCalendar): string | null {
+  const Holidays = holidaysModule();
+  const known = new Holidays();
   const [country, state, ...rest] = calendar.split('-');
   if (!country || rest.length > 0 || !(country in known.getCountries())) return `"${calendar}" is not a country with a holiday calendar.`;
   if (state && !(state in (known.getStates(country) ?? {}))) return `"${calendar}": ${country} has no state or region ${state}.`;
@@ -37,6 +44,7 @@ function daysOf({ calendar, extraDays = [] }: HolidayCalendar, year: number): Se
   if (!days) {
     const [country, state] = calendar.split('-');
     const options = { types: ['public' as const] };
+    const Holidays = holidaysModule();
     const holidays = state ? new Holidays(country!, state, options) : new Holidays(country!, options);
     for (const rule of extraDays) holidays.setHoliday(rule, { name: rule, type: 'public' });
     // `date` is the local calendar day, "YYYY-MM-DD hh:mm:ss".

@@ -193,7 +193,11 @@ async function finishCalls(ctx: Omit<TenantCtx, 'tenantId'>, finishes: Finish[],
     }),
   );
   const tenants = new Map<string, repo.CallRow[]>();
-  for (const row of endedRows) tenants.set(row.tenant_id, [...(tenants.get(row.tenant_id) ?? []), row]);
+  for (const row of endedRows) {
+    const rows = tenants.get(row.tenant_id);
+    if (rows) rows.push(row);
+    else tenants.set(row.tenant_id, [row]);
+  }
   for (const [tenantId, rows] of tenants) {
     const callCtx: TenantCtx = { ...ctx, tenantId };
     const ended: EndedCall[] = [];

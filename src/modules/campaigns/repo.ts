@@ -437,7 +437,7 @@ export async function markDialling(
   return rowCount;
 }
 
-/** The contact's state after one attempt ended; only the attempt it is waiting for counts. */
+/** A contact's state after one of its attempts ended. */
 export interface AttemptResult {
   campaignId: string;
   contactId: string;
@@ -447,7 +447,7 @@ export interface AttemptResult {
   nextAttemptAt: Date | null;
 }
 
-/** Records ended attempts on their contacts, in one statement; a contact whose last call is another is left alone. */
+/** Records ended attempts on their contacts, in one statement; only the attempt a contact is waiting for counts. */
 export async function recordAttempts(db: Queryable, tenantId: string, results: AttemptResult[]): Promise<void> {
   if (results.length === 0) return;
   await db.query(

@@ -480,11 +480,14 @@ export async function contactOfCall(
 > {
   if (!call.contact_id) return undefined;
   if (call.campaign_id) {
-    const contact = await repo.campaignContact(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id);
-    return contact && { ...contact, variables: contact.pre_dial_variables ?? {} };
+    return withVariables(await repo.campaignContact(ctx.db, ctx.tenantId, call.campaign_id, call.contact_id));
   }
   return contacts.findContactById(ctx, call.contact_id);
 }
+
+/** A campaign's copy of a contact, with the variables its pre-dial webhook gave the call. */
+const withVariables = (contact: Awaited<ReturnType<typeof repo.campaignContact>>) =>
+  contact && { ...contact, variables: contact.pre_dial_variables ?? {} };
 
 type CallContact = NonNullable<Awaited<ReturnType<typeof contactOfCall>>>;
 
@@ -508,11 +511,7 @@ export async function followUpsOf(
       const fact = facts.get(call.id);
       // Outside a campaign (an inbound or a test call): the contact the call names, if any.
       if (!fact) return { sends: true, contact: await contactOfCall(ctx, call) };
-      const { contact } = fact;
-      return {
-        sends: fact.post_call_messages !== 'FINAL_OUTCOME' || fact.settled,
-        contact: contact && { ...contact, variables: contact.pre_dial_variables ?? {} },
-      };
+      return { sends: fact.post_call_messages !== 'FINAL_OUTCOME' || fact.settled, contact: withVariables(fact.contact) };
     }),
   );
 }

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { signedWebhookHeaders } from '../../platform/webhook-signature.ts';
 import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
-import { oncePer, perTurn } from '../../platform/batches.ts';
+import { oncePer, perTurn, perTurnWrite } from '../../platform/batches.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoOrNull } from '../../platform/clock.ts';
@@ -42,11 +42,11 @@ export async function emitEvent(
   cache?: Map<string, unknown>,
 ): Promise<string | undefined> {
   const now = ctx.clock.now();
-  const key = `webhook-subscribers:${ctx.tenantId}:${agentId}`;
+  const cacheKey = `webhook-subscribers:${ctx.tenantId}:${agentId}`;
   const subscribers =
-    (cache?.get(key) as Awaited<ReturnType<typeof identity.webhookSubscribers>> | undefined) ??
+    (cache?.get(cacheKey) as Awaited<ReturnType<typeof identity.webhookSubscribers>> | undefined) ??
     (await identity.webhookSubscribers(ctx.db, ctx.tenantId, agentId, now));
-  cache?.set(key, subscribers);
+  cache?.set(cacheKey, subscribers);
   if (subscribers.length === 0) return undefined;
   const eventId = newId();
   await repo.insertEvent(ctx.db, ctx.tenantId, { id: eventId, type, agentId, data, at: now });
@@ -121,10 +121,7 @@ function sharedStatements(deps: Deps) {
   return {
     delivery: perTurn((tenantId, ids: string[]) => repo.findDeliveries(db, tenantId, ids)),
     secret: perTurn((tenantId, keyIds: string[]) => identity.webhookSecrets(db, deps.serverKeys, tenantId, keyIds)),
-    record: perTurn(async (tenantId, attempts: repo.Attempt[]) => {
-      await repo.recordAttempts(db, tenantId, attempts);
-      return attempts.map(() => undefined);
-    }),
+    record: perTurnWrite((tenantId, attempts: repo.Attempt[]) => repo.recordAttempts(db, tenantId, attempts)),
   };
 }
 const statementsOf = oncePer(sharedStatements);

@@ -390,8 +390,7 @@ export async function resealWebhookSecrets(db: Queryable, serverKeys: ServerKeys
 export const webhookSubscribers = (db: Queryable, tenantId: string, agentId: string | null, now: Date) =>
   repo.webhookSubscribers(db, tenantId, agentId, now);
 
-/** The key's webhook signing secret (`whsec_…`), opened; undefined when the key has none. */
-/** The webhook signing secrets of several keys in one statement, in order (undefined: none). */
+/** The webhook signing secrets (`whsec_…`) of several keys in one statement, opened, in order (undefined: the key has none). */
 export async function webhookSecrets(
   db: Queryable,
   serverKeys: ServerKeys,

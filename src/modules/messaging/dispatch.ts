@@ -1,4 +1,4 @@
-import { oncePer, perTurn } from '../../platform/batches.ts';
+import { oncePer, perTurn, perTurnWrite } from '../../platform/batches.ts';
 import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
@@ -83,10 +83,7 @@ function sharedStatements(deps: Deps) {
         );
       return providerNames.map((name) => connections.get(name)!);
     }),
-    markSent: perTurn(async (tenantId, sent: repo.Sent[]) => {
-      await repo.markSent(db, tenantId, sent);
-      return sent.map(() => undefined);
-    }),
+    markSent: perTurnWrite((tenantId, sent: repo.Sent[]) => repo.markSent(db, tenantId, sent)),
   };
 }
 type SharedStatements = ReturnType<typeof sharedStatements>;
