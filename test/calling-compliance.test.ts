@@ -101,9 +101,12 @@ describe('compliance settings', () => {
         .statusCode,
     ).toBe(400);
     const kept = await api('PUT', '/compliance/settings', {
-      customRules: [{ ...holidayRule, holidays: { calendar: 'US-CA', extraDays: ['12-24'] } }],
+      customRules: [{ ...holidayRule, holidays: { calendar: 'US-CA', extraDays: ['12-24'], weekendObserved: true } }],
     });
-    expect([kept.statusCode, kept.json().customRules[0].holidays]).toEqual([200, { calendar: 'US-CA', extraDays: ['12-24'] }]);
+    expect([kept.statusCode, kept.json().customRules[0].holidays]).toEqual([
+      200,
+      { calendar: 'US-CA', extraDays: ['12-24'], weekendObserved: true },
+    ]);
   });
 });
 

@@ -20,6 +20,12 @@ export interface HolidayCalendar {
   calendar: string;
   /** More days, in date-holidays' rule syntax (a tenant's rules: fixed days, "MM-DD", only). */
   extraDays?: string[];
+  /**
+   * A holiday on a Saturday is observed on the Friday before, one on a Sunday on the Monday after
+   * (as Utah Code 63G-1-301 has it), for every holiday of the calendar: the package's data moves
+   * only some of them.
+   */
+  weekendObserved?: boolean;
 }
 
 /** Why a calendar cannot be used, or null when it can. */
@@ -36,8 +42,8 @@ export function calendarProblem({ calendar, extraDays = [] }: HolidayCalendar): 
 
 const daysByYear = new Map<string, Map<number, Set<string>>>();
 
-function daysOf({ calendar, extraDays = [] }: HolidayCalendar, year: number): Set<string> {
-  const key = `${calendar}|${extraDays.join('|')}`;
+function daysOf({ calendar, extraDays = [], weekendObserved = false }: HolidayCalendar, year: number): Set<string> {
+  const key = `${calendar}|${extraDays.join('|')}|${weekendObserved}`;
   let years = daysByYear.get(key);
   if (!years) daysByYear.set(key, (years = new Map()));
   let days = years.get(year);
@@ -48,10 +54,24 @@ function daysOf({ calendar, extraDays = [] }: HolidayCalendar, year: number): Se
     const holidays = state ? new Holidays(country!, state, options) : new Holidays(country!, options);
     for (const rule of extraDays) holidays.setHoliday(rule, { name: rule, type: 'public' });
     // `date` is the local calendar day, "YYYY-MM-DD hh:mm:ss".
-    days = new Set(holidays.getHolidays(year).map((holiday) => holiday.date.slice(0, 10)));
+    const dayOf = (holiday: { date: string }) => holiday.date.slice(0, 10);
+    if (weekendObserved) {
+      // A neighbouring year's holiday may be observed in this one (Saturday 1 January → 31 December).
+      const all = [year - 1, year, year + 1].flatMap((y) => holidays.getHolidays(y).map(dayOf));
+      days = new Set([...all, ...all.map(observedWeekday)].filter((day) => day.startsWith(`${year}-`)));
+    } else days = new Set(holidays.getHolidays(year).map(dayOf));
     years.set(year, days);
   }
   return days;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The weekday on which a weekend day "YYYY-MM-DD" is observed: Friday for a Saturday, Monday for a Sunday. */
+function observedWeekday(day: string): string {
+  const date = new Date(`${day}T00:00:00Z`);
+  const shift = date.getUTCDay() === 6 ? -1 : date.getUTCDay() === 0 ? 1 : 0;
+  return new Date(date.getTime() + shift * DAY_MS).toISOString().slice(0, 10);
 }
 
 /** Whether a local calendar day (year, month 1–12, day) is a public holiday of the calendar. */

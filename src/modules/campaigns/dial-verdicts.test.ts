@@ -283,6 +283,22 @@ describe('holidays and days of rest', () => {
     expect(at('2026-03-31T12:00:00.000Z', PARIS, mondays)).toEqual(['wait', 'outside_window', '2026-04-13T08:00:00.000Z']);
   });
 
+  it("moves Utah's weekend holidays to the Friday before or the Monday after, as its statute does", () => {
+    const SALT_LAKE_CITY = '+18015550100'; // Utah, America/Denver
+    // Pioneer Day, Saturday 24 July 2027: Friday the 23rd is barred too (noon in Denver); Sunday is barred, so Monday 08:00.
+    expect(at('2027-07-23T18:00:00.000Z', SALT_LAKE_CITY)).toEqual(['wait', 'outside_window', '2027-07-26T14:00:00.000Z']);
+    expect(at('2027-07-22T18:00:00.000Z', SALT_LAKE_CITY)).toEqual(['dial', null, null]);
+    // Pioneer Day, Sunday 24 July 2022: Monday the 25th is barred; Tuesday 08:00.
+    expect(at('2022-07-25T18:00:00.000Z', SALT_LAKE_CITY)).toEqual(['wait', 'outside_window', '2022-07-26T14:00:00.000Z']);
+    // Veterans Day, Saturday 11 November 2023: Friday the 10th is barred (the package's data moves neither).
+    expect(isPublicHoliday({ calendar: 'US-UT' }, 2023, 11, 10)).toBe(false);
+    expect(at('2023-11-10T19:00:00.000Z', SALT_LAKE_CITY)).toEqual(['wait', 'outside_window', '2023-11-13T15:00:00.000Z']);
+    // A holiday observed in the year before its own: Saturday 1 January 2022 → Friday 31 December 2021.
+    expect(isPublicHoliday({ calendar: 'FR' }, 2021, 12, 31)).toBe(false);
+    expect(isPublicHoliday({ calendar: 'FR', weekendObserved: true }, 2021, 12, 31)).toBe(true);
+    expect(isPublicHoliday({ calendar: 'FR', weekendObserved: true }, 2021, 12, 30)).toBe(false);
+  });
+
   it("applies a tenant's own holidays with its windows", () => {
     const ownRule = {
       id: 'office-days',

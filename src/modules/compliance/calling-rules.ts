@@ -90,9 +90,10 @@ export const STATUTORY_RULES: readonly CallingRule[] = [
     id: 'us-ut-telephone-solicitation',
     region: 'US-UT',
     name: 'Utah: 8 a.m. to 9 p.m., not on Sundays or legal holidays',
-    source: 'Utah Code 13-25a-103(3); the legal holidays of Utah Code 63G-1-301',
+    source:
+      'Utah Code 13-25a-103(3); the legal holidays of Utah Code 63G-1-301, a Saturday one observed on the Friday before and a Sunday one on the Monday after',
     windows: [{ days: MONDAY_TO_SATURDAY, start: '08:00', end: '21:00' }],
-    holidays: { calendar: 'US-UT' },
+    holidays: { calendar: 'US-UT', weekendObserved: true },
   },
   {
     id: 'us-pa-telemarketing',

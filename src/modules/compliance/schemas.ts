@@ -94,6 +94,11 @@ export const CallingRule = Type.Object(
               description: 'More days barred every year, MM-DD.',
             }),
           ),
+          weekendObserved: Type.Optional(
+            Type.Boolean({
+              description: 'A holiday on a Saturday also bars the Friday before, one on a Sunday the Monday after.',
+            }),
+          ),
         },
         {
           additionalProperties: false,
