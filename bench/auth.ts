@@ -5,6 +5,10 @@
  * the same server, in the same run, on the embedded engine (PGlite) and, when DATABASE_URL is set,
  * on PostgreSQL. The target is profile ≥ 0.9× readyz.
  *
+ * The profile is measured twice: every connection with one tenant's key (the profiles asked in the
+ * same turn share one statement), then each connection with a key of a tenant of its own
+ * (CONNECTIONS tenants: no two requests in flight share a tenant).
+ *
  *   npm run bench:auth
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:auth
  *   BENCH_DURATION=3 BENCH_CONNECTIONS=10 npm run bench:auth     # quick smoke run
@@ -33,25 +37,31 @@ interface EngineResult {
   healthz: Measurement;
   readyz: Measurement;
   profile: Measurement;
+  tenants: Measurement;
 }
 
 const TARGET = 0.9;
 
 function report(result: EngineResult): boolean {
-  const { healthz, readyz, profile } = result;
+  const { healthz, readyz, profile, tenants } = result;
   const rows = measurementRows(
-    [healthz, readyz, profile],
+    [healthz, readyz, profile, tenants],
     [
       ['profile / readyz', profile, readyz],
       ['profile / healthz', profile, healthz],
+      [`${CONNECTIONS} tenants / readyz`, tenants, readyz],
     ],
+    (m) => (m === tenants ? `GET ${m.path} (${CONNECTIONS} tenants)` : `GET ${m.path}`),
   );
-  const ratio = profile.reqPerSec / readyz.reqPerSec;
+  const verdict = (m: Measurement) => {
+    const ratio = m.reqPerSec / readyz.reqPerSec;
+    return `${ratio >= TARGET ? 'met' : 'MISSED'} (${fixed(ratio, 3)}×)`;
+  };
   process.stdout.write(
     `\n${result.engine}\n${table(rows, (column) => column > 0)}\n` +
-      `target profile ≥ ${TARGET}× readyz: ${ratio >= TARGET ? 'met' : 'MISSED'} (${fixed(ratio, 3)}×)\n`,
+      `target profile ≥ ${TARGET}× readyz: one tenant ${verdict(profile)}, ${CONNECTIONS} tenants ${verdict(tenants)}\n`,
   );
-  return [healthz, readyz, profile].map(checkClean).every(Boolean);
+  return [healthz, readyz, profile, tenants].map(checkClean).every(Boolean);
 }
 
 async function benchEngine(engine: Engine): Promise<EngineResult> {
@@ -65,7 +75,14 @@ async function benchEngine(engine: Engine): Promise<EngineResult> {
     const healthz = await measure(server.base, '/healthz', {});
     const readyz = await measure(server.base, '/readyz', {});
     const profile = await measure(server.base, '/api/v1/profile', { authorization: `Bearer ${key}` });
-    return { engine: engine.name, healthz, readyz, profile };
+    const keys = await Promise.all(Array.from({ length: CONNECTIONS }, () => createKey(server.base)));
+    const tenants = await measure(
+      server.base,
+      '/api/v1/profile',
+      {},
+      keys.map((other) => ({ path: '/api/v1/profile', headers: { authorization: `Bearer ${other}` } })),
+    );
+    return { engine: engine.name, healthz, readyz, profile, tenants };
   } finally {
     await server.stop();
   }
@@ -81,13 +98,23 @@ async function main(): Promise<number> {
 
   if (results.length > 1) {
     const rows = [
-      ['engine', 'healthz req/s', 'readyz req/s', 'profile req/s', 'profile/readyz', 'readyz p99', 'profile p99'],
+      [
+        'engine',
+        'healthz req/s',
+        'readyz req/s',
+        'profile req/s',
+        'profile/readyz',
+        `${CONNECTIONS} tenants/readyz`,
+        'readyz p99',
+        'profile p99',
+      ],
       ...results.map((r) => [
         r.engine.split(' ')[0]!,
         fixed(r.healthz.reqPerSec, 1),
         fixed(r.readyz.reqPerSec, 1),
         fixed(r.profile.reqPerSec, 1),
         `${fixed(r.profile.reqPerSec / r.readyz.reqPerSec, 3)}x`,
+        `${fixed(r.tenants.reqPerSec / r.readyz.reqPerSec, 3)}x`,
         fixed(r.readyz.p99, 2),
         fixed(r.profile.p99, 2),
       ]),

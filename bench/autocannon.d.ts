@@ -12,6 +12,13 @@ declare module 'autocannon' {
       headers?: Record<string, string>;
       body?: string;
       title?: string;
+      /** Called with each connection's client, to give that connection its own request. */
+      setupClient?: (client: Client) => void;
+    }
+
+    interface Client {
+      /** Replaces the requests this connection sends in turn (setRequest changes only the next one). */
+      setRequests(requests: { path?: string; headers?: Record<string, string>; method?: string; body?: string }[]): void;
     }
 
     interface Histogram {

@@ -132,7 +132,9 @@ export async function startServer(label: string, env: Record<string, string>): P
     ...(env.ROLE === 'worker' ? { WORKER_HEALTH_PORT: String(port) } : {}),
     ...env,
   });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  // BENCH_SERVER_NODE_ARGS passes Node.js options to the servers alone (`--cpu-prof --cpu-prof-dir=…`).
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -232,23 +234,42 @@ export interface Measurement {
 /** Seconds after which autocannon gives up on a request and counts a timeout (and an error). */
 export const REQUEST_TIMEOUT_S = 10;
 
-function load(url: string, headers: Record<string, string>, duration: number): Promise<autocannon.Result> {
-  return autocannon({ url, headers, connections: CONNECTIONS, duration, timeout: REQUEST_TIMEOUT_S });
+/** What one connection asks, again and again. */
+export interface LoadRequest {
+  path: string;
+  headers: Record<string, string>;
+}
+
+/** Load on `base`: every connection asks the same, or connection i asks `requests[i % length]`. */
+function load(base: string, requests: LoadRequest | LoadRequest[], duration: number): Promise<autocannon.Result> {
+  const options = { connections: CONNECTIONS, duration, timeout: REQUEST_TIMEOUT_S };
+  if (!Array.isArray(requests)) return autocannon({ url: base + requests.path, headers: requests.headers, ...options });
+  let next = 0;
+  const setupClient = (client: autocannon.Client) => client.setRequests([requests[next++ % requests.length]!]);
+  return autocannon({ url: base + requests[0]!.path, setupClient, ...options });
 }
 
 /**
- * WARMUP seconds of unmeasured load, then DURATION seconds measured, with CONNECTIONS connections.
- * Between the two, one request is awaited: autocannon drops the warm-up's requests still in flight
- * but the server still serves them, and on a slow endpoint that backlog would eat into the
- * measured seconds.
+ * WARMUP seconds of unmeasured load, then DURATION seconds measured, with CONNECTIONS connections,
+ * each asking `path` with `headers`, or each its own of `perConnection` (its requests are then
+ * named by `path`). Between the two, one request is awaited: autocannon drops the warm-up's
+ * requests still in flight but the server still serves them, and on a slow endpoint that backlog
+ * would eat into the measured seconds.
  */
-export async function measure(base: string, path: string, headers: Record<string, string>): Promise<Measurement> {
+export async function measure(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+  perConnection?: LoadRequest[],
+): Promise<Measurement> {
+  const requests = perConnection ?? { path, headers };
   if (WARMUP > 0) {
-    await load(base + path, headers, WARMUP);
-    const drain = await fetch(base + path, { headers });
+    await load(base, requests, WARMUP);
+    const first = Array.isArray(requests) ? requests[0]! : requests;
+    const drain = await fetch(base + first.path, { headers: first.headers });
     await drain.arrayBuffer();
   }
-  const result = await load(base + path, headers, DURATION);
+  const result = await load(base, requests, DURATION);
   return {
     path,
     reqPerSec: result.requests.average,

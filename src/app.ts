@@ -48,7 +48,7 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   identity: identityRoutes({
     // Contract §8: derived from real state, asked of the modules that own it.
     onboarding: {
-      hasIntegration: `(${integrations.hasIntegrationCondition} OR ${agents.hasVoiceNumberCondition})`,
+      hasIntegration: (tenant) => `(${integrations.hasIntegrationCondition(tenant)} OR ${agents.hasVoiceNumberCondition(tenant)})`,
       hasFlow: agents.hasAgentCondition,
       hasTestedCall: calls.hasFinishedCallCondition,
     },

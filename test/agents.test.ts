@@ -483,6 +483,31 @@ describe('profile onboarding', () => {
   });
 });
 
+describe('profiles asked at once', () => {
+  it('answers each from its own tenant, with its own user, when several tenants, sessions and keys ask together', async () => {
+    const [a, b] = [await signUp(t.app), await signUp(t.app)];
+    const [aKey, bKey] = [(await createKey(t.app, a.token)).key, (await createKey(t.app, b.token)).key];
+    await newAgent({}, bKey);
+    // Asked in the same turn, these share one statement; each answer must still be its own.
+    const tokens = [aKey, a.token, bKey, b.token, aKey];
+    const answers = await Promise.all(
+      tokens.map((token) => t.app.inject({ method: 'GET', url: '/api/v1/profile', headers: bearer(token) })),
+    );
+    expect(
+      answers.map((response) => {
+        const { tenant, user, onboarding } = response.json().data;
+        return [response.statusCode, tenant.id, user?.id ?? null, onboarding.hasFlow];
+      }),
+    ).toEqual([
+      [200, a.tenantId, null, false],
+      [200, a.tenantId, a.user.id, false],
+      [200, b.tenantId, null, true],
+      [200, b.tenantId, b.user.id, true],
+      [200, a.tenantId, null, false],
+    ]);
+  });
+});
+
 describe('tenant isolation', () => {
   it("answers 404 for another tenant's agent and voice number on GET, PATCH and DELETE, and leaves them untouched", async () => {
     const agent = await newAgent({ description: 'mine' });

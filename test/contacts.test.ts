@@ -116,6 +116,12 @@ describe('contacts', () => {
       email: 'ada@example.com',
       metadata: { language: 'en' },
     });
+    // Times are ISO 8601 in UTC to the millisecond, the same wherever the contact is read.
+    const { id, createdAt, updatedAt } = response.json();
+    expect(createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Math.abs(Date.parse(createdAt) - Date.now())).toBeLessThan(60_000);
+    expect((await api('GET', `/contact-lists/${list.id}/contacts/${id}`)).json()).toMatchObject({ createdAt, updatedAt });
+    expect((await api('GET', `/contact-lists/${list.id}/contacts?limit=5`)).json().data[0]).toMatchObject({ id, createdAt, updatedAt });
   });
 
   it('refuses a phone number already in the list with 409, and an invalid one or e-mail with 400', async () => {
@@ -233,6 +239,44 @@ describe('pagination of contacts', () => {
     expect(byPhone.data).toHaveLength(1);
     expect((await search('%')).data.map((c: { name: string }) => c.name)).toEqual(['100% Linus']);
     expect((await search('nobody')).total).toBe(0);
+  });
+});
+
+describe('pages asked at once', () => {
+  it("answers each from its own list and tenant: pages, searches, an empty page, a missing list and another tenant's list", async () => {
+    const mine = await newList();
+    await api('POST', `/contact-lists/${mine.id}/contacts/bulk`, {
+      contacts: [{ phoneNumber: phone(9001), name: 'Ada Lovelace' }, ...phones(30, 9100)],
+    });
+    const theirs = (await api('POST', '/contact-lists', { name: `Theirs ${randomUUID()}` }, otherKey)).json() as { id: string };
+    await api('POST', `/contact-lists/${theirs.id}/contacts/bulk`, { contacts: phones(3, 9500) }, otherKey);
+    // Asked in the same turn, these share one statement; each answer must still be its own.
+    const asked: [string, string][] = [
+      [`/contact-lists/${mine.id}/contacts?limit=2`, key],
+      [`/contact-lists/${theirs.id}/contacts?limit=2`, otherKey],
+      [`/contact-lists/${mine.id}/contacts?limit=2&page=2`, key],
+      [`/contact-lists/${mine.id}/contacts?limit=5&search=ada`, key],
+      [`/contact-lists/${mine.id}/contacts?limit=2`, key],
+      [`/contact-lists/${theirs.id}/contacts?limit=2`, key],
+      [`/contact-lists/${randomUUID()}/contacts?limit=2`, key],
+      [`/contact-lists/${mine.id}/contacts?limit=25&page=3`, key],
+    ];
+    const answers = await Promise.all(asked.map(([url, as]) => api('GET', url, undefined, as)));
+    const view = answers.map((response) => {
+      if (response.statusCode !== 200) return response.statusCode;
+      const body = response.json() as { total: number; data: { phoneNumber: string }[] };
+      return [body.total, body.data.map((contact) => contact.phoneNumber)];
+    });
+    expect(view).toEqual([
+      [31, [phone(9001), phone(9100)]],
+      [3, [phone(9500), phone(9501)]],
+      [31, [phone(9101), phone(9102)]],
+      [1, [phone(9001)]],
+      [31, [phone(9001), phone(9100)]],
+      404,
+      404,
+      [31, []],
+    ]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { oncePer, perTurn, perTurnWrite } from './batches.ts';
+import { oncePer, perTurn, perTurnAcrossTenants, perTurnWrite } from './batches.ts';
 
 describe('perTurn', () => {
   it('asks once per tenant for what is asked in one turn, and again in the next turn', async () => {
@@ -52,6 +52,44 @@ describe('perTurn', () => {
     const write = perTurnWrite(async (_tenantId, rows: number[]) => void written.push(rows));
     expect(await Promise.all([write('t', 1), write('t', 2)])).toEqual([undefined, undefined]);
     expect(written).toEqual([[1, 2]]);
+  });
+
+  it('perTurnAcrossTenants asks once for every key of a turn, whatever its tenant, and alone again when that fails', async () => {
+    const runs: string[][] = [];
+    const profile = perTurnAcrossTenants(async (tenants: string[]) => {
+      runs.push(tenants);
+      if (tenants.includes('broken')) throw new Error('bad row');
+      return tenants.map((tenant) => `profile of ${tenant}`);
+    });
+    expect(await Promise.all([profile('a'), profile('b'), profile('a')])).toEqual(['profile of a', 'profile of b', 'profile of a']);
+    expect(runs).toEqual([['a', 'b', 'a']]);
+    const settled = await Promise.allSettled([profile('c'), profile('broken')]);
+    expect(settled.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as Error).message))).toEqual([
+      'profile of c',
+      'bad row',
+    ]);
+    expect(runs.slice(1)).toEqual([['c', 'broken'], ['c'], ['broken']]);
+  });
+
+  it('keeps one statement in flight: keys asked while it runs, in any later turn, go together in the next', async () => {
+    const runs: string[][] = [];
+    let finishFirst!: () => void;
+    const firstDone = new Promise<void>((resolve) => (finishFirst = resolve));
+    const read = perTurnAcrossTenants(async (keys: string[]) => {
+      runs.push(keys);
+      if (runs.length === 1) await firstDone;
+      return keys;
+    });
+    const first = read('a');
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = [read('b')];
+    await new Promise((resolve) => setImmediate(resolve));
+    later.push(read('c'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toEqual([['a']]);
+    finishFirst();
+    expect(await Promise.all([first, ...later])).toEqual(['a', 'b', 'c']);
+    expect(runs).toEqual([['a'], ['b', 'c']]);
   });
 
   it('oncePer makes one value per key object, on its first use', () => {

@@ -14,45 +14,84 @@ const asError = (error: unknown) => (error instanceof Error ? error : new Error(
 const MAX_BATCH = 500;
 
 /**
+ * Collects the keys asked in one turn of the event loop and hands them to `batch` at once. One
+ * batch is in flight at a time: keys asked while it runs wait for it to end and go together in
+ * the next, so the busier the database, the larger each statement and the fewer of them (on the
+ * embedded engine, which runs one statement at a time, a queue of one-key statements would
+ * otherwise form behind it).
+ */
+function turnLoader<K, V>(batch: (keys: readonly K[]) => Promise<(V | Error)[]>): DataLoader<K, V> {
+  let running = false;
+  const waiting: (() => void)[] = [];
+  const start = (dispatch: () => void) => {
+    running = true;
+    dispatch();
+  };
+  return new DataLoader<K, V>(
+    async (keys) => {
+      try {
+        return await batch(keys);
+      } finally {
+        const next = waiting.shift();
+        if (next) setImmediate(start, next);
+        else running = false;
+      }
+    },
+    {
+      cache: false,
+      maxBatchSize: MAX_BATCH,
+      batchScheduleFn: (dispatch) => setImmediate(() => (running ? waiting.push(dispatch) : start(dispatch))),
+    },
+  );
+}
+
+/** `run`'s answers for `keys`; when `run` fails for several keys, each is asked again alone. */
+async function answerEach<K, V>(run: (keys: K[]) => Promise<V[]>, keys: K[]): Promise<(V | Error)[]> {
+  try {
+    return await run(keys);
+  } catch (error) {
+    if (keys.length === 1) return [asError(error)];
+    // One key's bad data must not fail the keys asked beside it.
+    return Promise.all(keys.map((key) => run([key]).then((values) => values[0]!, asError)));
+  }
+}
+
+/**
  * `run(tenantId, keys)` answers a tenant's keys in their order (an Error as an answer rejects that
  * key's caller alone); the result asks for one key at a time and shares the statement with the
  * other keys asked in the same turn.
  */
 export function perTurn<K, V>(run: (tenantId: string, keys: K[]) => Promise<V[]>): (tenantId: string, key: K) => Promise<V> {
-  const loader = new DataLoader<{ tenantId: string; key: K }, V>(
-    async (asked) => {
-      const byTenant = new Map<string, number[]>();
-      asked.forEach(({ tenantId }, index) => {
-        const indexes = byTenant.get(tenantId);
-        if (indexes) indexes.push(index);
-        else byTenant.set(tenantId, [index]);
-      });
-      const answers: (V | Error)[] = new Array(asked.length);
-      await Promise.all(
-        [...byTenant].map(async ([tenantId, indexes]) => {
-          try {
-            const values = await run(
-              tenantId,
-              indexes.map((index) => asked[index]!.key),
-            );
-            indexes.forEach((index, i) => (answers[index] = values[i]!));
-          } catch (error) {
-            if (indexes.length === 1) answers[indexes[0]!] = asError(error);
-            // One key's bad data must not fail the keys asked beside it: each is asked again alone.
-            else
-              await Promise.all(
-                indexes.map(async (index) => {
-                  answers[index] = await run(tenantId, [asked[index]!.key]).then((values) => values[0]!, asError);
-                }),
-              );
-          }
-        }),
-      );
-      return answers;
-    },
-    { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (dispatch) => setImmediate(dispatch) },
-  );
+  const loader = turnLoader<{ tenantId: string; key: K }, V>(async (asked) => {
+    const byTenant = new Map<string, number[]>();
+    asked.forEach(({ tenantId }, index) => {
+      const indexes = byTenant.get(tenantId);
+      if (indexes) indexes.push(index);
+      else byTenant.set(tenantId, [index]);
+    });
+    const answers: (V | Error)[] = new Array(asked.length);
+    await Promise.all(
+      [...byTenant].map(async ([tenantId, indexes]) => {
+        const values = await answerEach(
+          (keys) => run(tenantId, keys),
+          indexes.map((index) => asked[index]!.key),
+        );
+        indexes.forEach((index, i) => (answers[index] = values[i]!));
+      }),
+    );
+    return answers;
+  });
   return (tenantId, key) => loader.load({ tenantId, key });
+}
+
+/**
+ * perTurn for a read whose key names its tenant (the tenant's own rows, such as its profile): the
+ * keys of every tenant asked in one turn go to `run` together, one statement for all, and `run`
+ * answers each key from its own tenant's rows alone.
+ */
+export function perTurnAcrossTenants<K, V>(run: (keys: K[]) => Promise<V[]>): (key: K) => Promise<V> {
+  const loader = turnLoader<K, V>((keys) => answerEach(run, [...keys]));
+  return (key) => loader.load(key);
 }
 
 /** perTurn for a write that answers nothing per key: each caller waits for its tenant's statement. */

@@ -128,8 +128,8 @@ export async function lockAgent(db: Queryable, tenantId: string, agentId: string
   return rowCount === 1;
 }
 
-/** Whether the tenant `$1` has an agent: an SQL condition, for a statement that asks several modules at once. */
-export const TENANT_HAS_AGENT = 'EXISTS (SELECT 1 FROM agents WHERE tenant_id = $1)';
+/** Whether the tenant whose id is the SQL expression `tenant` has an agent: a condition for a statement that asks several modules at once. */
+export const tenantHasAgent = (tenant: string) => `EXISTS (SELECT 1 FROM agents WHERE tenant_id = ${tenant})`;
 
 export async function listAgents(
   db: Queryable,
@@ -240,8 +240,8 @@ export async function lockVoiceNumber(db: Queryable, tenantId: string, numberId:
   return rowCount === 1;
 }
 
-/** Whether the tenant `$1` has a voice number: an SQL condition, for a statement that asks several modules at once. */
-export const TENANT_HAS_VOICE_NUMBER = 'EXISTS (SELECT 1 FROM voice_numbers WHERE tenant_id = $1)';
+/** Whether the tenant whose id is the SQL expression `tenant` has a voice number: a condition for a statement that asks several modules at once. */
+export const tenantHasVoiceNumber = (tenant: string) => `EXISTS (SELECT 1 FROM voice_numbers WHERE tenant_id = ${tenant})`;
 
 export async function listVoiceNumbers(db: Queryable, tenantId: string, page: Page): Promise<{ rows: VoiceNumberRow[]; total: number }> {
   const [{ rows }, count] = await Promise.all([

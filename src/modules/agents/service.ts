@@ -285,7 +285,7 @@ export async function findAgents(ctx: TenantScope, agentIds: string[]): Promise<
 export const agentExists = (ctx: TenantScope, agentId: string): Promise<boolean> => repo.agentExists(ctx.db, ctx.tenantId, agentId);
 
 /** Onboarding's "has a flow" (the tenant has built at least one agent), as an SQL condition on the tenant `$1`. */
-export const hasAgentCondition = repo.TENANT_HAS_AGENT;
+export const hasAgentCondition = repo.tenantHasAgent;
 
 // Seed §4.7: these two do not exist; the answer names the route that does what was asked.
 export const executionsNotAnEndpoint = (agentId: string) => appError('NOT_IMPLEMENTED', { agentId });
@@ -366,7 +366,7 @@ export const voiceNumberExists = (ctx: TenantScope, numberId: string): Promise<b
   repo.voiceNumberExists(ctx.db, ctx.tenantId, numberId);
 
 /** Onboarding's "has an integration" until the integrations module answers it (a number is registered), as an SQL condition on the tenant `$1`. */
-export const hasVoiceNumberCondition = repo.TENANT_HAS_VOICE_NUMBER;
+export const hasVoiceNumberCondition = repo.tenantHasVoiceNumber;
 
 /**
  * The number a call was placed to, whichever tenant holds it, for telephony callbacks. Not

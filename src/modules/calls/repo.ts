@@ -323,8 +323,9 @@ export async function listCalls(
   return { rows, total: count.rows[0]!.n };
 }
 
-/** Whether the tenant `$1` has a finished call: an SQL condition, for a statement that asks several modules at once. */
-export const TENANT_HAS_ENDED_CALL = "EXISTS (SELECT 1 FROM calls WHERE tenant_id = $1 AND status = 'ENDED' AND outcome IS NOT NULL)";
+/** Whether the tenant whose id is the SQL expression `tenant` has a finished call: a condition for a statement that asks several modules at once. */
+export const tenantHasEndedCall = (tenant: string) =>
+  `EXISTS (SELECT 1 FROM calls WHERE tenant_id = ${tenant} AND status = 'ENDED' AND outcome IS NOT NULL)`;
 
 // Sums over ended calls for the analytics module, which asks through calls/service.ts.
 

@@ -1101,7 +1101,7 @@ export async function recordOutcome(
 }
 
 /** Onboarding's "has tested a call", as an SQL condition on the tenant `$1`. */
-export const hasFinishedCallCondition = repo.TENANT_HAS_ENDED_CALL;
+export const hasFinishedCallCondition = repo.tenantHasEndedCall;
 
 // Analytics reads call usage here: the calls table is this module's alone.
 export type { CallTrendRow, CallUsageRow } from './repo.ts';

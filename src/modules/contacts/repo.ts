@@ -24,12 +24,16 @@ export interface ContactRow {
   email: string | null;
   metadata: Record<string, unknown>;
   timezone: string | null;
-  created_at: Date;
-  updated_at: Date;
+  /** ISO 8601 in UTC to the millisecond, as the API shows it (made by the database: a page of them costs no parsing). */
+  created_at: string;
+  updated_at: string;
 }
 
 const LIST_COLUMNS = 'l.id, l.tenant_id, l.name, l.metadata, l.contact_count, l.created_at, l.updated_at';
-const CONTACT_COLUMNS = 'id, tenant_id, list_id, phone_number, name, email, metadata, timezone, created_at, updated_at';
+// The times' text takes their columns' names: an ORDER BY beside them must name the columns
+// (contacts.created_at), or it sorts by the text and no index serves it.
+const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
+const CONTACT_COLUMNS = `id, tenant_id, list_id, phone_number, name, email, metadata, timezone, ${isoText('created_at')}, ${isoText('updated_at')}`;
 
 export async function insertList(
   db: Queryable,
@@ -133,7 +137,7 @@ export async function insertContacts(
 export async function findContactByPhone(db: Queryable, tenantId: string, phoneNumber: string): Promise<ContactRow | undefined> {
   const { rows } = await db.query<ContactRow>(
     `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND phone_number = $2
-     ORDER BY updated_at DESC, created_at DESC, id DESC LIMIT 1`,
+     ORDER BY contacts.updated_at DESC, contacts.created_at DESC, id DESC LIMIT 1`,
     [tenantId, phoneNumber],
   );
   return rows[0];
@@ -156,37 +160,57 @@ export async function findContact(db: Queryable, tenantId: string, listId: strin
   return rows[0];
 }
 
+/** A page of a list's contacts asked for: all of them without `page`; with `search`, those whose phone, name or email contains it. */
+export interface ContactsAsked {
+  tenantId: string;
+  listId: string;
+  page: Page | undefined;
+  search: string | undefined;
+}
+
 /**
- * A page of a list's contacts, optionally those whose phone, name or email contains `search`, with
- * the total, in one statement; undefined when the list does not exist. Without a search the list's
- * kept count is the total; with one, the matches are counted.
+ * Pages of lists' contacts, of any tenants, with their totals, in one statement; for each ask, in
+ * order, undefined when its list does not exist. Without a search the list's kept count is the
+ * total; with one, the matches are counted.
  */
-export async function listContacts(
+export async function listContactPages(
   db: Queryable,
-  tenantId: string,
-  listId: string,
-  page: Page | undefined,
-  search?: string,
-): Promise<{ rows: ContactRow[]; total: number } | undefined> {
-  const pattern = containing(search);
-  const matches = '($3::text IS NULL OR phone_number ILIKE $3 OR name ILIKE $3 OR email ILIKE $3)';
-  const { rows } = await db.query<ContactRow & { list_total: number; matching: number | null }>(
-    `SELECT l.contact_count AS list_total,
-            ${pattern ? `(SELECT count(*)::int FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND ${matches})` : 'NULL::int'} AS matching,
+  asks: ContactsAsked[],
+): Promise<({ rows: ContactRow[]; total: number } | undefined)[]> {
+  // The same page asked by several requests at once is read once.
+  const keyOf = ({ tenantId, listId, page, search }: ContactsAsked) => `${tenantId}/${listId}/${page?.limit}/${page?.offset}/${search}`;
+  const asked = [...new Map(asks.map((ask) => [keyOf(ask), ask])).values()];
+  const matches = '(q.pattern IS NULL OR phone_number ILIKE q.pattern OR name ILIKE q.pattern OR email ILIKE q.pattern)';
+  const { rows } = await db.query<ContactRow & { asked: string; list_total: number; matching: number | null }>(
+    `SELECT q.asked::text AS asked, l.contact_count AS list_total,
+            CASE WHEN q.pattern IS NOT NULL THEN
+              (SELECT count(*)::int FROM contacts WHERE tenant_id = q.tenant_id AND list_id = q.list_id AND ${matches})
+            END AS matching,
             c.*
-     FROM contact_lists l
+     FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::int[]) WITH ORDINALITY AS q (tenant_id, list_id, pattern, lim, off, asked)
+     JOIN contact_lists l ON l.tenant_id = q.tenant_id AND l.id = q.list_id
      LEFT JOIN LATERAL (
-       SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = $1 AND list_id = $2 AND ${matches}
-       ORDER BY created_at, id LIMIT $4 OFFSET $5
-     ) c ON true
-     WHERE l.tenant_id = $1 AND l.id = $2`,
-    [tenantId, listId, pattern, page?.limit ?? null, page?.offset ?? 0],
+       SELECT ${CONTACT_COLUMNS} FROM contacts WHERE tenant_id = q.tenant_id AND list_id = q.list_id AND ${matches}
+       ORDER BY contacts.created_at, id LIMIT q.lim OFFSET q.off
+     ) c ON true`,
+    [
+      asked.map((ask) => ask.tenantId),
+      asked.map((ask) => ask.listId),
+      asked.map((ask) => containing(ask.search)),
+      asked.map((ask) => ask.page?.limit ?? null),
+      asked.map((ask) => ask.page?.offset ?? 0),
+    ],
   );
-  const first = rows[0];
-  if (!first) return undefined;
-  // A list with no contacts on this page still gives its one row, with no contact in it.
-  const contacts = first.id === null ? [] : rows.map(({ list_total: _total, matching: _matching, ...contact }) => contact);
-  return { rows: contacts, total: first.matching ?? first.list_total };
+  const pages: ({ rows: ContactRow[]; total: number } | undefined)[] = asked.map(() => undefined);
+  // Each ask's rows come in its page's order: a lateral subquery with a LIMIT is run once per ask
+  // (a nested loop), so its rows stay together and sorted; no outer sort is needed.
+  for (const row of rows) {
+    const page = (pages[Number(row.asked) - 1] ??= { rows: [], total: row.matching ?? row.list_total });
+    // A list with no contacts on this page still gives its one row, with no contact in it.
+    if (row.id !== null) page.rows.push(row);
+  }
+  const pageOf = new Map(asked.map((ask, index) => [keyOf(ask), pages[index]]));
+  return asks.map((ask) => pageOf.get(keyOf(ask)));
 }
 
 export async function updateContact(

@@ -1,5 +1,6 @@
+import { oncePer, perTurnAcrossTenants } from '../../platform/batches.ts';
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
-import { isForeignKeyViolation, onUniqueViolation } from '../../platform/db.ts';
+import { isForeignKeyViolation, onUniqueViolation, type Queryable } from '../../platform/db.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
@@ -41,8 +42,8 @@ const toContact = (row: repo.ContactRow): Contact => ({
   metadata: row.metadata,
   // Only when set: the contact's shape stays the seed's for everyone who does not use it.
   ...(row.timezone ? { timezone: row.timezone } : {}),
-  createdAt: row.created_at.toISOString(),
-  updatedAt: row.updated_at.toISOString(),
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
 });
 
 const duplicateListName = (name: string) => appError('LIST_NAME_TAKEN', { name });
@@ -150,9 +151,16 @@ export async function getContact(ctx: TenantCtx, listId: string, contactId: stri
   return toContact(row);
 }
 
-/** A page of contacts; with no page asked for, every contact of the list (seed §4.4). */
+/**
+ * Pages asked in the same turn of the event loop, of any tenants, are read by one statement (a busy
+ * process sends one round trip where it sent one per request); each is read after it was asked.
+ */
+const pagesOf = oncePer((db: Queryable) => perTurnAcrossTenants((asked: repo.ContactsAsked[]) => repo.listContactPages(db, asked)));
+
+/** A page of contacts; with no page asked for, every contact of the list (seed §4.4), read on its own. */
 export async function listContacts(ctx: TenantCtx, listId: string, page: Page | undefined, search?: string) {
-  const found = await repo.listContacts(ctx.db, ctx.tenantId, listId, page, search);
+  const ask = { tenantId: ctx.tenantId, listId, page, search };
+  const found = page ? await pagesOf(ctx.db)(ask) : (await repo.listContactPages(ctx.db, [ask]))[0];
   if (!found) throw listNotFound();
   const { rows, total } = found;
   return { data: rows.map(toContact), total, page: page?.page ?? 1, limit: page?.limit ?? total };

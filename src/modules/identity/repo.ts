@@ -273,26 +273,39 @@ export async function findTenantWithWallet(db: Queryable, tenantId: string): Pro
   return { tenant, wallet: { id: wallet_id, balance, currency: wallet_currency, low_balance_threshold } };
 }
 
-/** SQL conditions on the tenant `$1`, each written by the module that owns its table. */
+/** SQL conditions on a tenant, each written by the module that owns its table, on the tenant id expression given. */
 export interface OnboardingConditions {
-  hasIntegration: string;
-  hasFlow: string;
-  hasTestedCall: string;
+  hasIntegration: (tenant: string) => string;
+  hasFlow: (tenant: string) => string;
+  hasTestedCall: (tenant: string) => string;
+}
+
+export interface ProfileRow {
+  tenant: TenantRow;
+  wallet: WalletRow;
+  user: UserRow | undefined;
+  hasIntegration: boolean;
+  hasFlow: boolean;
+  hasTestedCall: boolean;
+}
+
+/** Whose profile: a tenant, and the signed-in user (null for an API key). */
+export interface ProfileKey {
+  tenantId: string;
+  userId: string | null;
 }
 
 /**
- * The profile in one round trip: tenant, wallet, the signed-in user (`userId`, none for an API
- * key) and the onboarding answers.
+ * Profiles in one round trip, of any number of tenants: each tenant's row, wallet and onboarding
+ * answers, and its own signed-in user. Answers in the order of `keys` (none when the tenant is gone).
  */
-export async function findProfile(
+export async function findProfiles(
   db: Queryable,
-  tenantId: string,
-  userId: string | null,
+  keys: ProfileKey[],
   onboarding: OnboardingConditions,
-): Promise<
-  | { tenant: TenantRow; wallet: WalletRow; user: UserRow | undefined; hasIntegration: boolean; hasFlow: boolean; hasTestedCall: boolean }
-  | undefined
-> {
+): Promise<(ProfileRow | undefined)[]> {
+  // Concurrent requests of one tenant ask the same: each distinct key is read once.
+  const distinct = [...new Map(keys.map((key) => [`${key.tenantId}/${key.userId}`, key])).values()];
   const { rows } = await db.query<
     TenantRow & {
       wallet_id: string;
@@ -303,26 +316,43 @@ export async function findProfile(
       has_integration: boolean;
       has_flow: boolean;
       has_tested_call: boolean;
+      asked: string;
     }
   >(
     `SELECT t.id, t.name, t.slug, t.status, t.country, t.currency, t.timezone,
             w.id AS wallet_id, w.balance::text AS balance, w.currency AS wallet_currency, w.low_balance_threshold::text AS low_balance_threshold,
-            (SELECT to_jsonb(u) FROM (SELECT ${USER_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2) u) AS user,
-            ${onboarding.hasIntegration} AS has_integration, ${onboarding.hasFlow} AS has_flow, ${onboarding.hasTestedCall} AS has_tested_call
-     FROM tenants t JOIN wallets w ON w.tenant_id = t.id WHERE t.id = $1`,
-    [tenantId, userId],
+            (SELECT to_jsonb(u) FROM (SELECT ${USER_COLUMNS} FROM users WHERE tenant_id = t.id AND id = q.user_id) u) AS user,
+            ${onboarding.hasIntegration('t.id')} AS has_integration, ${onboarding.hasFlow('t.id')} AS has_flow,
+            ${onboarding.hasTestedCall('t.id')} AS has_tested_call, q.asked::text AS asked
+     FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS q (tenant_id, user_id, asked)
+     JOIN tenants t ON t.id = q.tenant_id JOIN wallets w ON w.tenant_id = t.id`,
+    [distinct.map((key) => key.tenantId), distinct.map((key) => key.userId)],
   );
-  const row = rows[0];
-  if (!row) return undefined;
-  const { wallet_id, balance, wallet_currency, low_balance_threshold, user, has_integration, has_flow, has_tested_call, ...tenant } = row;
-  return {
-    tenant,
-    wallet: { id: wallet_id, balance, currency: wallet_currency, low_balance_threshold },
-    user: user ? { ...user, created_at: new Date(user.created_at) } : undefined,
-    hasIntegration: has_integration,
-    hasFlow: has_flow,
-    hasTestedCall: has_tested_call,
-  };
+  const found = new Map<string, ProfileRow>();
+  for (const row of rows) {
+    const {
+      wallet_id,
+      balance,
+      wallet_currency,
+      low_balance_threshold,
+      user,
+      has_integration,
+      has_flow,
+      has_tested_call,
+      asked,
+      ...tenant
+    } = row;
+    const key = distinct[Number(asked) - 1]!;
+    found.set(`${key.tenantId}/${key.userId}`, {
+      tenant,
+      wallet: { id: wallet_id, balance, currency: wallet_currency, low_balance_threshold },
+      user: user ? { ...user, created_at: new Date(user.created_at) } : undefined,
+      hasIntegration: has_integration,
+      hasFlow: has_flow,
+      hasTestedCall: has_tested_call,
+    });
+  }
+  return keys.map((key) => found.get(`${key.tenantId}/${key.userId}`));
 }
 
 /** Adds (or with a negative amount removes) money and journals it, atomically with the caller's transaction. */

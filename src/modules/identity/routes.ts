@@ -160,6 +160,7 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
     },
   );
 
+  const readProfile = identity.profileReader(deps.db, needs.onboarding);
   app.get(
     '/profile',
     {
@@ -172,7 +173,7 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
     async (request) => {
       const principal = principalOf(request);
       const userId = principal.kind === 'session' ? principal.userId : null;
-      return identity.getProfile(tenantCtx(deps, principal.tenantId), userId, needs.onboarding);
+      return readProfile(principal.tenantId, userId);
     },
   );
 }

@@ -8,6 +8,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import type { Queryable } from '../../platform/db.ts';
 import { clearFailures, countFailure, failureWait, tooManyFailures, type FailureKey } from '../../platform/auth-failures.ts';
+import { perTurnAcrossTenants } from '../../platform/batches.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
@@ -292,37 +293,45 @@ export async function authenticateApiKey(deps: Pick<Deps, 'db' | 'clock' | 'apiK
 export const recordApiKeyUse = (db: Queryable) => (keyIds: string[], at: Date) => repo.touchApiKeys(db, keyIds, at);
 
 /**
- * Onboarding questions answered by the modules that own the state, each as an SQL condition on the
- * tenant `$1` written by its owner: the profile asks them all, with its own reads, in one statement
+ * Onboarding questions answered by the modules that own the state, each as an SQL condition on a
+ * tenant written by its owner: the profile asks them all, with its own reads, in one statement
  * (one round trip instead of five).
  */
 export type OnboardingSources = repo.OnboardingConditions;
 
-export async function getProfile(ctx: TenantCtx, userId: string | null, onboarding: OnboardingSources): Promise<Profile> {
-  const found = await repo.findProfile(ctx.db, ctx.tenantId, userId, onboarding);
-  if (!found) throw appError('NOT_FOUND', { what: 'Tenant' });
-  const { tenant, wallet, user, hasIntegration, hasFlow, hasTestedCall } = found;
-  return {
-    success: true,
-    message: 'Profile retrieved successfully',
-    data: {
-      user: user ? toUser(user) : null,
-      tenant: {
-        id: tenant.id,
-        name: tenant.name,
-        slug: tenant.slug,
-        status: tenant.status,
-        country: tenant.country,
-        currency: tenant.currency,
+/**
+ * Reads profiles: those asked in the same turn of the event loop, of any tenants, are read by one
+ * statement (a busy process sends one round trip where it sent one per request). Each is read
+ * after it was asked, so none is older than its request.
+ */
+export function profileReader(db: Queryable, onboarding: OnboardingSources): (tenantId: string, userId: string | null) => Promise<Profile> {
+  const read = perTurnAcrossTenants((keys: repo.ProfileKey[]) => repo.findProfiles(db, keys, onboarding));
+  return async (tenantId, userId) => {
+    const found = await read({ tenantId, userId });
+    if (!found) throw appError('NOT_FOUND', { what: 'Tenant' });
+    const { tenant, wallet, user, hasIntegration, hasFlow, hasTestedCall } = found;
+    return {
+      success: true,
+      message: 'Profile retrieved successfully',
+      data: {
+        user: user ? toUser(user) : null,
+        tenant: {
+          id: tenant.id,
+          name: tenant.name,
+          slug: tenant.slug,
+          status: tenant.status,
+          country: tenant.country,
+          currency: tenant.currency,
+        },
+        onboarding: { hasIntegration, hasFlow, hasTestedCall, completed: hasIntegration && hasFlow && hasTestedCall },
+        wallet: {
+          id: wallet.id,
+          balance: formatMoney(wallet.balance),
+          currency: wallet.currency,
+          lowBalanceThreshold: formatMoney(wallet.low_balance_threshold),
+        },
       },
-      onboarding: { hasIntegration, hasFlow, hasTestedCall, completed: hasIntegration && hasFlow && hasTestedCall },
-      wallet: {
-        id: wallet.id,
-        balance: formatMoney(wallet.balance),
-        currency: wallet.currency,
-        lowBalanceThreshold: formatMoney(wallet.low_balance_threshold),
-      },
-    },
+    };
   };
 }
 

@@ -48,8 +48,8 @@ export async function deleteIntegration(db: Queryable, tenantId: string, kind: s
   return rowCount === 1;
 }
 
-/** Whether the tenant `$1` has connected a provider: an SQL condition, for a statement that asks several modules at once. */
-export const TENANT_HAS_INTEGRATION = 'EXISTS (SELECT 1 FROM integrations WHERE tenant_id = $1)';
+/** Whether the tenant whose id is the SQL expression `tenant` has connected a provider: a condition for a statement that asks several modules at once. */
+export const tenantHasIntegration = (tenant: string) => `EXISTS (SELECT 1 FROM integrations WHERE tenant_id = ${tenant})`;
 
 /** The WhatsApp integrations, across tenants, of a business account (its webhook deliveries name it). */
 export async function whatsappIntegrationsOfAccount(

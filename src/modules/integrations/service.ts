@@ -65,7 +65,7 @@ export async function whatsappTenantsOfAccount(
 }
 
 /** Onboarding's "has an integration", as an SQL condition on the tenant `$1` (the profile reads it in its one statement). */
-export const hasIntegrationCondition = repo.TENANT_HAS_INTEGRATION;
+export const hasIntegrationCondition = repo.tenantHasIntegration;
 
 /** Key rotation: every integration's secrets opened (SECRETS_KEY or SECRETS_KEY_PREVIOUS) and sealed again with SECRETS_KEY, in the caller's transaction. */
 export async function resealAll(db: Queryable, serverKeys: ServerKeys): Promise<number> {
