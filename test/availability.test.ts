@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedDatabaseFailure, isStatementTimeout, openPglite, withoutStatementTimeout } from '../src/platform/db.ts';
@@ -181,5 +184,34 @@ describe.skipIf(!onPostgres)('statement timeout on PostgreSQL', () => {
       await locker.end();
     }
     expect((await t.app.inject({ method: 'GET', url: '/api/v1/agents', headers: bearer(key) })).statusCode).toBe(200);
+  });
+});
+
+describe.skipIf(!onPostgres)('transactions on PostgreSQL', () => {
+  it("runs a transaction's statements asked at once one after another, in order, without the driver's deprecated queue", async () => {
+    // In a process of its own: the driver warns once per process, and this one may have warned already.
+    const script = `
+      import { openPostgres } from './src/platform/db.ts';
+      const warnings = [];
+      process.on('warning', (warning) => warnings.push(warning.message));
+      const db = openPostgres(process.env.DATABASE_URL, 2);
+      const seen = await db.transaction(async (tx) => {
+        await tx.query('CREATE TEMP TABLE asked (n int) ON COMMIT DROP');
+        const answers = await Promise.all([
+          tx.query('INSERT INTO asked VALUES (1)'),
+          tx.query('INSERT INTO asked VALUES (2)'),
+          tx.query('SELECT count(*)::int AS n FROM asked'),
+        ]);
+        return answers[2].rows[0].n;
+      });
+      await db.close();
+      await new Promise((resolve) => setImmediate(resolve));
+      console.log(JSON.stringify({ seen, warnings }));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: { ...process.env },
+    });
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ seen: 2, warnings: [] });
   });
 });

@@ -61,16 +61,30 @@ export function openPostgres(connectionString: string, poolSize: number, stateme
 
   const statementName = (text: string) => 'cf_' + createHash('sha1').update(text).digest('hex').slice(0, 20);
 
-  const clientQueryable = (client: pg.PoolClient): Queryable => ({
-    async query<R>(text: string, params: unknown[] = []) {
-      const result = await client.query({ name: statementName(text), text, values: params });
-      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
-    },
-    async execScript(sql: string) {
-      await client.query(sql);
-    },
-    transaction: (fn) => fn(clientQueryable(client)),
-  });
+  /**
+   * A transaction's connection: its statements go one after another, in the order they were asked,
+   * also when a caller asks several at once (Promise.all). The driver used to queue those itself;
+   * that queue is deprecated and goes in pg 9.
+   */
+  const transactionOn = (client: pg.PoolClient) => {
+    let previous: Promise<unknown> = Promise.resolve();
+    const inTurn = <T>(run: () => Promise<T>): Promise<T> => {
+      const result = previous.then(run, run);
+      previous = result.catch(() => undefined);
+      return result;
+    };
+    const raw = (sql: string) => inTurn(() => client.query(sql));
+    const tx: Queryable = {
+      query: <R>(text: string, params: unknown[] = []) =>
+        inTurn(async () => {
+          const result = await client.query({ name: statementName(text), text, values: params });
+          return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+        }),
+      execScript: async (sql: string) => void (await raw(sql)),
+      transaction: (fn) => fn(tx),
+    };
+    return { tx, raw };
+  };
 
   return {
     engine: 'postgres',
@@ -84,13 +98,14 @@ export function openPostgres(connectionString: string, poolSize: number, stateme
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
+      const { tx, raw } = transactionOn(client);
       try {
-        await client.query('BEGIN');
-        const result = await fn(clientQueryable(client));
-        await client.query('COMMIT');
+        await raw('BEGIN');
+        const result = await fn(tx);
+        await raw('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        await raw('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
         client.release();
