@@ -102,19 +102,42 @@ export async function deleteList(db: Queryable, tenantId: string, listId: string
 }
 
 /** Inserts the contacts whose phone number is not in the list yet; returns the numbers inserted. */
+/** Inserts the contacts a list does not hold yet (by phone number); answers the numbers it inserted. */
 export async function insertContacts(
   db: Queryable,
   tenantId: string,
   listId: string,
   contacts: (ContactFields & { id: string })[],
-): Promise<ContactRow[]> {
+): Promise<string[]> {
   if (contacts.length === 0) return [];
-  const { rows } = await db.query<ContactRow>(
+  // Only the numbers come back: an import of thousands needs to know which were new, not their rows.
+  const rows = await insertReturning<{ phone_number: string }>(db, tenantId, listId, contacts, 'phone_number');
+  return rows.map((row) => row.phone_number);
+}
+
+/** Inserts one contact; undefined when the list already holds its number. */
+export async function insertContact(
+  db: Queryable,
+  tenantId: string,
+  listId: string,
+  contact: ContactFields & { id: string },
+): Promise<ContactRow | undefined> {
+  return (await insertReturning<ContactRow>(db, tenantId, listId, [contact], CONTACT_COLUMNS))[0];
+}
+
+async function insertReturning<R>(
+  db: Queryable,
+  tenantId: string,
+  listId: string,
+  contacts: (ContactFields & { id: string })[],
+  returning: string,
+): Promise<R[]> {
+  const { rows } = await db.query<R>(
     `INSERT INTO contacts (tenant_id, id, list_id, phone_number, name, email, metadata, timezone)
      SELECT $1, c.id, $2, c.phone_number, c.name, c.email, c.metadata, c.timezone
      FROM jsonb_to_recordset($3::jsonb) AS c(id uuid, phone_number text, name text, email text, metadata jsonb, timezone text)
      ON CONFLICT (tenant_id, list_id, phone_number) DO NOTHING
-     RETURNING ${CONTACT_COLUMNS}`,
+     RETURNING ${returning}`,
     [
       tenantId,
       listId,

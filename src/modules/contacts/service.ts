@@ -100,7 +100,7 @@ export async function addContact(ctx: TenantCtx, listId: string, input: CreateCo
       },
     ]);
   await requireList(ctx, listId);
-  const [row] = await repo.insertContacts(ctx.db, ctx.tenantId, listId, [{ id: newId(), ...check.contact }]);
+  const row = await repo.insertContact(ctx.db, ctx.tenantId, listId, { id: newId(), ...check.contact });
   if (!row) throw appError('DUPLICATE_PHONE_NUMBER', { phoneNumber: check.contact.phoneNumber });
   return toContact(row);
 }
@@ -136,7 +136,7 @@ export async function importContacts(
   const inserted = await repo.insertContacts(ctx.db, ctx.tenantId, listId, accepted).catch((error: unknown) => {
     throw isForeignKeyViolation(error) ? listNotFound() : error;
   });
-  const insertedNumbers = new Set(inserted.map((row) => row.phone_number));
+  const insertedNumbers = new Set(inserted);
   for (const contact of accepted) {
     if (!insertedNumbers.has(contact.phoneNumber))
       invalidRows.push({ row: contact.row, phone: contact.phoneNumber, reason: DUPLICATE_PHONE });
