@@ -101,7 +101,6 @@ export async function deleteList(db: Queryable, tenantId: string, listId: string
   return rowCount === 1;
 }
 
-/** Inserts the contacts whose phone number is not in the list yet; returns the numbers inserted. */
 /** Inserts the contacts a list does not hold yet (by phone number); answers the numbers it inserted. */
 export async function insertContacts(
   db: Queryable,
