@@ -54,15 +54,19 @@ describe('perTurn', () => {
     expect(written).toEqual([[1, 2]]);
   });
 
-  it('perTurnAcrossTenants asks once for every key of a turn, whatever its tenant, and alone again when that fails', async () => {
+  it('perTurnAcrossTenants asks once for every distinct key of a turn, whatever its tenant, and alone again when that fails', async () => {
     const runs: string[][] = [];
-    const profile = perTurnAcrossTenants(async (tenants: string[]) => {
-      runs.push(tenants);
-      if (tenants.includes('broken')) throw new Error('bad row');
-      return tenants.map((tenant) => `profile of ${tenant}`);
-    });
+    const profile = perTurnAcrossTenants(
+      async (tenants: string[]) => {
+        runs.push(tenants);
+        if (tenants.includes('broken')) throw new Error('bad row');
+        return tenants.map((tenant) => `profile of ${tenant}`);
+      },
+      (tenant) => tenant,
+    );
+    // The same key asked twice at once is asked once, and both callers get its answer.
     expect(await Promise.all([profile('a'), profile('b'), profile('a')])).toEqual(['profile of a', 'profile of b', 'profile of a']);
-    expect(runs).toEqual([['a', 'b', 'a']]);
+    expect(runs).toEqual([['a', 'b']]);
     const settled = await Promise.allSettled([profile('c'), profile('broken')]);
     expect(settled.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as Error).message))).toEqual([
       'profile of c',
@@ -75,11 +79,14 @@ describe('perTurn', () => {
     const runs: string[][] = [];
     let finishFirst!: () => void;
     const firstDone = new Promise<void>((resolve) => (finishFirst = resolve));
-    const read = perTurnAcrossTenants(async (keys: string[]) => {
-      runs.push(keys);
-      if (runs.length === 1) await firstDone;
-      return keys;
-    });
+    const read = perTurnAcrossTenants(
+      async (keys: string[]) => {
+        runs.push(keys);
+        if (runs.length === 1) await firstDone;
+        return keys;
+      },
+      (key) => key,
+    );
     const first = read('a');
     await new Promise((resolve) => setImmediate(resolve));
     const later = [read('b')];

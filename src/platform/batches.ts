@@ -87,10 +87,16 @@ export function perTurn<K, V>(run: (tenantId: string, keys: K[]) => Promise<V[]>
 /**
  * perTurn for a read whose key names its tenant (the tenant's own rows, such as its profile): the
  * keys of every tenant asked in one turn go to `run` together, one statement for all, and `run`
- * answers each key from its own tenant's rows alone.
+ * answers each key from its own tenant's rows alone. Keys alike by `idOf` (several requests asking
+ * the same at once) go to `run` once and share its answer.
  */
-export function perTurnAcrossTenants<K, V>(run: (keys: K[]) => Promise<V[]>): (key: K) => Promise<V> {
-  const loader = turnLoader<K, V>((keys) => answerEach(run, [...keys]));
+export function perTurnAcrossTenants<K, V>(run: (keys: K[]) => Promise<V[]>, idOf: (key: K) => string): (key: K) => Promise<V> {
+  const loader = turnLoader<K, V>(async (keys) => {
+    const distinct = [...new Map(keys.map((key) => [idOf(key), key])).values()];
+    const answers = await answerEach(run, distinct);
+    const answerOf = new Map(distinct.map((key, index) => [idOf(key), answers[index]!]));
+    return keys.map((key) => answerOf.get(idOf(key))!);
+  });
   return (key) => loader.load(key);
 }
 

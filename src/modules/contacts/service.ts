@@ -155,7 +155,12 @@ export async function getContact(ctx: TenantCtx, listId: string, contactId: stri
  * Pages asked in the same turn of the event loop, of any tenants, are read by one statement (a busy
  * process sends one round trip where it sent one per request); each is read after it was asked.
  */
-const pagesOf = oncePer((db: Queryable) => perTurnAcrossTenants((asked: repo.ContactsAsked[]) => repo.listContactPages(db, asked)));
+const pagesOf = oncePer((db: Queryable) =>
+  perTurnAcrossTenants(
+    (asked: repo.ContactsAsked[]) => repo.listContactPages(db, asked),
+    ({ tenantId, listId, page, search }) => `${tenantId}/${listId}/${page?.limit}/${page?.offset}/${search}`,
+  ),
+);
 
 /** A page of contacts; with no page asked for, every contact of the list (seed §4.4), read on its own. */
 export async function listContacts(ctx: TenantCtx, listId: string, page: Page | undefined, search?: string) {

@@ -304,8 +304,6 @@ export async function findProfiles(
   keys: ProfileKey[],
   onboarding: OnboardingConditions,
 ): Promise<(ProfileRow | undefined)[]> {
-  // Concurrent requests of one tenant ask the same: each distinct key is read once.
-  const distinct = [...new Map(keys.map((key) => [`${key.tenantId}/${key.userId}`, key])).values()];
   const { rows } = await db.query<
     TenantRow & {
       wallet_id: string;
@@ -326,9 +324,9 @@ export async function findProfiles(
             ${onboarding.hasTestedCall('t.id')} AS has_tested_call, q.asked::text AS asked
      FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS q (tenant_id, user_id, asked)
      JOIN tenants t ON t.id = q.tenant_id JOIN wallets w ON w.tenant_id = t.id`,
-    [distinct.map((key) => key.tenantId), distinct.map((key) => key.userId)],
+    [keys.map((key) => key.tenantId), keys.map((key) => key.userId)],
   );
-  const found = new Map<string, ProfileRow>();
+  const profiles: (ProfileRow | undefined)[] = keys.map(() => undefined);
   for (const row of rows) {
     const {
       wallet_id,
@@ -342,17 +340,16 @@ export async function findProfiles(
       asked,
       ...tenant
     } = row;
-    const key = distinct[Number(asked) - 1]!;
-    found.set(`${key.tenantId}/${key.userId}`, {
+    profiles[Number(asked) - 1] = {
       tenant,
       wallet: { id: wallet_id, balance, currency: wallet_currency, low_balance_threshold },
       user: user ? { ...user, created_at: new Date(user.created_at) } : undefined,
       hasIntegration: has_integration,
       hasFlow: has_flow,
       hasTestedCall: has_tested_call,
-    });
+    };
   }
-  return keys.map((key) => found.get(`${key.tenantId}/${key.userId}`));
+  return profiles;
 }
 
 /** Adds (or with a negative amount removes) money and journals it, atomically with the caller's transaction. */

@@ -305,7 +305,10 @@ export type OnboardingSources = repo.OnboardingConditions;
  * after it was asked, so none is older than its request.
  */
 export function profileReader(db: Queryable, onboarding: OnboardingSources): (tenantId: string, userId: string | null) => Promise<Profile> {
-  const read = perTurnAcrossTenants((keys: repo.ProfileKey[]) => repo.findProfiles(db, keys, onboarding));
+  const read = perTurnAcrossTenants(
+    (keys: repo.ProfileKey[]) => repo.findProfiles(db, keys, onboarding),
+    ({ tenantId, userId }) => `${tenantId}/${userId}`,
+  );
   return async (tenantId, userId) => {
     const found = await read({ tenantId, userId });
     if (!found) throw appError('NOT_FOUND', { what: 'Tenant' });
