@@ -1,7 +1,8 @@
 /**
  * Statements that many handlers running at once make one row at a time, made once for all of them:
  * what is asked in one turn of the event loop (the handlers of a fetched batch of jobs, the answers
- * that arrived together) goes to the database as one statement per tenant. Each caller still gets
+ * that arrived together, the requests that came in together) goes to the database as one statement
+ * per tenant, or one for all tenants where the key names its tenant. Each caller still gets
  * its own answer and its own error: when a shared statement fails, each key is asked again alone,
  * so a key that breaks a statement fails by itself. DataLoader does the
  * collecting; nothing is cached between turns (a claim or a status must be read fresh).
