@@ -20,7 +20,17 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { createKey, fixed, getJson, intFromEnv, onCleanup, postJson, runBench, sleep, startServer, table, withClient } from './harness.ts';
+import {
+  campaignView,
+  INSTANT_CALLS,
+  MAX_CONCURRENT_CALLS,
+  setUpCampaign,
+  setUpDialTenant,
+  startCampaign,
+  walletBalance,
+  type CampaignView,
+} from './dial-campaign.ts';
+import { fixed, intFromEnv, onCleanup, runBench, sleep, startServer, table, withClient } from './harness.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -29,8 +39,6 @@ const SMALL_CONTACTS = intFromEnv('BENCH_DIALER_SMALL', 2_000, 2);
 /** Seconds a campaign may take before the run fails. */
 const CAMPAIGN_TIMEOUT_S = intFromEnv('BENCH_DIALER_TIMEOUT', 1_800, 1);
 
-const BULK_BATCH = 1_000;
-const MAX_CONCURRENT_CALLS = 50; // the highest a campaign accepts
 const POLL_MS = 250;
 const RSS_SAMPLE_MS = 250;
 const PROGRESS_EVERY_MS = 2_000;
@@ -40,17 +48,6 @@ const WORKER_STOP_TIMEOUT_MS = 15_000;
 const WORKER_STARTED = 'workers and dialer started';
 /** The API gets this much starting credit; at 0 s of talk a call costs nothing, checked after each run. */
 const STARTING_CREDIT = '1000';
-
-/**
- * What the workers run with: instant simulated calls, a short idle tick, and a pace that never
- * limits (DIALER_CALLS_PER_SECOND accepts at most 10,000 per voice number, src/config.ts).
- */
-const WORKER_SETTINGS = {
-  SIMULATOR_RING_SECONDS: '0',
-  SIMULATOR_TALK_SECONDS: '0',
-  DIALER_TICK_MS: '10',
-  DIALER_CALLS_PER_SECOND: '10000',
-};
 
 const PROTECTED_DATABASES = new Set(['test', 'root', 'postgres', 'template0', 'template1']);
 const BENCH_DATABASE = /^callforge_bench_[a-f0-9]+$/;
@@ -194,76 +191,6 @@ function sampleRss(pids: number[]) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Setup over HTTP.
-
-let nextNumber = 1_000_000;
-/** Distinct valid E.164 numbers +1415XXXXXXX. */
-function phoneNumber(): string {
-  const n = nextNumber++;
-  if (n >= 10_000_000) throw new Error('ran out of +1415XXXXXXX numbers');
-  return `+1415${String(n).padStart(7, '0')}`;
-}
-
-const idOf = (what: string, body: Record<string, unknown>): string => {
-  if (typeof body.id !== 'string') throw new Error(`${what} returned no id: ${JSON.stringify(body)}`);
-  return body.id;
-};
-
-interface Setup {
-  auth: Record<string, string>;
-  campaignId: string;
-  balance: string;
-  fillSeconds: number;
-}
-
-async function setUp(base: string, contacts: number): Promise<Setup> {
-  const key = await createKey(base);
-  const auth = { authorization: `Bearer ${key}` };
-  const api = (path: string, body: unknown) => postJson(`${base}/api/v1${path}`, body, auth);
-
-  const agentId = idOf('POST /agents', await api('/agents', { name: 'Bench agent' }));
-  const voiceNumberId = idOf('POST /voice-numbers', await api('/voice-numbers', { phoneNumber: '+14159999999', provider: 'SIMULATOR' }));
-  const listId = idOf('POST /contact-lists', await api('/contact-lists', { name: 'Bench dialer list' }));
-
-  const started = performance.now();
-  for (let offset = 0; offset < contacts; offset += BULK_BATCH) {
-    const size = Math.min(BULK_BATCH, contacts - offset);
-    const batch = Array.from({ length: size }, () => {
-      const phone = phoneNumber();
-      return { phoneNumber: phone, name: `Contact ${phone.slice(1)}` };
-    });
-    const result = await api(`/contact-lists/${listId}/contacts/bulk`, { contacts: batch });
-    if (result.imported !== size || result.skipped !== 0)
-      throw new Error(`bulk add at ${offset}: expected imported: ${size}, skipped: 0; got ${JSON.stringify(result).slice(0, 2_000)}`);
-  }
-  const fillSeconds = (performance.now() - started) / 1_000;
-
-  const campaignId = idOf(
-    'POST /campaigns',
-    await api('/campaigns', {
-      name: `Bench dialer ${contacts}`,
-      agentId,
-      voiceNumberId,
-      contactListId: listId,
-      timezone: 'UTC',
-      callWindowStart: '00:00',
-      callWindowEnd: '23:59',
-      callDays: [1, 2, 3, 4, 5, 6, 7],
-      maxConcurrentCalls: MAX_CONCURRENT_CALLS,
-      maxAttempts: 1,
-    }),
-  );
-  return { auth, campaignId, balance: await walletBalance(base, auth), fillSeconds };
-}
-
-async function walletBalance(base: string, auth: Record<string, string>): Promise<string> {
-  const profile = (await getJson(`${base}/api/v1/profile`, auth)) as { data?: { wallet?: { balance?: unknown } } };
-  const balance = profile.data?.wallet?.balance;
-  if (typeof balance !== 'string') throw new Error(`GET /profile returned no wallet balance: ${JSON.stringify(profile)}`);
-  return balance;
-}
-
-// ---------------------------------------------------------------------------------------------
 // One run.
 
 interface RunSpec {
@@ -286,12 +213,6 @@ interface RunResult extends RunSpec {
   balanceAfter: string;
 }
 
-interface CampaignView {
-  status?: unknown;
-  statusReason?: unknown;
-  stats?: { total?: number; pending?: number; inProgress?: number; answered?: number; unanswered?: number; busy?: number; failed?: number };
-}
-
 const mb = (bytes: number) => fixed(bytes / (1024 * 1024), 1);
 
 async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
@@ -300,40 +221,29 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
     const dbEnv = { DATABASE_URL: database.url, SECRETS_KEY: database.secretsKey };
     process.stdout.write('\n');
     say(`database ${database.name}; starting the API process…`);
-    const server = await startServer(`${spec.label} API`, { ...dbEnv, ...WORKER_SETTINGS, STARTING_CREDIT, ROLE: 'api' });
+    const server = await startServer(`${spec.label} API`, { ...dbEnv, ...INSTANT_CALLS, STARTING_CREDIT, ROLE: 'api' });
     const workers: Worker[] = [];
     try {
       say(`setting up: tenant, key, agent, SIMULATOR number, a list of ${spec.contacts.toLocaleString('en-US')} contacts, the campaign…`);
-      const setup = await setUp(server.base, spec.contacts);
-      say(`   list filled in ${fixed(setup.fillSeconds, 1)} s; starting ${spec.workers} worker process${spec.workers > 1 ? 'es' : ''}…`);
-      for (let i = 1; i <= spec.workers; i++)
-        workers.push(await startWorker(`${spec.label} worker ${i}`, { ...dbEnv, ...WORKER_SETTINGS }));
+      const tenant = await setUpDialTenant(server.base);
+      const { campaignId, fillSeconds } = await setUpCampaign(tenant, spec.contacts);
+      const balanceBefore = await walletBalance(tenant);
+      say(`   list filled in ${fixed(fillSeconds, 1)} s; starting ${spec.workers} worker process${spec.workers > 1 ? 'es' : ''}…`);
+      for (let i = 1; i <= spec.workers; i++) workers.push(await startWorker(`${spec.label} worker ${i}`, { ...dbEnv, ...INSTANT_CALLS }));
       const rss = sampleRss(workers.map((w) => w.pid));
       say(
         `   workers started (pids ${workers.map((w) => w.pid).join(', ')}; RSS ${rss.first.map(mb).join(', ')} MB); starting the campaign`,
       );
 
-      const campaignUrl = `${server.base}/api/v1/campaigns/${setup.campaignId}`;
       const started = performance.now();
-      const response = await fetch(`${campaignUrl}/start`, {
-        method: 'POST',
-        headers: { ...setup.auth, 'content-type': 'application/json' },
-        body: '{}',
-      });
-      const startRequestMs = performance.now() - started;
-      const text = await response.text();
-      if (response.status !== 202) throw new Error(`POST ${campaignUrl}/start answered ${response.status}, expected 202: ${text}`);
+      const startRequestMs = await startCampaign(tenant, campaignId);
 
       let view: CampaignView;
       let lastProgress = started;
       for (;;) {
-        view = (await getJson(campaignUrl, setup.auth)) as CampaignView;
+        view = await campaignView(tenant, campaignId);
         const now = performance.now();
         if (view.status === 'COMPLETED') break;
-        if (view.status !== 'RUNNING')
-          throw new Error(
-            `the campaign is ${String(view.status)} (${String(view.statusReason)}), expected RUNNING or COMPLETED: ${JSON.stringify(view.stats)}`,
-          );
         for (const worker of workers) {
           if (worker.child.exitCode !== null || worker.child.signalCode !== null)
             throw new Error(`a worker (pid ${worker.pid}) exited during the run:\n${worker.output()}`);
@@ -356,9 +266,7 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
       const peakRss = rss.stop();
 
       const attempts = await withClient(database.url, async (client) => {
-        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM calls WHERE campaign_id = $1', [
-          setup.campaignId,
-        ]);
+        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM calls WHERE campaign_id = $1', [campaignId]);
         return rows[0]!.n;
       });
       const stats = view.stats ?? {};
@@ -367,7 +275,7 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
           `expected ${spec.contacts} contacts, all ANSWERED in one call each; got ${attempts} calls and stats ${JSON.stringify(stats)}`,
         );
       }
-      const balanceAfter = await walletBalance(server.base, setup.auth);
+      const balanceAfter = await walletBalance(tenant);
       const result: RunResult = {
         ...spec,
         seconds,
@@ -377,13 +285,13 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
         startRss: rss.first,
         answered: stats.answered,
         startRequestMs,
-        fillSeconds: setup.fillSeconds,
-        balanceBefore: setup.balance,
+        fillSeconds,
+        balanceBefore,
         balanceAfter,
       };
       say(
         `   COMPLETED: ${attempts.toLocaleString('en-US')} calls in ${fixed(seconds, 2)} s = ${fixed(result.attemptsPerSecond, 1)} attempts/s` +
-          ` (POST …/start took ${fixed(startRequestMs, 0)} ms of it); peak RSS ${peakRss.map(mb).join(', ')} MB; wallet ${setup.balance} → ${balanceAfter}`,
+          ` (POST …/start took ${fixed(startRequestMs, 0)} ms of it); peak RSS ${peakRss.map(mb).join(', ')} MB; wallet ${balanceBefore} → ${balanceAfter}`,
       );
       return result;
     } finally {
@@ -414,8 +322,8 @@ async function main(): Promise<number> {
       (await client.query<{ autovacuum: string }>("SELECT current_setting('autovacuum') AS autovacuum")).rows[0]!.autovacuum,
   );
   process.stdout.write(
-    `callforge dialer bench on PostgreSQL: SIMULATOR, ring ${WORKER_SETTINGS.SIMULATOR_RING_SECONDS} s, talk ${WORKER_SETTINGS.SIMULATOR_TALK_SECONDS} s, ` +
-      `maxConcurrentCalls ${MAX_CONCURRENT_CALLS}, maxAttempts 1, DIALER_TICK_MS=${WORKER_SETTINGS.DIALER_TICK_MS}, DIALER_CALLS_PER_SECOND=${WORKER_SETTINGS.DIALER_CALLS_PER_SECOND}; ` +
+    `callforge dialer bench on PostgreSQL: SIMULATOR, ring ${INSTANT_CALLS.SIMULATOR_RING_SECONDS} s, talk ${INSTANT_CALLS.SIMULATOR_TALK_SECONDS} s, ` +
+      `maxConcurrentCalls ${MAX_CONCURRENT_CALLS}, maxAttempts 1, DIALER_TICK_MS=${INSTANT_CALLS.DIALER_TICK_MS}, DIALER_CALLS_PER_SECOND=${INSTANT_CALLS.DIALER_CALLS_PER_SECOND}; ` +
       `runs: ${runs.map((r) => r.label).join('; ')}; node ${process.version}\n` +
       `the server's autovacuum is ${autovacuum}${autovacuum === 'on' ? '' : '; the processes analyze changed tables themselves (ANALYZE_SECONDS, default 10)'}\n`,
   );

@@ -9,6 +9,12 @@
  *   Graph API) and one SMS (SIMULATOR). Messages/s from the commit until every message is settled,
  *   and no duplicate: one message per call and channel, each claimed once (attempts = 1), and the
  *   fake received exactly one WhatsApp message per call.
+ * - Dialled attempts: BENCH_SCALE_CAMPAIGNS campaigns (default 4) of one tenant share
+ *   BENCH_SCALE_CONTACTS contacts (default 10,000), SIMULATOR calls that end at once, the highest
+ *   concurrency a campaign accepts (50), one attempt each; all are started together and
+ *   attempts/s is counted until every campaign is COMPLETED. No over-dial: one call per contact,
+ *   and a sampler reading the calls in progress of each campaign every few milliseconds never saw
+ *   more than the campaign's limit.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:scale-out
  *
@@ -30,9 +36,22 @@ import {
   withPostgres,
   type Server,
 } from './harness.ts';
+import {
+  campaignView,
+  INSTANT_CALLS,
+  MAX_CONCURRENT_CALLS,
+  setUpCampaign,
+  setUpDialTenant,
+  startCampaign,
+  type DialTenant,
+} from './dial-campaign.ts';
 import { endedCalls, fakeWhatsApp, setUpPostCallTenant, type Request } from './post-call-tenant.ts';
 
 const CALLS = intFromEnv('BENCH_SCALE_CALLS', 2000, 1);
+const CAMPAIGNS = intFromEnv('BENCH_SCALE_CAMPAIGNS', 4, 1);
+const CONTACTS = intFromEnv('BENCH_SCALE_CONTACTS', 10_000, CAMPAIGNS);
+/** How often the over-dial sampler reads the calls in progress. */
+const SAMPLE_MS = 5;
 const TIMEOUT_S = 600;
 const POLL_MS = 100;
 
@@ -45,6 +64,13 @@ interface Run {
   seconds: number;
   duplicates: number;
   whatsappReceived: number;
+  attempts: number;
+  dialSeconds: number;
+  /** Contacts called more than once. */
+  redialled: number;
+  /** The most calls in progress the sampler saw in one campaign, and how many samples it took. */
+  peakLive: number;
+  samples: number;
 }
 
 async function loadAll(apis: Server[], key: string, duration: number) {
@@ -64,7 +90,7 @@ async function loadAll(apis: Server[], key: string, duration: number) {
 async function run(adminUrl: string, processes: number): Promise<Run> {
   return withPostgres(adminUrl, async (engine) => {
     const graph = await fakeWhatsApp();
-    const env = { ...engine.serverEnv, WHATSAPP_API_URL: graph.url, JOBS_POLL_SECONDS: '0.5' };
+    const env = { ...engine.serverEnv, ...INSTANT_CALLS, STARTING_CREDIT: '1000', WHATSAPP_API_URL: graph.url, JOBS_POLL_SECONDS: '0.5' };
     const say = (line: string) => process.stdout.write(`[${processes} + ${processes}] ${line}\n`);
     say('starting the API processes…');
     const apis: Server[] = [];
@@ -129,6 +155,19 @@ async function run(adminUrl: string, processes: number): Promise<Run> {
         return rows[0]!;
       });
       if (counts.sent !== counts.messages) say(`WARNING: ${counts.messages - counts.sent} messages not SENT at the first attempt`);
+
+      say(`setting up ${CAMPAIGNS} campaigns of ${CONTACTS.toLocaleString('en-US')} contacts in all…`);
+      const dialTenant = await setUpDialTenant(apis[0]!.base);
+      const campaignIds: string[] = [];
+      for (let i = 0; i < CAMPAIGNS; i++) {
+        const share = Math.floor(CONTACTS / CAMPAIGNS) + (i < CONTACTS % CAMPAIGNS ? 1 : 0);
+        campaignIds.push((await setUpCampaign(dialTenant, share)).campaignId);
+      }
+      say('dialling…');
+      const dial = await dialAll(engine.databaseUrl!, dialTenant, campaignIds);
+      say(
+        `   ${dial.attempts.toLocaleString('en-US')} attempts in ${fixed(dial.seconds, 2)} s; at most ${dial.peakLive} calls in progress in one campaign (${dial.samples} samples)`,
+      );
       return {
         processes,
         ...requests,
@@ -136,11 +175,63 @@ async function run(adminUrl: string, processes: number): Promise<Run> {
         seconds,
         duplicates: counts.duplicates + (counts.messages - counts.sent),
         whatsappReceived: graph.messages.length,
+        attempts: dial.attempts,
+        dialSeconds: dial.seconds,
+        redialled: dial.redialled,
+        peakLive: dial.peakLive,
+        samples: dial.samples,
       };
     } finally {
       for (const server of [...workers, ...apis]) await server.stop();
     }
   });
+}
+
+/**
+ * Starts every campaign and waits until all are COMPLETED, sampling the calls in progress of each
+ * campaign meanwhile; then counts the attempts and the contacts called more than once.
+ */
+async function dialAll(databaseUrl: string, tenant: DialTenant, campaignIds: string[]) {
+  let done = false;
+  const sampler = withClient(databaseUrl, async (client) => {
+    let peakLive = 0;
+    let samples = 0;
+    while (!done) {
+      const { rows } = await client.query<{ live: number }>(
+        `SELECT coalesce(max(n), 0)::int AS live
+         FROM (SELECT count(*) AS n FROM campaign_contacts WHERE status = 'IN_PROGRESS' GROUP BY campaign_id) c`,
+      );
+      peakLive = Math.max(peakLive, rows[0]!.live);
+      samples++;
+      await sleep(SAMPLE_MS);
+    }
+    return { peakLive, samples };
+  });
+  try {
+    const started = performance.now();
+    for (const id of campaignIds) await startCampaign(tenant, id);
+    const pending = new Set(campaignIds);
+    while (pending.size > 0) {
+      for (const id of [...pending]) if ((await campaignView(tenant, id)).status === 'COMPLETED') pending.delete(id);
+      if (performance.now() - started > TIMEOUT_S * 1_000) throw new Error(`${pending.size} campaigns did not complete in ${TIMEOUT_S} s`);
+      if (pending.size > 0) await sleep(POLL_MS);
+    }
+    const seconds = (performance.now() - started) / 1_000;
+    const counts = await withClient(databaseUrl, async (client) => {
+      const { rows } = await client.query<{ attempts: number; redialled: number }>(
+        `SELECT count(*)::int AS attempts,
+                (SELECT count(*)::int FROM (SELECT 1 FROM calls WHERE campaign_id = ANY ($1::uuid[]) GROUP BY contact_id HAVING count(*) > 1) d) AS redialled
+         FROM calls WHERE campaign_id = ANY ($1::uuid[])`,
+        [campaignIds],
+      );
+      return rows[0]!;
+    });
+    done = true;
+    return { ...counts, seconds, ...(await sampler) };
+  } finally {
+    done = true;
+    await sampler.catch(() => undefined);
+  }
 }
 
 async function main(): Promise<number> {
@@ -152,7 +243,7 @@ async function main(): Promise<number> {
     return 1;
   }
   process.stdout.write(
-    `callforge scale-out bench: 1 + 1 then 2 + 2 API and worker processes on one PostgreSQL; ${CALLS.toLocaleString('en-US')} calls; node ${process.version}; run ${randomBytes(3).toString('hex')}\n`,
+    `callforge scale-out bench: 1 + 1 then 2 + 2 API and worker processes on one PostgreSQL; ${CALLS.toLocaleString('en-US')} ended calls; ${CAMPAIGNS} campaigns of ${CONTACTS.toLocaleString('en-US')} contacts; node ${process.version}; run ${randomBytes(3).toString('hex')}\n`,
   );
   const runs: Run[] = [];
   for (const processes of [1, 2]) runs.push(await run(adminUrl, processes));
@@ -160,7 +251,21 @@ async function main(): Promise<number> {
   process.stdout.write(
     `\n${table(
       [
-        ['API + workers', 'profile req/s', 'non-2xx/errors', 'messages', 'seconds', 'messages/s', 'duplicates', 'WhatsApp at the fake'],
+        [
+          'API + workers',
+          'profile req/s',
+          'non-2xx/errors',
+          'messages',
+          'seconds',
+          'messages/s',
+          'duplicates',
+          'WhatsApp at the fake',
+          'attempts',
+          'seconds',
+          'attempts/s',
+          'contacts called twice',
+          'most calls in progress',
+        ],
         ...runs.map((r) => [
           `${r.processes} + ${r.processes}`,
           fixed(r.reqPerSec, 1),
@@ -170,6 +275,11 @@ async function main(): Promise<number> {
           fixed(r.messages / r.seconds, 1),
           String(r.duplicates),
           String(r.whatsappReceived),
+          String(r.attempts),
+          fixed(r.dialSeconds, 2),
+          fixed(r.attempts / r.dialSeconds, 1),
+          String(r.redialled),
+          `${r.peakLive} (limit ${MAX_CONCURRENT_CALLS})`,
         ]),
         [
           '2 / 1',
@@ -180,15 +290,30 @@ async function main(): Promise<number> {
           `${fixed(two.messages / two.seconds / (one.messages / one.seconds), 2)}x`,
           '',
           '',
+          '',
+          '',
+          `${fixed(two.attempts / two.dialSeconds / (one.attempts / one.dialSeconds), 2)}x`,
+          '',
+          '',
         ],
       ],
       (column) => column > 0,
     )}\n`,
   );
   const clean = runs.every(
-    (r) => r.duplicates === 0 && r.messages === 2 * CALLS && r.whatsappReceived === CALLS && r.non2xx + r.errors === 0,
+    (r) =>
+      r.duplicates === 0 &&
+      r.messages === 2 * CALLS &&
+      r.whatsappReceived === CALLS &&
+      r.non2xx + r.errors === 0 &&
+      r.attempts === CONTACTS &&
+      r.redialled === 0 &&
+      r.peakLive <= MAX_CONCURRENT_CALLS,
   );
-  if (!clean) process.stdout.write('FAILED: a duplicate, a missing message or a failed request (see the table)\n');
+  if (!clean)
+    process.stdout.write(
+      'FAILED: a duplicate, a missing message, a failed request, a missed or repeated call or an over-dial (see the table)\n',
+    );
   return clean ? 0 : 1;
 }
 
