@@ -274,7 +274,7 @@ const ServiceEnvSchema = Type.Object({
     10,
     1,
     86400,
-    'How often a process analyzes the tables that changed, when the database has no autovacuum to do it (PGlite, or a server with autovacuum off); the planner needs statistics.',
+    'How often a process analyzes the tables that changed and vacuums those with many dead rows, when the database has no autovacuum to do it (PGlite, or a server with autovacuum off): the planner needs statistics, and indexes full of dead rows slow every read.',
   ),
   JOBS_MAINTENANCE_SECONDS: Int(
     60,

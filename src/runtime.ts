@@ -6,7 +6,7 @@ import { systemClock, type Clock } from './platform/clock.ts';
 import type { Deps } from './platform/context.ts';
 import { holdDataDir } from './platform/data-dir-lock.ts';
 import { openPglite, openPostgres, type Db, type EmbeddedDatabaseFailure } from './platform/db.ts';
-import { needsOwnAnalyze, startAnalyze } from './platform/analyze.ts';
+import { needsOwnUpkeep, startTableUpkeep } from './platform/analyze.ts';
 import { startJobQueue } from './platform/jobs.ts';
 import { jobDefinitions } from './jobs.ts';
 import type { Logger } from './platform/logger.ts';
@@ -94,7 +94,7 @@ export async function openRuntime(
     // Every role sends jobs, so every queue exists before the first request or tick.
     await jobs.define(jobDefinitions({ config, db, jobs, clock, log: options.log, serverKeys, apiKeyCache, knowledge }));
     const opened = db;
-    const stopAnalyze = (await needsOwnAnalyze(opened)) ? startAnalyze(opened, config.analyzeSeconds, options.log) : () => undefined;
+    const stopUpkeep = (await needsOwnUpkeep(opened)) ? startTableUpkeep(opened, config.analyzeSeconds, options.log) : () => undefined;
     return {
       config,
       db: opened,
@@ -107,7 +107,7 @@ export async function openRuntime(
       appliedMigrations: applied,
       freshDatabase: applied.length > 0 && applied[0]!.startsWith('001_'),
       async close() {
-        stopAnalyze();
+        stopUpkeep();
         await jobs.stop().catch((error: unknown) => options.log.warn({ err: error }, 'job queue did not stop cleanly'));
         await apiKeyCache.close();
         await opened.close();

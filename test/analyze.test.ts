@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANALYZE_LOCK, analyzeChangedTables, needsOwnAnalyze } from '../src/platform/analyze.ts';
+import { ANALYZE_LOCK, analyzeChangedTables, needsOwnUpkeep, vacuumDeadTables } from '../src/platform/analyze.ts';
 import { bearer, signUp, createKey, startTestApp, type TestApp } from './harness.ts';
 
 // PGlite has no autovacuum, and a server may run with it off: then the runtime analyzes changed
@@ -20,6 +20,20 @@ async function waitForCountedChanges(t: TestApp, table: string, changes: number)
   }
 }
 
+/** The dead rows of a table the statistics count, once the backends flushed them. */
+async function waitForDeadRows(t: TestApp, table: string, dead: number) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    await t.runtime.db.query('SELECT pg_stat_force_next_flush()');
+    const { rows } = await t.runtime.db.query<{ n: number }>('SELECT n_dead_tup::int AS n FROM pg_stat_user_tables WHERE relname = $1', [
+      table,
+    ]);
+    if ((rows[0]?.n ?? 0) >= dead) return rows[0]!.n;
+    if (Date.now() > deadline) throw new Error(`${table}: ${rows[0]?.n} of ${dead} dead rows counted after 15 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 describe('analyze of changed tables', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -29,13 +43,13 @@ describe('analyze of changed tables', () => {
 
   it('is needed on the embedded database, and on a server only when its autovacuum is off', async () => {
     const db = t.runtime.db;
-    if (db.engine === 'pglite') return expect(await needsOwnAnalyze(db)).toBe(true);
+    if (db.engine === 'pglite') return expect(await needsOwnUpkeep(db)).toBe(true);
     const { rows } = await db.query<{ autovacuum: string }>('SHOW autovacuum');
-    expect(await needsOwnAnalyze(db)).toBe(rows[0]!.autovacuum === 'off');
+    expect(await needsOwnUpkeep(db)).toBe(rows[0]!.autovacuum === 'off');
   });
 
   it('analyzes a table once enough of it changed, and then the page query walks the index', async (ctx) => {
-    if (!(await needsOwnAnalyze(t.runtime.db))) ctx.skip(); // the server's autovacuum would race this test
+    if (!(await needsOwnUpkeep(t.runtime.db))) ctx.skip(); // the server's autovacuum would race this test
     const { key } = await createKey(t.app, (await signUp(t.app)).token);
     const list = (
       await t.app.inject({ method: 'POST', url: '/api/v1/contact-lists', headers: bearer(key), payload: { name: 'Big' } })
@@ -86,5 +100,23 @@ describe('analyze of changed tables', () => {
     } finally {
       await other.end();
     }
+  });
+
+  it('vacuums a table once 50 rows and a fifth of it are dead, not before', async (ctx) => {
+    if (!(await needsOwnUpkeep(t.runtime.db))) ctx.skip(); // the server's autovacuum would race this test
+    const db = t.runtime.db;
+    await db.query(
+      "INSERT INTO tenants (id, name, slug) SELECT gen_random_uuid(), 'V' || i, 'vacuum-' || i FROM generate_series(1, 300) i",
+    );
+    await vacuumDeadTables(db); // a clean start: whatever the earlier tests left dead
+    await db.query("DELETE FROM tenants WHERE slug LIKE 'vacuum-%' AND substr(slug, 8)::int <= 40");
+    expect(await waitForDeadRows(t, 'tenants', 40)).toBe(40);
+    expect(await vacuumDeadTables(db)).not.toContain('public.tenants'); // 40 dead: under 50
+    await db.query("DELETE FROM tenants WHERE slug LIKE 'vacuum-%'");
+    await waitForDeadRows(t, 'tenants', 300);
+    expect(await vacuumDeadTables(db)).toContain('public.tenants');
+    const { rows } = await db.query<{ n: number }>("SELECT n_dead_tup::int AS n FROM pg_stat_user_tables WHERE relname = 'tenants'");
+    expect(rows[0]!.n).toBe(0);
+    expect(await vacuumDeadTables(db)).not.toContain('public.tenants');
   });
 });

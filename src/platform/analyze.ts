@@ -30,21 +30,46 @@ export async function analyzeChangedTables(db: Db): Promise<string[]> {
   });
 }
 
-/** Whether this database needs us to keep its statistics: PGlite always, a server with autovacuum off. */
-export async function needsOwnAnalyze(db: Db): Promise<boolean> {
+/**
+ * The vacuum half of autovacuum, with its default threshold: a table is vacuumed once 50 rows + 20%
+ * of it are dead. Without it nothing takes dead rows out of the indexes: the job queue's fetch,
+ * which reads its queue's index of waiting jobs in order, walked every job ever completed, and took
+ * 3-5 ms instead of under 1 while the dialer ran (two workers dialled 451 attempts/s instead of
+ * 620-660). A table another process is vacuuming is skipped. Returns the tables vacuumed.
+ */
+export async function vacuumDeadTables(db: Db): Promise<string[]> {
+  await db.query('SELECT pg_stat_force_next_flush()');
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT format('%I.%I', schemaname, relname) AS name FROM pg_stat_user_tables
+     WHERE n_dead_tup > 50 + 0.2 * n_live_tup ORDER BY n_dead_tup DESC`,
+  );
+  if (rows.length === 0) return [];
+  const tables = rows.map((row) => row.name);
+  await db.maintain(`VACUUM (SKIP_LOCKED) ${tables.join(', ')}`);
+  return tables;
+}
+
+/** Whether this database needs us to keep its statistics and vacuum it: PGlite always, a server with autovacuum off. */
+export async function needsOwnUpkeep(db: Db): Promise<boolean> {
   if (db.engine === 'pglite') return true;
   const { rows } = await db.query<{ autovacuum: string }>('SHOW autovacuum');
   return rows[0]?.autovacuum !== 'on';
 }
 
-export function startAnalyze(db: Db, intervalSeconds: number, log: Logger): () => void {
+/** Every `intervalSeconds`: analyze the changed tables, then vacuum those with many dead rows. */
+export function startTableUpkeep(db: Db, intervalSeconds: number, log: Logger): () => void {
   let running = false;
+  const upkeep = async () => {
+    const analyzed = await analyzeChangedTables(db);
+    if (analyzed.length > 0) log.debug({ tables: analyzed }, 'analyzed changed tables');
+    const vacuumed = await vacuumDeadTables(db);
+    if (vacuumed.length > 0) log.debug({ tables: vacuumed }, 'vacuumed tables');
+  };
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    analyzeChangedTables(db)
-      .then((tables) => tables.length > 0 && log.debug({ tables }, 'analyzed changed tables'))
-      .catch((error: unknown) => log.warn({ err: error }, 'analyze of changed tables failed'))
+    upkeep()
+      .catch((error: unknown) => log.warn({ err: error }, 'analyze or vacuum of changed tables failed'))
       .finally(() => (running = false));
   }, intervalSeconds * 1000);
   timer.unref();

@@ -34,6 +34,8 @@ export interface Db extends Queryable {
   ): Promise<() => Promise<void>>;
   /** pg-boss' database interface, optionally bound to an open transaction. */
   jobsAdapter(tx?: Queryable): { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> };
+  /** Runs one statement outside any transaction and without the statement timeout (VACUUM). */
+  maintain(sql: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -129,6 +131,21 @@ export function openPostgres(connectionString: string, poolSize: number, stateme
     jobsAdapter(tx) {
       if (tx) return { executeSql: (text, values) => tx.query(text, values ?? []) };
       return { executeSql: (text, values) => pool.query(text, values as unknown[]) };
+    },
+    async maintain(sql) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('SET statement_timeout = 0');
+        await client.query(sql);
+        await client.query('RESET statement_timeout');
+      } catch (error) {
+        // The connection may still be without its timeout: it is closed, not returned to the pool.
+        broken = error as Error;
+        throw error;
+      } finally {
+        client.release(broken);
+      }
     },
     close: () => pool.end(),
   };
@@ -258,6 +275,8 @@ export async function openPglite(
           values && values.length > 0 ? on.query(text, values) : tx ? tx.query(text) : ask({ op: 'exec', text }),
       };
     },
+    // The embedded engine has no statement timeout to lift.
+    maintain: (sql) => alone.execScript(sql),
     async close() {
       await ask({ op: 'close' }).catch(() => undefined);
       serving = false;
