@@ -2,7 +2,12 @@ import { perTurnWrite } from './platform/batches.ts';
 import type { Deps } from './platform/context.ts';
 import type { JobDefinition } from './platform/jobs.ts';
 import { CALL_ENDED, type CallEndedJob } from './modules/calls/service.ts';
-import { EXTRACT_ANALYTICS, extractAnalyticsJob, type ExtractAnalyticsJob } from './modules/analytics/extraction.ts';
+import {
+  EXTRACT_ANALYTICS,
+  extractAnalyticsJob,
+  recordUnlessModelNeeded,
+  type ExtractAnalyticsJob,
+} from './modules/analytics/extraction.ts';
 import { deliverWebhookJob } from './modules/events/service.ts';
 import { afterCallEnded, sendMessageJob } from './modules/messaging/dispatch.ts';
 import { confirmOptOutJob } from './modules/messaging/opt-out-confirmations.ts';
@@ -25,9 +30,10 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
     concurrency: 2,
     async handle(data) {
       await afterCallEnded(deps, data);
-      // Its own queue, so a model's retries and messaging's never repeat each other; a repeated
-      // call.ended enqueues it again, and the job itself records once per call.
-      await extractAnalytics(data.tenantId, data);
+      // A call that needs no model is recorded here; one that does gets its own queue, so a model's
+      // retries and messaging's never repeat each other. A repeated call.ended enqueues it again,
+      // and the job itself records once per call.
+      if (await recordUnlessModelNeeded(deps, data)) await extractAnalytics(data.tenantId, data);
     },
   };
   return [

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
-import { extractAfterCall } from '../src/modules/analytics/extraction.ts';
+import { extractAfterCall, recordUnlessModelNeeded } from '../src/modules/analytics/extraction.ts';
 import { AGENT_TOOLS } from '../src/modules/agents/tools.ts';
 import { listenOnLoopback } from '../src/providers/fake-server.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
@@ -311,5 +311,31 @@ describe('extraction of the bound fields from a transcript', () => {
     } finally {
       await llm.close();
     }
+  });
+});
+
+describe('analytics of a call that needs no model', () => {
+  it('is recorded by the call.ended job itself; a call that needs the model is left to a job of its own', async () => {
+    clock.set('2026-03-09T14:00:00Z'); // the owner's session outlives the two calls
+    const owner = await signUp(t.app);
+    const api = apiAs(t.app, (await createKey(t.app, owner.token)).key);
+    const agent = (await api('POST', '/agents', { name: 'Reminders' })).json().id;
+    const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
+    // Both calls converse before the agent has a model (the simulator's contact speaks).
+    const [first, second] = [await callAt(api, agent, '2026-03-09T14:05:00Z', 30), await callAt(api, agent, '2026-03-09T14:10:00Z', 30)];
+    const results = async (callId: string) => (await api('GET', `/analytics/results?session_id=${callId}`)).json();
+
+    expect(await recordUnlessModelNeeded(t.runtime, { tenantId, callId: first.id })).toBe(false);
+    expect((await results(first.id)).data).toMatchObject([{ status: 'skipped: no model configured', outcome: 'completed' }]);
+    expect(await recordUnlessModelNeeded(t.runtime, { tenantId, callId: first.id })).toBe(false); // recorded: no job again
+
+    // With a model, a call that had a conversation needs it: nothing is recorded here.
+    const payload = { apiUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-test' };
+    expect((await t.app.inject({ method: 'PUT', url: '/api/v1/integrations/llm', headers: bearer(owner.token), payload })).statusCode).toBe(
+      200,
+    );
+    expect((await api('PATCH', `/agents/${agent}`, { llm: { model: 'test-model' } })).statusCode).toBe(200);
+    expect(await recordUnlessModelNeeded(t.runtime, { tenantId, callId: second.id })).toBe(true);
+    expect((await results(second.id)).total).toBe(0);
   });
 });

@@ -128,13 +128,30 @@ export async function extractAfterCall(
   if (running.has(key)) return false;
   running.add(key);
   try {
-    return await extract(deps, job, meta);
+    return (await extract(deps, job, meta, true)) === true;
   } finally {
     running.delete(key);
   }
 }
 
-async function extract(deps: Deps, job: ExtractAnalyticsJob, meta: { retryCount: number }): Promise<boolean> {
+/**
+ * The record of a call that needs no model (no agent, no model, no conversation: most calls of a
+ * campaign), written at once by the call's call.ended job. True when the call needs the model:
+ * its extraction then gets a job of its own (EXTRACT_ANALYTICS), so that a model's retries and
+ * messaging's never repeat each other.
+ */
+export async function recordUnlessModelNeeded(deps: Deps, job: ExtractAnalyticsJob): Promise<boolean> {
+  return (await extract(deps, job, { retryCount: 0 }, false)) === NEEDS_MODEL;
+}
+
+const NEEDS_MODEL = 'needs model';
+
+async function extract(
+  deps: Deps,
+  job: ExtractAnalyticsJob,
+  meta: { retryCount: number },
+  askModel: boolean,
+): Promise<boolean | typeof NEEDS_MODEL> {
   const ctx = tenantCtx(deps, job.tenantId);
   const statements = statementsOf(deps);
   const call = await statements.call(ctx.tenantId, job.callId);
@@ -161,6 +178,7 @@ async function extract(deps: Deps, job: ExtractAnalyticsJob, meta: { retryCount:
   const model = await statements.model(ctx.tenantId, agent);
   if (!model) return record('skipped: no model configured');
   if (!transcript.some((turn) => turn.role === 'contact')) return record('skipped: no conversation');
+  if (!askModel) return NEEDS_MODEL;
   const fields = (await repo.bindingsOf(ctx.db, ctx.tenantId, agent.id))?.fields ?? [];
   let answer: Record<string, unknown>;
   try {
