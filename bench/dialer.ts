@@ -1,8 +1,11 @@
 /**
- * Dialer throughput and worker memory on PostgreSQL: a campaign of BENCH_DIALER_CONTACTS contacts
- * (default 20,000) on the SIMULATOR with instant calls (ring 0 s, talk 0 s) and the highest
- * concurrency a campaign allows (50), dialled by one and then by two worker processes; then a
- * smaller campaign (BENCH_DIALER_SMALL, default 2,000) with one worker, to compare peak memory.
+ * Dialer throughput and worker memory on PostgreSQL: BENCH_DIALER_CONTACTS contacts (default
+ * 20,000) on the SIMULATOR with instant calls (ring 0 s, talk 0 s) and the highest concurrency a
+ * campaign allows (50), in one campaign and then shared by BENCH_DIALER_CAMPAIGNS campaigns
+ * (default 4), each dialled by one and then by two worker processes; then a smaller campaign
+ * (BENCH_DIALER_SMALL, default 2,000) with one worker, to compare peak memory. One campaign is
+ * claimed by one worker at a time (its row lock holds its concurrency), so what a second worker
+ * adds shows where there are several campaigns to dial.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:dialer
  *   BENCH_DIALER_CONTACTS=5000 BENCH_DIALER_SMALL=500 DATABASE_URL=… npm run bench:dialer   # quick run
@@ -36,6 +39,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 const CONTACTS = intFromEnv('BENCH_DIALER_CONTACTS', 20_000, 2);
 const SMALL_CONTACTS = intFromEnv('BENCH_DIALER_SMALL', 2_000, 2);
+/** The campaigns of the runs that share the contacts between campaigns. */
+const CAMPAIGNS = intFromEnv('BENCH_DIALER_CAMPAIGNS', 4, 2);
 /** Seconds a campaign may take before the run fails. */
 const CAMPAIGN_TIMEOUT_S = intFromEnv('BENCH_DIALER_TIMEOUT', 1_800, 1);
 
@@ -197,6 +202,8 @@ interface RunSpec {
   label: string;
   workers: number;
   contacts: number;
+  /** The contacts are shared by this many campaigns of the tenant, each with its own list. */
+  campaigns: number;
 }
 
 interface RunResult extends RunSpec {
@@ -214,6 +221,8 @@ interface RunResult extends RunSpec {
 }
 
 const mb = (bytes: number) => fixed(bytes / (1024 * 1024), 1);
+const sumOf = (views: CampaignView[], stat: keyof NonNullable<CampaignView['stats']>) =>
+  views.reduce((sum, view) => sum + (view.stats?.[stat] ?? 0), 0);
 
 async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
   const say = (line: string) => process.stdout.write(`[${spec.label}] ${line}\n`);
@@ -224,40 +233,51 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
     const server = await startServer(`${spec.label} API`, { ...dbEnv, ...INSTANT_CALLS, STARTING_CREDIT, ROLE: 'api' });
     const workers: Worker[] = [];
     try {
-      say(`setting up: tenant, key, agent, SIMULATOR number, a list of ${spec.contacts.toLocaleString('en-US')} contacts, the campaign…`);
+      say(
+        `setting up: tenant, key, agent, SIMULATOR number, ${spec.campaigns} campaign(s) on lists of ${spec.contacts.toLocaleString('en-US')} contacts in all…`,
+      );
       const tenant = await setUpDialTenant(server.base);
-      const { campaignId, fillSeconds } = await setUpCampaign(tenant, spec.contacts);
+      const campaignIds: string[] = [];
+      let fillSeconds = 0;
+      for (let i = 0; i < spec.campaigns; i++) {
+        const share = Math.floor(spec.contacts / spec.campaigns) + (i < spec.contacts % spec.campaigns ? 1 : 0);
+        const campaign = await setUpCampaign(tenant, share);
+        campaignIds.push(campaign.campaignId);
+        fillSeconds += campaign.fillSeconds;
+      }
       const balanceBefore = await walletBalance(tenant);
-      say(`   list filled in ${fixed(fillSeconds, 1)} s; starting ${spec.workers} worker process${spec.workers > 1 ? 'es' : ''}…`);
+      say(`   lists filled in ${fixed(fillSeconds, 1)} s; starting ${spec.workers} worker process${spec.workers > 1 ? 'es' : ''}…`);
       for (let i = 1; i <= spec.workers; i++) workers.push(await startWorker(`${spec.label} worker ${i}`, { ...dbEnv, ...INSTANT_CALLS }));
       const rss = sampleRss(workers.map((w) => w.pid));
       say(
-        `   workers started (pids ${workers.map((w) => w.pid).join(', ')}; RSS ${rss.first.map(mb).join(', ')} MB); starting the campaign`,
+        `   workers started (pids ${workers.map((w) => w.pid).join(', ')}; RSS ${rss.first.map(mb).join(', ')} MB); starting the campaign(s)`,
       );
 
       const started = performance.now();
-      const startRequestMs = await startCampaign(tenant, campaignId);
+      let startRequestMs = 0;
+      for (const id of campaignIds) startRequestMs += await startCampaign(tenant, id);
 
-      let view: CampaignView;
+      let views: CampaignView[];
       let lastProgress = started;
       for (;;) {
-        view = await campaignView(tenant, campaignId);
+        views = [];
+        for (const id of campaignIds) views.push(await campaignView(tenant, id));
         const now = performance.now();
-        if (view.status === 'COMPLETED') break;
+        if (views.every((view) => view.status === 'COMPLETED')) break;
         for (const worker of workers) {
           if (worker.child.exitCode !== null || worker.child.signalCode !== null)
             throw new Error(`a worker (pid ${worker.pid}) exited during the run:\n${worker.output()}`);
         }
         if (now - started > CAMPAIGN_TIMEOUT_S * 1_000)
           throw new Error(
-            `the campaign did not complete within ${CAMPAIGN_TIMEOUT_S} s (BENCH_DIALER_TIMEOUT): ${JSON.stringify(view.stats)}`,
+            `the campaigns did not complete within ${CAMPAIGN_TIMEOUT_S} s (BENCH_DIALER_TIMEOUT): ${JSON.stringify(views.map((view) => view.stats))}`,
           );
         if (now - lastProgress >= PROGRESS_EVERY_MS) {
           lastProgress = now;
-          const s = view.stats ?? {};
-          const done = (s.total ?? 0) - (s.pending ?? 0) - (s.inProgress ?? 0);
+          const total = sumOf(views, 'total');
+          const done = total - sumOf(views, 'pending') - sumOf(views, 'inProgress');
           say(
-            `   ${fixed((now - started) / 1_000, 0)} s: ${done.toLocaleString('en-US')} of ${(s.total ?? 0).toLocaleString('en-US')} contacts done (${fixed(done / ((now - started) / 1_000), 0)}/s); peak RSS so far ${rss.peakSoFar().map(mb).join(', ')} MB`,
+            `   ${fixed((now - started) / 1_000, 0)} s: ${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} contacts done (${fixed(done / ((now - started) / 1_000), 0)}/s); peak RSS so far ${rss.peakSoFar().map(mb).join(', ')} MB`,
           );
         }
         await sleep(POLL_MS);
@@ -266,13 +286,15 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
       const peakRss = rss.stop();
 
       const attempts = await withClient(database.url, async (client) => {
-        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM calls WHERE campaign_id = $1', [campaignId]);
+        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM calls WHERE campaign_id = ANY ($1::uuid[])', [
+          campaignIds,
+        ]);
         return rows[0]!.n;
       });
-      const stats = view.stats ?? {};
-      if (stats.total !== spec.contacts || stats.answered !== spec.contacts || attempts !== spec.contacts) {
+      const [total, answered] = [sumOf(views, 'total'), sumOf(views, 'answered')];
+      if (total !== spec.contacts || answered !== spec.contacts || attempts !== spec.contacts) {
         throw new Error(
-          `expected ${spec.contacts} contacts, all ANSWERED in one call each; got ${attempts} calls and stats ${JSON.stringify(stats)}`,
+          `expected ${spec.contacts} contacts, all ANSWERED in one call each; got ${attempts} calls and stats ${JSON.stringify(views.map((view) => view.stats))}`,
         );
       }
       const balanceAfter = await walletBalance(tenant);
@@ -283,7 +305,7 @@ async function benchRun(adminUrl: string, spec: RunSpec): Promise<RunResult> {
         attemptsPerSecond: attempts / seconds,
         peakRss,
         startRss: rss.first,
-        answered: stats.answered,
+        answered,
         startRequestMs,
         fillSeconds,
         balanceBefore,
@@ -312,9 +334,21 @@ async function main(): Promise<number> {
     return 1;
   }
   const runs: RunSpec[] = [
-    { label: `${CONTACTS.toLocaleString('en-US')} contacts, 1 worker`, workers: 1, contacts: CONTACTS },
-    { label: `${CONTACTS.toLocaleString('en-US')} contacts, 2 workers`, workers: 2, contacts: CONTACTS },
-    { label: `${SMALL_CONTACTS.toLocaleString('en-US')} contacts, 1 worker`, workers: 1, contacts: SMALL_CONTACTS },
+    { label: `${CONTACTS.toLocaleString('en-US')} contacts, 1 worker`, workers: 1, contacts: CONTACTS, campaigns: 1 },
+    { label: `${CONTACTS.toLocaleString('en-US')} contacts, 2 workers`, workers: 2, contacts: CONTACTS, campaigns: 1 },
+    {
+      label: `${CONTACTS.toLocaleString('en-US')} contacts in ${CAMPAIGNS} campaigns, 1 worker`,
+      workers: 1,
+      contacts: CONTACTS,
+      campaigns: CAMPAIGNS,
+    },
+    {
+      label: `${CONTACTS.toLocaleString('en-US')} contacts in ${CAMPAIGNS} campaigns, 2 workers`,
+      workers: 2,
+      contacts: CONTACTS,
+      campaigns: CAMPAIGNS,
+    },
+    { label: `${SMALL_CONTACTS.toLocaleString('en-US')} contacts, 1 worker`, workers: 1, contacts: SMALL_CONTACTS, campaigns: 1 },
   ];
   const autovacuum = await withClient(
     adminUrl,
@@ -332,28 +366,32 @@ async function main(): Promise<number> {
   for (const spec of runs) results.push(await benchRun(adminUrl, spec));
 
   const rows = [
-    ['run', 'workers', 'contacts', 'seconds', 'attempts/s', 'peak RSS per worker (MB)', 'RSS at start (MB)'],
+    ['run', 'workers', 'contacts', 'campaigns', 'seconds', 'attempts/s', 'peak RSS per worker (MB)', 'RSS at start (MB)'],
     ...results.map((r, i) => [
       String(i + 1),
       String(r.workers),
       r.contacts.toLocaleString('en-US'),
+      String(r.campaigns),
       fixed(r.seconds, 2),
       fixed(r.attemptsPerSecond, 1),
       r.peakRss.map(mb).join(' / '),
       r.startRss.map(mb).join(' / '),
     ]),
   ];
-  process.stdout.write(`\n${table(rows, (column) => column > 0 && column < 5)}\n`);
+  process.stdout.write(`\n${table(rows, (column) => column > 0 && column < 6)}\n`);
 
-  const two = results.find((r) => r.workers === 2)!;
-  const bigOne = results.find((r) => r.workers === 1 && r.contacts === CONTACTS)!;
+  const run = (workers: number, campaigns: number) =>
+    results.find((r) => r.workers === workers && r.campaigns === campaigns && r.contacts === CONTACTS)!;
+  const [oneAlone, twoAlone, oneShared, twoShared] = [run(1, 1), run(2, 1), run(1, CAMPAIGNS), run(2, CAMPAIGNS)];
   const small = results[results.length - 1]!;
-  const met = two.attemptsPerSecond >= TARGET_ATTEMPTS_PER_SECOND;
+  const verdict = (r: RunResult) =>
+    `${r.attemptsPerSecond >= TARGET_ATTEMPTS_PER_SECOND ? 'met' : 'MISSED'} (${fixed(r.attemptsPerSecond, 1)} attempts/s)`;
   process.stdout.write(
-    `\n≥ ${TARGET_ATTEMPTS_PER_SECOND} attempts/s with two workers: ${met ? 'met' : 'MISSED'} (${fixed(two.attemptsPerSecond, 1)} attempts/s)\n` +
-      `two workers / one worker: ${fixed(two.attemptsPerSecond / bigOne.attemptsPerSecond, 2)}x attempts/s\n` +
-      `memory in the number of contacts (1 worker): peak RSS ${mb(bigOne.peakRss[0]!)} MB with ${CONTACTS.toLocaleString('en-US')} contacts, ` +
-      `${mb(small.peakRss[0]!)} MB with ${SMALL_CONTACTS.toLocaleString('en-US')}: ratio ${fixed(bigOne.peakRss[0]! / small.peakRss[0]!, 2)}x ` +
+    `\n≥ ${TARGET_ATTEMPTS_PER_SECOND} attempts/s with two workers, ${CAMPAIGNS} campaigns: ${verdict(twoShared)}; one campaign: ${verdict(twoAlone)}\n` +
+      `two workers / one worker: ${fixed(twoShared.attemptsPerSecond / oneShared.attemptsPerSecond, 2)}x attempts/s with ${CAMPAIGNS} campaigns, ` +
+      `${fixed(twoAlone.attemptsPerSecond / oneAlone.attemptsPerSecond, 2)}x with one\n` +
+      `memory in the number of contacts (1 worker): peak RSS ${mb(oneAlone.peakRss[0]!)} MB with ${CONTACTS.toLocaleString('en-US')} contacts, ` +
+      `${mb(small.peakRss[0]!)} MB with ${SMALL_CONTACTS.toLocaleString('en-US')}: ratio ${fixed(oneAlone.peakRss[0]! / small.peakRss[0]!, 2)}x ` +
       `for ${fixed(CONTACTS / SMALL_CONTACTS, 1)}x the contacts\n`,
   );
   const charged = results.filter((r) => r.balanceAfter !== r.balanceBefore);

@@ -66,7 +66,8 @@ export async function assignCallerIds<C extends { phone_number: string }>(
   const localities = new Map(pool.map((number) => [number.id, localityOf(number.phoneNumber)]));
   const planned = new Map<string, C[]>();
   for (const contact of contacts) {
-    const contactLocality = localityOf(contact.phone_number);
+    // With one number there is nothing to choose: a contact's locality (a parse of its number) is not needed.
+    const contactLocality = pool.length > 1 ? localityOf(contact.phone_number) : undefined;
     const open = pool.filter((number) => used.get(number.id)! < cap);
     if (open.length === 0) break;
     const best = open.reduce((chosen, number) => {
