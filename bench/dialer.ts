@@ -16,7 +16,7 @@
  * COMPLETED (polled every 250 ms). Attempts per second = rows in `calls` for the campaign / seconds.
  * Each worker's RSS (VmRSS of /proc/<pid>/status) is sampled every 250 ms from its start.
  * The tables are new in every run. When the server runs without autovacuum (this machine's), the
- * processes analyze changed tables themselves (ANALYZE_SECONDS, src/platform/analyze.ts).
+ * processes analyze and vacuum changed tables themselves (ANALYZE_SECONDS, src/platform/analyze.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -359,7 +359,7 @@ async function main(): Promise<number> {
     `callforge dialer bench on PostgreSQL: SIMULATOR, ring ${INSTANT_CALLS.SIMULATOR_RING_SECONDS} s, talk ${INSTANT_CALLS.SIMULATOR_TALK_SECONDS} s, ` +
       `maxConcurrentCalls ${MAX_CONCURRENT_CALLS}, maxAttempts 1, DIALER_TICK_MS=${INSTANT_CALLS.DIALER_TICK_MS}, DIALER_CALLS_PER_SECOND=${INSTANT_CALLS.DIALER_CALLS_PER_SECOND}; ` +
       `runs: ${runs.map((r) => r.label).join('; ')}; node ${process.version}\n` +
-      `the server's autovacuum is ${autovacuum}${autovacuum === 'on' ? '' : '; the processes analyze changed tables themselves (ANALYZE_SECONDS, default 10)'}\n`,
+      `the server's autovacuum is ${autovacuum}${autovacuum === 'on' ? '' : '; the processes analyze and vacuum changed tables themselves (ANALYZE_SECONDS, default 10)'}\n`,
   );
 
   const results: RunResult[] = [];
