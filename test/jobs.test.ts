@@ -177,6 +177,21 @@ describe('job queue with a long polling interval', () => {
     await until('the slow job to complete', async () => (await job()).rows[0]?.state === 'completed', 20_000);
     expect(runs).toHaveLength(1);
   });
+
+  it("fetches a backlog's next batch in the fetch's own order, reading the batch and not the whole backlog", async () => {
+    await t.runtime.jobs.define([{ name: 'test-backlog', handle: async () => undefined }]);
+    await t.runtime.jobs.sendMany(Array.from({ length: 3000 }, (_, i) => ({ name: 'test-backlog', data: { i } })));
+    await t.runtime.db.query('ANALYZE pgboss.job');
+    // The select of pg-boss 10's fetch (plans.js, fetchNextJob).
+    const { rows } = await t.runtime.db.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN SELECT id, singleton_key, policy FROM pgboss.job
+       WHERE name = 'test-backlog' AND state < 'active' AND start_after < now()
+       ORDER BY priority DESC, created_on, id LIMIT 50 FOR UPDATE SKIP LOCKED`,
+    );
+    const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+    expect(plan).toMatch(/Index Scan using \S*name_priority_created_on_id\S*/);
+    expect(plan).not.toMatch(/Sort/);
+  });
 });
 
 describe.skipIf(!process.env.DATABASE_URL)('job leases on PostgreSQL', () => {
