@@ -35,7 +35,8 @@ export async function analyzeChangedTables(db: Db): Promise<string[]> {
  * of it are dead. Without it nothing takes dead rows out of the indexes: the job queue's fetch,
  * which reads its queue's index of waiting jobs, also read the entry of every job completed since
  * the start, and took 3-5 ms instead of 0.1 while the dialer ran (two workers dialled 451
- * attempts/s instead of 640-696). A table another process is vacuuming is skipped. Returns the tables vacuumed.
+ * attempts/s instead of 640-696). A table another process is vacuuming is skipped. Returns the
+ * tables vacuumed.
  */
 export async function vacuumDeadTables(db: Db): Promise<string[]> {
   await db.query('SELECT pg_stat_force_next_flush()');

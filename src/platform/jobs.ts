@@ -64,23 +64,23 @@ export function recoveryTimings(recoverySeconds: number): { heartbeatMs: number;
 }
 
 /**
- * pg-boss 10 has no heartbeat: a held job's lease is renewed by moving its expiry in the database,
- * counted from its start. pg-boss's own in-process timeout reads the expiry fetched with the job
- * (the queue's expireInSeconds), so the short lease never cuts a live handler short. Rows another
- * statement holds (a batch being completed) are skipped, never waited for: a renewal locking a
- * batch's rows in one order while its completion locks them in another deadlocked.
- */
-/**
  * pg-boss fetches a queue's next jobs by priority and age, but indexes its waiting jobs by queue
  * and start time: every fetch read and sorted the whole backlog (2.5 ms a fetch with 5,000
  * post-call jobs waiting, a quarter of the database's time while they drained). This index has the
  * fetch's order, so a fetch reads its batch and stops. Made on the partitioned table, it is made
  * on every queue's partition too, present and future; made again if an upgrade of pg-boss dropped it.
  */
-export const FETCH_ORDER_INDEX = 'job_fetch_order_idx';
+const FETCH_ORDER_INDEX = 'job_fetch_order_idx';
 const CREATE_FETCH_ORDER_INDEX = `CREATE INDEX IF NOT EXISTS ${FETCH_ORDER_INDEX} ON pgboss.job
   (name, priority DESC, created_on, id) INCLUDE (start_after) WHERE state < 'active'`;
 
+/**
+ * pg-boss 10 has no heartbeat: a held job's lease is renewed by moving its expiry in the database,
+ * counted from its start. pg-boss's own in-process timeout reads the expiry fetched with the job
+ * (the queue's expireInSeconds), so the short lease never cuts a live handler short. Rows another
+ * statement holds (a batch being completed) are skipped, never waited for: a renewal locking a
+ * batch's rows in one order while its completion locks them in another deadlocked.
+ */
 const RENEW_LEASES = `UPDATE pgboss.job SET expire_in = (now() - started_on) + make_interval(secs => $3)
   WHERE name = $1 AND id IN (SELECT id FROM pgboss.job WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active' FOR UPDATE SKIP LOCKED)`;
 
