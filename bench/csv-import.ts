@@ -24,6 +24,7 @@ import {
   checkClean,
   CONNECTIONS,
   createKey,
+  distinctPhoneNumber,
   DURATION,
   type Engine,
   fixed,
@@ -60,20 +61,13 @@ const PAGE_SQL = `SELECT q.asked::text AS asked, l.contact_count AS list_total, 
 const ANALYZE_SECONDS = 1;
 
 // ---------------------------------------------------------------------------------------------
-// Data: distinct, valid E.164 numbers +1415XXXXXXX (10 million of them; a run uses 125,000 and
-// a few thousand for warm-up).
-
-let nextNumber = 0;
-function phoneNumber(): string {
-  const n = nextNumber++;
-  if (n >= 10_000_000) throw new Error('ran out of +1415XXXXXXX numbers');
-  return `+1415${String(n).padStart(7, '0')}`;
-}
+// Data: distinct, valid E.164 numbers (distinctPhoneNumber; a run uses 125,000 and a few thousand
+// for warm-up).
 
 function csvOf(rows: number): string {
   const lines = ['phone,name,email'];
   for (let i = 0; i < rows; i++) {
-    const phone = phoneNumber();
+    const phone = distinctPhoneNumber();
     const id = phone.slice(1);
     lines.push(`${phone},Contact ${id},contact${id}@example.com`);
   }
@@ -166,7 +160,7 @@ async function fillList(base: string, auth: Record<string, string>, listId: stri
   const bodies: string[] = [];
   for (let r = 0; r < requests; r++) {
     const contacts = Array.from({ length: BULK_BATCH }, () => {
-      const phone = phoneNumber();
+      const phone = distinctPhoneNumber();
       return { phoneNumber: phone, name: `Contact ${phone.slice(1)}` };
     });
     bodies.push(JSON.stringify({ contacts }));

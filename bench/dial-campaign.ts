@@ -5,7 +5,7 @@
  * per contact; and the worker settings that make the simulated calls instant.
  */
 import { performance } from 'node:perf_hooks';
-import { createKey, getJson, postJson } from './harness.ts';
+import { createKey, distinctPhoneNumber, getJson, postJson } from './harness.ts';
 
 export const MAX_CONCURRENT_CALLS = 50; // the highest a campaign accepts
 const BULK_BATCH = 1_000;
@@ -21,14 +21,7 @@ export const INSTANT_CALLS = {
   DIALER_CALLS_PER_SECOND: '10000',
 };
 
-let nextNumber = 1_000_000;
 let nextCampaign = 1;
-/** Distinct valid E.164 numbers +1415XXXXXXX. */
-function phoneNumber(): string {
-  const n = nextNumber++;
-  if (n >= 10_000_000) throw new Error('ran out of +1415XXXXXXX numbers');
-  return `+1415${String(n).padStart(7, '0')}`;
-}
 
 const idOf = (what: string, body: Record<string, unknown>): string => {
   if (typeof body.id !== 'string') throw new Error(`${what} returned no id: ${JSON.stringify(body)}`);
@@ -60,7 +53,7 @@ export async function setUpCampaign(tenant: DialTenant, contacts: number): Promi
   for (let offset = 0; offset < contacts; offset += BULK_BATCH) {
     const size = Math.min(BULK_BATCH, contacts - offset);
     const batch = Array.from({ length: size }, () => {
-      const phone = phoneNumber();
+      const phone = distinctPhoneNumber();
       return { phoneNumber: phone, name: `Contact ${phone.slice(1)}` };
     });
     const result = await api(`/contact-lists/${listId}/contacts/bulk`, { contacts: batch });

@@ -42,6 +42,14 @@ const BENCH_DATABASE = /^callforge_bench_[a-f0-9]+$/;
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+let nextPhoneNumber = 0;
+/** Distinct, valid E.164 numbers +1415XXXXXXX, one after the other (10 million of them per process). */
+export function distinctPhoneNumber(): string {
+  const n = nextPhoneNumber++;
+  if (n >= 10_000_000) throw new Error('ran out of +1415XXXXXXX numbers');
+  return `+1415${String(n).padStart(7, '0')}`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cleanup: every acquired resource registers its release; run in reverse, once, also on Ctrl-C.
 
