@@ -119,4 +119,14 @@ describe('analyze of changed tables', () => {
     expect(rows[0]!.n).toBe(0);
     expect(await vacuumDeadTables(db)).not.toContain('public.tenants');
   });
+
+  it.skipIf(!process.env.DATABASE_URL)('vacuums without the statement timeout, and the pool keeps its timeout after', async () => {
+    const db = t.runtime.db;
+    const timeout = async () => (await db.query<{ statement_timeout: string }>('SHOW statement_timeout')).rows[0]!.statement_timeout;
+    const before = await timeout();
+    expect(before).not.toBe('0');
+    await db.maintain('VACUUM tenants');
+    // The pool hands out its most recently returned connection first: the one the vacuum used.
+    for (let i = 0; i < 3; i++) expect(await timeout()).toBe(before);
+  });
 });
