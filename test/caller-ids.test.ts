@@ -1,7 +1,8 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
-import { startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
+import { startTestApp, twoTenantKeys, until, type TestApp } from './harness.ts';
 import { apiAs, createCampaign, uniqueNumber } from './voice-fixtures.ts';
 
 // Caller-ID pools on the SIMULATOR, tick by tick with an injected clock. 2026-11-23 is a Monday;
@@ -156,4 +157,59 @@ describe('caller-ID pools', () => {
     ]);
     expect((await callerIds(api, capped))[0]).toMatchObject({ attempts: 2, dialledToday: 1 });
   });
+  // Another worker's claim from the same number (another campaign's) holds the number's lock and
+  // has counted the day's last dial, not yet committed: this claim's first read of the count is
+  // stale, and only the count read under the lock keeps it from dialling one over the cap.
+  it.skipIf(!process.env.DATABASE_URL)(
+    "holds the daily cap against another claim's dials from the same number, committed while it waited",
+    async () => {
+      clock.set('2026-11-23T17:00:00.000Z');
+      const { key } = await twoTenantKeys(t.app);
+      const api = apiAs(t.app, key);
+      const agentId = await created(api, '/agents', { name: 'Shared number agent' });
+      const phoneNumber = uniqueNumber();
+      const voiceNumberId = await created(api, '/voice-numbers', { phoneNumber, provider: 'SIMULATOR' });
+      const capped = await startedCampaign(key, api, {
+        agentId,
+        voiceNumberId,
+        callerIdDailyCap: 1,
+        contactListId: await listOf(api, ['+12125554001', '+12125554002']),
+      });
+      const other = new pg.Client({ connectionString: t.databaseUrl });
+      await other.connect();
+      try {
+        const { rows } = await other.query<{ tenant_id: string }>('SELECT tenant_id FROM campaigns WHERE id = $1', [capped]);
+        const tenantId = rows[0]!.tenant_id;
+        await other.query('BEGIN');
+        await other.query('INSERT INTO dial_pace (tenant_id, voice_number_id, next_dial_at) VALUES ($1, $2, $3)', [
+          tenantId,
+          voiceNumberId,
+          new Date('2026-11-23T16:59:00.000Z'),
+        ]);
+        await other.query("INSERT INTO dial_counts (tenant_id, voice_number_id, day, dials) VALUES ($1, $2, '2026-11-23', 1)", [
+          tenantId,
+          voiceNumberId,
+        ]);
+        const tick = dialerTick(t.runtime);
+        await until('the claim to wait for the number', async () => {
+          // Inside a transaction the activity view is a snapshot: cleared to read it anew.
+          await other.query('SELECT pg_stat_clear_snapshot()');
+          const waiting = await other.query(
+            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%dial_pace%'",
+          );
+          return waiting.rowCount! > 0;
+        });
+        await other.query('COMMIT');
+        await tick;
+        expect(await callersOf(api, capped)).toEqual([]);
+        const counted = await other.query<{ dials: number }>(
+          'SELECT dials FROM dial_counts WHERE tenant_id = $1 AND voice_number_id = $2',
+          [tenantId, voiceNumberId],
+        );
+        expect(counted.rows).toEqual([{ dials: 1 }]);
+      } finally {
+        await other.end();
+      }
+    },
+  );
 });

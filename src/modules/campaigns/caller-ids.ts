@@ -78,13 +78,17 @@ export async function assignCallerIds<C extends { phone_number: string }>(
     planned.set(best.id, [...(planned.get(best.id) ?? []), contact]);
   }
   const assigned: { contact: C; voiceNumber: VoiceNumber }[] = [];
-  for (const number of pool) {
+  // Numbers are locked in one order (their ids) by every claim: two campaigns sharing numbers never deadlock.
+  for (const number of [...pool].sort((a, b) => a.id.localeCompare(b.id))) {
     const wanted = planned.get(number.id) ?? [];
     if (wanted.length === 0) continue;
-    const granted = await repo.takeDialSlots(ctx.db, ctx.tenantId, number.id, wanted.length, now, callsPerSecond);
-    if (granted === 0) continue;
-    // Counted with or without a cap, so a cap set during the day starts from that day's dials.
-    await repo.countDials(ctx.db, ctx.tenantId, number.id, day, granted);
+    // The count read above chose the numbers; the cap itself is held under the number's lock.
+    const granted = await repo.takeDials(ctx.db, ctx.tenantId, number.id, wanted.length, {
+      now,
+      perSecond: callsPerSecond,
+      day,
+      dailyCap: cap,
+    });
     for (const contact of wanted.slice(0, granted)) assigned.push({ contact, voiceNumber: number });
   }
   // In claim order, as the dialer marks them.

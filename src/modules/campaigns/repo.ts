@@ -543,16 +543,18 @@ export async function pauseRunning(db: Queryable, tenantId: string, reason: stri
 }
 
 /**
- * Takes up to `wanted` dial slots of a voice number paced at `perSecond` (a virtual-time bucket
- * shared by every worker: at most one second of burst). Returns how many were granted.
+ * Takes up to `wanted` dials of a voice number and counts them on its local `day`: within its pace,
+ * `perSecond` (a virtual-time bucket shared by every worker: at most one second of burst), and
+ * `dailyCap` (Infinity: none). Returns how many were granted. The pace row is locked first, and
+ * every dial from the number passes here: the day's count read under that lock holds every other
+ * claim's dials, so two campaigns sharing the number never pass its cap together.
  */
-export async function takeDialSlots(
+export async function takeDials(
   db: Queryable,
   tenantId: string,
   numberId: string,
   wanted: number,
-  now: Date,
-  perSecond: number,
+  { now, perSecond, day, dailyCap }: { now: Date; perSecond: number; day: string; dailyCap: number },
 ): Promise<number> {
   const { rows } = await db.query<{ next_dial_at: Date }>(
     `INSERT INTO dial_pace (tenant_id, voice_number_id, next_dial_at) VALUES ($1, $2, $3::timestamptz - interval '1 second')
@@ -561,13 +563,22 @@ export async function takeDialSlots(
     [tenantId, numberId, now],
   );
   const from = rows[0]!.next_dial_at.getTime();
-  const granted = Math.min(wanted, Math.max(0, Math.floor(((now.getTime() - from) * perSecond) / 1000)));
+  const paced = Math.min(wanted, Math.max(0, Math.floor(((now.getTime() - from) * perSecond) / 1000)));
+  const dialledToday =
+    paced > 0 && dailyCap !== Number.POSITIVE_INFINITY ? ((await dialsOnDay(db, tenantId, [numberId], day)).get(numberId) ?? 0) : 0;
+  const granted = Math.min(paced, Math.max(0, dailyCap - dialledToday));
   if (granted > 0) {
     await db.query('UPDATE dial_pace SET next_dial_at = $3 WHERE tenant_id = $1 AND voice_number_id = $2', [
       tenantId,
       numberId,
       new Date(from + (granted * 1000) / perSecond),
     ]);
+    // Counted with or without a cap, so a cap set during the day starts from that day's dials.
+    await db.query(
+      `INSERT INTO dial_counts (tenant_id, voice_number_id, day, dials) VALUES ($1, $2, $3::date, $4)
+       ON CONFLICT (tenant_id, voice_number_id, day) DO UPDATE SET dials = dial_counts.dials + $4`,
+      [tenantId, numberId, day, granted],
+    );
   }
   return granted;
 }
@@ -579,12 +590,4 @@ export async function dialsOnDay(db: Queryable, tenantId: string, numberIds: str
     [tenantId, numberIds, day],
   );
   return new Map(rows.map((row) => [row.voice_number_id, row.dials]));
-}
-
-export async function countDials(db: Queryable, tenantId: string, numberId: string, day: string, dials: number): Promise<void> {
-  await db.query(
-    `INSERT INTO dial_counts (tenant_id, voice_number_id, day, dials) VALUES ($1, $2, $3::date, $4)
-     ON CONFLICT (tenant_id, voice_number_id, day) DO UPDATE SET dials = dial_counts.dials + $4`,
-    [tenantId, numberId, day, dials],
-  );
 }
