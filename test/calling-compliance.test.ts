@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lockCalledNumbers } from '../src/modules/calls/repo.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
-import { multipart, bearer, startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
+import { multipart, bearer, startTestApp, twoTenantKeys, until, type TestApp } from './harness.ts';
 import { apiAs, createCampaign, voiceSetup } from './voice-fixtures.ts';
 
 // Who may be called and when, over HTTP on a real database: the tenant's compliance settings,
@@ -285,5 +286,53 @@ describe('the dialer in contact-local time, and its records', () => {
         problem: 'its content does not match its hash: it was changed',
       },
     });
+  });
+});
+
+// Another campaign's claim (another worker) is dialling the same person: it holds the number and
+// has placed the call, not yet committed. This claim waits for the number, then counts that call.
+describe.skipIf(!process.env.DATABASE_URL)('two campaigns dialling the same person at once', () => {
+  it("counts the other claim's call, committed while this claim waited for the number, against the person's daily cap", async () => {
+    clock.set('2026-11-23T15:00:00.000Z');
+    const { key, api } = await tenants();
+    const setup = await voiceSetup(t.app, key, [{}, {}]);
+    await api('PUT', '/compliance/settings', { maxCallsPerDay: 1 });
+    const person = '+12125557001';
+    const campaign = await createCampaign(t.app, key, {
+      ...setup,
+      contactListId: await listOf(api, [{ phoneNumber: person }, { phoneNumber: '+12125557002' }]),
+      timezone: 'UTC',
+      callDays: [1, 2, 3, 4, 5, 6, 7],
+    });
+    expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);
+    const { rows } = await t.runtime.db.query<{ tenant_id: string }>('SELECT tenant_id FROM campaigns WHERE id = $1', [campaign.id]);
+    const tenantId = rows[0]!.tenant_id;
+
+    let tick: Promise<number> | undefined;
+    await t.runtime.db.transaction(async (other) => {
+      await lockCalledNumbers(other, tenantId, [person]);
+      await other.query(
+        `INSERT INTO calls (tenant_id, id, direction, from_number, to_number, status, provider, started_at)
+         VALUES ($1, gen_random_uuid(), 'OUTGOING', '+14155550000', $2, 'QUEUED', 'SIMULATOR', $3)`,
+        [tenantId, person, clock.now()],
+      );
+      tick = dialerTick(t.runtime);
+      await until(
+        'the claim to wait for the number',
+        async () =>
+          (
+            await t.runtime.db.query(
+              "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+            )
+          ).rowCount! > 0,
+        10_000,
+      );
+    });
+    await tick;
+    const states = (await contactsOf(api, campaign.id)).map((c) => [c.phoneNumber, c.status, c.waitReason ?? null]);
+    expect(states).toEqual([
+      [person, 'PENDING', 'frequency_cap'],
+      ['+12125557002', 'IN_PROGRESS', null],
+    ]);
   });
 });

@@ -467,6 +467,23 @@ export async function deleteExpiredRecordings(db: Queryable, now: Date, limit: n
   return rowCount;
 }
 
+/** The key space of the called-number locks (the two-key advisory locks, apart from the one-key ones). */
+const CALLED_NUMBER_LOCK = 0x63665f6e; // 'cf_n'
+
+/**
+ * Locks `phoneNumbers` of the tenant for dialling until the transaction ends, in the order of their
+ * keys (claims that share numbers wait, never deadlock): a claim that reads the calls placed to its
+ * numbers after this sees every other claim's calls to them, committed while it waited.
+ */
+export async function lockCalledNumbers(db: Queryable, tenantId: string, phoneNumbers: string[]): Promise<void> {
+  if (phoneNumbers.length === 0) return;
+  await db.query(
+    `SELECT pg_advisory_xact_lock($1, key) FROM (
+       SELECT DISTINCT hashtext($2 || ':' || phone_number) AS key FROM unnest($3::text[]) AS phone_number ORDER BY key) AS keys`,
+    [CALLED_NUMBER_LOCK, tenantId, phoneNumbers],
+  );
+}
+
 /**
  * When each call placed (or being placed) to one of `phoneNumbers` since `since` started, across all
  * the tenant's campaigns: a call that ended without reaching its provider does not count.

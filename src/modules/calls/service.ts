@@ -1114,6 +1114,13 @@ export const callTrend = (
   timezone: string,
 ) => repo.callTrend(ctx.db, ctx.tenantId, range, interval, timezone);
 
+/**
+ * Holds `phoneNumbers` for this transaction's claim: call before reading `placedCallTimes`, so two
+ * campaigns dialling the same person at once count each other's calls (its caps, one call at a time).
+ */
+export const lockCalledNumbers = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, phoneNumbers: string[]) =>
+  repo.lockCalledNumbers(ctx.db, ctx.tenantId, phoneNumbers);
+
 /** When each of these numbers was called (placed, or being placed) since `since`, across the tenant's campaigns: the frequency caps count these. */
 export async function placedCallTimes(
   ctx: Pick<TenantCtx, 'db' | 'tenantId'>,

@@ -127,6 +127,8 @@ async function judgeClaim(ctx: TenantCtx, campaign: repo.CampaignRow, due: repo.
     ...settings.customRules.flatMap((rule) => rule.maxCalls ?? []).map((cap) => cap.hours),
     compliance.LONGEST_STATUTORY_CAP_HOURS,
   ];
+  // Another campaign's claim may be dialling the same people: its calls count once it commits.
+  await calls.lockCalledNumbers(ctx, numbers);
   const [barred, consented, callTimes] = await Promise.all([
     compliance.listedNumbers(ctx, numbers),
     compliance.consentedNumbers(ctx, numbers, 'voice'),
