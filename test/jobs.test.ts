@@ -1,4 +1,6 @@
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startJobQueue } from '../src/platform/jobs.ts';
 import { startTestApp, until, type TestApp } from './harness.ts';
 
 let t: TestApp;
@@ -231,5 +233,53 @@ describe.skipIf(!process.env.DATABASE_URL)('job leases on PostgreSQL', () => {
       async () => (await t.runtime.db.query(`SELECT 1 FROM pgboss.job WHERE name = 'test-held' AND state = 'completed'`)).rowCount === 2,
       20_000,
     );
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)('stopping the job queue on PostgreSQL', () => {
+  it('waits for a fetch in flight, and runs and completes its jobs before it returns', async () => {
+    const logged: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void logged.push(line) });
+    const queue = await startJobQueue(t.runtime.db, {
+      databaseUrl: t.databaseUrl,
+      supervise: false,
+      pollSeconds: 0.5,
+      maintenanceSeconds: 3600,
+      recoverySeconds: 3,
+      log,
+    });
+    let stopReturned = false;
+    const handled: boolean[] = [];
+    const job = {
+      name: 'test-stop',
+      handle: async () => {
+        await t.runtime.db.query('SELECT 1');
+        handled.push(stopReturned);
+      },
+    };
+    await queue.define([job]);
+    const id = await queue.send('test-stop', {});
+    const { rows } = await t.runtime.db.query<{ partition_name: string }>(
+      `SELECT partition_name FROM pgboss.queue WHERE name = 'test-stop'`,
+    );
+    const partition = `pgboss.${rows[0]!.partition_name}`;
+    let stopping: Promise<void> | undefined;
+    // The queue's table is held: the worker's first fetch waits, in flight, while stop() is called.
+    await t.runtime.db.transaction(async (tx) => {
+      await tx.query(`LOCK TABLE ${partition} IN ACCESS EXCLUSIVE MODE`);
+      await queue.work([job]);
+      await until(
+        'the fetch to wait for the table',
+        async () =>
+          (await t.runtime.db.query('SELECT 1 FROM pg_locks WHERE relation = $1::regclass AND NOT granted', [partition])).rowCount! > 0,
+        10_000,
+      );
+      stopping = queue.stop().then(() => void (stopReturned = true));
+    });
+    await stopping;
+    expect(handled).toEqual([false]);
+    const state = await t.runtime.db.query<{ state: string }>(`SELECT state FROM pgboss.job WHERE name = 'test-stop' AND id = $1`, [id]);
+    expect(state.rows).toEqual([{ state: 'completed' }]);
+    expect(logged).toEqual([]);
   });
 });

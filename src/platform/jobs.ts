@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Db, Queryable } from './db.ts';
 import type { Logger } from './logger.ts';
@@ -84,6 +86,9 @@ const CREATE_FETCH_ORDER_INDEX = `CREATE INDEX IF NOT EXISTS ${FETCH_ORDER_INDEX
 const RENEW_LEASES = `UPDATE pgboss.job SET expire_in = (now() - started_on) + make_interval(secs => $3)
   WHERE name = $1 AND id IN (SELECT id FROM pgboss.job WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active' FOR UPDATE SKIP LOCKED)`;
 
+/** How long stop() waits for handlers and statements in flight before it closes the queue anyway. */
+const STOP_TIMEOUT_MS = 10_000;
+
 export async function startJobQueue(
   db: Db,
   options: {
@@ -98,10 +103,26 @@ export async function startJobQueue(
 ): Promise<JobQueue> {
   // Maintenance archives and drops old jobs; the sweep below expires the jobs of dead workers.
   const supervision = { supervise: options.supervise, schedule: options.supervise, maintenanceIntervalSeconds: options.maintenanceSeconds };
-  const boss =
+  // On a server pg-boss has a pool of its own, without the statement timeout. Its statements are
+  // counted in flight, a worker's fetch among them: stop() waits for them.
+  const ownPool =
     db.engine === 'postgres' && options.databaseUrl
-      ? new PgBoss({ connectionString: options.databaseUrl, max: 4, ...supervision, application_name: 'callforge-jobs' })
-      : new PgBoss({ db: db.jobsAdapter() as PgBoss.Db, ...supervision });
+      ? new pg.Pool({ connectionString: options.databaseUrl, max: 4, application_name: 'callforge-jobs' })
+      : undefined;
+  ownPool?.on('error', (error) => options.log.error({ err: error }, 'job queue error'));
+  const statements = ownPool ? { executeSql: (text: string, values?: unknown[]) => ownPool.query(text, values) } : db.jobsAdapter();
+  let inFlight = 0;
+  const counted = {
+    async executeSql(text: string, values?: unknown[]) {
+      inFlight++;
+      try {
+        return await statements.executeSql(text, values);
+      } finally {
+        inFlight--;
+      }
+    },
+  };
+  const boss = new PgBoss({ db: counted as PgBoss.Db, ...supervision });
   boss.on('error', (error) => options.log.error({ err: error }, 'job queue error'));
   await boss.start();
   // Processes starting together race to make it: the loser sees a unique violation or a deadlock, and tries again.
@@ -233,7 +254,19 @@ export async function startJobQueue(
     async stop() {
       started = false;
       for (const timer of timers) clearInterval(timer);
-      await boss.stop({ graceful: true, wait: true, timeout: 10_000, close: true });
+      // pg-boss's graceful stop waits for the jobs its workers hold, not for a fetch in flight: that
+      // fetch's jobs would reach a handler after the database closed. So the workers' loops are
+      // stopped first, and the queue settles: no statement in flight, no handler running. From a
+      // fetch's answer to its handler is one chain of promises, so a poll never falls between them.
+      const deadline = Date.now() + STOP_TIMEOUT_MS;
+      const settled = async () => {
+        while ((inFlight > 0 || [...held.values()].some(({ ids }) => ids.size > 0)) && Date.now() < deadline) await sleep(10);
+      };
+      for (const name of held.keys()) await boss.offWork(name);
+      await settled();
+      await boss.stop({ graceful: true, wait: true, timeout: STOP_TIMEOUT_MS, close: false });
+      await settled();
+      await ownPool?.end();
     },
   };
 }
