@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { reciprocalRankFusion } from './service.ts';
-import { topIndices } from './vector-search.ts';
+import { dotProducts, topIndices } from './vector-search.ts';
 
 describe('reciprocal rank fusion', () => {
   it('adds 1 / (k + rank) from every ranking an item is in', () => {
@@ -42,5 +42,23 @@ describe('exact top-k', () => {
   it('answers the indices of the highest scores, highest first, ties by position', () => {
     expect(topIndices(Float32Array.from([0.1, 0.9, 0.5, 0.9, -1]), 3)).toEqual([1, 3, 2]);
     expect(topIndices(Float32Array.from([0.3]), 5)).toEqual([0]);
+  });
+});
+
+describe('dot products of a query with each stored vector', () => {
+  it('answers every row, whatever the dimensions modulo 4, as the plain sum does', () => {
+    for (const dimensions of [1, 3, 4, 7, 512]) {
+      const rows = 5;
+      const vectors = Float32Array.from({ length: rows * dimensions }, (_, i) => Math.sin(i + 1));
+      const query = Float32Array.from({ length: dimensions }, (_, i) => Math.cos(i));
+      const plain = Array.from({ length: rows }, (_, row) => {
+        let dot = 0;
+        for (let i = 0; i < dimensions; i++) dot += vectors[row * dimensions + i]! * query[i]!;
+        return dot;
+      });
+      const scores = dotProducts(vectors, dimensions, query);
+      expect(scores).toHaveLength(rows);
+      scores.forEach((score, row) => expect(score).toBeCloseTo(plain[row]!, 4));
+    }
   });
 });
