@@ -289,6 +289,50 @@ describe('the dialer in contact-local time, and its records', () => {
   });
 });
 
+describe('one call at a time to a person', () => {
+  it("puts off a person on another campaign's call for a minute, dials the campaign's others, and dials the person once that call ended", async () => {
+    clock.set('2026-11-23T15:00:00.000Z');
+    const { key, api } = await tenants();
+    const setup = await voiceSetup(t.app, key, [{}, {}]);
+    const person = '+12125558001';
+    const campaignOn = async (other: string) => {
+      const campaign = await createCampaign(t.app, key, {
+        ...setup,
+        contactListId: await listOf(api, [{ phoneNumber: person }, { phoneNumber: other }]),
+        timezone: 'UTC',
+        callDays: [1, 2, 3, 4, 5, 6, 7],
+      });
+      expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);
+      return campaign.id;
+    };
+    const first = await campaignOn('+12125558002');
+    await dialerTick(t.runtime);
+    const states = async (id: string) =>
+      (await contactsOf(api, id)).map((c) => [c.phoneNumber, c.status, c.waitReason ?? null, c.nextAttemptAt]);
+    expect((await states(first)).map(([, status]) => status)).toEqual(['IN_PROGRESS', 'IN_PROGRESS']);
+
+    const second = await campaignOn('+12125558003');
+    await dialerTick(t.runtime);
+    expect(await states(second)).toEqual([
+      [person, 'PENDING', 'in_call', '2026-11-23T15:01:00.000Z'],
+      ['+12125558003', 'IN_PROGRESS', null, null],
+    ]);
+    expect((await recordsOf(api, second)).map((r) => [r.phoneNumber, r.verdict, r.reason])).toEqual([
+      [person, 'wait', 'in_call'],
+      ['+12125558003', 'dial', null],
+    ]);
+
+    // The first campaign's call ends (2 s ringing, 5 s talking); a minute on, the person is dialled.
+    clock.advance(10_000);
+    await dialerTick(t.runtime);
+    expect((await states(first)).map(([, status]) => status)).not.toContain('IN_PROGRESS');
+    expect((await states(second))[0]).toEqual([person, 'PENDING', 'in_call', '2026-11-23T15:01:00.000Z']);
+    clock.set('2026-11-23T15:01:00.000Z');
+    await dialerTick(t.runtime);
+    expect((await states(second))[0]!.slice(0, 2)).toEqual([person, 'IN_PROGRESS']);
+  });
+});
+
 // Another campaign's claim (another worker) is dialling the same person: it holds the number and
 // has placed the call, not yet committed. This claim waits for the number, then counts that call.
 describe.skipIf(!process.env.DATABASE_URL)('two campaigns dialling the same person at once', () => {

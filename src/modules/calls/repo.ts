@@ -493,10 +493,10 @@ export async function placedCallsSince(
   tenantId: string,
   phoneNumbers: string[],
   since: Date,
-): Promise<{ to_number: string; started_at: Date }[]> {
+): Promise<{ to_number: string; started_at: Date; live: boolean }[]> {
   if (phoneNumbers.length === 0) return [];
-  const { rows } = await db.query<{ to_number: string; started_at: Date }>(
-    `SELECT to_number, started_at FROM calls
+  const { rows } = await db.query<{ to_number: string; started_at: Date; live: boolean }>(
+    `SELECT to_number, started_at, status <> 'ENDED' AS live FROM calls
      WHERE tenant_id = $1 AND direction = 'OUTGOING' AND to_number = ANY ($2::text[]) AND started_at > $3
        AND (provider_call_id IS NOT NULL OR status <> 'ENDED')`,
     [tenantId, phoneNumbers, since],

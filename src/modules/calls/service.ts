@@ -1115,25 +1115,30 @@ export const callTrend = (
 ) => repo.callTrend(ctx.db, ctx.tenantId, range, interval, timezone);
 
 /**
- * Holds `phoneNumbers` for this transaction's claim: call before reading `placedCallTimes`, so two
+ * Holds `phoneNumbers` for this transaction's claim: call before reading `placedCalls`, so two
  * campaigns dialling the same person at once count each other's calls (its caps, one call at a time).
  */
 export const lockCalledNumbers = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, phoneNumbers: string[]) =>
   repo.lockCalledNumbers(ctx.db, ctx.tenantId, phoneNumbers);
 
-/** When each of these numbers was called (placed, or being placed) since `since`, across the tenant's campaigns: the frequency caps count these. */
-export async function placedCallTimes(
+/**
+ * The calls placed (or being placed) to these numbers since `since`, across the tenant's campaigns:
+ * when each started (the frequency caps count these), and the numbers with a call not yet ended.
+ */
+export async function placedCalls(
   ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
   phoneNumbers: string[],
   since: Date,
-): Promise<Map<string, Date[]>> {
+): Promise<{ times: Map<string, Date[]>; onCall: Set<string> }> {
   const times = new Map<string, Date[]>();
+  const onCall = new Set<string>();
   for (const row of await repo.placedCallsSince(ctx.db, ctx.tenantId, phoneNumbers, since)) {
     const list = times.get(row.to_number) ?? [];
     list.push(row.started_at);
     times.set(row.to_number, list);
+    if (row.live) onCall.add(row.to_number);
   }
-  return times;
+  return { times, onCall };
 }
 
 /** A campaign's calls per caller ID (placed, answered), for its pool's answer rates. */

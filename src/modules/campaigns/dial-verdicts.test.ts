@@ -55,6 +55,7 @@ function verdictAt(
     calls?: Date[];
     barred?: boolean;
     consented?: boolean;
+    onCall?: boolean;
   } = {},
 ) {
   const dialSettings = settings(options.settings);
@@ -64,6 +65,7 @@ function verdictAt(
     barred: new Set(options.barred ? [who.phone_number] : []),
     consented: new Set(options.consented ? [who.phone_number] : []),
     callTimes: new Map([[who.phone_number, options.calls ?? []]]),
+    onCall: new Set(options.onCall ? [who.phone_number] : []),
     rulesFor: (phone) => rulesForNumber(phone, dialSettings.customRules),
     now: new Date(iso),
   };
@@ -182,6 +184,7 @@ describe('calling rules, caps, consent and the do-not-call list', () => {
       barred: new Set(),
       consented: new Set(),
       callTimes: new Map([[MIAMI, twoCalls]]),
+      onCall: new Set(),
       rulesFor: (phone) => rulesForNumber(phone, []),
       now: new Date(now),
     });
@@ -211,6 +214,17 @@ describe('calling rules, caps, consent and the do-not-call list', () => {
       '2026-11-23T18:00:00.000Z',
     ]);
     expect(verdictAt('2026-11-23T18:00:00.000Z', contact('+12125551000'), withOwnRule).facts.rules).toEqual(['us-tcpa-hours', 'no-lunch']);
+  });
+
+  it('puts off a person on another call of the tenant for a minute, and only when they could be called now', () => {
+    const now = '2026-11-23T15:00:00.000Z';
+    const busy = verdictAt(now, contact('+12125551000'), { onCall: true });
+    expect(summary(busy)).toEqual(['wait', 'in_call', '2026-11-23T15:01:00.000Z']);
+    expect(busy.facts.resumesAt).toBe('2026-11-23T15:01:00.000Z');
+    expect(summary(verdictAt(now, contact('+12125551000')))).toEqual(['dial', null, null]);
+    // Outside the window the window is the reason (and the later moment); a listed number stays skipped.
+    expect(summary(verdictAt('2026-11-23T03:00:00.000Z', contact('+12125551000'), { onCall: true }))[1]).toBe('outside_window');
+    expect(summary(verdictAt(now, contact('+12125551000'), { onCall: true, barred: true }))[1]).toBe('dnc');
   });
 
   it('skips a listed number and one without the consent a campaign or a rule needs', () => {

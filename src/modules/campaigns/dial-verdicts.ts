@@ -17,11 +17,13 @@ const HOUR_MS = 3_600_000;
 const HORIZON_MS = SEARCH_DAYS_WITH_HOLIDAYS * 24 * HOUR_MS;
 /** The call counts every record shows, whatever caps apply: the last day and the last week. */
 export const COUNTED_HOURS = [24, 168];
+/** How soon a contact on another call of the tenant's is looked at again. */
+export const IN_CALL_RECHECK_MS = 60_000;
 
 export type Verdict =
   | { verdict: 'dial'; reason: null; facts: DecisionFacts }
   | { verdict: 'skip'; reason: 'dnc' | 'no_consent' | 'unknown_timezone' | 'outside_window'; facts: DecisionFacts }
-  | { verdict: 'wait'; reason: 'outside_window' | 'frequency_cap'; until: Date; facts: DecisionFacts };
+  | { verdict: 'wait'; reason: 'outside_window' | 'frequency_cap' | 'in_call'; until: Date; facts: DecisionFacts };
 
 export interface ClaimFacts {
   campaign: CampaignRow;
@@ -30,6 +32,8 @@ export interface ClaimFacts {
   consented: Set<string>;
   /** When each number was called within the longest cap period. */
   callTimes: Map<string, Date[]>;
+  /** The numbers with a call of the tenant's not yet ended (from another campaign, or a test call). */
+  onCall: Set<string>;
   rulesFor: (phoneNumber: string) => CallingRule[];
   now: Date;
 }
@@ -128,7 +132,14 @@ function decideOne(contact: DueContact, claim: ClaimFacts, alreadyThisClaim: num
   const capped = capFreesAt > now.getTime();
   const opening = commonOpening(constraints, new Date(capFreesAt));
   if (!opening) return { verdict: 'skip', reason: 'outside_window', facts };
-  if (!capped && opening.getTime() === now.getTime()) return { verdict: 'dial', reason: null, facts };
+  if (!capped && opening.getTime() === now.getTime()) {
+    // Free to call, but on a call with the tenant already: never two calls to one person at once.
+    if (claim.onCall.has(phone)) {
+      const until = new Date(now.getTime() + IN_CALL_RECHECK_MS);
+      return { verdict: 'wait', reason: 'in_call', until, facts: { ...facts, resumesAt: until.toISOString() } };
+    }
+    return { verdict: 'dial', reason: null, facts };
+  }
   const waiting = { ...facts, resumesAt: opening.toISOString() };
   const inWindowNow = constraints.every((constraint) => allows(constraint, now));
   return { verdict: 'wait', reason: inWindowNow ? 'frequency_cap' : 'outside_window', until: opening, facts: waiting };

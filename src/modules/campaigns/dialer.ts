@@ -129,17 +129,18 @@ async function judgeClaim(ctx: TenantCtx, campaign: repo.CampaignRow, due: repo.
   ];
   // Another campaign's claim may be dialling the same people: its calls count once it commits.
   await calls.lockCalledNumbers(ctx, numbers);
-  const [barred, consented, callTimes] = await Promise.all([
+  const [barred, consented, placed] = await Promise.all([
     compliance.listedNumbers(ctx, numbers),
     compliance.consentedNumbers(ctx, numbers, 'voice'),
-    calls.placedCallTimes(ctx, numbers, new Date(now.getTime() - Math.max(...capHours) * 3_600_000)),
+    calls.placedCalls(ctx, numbers, new Date(now.getTime() - Math.max(...capHours) * 3_600_000)),
   ]);
   const verdicts = decideVerdicts(due, {
     campaign,
     settings,
     barred,
     consented,
-    callTimes,
+    callTimes: placed.times,
+    onCall: placed.onCall,
     rulesFor: (phoneNumber) => compliance.rulesForNumber(phoneNumber, settings.customRules),
     now,
   });

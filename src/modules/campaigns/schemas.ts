@@ -13,7 +13,7 @@ export const CONTACT_STATUSES = ['PENDING', 'IN_PROGRESS', 'ANSWERED', 'UNANSWER
  */
 export const SKIP_REASONS = ['dnc', 'no_consent', 'unknown_timezone', 'outside_window', 'pre_dial_skip'] as const;
 /** Why a RUNNING campaign cannot dial anyone right now (its `waiting`). */
-export const WAITING_REASONS = ['outside_window', 'frequency_cap', 'redial_delay'] as const;
+export const WAITING_REASONS = ['outside_window', 'frequency_cap', 'in_call', 'redial_delay'] as const;
 export const WINDOW_TIME_ZONES = ['CAMPAIGN', 'CONTACT'] as const;
 
 const Metadata = Type.Record(Type.String(), Type.Unknown());
@@ -250,9 +250,9 @@ export const CampaignContact = Type.Object({
       "dnc, no_consent, unknown_timezone, outside_window (the windows that hold for the contact never overlap), or pre_dial_skip (the campaign's pre-dial webhook said skip).",
   }),
   waitReason: Type.Optional(
-    Type.Union([StringEnum(['outside_window', 'frequency_cap'] as const), Type.Null()], {
+    Type.Union([StringEnum(['outside_window', 'frequency_cap', 'in_call'] as const), Type.Null()], {
       description:
-        'For a PENDING contact the dialer put off: outside its call window, or over a frequency cap; nextAttemptAt says until when.',
+        'For a PENDING contact the dialer put off: outside its call window, over a frequency cap, or on another call of the account (in_call); nextAttemptAt says until when.',
     }),
   ),
   attempts: Type.Integer(),

@@ -287,6 +287,7 @@ async function waitingOf(ctx: TenantCtx, row: repo.CampaignRow, stats: CampaignS
   const what = {
     outside_window: `waiting for the contacts' call windows: the next opens ${at}`,
     frequency_cap: `waiting for the frequency cap: the next call is allowed at ${at}`,
+    in_call: `waiting for another call to the same person to end: checked again at ${at}`,
     redial_delay: `waiting for the redial delay: the next attempt is at ${at}`,
   }[reason];
   return { reason, message: `${what} for ${contactCount(next.n)}`, resumesAt: next.first!.toISOString(), contacts: next.n };

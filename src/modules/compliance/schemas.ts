@@ -178,7 +178,7 @@ export const ConsentQuery = Type.Object({
 });
 
 export const SKIP_REASONS = ['dnc', 'no_consent', 'unknown_timezone'] as const;
-export const WAIT_REASONS = ['outside_window', 'frequency_cap'] as const;
+export const WAIT_REASONS = ['outside_window', 'frequency_cap', 'in_call'] as const;
 export type WaitReason = (typeof WAIT_REASONS)[number];
 export const DECISION_REASONS = [...SKIP_REASONS, ...WAIT_REASONS] as const;
 export type DecisionReason = (typeof DECISION_REASONS)[number];
