@@ -225,6 +225,21 @@ describe('calling rules, caps, consent and the do-not-call list', () => {
     // Outside the window the window is the reason (and the later moment); a listed number stays skipped.
     expect(summary(verdictAt('2026-11-23T03:00:00.000Z', contact('+12125551000'), { onCall: true }))[1]).toBe('outside_window');
     expect(summary(verdictAt(now, contact('+12125551000'), { onCall: true, barred: true }))[1]).toBe('dnc');
+    // The same person twice in one claim, no cap: the first is dialled, the second waits for that call.
+    const twice = decide([contact('+12125551000'), contact('+12125551000')], {
+      campaign: campaign(),
+      settings: settings(),
+      barred: new Set(),
+      consented: new Set(),
+      callTimes: new Map(),
+      onCall: new Set(),
+      rulesFor: () => [],
+      now: new Date(now),
+    });
+    expect(twice.map((verdict) => [verdict.verdict, verdict.reason])).toEqual([
+      ['dial', null],
+      ['wait', 'in_call'],
+    ]);
   });
 
   it('skips a listed number and one without the consent a campaign or a rule needs', () => {

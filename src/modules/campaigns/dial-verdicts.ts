@@ -133,8 +133,9 @@ function decideOne(contact: DueContact, claim: ClaimFacts, alreadyThisClaim: num
   const opening = commonOpening(constraints, new Date(capFreesAt));
   if (!opening) return { verdict: 'skip', reason: 'outside_window', facts };
   if (!capped && opening.getTime() === now.getTime()) {
-    // Free to call, but on a call with the tenant already: never two calls to one person at once.
-    if (claim.onCall.has(phone)) {
+    // Free to call, but on a call with the tenant already (or dialled earlier in this claim): never
+    // two calls to one person at once.
+    if (claim.onCall.has(phone) || alreadyThisClaim > 0) {
       const until = new Date(now.getTime() + IN_CALL_RECHECK_MS);
       return { verdict: 'wait', reason: 'in_call', until, facts: { ...facts, resumesAt: until.toISOString() } };
     }
