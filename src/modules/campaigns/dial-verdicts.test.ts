@@ -216,11 +216,11 @@ describe('calling rules, caps, consent and the do-not-call list', () => {
     expect(verdictAt('2026-11-23T18:00:00.000Z', contact('+12125551000'), withOwnRule).facts.rules).toEqual(['us-tcpa-hours', 'no-lunch']);
   });
 
-  it('puts off a person on another call of the tenant for a minute, and only when they could be called now', () => {
+  it('puts off a person on another call of the tenant for ten seconds, and only when they could be called now', () => {
     const now = '2026-11-23T15:00:00.000Z';
     const busy = verdictAt(now, contact('+12125551000'), { onCall: true });
-    expect(summary(busy)).toEqual(['wait', 'in_call', '2026-11-23T15:01:00.000Z']);
-    expect(busy.facts.resumesAt).toBe('2026-11-23T15:01:00.000Z');
+    expect(summary(busy)).toEqual(['wait', 'in_call', '2026-11-23T15:00:10.000Z']);
+    expect(busy.facts.resumesAt).toBe('2026-11-23T15:00:10.000Z');
     expect(summary(verdictAt(now, contact('+12125551000')))).toEqual(['dial', null, null]);
     // Outside the window the window is the reason (and the later moment); a listed number stays skipped.
     expect(summary(verdictAt('2026-11-23T03:00:00.000Z', contact('+12125551000'), { onCall: true }))[1]).toBe('outside_window');

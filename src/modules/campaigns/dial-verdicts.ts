@@ -17,8 +17,8 @@ const HOUR_MS = 3_600_000;
 const HORIZON_MS = SEARCH_DAYS_WITH_HOLIDAYS * 24 * HOUR_MS;
 /** The call counts every record shows, whatever caps apply: the last day and the last week. */
 export const COUNTED_HOURS = [24, 168];
-/** How soon a contact on another call of the tenant's is looked at again. */
-export const IN_CALL_RECHECK_MS = 60_000;
+/** How soon a contact on another call of the tenant's is looked at again: soon after that call ends. */
+const IN_CALL_RECHECK_MS = 10_000;
 
 export type Verdict =
   | { verdict: 'dial'; reason: null; facts: DecisionFacts }
