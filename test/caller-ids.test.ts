@@ -1,8 +1,7 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
-import { startTestApp, twoTenantKeys, until, type TestApp } from './harness.ts';
+import { startTestApp, twoTenantKeys, untilWaitingForLock, type TestApp } from './harness.ts';
 import { apiAs, createCampaign, uniqueNumber } from './voice-fixtures.ts';
 
 // Caller-ID pools on the SIMULATOR, tick by tick with an injected clock. 2026-11-23 is a Monday;
@@ -75,6 +74,16 @@ const callerIds = async (api: Api, campaignId: string) => {
   }));
 };
 
+/** A new tenant with an agent and one SIMULATOR number of its own. */
+async function tenantWithNumber(agentName: string) {
+  const { key } = await twoTenantKeys(t.app);
+  const api = apiAs(t.app, key);
+  const agentId = await created(api, '/agents', { name: agentName });
+  const phoneNumber = uniqueNumber();
+  const voiceNumberId = await created(api, '/voice-numbers', { phoneNumber, provider: 'SIMULATOR' });
+  return { key, api, agentId, phoneNumber, voiceNumberId };
+}
+
 describe('caller-ID pools', () => {
   it('calls a contact from its area code, else its country, else the least-used number, and shows each number', async () => {
     clock.set('2026-11-23T17:00:00.000Z');
@@ -117,11 +126,7 @@ describe('caller-ID pools', () => {
 
   it("stops a number at its daily cap, counting the day's dials of a campaign without one, and goes on the next local day", async () => {
     clock.set('2026-11-23T17:00:00.000Z');
-    const { key } = await twoTenantKeys(t.app);
-    const api = apiAs(t.app, key);
-    const agentId = await created(api, '/agents', { name: 'Capped agent' });
-    const phoneNumber = uniqueNumber();
-    const voiceNumberId = await created(api, '/voice-numbers', { phoneNumber, provider: 'SIMULATOR' });
+    const { key, api, agentId, phoneNumber, voiceNumberId } = await tenantWithNumber('Capped agent');
     const uncapped = await startedCampaign(key, api, {
       agentId,
       voiceNumberId,
@@ -164,23 +169,17 @@ describe('caller-ID pools', () => {
     "holds the daily cap against another claim's dials from the same number, committed while it waited",
     async () => {
       clock.set('2026-11-23T17:00:00.000Z');
-      const { key } = await twoTenantKeys(t.app);
-      const api = apiAs(t.app, key);
-      const agentId = await created(api, '/agents', { name: 'Shared number agent' });
-      const phoneNumber = uniqueNumber();
-      const voiceNumberId = await created(api, '/voice-numbers', { phoneNumber, provider: 'SIMULATOR' });
+      const { key, api, agentId, voiceNumberId } = await tenantWithNumber('Shared number agent');
       const capped = await startedCampaign(key, api, {
         agentId,
         voiceNumberId,
         callerIdDailyCap: 1,
         contactListId: await listOf(api, ['+12125554001', '+12125554002']),
       });
-      const other = new pg.Client({ connectionString: t.databaseUrl });
-      await other.connect();
-      try {
-        const { rows } = await other.query<{ tenant_id: string }>('SELECT tenant_id FROM campaigns WHERE id = $1', [capped]);
-        const tenantId = rows[0]!.tenant_id;
-        await other.query('BEGIN');
+      const { rows } = await t.runtime.db.query<{ tenant_id: string }>('SELECT tenant_id FROM campaigns WHERE id = $1', [capped]);
+      const tenantId = rows[0]!.tenant_id;
+      let tick: Promise<number> | undefined;
+      await t.runtime.db.transaction(async (other) => {
         await other.query('INSERT INTO dial_pace (tenant_id, voice_number_id, next_dial_at) VALUES ($1, $2, $3)', [
           tenantId,
           voiceNumberId,
@@ -190,26 +189,17 @@ describe('caller-ID pools', () => {
           tenantId,
           voiceNumberId,
         ]);
-        const tick = dialerTick(t.runtime);
-        await until('the claim to wait for the number', async () => {
-          // Inside a transaction the activity view is a snapshot: cleared to read it anew.
-          await other.query('SELECT pg_stat_clear_snapshot()');
-          const waiting = await other.query(
-            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%dial_pace%'",
-          );
-          return waiting.rowCount! > 0;
-        });
-        await other.query('COMMIT');
-        await tick;
-        expect(await callersOf(api, capped)).toEqual([]);
-        const counted = await other.query<{ dials: number }>(
-          'SELECT dials FROM dial_counts WHERE tenant_id = $1 AND voice_number_id = $2',
-          [tenantId, voiceNumberId],
-        );
-        expect(counted.rows).toEqual([{ dials: 1 }]);
-      } finally {
-        await other.end();
-      }
+        tick = dialerTick(t.runtime);
+        // The claim's insert of the pace row waits for this transaction's own.
+        await untilWaitingForLock(t.runtime.db, 'the claim to wait for the number', 'transactionid');
+      });
+      await tick;
+      expect(await callersOf(api, capped)).toEqual([]);
+      const counted = await t.runtime.db.query<{ dials: number }>(
+        'SELECT dials FROM dial_counts WHERE tenant_id = $1 AND voice_number_id = $2',
+        [tenantId, voiceNumberId],
+      );
+      expect(counted.rows).toEqual([{ dials: 1 }]);
     },
   );
 });

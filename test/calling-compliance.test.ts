@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockCalledNumbers } from '../src/modules/calls/repo.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { manualClock } from '../src/platform/clock.ts';
-import { multipart, bearer, startTestApp, twoTenantKeys, until, type TestApp } from './harness.ts';
+import { multipart, bearer, startTestApp, twoTenantKeys, untilWaitingForLock, type TestApp } from './harness.ts';
 import { apiAs, createCampaign, voiceSetup } from './voice-fixtures.ts';
 
 // Who may be called and when, over HTTP on a real database: the tenant's compliance settings,
@@ -363,16 +363,7 @@ describe.skipIf(!process.env.DATABASE_URL)('two campaigns dialling the same pers
         [tenantId, person, clock.now()],
       );
       tick = dialerTick(t.runtime);
-      await until(
-        'the claim to wait for the number',
-        async () =>
-          (
-            await t.runtime.db.query(
-              "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
-            )
-          ).rowCount! > 0,
-        10_000,
-      );
+      await untilWaitingForLock(t.runtime.db, 'the claim to wait for the number', 'advisory');
     });
     await tick;
     const states = (await contactsOf(api, campaign.id)).map((c) => [c.phoneNumber, c.status, c.waitReason ?? null]);

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { Clock } from '../src/platform/clock.ts';
+import type { Queryable } from '../src/platform/db.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { generateSecretsKey } from '../src/platform/secrets.ts';
 import { IN_MEMORY, openRuntime, type Runtime } from '../src/runtime.ts';
@@ -79,6 +80,24 @@ export async function until<T>(what: string, probe: () => T | undefined | false 
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/**
+ * Polls (PostgreSQL) until a session of this database waits for a lock of the kind `waitEvent`
+ * (pg_stat_activity's wait_event: `advisory`, `transactionid`, …): the other side of a race a test
+ * holds open in its own transaction. `db` must not be that transaction: its view would not change.
+ */
+export const untilWaitingForLock = (db: Queryable, what: string, waitEvent: string) =>
+  until(
+    what,
+    async () =>
+      (
+        await db.query(
+          "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = $1",
+          [waitEvent],
+        )
+      ).rowCount! > 0,
+    10_000,
+  );
 
 let counter = 0;
 

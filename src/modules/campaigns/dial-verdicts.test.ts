@@ -46,20 +46,19 @@ const contact = (phone: string, timezone: string | null = null): DueContact => (
   wait_reason: null,
 });
 
-function verdictAt(
-  iso: string,
-  who: DueContact,
-  options: {
-    campaign?: Partial<CampaignRow>;
-    settings?: Partial<DialSettings>;
-    calls?: Date[];
-    barred?: boolean;
-    consented?: boolean;
-    onCall?: boolean;
-  } = {},
-) {
+interface FactOptions {
+  campaign?: Partial<CampaignRow>;
+  settings?: Partial<DialSettings>;
+  calls?: Date[];
+  barred?: boolean;
+  consented?: boolean;
+  onCall?: boolean;
+}
+
+/** The facts of a claim at `iso` about one person's number. */
+function factsAbout(iso: string, who: DueContact, options: FactOptions = {}): ClaimFacts {
   const dialSettings = settings(options.settings);
-  const facts: ClaimFacts = {
+  return {
     campaign: campaign(options.campaign),
     settings: dialSettings,
     barred: new Set(options.barred ? [who.phone_number] : []),
@@ -69,7 +68,10 @@ function verdictAt(
     rulesFor: (phone) => rulesForNumber(phone, dialSettings.customRules),
     now: new Date(iso),
   };
-  const [verdict] = decide([who], facts);
+}
+
+function verdictAt(iso: string, who: DueContact, options: FactOptions = {}) {
+  const [verdict] = decide([who], factsAbout(iso, who, options));
   return verdict!;
 }
 
@@ -178,16 +180,7 @@ describe('calling rules, caps, consent and the do-not-call list', () => {
       null,
     ]);
     // Two of the same number in one claim: the second counts the first.
-    const claim = decide([contact(MIAMI), contact(MIAMI)], {
-      campaign: campaign(rulesOn.campaign),
-      settings: settings(),
-      barred: new Set(),
-      consented: new Set(),
-      callTimes: new Map([[MIAMI, twoCalls]]),
-      onCall: new Set(),
-      rulesFor: (phone) => rulesForNumber(phone, []),
-      now: new Date(now),
-    });
+    const claim = decide([contact(MIAMI), contact(MIAMI)], factsAbout(now, contact(MIAMI), { ...rulesOn, calls: twoCalls }));
     expect(claim.map((verdict) => verdict.verdict)).toEqual(['dial', 'wait']);
   });
 
@@ -226,16 +219,7 @@ describe('calling rules, caps, consent and the do-not-call list', () => {
     expect(summary(verdictAt('2026-11-23T03:00:00.000Z', contact('+12125551000'), { onCall: true }))[1]).toBe('outside_window');
     expect(summary(verdictAt(now, contact('+12125551000'), { onCall: true, barred: true }))[1]).toBe('dnc');
     // The same person twice in one claim, no cap: the first is dialled, the second waits for that call.
-    const twice = decide([contact('+12125551000'), contact('+12125551000')], {
-      campaign: campaign(),
-      settings: settings(),
-      barred: new Set(),
-      consented: new Set(),
-      callTimes: new Map(),
-      onCall: new Set(),
-      rulesFor: () => [],
-      now: new Date(now),
-    });
+    const twice = decide([contact('+12125551000'), contact('+12125551000')], factsAbout(now, contact('+12125551000')));
     expect(twice.map((verdict) => [verdict.verdict, verdict.reason])).toEqual([
       ['dial', null],
       ['wait', 'in_call'],
