@@ -152,6 +152,28 @@ describe('multipart uploads', () => {
   });
 });
 
+describe('a value outside a set of choices', () => {
+  it('is refused with one sentence naming every choice, in the query and in the body', async () => {
+    const status = expectRefusal(
+      await t.app.inject({ method: 'GET', url: '/api/v1/campaigns?status=running', headers: auth }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(status.message).toBe("Query parameter 'status' must be one of DRAFT, SCHEDULED, RUNNING, PAUSED, COMPLETED, CANCELLED.");
+    expect(status.details).toHaveLength(1);
+
+    const campaign = await t.app.inject({ method: 'POST', url: '/api/v1/campaigns', headers: auth, payload: { name: 'Choices' } });
+    expect(campaign.statusCode, campaign.body).toBe(201);
+    const agent = expectRefusal(
+      await json('PATCH', `/api/v1/campaigns/${campaign.json().id}`, '{"agentId":"nope"}'),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(agent.message).toBe("Field 'agentId' must be a valid uuid or null.");
+    expect(agent.details).toEqual([{ path: '/agentId', message: 'must be a valid uuid or null' }]);
+  });
+});
+
 describe("the router's and Node's own refusals", () => {
   it('answer a path parameter over 100 characters with 414 in the error shape', async () => {
     const response = await t.app.inject({ method: 'GET', url: `/api/v1/contact-lists/${'x'.repeat(101)}`, headers: auth });

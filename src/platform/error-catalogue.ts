@@ -505,7 +505,7 @@ const declared = {
   },
   CAMPAIGN_NOT_DELETABLE: {
     status: 409,
-    message: 'A ${status} campaign cannot be deleted; pause and cancel it first (DRAFT, COMPLETED and CANCELLED campaigns can be deleted).',
+    message: 'A ${status} campaign cannot be deleted; cancel it first (DRAFT, COMPLETED and CANCELLED campaigns can be deleted).',
     when: 'Deleting a campaign that is scheduled, running or paused.',
   },
   CAMPAIGN_NOT_READY: {

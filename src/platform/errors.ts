@@ -72,6 +72,7 @@ function describe(error: AjvError): string {
     case 'additionalProperties':
       return 'is not an accepted property';
     case 'type':
+      if (p.type === 'null') return 'must be null';
       return `must be ${/^[aeiou]/.test(String(p.type)) ? 'an' : 'a'} ${String(p.type)}`;
     case 'minimum':
       return `must be at least ${String(p.limit)}`;
@@ -98,6 +99,38 @@ function describe(error: AjvError): string {
   }
 }
 
+/**
+ * A value that fits none of a union's branches fails each branch on its own (one `const` per
+ * allowed word, a `type` for the null of a nullable field): the branches' failures at the union's
+ * own path become one detail that names every choice ("must be one of DRAFT, RUNNING",
+ * "must be a valid uuid or null"). Other failures stay one detail each.
+ */
+function withAlternativesMerged(errors: AjvError[], unionPaths: Set<string>): { path: string; message: string }[] {
+  const details: { path: string; message: string }[] = [];
+  const alternatives = new Map<string, AjvError[]>();
+  for (const error of errors) {
+    const path = fieldPath(error);
+    if (!unionPaths.has(path)) details.push({ path, message: describe(error) });
+    else if (alternatives.has(path)) alternatives.get(path)!.push(error);
+    else {
+      alternatives.set(path, [error]);
+      details.push({ path, message: '' });
+    }
+  }
+  for (const detail of details) {
+    const branches = alternatives.get(detail.path);
+    if (!branches) continue;
+    const words = branches.filter((e) => e.keyword === 'const').map((e) => String(e.params.allowedValue));
+    const choices = [
+      ...(words.length === 0 ? [] : [words.length === 1 ? `must be ${words[0]!}` : `must be one of ${words.join(', ')}`]),
+      ...branches.filter((e) => e.keyword !== 'const').map(describe),
+    ];
+    // "must be a string or must be null" reads as "must be a string or null".
+    detail.message = choices.map((choice, i) => (i === 0 ? choice : choice.replace(/^must be /, ''))).join(' or ');
+  }
+  return details;
+}
+
 const PART_NAMES: Record<string, string> = { body: 'Field', querystring: 'Query parameter', params: 'Path parameter', headers: 'Header' };
 
 /** Turns Ajv's errors into the contract's `details` and one sentence a person can act on. */
@@ -105,7 +138,10 @@ export function validationError(errors: AjvError[], part: string): AppError {
   // anyOf/oneOf failures repeat the branch errors; keep the most specific ones.
   const useful = errors.filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'oneOf' && e.keyword !== 'if');
   const list = useful.length > 0 ? useful : errors;
-  const details = list.map((e) => ({ path: fieldPath(e), message: describe(e) }));
+  const details = withAlternativesMerged(
+    list,
+    new Set(errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map(fieldPath)),
+  );
   const first = details[0]!;
   const name =
     first.path === ''
