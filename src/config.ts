@@ -91,7 +91,7 @@ const ServiceEnvSchema = Type.Object({
     'Failed sign-ins allowed from one client address in AUTH_FAILURE_WINDOW_SECONDS, whichever accounts they try.',
   ),
   INVALID_API_KEYS_PER_ADDRESS: Int(
-    20,
+    1000,
     1,
     1000000,
     'Requests with an invalid API key allowed from one client address in AUTH_FAILURE_WINDOW_SECONDS; then that address is answered 429 on API-key requests until the window ends.',

@@ -61,6 +61,9 @@ describe('API keys (seed §5)', () => {
     expect(revoke.statusCode).toBe(204);
     expect(revoke.body).toBe('');
     await expectError(await profile(`Bearer ${key}`), 401, 'Invalid API key');
+    // "All later requests with it fail with 401": a client that keeps trying, or a suite of
+    // tests from one address, is not turned to 429 by the default limit of invalid keys.
+    for (let request = 1; request <= 100; request++) expect((await profile(`Bearer ${key}`)).statusCode, `request ${request}`).toBe(401);
   });
 
   it('answers 401 "API key has expired" once the expiry has passed, also for a cached key', async () => {
