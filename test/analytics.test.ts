@@ -99,6 +99,11 @@ describe('GET /analytics/my-detail', () => {
       totals: { total: '0.0000' },
       byAgent: [],
     });
+    // Bare dates (ISO-8601 too): the whole of each day, so the 6th's call is in and the range ends with the 6th.
+    const days = (await api('GET', '/analytics/my-detail?from=2026-03-01&to=2026-03-06&summary=true')).json();
+    expect(days).toEqual({ from: '2026-03-01T00:00:00.000Z', to: '2026-03-07T00:00:00.000Z', currency: 'USD', totals: detail.totals });
+    const fifth = (await api('GET', '/analytics/my-detail?from=2026-03-05&to=2026-03-05&summary=true')).json();
+    expect(fifth.totals.total).toBe(sum('total', calls.slice(0, 2)));
     const backwards = await api('GET', '/analytics/my-detail?from=2026-03-07T00:00:00Z&to=2026-03-01T00:00:00Z');
     expect(backwards.statusCode).toBe(400);
     expect(backwards.json().message).toBe("'from' must not be after 'to'.");

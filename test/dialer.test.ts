@@ -273,6 +273,12 @@ describe('call logs', () => {
     expect((await api('GET', `/call-logs?outcome=ANSWERED&campaignId=${campaign.id}`)).json().total).toBe(1);
     expect((await api('GET', '/call-logs?direction=INCOMING')).json().total).toBe(0);
     expect((await api('GET', '/call-logs?from=2026-11-23T10:31:00.000Z')).json().total).toBe(0);
+    // A bare date is the whole of that day (UTC).
+    const all = (await api('GET', '/call-logs')).json().total;
+    expect(all).toBeGreaterThan(0);
+    expect((await api('GET', '/call-logs?from=2026-11-23&to=2026-11-23')).json().total).toBe(all);
+    expect((await api('GET', '/call-logs?to=2026-11-22')).json().total).toBe(0);
+    expect((await api('GET', '/call-logs?from=2026-11-24')).json().total).toBe(0);
     expect((await api('GET', '/call-logs?from=2026-11-24T00:00:00.000Z&to=2026-11-23T00:00:00.000Z')).statusCode).toBe(400);
     expect((await api('GET', '/call-logs?limit=201')).statusCode).toBe(400);
 

@@ -7,6 +7,16 @@ export const Timestamp = Type.String({ format: 'date-time', description: 'ISO-86
 export const MoneyString = Type.String({ pattern: '^-?[0-9]+\\.[0-9]{4}$', description: 'Decimal amount with 4 fractional digits.' });
 export const IdParams = Type.Object({ id: Uuid });
 
+/** An instant, or a bare date (UTC) that stands for the whole of that day (see `dayStart`, `dayEnd`). */
+export const InstantOrDate = (description: string) =>
+  Type.Union([Type.String({ format: 'date-time' }), Type.String({ format: 'date' })], { description });
+const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** An `InstantOrDate` as the start of a range: a bare date's first moment. */
+export const dayStart = (value: string) => new Date(BARE_DATE.test(value) ? `${value}T00:00:00.000Z` : value);
+/** An `InstantOrDate` as the (exclusive) end of a range: the moment after a bare date's last, so the day is in. */
+export const dayEnd = (value: string) =>
+  BARE_DATE.test(value) ? new Date(Date.parse(`${value}T00:00:00.000Z`) + 86_400_000) : new Date(value);
+
 export const ErrorBody = Type.Object(
   {
     statusCode: Type.Integer(),

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { InstantOrDate, MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 import { CallCostSchema } from '../calls/service.ts';
 
 export const MAX_BINDING_FIELDS = 50;
@@ -41,8 +41,8 @@ export type Bindings = Static<typeof Bindings>;
 export const AgentParams = Type.Object({ agentId: Uuid });
 
 export const RangeQuery = Type.Object({
-  from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (inclusive); default 30 days before `to`.' })),
-  to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive); default now.' })),
+  from: Type.Optional(InstantOrDate('Start (inclusive); a bare date is that day from its start (UTC); default 30 days before `to`.')),
+  to: Type.Optional(InstantOrDate('End (exclusive); a bare date is that day to its end (UTC); default now.')),
   agentId: Type.Optional(Uuid),
 });
 export const DetailQuery = Type.Object({

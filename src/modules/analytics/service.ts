@@ -4,6 +4,7 @@ import { appError } from '../../platform/errors.ts';
 import { isUuid } from '../../platform/ids.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
 import type { Page } from '../../platform/pagination.ts';
+import { dayEnd, dayStart } from '../../platform/schemas.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import * as identity from '../identity/service.ts';
@@ -14,8 +15,8 @@ const DEFAULT_DAYS = 30;
 const MAX_BUCKETS = 5000;
 
 function rangeOf(ctx: TenantCtx, query: { from?: string; to?: string; agentId?: string }) {
-  const to = query.to ? new Date(query.to) : ctx.clock.now();
-  const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_DAYS * 86_400_000);
+  const to = query.to ? dayEnd(query.to) : ctx.clock.now();
+  const from = query.from ? dayStart(query.from) : new Date(to.getTime() - DEFAULT_DAYS * 86_400_000);
   for (const [name, date] of [
     ['from', from],
     ['to', to],

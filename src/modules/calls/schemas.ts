@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { InstantOrDate, MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Outcome = StringEnum(['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED']);
 export const ANSWERED_BY = ['human', 'machine', 'fax', 'unknown'] as const;
@@ -134,8 +134,8 @@ export const CallQuery = Type.Object({
   contactId: Type.Optional(Uuid),
   direction: Type.Optional(StringEnum(['OUTGOING', 'INCOMING'])),
   outcome: Type.Optional(Outcome),
-  from: Type.Optional(Type.String({ format: 'date-time', description: 'Calls created at or after this instant.' })),
-  to: Type.Optional(Type.String({ format: 'date-time', description: 'Calls created before this instant.' })),
+  from: Type.Optional(InstantOrDate('Calls created at or after this instant; a bare date is that day from its start (UTC).')),
+  to: Type.Optional(InstantOrDate('Calls created before this instant; a bare date is that day to its end (UTC).')),
 });
 export type CallQuery = Static<typeof CallQuery>;
 

@@ -11,6 +11,7 @@ import { withTransaction, type Deps, type TenantCtx } from '../../platform/conte
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Page } from '../../platform/pagination.ts';
+import { dayEnd, dayStart } from '../../platform/schemas.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
 import { ProviderError } from '../../providers/errors.ts';
 import { telephonyProvider, type ProviderWith } from '../../providers/registry.ts';
@@ -700,8 +701,8 @@ async function answeredForDetection(ctx: TenantCtx, call: repo.CallRow, detectio
 // Reading, hanging up, simulated inbound calls
 
 export async function listCalls(ctx: TenantCtx, query: CallQuery, page: Page) {
-  const from = query.from ? new Date(query.from) : undefined;
-  const to = query.to ? new Date(query.to) : undefined;
+  const from = query.from ? dayStart(query.from) : undefined;
+  const to = query.to ? dayEnd(query.to) : undefined;
   if (from && to && from > to) throw appError('VALIDATION_FAILED.fromAfterTo', {}, [{ path: '/from', message: 'after to' }]);
   const { rows, total } = await repo.listCalls(ctx.db, ctx.tenantId, { ...query, from, to }, page);
   return { data: rows.map(toCall), total };

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { MoneyString, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { InstantOrDate, MoneyString, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Password = Type.String({ minLength: 8, maxLength: 200, description: 'At least 8 characters.' });
@@ -49,11 +49,7 @@ export type Session = Static<typeof Session>;
 export const CreateApiKeyBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100 }),
-    expiresAt: Type.Optional(
-      Type.Union([Type.String({ format: 'date-time' }), Type.String({ format: 'date' })], {
-        description: 'The key stops working after this instant; a bare date means the end of that day (UTC).',
-      }),
-    ),
+    expiresAt: Type.Optional(InstantOrDate('The key stops working after this instant; a bare date means the end of that day (UTC).')),
     webhookUrl: Type.Optional(
       Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'Where call results are posted.' }),
     ),

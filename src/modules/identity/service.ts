@@ -14,6 +14,7 @@ import { newId } from '../../platform/ids.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { refusePrivateUrl } from '../../platform/safe-fetch.ts';
+import { dayEnd } from '../../platform/schemas.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
 import * as repo from './repo.ts';
 import type { ApiKey, CreateApiKeyBody, LoginBody, PasswordBody, Profile, SignupBody, User } from './schemas.ts';
@@ -198,11 +199,6 @@ export async function endSession(deps: Pick<Deps, 'db' | 'clock'>, session: { se
 }
 
 /** Bare dates mean "through the end of that day" in UTC. */
-function parseExpiry(value: string | undefined): Date | null {
-  if (value === undefined) return null;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return new Date(Date.parse(`${value}T00:00:00.000Z`) + 86_400_000);
-  return new Date(value);
-}
 
 /** Whether the agent is the tenant's; the agents module answers (it sits above identity). */
 export type AgentExists = (scope: { db: Queryable; tenantId: string }, agentId: string) => Promise<boolean>;
@@ -221,7 +217,7 @@ export async function createApiKey(
   input: CreateApiKeyBody,
   options: { allowPastExpiry?: boolean; createdBy?: string | null; agentExists?: AgentExists } = {},
 ) {
-  const expiresAt = parseExpiry(input.expiresAt);
+  const expiresAt = input.expiresAt === undefined ? null : dayEnd(input.expiresAt);
   if (expiresAt && !options.allowPastExpiry && expiresAt <= owner.clock.now()) {
     throw appError('EXPIRY_IN_PAST', {}, [{ path: '/expiresAt', message: 'must lie in the future' }]);
   }
