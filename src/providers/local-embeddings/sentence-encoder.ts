@@ -21,8 +21,8 @@ export type EmbedReply = { id: number; vectors: Float32Array[] } | { id: number;
 
 /**
  * The offline default: Universal Sentence Encoder lite, whose weights ship inside the npm
- * package, run on TensorFlow.js (WebAssembly) in worker threads of this process (the service's
- * event loop only passes texts and vectors). Documents are embedded by a pool of one worker per
+ * package, run on ONNX Runtime (sentence-encoder-model.ts) in worker threads of this process (the
+ * service's event loop only passes texts and vectors). Documents are embedded by a pool of one worker per
  * core, a few chunks per call; queries have a worker of their own, so a question asked during a
  * call never waits behind a source being indexed, and queries asked at the same moment share one
  * model call. Workers start, and load the model, on first use.
