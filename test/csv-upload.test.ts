@@ -157,6 +157,45 @@ describe('CSV upload', () => {
     });
   });
 
+  it('answers a file far over the row limit while it is still arriving over a real connection', async () => {
+    // The parser stops at 10,000 rows while most of the upload is still on its way: the rest is
+    // read and dropped, and the answer comes (it used to wait for the stopped parser forever).
+    const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const listId = await newList();
+    const rows = Array.from({ length: 40_000 }, (_, i) => `+1415${String(5_000_000 + i)},Person ${i}`).join('\n');
+    const form = new FormData();
+    form.append('file', new Blob([`phone,name\n${rows}\n`], { type: 'text/csv' }), 'export.csv');
+    const response = await fetch(`${address}/api/v1/contact-lists/${listId}/upload`, {
+      method: 'POST',
+      headers: bearer(key),
+      body: form,
+      signal: AbortSignal.timeout(15_000),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { message: string }).message).toBe(
+      'The CSV has more than 10,000 rows, blank ones included; at most 500 contacts can be uploaded at once, so nothing was imported.',
+    );
+    expect(await contactsOf(listId)).toHaveLength(0);
+  });
+
+  it('refuses a body that is not multipart with 415 and the sentence saying how to send the CSV, whatever its type', async () => {
+    const listId = await newList();
+    for (const type of ['text/csv', 'text/plain', 'application/octet-stream', 'application/x-www-form-urlencoded', 'application/json']) {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: `/api/v1/contact-lists/${listId}/upload`,
+        headers: { ...bearer(key), 'content-type': type },
+        payload: type === 'application/json' ? '{}' : 'phone\n+14155550101\n',
+      });
+      expect(response.statusCode, type).toBe(415);
+      expect(response.json(), type).toMatchObject({
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        message: 'Send the CSV as multipart/form-data with the file in a field named "file".',
+      });
+    }
+    expect(await contactsOf(listId)).toHaveLength(0);
+  });
+
   it('skips numbers already in the list', async () => {
     const listId = await newList();
     await upload(listId, 'phone\n+14155550301\n');

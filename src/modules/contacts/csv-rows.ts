@@ -145,6 +145,9 @@ function csvRefusal(error: unknown): AppError {
 function overSizeLimit(input: Readable): Promise<boolean> {
   return new Promise((resolve) => {
     finished(input, () => resolve((input as Readable & { truncated?: boolean }).truncated === true));
+    // A reader of its own: resume() alone leaves the stream waiting for the destroyed parser's
+    // 'drain' when the pipe was holding back (an upload still arriving), and the answer never came.
+    input.on('data', () => {});
     input.resume();
   });
 }
