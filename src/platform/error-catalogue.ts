@@ -637,7 +637,7 @@ const declared = {
   'UNSUPPORTED_MEDIA_TYPE.csv': {
     status: 415,
     message: 'Send the CSV as multipart/form-data with the file in a field named "file".',
-    when: 'A contacts import that is not multipart.',
+    when: 'A contacts or do-not-call CSV import whose body is not multipart, whatever its content type.',
   },
   'UNSUPPORTED_MEDIA_TYPE.fileSource': {
     status: 415,

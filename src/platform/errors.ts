@@ -16,6 +16,13 @@ import {
   type ParamsOf,
 } from './error-catalogue.ts';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What a route that takes no JSON says to a body of a type it does not take (an upload's own sentence). */
+    unsupportedMediaType?: 'UNSUPPORTED_MEDIA_TYPE.csv';
+  }
+}
+
 export interface FieldError {
   path: string;
   message: string;
@@ -210,11 +217,17 @@ export function errorBody(error: AppError, requestId: string) {
   };
 }
 
+/** A body of a type the route does not take, refused in the route's own sentence when it has one. */
+function inRouteWords(refusal: AppError, request: FastifyRequest): AppError {
+  const key = refusal.code === 'UNSUPPORTED_MEDIA_TYPE' ? request.routeOptions.config?.unsupportedMediaType : undefined;
+  return key ? appError(key) : refusal;
+}
+
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const appError = toAppError(error);
-  if (appError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
-  if (appError.retryAfterSeconds !== undefined) reply.header('retry-after', String(appError.retryAfterSeconds));
-  return reply.code(appError.statusCode).type('application/json; charset=utf-8').send(errorBody(appError, request.id));
+  const refusal = inRouteWords(toAppError(error), request);
+  if (refusal.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+  if (refusal.retryAfterSeconds !== undefined) reply.header('retry-after', String(refusal.retryAfterSeconds));
+  return reply.code(refusal.statusCode).type('application/json; charset=utf-8').send(errorBody(refusal, request.id));
 }
 
 /**

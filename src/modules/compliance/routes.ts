@@ -89,6 +89,7 @@ export const complianceRoutes: ModulePlugin = async (plugin, { deps }) => {
     '/dnc/import',
     {
       bodyLimit: CSV_BYTE_LIMIT + 64 * 1024,
+      config: { unsupportedMediaType: 'UNSUPPORTED_MEDIA_TYPE.csv' },
       schema: {
         tags,
         summary: `Import numbers from a CSV file (multipart/form-data, field "file"; a phone column and an optional reason column; at most ${compliance.MAX_DNC_IMPORT_ROWS.toLocaleString('en-US')} rows, 5 MB)`,

@@ -154,6 +154,7 @@ async function mountContactRoutes(
     '/contact-lists/:id/upload',
     {
       bodyLimit: CSV_BYTE_LIMIT + 64 * 1024,
+      config: { unsupportedMediaType: 'UNSUPPORTED_MEDIA_TYPE.csv' },
       schema: {
         tags,
         summary: 'Import contacts from a CSV file (multipart/form-data, field "file"; at most 500 rows, 5 MB)',
