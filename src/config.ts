@@ -201,7 +201,7 @@ const ServiceEnvSchema = Type.Object({
     0,
     0,
     64,
-    'Worker threads the offline model embeds knowledge sources with (queries have one more of their own); 0: one per core.',
+    'Worker threads the offline model embeds knowledge sources with (queries have one more of their own); 0: one per core but one (at least one), so a core stays free for the API while a source is indexed.',
   ),
   VECTOR_SEARCH: Type.Union([Type.Literal('auto'), Type.Literal('exact')], {
     default: 'auto',

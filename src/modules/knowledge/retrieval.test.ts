@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { reciprocalRankFusion } from './service.ts';
-import { dotProducts, topIndices } from './vector-search.ts';
+import { nearestRows } from './vector-search.ts';
 
 describe('reciprocal rank fusion', () => {
   it('adds 1 / (k + rank) from every ranking an item is in', () => {
@@ -38,27 +38,28 @@ describe('reciprocal rank fusion', () => {
   });
 });
 
-describe('exact top-k', () => {
-  it('answers the indices of the highest scores, highest first, ties by position', () => {
-    expect(topIndices(Float32Array.from([0.1, 0.9, 0.5, 0.9, -1]), 3)).toEqual([1, 3, 2]);
-    expect(topIndices(Float32Array.from([0.3]), 5)).toEqual([0]);
+describe('the exact nearest rows', () => {
+  it('answers the rows of the highest dot products, highest first, ties by position, at most as many as there are', async () => {
+    const rows = async (scores: number[], limit: number) =>
+      (await nearestRows(Float32Array.from(scores), 1, Float32Array.of(1), limit)).map(({ row }) => row);
+    expect(await rows([0.1, 0.9, 0.5, 0.9, -1], 3)).toEqual([1, 3, 2]);
+    expect(await rows([0.3], 5)).toEqual([0]);
+    expect(await rows([], 5)).toEqual([]);
   });
-});
 
-describe('dot products of a query with each stored vector', () => {
-  it('answers every row, whatever the dimensions modulo 4, as the plain sum does', () => {
+  it('scores every row as the plain sum does, whatever the dimensions', async () => {
     for (const dimensions of [1, 3, 4, 7, 512]) {
-      const rows = 5;
-      const vectors = Float32Array.from({ length: rows * dimensions }, (_, i) => Math.sin(i + 1));
+      const count = 5;
+      const vectors = Float32Array.from({ length: count * dimensions }, (_, i) => Math.sin(i + 1));
       const query = Float32Array.from({ length: dimensions }, (_, i) => Math.cos(i));
-      const plain = Array.from({ length: rows }, (_, row) => {
+      const plain = Array.from({ length: count }, (_, row) => {
         let dot = 0;
         for (let i = 0; i < dimensions; i++) dot += vectors[row * dimensions + i]! * query[i]!;
-        return dot;
-      });
-      const scores = dotProducts(vectors, dimensions, query);
-      expect(scores).toHaveLength(rows);
-      scores.forEach((score, row) => expect(score).toBeCloseTo(plain[row]!, 4));
+        return { row, dot };
+      }).sort((a, b) => b.dot - a.dot);
+      const nearest = await nearestRows(vectors, dimensions, query, count);
+      expect(nearest.map(({ row }) => row)).toEqual(plain.map(({ row }) => row));
+      nearest.forEach(({ similarity }, i) => expect(similarity).toBeCloseTo(plain[i]!.dot, 4));
     }
   });
 });

@@ -17,10 +17,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { EmbeddingsModel } from '@energetic-ai/embeddings';
-import onnxProto from 'onnx-proto';
-import * as ort from 'onnxruntime-node';
-
-const { onnx } = onnxProto;
+import { graphBuilder, openSession, ort } from '../../platform/onnx-graph.ts';
 
 /** The model reads at most this many tokens of a text (the rest is cut, as TensorFlow.js cuts it). */
 const MAX_TOKENS = 128;
@@ -60,53 +57,13 @@ function readWeights(dir: string): Weights {
 /** The ONNX graph of the model (opset 17), its weights inside; input `ids` (int64) and `mask` (float, 1 for a token), [texts, tokens]. */
 export function sentenceEncoderGraph(dir = packageDir()): Uint8Array {
   const weights = readWeights(dir);
-  const initializers: InstanceType<typeof onnx.TensorProto>[] = [];
-  const nodes: InstanceType<typeof onnx.NodeProto>[] = [];
-  let next = 0;
-
-  const tensor = (dims: number[], values: Float32Array | BigInt64Array) => {
-    const name = `w${next++}`;
-    initializers.push(
-      onnx.TensorProto.create({
-        name,
-        dims,
-        dataType: values instanceof Float32Array ? onnx.TensorProto.DataType.FLOAT : onnx.TensorProto.DataType.INT64,
-        rawData: new Uint8Array(values.buffer, values.byteOffset, values.byteLength),
-      }),
-    );
-    return name;
-  };
-  const scalar = (value: number) => tensor([], Float32Array.of(value));
-  const ints = (...values: number[]) =>
-    tensor(
-      [values.length],
-      BigInt64Array.from(values, (value) => BigInt(value)),
-    );
+  const { tensor, scalar, ints, node, op, model } = graphBuilder();
   /** A weight of the model, reshaped (a 1×1 convolution's kernel is a matrix). */
   const weight = (name: string, dims?: number[]) => {
     const values = weights.values.get(name);
     if (!values) throw new Error(`The sentence encoder's weights have no ${name}`);
     return tensor(dims ?? weights.shapes.get(name)!, values);
   };
-  const attribute = (name: string, value: number | number[]) =>
-    Array.isArray(value)
-      ? onnx.AttributeProto.create({ name, type: onnx.AttributeProto.AttributeType.INTS, ints: value })
-      : Number.isInteger(value)
-        ? onnx.AttributeProto.create({ name, type: onnx.AttributeProto.AttributeType.INT, i: value })
-        : onnx.AttributeProto.create({ name, type: onnx.AttributeProto.AttributeType.FLOAT, f: value });
-  const node = (opType: string, input: string[], attributes: Record<string, number | number[]> = {}, outputs = 1): string[] => {
-    const output = Array.from({ length: outputs }, () => `t${next++}`);
-    nodes.push(
-      onnx.NodeProto.create({
-        opType,
-        input,
-        output,
-        attribute: Object.entries(attributes).map(([name, value]) => attribute(name, value)),
-      }),
-    );
-    return output;
-  };
-  const op = (opType: string, input: string[], attributes: Record<string, number | number[]> = {}) => node(opType, input, attributes)[0]!;
   const dense = (input: string, kernel: string, bias: string, dims?: number[]) =>
     op('Add', [op('MatMul', [input, weight(kernel, dims)]), weight(bias)]);
 
@@ -183,33 +140,14 @@ export function sentenceEncoderGraph(dir = packageDir()): Uint8Array {
     dense(mean, 'module/Encoder_en/hidden_layers/tanh_layer_0/weights', 'module/Encoder_en/hidden_layers/tanh_layer_0/bias'),
   ]);
 
-  const tensorType = (elemType: number, dims: ({ dimParam: string } | { dimValue: number })[]) => ({
-    tensorType: { elemType, shape: { dim: dims } },
-  });
-  const graph = onnx.GraphProto.create({
-    name: 'universal-sentence-encoder-lite',
-    node: nodes,
-    initializer: initializers,
-    input: [
-      onnx.ValueInfoProto.create({
-        name: 'ids',
-        type: tensorType(onnx.TensorProto.DataType.INT64, [{ dimParam: 'texts' }, { dimParam: 'tokens' }]),
-      }),
-      onnx.ValueInfoProto.create({
-        name: 'mask',
-        type: tensorType(onnx.TensorProto.DataType.FLOAT, [{ dimParam: 'texts' }, { dimParam: 'tokens' }]),
-      }),
+  return model(
+    'universal-sentence-encoder-lite',
+    [
+      { name: 'ids', type: 'int64', dims: ['texts', 'tokens'] },
+      { name: 'mask', type: 'float', dims: ['texts', 'tokens'] },
     ],
-    output: [
-      onnx.ValueInfoProto.create({
-        name: output,
-        type: tensorType(onnx.TensorProto.DataType.FLOAT, [{ dimParam: 'texts' }, { dimValue: WIDTH }]),
-      }),
-    ],
-  });
-  return onnx.ModelProto.encode(
-    onnx.ModelProto.create({ irVersion: 8, opsetImport: [{ domain: '', version: 17 }], producerName: 'callforge', graph }),
-  ).finish();
+    [{ name: output, type: 'float', dims: ['texts', WIDTH] }],
+  );
 }
 
 export interface SentenceEncoder {
@@ -219,12 +157,7 @@ export interface SentenceEncoder {
 
 /** The model on ONNX Runtime, on one thread (a pool of workers gives it every core). */
 export async function openSentenceEncoder(dir = packageDir()): Promise<SentenceEncoder> {
-  const session = await ort.InferenceSession.create(sentenceEncoderGraph(dir), {
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-  });
+  const session = await openSession(sentenceEncoderGraph(dir));
   const [output] = session.outputNames as [string];
   // The package's own SentencePiece tokenizer (the model half of the class is TensorFlow.js's and is not used).
   const vocabulary = JSON.parse(readFileSync(join(dir, 'vocab.json'), 'utf8')) as ConstructorParameters<

@@ -23,12 +23,14 @@ export type EmbedReply = { id: number; vectors: Float32Array[] } | { id: number;
  * The offline default: Universal Sentence Encoder lite, whose weights ship inside the npm
  * package, run on ONNX Runtime (sentence-encoder-model.ts) in worker threads of this process (the
  * service's event loop only passes texts and vectors). Documents are embedded by a pool of one worker per
- * core, a few chunks per call; queries have a worker of their own, so a question asked during a
+ * core but one, a few chunks per call; queries have a worker of their own, so a question asked during a
  * call never waits behind a source being indexed, and queries asked at the same moment share one
  * model call. Workers start, and load the model, on first use.
  */
 export function localSentenceEncoder(options: { documentWorkers?: number } = {}): Embedder {
-  const documents = lane(options.documentWorkers ?? availableParallelism(), DOCUMENT_BATCH);
+  // One core is left to the API: with a worker on every core, requests answered while a source was
+  // indexed waited up to 164–283 ms at p99 on 2 cores, against 22–27 ms (docs/knowledge-performance.md).
+  const documents = lane(options.documentWorkers ?? Math.max(1, availableParallelism() - 1), DOCUMENT_BATCH);
   const queries = lane(1, QUERY_BATCH);
   return {
     model: 'use-lite-512',
