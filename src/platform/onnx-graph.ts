@@ -19,13 +19,15 @@ export interface Port {
 
 export interface GraphBuilder {
   /** A constant tensor of the graph (a weight); its name. */
-  tensor(dims: number[], values: Float32Array | BigInt64Array): string;
+  tensor(dims: number[], values: Float32Array | BigInt64Array | Int8Array): string;
   scalar(value: number): string;
   ints(...values: number[]): string;
   /** A node with `outputs` outputs; their names. */
   node(opType: string, inputs: string[], attributes?: Attributes, outputs?: number): string[];
   /** A node with one output; its name. */
   op(opType: string, inputs: string[], attributes?: Attributes): string;
+  /** A node of ONNX Runtime's own operators (domain com.microsoft) with one output; its name. */
+  contrib(opType: string, inputs: string[]): string;
   /** The model (opset 17), serialised; `outputs` name nodes' outputs. */
   model(name: string, inputs: Port[], outputs: Port[]): Uint8Array;
 }
@@ -34,7 +36,9 @@ export function graphBuilder(): GraphBuilder {
   const initializers: InstanceType<typeof onnx.TensorProto>[] = [];
   const nodes: InstanceType<typeof onnx.NodeProto>[] = [];
   let next = 0;
-  const elemType = (type: Port['type']) => (type === 'float' ? onnx.TensorProto.DataType.FLOAT : onnx.TensorProto.DataType.INT64);
+  let usesContrib = false;
+  const elemType = (type: Port['type'] | 'int8') =>
+    type === 'float' ? onnx.TensorProto.DataType.FLOAT : type === 'int8' ? onnx.TensorProto.DataType.INT8 : onnx.TensorProto.DataType.INT64;
   const valueInfo = ({ name, type, dims }: Port) =>
     onnx.ValueInfoProto.create({
       name,
@@ -59,7 +63,7 @@ export function graphBuilder(): GraphBuilder {
         onnx.TensorProto.create({
           name,
           dims,
-          dataType: elemType(values instanceof Float32Array ? 'float' : 'int64'),
+          dataType: elemType(values instanceof Float32Array ? 'float' : values instanceof Int8Array ? 'int8' : 'int64'),
           rawData: new Uint8Array(values.buffer, values.byteOffset, values.byteLength),
         }),
       );
@@ -84,6 +88,12 @@ export function graphBuilder(): GraphBuilder {
       return output;
     },
     op: (opType, input, attributes) => builder.node(opType, input, attributes)[0]!,
+    contrib(opType, input) {
+      usesContrib = true;
+      const output = `t${next++}`;
+      nodes.push(onnx.NodeProto.create({ opType, domain: 'com.microsoft', input, output: [output] }));
+      return output;
+    },
     model(name, inputs, outputs) {
       const graph = onnx.GraphProto.create({
         name,
@@ -93,7 +103,12 @@ export function graphBuilder(): GraphBuilder {
         output: outputs.map(valueInfo),
       });
       return onnx.ModelProto.encode(
-        onnx.ModelProto.create({ irVersion: 8, opsetImport: [{ domain: '', version: 17 }], producerName: 'callforge', graph }),
+        onnx.ModelProto.create({
+          irVersion: 8,
+          opsetImport: [{ domain: '', version: 17 }, ...(usesContrib ? [{ domain: 'com.microsoft', version: 1 }] : [])],
+          producerName: 'callforge',
+          graph,
+        }),
       ).finish();
     },
   };

@@ -342,13 +342,14 @@ export async function processSource(deps: Deps, job: ProcessSourceJob, meta: { r
 }
 
 export function processSourceJobDefinition(deps: Deps): JobDefinition<ProcessSourceJob> {
-  // Two sources at a time per process, each embedded by every worker of the embedder: one's chunks
-  // are written while the next one's are embedded (58 against 67–77 chunks/s in a bench, docs/knowledge-performance.md).
+  // One source at a time per process, embedded by every worker of the embedder. Two at a time
+  // indexed faster (78 against 60 chunks/s) but on the embedded database their writes held its one
+  // connection so often that queries asked meanwhile waited (p95 128 against 30 ms; docs/knowledge-performance.md).
   return {
     name: PROCESS_SOURCE,
     retryLimit: PROCESS_RETRY_LIMIT,
     batchSize: 1,
-    concurrency: 2,
+    concurrency: 1,
     expireInSeconds: 3600,
     handle: (data, meta) => processSource(deps, data, meta),
   };

