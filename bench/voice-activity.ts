@@ -1,12 +1,12 @@
 /**
- * What voice-activity detection costs per call: Silero VAD (onnxruntime-web, WebAssembly, in its
+ * What voice-activity detection costs per call: Silero VAD (ONNX Runtime, native, in its
  * worker thread) listening to N calls at once at real pace, 20 ms frames of 8 kHz audio, half of it
  * speech (eSpeak NG saying a sentence, then as long a silence, over and over).
  *
  *   npm run bench:vad
  *   BENCH_VAD_CALLS=1,25,100 BENCH_VAD_SECONDS=20 npm run bench:vad
  *
- * Per level, after a warm-up (V8 compiles the runtime's hot WebAssembly functions in its first
+ * Per level, after a warm-up (the runtime and V8 settle in the first
  * seconds): the process's CPU per second of a call's audio, split into the main thread's (cutting
  * frames into windows, posting them, reading the answers: what the service's event loop pays) and
  * the other threads' (the detector's thread, with V8's collector), read from /proc (Linux); and the
@@ -94,7 +94,7 @@ async function main(): Promise<number> {
   const rows = [];
   for (const calls of levels) rows.push(await level(calls, audio, seconds));
   process.stdout.write(
-    `\n== Silero VAD v6 on onnxruntime-web (WebAssembly, one worker thread): ${seconds} s of 8 kHz audio per call, half of it speech\n`,
+    `\n== Silero VAD v6 on ONNX Runtime (native, one worker thread): ${seconds} s of 8 kHz audio per call, half of it speech\n`,
   );
   process.stdout.write(
     table(

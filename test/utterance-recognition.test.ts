@@ -7,7 +7,7 @@ import { createTranscriber } from '../src/providers/openai-compatible/speech.ts'
 import type { RecognitionEvent } from '../src/providers/types.ts';
 import { callerSaying, lineSilence, voicedSpan } from './caller-speech.ts';
 
-// Turn-taking for a recogniser of whole utterances: the real Silero model (onnxruntime-web, in its
+// Turn-taking for a recogniser of whole utterances: the real Silero model (on ONNX Runtime, in its
 // worker thread) hears real speech from the offline eSpeak voice on a phone line's audio.
 const END_OF_SPEECH_MS = 600;
 let fake: Awaited<ReturnType<typeof startFakeSpeech>>;

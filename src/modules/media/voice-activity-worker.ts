@@ -1,9 +1,9 @@
-// Runs in a worker thread (see voice-activity.ts): Silero VAD on onnxruntime-web's WebAssembly
-// runtime computes synchronously, a few tenths of a millisecond per 32 ms window, which summed
-// over every call would stall the event loop that carries their media.
+// Runs in a worker thread (see voice-activity.ts): Silero VAD on ONNX Runtime computes
+// synchronously, a fraction of a millisecond per 32 ms window, which summed over every call would
+// stall the event loop that carries their media.
 import { readFile } from 'node:fs/promises';
 import { parentPort } from 'node:worker_threads';
-import * as ort from 'onnxruntime-web';
+import { openSession, ort } from '../../platform/onnx-graph.ts';
 import { SILERO_MODEL, type VadBatch, type VadRate, type VadResults } from './voice-activity.ts';
 
 /** Samples per window, and of the previous window's end prepended to it (silero-vad's `OnnxWrapper`). */
@@ -14,8 +14,7 @@ const STATE = 128;
 
 // One thread of computing: the worker is already off the event loop, and the machine's other
 // cores serve the rest of the service.
-ort.env.wasm.numThreads = 1;
-const session = await ort.InferenceSession.create(await readFile(new URL(import.meta.resolve(SILERO_MODEL))));
+const session = await openSession(await readFile(new URL(import.meta.resolve(SILERO_MODEL))));
 const port = parentPort!;
 
 interface StreamState {

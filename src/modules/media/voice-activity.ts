@@ -1,6 +1,6 @@
 /**
  * Voice-activity detection: how likely each 32 ms of a call's audio is speech, from Silero VAD
- * (v6, MIT), a small trained model run by onnxruntime-web's WebAssembly build; the model file ships
+ * (v6, MIT), a small trained model run by ONNX Runtime's native kernels; the model file ships
  * in an npm package (`@ricky0123/vad-web`), so nothing is downloaded at run time. One worker thread
  * per process runs it for every call, started on first use: the windows of every call go to the
  * worker as one batch every BATCH_MS (one run per step for all calls), and while a batch is
