@@ -206,7 +206,7 @@ const ServiceEnvSchema = Type.Object({
   VECTOR_SEARCH: Type.Union([Type.Literal('auto'), Type.Literal('exact')], {
     default: 'auto',
     description:
-      'auto: an HNSW index (pgvector) where `CREATE EXTENSION vector` works, exact cosine otherwise; exact: always exact cosine.',
+      'auto: an HNSW index (pgvector) where `CREATE EXTENSION vector` works, exact cosine otherwise; exact: always exact cosine, which on the embedded database indexes faster and finds more for bases of up to tens of thousands of chunks (docs/knowledge-performance.md).',
     expected: 'auto or exact',
   }),
   KNOWLEDGE_CACHE_MB: Int(256, 0, 65536, 'Memory per process for the embeddings exact search keeps of recently queried knowledge bases.'),
