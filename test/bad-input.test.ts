@@ -174,6 +174,38 @@ describe('a value outside a set of choices', () => {
   });
 });
 
+describe('a value that does not match a pattern', () => {
+  it('is refused with what the pattern wants in words, not the pattern', async () => {
+    const language = expectRefusal(
+      await json('POST', '/api/v1/agents', '{"name":"Patterned","language":"en_US"}'),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(language.message).toBe("Field 'language' must be a BCP-47 language tag such as en-US, es or pt-BR.");
+    const window = expectRefusal(
+      await json('POST', '/api/v1/campaigns', '{"name":"Patterned","callWindowStart":"9am"}'),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(window.details).toEqual([{ path: '/callWindowStart', message: 'must be a time as HH:mm, such as 09:00' }]);
+  });
+
+  it('has its words in every schema of the API that has a pattern', async () => {
+    const openapi = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as object;
+    const without: string[] = [];
+    const visit = (node: unknown, where: string) => {
+      if (Array.isArray(node)) node.forEach((child, i) => visit(child, `${where}/${i}`));
+      else if (node && typeof node === 'object') {
+        const record = node as Record<string, unknown>;
+        if (typeof record.pattern === 'string' && typeof record['x-pattern-message'] !== 'string') without.push(where);
+        for (const [key, child] of Object.entries(record)) visit(child, `${where}/${key}`);
+      }
+    };
+    visit(openapi, '');
+    expect(without).toEqual([]);
+  });
+});
+
 describe("the router's and Node's own refusals", () => {
   it('answer a path parameter over 100 characters with 414 in the error shape', async () => {
     const response = await t.app.inject({ method: 'GET', url: `/api/v1/contact-lists/${'x'.repeat(101)}`, headers: auth });

@@ -3,6 +3,7 @@ import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { EmbeddedDatabaseFailure, isStatementTimeout } from './db.ts';
+import { PATTERN_MESSAGE } from './schemas.ts';
 import {
   codeOf,
   errorCatalogue,
@@ -59,6 +60,8 @@ interface AjvError {
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
+  /** The schema that failed (validation is verbose). */
+  parentSchema?: unknown;
 }
 
 function fieldPath(error: AjvError): string {
@@ -101,6 +104,10 @@ function describe(error: AjvError): string {
       return `must be a valid ${String(p.format)}`;
     case 'uniqueItems':
       return 'must not contain duplicates';
+    case 'pattern': {
+      const words = (error.parentSchema as { [PATTERN_MESSAGE]?: string } | undefined)?.[PATTERN_MESSAGE];
+      return words ? `must be ${words}` : `must match the pattern ${String(p.pattern)}`;
+    }
     default:
       return error.message ?? 'is invalid';
   }

@@ -1,10 +1,17 @@
 import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
 import { STATUS_CODES } from 'node:http';
 
+/** The schema keyword (an OpenAPI extension) that says in words what a `pattern` wants, for the error a person reads. */
+export const PATTERN_MESSAGE = 'x-pattern-message';
+
 /** Shapes shared by every module's routes. */
 export const Uuid = Type.String({ format: 'uuid' });
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601 UTC with milliseconds.' });
-export const MoneyString = Type.String({ pattern: '^-?[0-9]+\\.[0-9]{4}$', description: 'Decimal amount with 4 fractional digits.' });
+export const MoneyString = Type.String({
+  pattern: '^-?[0-9]+\\.[0-9]{4}$',
+  [PATTERN_MESSAGE]: 'a decimal amount with 4 fractional digits, such as 12.5000',
+  description: 'Decimal amount with 4 fractional digits.',
+});
 export const IdParams = Type.Object({ id: Uuid });
 
 /** An instant, or a bare date (UTC) that stands for the whole of that day (see `dayStart`, `dayEnd`). */
@@ -55,4 +62,4 @@ export const StringEnum = <const T extends readonly [string, ...string[]]>(
  * without spaces, so that a stray character is refused when it is saved rather than failing every call.
  */
 export const Credential = (options: { minLength: number; maxLength: number; description: string }) =>
-  Type.String({ ...options, pattern: '^[!-~]+$' });
+  Type.String({ ...options, pattern: '^[!-~]+$', [PATTERN_MESSAGE]: 'printable ASCII without spaces (as it is pasted from the provider)' });

@@ -8,7 +8,8 @@ import { OptionalKind } from '@sinclair/typebox';
  * unknown properties are refused rather than silently dropped. Query strings and path parameters
  * arrive as text, so they are coerced to the declared types.
  */
-const common: Options = { useDefaults: true, removeAdditional: false, allErrors: false, strict: false };
+// verbose: a failed pattern's error carries its schema, whose `x-pattern-message` says in words what the pattern wants.
+const common: Options = { useDefaults: true, removeAdditional: false, allErrors: false, strict: false, verbose: true };
 
 function makeAjv(options: Options) {
   const ajv = new Ajv({ ...common, ...options });

@@ -1,7 +1,7 @@
 import { LLM_PROVIDER_NAMES, STT_PROVIDER_NAMES, TTS_PROVIDER_NAMES, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { Timestamp, Uuid } from '../../platform/schemas.ts';
+import { PATTERN_MESSAGE, Timestamp, Uuid } from '../../platform/schemas.ts';
 import { AGENT_TOOLS } from './tools.ts';
 
 const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Arbitrary key-value pairs.' });
@@ -11,6 +11,7 @@ const AgentName = Type.String({ minLength: 1, maxLength: 200, description: 'Uniq
 // language[-Script][-REGION]: en-US, es, pt-BR, zh-Hant-TW, es-419. Any case; stored canonical.
 const Language = Type.String({
   pattern: '^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$',
+  [PATTERN_MESSAGE]: 'a BCP-47 language tag such as en-US, es or pt-BR',
   maxLength: 16,
   description: 'BCP-47 language tag such as en-US, es or pt-BR; default en-US.',
 });
@@ -130,6 +131,7 @@ export const CustomTool = Type.Object(
   {
     name: Type.String({
       pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$',
+      [PATTERN_MESSAGE]: 'a letter, then letters, digits or underscores (at most 64 in all)',
       description: 'What the model calls it: a letter, then letters, digits or _, at most 64; not the name of a built-in tool.',
     }),
     description: Type.String({ minLength: 1, maxLength: 1000, description: 'What it does and when to use it, for the model.' }),

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { InstantOrDate, MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { InstantOrDate, MoneyString, PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 import { CallCostSchema } from '../calls/service.ts';
 
 export const MAX_BINDING_FIELDS = 50;
@@ -10,6 +10,7 @@ const BindingFieldSchema = Type.Object(
   {
     name: Type.String({
       pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$',
+      [PATTERN_MESSAGE]: 'a letter, then letters, digits or underscores (at most 64 in all)',
       description: 'A letter, then letters, digits or underscores (at most 64).',
     }),
     type: StringEnum(BINDING_TYPES),

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
@@ -19,6 +19,7 @@ export const WINDOW_TIME_ZONES = ['CAMPAIGN', 'CONTACT'] as const;
 const Metadata = Type.Record(Type.String(), Type.Unknown());
 const HhMm = Type.String({
   pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$',
+  [PATTERN_MESSAGE]: 'a time as HH:mm, such as 09:00',
   description: 'HH:mm, 24-hour local time of the campaign timezone.',
 });
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 export const DNC_SOURCES = ['api', 'import', 'call', 'sms', 'whatsapp'] as const;
 export type DncSource = (typeof DNC_SOURCES)[number];
@@ -46,15 +46,20 @@ export type DncImportResult = Static<typeof DncImportResult>;
 // ---------------------------------------------------------------------------------------------
 // Calling rules, the tenant's compliance settings, consents and the records of dial decisions.
 
-const HhMm = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:mm, the called person’s local time.' });
+const HhMm = Type.String({
+  pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$',
+  [PATTERN_MESSAGE]: 'a time as HH:mm, such as 09:00',
+  description: 'HH:mm, the called person’s local time.',
+});
 
 export const CallingRule = Type.Object(
   {
-    id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z0-9-]+$' }),
+    id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z0-9-]+$', [PATTERN_MESSAGE]: 'lower-case letters, digits and hyphens' }),
     region: Type.String({
       minLength: 1,
       maxLength: 10,
       pattern: '^(\\*|[A-Z]{2}(-[A-Z]{2})?)$',
+      [PATTERN_MESSAGE]: 'a country code in capitals (US), a US state (US-FL) or *',
       description: 'Where it holds: a country (ISO 3166-1, such as US or FR), a US state (US-FL), or * for every number.',
     }),
     name: Type.String({ minLength: 1, maxLength: 300 }),
@@ -86,13 +91,21 @@ export const CallingRule = Type.Object(
         {
           calendar: Type.String({
             pattern: '^[A-Z]{2}(-[A-Z0-9]{1,3})?$',
+            [PATTERN_MESSAGE]: 'a country code in capitals (FR) or a country and region (US-LA)',
             description: 'Whose public holidays: a country (FR) or a state or region of one (US-LA).',
           }),
           extraDays: Type.Optional(
-            Type.Array(Type.String({ pattern: '^(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$', description: 'MM-DD' }), {
-              maxItems: 30,
-              description: 'More days barred every year, MM-DD.',
-            }),
+            Type.Array(
+              Type.String({
+                pattern: '^(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$',
+                [PATTERN_MESSAGE]: 'a day as MM-DD, such as 12-25',
+                description: 'MM-DD',
+              }),
+              {
+                maxItems: 30,
+                description: 'More days barred every year, MM-DD.',
+              },
+            ),
           ),
           weekendObserved: Type.Optional(
             Type.Boolean({

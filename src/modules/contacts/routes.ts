@@ -8,7 +8,7 @@ import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { appError } from '../../platform/errors.ts';
 import { phoneCountry } from '../../platform/phone-numbers.ts';
-import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { errorResponses, IdParams, PATTERN_MESSAGE } from '../../platform/schemas.ts';
 import { readCsvRows } from './csv-rows.ts';
 import * as contacts from './service.ts';
 import {
@@ -165,6 +165,7 @@ async function mountContactRoutes(
             defaultCountry: Type.Optional(
               Type.String({
                 pattern: '^[A-Z]{2}$',
+                [PATTERN_MESSAGE]: 'an ISO 3166-1 country code in capitals, such as US',
                 description:
                   'ISO 3166-1 alpha-2 country (DE, US, …) of phone numbers written without + and country code, such as 030 1234567; without it every number must be E.164.',
               }),

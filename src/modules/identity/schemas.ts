@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { InstantOrDate, MoneyString, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { InstantOrDate, MoneyString, PATTERN_MESSAGE, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Password = Type.String({ minLength: 8, maxLength: 200, description: 'At least 8 characters.' });
@@ -10,8 +10,20 @@ export const SignupBody = Type.Object(
     email: Email,
     password: Password,
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, e.g. US.' })),
-    currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217, e.g. USD. Default USD.' })),
+    country: Type.Optional(
+      Type.String({
+        pattern: '^[A-Z]{2}$',
+        [PATTERN_MESSAGE]: 'an ISO 3166-1 country code in capitals, such as US',
+        description: 'ISO 3166-1 alpha-2, e.g. US.',
+      }),
+    ),
+    currency: Type.Optional(
+      Type.String({
+        pattern: '^[A-Z]{3}$',
+        [PATTERN_MESSAGE]: 'an ISO 4217 currency code in capitals, such as USD',
+        description: 'ISO 4217, e.g. USD. Default USD.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -51,7 +63,13 @@ export const CreateApiKeyBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 100 }),
     expiresAt: Type.Optional(InstantOrDate('The key stops working after this instant; a bare date means the end of that day (UTC).')),
     webhookUrl: Type.Optional(
-      Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'Where call results are posted.' }),
+      Type.String({
+        format: 'uri',
+        pattern: '^https?://',
+        [PATTERN_MESSAGE]: 'an http or https URL',
+        maxLength: 2048,
+        description: 'Where call results are posted.',
+      }),
     ),
     agentId: Type.Optional(Type.Union([Uuid, Type.Null()], { description: 'Pins the key so its webhook fires only for this agent.' })),
   },

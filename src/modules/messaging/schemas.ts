@@ -1,7 +1,7 @@
 import { SMS_PROVIDER_NAMES } from '../../providers/registry.ts';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Nullable = <T extends TSchema>(schema: T, options?: { description: string }) => Type.Union([schema, Type.Null()], options);
 
@@ -20,11 +20,13 @@ const CampaignName = Type.String({ minLength: 1, maxLength: 200 });
 // WhatsApp's template language codes: en, en_US, pt_BR, zh_HK, sr_Latn… (any case accepted).
 const LanguageCode = Type.String({
   pattern: '^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,4})?$',
+  [PATTERN_MESSAGE]: 'a language code such as en, es or en_US',
   maxLength: 12,
   description: `WhatsApp template language such as en_US or es; default ${DEFAULT_LANGUAGE_CODE}.`,
 });
 const PhoneNumberId = Type.String({
   pattern: '^[0-9]{1,32}$',
+  [PATTERN_MESSAGE]: 'the digits of a WhatsApp phone number ID',
   description: "Sender phone number ID at WhatsApp (digits); overrides the integration's default sender.",
 });
 const Placeholders = 'Placeholders {{name}}, {{phoneNumber}}, {{email}} and {{<metadata key>}} are filled from the contact.';
@@ -35,6 +37,7 @@ const TemplateMappingInput = Type.Object(
       minLength: 1,
       maxLength: 512,
       pattern: '^[a-z0-9_]+$',
+      [PATTERN_MESSAGE]: 'a template name as WhatsApp writes them: lower-case letters, digits and underscores',
       description: 'Name of an approved template (lower-case letters, digits and underscores).',
     }),
     languageCode: Type.Optional(LanguageCode),
@@ -132,6 +135,7 @@ export type SmsTemplate = Static<typeof SmsTemplate>;
 const SmsTemplates = Type.Array(SmsTemplateInput, { maxItems: SMS_CALL_STATUSES.length, description: 'At most one per callStatus.' });
 const SenderNumber = Type.String({
   pattern: '^(\\+[1-9][0-9]{6,14}|[A-Za-z0-9]{3,11})$',
+  [PATTERN_MESSAGE]: 'a phone number in E.164 (+14155550100) or a sender ID of 3 to 11 letters and digits',
   description: 'An E.164 number, or an alphanumeric sender ID of 3 to 11 characters.',
 });
 const SenderProvider = Type.String({
@@ -223,7 +227,11 @@ export type Message = Static<typeof Message>;
 export const MessageQuery = Type.Object({
   ...PageQuery.properties,
   channel: Type.Optional(
-    Type.String({ pattern: '^([Ww][Hh][Aa][Tt][Ss][Aa][Pp][Pp]|[Ss][Mm][Ss])$', description: 'WHATSAPP or SMS (any case).' }),
+    Type.String({
+      pattern: '^([Ww][Hh][Aa][Tt][Ss][Aa][Pp][Pp]|[Ss][Mm][Ss])$',
+      [PATTERN_MESSAGE]: 'WHATSAPP or SMS',
+      description: 'WHATSAPP or SMS (any case).',
+    }),
   ),
   callId: Type.Optional(Uuid),
   status: Type.Optional(StringEnum(MESSAGE_STATUSES)),

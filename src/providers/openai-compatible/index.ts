@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Credential } from '../../platform/schemas.ts';
+import { Credential, PATTERN_MESSAGE } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
 import { createChatModel } from './chat-model.ts';
 import { createSpeaker, createTranscriber } from './speech.ts';
@@ -19,6 +19,7 @@ export const openaiCompatible: Provider = {
       {
         apiUrl: Type.String({
           pattern: '^https?://',
+          [PATTERN_MESSAGE]: 'an http or https URL',
           maxLength: 2000,
           description:
             "Your model server's API base URL, up to /v1 (https://api.openai.com/v1, https://api.groq.com/openai/v1…); a public address.",

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
-import { Credential } from '../../platform/schemas.ts';
+import { Credential, PATTERN_MESSAGE } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
 import { telnyxMediaStream } from './media-stream.ts';
 import { telnyxSms } from './sms.ts';
@@ -19,10 +19,12 @@ export const telnyx: Provider = {
           minLength: 1,
           maxLength: 64,
           pattern: '^[A-Za-z0-9_-]+$',
+          [PATTERN_MESSAGE]: 'a Call Control application id: letters, digits, _ and -',
           description: 'Id of the Call Control application (formerly connection) that places the calls.',
         }),
         publicKey: Type.String({
           pattern: '^[A-Za-z0-9+/]{43}=$',
+          [PATTERN_MESSAGE]: 'an Ed25519 public key in base64 (44 characters ending in =)',
           description: "The account's Ed25519 public key (base64, Keys & Credentials → Public Key) that verifies Telnyx's webhooks.",
         }),
       },

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
-import { Credential } from '../../platform/schemas.ts';
+import { Credential, PATTERN_MESSAGE } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
 import { twilioConversationRelay } from './conversation-relay.ts';
 import { twilioMediaStream } from './media-stream.ts';
@@ -15,7 +15,11 @@ export const twilio: Provider = {
     kind: 'twilio',
     body: Type.Object(
       {
-        accountSid: Type.String({ pattern: '^AC[0-9a-fA-F]{32}$', description: 'Twilio Account SID (AC followed by 32 hex digits).' }),
+        accountSid: Type.String({
+          pattern: '^AC[0-9a-fA-F]{32}$',
+          [PATTERN_MESSAGE]: 'a Twilio Account SID: AC and 32 hexadecimal digits',
+          description: 'Twilio Account SID (AC followed by 32 hex digits).',
+        }),
         authToken: Credential({ minLength: 16, maxLength: 128, description: 'Twilio Auth Token; stored encrypted, never returned.' }),
       },
       { additionalProperties: false },

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ApiOrigin } from '../../platform/settings.ts';
-import { Credential } from '../../platform/schemas.ts';
+import { Credential, PATTERN_MESSAGE } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
 import { createWhatsAppCloud, verifyWhatsAppSignature } from './cloud-api.ts';
 import { readWhatsAppWebhook } from './webhooks.ts';
@@ -13,7 +13,11 @@ export const whatsappCloud: Provider = {
     kind: 'whatsapp',
     body: Type.Object(
       {
-        businessAccountId: Type.String({ pattern: '^[0-9]{1,32}$', description: 'WhatsApp Business Account (WABA) id.' }),
+        businessAccountId: Type.String({
+          pattern: '^[0-9]{1,32}$',
+          [PATTERN_MESSAGE]: 'the digits of a WhatsApp Business Account id',
+          description: 'WhatsApp Business Account (WABA) id.',
+        }),
         accessToken: Credential({
           minLength: 16,
           maxLength: 1024,
@@ -25,7 +29,11 @@ export const whatsappCloud: Provider = {
           maxLength: 256,
           description: "The Meta app's secret, which signs webhook deliveries (X-Hub-Signature-256); stored encrypted, never returned.",
         }),
-        phoneNumberId: Type.String({ pattern: '^[0-9]{1,32}$', description: 'The default sender phone number id.' }),
+        phoneNumberId: Type.String({
+          pattern: '^[0-9]{1,32}$',
+          [PATTERN_MESSAGE]: 'the digits of a WhatsApp phone number ID',
+          description: 'The default sender phone number id.',
+        }),
       },
       { additionalProperties: false },
     ),
