@@ -1,6 +1,6 @@
 import { withoutStatementTimeout, type Db, type Queryable } from '../../platform/db.ts';
 import type { Logger } from '../../platform/logger.ts';
-import { graphBuilder, openSession, ort } from '../../platform/onnx-graph.ts';
+import type { GraphBuilder, ort } from '../../platform/onnx-graph.ts';
 import type { Embedder } from '../../providers/types.ts';
 import * as repo from './repo.ts';
 
@@ -151,7 +151,8 @@ export function exactVectorSearch(cacheBytes: number, fillsVectorColumn: boolean
   };
 }
 
-let scoring: Promise<ort.InferenceSession> | undefined;
+/** Loaded on the first exact search: a process that never searches (HNSW, a worker) does not load the runtime (0.1 s, 13 MB). */
+let scoring: Promise<{ session: ort.InferenceSession; Tensor: typeof ort.Tensor }> | undefined;
 
 /**
  * The `limit` rows of `vectors` (rows of `dimensions` values) with the highest dot product with
@@ -168,12 +169,15 @@ export async function nearestRows(
   const rows = vectors.length / dimensions;
   const k = Math.min(limit, rows);
   if (k <= 0) return [];
-  scoring ??= openSession(scoringGraph());
-  const session = await scoring;
+  scoring ??= import('../../platform/onnx-graph.ts').then(async ({ graphBuilder, openSession, ort }) => ({
+    session: await openSession(scoringGraph(graphBuilder())),
+    Tensor: ort.Tensor,
+  }));
+  const { session, Tensor } = await scoring;
   const result = await session.run({
-    vectors: new ort.Tensor('float32', vectors, [rows, dimensions]),
-    query: new ort.Tensor('float32', query, [dimensions, 1]),
-    k: new ort.Tensor('int64', BigInt64Array.of(BigInt(k)), [1]),
+    vectors: new Tensor('float32', vectors, [rows, dimensions]),
+    query: new Tensor('float32', query, [dimensions, 1]),
+    k: new Tensor('int64', BigInt64Array.of(BigInt(k)), [1]),
   });
   const [similarityOutput, rowOutput] = session.outputNames as [string, string];
   const similarities = result[similarityOutput]!.data as Float32Array;
@@ -181,8 +185,7 @@ export async function nearestRows(
   return Array.from(indices, (row, i) => ({ row: Number(row), similarity: similarities[i]! }));
 }
 
-function scoringGraph(): Uint8Array {
-  const { op, node, ints, model } = graphBuilder();
+function scoringGraph({ op, node, ints, model }: GraphBuilder): Uint8Array {
   const scores = op('Reshape', [op('MatMul', ['vectors', 'query']), ints(-1)]);
   const [similarities, rows] = node('TopK', [scores, 'k'], { largest: 1, sorted: 1 }, 2) as [string, string];
   return model(
