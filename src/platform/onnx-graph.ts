@@ -56,6 +56,20 @@ export function graphBuilder(): GraphBuilder {
         ? onnx.AttributeProto.create({ name, type: onnx.AttributeProto.AttributeType.INT, i: value })
         : onnx.AttributeProto.create({ name, type: onnx.AttributeProto.AttributeType.FLOAT, f: value });
 
+  const addNode = (domain: string, opType: string, input: string[], attributes: Attributes, outputs: number) => {
+    const output = Array.from({ length: outputs }, () => `t${next++}`);
+    nodes.push(
+      onnx.NodeProto.create({
+        domain,
+        opType,
+        input,
+        output,
+        attribute: Object.entries(attributes).map(([name, value]) => attribute(name, value)),
+      }),
+    );
+    return output;
+  };
+
   const builder: GraphBuilder = {
     tensor(dims, values) {
       const name = `w${next++}`;
@@ -75,24 +89,11 @@ export function graphBuilder(): GraphBuilder {
         [values.length],
         BigInt64Array.from(values, (value) => BigInt(value)),
       ),
-    node(opType, input, attributes = {}, outputs = 1) {
-      const output = Array.from({ length: outputs }, () => `t${next++}`);
-      nodes.push(
-        onnx.NodeProto.create({
-          opType,
-          input,
-          output,
-          attribute: Object.entries(attributes).map(([name, value]) => attribute(name, value)),
-        }),
-      );
-      return output;
-    },
+    node: (opType, input, attributes = {}, outputs = 1) => addNode('', opType, input, attributes, outputs),
     op: (opType, input, attributes) => builder.node(opType, input, attributes)[0]!,
     contrib(opType, input) {
       usesContrib = true;
-      const output = `t${next++}`;
-      nodes.push(onnx.NodeProto.create({ opType, domain: 'com.microsoft', input, output: [output] }));
-      return output;
+      return addNode('com.microsoft', opType, input, {}, 1)[0]!;
     },
     model(name, inputs, outputs) {
       const graph = onnx.GraphProto.create({

@@ -198,8 +198,6 @@ export async function endSession(deps: Pick<Deps, 'db' | 'clock'>, session: { se
   await repo.revokeSession(deps.db, session.sessionId, session.expiresAt, deps.clock.now());
 }
 
-/** Bare dates mean "through the end of that day" in UTC. */
-
 /** Whether the agent is the tenant's; the agents module answers (it sits above identity). */
 export type AgentExists = (scope: { db: Queryable; tenantId: string }, agentId: string) => Promise<boolean>;
 

@@ -55,7 +55,7 @@ function readWeights(dir: string): Weights {
 }
 
 /** The ONNX graph of the model (opset 17), its weights inside; input `ids` (int64) and `mask` (float, 1 for a token), [texts, tokens]. */
-export function sentenceEncoderGraph(dir = packageDir()): Uint8Array {
+function sentenceEncoderGraph(dir = packageDir()): Uint8Array {
   const weights = readWeights(dir);
   const { tensor, scalar, ints, node, op, contrib, model } = graphBuilder();
   const values = (name: string) => {
@@ -159,7 +159,7 @@ export function sentenceEncoderGraph(dir = packageDir()): Uint8Array {
 }
 
 /** A row-major matrix in int8, symmetric, one scale per column (its largest magnitude maps to 127). */
-export function int8Columns(matrix: Float32Array, rows: number, columns: number): { quantized: Int8Array; scales: Float32Array } {
+function int8Columns(matrix: Float32Array, rows: number, columns: number): { quantized: Int8Array; scales: Float32Array } {
   const scales = new Float32Array(columns);
   for (let row = 0; row < rows; row++)
     for (let column = 0; column < columns; column++) scales[column] = Math.max(scales[column]!, Math.abs(matrix[row * columns + column]!));
