@@ -230,7 +230,9 @@ describe('webhook deliveries', () => {
 
     const delivered = await until('both deliveries made', async () => {
       const page = (await api('GET', '/webhook-deliveries?status=DELIVERED')).json();
-      return page.total === 2 && page;
+      // A page's rows and its total are read by two statements side by side (two snapshots on
+      // PostgreSQL): wait for both to show the two deliveries.
+      return page.total === 2 && page.data.length === 2 && page;
     });
     const one = delivered.data[0];
     expect((await api('GET', `/webhook-deliveries/${one.id}`)).json()).toMatchObject({ id: one.id, status: 'DELIVERED', attemptCount: 1 });
