@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import type { Queryable } from './db.ts';
 
 /** The highest page a list serves: beyond any real list, and low enough that the row offset stays exact. */
 export const MAX_PAGE = 1_000_000_000;
@@ -36,3 +37,51 @@ export const PageOf = <T extends TSchema>(item: T) =>
 export type PageOf<T> = Static<ReturnType<typeof PageOf<TUnsafe<T>>>>;
 
 export const pageOf = <T>(data: T[], total: number, page: Page) => ({ data, total, page: page.page, limit: page.limit });
+
+/** A list's page as one SELECT: its rows and the count of the whole list, sharing their parameters. */
+export interface PagedSelect {
+  /** The list's rows, ending with the ORDER BY that sorts them: LIMIT and OFFSET come after it, as the next two parameters. */
+  rows: string;
+  /** One row of one column, the list's size over every page: `SELECT count(*)::int AS n FROM … WHERE …`. */
+  total: string;
+  /** The $1, $2, … of both. */
+  params: unknown[];
+}
+
+/**
+ * A page of a list and the list's total, read in one statement and so from one snapshot. As two
+ * statements side by side they ran on two of the pool's connections on PostgreSQL, and a write
+ * committed between them gave a page whose rows and total disagreed (CI once read a total of 2 with
+ * no rows). One statement is also one round trip instead of two.
+ *
+ * The total's one row is joined to each row of the page. For an empty page the LEFT JOIN still gives
+ * that row once, with the page's columns null; `page_row`, true on each row of the page, tells them
+ * apart. The rows keep the order of the rows query's ORDER BY without a sort of their own: a join on
+ * `true` has no key to hash or merge on, so it is a nested loop, whose outer side is the left join's
+ * kept side, the one total row; the page is read once for it, in its order (as in `listContactPages`).
+ * Each row comes back with the rows query's columns only, the helper's two taken off: a list's own
+ * columns must not be named `page_total` or `page_row`.
+ */
+export async function selectPage<R>(
+  db: Queryable,
+  select: PagedSelect,
+  page: Pick<Page, 'limit' | 'offset'>,
+): Promise<{ rows: R[]; total: number }> {
+  const limit = select.params.length + 1;
+  const { rows } = await db.query<R & PageColumns>(
+    `SELECT t.page_total, p.*
+     FROM (${select.total}) AS t (page_total)
+     LEFT JOIN LATERAL (SELECT true AS page_row, r.* FROM (${select.rows} LIMIT $${limit} OFFSET $${limit + 1}) AS r) AS p ON true`,
+    [...select.params, page.limit, page.offset],
+  );
+  return {
+    rows: rows.filter((row) => row.page_row !== null).map(({ page_total: _total, page_row: _row, ...row }) => row as unknown as R),
+    total: rows[0]!.page_total,
+  };
+}
+
+/** The columns `selectPage`'s statement adds to each row, and takes off again. */
+interface PageColumns {
+  page_total: number;
+  page_row: true | null;
+}

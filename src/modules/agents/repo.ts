@@ -1,5 +1,5 @@
 import { updateSet, type Queryable } from '../../platform/db.ts';
-import type { Page } from '../../platform/pagination.ts';
+import { selectPage, type Page } from '../../platform/pagination.ts';
 import type { AgentLlm, AgentRecording, AgentStt, AgentTts, CustomTool, VoicePipeline, VoiceProvider } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
@@ -138,18 +138,16 @@ export async function listAgents(
   page: Page,
 ): Promise<{ rows: AgentRow[]; total: number }> {
   const pattern = likePattern(search);
-  const [{ rows }, count] = await Promise.all([
-    db.query<AgentRow>(
-      `SELECT ${AGENT_COLUMNS} FROM agents WHERE tenant_id = $1 AND ($2::text IS NULL OR name ILIKE $2)
-       ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
-      [tenantId, pattern, page.limit, page.offset],
-    ),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM agents WHERE tenant_id = $1 AND ($2::text IS NULL OR name ILIKE $2)', [
-      tenantId,
-      pattern,
-    ]),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  const where = 'tenant_id = $1 AND ($2::text IS NULL OR name ILIKE $2)';
+  return selectPage<AgentRow>(
+    db,
+    {
+      rows: `SELECT ${AGENT_COLUMNS} FROM agents WHERE ${where} ORDER BY created_at DESC, id DESC`,
+      total: `SELECT count(*)::int AS n FROM agents WHERE ${where}`,
+      params: [tenantId, pattern],
+    },
+    page,
+  );
 }
 
 /** Sets the fields present in `patch`; a nullable field given as null is cleared. */
@@ -244,14 +242,15 @@ export async function lockVoiceNumber(db: Queryable, tenantId: string, numberId:
 export const tenantHasVoiceNumber = (tenant: string) => `EXISTS (SELECT 1 FROM voice_numbers WHERE tenant_id = ${tenant})`;
 
 export async function listVoiceNumbers(db: Queryable, tenantId: string, page: Page): Promise<{ rows: VoiceNumberRow[]; total: number }> {
-  const [{ rows }, count] = await Promise.all([
-    db.query<VoiceNumberRow>(
-      `SELECT ${NUMBER_COLUMNS} FROM voice_numbers WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-      [tenantId, page.limit, page.offset],
-    ),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM voice_numbers WHERE tenant_id = $1', [tenantId]),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  return selectPage<VoiceNumberRow>(
+    db,
+    {
+      rows: `SELECT ${NUMBER_COLUMNS} FROM voice_numbers WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC`,
+      total: 'SELECT count(*)::int AS n FROM voice_numbers WHERE tenant_id = $1',
+      params: [tenantId],
+    },
+    page,
+  );
 }
 
 export async function updateVoiceNumber(

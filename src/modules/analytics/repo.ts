@@ -1,5 +1,5 @@
 import type { Queryable } from '../../platform/db.ts';
-import type { Page } from '../../platform/pagination.ts';
+import { selectPage, type Page } from '../../platform/pagination.ts';
 import type { BindingField } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
@@ -52,14 +52,15 @@ export async function listResults(
 ): Promise<{ rows: ResultRow[]; total: number }> {
   const where = 'tenant_id = $1 AND ($2::uuid IS NULL OR agent_id = $2) AND ($3::uuid IS NULL OR call_id = $3)';
   const params = [tenantId, filter.agentId ?? null, filter.sessionId ?? null];
-  const [{ rows }, count] = await Promise.all([
-    db.query<ResultRow>(
-      `SELECT id, call_id, agent_id, campaign_id, contact_id, fields, status, summary, outcome, extracted_at FROM analytics_results WHERE ${where} ORDER BY extracted_at DESC, id DESC LIMIT $4 OFFSET $5`,
-      [...params, page.limit, page.offset],
-    ),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM analytics_results WHERE ${where}`, params),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  return selectPage<ResultRow>(
+    db,
+    {
+      rows: `SELECT id, call_id, agent_id, campaign_id, contact_id, fields, status, summary, outcome, extracted_at FROM analytics_results WHERE ${where} ORDER BY extracted_at DESC, id DESC`,
+      total: `SELECT count(*)::int AS n FROM analytics_results WHERE ${where}`,
+      params,
+    },
+    page,
+  );
 }
 
 /** One result per call; a repeated extraction leaves the first. Returns whether it was stored. */

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../platform/db.ts';
-import type { Page } from '../../platform/pagination.ts';
+import { selectPage, type Page } from '../../platform/pagination.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['calls', 'call_recordings', 'call_recording_chunks'] as const;
@@ -312,15 +312,15 @@ export async function listCalls(
     filter.from ?? null,
     filter.to ?? null,
   ];
-  const [{ rows }, count] = await Promise.all([
-    db.query<CallRow>(`SELECT * FROM calls WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $9 OFFSET $10`, [
-      ...params,
-      page.limit,
-      page.offset,
-    ]),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM calls WHERE ${where}`, params),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  return selectPage<CallRow>(
+    db,
+    {
+      rows: `SELECT * FROM calls WHERE ${where} ORDER BY created_at DESC, id DESC`,
+      total: `SELECT count(*)::int AS n FROM calls WHERE ${where}`,
+      params,
+    },
+    page,
+  );
 }
 
 /** Whether the tenant whose id is the SQL expression `tenant` has a finished call: a condition for a statement that asks several modules at once. */

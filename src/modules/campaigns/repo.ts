@@ -1,5 +1,5 @@
 import { insertValues, updateSet, type Queryable } from '../../platform/db.ts';
-import type { Page } from '../../platform/pagination.ts';
+import { selectPage, type Page } from '../../platform/pagination.ts';
 import type { AnsweringMachine, CampaignStatus, PostCallMessages, PreDialWebhook, RetryRules } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
@@ -121,15 +121,15 @@ export async function listCampaigns(
 ): Promise<{ rows: CampaignRow[]; total: number }> {
   const where = 'tenant_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR agent_id = $3)';
   const params = [tenantId, filter.status ?? null, filter.agentId ?? null];
-  const [{ rows }, count] = await Promise.all([
-    db.query<CampaignRow>(`SELECT * FROM campaigns WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, [
-      ...params,
-      page.limit,
-      page.offset,
-    ]),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM campaigns WHERE ${where}`, params),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  return selectPage<CampaignRow>(
+    db,
+    {
+      rows: `SELECT * FROM campaigns WHERE ${where} ORDER BY created_at DESC, id DESC`,
+      total: `SELECT count(*)::int AS n FROM campaigns WHERE ${where}`,
+      params,
+    },
+    page,
+  );
 }
 
 export async function deleteCampaign(db: Queryable, tenantId: string, id: string, inStatuses: CampaignStatus[]): Promise<boolean> {
@@ -185,15 +185,16 @@ export async function listCampaignContacts(
   id: string,
   page: Page,
 ): Promise<{ rows: CampaignContactRow[]; total: number }> {
-  const [{ rows }, count] = await Promise.all([
-    db.query<CampaignContactRow>(
-      `SELECT contact_id, phone_number, name, status, skip_reason, wait_reason, attempts, last_outcome, last_call_id, next_attempt_at
-       FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 ORDER BY position LIMIT $3 OFFSET $4`,
-      [tenantId, id, page.limit, page.offset],
-    ),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2', [tenantId, id]),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  return selectPage<CampaignContactRow>(
+    db,
+    {
+      rows: `SELECT contact_id, phone_number, name, status, skip_reason, wait_reason, attempts, last_outcome, last_call_id, next_attempt_at
+       FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 ORDER BY position`,
+      total: 'SELECT count(*)::int AS n FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2',
+      params: [tenantId, id],
+    },
+    page,
+  );
 }
 
 /** The campaign's copy of a contact, as it was dialled. */

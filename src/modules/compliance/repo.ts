@@ -1,5 +1,5 @@
 import type { Queryable } from '../../platform/db.ts';
-import type { Page } from '../../platform/pagination.ts';
+import { selectPage, type Page } from '../../platform/pagination.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['dnc_entries', 'compliance_settings', 'consents', 'compliance_records', 'compliance_chain_heads'] as const;
@@ -57,19 +57,16 @@ export async function deleteEntry(db: Queryable, tenantId: string, phoneNumber: 
 
 /** Newest first; `search` matches a part of the number. */
 export async function listEntries(db: Queryable, tenantId: string, search: string | undefined, page: Page) {
-  const filter = search ? `AND phone_number LIKE '%' || $4 || '%'` : '';
-  const params = [tenantId, page.limit, page.offset, ...(search ? [search] : [])];
-  const [{ rows }, count] = await Promise.all([
-    db.query<DncRow>(
-      `SELECT ${COLUMNS} FROM dnc_entries WHERE tenant_id = $1 ${filter} ORDER BY created_at DESC, phone_number LIMIT $2 OFFSET $3`,
-      params,
-    ),
-    db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM dnc_entries WHERE tenant_id = $1 ${filter.replace('$4', '$2')}`,
-      search ? [tenantId, search] : [tenantId],
-    ),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  const filter = search ? `AND phone_number LIKE '%' || $2 || '%'` : '';
+  return selectPage<DncRow>(
+    db,
+    {
+      rows: `SELECT ${COLUMNS} FROM dnc_entries WHERE tenant_id = $1 ${filter} ORDER BY created_at DESC, phone_number`,
+      total: `SELECT count(*)::int AS n FROM dnc_entries WHERE tenant_id = $1 ${filter}`,
+      params: search ? [tenantId, search] : [tenantId],
+    },
+    page,
+  );
 }
 
 /** The next `limit` entries after `after` in number order: the export reads the list in such slices. */
@@ -172,15 +169,15 @@ export async function insertConsent(db: Queryable, tenantId: string, row: Omit<C
 export async function listConsents(db: Queryable, tenantId: string, phoneNumber: string | undefined, page: Page) {
   const where = 'tenant_id = $1 AND ($2::text IS NULL OR phone_number = $2)';
   const params = [tenantId, phoneNumber ?? null];
-  const [{ rows }, count] = await Promise.all([
-    db.query<ConsentRow>(`SELECT * FROM consents WHERE ${where} ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`, [
-      ...params,
-      page.limit,
-      page.offset,
-    ]),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM consents WHERE ${where}`, params),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  return selectPage<ConsentRow>(
+    db,
+    {
+      rows: `SELECT * FROM consents WHERE ${where} ORDER BY created_at DESC, id`,
+      total: `SELECT count(*)::int AS n FROM consents WHERE ${where}`,
+      params,
+    },
+    page,
+  );
 }
 
 export async function findConsent(db: Queryable, tenantId: string, id: string): Promise<ConsentRow | undefined> {

@@ -1,5 +1,5 @@
 import { updateSet, type Queryable } from '../../platform/db.ts';
-import type { Page } from '../../platform/pagination.ts';
+import { selectPage, type Page } from '../../platform/pagination.ts';
 import type { ContactFields } from './contact-fields.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
@@ -71,18 +71,16 @@ export async function listLists(
   page: Page,
 ): Promise<{ rows: ListRow[]; total: number }> {
   const pattern = containing(search);
-  const [{ rows }, count] = await Promise.all([
-    db.query<ListRow>(
-      `SELECT ${LIST_COLUMNS} FROM contact_lists l WHERE l.tenant_id = $1 AND ($2::text IS NULL OR l.name ILIKE $2)
-       ORDER BY l.created_at DESC, l.id DESC LIMIT $3 OFFSET $4`,
-      [tenantId, pattern, page.limit, page.offset],
-    ),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM contact_lists WHERE tenant_id = $1 AND ($2::text IS NULL OR name ILIKE $2)', [
-      tenantId,
-      pattern,
-    ]),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  return selectPage<ListRow>(
+    db,
+    {
+      rows: `SELECT ${LIST_COLUMNS} FROM contact_lists l WHERE l.tenant_id = $1 AND ($2::text IS NULL OR l.name ILIKE $2)
+       ORDER BY l.created_at DESC, l.id DESC`,
+      total: 'SELECT count(*)::int AS n FROM contact_lists WHERE tenant_id = $1 AND ($2::text IS NULL OR name ILIKE $2)',
+      params: [tenantId, pattern],
+    },
+    page,
+  );
 }
 
 export async function updateList(

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../platform/db.ts';
-import type { Page } from '../../platform/pagination.ts';
+import { selectPage, type Page } from '../../platform/pagination.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['webhook_events', 'webhook_deliveries', 'webhook_attempts'] as const;
@@ -81,18 +81,15 @@ export async function listDeliveries(
 ): Promise<{ rows: DeliveryRow[]; total: number }> {
   const where = 'd.tenant_id = $1 AND ($2::text IS NULL OR d.status = $2) AND ($3::text IS NULL OR e.type = $3)';
   const params = [tenantId, filter.status ?? null, filter.eventType ?? null];
-  const [{ rows }, count] = await Promise.all([
-    db.query<DeliveryRow>(`${DELIVERY_SELECT} WHERE ${where} ORDER BY d.created_at DESC, d.id DESC LIMIT $4 OFFSET $5`, [
-      ...params,
-      page.limit,
-      page.offset,
-    ]),
-    db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id WHERE ${where}`,
+  return selectPage<DeliveryRow>(
+    db,
+    {
+      rows: `${DELIVERY_SELECT} WHERE ${where} ORDER BY d.created_at DESC, d.id DESC`,
+      total: `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id WHERE ${where}`,
       params,
-    ),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+    },
+    page,
+  );
 }
 
 export async function attemptsOf(

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db.ts';
+import { selectPage } from '../../platform/pagination.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['tenants', 'users', 'api_keys', 'wallets', 'wallet_transactions', 'session_revocations'] as const;
@@ -76,18 +77,19 @@ export async function listTenants(
   db: Queryable,
   page: { limit: number; offset: number },
 ): Promise<{ rows: TenantListRow[]; total: number }> {
-  const [{ rows }, count] = await Promise.all([
-    db.query<TenantListRow>(
-      `SELECT t.id, t.name, t.status, t.created_at,
+  return selectPage<TenantListRow>(
+    db,
+    {
+      rows: `SELECT t.id, t.name, t.status, t.created_at,
               (SELECT u.email FROM users u WHERE u.tenant_id = t.id ORDER BY u.created_at, u.id LIMIT 1) AS owner_email,
               w.balance::text AS balance, w.currency
          FROM tenants t LEFT JOIN wallets w ON w.tenant_id = t.id
-        ORDER BY t.created_at, t.id LIMIT $1 OFFSET $2`,
-      [page.limit, page.offset],
-    ),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM tenants'),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+        ORDER BY t.created_at, t.id`,
+      total: 'SELECT count(*)::int AS n FROM tenants',
+      params: [],
+    },
+    page,
+  );
 }
 
 export async function findTenant(db: Queryable, tenantId: string): Promise<TenantRow | undefined> {
@@ -194,15 +196,15 @@ export async function listApiKeys(
   tenantId: string,
   page: { limit: number; offset: number },
 ): Promise<{ rows: ApiKeyRow[]; total: number }> {
-  const [{ rows }, count] = await Promise.all([
-    db.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, [
-      tenantId,
-      page.limit,
-      page.offset,
-    ]),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE tenant_id = $1', [tenantId]),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  return selectPage<ApiKeyRow>(
+    db,
+    {
+      rows: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC`,
+      total: 'SELECT count(*)::int AS n FROM api_keys WHERE tenant_id = $1',
+      params: [tenantId],
+    },
+    page,
+  );
 }
 
 /** The hot path of every API-key request until the key is cached. */

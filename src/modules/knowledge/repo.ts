@@ -1,5 +1,5 @@
 import { updateSet, type Queryable } from '../../platform/db.ts';
-import type { Page } from '../../platform/pagination.ts';
+import { selectPage, type Page } from '../../platform/pagination.ts';
 import type { SourceStatus, SourceType } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
@@ -86,15 +86,15 @@ export async function baseVersion(db: Queryable, tenantId: string, id: string): 
 }
 
 export async function listBases(db: Queryable, tenantId: string, page: Page): Promise<{ rows: BaseRow[]; total: number }> {
-  const [{ rows }, count] = await Promise.all([
-    db.query<BaseRow>(`${BASE_SELECT} WHERE b.tenant_id = $1 ORDER BY b.created_at DESC, b.id DESC LIMIT $2 OFFSET $3`, [
-      tenantId,
-      page.limit,
-      page.offset,
-    ]),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM knowledge_bases WHERE tenant_id = $1', [tenantId]),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  return selectPage<BaseRow>(
+    db,
+    {
+      rows: `${BASE_SELECT} WHERE b.tenant_id = $1 ORDER BY b.created_at DESC, b.id DESC`,
+      total: 'SELECT count(*)::int AS n FROM knowledge_bases WHERE tenant_id = $1',
+      params: [tenantId],
+    },
+    page,
+  );
 }
 
 export async function updateBase(
@@ -209,17 +209,15 @@ export async function listSources(
   baseId: string,
   page: Page,
 ): Promise<{ rows: SourceRow[]; total: number }> {
-  const [{ rows }, count] = await Promise.all([
-    db.query<SourceRow>(
-      `SELECT ${SOURCE_COLUMNS} FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
-      [tenantId, baseId, page.limit, page.offset],
-    ),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2', [
-      tenantId,
-      baseId,
-    ]),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  return selectPage<SourceRow>(
+    db,
+    {
+      rows: `SELECT ${SOURCE_COLUMNS} FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2 ORDER BY created_at DESC, id DESC`,
+      total: 'SELECT count(*)::int AS n FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2',
+      params: [tenantId, baseId],
+    },
+    page,
+  );
 }
 
 /** Deletes a source with its chunks, in the caller's transaction. */

@@ -1,5 +1,5 @@
 import { insertValues, updateSet, type Queryable } from '../../platform/db.ts';
-import type { Page } from '../../platform/pagination.ts';
+import { selectPage, type Page } from '../../platform/pagination.ts';
 import type { Channel, MessageStatus, SmsTemplate, TemplateMapping } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
@@ -117,16 +117,15 @@ export async function listCampaigns<T extends CampaignTable>(
   page: Page,
 ): Promise<{ rows: RowOf<T>[]; total: number }> {
   const where = 'tenant_id = $1 AND ($2::uuid IS NULL OR agent_id = $2)';
-  const [{ rows }, count] = await Promise.all([
-    db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [
-      tenantId,
-      agentId ?? null,
-      page.limit,
-      page.offset,
-    ]),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`, [tenantId, agentId ?? null]),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  return selectPage<RowOf<T>>(
+    db,
+    {
+      rows: `SELECT * FROM ${table} WHERE ${where} ORDER BY created_at DESC, id DESC`,
+      total: `SELECT count(*)::int AS n FROM ${table} WHERE ${where}`,
+      params: [tenantId, agentId ?? null],
+    },
+    page,
+  );
 }
 
 export async function deleteCampaign(db: Queryable, table: CampaignTable, tenantId: string, id: string): Promise<boolean> {
@@ -386,15 +385,15 @@ export async function listMessages(
   const where =
     'tenant_id = $1 AND ($2::text IS NULL OR channel = $2) AND ($3::uuid IS NULL OR call_id = $3) AND ($4::text IS NULL OR status = $4)';
   const params = [tenantId, filter.channel ?? null, filter.callId ?? null, filter.status ?? null];
-  const [{ rows }, count] = await Promise.all([
-    db.query<MessageRow>(`SELECT * FROM messages WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`, [
-      ...params,
-      page.limit,
-      page.offset,
-    ]),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE ${where}`, params),
-  ]);
-  return { rows, total: count.rows[0]!.n };
+  return selectPage<MessageRow>(
+    db,
+    {
+      rows: `SELECT * FROM messages WHERE ${where} ORDER BY created_at DESC, id DESC`,
+      total: `SELECT count(*)::int AS n FROM messages WHERE ${where}`,
+      params,
+    },
+    page,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
