@@ -203,11 +203,11 @@ const ServiceEnvSchema = Type.Object({
     64,
     'Worker threads the offline model embeds knowledge sources with (queries have one more of their own); 0: one per core but one (at least one), so a core stays free for the API while a source is indexed.',
   ),
-  VECTOR_SEARCH: Type.Union([Type.Literal('auto'), Type.Literal('exact')], {
+  VECTOR_SEARCH: Type.Union([Type.Literal('auto'), Type.Literal('exact'), Type.Literal('hnsw')], {
     default: 'auto',
     description:
-      'auto: an HNSW index (pgvector) where `CREATE EXTENSION vector` works, exact cosine otherwise; exact: always exact cosine, which on the embedded database indexes faster and finds more for bases of up to tens of thousands of chunks (docs/knowledge-performance.md).',
-    expected: 'auto or exact',
+      'auto: on a PostgreSQL server, an HNSW index (pgvector) where `CREATE EXTENSION vector` works, exact cosine otherwise; on the embedded database, exact cosine (faster, more accurate and quicker to index there: docs/knowledge-performance.md). exact: always exact cosine. hnsw: the index wherever pgvector installs, also on the embedded database (for bases far larger than KNOWLEDGE_CACHE_MB holds).',
+    expected: 'auto, exact or hnsw',
   }),
   KNOWLEDGE_CACHE_MB: Int(256, 0, 65536, 'Memory per process for the embeddings exact search keeps of recently queried knowledge bases.'),
   KNOWLEDGE_MAX_PDF_PAGES: Int(2000, 1, 1_000_000, 'Pages a PDF source may have; a longer one fails before its text is extracted.'),
@@ -353,7 +353,7 @@ export interface Config {
     embeddingsDimensions: number;
     /** Threads of the offline model for documents; 0: one per core. */
     embeddingWorkers: number;
-    vectorSearch: 'auto' | 'exact';
+    vectorSearch: 'auto' | 'exact' | 'hnsw';
     cacheBytes: number;
     /** What one document may take to parse (parsing.ts). */
     parseLimits: { pdfPages: number; unpackedBytes: number; heapMb: number; timeoutMs: number };

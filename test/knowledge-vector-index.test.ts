@@ -9,16 +9,18 @@ import { apiAs } from './voice-fixtures.ts';
 
 // The pgvector path on one embedded database across restarts: chunks stored while the process ran
 // with exact search get their vectors and are found through the HNSW index once it runs with
-// `auto`; both paths answer the same chunks. PGlite only (the server here has no pgvector).
+// `hnsw`; both paths answer the same chunks. Back on `auto` (exact on the embedded database) the
+// column and its index are dropped. PGlite only (the server here has no pgvector).
 describe.skipIf(!!process.env.DATABASE_URL)('the HNSW index over chunks stored without it', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'callforge-vectors-'));
   const secretsKey = generateSecretsKey();
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   // One data directory and one secrets key across both starts: the key made first still works.
-  const open = (mode: 'auto' | 'exact') => startTestApp({ env: { DATA_DIR: dataDir, SECRETS_KEY: secretsKey, VECTOR_SEARCH: mode } });
+  const open = (mode: 'auto' | 'exact' | 'hnsw') =>
+    startTestApp({ env: { DATA_DIR: dataDir, SECRETS_KEY: secretsKey, VECTOR_SEARCH: mode } });
 
-  it('backfills the vectors, then finds the same chunks by index as by exact search', async () => {
+  it('backfills the vectors, finds the same chunks by index as by exact search, and drops the index again under auto', async () => {
     const exact = await open('exact');
     expect(exact.runtime.knowledge.vectors).toMatchObject({ kind: 'exact', fillsVectorColumn: false });
     await exact.runtime.jobs.work(jobDefinitions(exact.runtime));
@@ -47,7 +49,7 @@ describe.skipIf(!!process.env.DATABASE_URL)('the HNSW index over chunks stored w
     const exactAnswer = await ask();
     await exact.close();
 
-    const indexed = await open('auto');
+    const indexed = await open('hnsw');
     try {
       expect(indexed.runtime.knowledge.vectors).toMatchObject({ kind: 'hnsw', fillsVectorColumn: true });
       const { rows } = await indexed.runtime.db.query<{ missing: number }>(
@@ -67,5 +69,18 @@ describe.skipIf(!!process.env.DATABASE_URL)('the HNSW index over chunks stored w
     } finally {
       await indexed.close();
     }
-  }, 120_000);
+
+    const embeddedDefault = await open('auto');
+    try {
+      expect(embeddedDefault.runtime.knowledge.vectors).toMatchObject({ kind: 'exact', fillsVectorColumn: false });
+      const { rows } = await embeddedDefault.runtime.db.query(
+        "SELECT 1 FROM pg_attribute WHERE attrelid = 'knowledge_chunks'::regclass AND attname = 'embedding_vector' AND NOT attisdropped",
+      );
+      expect(rows).toEqual([]);
+      api = apiAs(embeddedDefault.app, key);
+      expect(await ask()).toEqual(exactAnswer);
+    } finally {
+      await embeddedDefault.close();
+    }
+  }, 180_000);
 });

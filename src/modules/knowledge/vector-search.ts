@@ -26,19 +26,31 @@ export interface VectorSearch {
 // Any fixed number shared by every process: one process at a time changes the column.
 const VECTOR_LOCK = 7_140_532;
 
+/** How vectors are searched: see VECTOR_SEARCH in src/config.ts. */
+export type VectorSearchMode = 'auto' | 'exact' | 'hnsw';
+
 /**
- * Decides how this process searches vectors. With `auto`, pgvector is installed when the database
- * offers it and `knowledge_chunks.embedding_vector` gets the embedder's dimensions and an HNSW
- * index (a column of other dimensions is replaced: those vectors came from another model);
- * without pgvector, or with `exact`, the search is exact cosine over the stored embeddings.
+ * Decides how this process searches vectors. The index (mode `hnsw`, or `auto` on a PostgreSQL
+ * server): pgvector is installed when the database offers it and `knowledge_chunks.embedding_vector`
+ * gets the embedder's dimensions and an HNSW index (a column of other dimensions is replaced: those
+ * vectors came from another model). Otherwise the search is exact cosine over the stored embeddings.
+ *
+ * `auto` on the embedded database is exact: there the index search runs in the database's one
+ * thread, queued behind every other statement, and each chunk written pays its insert into the
+ * graph; at the sizes an embedded installation holds the exact search was measured faster, more
+ * accurate and quicker to index (docs/knowledge-performance.md). Only this process uses an
+ * embedded database, so a column left by an earlier `hnsw` spell is dropped rather than kept
+ * filled for nobody.
  */
 export async function openVectorSearch(
   db: Db,
   embedder: Embedder,
-  mode: 'auto' | 'exact',
+  mode: VectorSearchMode,
   cacheBytes: number,
   log: Logger,
 ): Promise<VectorSearch> {
+  const embedded = db.engine === 'pglite';
+  const wantsIndex = mode === 'hnsw' || (mode === 'auto' && !embedded);
   const column = await db.transaction(async (tx) => {
     // Building the index over every chunk (or waiting for another process' build) is not a request.
     await withoutStatementTimeout(tx);
@@ -47,8 +59,13 @@ export async function openVectorSearch(
       "SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = 'knowledge_chunks'::regclass AND attname = 'embedding_vector' AND NOT attisdropped",
     );
     const wanted = `vector(${embedder.dimensions})`;
+    if (!wantsIndex && embedded) {
+      if (rows[0]) await tx.query('ALTER TABLE knowledge_chunks DROP COLUMN embedding_vector');
+      return false;
+    }
+    // On a server, a column another process searches by stays filled whatever this one's mode.
     if (rows[0]?.type === wanted) return true;
-    if (mode === 'exact') return false;
+    if (!wantsIndex) return false;
     if (!(await installVector(tx))) return false;
     if (rows[0]) await tx.query('ALTER TABLE knowledge_chunks DROP COLUMN embedding_vector');
     await tx.query(`ALTER TABLE knowledge_chunks ADD COLUMN embedding_vector ${wanted}`);
@@ -56,7 +73,7 @@ export async function openVectorSearch(
     return true;
   });
   if (column) await backfillVectors(db, embedder.model);
-  const kind = column && mode === 'auto' ? 'hnsw' : 'exact';
+  const kind = column && wantsIndex ? 'hnsw' : 'exact';
   log.info(
     { vectorSearch: kind },
     kind === 'hnsw' ? 'knowledge search uses the pgvector HNSW index' : 'knowledge search uses exact cosine similarity',
