@@ -26,10 +26,40 @@ describe('Idempotency-Key', () => {
     const second = await send();
     expect(first.statusCode).toBe(201);
     expect(second.statusCode).toBe(201);
-    expect(second.json()).toEqual(first.json());
+    // The key's value is shown once: the replay is the same record without it.
+    const { key, ...record } = first.json();
+    expect(key).toMatch(/^aok_/);
+    expect(second.json()).toEqual(record);
     expect(second.headers['idempotent-replayed']).toBe('true');
     expect(first.headers['idempotent-replayed']).toBeUndefined();
     expect(await countKeys(person.token)).toBe(1);
+  });
+
+  it('never keeps a secret shown once with the response it replays: API key, webhook secret, tool signing secret', async () => {
+    const person = await signUp(t.app);
+    const post = (url: string, payload: object) =>
+      t.app.inject({ method: 'POST', url, headers: { ...bearer(person.token), 'idempotency-key': `once-${url}` }, payload });
+    const keyed = { name: 'CRM', webhookUrl: 'https://crm.example.com/hooks' };
+    const created = await post('/api/v1/api-keys', keyed);
+    expect(created.statusCode).toBe(201);
+    const { key, webhookSecret } = created.json();
+    expect(webhookSecret).toMatch(/^whsec_/);
+    const agent = await post('/api/v1/agents', { name: 'Front desk' });
+    expect(agent.statusCode).toBe(201);
+    const { toolSigningSecret } = agent.json();
+    expect(toolSigningSecret).toMatch(/^whsec_/);
+
+    const keyReplay = await post('/api/v1/api-keys', keyed);
+    expect(keyReplay.json()).toEqual({ ...created.json(), key: undefined, webhookSecret: undefined });
+    expect(keyReplay.json()).not.toHaveProperty('key');
+    const agentReplay = await post('/api/v1/agents', { name: 'Front desk' });
+    expect(agentReplay.json().id).toBe(agent.json().id);
+    expect(agentReplay.json()).not.toHaveProperty('toolSigningSecret');
+
+    const { rows } = await t.runtime.db.query<{ response_body: string }>('SELECT response_body FROM idempotency_keys');
+    const stored = rows.map((row) => row.response_body).join('\n');
+    for (const secret of [key, webhookSecret, toolSigningSecret]) expect(stored).not.toContain(secret);
+    expect(stored).toContain(agent.json().id);
   });
 
   it('answers 422 when the same key comes with a different body', async () => {

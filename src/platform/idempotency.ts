@@ -10,11 +10,20 @@ export const OWNED_TABLES = ['idempotency_keys'] as const;
 /**
  * `Idempotency-Key` on any POST (contract §1): the same key with the same request replays the
  * first response for `ttlHours`; with a different request it is refused with 422. Responses of 5xx
- * are not kept, so a retry after a server failure runs again.
+ * are not kept, so a retry after a server failure runs again. A secret the response shows once
+ * (route config `shownOnce`) is not kept either: an API key's value "can never be retrieved again",
+ * and only its hash is stored, so its replay comes without it.
  */
 declare module 'fastify' {
   interface FastifyRequest {
     idempotency?: { scope: string; key: string };
+  }
+  interface FastifyContextConfig {
+    /**
+     * Fields of the route's response that are shown once (a new API key, a signing secret, a
+     * session token): they are never kept with the response, so a replay answers without them.
+     */
+    shownOnce?: readonly string[];
   }
 }
 
@@ -98,7 +107,8 @@ export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, 
       await db.query('DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2', [claimed.scope, claimed.key]);
       return payload;
     }
-    const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+    const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+    const body = withoutShownOnce(text, request.routeOptions.config.shownOnce);
     await db.query('UPDATE idempotency_keys SET status_code = $3, content_type = $4, response_body = $5 WHERE scope = $1 AND key = $2', [
       claimed.scope,
       claimed.key,
@@ -108,4 +118,19 @@ export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, 
     ]);
     return payload;
   });
+}
+
+/** The stored copy of a JSON response: the shown-once fields taken off. */
+function withoutShownOnce(body: string | null, shownOnce: readonly string[] | undefined): string | null {
+  if (body === null || !shownOnce || shownOnce.length === 0) return body;
+  let record: unknown;
+  try {
+    record = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) return body;
+  const kept = { ...(record as Record<string, unknown>) };
+  for (const field of shownOnce) delete kept[field];
+  return JSON.stringify(kept);
 }

@@ -39,6 +39,7 @@ async function mountAgentRoutes(usage: AgentUsage, plugin: Parameters<ModulePlug
   app.post(
     '/agents',
     {
+      config: { shownOnce: ['toolSigningSecret'] },
       schema: {
         tags,
         summary: 'Create an agent',

@@ -32,7 +32,7 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
   app.post(
     '/auth/signup',
     {
-      config: publicRoute,
+      config: { ...publicRoute, shownOnce: ['accessToken'] },
       schema: {
         tags: ['auth'],
         summary: 'Create a tenant and its owner, and sign in',
@@ -51,7 +51,7 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
   app.post(
     '/auth/login',
     {
-      config: publicRoute,
+      config: { ...publicRoute, shownOnce: ['accessToken'] },
       schema: {
         tags: ['auth'],
         summary: 'Sign in to the dashboard',
@@ -108,7 +108,7 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
   app.post(
     '/api-keys',
     {
-      config: dashboardOnly,
+      config: { ...dashboardOnly, shownOnce: ['key', 'webhookSecret'] },
       schema: {
         tags: ['api-keys'],
         summary: 'Create an API key (shown once)',
