@@ -288,14 +288,25 @@ describe('call logs', () => {
     expect((await other.api('GET', '/call-logs')).json().total).toBe(0);
   });
 
-  it('places a simulated inbound call to a SIMULATOR number, answered by its inbound agent', async () => {
+  it('places a simulated inbound call to a SIMULATOR number, answered by its inbound agent, from the caller’s contact', async () => {
     clock.set('2026-11-23T10:45:00.000Z');
     const { key, api } = await tenant();
     const setup = await voiceSetup(t.app, key);
     await api('PATCH', `/voice-numbers/${setup.voiceNumberId}`, { inboundAgentId: setup.agentId });
+    const caller = (
+      await api('POST', `/contact-lists/${setup.contactListId}/contacts`, { phoneNumber: '+12125550199', name: 'Alice' })
+    ).json();
     const created = await api('POST', '/simulator/inbound-calls', { voiceNumberId: setup.voiceNumberId, fromNumber: '+1 212 555 0199' });
     expect(created.statusCode).toBe(201);
-    expect(created.json()).toMatchObject({ direction: 'INCOMING', fromNumber: '+12125550199', agentId: setup.agentId, status: 'RINGING' });
+    expect(created.json()).toMatchObject({
+      direction: 'INCOMING',
+      fromNumber: '+12125550199',
+      agentId: setup.agentId,
+      status: 'RINGING',
+      contactId: caller.id,
+    });
+    const stranger = await api('POST', '/simulator/inbound-calls', { voiceNumberId: setup.voiceNumberId, fromNumber: '+1 212 555 0198' });
+    expect(stranger.json().contactId).toBeNull();
     clock.advance(2_000);
     await dialerTick(t.runtime);
     clock.advance(6_000);
@@ -305,6 +316,6 @@ describe('call logs', () => {
       outcome: 'ANSWERED',
       durationSec: 6,
     });
-    expect((await api('GET', '/call-logs?direction=INCOMING')).json().total).toBe(1);
+    expect((await api('GET', '/call-logs?direction=INCOMING')).json().total).toBe(2);
   });
 });

@@ -790,13 +790,15 @@ export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId
   const fromNumber = normalizePhoneNumber(input.fromNumber);
   if (!fromNumber) throw appError('VALIDATION_FAILED.fromNumber', {}, [{ path: '/fromNumber', message: 'Invalid phone number' }]);
   const now = ctx.clock.now();
+  // The caller's contact, as on a provider's line: its name and metadata fill the follow-up messages.
+  const contact = await contacts.findContactByPhone(ctx, fromNumber);
   const call: repo.NewCall = {
     id: newId(),
     agent_id: number.inboundAgentId,
     campaign_id: null,
-    contact_id: null,
-    contact_name: null,
-    contact_metadata: null,
+    contact_id: contact?.id ?? null,
+    contact_name: contact?.name ?? null,
+    contact_metadata: contact?.metadata ?? null,
     voice_number_id: number.id,
     direction: 'INCOMING',
     from_number: fromNumber,
