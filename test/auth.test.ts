@@ -88,6 +88,10 @@ describe('API keys (seed §5)', () => {
       ['POST', '/api/v1/api-keys'],
       ['DELETE', '/api/v1/api-keys/00000000-0000-4000-8000-000000000000'],
       ['POST', '/api/v1/auth/password'],
+      // Everything under the prefixes, also where no route is: not a 404 for a key.
+      ['GET', '/api/v1/api-keys/00000000-0000-4000-8000-000000000000'],
+      ['PUT', '/api/v1/api-keys'],
+      ['GET', '/api/v1/integrations/whatsapp/anything'],
     ] as const) {
       const response = await t.app.inject({ method, url, headers: bearer(key), payload: method === 'POST' ? {} : undefined });
       await expectError(response, 403, 'API key authentication is not allowed for this route');

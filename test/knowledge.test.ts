@@ -101,7 +101,12 @@ describe('knowledge bases', () => {
     expect((await api('POST', '/knowledge-bases', {})).json().details[0].path).toBe('/name');
     expect((await api('POST', '/knowledge-bases', { name: 'x', color: 'red' })).json().details[0].path).toBe('/color');
     expect((await api('POST', '/knowledge-bases', { name: 'x'.repeat(201) })).statusCode).toBe(400);
+    // Only spaces would be stored as an empty name once trimmed.
+    expect((await api('POST', '/knowledge-bases', { name: ' \t ' })).json().message).toBe(
+      "Field 'name' must be some text, not only spaces.",
+    );
     const base = await newBase(api);
+    expect((await api('PATCH', `/knowledge-bases/${base.id}`, { name: '   ' })).statusCode).toBe(400);
     const post = (body: object) => api('POST', `/knowledge-bases/${base.id}/sources`, body);
     const noText = await post({ sourceType: 'text', sourceName: 'Empty' });
     expect(noText.statusCode).toBe(400);
@@ -110,6 +115,18 @@ describe('knowledge bases', () => {
       message: "Field 'rawText' is required when sourceType is text.",
       details: [{ path: '/rawText' }],
     });
+    expect((await post({ sourceType: 'text', sourceName: 'Blank', rawText: '  \n ' })).json()).toMatchObject({
+      message: "Field 'rawText' has only spaces and line breaks; give the text to index.",
+      details: [{ path: '/rawText' }],
+    });
+    expect((await post({ sourceType: 'text', sourceName: '   ', rawText: 'hello' })).json()).toMatchObject({
+      message: "Field 'sourceName' must be some text, not only spaces.",
+    });
+    expect((await api('GET', `/knowledge-bases/${base.id}/sources`)).json().total).toBe(0);
+    const source = (await post({ sourceType: 'text', sourceName: 'Hello', rawText: 'hello' })).json();
+    const refresh = (body: unknown) => api('POST', `/knowledge-bases/${base.id}/sources/${source.id}/refresh`, body as object);
+    expect((await refresh({ x: 1 })).json().details[0].path).toBe('/x');
+    expect((await refresh({})).statusCode).toBe(202);
     expect((await post({ sourceType: 'url', sourceName: 'No url' })).json().details[0].path).toBe('/url');
     expect((await post({ sourceType: 'url', sourceName: 'Ftp', url: 'ftp://example.com/a.txt' })).json().message).toBe(
       "Field 'url' must use http or https, not ftp.",
@@ -223,6 +240,40 @@ describe('sources', () => {
     const html = (await texts(api, base.id, 'helpline', 5)).join('\n');
     expect(html).not.toContain('<');
     expect(html).not.toMatch(/trackVisitor|Home \| Pricing/);
+  });
+
+  it('refuses an upload of two files with a 400 that says so, storing nothing', async () => {
+    const { api, key } = await tenant();
+    const base = await newBase(api);
+    const boundary = '----two-files';
+    const part = (name: string, value: string, filename?: string) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"\r\nContent-Type: text/plain` : ''}\r\n\r\n${value}\r\n`;
+    const response = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/knowledge-bases/${base.id}/sources`,
+      headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload:
+        part('sourceType', 'file') +
+        part('sourceName', 'Two') +
+        part('file', 'One.', 'one.txt') +
+        part('file', 'Two.', 'two.txt') +
+        `--${boundary}--\r\n`,
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: 'Send exactly one file, in the multipart field named "file".',
+    });
+    expect((await api('GET', `/knowledge-bases/${base.id}/sources`)).json().total).toBe(0);
+    const extra = await upload(
+      key,
+      base.id,
+      { sourceType: 'file', sourceName: 'Extra', color: 'red' },
+      { name: 'one.txt', type: 'text/plain', bytes: Buffer.from('One.') },
+    );
+    expect(extra.statusCode).toBe(400);
+    expect(extra.json()).toMatchObject({ message: "Field 'color' is not an accepted property.", details: [{ path: '/color' }] });
+    expect((await api('GET', `/knowledge-bases/${base.id}/sources`)).json().total).toBe(0);
   });
 
   // A 10 MB file is parsed by the parsing child (seconds on a loaded machine).

@@ -244,14 +244,18 @@ describe('the WhatsApp webhook token and subscription handshake', () => {
     expect(right.statusCode).toBe(200);
     expect(right.body).toBe('1158201444');
     expect(right.headers['content-type']).toMatch(/^text\/plain/);
-    for (const query of [
-      `hub.mode=subscribe&hub.verify_token=wrong-${token}&hub.challenge=1`,
-      `hub.mode=unsubscribe&hub.verify_token=${token}&hub.challenge=1`,
-      `hub.mode=subscribe&hub.challenge=1`,
+    // Each says what is wrong: the token only when it is the token.
+    for (const [query, says] of [
+      [`hub.mode=subscribe&hub.verify_token=wrong-${token}&hub.challenge=1`, 'The verify token does not match'],
+      [`hub.mode=unsubscribe&hub.verify_token=${token}&hub.challenge=1`, 'this request has hub.mode=unsubscribe.'],
+      [`hub.verify_token=${token}&hub.challenge=1`, 'this request has no hub.mode.'],
+      [`hub.mode=subscribe&hub.challenge=1`, 'this request has no hub.verify_token.'],
+      [`hub.mode=subscribe&hub.verify_token=${token}`, 'this request has no hub.challenge.'],
     ]) {
-      const wrong = await verify(query);
+      const wrong = await verify(query!);
       expect(wrong.statusCode, query).toBe(403);
       expect(wrong.json().code).toBe('WEBHOOK_VERIFICATION_FAILED');
+      expect(wrong.json().message).toContain(says);
     }
   });
 

@@ -20,7 +20,7 @@ const declared = {
   VALIDATION_FAILED: {
     status: 400,
     message: '${subject} ${problem}.',
-    when: 'The body, query, path or a header does not match the route schema; details lists every field at fault.',
+    when: 'The body, query, path or a header does not match the route schema; details lists every field at fault (the first 100).',
   },
   'VALIDATION_FAILED.timezone': {
     status: 400,
@@ -93,6 +93,11 @@ const declared = {
     message: "Field 'rawText' is required when sourceType is text.",
     when: 'A text knowledge source has no text.',
   },
+  'VALIDATION_FAILED.rawTextBlank': {
+    status: 400,
+    message: "Field 'rawText' has only spaces and line breaks; give the text to index.",
+    when: 'A text knowledge source whose text is blank.',
+  },
   'VALIDATION_FAILED.urlTakesUrl': {
     status: 400,
     message: 'A url source takes url, not rawText.',
@@ -126,7 +131,7 @@ const declared = {
   'VALIDATION_FAILED.oneFile': {
     status: 400,
     message: 'Send exactly one file, in the multipart field named "file".',
-    when: 'A document upload has a second file or a file in another field.',
+    when: 'An upload (a document, a CSV file) has a second file, or a file in another field.',
   },
   'VALIDATION_FAILED.multipartIsFile': {
     status: 400,
@@ -147,6 +152,11 @@ const declared = {
     status: 400,
     message: 'The request body nests objects and arrays more than ${max} levels deep; flatten it.',
     when: 'A JSON body nests deeper than the limit (checked before it is parsed).',
+  },
+  UPLOAD_TOO_MANY_PARTS: {
+    status: 400,
+    message: 'The upload holds more form fields than an upload takes; send one file and only the fields this endpoint names.',
+    when: 'A multipart upload with more than 10 form fields or 20 parts.',
   },
   INVALID_MULTIPART: {
     status: 400,
@@ -282,6 +292,12 @@ const declared = {
       'Row ${row} of the CSV is longer than ${max} characters, so nothing was imported; check that the file is CSV, with commas between fields and its quotes closed.',
     when: 'A row of the CSV is longer than any contact needs: a field whose quote is never closed, or a file that is not CSV.',
   },
+  'INVALID_CSV.nulInHeader': {
+    status: 400,
+    message:
+      'Column ${column} of the CSV header row contains the NUL character (\\u0000), which cannot be stored, so nothing was imported; remove it from the header.',
+    when: 'A name in the header row of the CSV holds the NUL character (a row holding it is reported as an invalid row).',
+  },
   'INVALID_CSV.tooManyColumns': {
     status: 400,
     message:
@@ -368,6 +384,11 @@ const declared = {
     status: 403,
     message: 'The verify token does not match a webhook token of this service; issue one with POST /api/v1/whatsapp/webhook-token.',
     when: "Meta's subscription handshake names an unknown verify token.",
+  },
+  'WEBHOOK_VERIFICATION_FAILED.request': {
+    status: 403,
+    message: 'A subscription handshake needs hub.mode=subscribe, hub.verify_token and hub.challenge; this request ${problem}.',
+    when: "A request to the WhatsApp webhook's verification address is not Meta's subscription handshake.",
   },
   INVALID_SIGNATURE: {
     status: 403,
@@ -470,7 +491,8 @@ const declared = {
   },
   LIST_IN_USE: {
     status: 409,
-    message: 'This contact list is assigned to a campaign; remove it from the campaign or delete the campaign first.',
+    message:
+      'This contact list is assigned to a campaign that has not finished; give a DRAFT campaign another list, or cancel the campaign, first.',
     when: 'Deleting a contact list a campaign uses.',
   },
   DUPLICATE_PHONE_NUMBER: {
@@ -510,7 +532,8 @@ const declared = {
   },
   CAMPAIGN_NOT_READY: {
     status: 409,
-    message: 'The campaign has no ${what}; set ${field} with PATCH while it is DRAFT, or create a new campaign.',
+    message:
+      'The campaign has no ${what}; set ${field} with PATCH while it is DRAFT (a SCHEDULED campaign cannot be changed: cancel it and create a new one).',
     when: 'Starting a campaign without an agent, voice number or contact list.',
   },
   CAMPAIGN_NOT_STARTABLE: {

@@ -135,15 +135,21 @@ function withAlternativesMerged(errors: AjvError[], unionPaths: Set<string>): { 
     const branches = alternatives.get(detail.path);
     if (!branches) continue;
     const words = branches.filter((e) => e.keyword === 'const').map((e) => String(e.params.allowedValue));
+    // Branches failing alike (a repeated query parameter is a list, which no branch of strings takes) are said once.
     const choices = [
-      ...(words.length === 0 ? [] : [words.length === 1 ? `must be ${words[0]!}` : `must be one of ${words.join(', ')}`]),
-      ...branches.filter((e) => e.keyword !== 'const').map(describe),
+      ...new Set([
+        ...(words.length === 0 ? [] : [words.length === 1 ? `must be ${words[0]!}` : `must be one of ${words.join(', ')}`]),
+        ...branches.filter((e) => e.keyword !== 'const').map(describe),
+      ]),
     ];
     // "must be a string or must be null" reads as "must be a string or null".
     detail.message = choices.map((choice, i) => (i === 0 ? choice : choice.replace(/^must be /, ''))).join(' or ');
   }
   return details;
 }
+
+/** Details listed at most: a large body wrong everywhere would otherwise answer with a far larger list. */
+const MAX_DETAILS = 100;
 
 const PART_NAMES: Record<string, string> = { body: 'Field', querystring: 'Query parameter', params: 'Path parameter', headers: 'Header' };
 
@@ -155,7 +161,7 @@ export function validationError(errors: AjvError[], part: string): AppError {
   const details = withAlternativesMerged(
     list,
     new Set(errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map(fieldPath)),
-  );
+  ).slice(0, MAX_DETAILS);
   const first = details[0]!;
   const name =
     first.path === ''
@@ -185,6 +191,11 @@ function fromFastifyError(error: FastifyError): AppError {
       return appError('URI_TOO_LONG', { max: MAX_PARAM_LENGTH });
     case 'FST_ERR_BAD_URL':
       return appError('BAD_REQUEST.badUrl', { path: /'(.*)'/.exec(error.message)?.[1] ?? 'given' });
+    case 'FST_FILES_LIMIT':
+      return appError('VALIDATION_FAILED.oneFile', {}, [{ path: '/file', message: 'is one file too many' }]);
+    case 'FST_FIELDS_LIMIT':
+    case 'FST_PARTS_LIMIT':
+      return appError('UPLOAD_TOO_MANY_PARTS');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return appError('INVALID_JSON');

@@ -13,6 +13,9 @@ export const MoneyString = Type.String({
   description: 'Decimal amount with 4 fractional digits.',
 });
 export const IdParams = Type.Object({ id: Uuid });
+/** A name or title a person reads: not empty, and not only spaces (which would be stored as nothing once trimmed). */
+export const Title = (options: { maxLength: number; description?: string }) =>
+  Type.String({ minLength: 1, ...options, pattern: '\\S', [PATTERN_MESSAGE]: 'some text, not only spaces' });
 
 /** An instant, or a bare date (UTC) that stands for the whole of that day (see `dayStart`, `dayEnd`). */
 export const InstantOrDate = (description: string) =>

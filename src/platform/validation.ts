@@ -9,7 +9,7 @@ import { OptionalKind } from '@sinclair/typebox';
  * arrive as text, so they are coerced to the declared types.
  */
 // verbose: a failed pattern's error carries its schema, whose `x-pattern-message` says in words what the pattern wants.
-const common: Options = { useDefaults: true, removeAdditional: false, allErrors: false, strict: false, verbose: true };
+const common: Options = { useDefaults: true, removeAdditional: false, allErrors: true, strict: false, verbose: true };
 
 function makeAjv(options: Options) {
   const ajv = new Ajv({ ...common, ...options });

@@ -58,6 +58,11 @@ function fileSource(upload: Awaited<ReturnType<typeof readUpload>>): {
   bytes: Buffer;
 } {
   const { fields, file } = upload;
+  const unknown = Object.keys(fields).find((name) => name !== 'sourceType' && name !== 'sourceName');
+  if (unknown !== undefined) {
+    const problem = 'is not an accepted property';
+    throw appError('VALIDATION_FAILED', { subject: `Field '${unknown}'`, problem }, [{ path: `/${unknown}`, message: problem }]);
+  }
   if (fields.sourceType !== 'file') {
     throw appError('VALIDATION_FAILED.multipartIsFile', {}, [{ path: '/sourceType', message: 'must be file in a multipart upload' }]);
   }
@@ -239,6 +244,7 @@ async function mountKnowledgeRoutes(
         tags,
         summary: 'Process a source again (a url source is fetched anew); answers the source, PROCESSING',
         params: SourceParams,
+        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
         response: { 202: KnowledgeSource, ...errorResponses(400, 401, 403, 404) },
       },
     },

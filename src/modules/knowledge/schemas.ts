@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { StringEnum, Timestamp, Title, Uuid } from '../../platform/schemas.ts';
 
 export const SOURCE_TYPES = ['text', 'url', 'file'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
@@ -11,7 +11,7 @@ export const SOURCE_BYTE_LIMIT = 10 * 1024 * 1024;
 export const TOP_K_DEFAULT = 5;
 export const TOP_K_MAX = 50;
 
-const BaseName = Type.String({ minLength: 1, maxLength: 200, description: 'Unique in the tenant.' });
+const BaseName = Title({ maxLength: 200, description: 'Unique in the tenant.' });
 const Description = Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]);
 
 export const KnowledgeBase = Type.Object({
@@ -54,7 +54,7 @@ export const CreateSourceBody = Type.Object(
     sourceType: StringEnum(SOURCE_TYPES, {
       description: 'text or url in JSON; file sources are uploaded as multipart/form-data (fields sourceType=file, sourceName, file).',
     }),
-    sourceName: Type.String({ minLength: 1, maxLength: 200, description: 'Human-readable title.' }),
+    sourceName: Title({ maxLength: 200, description: 'Human-readable title.' }),
     rawText: Type.Optional(Type.String({ minLength: 1, maxLength: SOURCE_BYTE_LIMIT, description: 'Required when sourceType is text.' })),
     url: Type.Optional(
       Type.String({

@@ -176,9 +176,10 @@ export async function addJsonSource(ctx: TenantCtx, baseId: string, body: Create
   if (body.sourceType === 'text') {
     if (body.url !== undefined)
       throw appError('VALIDATION_FAILED.textTakesRawText', {}, [{ path: '/url', message: 'is only for url sources' }]);
-    if (body.rawText === undefined || body.rawText.trim() === '') {
+    if (body.rawText === undefined)
       throw appError('VALIDATION_FAILED.rawTextRequired', {}, [{ path: '/rawText', message: 'is required when sourceType is text' }]);
-    }
+    if (body.rawText.trim() === '')
+      throw appError('VALIDATION_FAILED.rawTextBlank', {}, [{ path: '/rawText', message: 'has only spaces' }]);
     return addSource(ctx, baseId, {
       name,
       type: 'text',

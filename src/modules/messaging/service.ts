@@ -249,11 +249,20 @@ export async function verifyWebhookSubscription(
   deps: Pick<Deps, 'db'>,
   query: { 'hub.mode'?: string; 'hub.verify_token'?: string; 'hub.challenge'?: string },
 ): Promise<string> {
-  const token = query['hub.verify_token'];
-  if (query['hub.mode'] !== 'subscribe' || !token || query['hub.challenge'] === undefined || !(await repo.tokenExists(deps.db, token))) {
-    throw appError('WEBHOOK_VERIFICATION_FAILED');
-  }
-  return query['hub.challenge'];
+  const { 'hub.mode': mode, 'hub.verify_token': token, 'hub.challenge': challenge } = query;
+  const problem =
+    mode !== 'subscribe'
+      ? mode === undefined
+        ? 'has no hub.mode'
+        : `has hub.mode=${mode}`
+      : !token
+        ? 'has no hub.verify_token'
+        : challenge === undefined
+          ? 'has no hub.challenge'
+          : undefined;
+  if (problem) throw appError('WEBHOOK_VERIFICATION_FAILED.request', { problem });
+  if (!(await repo.tokenExists(deps.db, token!))) throw appError('WEBHOOK_VERIFICATION_FAILED');
+  return challenge!;
 }
 
 const badSignature = () => appError('INVALID_SIGNATURE.whatsapp');
