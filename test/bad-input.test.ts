@@ -65,6 +65,16 @@ describe('the NUL character (PostgreSQL text and jsonb cannot hold it)', () => {
     );
   });
 
+  it('is refused as half a surrogate pair alone (jsonb cannot store it), a whole pair being a character', async () => {
+    const lone = await json('PATCH', `/api/v1/contact-lists/${listId}`, '{"metadata":{"note":"half \\ud800 a pair"}}');
+    expect(expectRefusal(lone, 400, 'VALIDATION_FAILED').message).toBe(
+      "Field 'metadata.note' must not contain half a UTF-16 surrogate pair (such as \\ud800 alone).",
+    );
+    const pair = await json('PATCH', `/api/v1/contact-lists/${listId}`, '{"metadata":{"note":"a pair \\ud835\\udd4f"}}');
+    expect(pair.statusCode, pair.body).toBe(200);
+    expect(pair.json().metadata.note).toBe('a pair 𝕏');
+  });
+
   it('leaves the rest of unicode alone', async () => {
     const response = await json(
       'POST',
@@ -104,6 +114,36 @@ describe('page and limit', () => {
     const response = await t.app.inject({ method: 'GET', url: '/api/v1/contact-lists?page=1000000000&limit=200', headers: auth });
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json()).toMatchObject({ data: [], page: 1_000_000_000, limit: 200 });
+  });
+});
+
+describe('validation details', () => {
+  it('name every field at fault, the first in the message', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/contact-lists',
+      headers: auth,
+      payload: { name: 5, metadata: 'x', color: 'red' },
+    });
+    const body = expectRefusal(response, 400, 'VALIDATION_FAILED');
+    const details = body.details!;
+    expect(details.map((detail) => detail.path).sort()).toEqual(['/color', '/metadata', '/name']);
+    expect(body.message).toBe(`Field '${details[0]!.path.slice(1)}' ${details[0]!.message}.`);
+  });
+
+  it('stop at 100 for a body wrong everywhere', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/contact-lists/00000000-0000-4000-8000-000000000000/contacts/delete-batch',
+      headers: auth,
+      payload: { contactIds: Array.from({ length: 1000 }, (_, i) => `not-a-uuid-${i}`) },
+    });
+    expect(expectRefusal(response, 400, 'VALIDATION_FAILED').details).toHaveLength(100);
+  });
+
+  it('say a repeated query parameter once what it must be', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/api/v1/call-logs?from=2026-11-01&from=2026-11-02', headers: auth });
+    expect(expectRefusal(response, 400, 'VALIDATION_FAILED').message).toBe("Query parameter 'from' must be a string.");
   });
 });
 

@@ -168,7 +168,7 @@ describe('bulk add', () => {
         { name: 'no phone' },
         { phoneNumber: 'abc' },
         { phoneNumber: phone(2), email: 'broken@' },
-        { phoneNumber: phone(3), metadata: 'x' },
+        { phoneNumber: phone(3), name: 'n'.repeat(201) },
         { phoneNumber: '+1 415 555 0001' },
         { phoneNumber: phone(9) },
       ],
@@ -181,11 +181,37 @@ describe('bulk add', () => {
         { row: 2, phone: '', reason: 'Missing phone number' },
         { row: 3, phone: 'abc', reason: 'Invalid phone number' },
         { row: 4, phone: phone(2), reason: 'Invalid email' },
-        { row: 5, phone: phone(3), reason: 'metadata is not a JSON object' },
+        { row: 5, phone: phone(3), reason: 'name must be at most 200 characters long' },
         { row: 6, phone: '+1 415 555 0001', reason: 'Duplicate phone number in this list' },
         { row: 7, phone: phone(9), reason: 'Duplicate phone number in this list' },
       ],
     });
+  });
+
+  it('refuses with 400 an item of the wrong type or with an unknown property, naming its path, and imports nothing', async () => {
+    const list = await newList();
+    const bulk = (contacts: unknown[]) => api('POST', `/contact-lists/${list.id}/contacts/bulk`, { contacts });
+    const unknown = await bulk([{ phoneNumber: phone(1) }, { phoneNumber: '+14155550504', zzz: 1 }]);
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json()).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: "Field 'contacts.1.zzz' is not an accepted property.",
+      details: [{ path: '/contacts/1/zzz', message: 'is not an accepted property' }],
+    });
+    const wrongTypes = await bulk([
+      { phoneNumber: phone(2), name: 5 },
+      { phoneNumber: 1 },
+      { phoneNumber: phone(3), metadata: 'x' },
+      { phoneNumber: phone(5) },
+    ]);
+    expect(wrongTypes.statusCode).toBe(400);
+    expect(wrongTypes.json().message).toBe("Field 'contacts.0.name' must be a string or null.");
+    expect(wrongTypes.json().details).toEqual([
+      { path: '/contacts/0/name', message: 'must be a string or null' },
+      { path: '/contacts/1/phoneNumber', message: 'must be a string' },
+      { path: '/contacts/2/metadata', message: 'must be an object or null' },
+    ]);
+    expect((await api('GET', `/contact-lists/${list.id}`)).json().contactCount).toBe(0);
   });
 });
 

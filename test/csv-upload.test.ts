@@ -271,3 +271,128 @@ describe('CSV upload', () => {
     expect(await contactsOf(listId)).toHaveLength(0);
   });
 });
+
+describe('CSV rows the database could not store or the JSON API would refuse', () => {
+  const NUL_IN = (field: string) => `${field} must not contain the NUL character (\\u0000)`;
+
+  it('reports a row holding the NUL character (in a cell, an extra column or an escape in metadata) and imports the others', async () => {
+    const listId = await newList();
+    const csv = [
+      'phone,name,email,notes,metadata',
+      '+14155550701,Ada,,ok,',
+      '+14155550702,Gr\u0000ce,,,',
+      '+14155550703,Bob,bob\u0000@example.com,,',
+      '+14155550704,Cy,,no\u0000te,',
+      '+14155550705,Di,,,"{""k\\u0000"":1}"',
+      '+14155550706,Ed,,,"{""k"":[""v\\u0000""]}"',
+      '+1415555\u00000707,Flo,,,',
+      '+14155550708,Gus,,,"{""k"":""v""}"',
+    ].join('\n');
+    const response = await upload(listId, csv);
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toEqual({
+      imported: 2,
+      skipped: 6,
+      invalidRows: [
+        { row: 3, phone: '+14155550702', reason: NUL_IN('name') },
+        { row: 4, phone: '+14155550703', reason: NUL_IN('email') },
+        { row: 5, phone: '+14155550704', reason: NUL_IN('metadata') },
+        { row: 6, phone: '+14155550705', reason: NUL_IN('metadata') },
+        { row: 7, phone: '+14155550706', reason: NUL_IN('metadata') },
+        { row: 8, phone: '+1415555\u00000707', reason: NUL_IN('phoneNumber') },
+      ],
+    });
+    expect(await contactsOf(listId)).toMatchObject([
+      { phoneNumber: '+14155550701', name: 'Ada', metadata: { notes: 'ok' } },
+      { phoneNumber: '+14155550708', name: 'Gus', metadata: { k: 'v' } },
+    ]);
+  });
+
+  it('reports metadata holding half a surrogate pair, which jsonb cannot store, and imports the others', async () => {
+    const listId = await newList();
+    const csv = [
+      'phone,metadata',
+      '+14155550751,"{""k"":""\\ud800""}"',
+      '+14155550752,"{""\\udc00"":1}"',
+      '+14155550753,"{""k"":""\\ud83d\\ude00""}"',
+    ];
+    const response = await upload(listId, csv.join('\n'));
+    expect(response.statusCode, response.body).toBe(200);
+    const reason = 'metadata must not contain half a UTF-16 surrogate pair (such as \\ud800 alone)';
+    expect(response.json()).toEqual({
+      imported: 1,
+      skipped: 2,
+      invalidRows: [
+        { row: 2, phone: '+14155550751', reason },
+        { row: 3, phone: '+14155550752', reason },
+      ],
+    });
+    expect(await contactsOf(listId)).toMatchObject([{ phoneNumber: '+14155550753', metadata: { k: '\u{1F600}' } }]);
+  });
+
+  it('refuses a file whose header row holds the NUL character with 400, naming the column, and imports nothing', async () => {
+    const listId = await newList();
+    const response = await upload(listId, 'phone,name,no\u0000tes\n+14155550801,Ada,x\n');
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({
+      code: 'INVALID_CSV',
+      message:
+        'Column 3 of the CSV header row contains the NUL character (\\u0000), which cannot be stored, so nothing was imported; remove it from the header.',
+    });
+    expect(await contactsOf(listId)).toHaveLength(0);
+  });
+
+  it('reports metadata nested deeper than a JSON body may be, and the list stays readable', async () => {
+    const listId = await newList();
+    const nested = (levels: number) => `"${'{""a"":'.repeat(levels)}1${'}'.repeat(levels)}"`;
+    const csv = [
+      'phone,metadata',
+      `+14155550901,"{""a"":${'['.repeat(3000)}${']'.repeat(3000)}}"`,
+      `+14155550902,"${'['.repeat(3000)}${']'.repeat(3000)}"`,
+      `+14155550903,${nested(65)}`,
+      `+14155550904,${nested(64)}`,
+    ].join('\n');
+    const response = await upload(listId, csv);
+    expect(response.statusCode, response.body).toBe(200);
+    const reason = 'metadata nests objects and arrays more than 64 levels deep';
+    expect(response.json()).toEqual({
+      imported: 1,
+      skipped: 3,
+      invalidRows: [
+        { row: 2, phone: '+14155550901', reason },
+        { row: 3, phone: '+14155550902', reason },
+        { row: 4, phone: '+14155550903', reason },
+      ],
+    });
+    const listed = await t.app.inject({ method: 'GET', url: `/api/v1/contact-lists/${listId}/contacts`, headers: bearer(key) });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json().data).toMatchObject([{ phoneNumber: '+14155550904' }]);
+  });
+
+  it('holds every field to the limit the JSON API has, reported in its words: 200 characters of name are stored, 201 are not', async () => {
+    const listId = await newList();
+    const csv = [
+      'phone,name,email,timezone',
+      `+14155551001,${'n'.repeat(200)},,`,
+      `+14155551002,${'n'.repeat(201)},,`,
+      `+14155551003,${'n'.repeat(20_000)},,`,
+      `+14155551004,Ada,${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}.com,`,
+      `+1${' '.repeat(30)}415 555 1005,Ada,,`,
+      `+14155551006,Ada,,America/${'X'.repeat(60)}`,
+    ].join('\n');
+    const response = await upload(listId, csv);
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toEqual({
+      imported: 1,
+      skipped: 5,
+      invalidRows: [
+        { row: 3, phone: '+14155551002', reason: 'name must be at most 200 characters long' },
+        { row: 4, phone: '+14155551003', reason: 'name must be at most 200 characters long' },
+        { row: 5, phone: '+14155551004', reason: 'Invalid email' },
+        { row: 6, phone: `+1${' '.repeat(30)}415 555 1005`, reason: 'Invalid phone number' },
+        { row: 7, phone: '+14155551006', reason: 'Unknown time zone; use an IANA name such as America/New_York' },
+      ],
+    });
+    expect(await contactsOf(listId)).toMatchObject([{ phoneNumber: '+14155551001', name: 'n'.repeat(200) }]);
+  });
+});

@@ -50,13 +50,30 @@ export function parseJsonBody(text: string): unknown {
 
 const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
-/** The JSON Pointer of the first string (or property name) in `value` holding U+0000, if any; iterative. */
-export function nulPath(value: unknown): string | undefined {
+// With the u flag a surrogate pair is one code point, so only half a pair alone matches.
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * What PostgreSQL's text and jsonb cannot hold: U+0000, and half a UTF-16 surrogate pair alone (a
+ * JSON escape such as "\ud800" is no character: jsonb refuses it, text would turn it into U+FFFD).
+ */
+function unstorableIn(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain the NUL character (\\u0000)';
+  if (LONE_SURROGATE.test(text)) return 'must not contain half a UTF-16 surrogate pair (such as \\ud800 alone)';
+  return undefined;
+}
+
+/**
+ * The JSON Pointer of the first string (or property name) in `value` that the database cannot
+ * store, and why (in the words of a validation detail); undefined when all can be. Iterative.
+ */
+export function unstorableText(value: unknown): { path: string; problem: string } | undefined {
   const stack: [unknown, string][] = [[value, '']];
   while (stack.length > 0) {
     const [item, path] = stack.pop()!;
     if (typeof item === 'string') {
-      if (item.includes('\u0000')) return path;
+      const problem = unstorableIn(item);
+      if (problem) return { path, problem };
     } else if (Array.isArray(item)) {
       for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], `${path}/${i}`]);
     } else if (item !== null && typeof item === 'object') {
@@ -64,7 +81,8 @@ export function nulPath(value: unknown): string | undefined {
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i]!;
         const at = `${path}/${pointer(key)}`;
-        if (key.includes('\u0000')) return at;
+        const problem = unstorableIn(key);
+        if (problem) return { path: at, problem };
         stack.push([child, at]);
       }
     }
@@ -72,21 +90,17 @@ export function nulPath(value: unknown): string | undefined {
   return undefined;
 }
 
-const NUL_PROBLEM = 'must not contain the NUL character (\\u0000)';
 const PARTS = [
   ['params', 'params'],
   ['query', 'querystring'],
   ['body', 'body'],
 ] as const;
 
-/**
- * PostgreSQL's text and jsonb cannot hold U+0000, so no path parameter, query parameter or body
- * value (nor property name) may carry it; the refusal names the field.
- */
-function refuseNul(request: FastifyRequest): AppError | undefined {
+/** No path parameter, query parameter or body value (nor property name) may carry what no column can store; the refusal names the field. */
+function refuseUnstorableText(request: FastifyRequest): AppError | undefined {
   for (const [property, part] of PARTS) {
-    const path = nulPath(request[property]);
-    if (path !== undefined) return validationError([{ instancePath: path, keyword: 'nul', message: NUL_PROBLEM, params: {} }], part);
+    const found = unstorableText(request[property]);
+    if (found) return validationError([{ instancePath: found.path, keyword: 'unstorable', message: found.problem, params: {} }], part);
   }
   return undefined;
 }
@@ -100,6 +114,6 @@ function refuseMultipartWithoutBoundary(request: FastifyRequest): AppError | und
 
 /** The preValidation hook the app runs for every route: refuses input no route could store. */
 export async function refuseUnstorableInput(request: FastifyRequest): Promise<void> {
-  const error = refuseMultipartWithoutBoundary(request) ?? refuseNul(request);
+  const error = refuseMultipartWithoutBoundary(request) ?? refuseUnstorableText(request);
   if (error) throw error;
 }

@@ -1,7 +1,8 @@
 import { finished, type Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { AppError, appError, uploadCutShort } from '../../platform/errors.ts';
-import { isPlainObject, METADATA_NOT_OBJECT } from './contact-fields.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../platform/input.ts';
+import { isPlainObject, METADATA_NOT_OBJECT, TOO_DEEP_METADATA } from './contact-fields.ts';
 
 /** Reading an uploaded CSV into numbered contact rows (seed §4.4, contract §4). */
 
@@ -55,6 +56,8 @@ function toRow(header: string[], fieldOf: (Field | undefined)[], record: string[
     const field = fieldOf[column];
     if (field === 'metadata') {
       if (value.trim() === '') return;
+      // Checked on the text (one pass, no recursion) before anything recurses over it.
+      if (nestsDeeperThan(value, MAX_JSON_DEPTH)) return void (metadata = TOO_DEEP_METADATA);
       try {
         metadata = JSON.parse(value);
       } catch {
@@ -103,6 +106,9 @@ export async function readCsvRows(input: Readable, maxRows = MAX_CSV_ROWS): Prom
         });
       if (!header) {
         header = record;
+        // Its names become metadata keys, and PostgreSQL cannot store U+0000.
+        const nulColumn = header.findIndex((name) => name.includes('\u0000'));
+        if (nulColumn >= 0) throw appError('INVALID_CSV.nulInHeader', { column: nulColumn + 1 });
         fieldOf = header.map(fieldOfHeader);
         if (!fieldOf.includes('phoneNumber')) {
           throw appError('INVALID_CSV.noPhoneColumn', { headers: PHONE_HEADERS.join(', ') });

@@ -43,16 +43,22 @@ export const Contact = Type.Object({
 });
 export type Contact = Static<typeof Contact>;
 
+/** A contact's limits, held by every way in: the schemas below and the row check of bulk add and CSV import (contact-fields.ts). */
+export const MAX_PHONE_NUMBER_LENGTH = 40;
+export const MAX_CONTACT_NAME_LENGTH = 200;
+export const MAX_EMAIL_LENGTH = 254;
+export const MAX_TIME_ZONE_LENGTH = 64;
+
 const PhoneNumber = Type.String({
   minLength: 1,
-  maxLength: 40,
+  maxLength: MAX_PHONE_NUMBER_LENGTH,
   description: 'E.164; spaces, dashes, dots and parentheses are removed first.',
 });
-const ContactName = Type.String({ maxLength: 200 });
-const Email = Type.String({ format: 'email', maxLength: 254 });
+const ContactName = Type.String({ maxLength: MAX_CONTACT_NAME_LENGTH });
+const Email = Type.String({ format: 'email', maxLength: MAX_EMAIL_LENGTH });
 const TimeZone = Type.String({
   minLength: 1,
-  maxLength: 64,
+  maxLength: MAX_TIME_ZONE_LENGTH,
   description:
     "IANA time zone of the contact (such as America/Chicago); without it, the number's zone is used where a contact's local time matters.",
 });
@@ -81,9 +87,26 @@ export const UpdateContactBody = Type.Object(
 );
 export type UpdateContactBody = Static<typeof UpdateContactBody>;
 
-// Rows are checked one by one so valid ones are imported and the others reported (seed §2.8).
+/**
+ * A contact of a bulk add: the one-contact body's properties with their types, and no others (a
+ * wrong type or an unknown property refuses the body, contract §1); null stands for a field not
+ * given, as in a CRM export. Values are not judged here: rows are checked one by one, so the valid
+ * ones are imported and the others reported with their reason (a missing or invalid phone number,
+ * an invalid e-mail, a name too long: seed §2.8), as CSV rows are.
+ */
+const BulkContact = Type.Object(
+  {
+    phoneNumber: Type.Optional(Type.String()),
+    name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    email: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    metadata: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
+    timezone: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+
 export const BulkContactsBody = Type.Object(
-  { contacts: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1, maxItems: 1000 }) },
+  { contacts: Type.Array(BulkContact, { minItems: 1, maxItems: 1000 }) },
   { additionalProperties: false },
 );
 export type BulkContactsBody = Static<typeof BulkContactsBody>;
