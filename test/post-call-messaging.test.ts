@@ -299,6 +299,25 @@ describe('post-call messages chosen by the call', () => {
     ).toBe(true);
     expect(msg91.requests.at(-1)!.query.authkey ?? msg91.requests.at(-1)!.headers.authkey).toBe(MSG91_KEY);
   });
+
+  it('takes an MSG91 template without a DLT template id (optional), and fails its messages saying MSG91 needs one', async () => {
+    const { key, api } = await tenant();
+    const campaign = await dialAll(key, [{}, {}]);
+    const created = await api('POST', '/sms-agent/campaigns', {
+      agentId: campaign.agentId,
+      senderNumber: 'ACMEIN',
+      senderProvider: 'msg91',
+      templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks {{name}}' }],
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json().templates).toMatchObject([{ dltTemplateId: null }]);
+    const before = msg91.sent.length;
+    await campaign.run();
+    const log = await settledMessages(api, 'sms', 2);
+    expect(log.map((m) => m.status)).toEqual(['FAILED', 'FAILED']);
+    expect(log.every((m) => /DLT template id is required for MSG91/.test(m.failureReason ?? ''))).toBe(true);
+    expect(msg91.sent.length).toBe(before);
+  });
 });
 
 describe('exactly one message per channel per call', () => {

@@ -78,11 +78,6 @@ const declared = {
     message: 'senderProvider must be one of ${allowed}; got ${given}.',
     when: 'An SMS campaign names a sender provider that does not exist.',
   },
-  'VALIDATION_FAILED.providerTemplates': {
-    status: 400,
-    message: '${problem}',
-    when: "An SMS campaign's templates lack what its provider needs; the provider says what (MSG91: 'MSG91 sends only DLT-registered templates: give every template its dltTemplateId.').",
-  },
   'VALIDATION_FAILED.textTakesRawText': {
     status: 400,
     message: 'A text source takes rawText, not url.',

@@ -116,7 +116,9 @@ const SmsTemplateInput = Type.Object(
     messageBody: Type.String({ minLength: 1, maxLength: 1600, description: `The text. ${Placeholders}` }),
     dltSenderId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 32 }), { description: 'DLT header / sender ID (India).' })),
     dltTemplateId: Type.Optional(
-      Nullable(Type.String({ minLength: 1, maxLength: 64 }), { description: 'DLT template ID (India); required by MSG91.' }),
+      Nullable(Type.String({ minLength: 1, maxLength: 64 }), {
+        description: 'DLT template ID (India); MSG91 fails a message without one.',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -162,17 +162,10 @@ function smsTemplates(input: SmsTemplateInput[]): SmsTemplate[] {
   }));
 }
 
-/** What the provider requires of templates (MSG91: a DLT template id on each). */
-function checkProviderNeeds(provider: SmsProviderName, templates: SmsTemplate[]) {
-  const problem = smsProvider(provider).sms.templateProblem?.(templates);
-  if (problem) throw appError('VALIDATION_FAILED.providerTemplates', { problem: problem.message }, problem.fields);
-}
-
 export async function createSmsCampaign(ctx: TenantCtx, input: CreateSmsCampaignBody): Promise<SmsCampaign> {
   const agent = await agents.requireAgent(ctx, input.agentId);
   const provider = smsProviderName(input.senderProvider);
   const templates = smsTemplates(input.templates ?? []);
-  checkProviderNeeds(provider, templates);
   const row = await onUniqueViolation(
     repo.insertCampaign(ctx.db, 'sms_campaigns', {
       tenant_id: ctx.tenantId,
@@ -190,23 +183,19 @@ export async function createSmsCampaign(ctx: TenantCtx, input: CreateSmsCampaign
 }
 
 export async function updateSmsCampaign(ctx: TenantCtx, id: string, input: UpdateSmsCampaignBody): Promise<SmsCampaign> {
-  return withTransaction(ctx, async (txCtx) => {
-    // Locked: a concurrent update could otherwise pair MSG91 with templates lacking DLT ids.
-    const current = await repo.findCampaign(txCtx.db, 'sms_campaigns', ctx.tenantId, id, true);
-    if (!current) throw smsCampaignNotFound();
-    const provider = input.senderProvider === undefined ? undefined : smsProviderName(input.senderProvider);
-    const templates = input.templates && smsTemplates(input.templates);
-    checkProviderNeeds(provider ?? (current.sender_provider as SmsProviderName), templates ?? current.templates);
-    const row = await repo.updateCampaign(txCtx.db, 'sms_campaigns', ctx.tenantId, id, {
-      name: input.name,
-      sender_number: input.senderNumber,
-      sender_provider: provider,
-      is_active: input.isActive,
-      // Seed §4.2: present templates replace the existing ones wholesale.
-      templates,
-    });
-    return toSmsCampaign(row!);
+  if (!(await repo.findCampaign(ctx.db, 'sms_campaigns', ctx.tenantId, id))) throw smsCampaignNotFound();
+  const provider = input.senderProvider === undefined ? undefined : smsProviderName(input.senderProvider);
+  const row = await repo.updateCampaign(ctx.db, 'sms_campaigns', ctx.tenantId, id, {
+    name: input.name,
+    sender_number: input.senderNumber,
+    sender_provider: provider,
+    is_active: input.isActive,
+    // Seed §4.2: present templates replace the existing ones wholesale.
+    templates: input.templates && smsTemplates(input.templates),
   });
+  // Deleted meanwhile.
+  if (!row) throw smsCampaignNotFound();
+  return toSmsCampaign(row);
 }
 
 export async function getSmsCampaign(ctx: TenantCtx, id: string): Promise<SmsCampaign> {

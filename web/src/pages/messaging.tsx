@@ -665,7 +665,7 @@ function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsC
                   onValue={(dltTemplateId) => update(callStatus, { dltTemplateId })}
                   maxLength={64}
                   required={senderProvider === 'MSG91'}
-                  hint="DLT template (India); required by MSG91."
+                  hint="DLT template (India); MSG91 fails a message without one."
                   problem={problem(callStatus, 'dltTemplateId') ?? problem(callStatus, 'callStatus')}
                 />
               </>
