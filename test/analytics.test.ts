@@ -210,7 +210,15 @@ describe('analytics bindings, results and tools', () => {
     const results = await api('GET', '/analytics/results?agent_id=00000000-0000-4000-8000-000000000000&session_id=x&channel=any');
     expect(results.statusCode).toBe(200);
     expect(results.json()).toEqual({ data: [], total: 0, page: 1, limit: 25 });
-    expect((await api('GET', '/analytics/tools')).json()).toEqual({ data: AGENT_TOOLS });
+    // A list like every other: paginated, 25 a page by default.
+    expect((await api('GET', '/analytics/tools')).json()).toEqual({ data: AGENT_TOOLS, total: AGENT_TOOLS.length, page: 1, limit: 25 });
+    expect((await api('GET', '/analytics/tools?limit=2&page=2')).json()).toEqual({
+      data: AGENT_TOOLS.slice(2, 4),
+      total: AGENT_TOOLS.length,
+      page: 2,
+      limit: 2,
+    });
+    expect((await api('GET', '/analytics/tools?limit=201')).statusCode).toBe(400);
   });
 });
 

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
-import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
+import { PageOf, pageOf, PageQuery, toPage } from '../../platform/pagination.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import * as agents from '../agents/service.ts';
 import * as analytics from './service.ts';
@@ -45,10 +45,14 @@ export const analyticsRoutes: ModulePlugin = async (plugin, { deps }) => {
       schema: {
         tags,
         summary: 'Tools available to agents',
-        response: { 200: Type.Object({ data: Type.Array(Tool) }), ...errorResponses(401, 403) },
+        querystring: PageQuery,
+        response: { 200: PageOf(Tool), ...errorResponses(400, 401, 403) },
       },
     },
-    async () => ({ data: [...agents.AGENT_TOOLS] }),
+    async (request) => {
+      const page = toPage(request.query);
+      return pageOf(agents.AGENT_TOOLS.slice(page.offset, page.offset + page.limit), agents.AGENT_TOOLS.length, page);
+    },
   );
   app.get(
     '/analytics/agents/:agentId/bindings',
