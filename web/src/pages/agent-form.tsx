@@ -269,7 +269,7 @@ export function AgentForm({
   /** After a save: the agent as the API answered it (with its one-time secret when created). */
   onSaved: (saved: Agent) => void | Promise<void>;
 }) {
-  const tools = useLoad(() => api<{ data: Tool[] }>('GET', '/analytics/tools'), []);
+  const tools = useLoad(() => api<{ data: Tool[] }>('GET', '/analytics/tools?limit=200'), []);
   const knowledgeBases = useLoad(() => api<Page<KnowledgeBase>>('GET', '/knowledge-bases?limit=200'), []);
   const [name, setName] = useState(agent?.name ?? '');
   const [description, setDescription] = useState(agent?.description ?? '');
