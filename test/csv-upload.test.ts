@@ -272,6 +272,20 @@ describe('CSV upload', () => {
   });
 });
 
+describe('CSV columns of the same field', () => {
+  it('take the first value given and keep the others in metadata under their headers', async () => {
+    const listId = await newList();
+    const csv = ['phone,mobile,name,first_name', '+14155551305,+14155551306,Two,Ada', ',+14155551307,,Bo'].join('\n');
+    const response = await upload(listId, csv);
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toMatchObject({ imported: 2, skipped: 0 });
+    expect(await contactsOf(listId)).toMatchObject([
+      { phoneNumber: '+14155551305', name: 'Two', metadata: { mobile: '+14155551306', first_name: 'Ada' } },
+      { phoneNumber: '+14155551307', name: 'Bo', metadata: {} },
+    ]);
+  });
+});
+
 describe('CSV rows the database could not store or the JSON API would refuse', () => {
   const NUL_IN = (field: string) => `${field} must not contain the NUL character (\\u0000)`;
 

@@ -47,7 +47,7 @@ export interface CsvRow {
   fields: { phoneNumber?: string; name?: string; email?: string; metadata?: unknown; timezone?: string };
 }
 
-/** Maps one record by its header; extra columns become string entries of metadata. */
+/** Maps one record by its header; extra columns, and values a column of the same field already gave, become string entries of metadata. */
 function toRow(header: string[], fieldOf: (Field | undefined)[], record: string[], row: number): CsvRow {
   const fields: CsvRow['fields'] = {};
   const extras: Record<string, string> = {};
@@ -65,12 +65,10 @@ function toRow(header: string[], fieldOf: (Field | undefined)[], record: string[
       }
       return;
     }
-    if (field) {
-      if (fields[field] === undefined || fields[field] === '') fields[field] = value;
-      return;
-    }
     const key = header[column]?.trim();
-    if (key && value !== '') extras[key] = value;
+    if (field && (fields[field] === undefined || fields[field] === '')) fields[field] = value;
+    // An extra column, or a second one of a field already given (phone beside mobile): kept in metadata under its header.
+    else if (key && value !== '') extras[key] = value;
   });
   if (metadata !== undefined && !isPlainObject(metadata)) fields.metadata = metadata;
   else if (metadata !== undefined || Object.keys(extras).length > 0)
