@@ -122,6 +122,15 @@ describe('contacts', () => {
     expect(Math.abs(Date.parse(createdAt) - Date.now())).toBeLessThan(60_000);
     expect((await api('GET', `/contact-lists/${list.id}/contacts/${id}`)).json()).toMatchObject({ createdAt, updatedAt });
     expect((await api('GET', `/contact-lists/${list.id}/contacts?limit=5`)).json().data[0]).toMatchObject({ id, createdAt, updatedAt });
+    // null is a field not given (as PATCH and a bulk add have it), not a wrong type.
+    const bare = await api('POST', `/contact-lists/${list.id}/contacts`, {
+      phoneNumber: '+14155552672',
+      name: null,
+      email: null,
+      timezone: null,
+    });
+    expect(bare.statusCode, bare.body).toBe(201);
+    expect(bare.json()).toMatchObject({ name: null, email: null, metadata: {} });
   });
 
   it('refuses a phone number already in the list with 409, and an invalid one or e-mail with 400', async () => {

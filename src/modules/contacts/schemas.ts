@@ -63,13 +63,14 @@ const TimeZone = Type.String({
     "IANA time zone of the contact (such as America/Chicago); without it, the number's zone is used where a contact's local time matters.",
 });
 
+// null is a field not given, here as in a bulk add and in PATCH (where it clears the field).
 export const CreateContactBody = Type.Object(
   {
     phoneNumber: PhoneNumber,
-    name: Type.Optional(ContactName),
-    email: Type.Optional(Email),
+    name: Type.Optional(Type.Union([ContactName, Type.Null()])),
+    email: Type.Optional(Type.Union([Email, Type.Null()])),
     metadata: Type.Optional(Metadata),
-    timezone: Type.Optional(TimeZone),
+    timezone: Type.Optional(Type.Union([TimeZone, Type.Null()])),
   },
   { additionalProperties: false },
 );
