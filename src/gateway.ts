@@ -91,7 +91,7 @@ const DASHBOARD_ONLY = [`${API_BASE}/api-keys`, `${API_BASE}/integrations`];
 export function gatewayNotFound(request: FastifyRequest, reply: FastifyReply) {
   const path = request.url.split('?')[0]!;
   const owner = ownerOf(path);
-  const apiKey = /^Bearer\s+aok_/i.test(request.headers.authorization ?? '');
+  const apiKey = /^Bearer\s+aok_/.test(request.headers.authorization ?? '');
   const error =
     apiKey && DASHBOARD_ONLY.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))
       ? appError('API_KEY_NOT_ALLOWED')

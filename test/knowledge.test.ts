@@ -263,6 +263,7 @@ describe('sources', () => {
     expect(response.json()).toMatchObject({
       code: 'VALIDATION_FAILED',
       message: 'Send exactly one file, in the multipart field named "file".',
+      details: [{ path: '/file', message: 'is one file too many' }],
     });
     expect((await api('GET', `/knowledge-bases/${base.id}/sources`)).json().total).toBe(0);
     const extra = await upload(

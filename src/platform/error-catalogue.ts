@@ -148,11 +148,6 @@ const declared = {
     message: 'The request body nests objects and arrays more than ${max} levels deep; flatten it.',
     when: 'A JSON body nests deeper than the limit (checked before it is parsed).',
   },
-  UPLOAD_TOO_MANY_PARTS: {
-    status: 400,
-    message: 'The upload holds more form fields than an upload takes; send one file and only the fields this endpoint names.',
-    when: 'A multipart upload with more than 10 form fields or 20 parts.',
-  },
   INVALID_MULTIPART: {
     status: 400,
     message: 'The multipart/form-data body is malformed (${reason}); send it as a browser or curl -F would.',

@@ -193,9 +193,6 @@ function fromFastifyError(error: FastifyError): AppError {
       return appError('BAD_REQUEST.badUrl', { path: /'(.*)'/.exec(error.message)?.[1] ?? 'given' });
     case 'FST_FILES_LIMIT':
       return appError('VALIDATION_FAILED.oneFile', {}, [{ path: '/file', message: 'is one file too many' }]);
-    case 'FST_FIELDS_LIMIT':
-    case 'FST_PARTS_LIMIT':
-      return appError('UPLOAD_TOO_MANY_PARTS');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return appError('INVALID_JSON');

@@ -13,6 +13,8 @@ export const MoneyString = Type.String({
   description: 'Decimal amount with 4 fractional digits.',
 });
 export const IdParams = Type.Object({ id: Uuid });
+/** The body of an action that takes none: an empty object, or no body at all. */
+export const EmptyBody = Type.Optional(Type.Object({}, { additionalProperties: false, description: 'Empty object, or no body.' }));
 /** A name or title a person reads: not empty, and not only spaces (which would be stored as nothing once trimmed). */
 export const Title = (options: { maxLength: number; description?: string }) =>
   Type.String({ minLength: 1, ...options, pattern: '\\S', [PATTERN_MESSAGE]: 'some text, not only spaces' });

@@ -401,11 +401,8 @@ export interface SmsConnection {
 
 export interface SmsChannel {
   connect(connection: Connection): SmsConnection;
-  /**
-   * What a provider requires of templates before they are saved: a sentence and the fields at fault
-   * (`/templates/0/dltTemplateId`), or null when they will do.
-   */
-  templateProblem?(templates: { dltTemplateId: string | null }[]): { message: string; fields: { path: string; message: string }[] } | null;
+  /** The provider sends only registered templates (MSG91: DLT), so an agent cannot send it free text. */
+  templatesOnly?: boolean;
   /** Delivery status callbacks (absent for providers that send none). */
   callbacks?: {
     /** The header that carries the provider's signature, named when a callback is refused. */

@@ -1,5 +1,4 @@
 // Seed §4.6 and contract §8: usage, cost and trends from real calls; the fields agents extract.
-import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';

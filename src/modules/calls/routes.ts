@@ -9,7 +9,7 @@ import { principalOf } from '../../platform/auth.ts';
 import { keepRawBodies } from '../../platform/form.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
-import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { EmptyBody, errorResponses, IdParams } from '../../platform/schemas.ts';
 import { providerWebhookLimit } from '../../platform/webhook-limit.ts';
 import { telephonyProvider, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import * as calls from './service.ts';
@@ -117,7 +117,7 @@ export const callRoutes: ModulePlugin = async (plugin, { deps }) => {
         tags,
         summary: 'Hang up one live call',
         params: IdParams,
-        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        body: EmptyBody,
         response: { 202: Type.Null({ description: 'Accepted, no body.' }), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },

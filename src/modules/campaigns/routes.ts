@@ -7,11 +7,9 @@ import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx, type TenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, PageQuery, toPage } from '../../platform/pagination.ts';
-import { errorResponses, IdParams, StringEnum } from '../../platform/schemas.ts';
+import { EmptyBody, errorResponses, IdParams, StringEnum } from '../../platform/schemas.ts';
 import * as campaigns from './service.ts';
 import { CallerIdStats, Campaign, CampaignContact, CampaignQuery, CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
-
-const EmptyBody = Type.Optional(Type.Object({}, { additionalProperties: false, description: 'Empty object, or no body.' }));
 
 export const campaignRoutes: ModulePlugin = async (plugin, { deps }) => {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();

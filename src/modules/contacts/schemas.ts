@@ -63,7 +63,7 @@ const TimeZone = Type.String({
     "IANA time zone of the contact (such as America/Chicago); without it, the number's zone is used where a contact's local time matters.",
 });
 
-// null is a field not given, here as in a bulk add and in PATCH (where it clears the field).
+// A null name, email or timezone is a field not given, here as in a bulk add (in PATCH it clears the field).
 export const CreateContactBody = Type.Object(
   {
     phoneNumber: PhoneNumber,

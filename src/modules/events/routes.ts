@@ -1,12 +1,11 @@
 // Contract §9: webhook deliveries with their attempts, and redelivery.
-import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
-import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { EmptyBody, errorResponses, IdParams } from '../../platform/schemas.ts';
 import * as events from './service.ts';
 import { Delivery, DeliveryQuery } from './schemas.ts';
 
@@ -52,7 +51,7 @@ export const eventRoutes: ModulePlugin = async (plugin, { deps }) => {
         tags,
         summary: 'Send a delivery again (same webhook-id); answers the delivery, PENDING until it is sent',
         params: IdParams,
-        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        body: EmptyBody,
         response: { 202: Delivery, ...errorResponses(400, 401, 403, 404) },
       },
     },

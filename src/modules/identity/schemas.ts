@@ -52,7 +52,9 @@ export const User = Type.Object({
 export type User = Static<typeof User>;
 
 export const Session = Type.Object({
-  accessToken: Type.String({ description: 'Send as `Authorization: Bearer <accessToken>`.' }),
+  accessToken: Type.Optional(
+    Type.String({ description: 'Send as `Authorization: Bearer <accessToken>`. Absent from an Idempotency-Key replay: shown once.' }),
+  ),
   expiresIn: Type.Integer({ description: 'Seconds until the token expires.' }),
   user: User,
 });
@@ -94,7 +96,7 @@ export type ApiKey = Static<typeof ApiKey>;
 export const CreatedApiKey = Type.Composite([
   ApiKey,
   Type.Object({
-    key: Type.String({ description: 'The full key. Shown only in this response.' }),
+    key: Type.Optional(Type.String({ description: 'The full key. Shown only in this response (absent from an Idempotency-Key replay).' })),
     webhookSecret: Type.Optional(
       Type.String({ description: 'Signing secret of the webhook (Standard Webhooks). Shown only in this response.' }),
     ),

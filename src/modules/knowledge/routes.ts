@@ -6,9 +6,9 @@ import type { FastifyRequest } from 'fastify';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
-import { appError } from '../../platform/errors.ts';
+import { appError, validationError } from '../../platform/errors.ts';
 import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
-import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { EmptyBody, errorResponses, IdParams } from '../../platform/schemas.ts';
 import { formatOfFile, type DocumentFormat } from './document-formats.ts';
 import * as knowledge from './service.ts';
 import {
@@ -37,7 +37,8 @@ async function readUpload(
       continue;
     }
     const upload = part as MultipartFile;
-    if (upload.fieldname !== 'file' || file) {
+    // A second file never gets here: the upload's limit of one file refuses it first (platform/errors.ts).
+    if (upload.fieldname !== 'file') {
       await upload.toBuffer().catch(() => undefined);
       throw appError('VALIDATION_FAILED.oneFile', {}, [{ path: `/${upload.fieldname}`, message: 'is not the file field' }]);
     }
@@ -59,10 +60,8 @@ function fileSource(upload: Awaited<ReturnType<typeof readUpload>>): {
 } {
   const { fields, file } = upload;
   const unknown = Object.keys(fields).find((name) => name !== 'sourceType' && name !== 'sourceName');
-  if (unknown !== undefined) {
-    const problem = 'is not an accepted property';
-    throw appError('VALIDATION_FAILED', { subject: `Field '${unknown}'`, problem }, [{ path: `/${unknown}`, message: problem }]);
-  }
+  if (unknown !== undefined)
+    throw validationError([{ instancePath: '', keyword: 'additionalProperties', params: { additionalProperty: unknown } }], 'body');
   if (fields.sourceType !== 'file') {
     throw appError('VALIDATION_FAILED.multipartIsFile', {}, [{ path: '/sourceType', message: 'must be file in a multipart upload' }]);
   }
@@ -244,7 +243,7 @@ async function mountKnowledgeRoutes(
         tags,
         summary: 'Process a source again (a url source is fetched anew); answers the source, PROCESSING',
         params: SourceParams,
-        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        body: EmptyBody,
         response: { 202: KnowledgeSource, ...errorResponses(400, 401, 403, 404) },
       },
     },

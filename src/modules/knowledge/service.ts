@@ -179,7 +179,7 @@ export async function addJsonSource(ctx: TenantCtx, baseId: string, body: Create
     if (body.rawText === undefined)
       throw appError('VALIDATION_FAILED.rawTextRequired', {}, [{ path: '/rawText', message: 'is required when sourceType is text' }]);
     if (body.rawText.trim() === '')
-      throw appError('VALIDATION_FAILED.rawTextBlank', {}, [{ path: '/rawText', message: 'has only spaces' }]);
+      throw appError('VALIDATION_FAILED.rawTextBlank', {}, [{ path: '/rawText', message: 'has only spaces and line breaks' }]);
     return addSource(ctx, baseId, {
       name,
       type: 'text',

@@ -193,8 +193,8 @@ export async function sendDuringCall(
   if (input.channel === 'SMS') {
     const campaign = await repo.campaignOfAgent(ctx.db, 'sms_campaigns', ctx.tenantId, call.agent_id);
     if (!campaign) throw new Error('No SMS sender is set up for this agent; give it an SMS campaign (sender number and provider) first.');
-    const problem = smsProvider(campaign.sender_provider).sms.templateProblem?.([{ dltTemplateId: null }]);
-    if (problem) throw new Error(`${campaign.sender_provider} sends only registered templates, so an agent cannot send it free text.`);
+    if (smsProvider(campaign.sender_provider).sms.templatesOnly)
+      throw new Error(`${campaign.sender_provider} sends only registered templates, so an agent cannot send it free text.`);
     const { encoding, segments } = smsSegments(input.text);
     message = {
       ...common,

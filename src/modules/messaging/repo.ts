@@ -75,12 +75,8 @@ export async function findCampaign<T extends CampaignTable>(
   table: T,
   tenantId: string,
   id: string,
-  forUpdate = false,
 ): Promise<RowOf<T> | undefined> {
-  const { rows } = await db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE tenant_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [
-    tenantId,
-    id,
-  ]);
+  const { rows } = await db.query<RowOf<T>>(`SELECT * FROM ${table} WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
   return rows[0];
 }
 

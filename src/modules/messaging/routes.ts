@@ -6,7 +6,7 @@ import { principalOf } from '../../platform/auth.ts';
 import { keepRawBodies } from '../../platform/form.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
-import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { EmptyBody, errorResponses, IdParams } from '../../platform/schemas.ts';
 import { providerWebhookLimit } from '../../platform/webhook-limit.ts';
 import { smsProvider, SMS_PROVIDER_NAMES } from '../../providers/registry.ts';
 import * as messaging from './service.ts';
@@ -25,8 +25,6 @@ import {
   WhatsAppCampaign,
   WhatsAppSenderNumber,
 } from './schemas.ts';
-
-const EmptyBody = Type.Optional(Type.Object({}, { additionalProperties: false, description: 'Empty object, or no body.' }));
 
 export const messagingRoutes: ModulePlugin = async (plugin, { deps }) => {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();

@@ -183,7 +183,6 @@ export async function createSmsCampaign(ctx: TenantCtx, input: CreateSmsCampaign
 }
 
 export async function updateSmsCampaign(ctx: TenantCtx, id: string, input: UpdateSmsCampaignBody): Promise<SmsCampaign> {
-  if (!(await repo.findCampaign(ctx.db, 'sms_campaigns', ctx.tenantId, id))) throw smsCampaignNotFound();
   const provider = input.senderProvider === undefined ? undefined : smsProviderName(input.senderProvider);
   const row = await repo.updateCampaign(ctx.db, 'sms_campaigns', ctx.tenantId, id, {
     name: input.name,
@@ -193,7 +192,6 @@ export async function updateSmsCampaign(ctx: TenantCtx, id: string, input: Updat
     // Seed §4.2: present templates replace the existing ones wholesale.
     templates: input.templates && smsTemplates(input.templates),
   });
-  // Deleted meanwhile.
   if (!row) throw smsCampaignNotFound();
   return toSmsCampaign(row);
 }

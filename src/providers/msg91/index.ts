@@ -26,14 +26,7 @@ export const msg91: Provider = {
         baseUrl: connection.settings.MSG91_API_URL,
         timeoutMs: connection.timeoutMs,
       }),
-    templateProblem(templates) {
-      const fields = templates.flatMap((template, index) =>
-        template.dltTemplateId ? [] : [{ path: `/templates/${index}/dltTemplateId`, message: 'required by MSG91' }],
-      );
-      return fields.length === 0
-        ? null
-        : { message: 'MSG91 sends only DLT-registered templates: give every template its dltTemplateId.', fields };
-    },
+    templatesOnly: true,
     callbacks: msg91Callbacks,
   },
 };

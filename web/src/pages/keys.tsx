@@ -52,7 +52,8 @@ export function KeysPage() {
     await keys.reload();
   });
   const copy = async () => {
-    await navigator.clipboard.writeText(created!.key);
+    // The dashboard sends no Idempotency-Key, so its answer always holds the key.
+    await navigator.clipboard.writeText(created?.key ?? '');
     setCopied(true);
   };
 

@@ -664,7 +664,6 @@ function SmsEditor({ campaign, freeAgents, onSaved, onCancel }: EditorProps<SmsC
                   value={draft.dltTemplateId}
                   onValue={(dltTemplateId) => update(callStatus, { dltTemplateId })}
                   maxLength={64}
-                  required={senderProvider === 'MSG91'}
                   hint="DLT template (India); MSG91 fails a message without one."
                   problem={problem(callStatus, 'dltTemplateId') ?? problem(callStatus, 'callStatus')}
                 />
