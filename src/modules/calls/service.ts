@@ -790,9 +790,33 @@ export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId
   const fromNumber = normalizePhoneNumber(input.fromNumber);
   if (!fromNumber) throw appError('VALIDATION_FAILED.fromNumber', {}, [{ path: '/fromNumber', message: 'Invalid phone number' }]);
   const now = ctx.clock.now();
-  // The caller's contact, as on a provider's line: its name and metadata fill the follow-up messages.
-  const contact = await contacts.findContactByPhone(ctx, fromNumber);
-  const call: repo.NewCall = {
+  const call = incomingCall(number, fromNumber, await contacts.findContactByPhone(ctx, fromNumber), now, {
+    status: 'QUEUED',
+    provider: provider.name,
+    provider_call_id: null,
+    dial_timeout: 30,
+    deadline_at: now,
+  });
+  const placed = telephony.placeAtOnce(dialRequestOf(ctx, provider, call), now, ctx.config.providerSettings);
+  await repo.insertCalls(ctx.db, ctx.tenantId, [
+    { ...call, status: placed.status, provider_call_id: placed.providerCallId, deadline_at: placed.deadlineAt },
+  ]);
+  return getCall(ctx, call.id);
+}
+
+/**
+ * A call coming in to `number` from `fromNumber`, simulated or on a provider's line, answered by
+ * the number's inbound agent and linked to the caller's contact, whose name and metadata fill the
+ * call's follow-up messages.
+ */
+function incomingCall(
+  number: VoiceNumber,
+  fromNumber: string,
+  contact: contacts.ListedContact | undefined,
+  now: Date,
+  line: Pick<repo.NewCall, 'status' | 'provider' | 'provider_call_id' | 'dial_timeout' | 'deadline_at'>,
+): repo.NewCall {
+  return {
     id: newId(),
     agent_id: number.inboundAgentId,
     campaign_id: null,
@@ -804,19 +828,10 @@ export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId
     from_number: fromNumber,
     to_number: number.phoneNumber,
     attempt: 1,
-    status: 'QUEUED',
-    provider: provider.name,
-    provider_call_id: null,
-    dial_timeout: 30,
     machine_detection: false,
-    deadline_at: now,
     started_at: now,
+    ...line,
   };
-  const placed = telephony.placeAtOnce(dialRequestOf(ctx, provider, call), now, ctx.config.providerSettings);
-  await repo.insertCalls(ctx.db, ctx.tenantId, [
-    { ...call, status: placed.status, provider_call_id: placed.providerCallId, deadline_at: placed.deadlineAt },
-  ]);
-  return getCall(ctx, call.id);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -876,27 +891,14 @@ export async function answerIncomingCall(
     refusalOf(ctx, provider, number.inboundAgentId),
     contacts.findContactByPhone(ctx, fromNumber),
   ]);
-  const call: repo.NewCall = {
-    id: newId(),
-    agent_id: number.inboundAgentId,
-    campaign_id: null,
-    contact_id: contact?.id ?? null,
-    contact_name: contact?.name ?? null,
-    contact_metadata: contact?.metadata ?? null,
-    voice_number_id: number.id,
-    direction: 'INCOMING',
-    from_number: fromNumber,
-    to_number: number.phoneNumber,
-    attempt: 1,
+  const call = incomingCall(number, fromNumber, contact, now, {
     status: 'IN_PROGRESS',
     provider: provider.name,
     provider_call_id: providerCallId,
     dial_timeout: 0,
-    machine_detection: false,
     // Given up (as calls whose provider falls silent are) only if neither its stream nor its provider ever ends it.
     deadline_at: addSeconds(now, ctx.config.dialer.maxCallSeconds + ctx.config.dialer.confirmTimeoutSeconds),
-    started_at: now,
-  };
+  });
   await withTransaction(ctx, async (txCtx) => {
     const [inserted] = await repo.insertCalls(txCtx.db, ctx.tenantId, [call], { skipRecorded: true });
     if (!inserted) return;
