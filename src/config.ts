@@ -351,7 +351,7 @@ export interface Config {
     embeddingsApiKey: string | undefined;
     embeddingsModel: string;
     embeddingsDimensions: number;
-    /** Threads of the offline model for documents; 0: one per core. */
+    /** Threads of the offline model for documents; 0: one per core but one (at least one). */
     embeddingWorkers: number;
     vectorSearch: 'auto' | 'exact' | 'hnsw';
     cacheBytes: number;

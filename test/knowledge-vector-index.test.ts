@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Config } from '../src/config.ts';
 import { jobDefinitions } from '../src/jobs.ts';
 import { generateSecretsKey } from '../src/platform/secrets.ts';
 import { createKey, signUp, startTestApp, until } from './harness.ts';
@@ -17,7 +18,7 @@ describe.skipIf(!!process.env.DATABASE_URL)('the HNSW index over chunks stored w
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   // One data directory and one secrets key across both starts: the key made first still works.
-  const open = (mode: 'auto' | 'exact' | 'hnsw') =>
+  const open = (mode: Config['knowledge']['vectorSearch']) =>
     startTestApp({ env: { DATA_DIR: dataDir, SECRETS_KEY: secretsKey, VECTOR_SEARCH: mode } });
 
   it('backfills the vectors, finds the same chunks by index as by exact search, and drops the index again under auto', async () => {

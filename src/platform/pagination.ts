@@ -67,11 +67,12 @@ export async function selectPage<R>(
   select: PagedSelect,
   page: Pick<Page, 'limit' | 'offset'>,
 ): Promise<{ rows: R[]; total: number }> {
-  const limit = select.params.length + 1;
+  // LIMIT and OFFSET are the two parameters after the list's own.
+  const limitAt = select.params.length + 1;
   const { rows } = await db.query<R & PageColumns>(
     `SELECT t.page_total, p.*
      FROM (${select.total}) AS t (page_total)
-     LEFT JOIN LATERAL (SELECT true AS page_row, r.* FROM (${select.rows} LIMIT $${limit} OFFSET $${limit + 1}) AS r) AS p ON true`,
+     LEFT JOIN LATERAL (SELECT true AS page_row, r.* FROM (${select.rows} LIMIT $${limitAt} OFFSET $${limitAt + 1}) AS r) AS p ON true`,
     [...select.params, page.limit, page.offset],
   );
   return {

@@ -1,3 +1,4 @@
+import type { Config } from '../../config.ts';
 import { withoutStatementTimeout, type Db, type Queryable } from '../../platform/db.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { GraphBuilder, ort } from '../../platform/onnx-graph.ts';
@@ -26,9 +27,6 @@ export interface VectorSearch {
 // Any fixed number shared by every process: one process at a time changes the column.
 const VECTOR_LOCK = 7_140_532;
 
-/** How vectors are searched: see VECTOR_SEARCH in src/config.ts. */
-export type VectorSearchMode = 'auto' | 'exact' | 'hnsw';
-
 /**
  * Decides how this process searches vectors. The index (mode `hnsw`, or `auto` on a PostgreSQL
  * server): pgvector is installed when the database offers it and `knowledge_chunks.embedding_vector`
@@ -45,7 +43,7 @@ export type VectorSearchMode = 'auto' | 'exact' | 'hnsw';
 export async function openVectorSearch(
   db: Db,
   embedder: Embedder,
-  mode: VectorSearchMode,
+  mode: Config['knowledge']['vectorSearch'],
   cacheBytes: number,
   log: Logger,
 ): Promise<VectorSearch> {
