@@ -304,7 +304,14 @@ async function fusionTable(loaded: Loaded, corpus: KnowledgeCorpus): Promise<str
     times.before.push(await timed(async () => rankings.before.push(await rankByTextBefore(loaded, q.question, candidates))));
     times.bm25.push(
       await timed(async () =>
-        rankings.bm25.push(await repo.rankByText(runtime.db, loaded.tenantId, loaded.baseId, q.question, candidates)),
+        rankings.bm25.push(
+          await runtime.knowledge.text.rank(
+            runtime.db,
+            { tenantId: loaded.tenantId, id: loaded.baseId, chunksVersion },
+            (await repo.baseToSearch(runtime.db, loaded.tenantId, loaded.baseId, q.question))!.words,
+            candidates,
+          ),
+        ),
       ),
     );
   }

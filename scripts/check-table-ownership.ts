@@ -12,6 +12,7 @@ export const DECLARATION = 'OWNED_TABLES';
 const TABLE_AFTER_KEYWORD =
   /\b(?:FROM|JOIN|INTO|UPDATE|TABLE|REFERENCES)\s+(?:ONLY\s+|IF\s+(?:NOT\s+)?EXISTS\s+)?(?:public\.)?"?([a-z_][a-z0-9_]*)"?/g;
 const CREATE_TABLE = /\bCREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:public\.)?"?([a-z_][a-z0-9_]*)"?/gi;
+const DROP_TABLE = /\bDROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:public\.)?"?([a-z_][a-z0-9_]*)"?/gi;
 
 interface Declaration {
   owner: string;
@@ -25,12 +26,16 @@ interface TableUse {
   table: string;
 }
 
-/** Every table the migrations create. */
+/** Every table the migrations leave: created, and not dropped by a later one (they run in name order). */
 export function migrationTables(root: string): Set<string> {
   const dir = join(root, 'migrations');
   const tables = new Set<string>();
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.sql'))) {
-    for (const match of readFileSync(join(dir, file), 'utf8').matchAll(CREATE_TABLE)) tables.add(match[1]!);
+  for (const file of readdirSync(dir)
+    .filter((name) => name.endsWith('.sql'))
+    .sort()) {
+    const sql = readFileSync(join(dir, file), 'utf8');
+    for (const match of sql.matchAll(CREATE_TABLE)) tables.add(match[1]!);
+    for (const match of sql.matchAll(DROP_TABLE)) tables.delete(match[1]!);
   }
   return tables;
 }

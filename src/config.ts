@@ -209,7 +209,12 @@ const ServiceEnvSchema = Type.Object({
       'auto: on a PostgreSQL server, an HNSW index (pgvector) where `CREATE EXTENSION vector` works, exact cosine otherwise; on the embedded database, exact cosine (faster, more accurate and quicker to index there: docs/knowledge-performance.md). exact: always exact cosine. hnsw: the index wherever pgvector installs, also on the embedded database (for bases far larger than KNOWLEDGE_CACHE_MB holds).',
     expected: 'auto, exact or hnsw',
   }),
-  KNOWLEDGE_CACHE_MB: Int(256, 0, 65536, 'Memory per process for the embeddings exact search keeps of recently queried knowledge bases.'),
+  KNOWLEDGE_CACHE_MB: Int(
+    256,
+    0,
+    65536,
+    'Memory per process for each of the two things retrieval keeps of recently queried knowledge bases: their embeddings (exact search) and the index of their words (full-text ranking).',
+  ),
   KNOWLEDGE_MAX_PDF_PAGES: Int(2000, 1, 1_000_000, 'Pages a PDF source may have; a longer one fails before its text is extracted.'),
   KNOWLEDGE_MAX_UNPACKED_MB: Int(
     50,

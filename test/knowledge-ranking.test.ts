@@ -5,7 +5,8 @@ import { createKey, signUp, startTestApp, until, type TestApp } from './harness.
 import { apiAs } from './voice-fixtures.ts';
 
 // The full-text side of retrieval weights a question's words as BM25 does: by how few of the base's
-// chunks hold them. The word counts it reads are kept with the chunks as sources come and go.
+// chunks hold them. It runs in process over an index of the base's words, read again whenever the
+// base's chunks change.
 let t: TestApp;
 beforeAll(async () => {
   // Parsing runs in a child process with a time limit; a loaded machine must not fail these sources.
@@ -50,19 +51,28 @@ const COMMON = Array.from(
 ).join('\n\n');
 const RARE = '## Garden\n\nThe gazebo behind the hall can be hired for weddings; ask at the front desk.';
 
-/** Each word's count of chunks, as kept, and as counted from the chunks themselves. */
-async function wordCounts(tenantId: string, baseId: string) {
-  const kept = await t.runtime.db.query<{ term: string; chunks: number }>(
-    'SELECT term, chunks FROM knowledge_terms WHERE tenant_id = $1 AND knowledge_base_id = $2 ORDER BY term',
-    [tenantId, baseId],
-  );
-  const counted = await t.runtime.db.query<{ term: string; chunks: number }>(
-    `SELECT u.lexeme AS term, count(*)::int AS chunks FROM knowledge_chunks c, unnest(c.search) AS u
-     WHERE c.tenant_id = $1 AND c.knowledge_base_id = $2 GROUP BY u.lexeme ORDER BY u.lexeme`,
-    [tenantId, baseId],
-  );
-  return { kept: kept.rows, counted: counted.rows };
+/** The in-process full-text ranking of a base for a question, as retrieval runs it. */
+async function rankByText(tenantId: string, baseId: string, question: string, limit: number): Promise<string[]> {
+  const toSearch = (await repo.baseToSearch(t.runtime.db, tenantId, baseId, question))!;
+  return t.runtime.knowledge.text.rank(t.runtime.db, { tenantId, id: baseId, ...toSearch }, toSearch.words, limit);
 }
+
+/** Every chunk of a base scored in SQL by all the question's words, n counted from the chunks themselves: the ranking to match. */
+async function rankedInSql(tenantId: string, baseId: string, question: string, limit: number): Promise<string[]> {
+  const { rows } = await t.runtime.db.query<{ id: string }>(
+    `WITH base AS (SELECT count(*)::float8 AS n FROM knowledge_chunks WHERE tenant_id = $1 AND knowledge_base_id = $2),
+          counted AS (SELECT u.lexeme AS term, count(*)::float8 AS chunks FROM knowledge_chunks c, unnest(c.search) AS u
+                      WHERE c.tenant_id = $1 AND c.knowledge_base_id = $2 GROUP BY u.lexeme),
+          words AS (SELECT w.term, ln(1 + (greatest(base.n - w.chunks, 0) + 0.5) / (w.chunks + 0.5)) AS weight
+                    FROM base, counted w WHERE w.term = ANY (tsvector_to_array(to_tsvector('english', $3))))
+     SELECT c.id FROM knowledge_chunks c, LATERAL (SELECT sum(w.weight) AS score FROM words w WHERE w.term = ANY (tsvector_to_array(c.search))) s
+     WHERE c.tenant_id = $1 AND c.knowledge_base_id = $2 AND s.score > 0 ORDER BY s.score DESC, c.id LIMIT $4`,
+    [tenantId, baseId, question, limit],
+  );
+  return rows.map((row) => row.id);
+}
+
+const gazeboQuestion = 'Is there a payment each day or each month to hire the gazebo?';
 
 describe('full-text ranking by rare words', () => {
   it(
@@ -73,9 +83,9 @@ describe('full-text ranking by rare words', () => {
       const base = (await api('POST', '/knowledge-bases', { name: 'Venue' })).json();
       await addText(api, base.id, 'Payments', COMMON);
       await addText(api, base.id, 'Garden', RARE);
-      const question = 'Is there a payment each day or each month to hire the gazebo?';
+      const question = gazeboQuestion;
 
-      const ranked = await repo.rankByText(t.runtime.db, tenantId, base.id, question, 5);
+      const ranked = await rankByText(tenantId, base.id, question, 5);
       const texts = await repo.chunksByIds(t.runtime.db, tenantId, ranked);
       expect(texts.find((chunk) => chunk.id === ranked[0])!.text).toContain('gazebo');
 
@@ -84,70 +94,45 @@ describe('full-text ranking by rare words', () => {
     },
   );
 
-  it(
-    'ranks as when every word of the question chooses the chunks, whether its rare words settle the ranking or not',
-    { timeout: 180_000 },
-    async () => {
-      const { tenantId, api } = await tenant();
-      const base = (await api('POST', '/knowledge-bases', { name: 'Pruning' })).json();
-      await addText(api, base.id, 'Payments', COMMON);
-      await addText(api, base.id, 'Garden', RARE);
-      /** Every chunk of the base scored by all the question's words, no index choosing: the ranking to match. */
-      const everyChunk = async (question: string, limit: number) =>
-        (
-          await t.runtime.db.query<{ id: string }>(
-            `WITH base AS (SELECT sum(chunk_count)::float8 AS n FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2),
-                words AS (SELECT t.term, ln(1 + (greatest(base.n - t.chunks, 0) + 0.5) / (t.chunks + 0.5)) AS weight
-                          FROM base, knowledge_terms t
-                          WHERE t.tenant_id = $1 AND t.knowledge_base_id = $2 AND t.term = ANY (tsvector_to_array(to_tsvector('english', $3))))
-           SELECT c.id FROM knowledge_chunks c, LATERAL (SELECT sum(w.weight) AS score FROM words w WHERE w.term = ANY (tsvector_to_array(c.search))) s
-           WHERE c.tenant_id = $1 AND c.knowledge_base_id = $2 AND s.score > 0 ORDER BY s.score DESC, c.id LIMIT $4`,
-            [tenantId, base.id, question, limit],
-          )
-        ).rows.map((row) => row.id);
-      const chunks = (await t.runtime.db.query('SELECT 1 FROM knowledge_chunks WHERE knowledge_base_id = $1', [base.id])).rowCount;
-      // At least 10 chunks: the gazebo's one chunk is a tenth of the base or less, a rare word.
-      expect(chunks).toBeGreaterThanOrEqual(10);
-      for (const question of [
-        // The rare word's one chunk settles a ranking of 1, not one of 5: the common words' chunks are scored then.
-        'Is there a payment each day or each month to hire the gazebo?',
-        // Only common words: every chunk holding them is scored.
-        'Is the payment taken the same day?',
-      ])
-        for (const limit of [1, 5])
-          expect(await repo.rankByText(t.runtime.db, tenantId, base.id, question, limit)).toEqual(await everyChunk(question, limit));
-    },
-  );
-
-  it('keeps the word counts equal to the chunks as sources are added, refreshed and deleted, per base', { timeout: 180_000 }, async () => {
+  it('ranks as BM25 weights over every chunk of the base, computed in SQL, ties by chunk id', { timeout: 180_000 }, async () => {
     const { tenantId, api } = await tenant();
-    const base = (await api('POST', '/knowledge-bases', { name: 'Counts' })).json();
+    const base = (await api('POST', '/knowledge-bases', { name: 'Weights' })).json();
+    await addText(api, base.id, 'Payments', COMMON);
+    await addText(api, base.id, 'Garden', RARE);
+    for (const question of [gazeboQuestion, 'Is the payment taken the same day?', 'Nothing here matches'])
+      for (const limit of [1, 5, 50])
+        expect(await rankByText(tenantId, base.id, question, limit)).toEqual(await rankedInSql(tenantId, base.id, question, limit));
+  });
+
+  it('ranks the chunks the base holds now, as sources are added, refreshed and deleted, per base', { timeout: 180_000 }, async () => {
+    const { tenantId, api } = await tenant();
+    const base = (await api('POST', '/knowledge-bases', { name: 'Changes' })).json();
     const other = (await api('POST', '/knowledge-bases', { name: 'Other' })).json();
     const payments = await addText(api, base.id, 'Payments', COMMON);
-    await addText(api, base.id, 'Garden', RARE);
+    const matches = async () => {
+      const ranked = await rankByText(tenantId, base.id, gazeboQuestion, 50);
+      expect(ranked).toEqual(await rankedInSql(tenantId, base.id, gazeboQuestion, 50));
+      return ranked;
+    };
+    expect(await matches()).toHaveLength(24);
+
+    // Another base's chunks are not this base's.
     await addText(api, other.id, 'Garden elsewhere', RARE);
+    const gazeboFirst = async () => (await repo.chunksByIds(t.runtime.db, tenantId, (await matches()).slice(0, 1)))[0]?.text ?? '';
+    expect(await gazeboFirst()).not.toContain('gazebo');
 
-    let counts = await wordCounts(tenantId, base.id);
-    expect(counts.kept).toEqual(counts.counted);
-    expect(counts.kept.find((row) => row.term === 'gazebo')).toEqual({ term: 'gazebo', chunks: 1 });
-    expect(counts.kept.find((row) => row.term === 'payment')!.chunks).toBe(24);
+    // A source added is ranked at once (the base's chunk version moved), and weights move with it.
+    const garden = await addText(api, base.id, 'Garden', RARE);
+    expect(await gazeboFirst()).toContain('gazebo');
 
-    // A refresh replaces the source's chunks: counted once, not twice.
+    // A refresh replaces the source's chunks: each ranked once, not twice.
     expect((await api('POST', `/knowledge-bases/${base.id}/sources/${payments}/refresh`)).statusCode).toBe(202);
     expect((await settled(api, base.id, payments)).status).toBe('READY');
-    counts = await wordCounts(tenantId, base.id);
-    expect(counts.kept).toEqual(counts.counted);
-    expect(counts.kept.find((row) => row.term === 'payment')!.chunks).toBe(24);
+    expect(await matches()).toHaveLength(25);
 
-    // Deleting a source takes its words out; a word no chunk holds any more is gone.
-    expect((await api('DELETE', `/knowledge-bases/${base.id}/sources/${payments}`)).statusCode).toBe(204);
-    counts = await wordCounts(tenantId, base.id);
-    expect(counts.kept).toEqual(counts.counted);
-    expect(counts.kept.some((row) => row.term === 'payment')).toBe(false);
-
-    // The other base kept its own counts; deleting a base deletes its counts.
-    expect((await wordCounts(tenantId, other.id)).kept.find((row) => row.term === 'gazebo')).toEqual({ term: 'gazebo', chunks: 1 });
-    expect((await api('DELETE', `/knowledge-bases/${other.id}`)).statusCode).toBe(204);
-    expect((await wordCounts(tenantId, other.id)).kept).toEqual([]);
+    // Deleting a source takes its chunks out of the ranking.
+    expect((await api('DELETE', `/knowledge-bases/${base.id}/sources/${garden}`)).statusCode).toBe(204);
+    expect(await matches()).toHaveLength(24);
+    expect(await gazeboFirst()).not.toContain('gazebo');
   });
 });

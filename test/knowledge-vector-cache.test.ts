@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as repo from '../src/modules/knowledge/repo.ts';
-import { exactVectorSearch, type BaseRef } from '../src/modules/knowledge/vector-search.ts';
+import type { BaseRef } from '../src/modules/knowledge/base-cache.ts';
+import { exactVectorSearch } from '../src/modules/knowledge/vector-search.ts';
 import type { Queryable } from '../src/platform/db.ts';
 import { newId } from '../src/platform/ids.ts';
 import { createKey, signUp, startTestApp, type TestApp } from './harness.ts';
@@ -89,6 +90,25 @@ describe('the exact search cache', () => {
     await search.nearest(db, big, MODEL, probe, 3);
     expect(reads()).toBe(3);
     await search.nearest(db, small, MODEL, probe, 3); // still cached
+    expect(reads()).toBe(3);
+  });
+
+  it('reads a base once for searches that miss it together, and keeps what the read started last brought', async () => {
+    const base = await baseWith(4);
+    const search = exactVectorSearch(1024 * 1024, false);
+    const { db, reads } = counting();
+    const together = await Promise.all([1, 2, 3, 4].map(() => search.nearest(db, base, MODEL, probe, 1)));
+    expect(together.map((hits) => hits[0]!.similarity)).toEqual([1, 1, 1, 1]);
+    expect(reads()).toBe(1);
+
+    // A search at another version while a read is in flight reads again; the read started last is kept.
+    const moved = { ...base, chunksVersion: base.chunksVersion + 1 };
+    await Promise.all([
+      search.nearest(db, { ...base, chunksVersion: base.chunksVersion + 2 }, MODEL, probe, 1),
+      search.nearest(db, moved, MODEL, probe, 1),
+    ]);
+    expect(reads()).toBe(3);
+    await search.nearest(db, moved, MODEL, probe, 1);
     expect(reads()).toBe(3);
   });
 });

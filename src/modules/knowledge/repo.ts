@@ -3,7 +3,7 @@ import { selectPage, type Page } from '../../platform/pagination.ts';
 import type { SourceStatus, SourceType } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
-export const OWNED_TABLES = ['knowledge_bases', 'knowledge_sources', 'knowledge_chunks', 'knowledge_terms'] as const;
+export const OWNED_TABLES = ['knowledge_bases', 'knowledge_sources', 'knowledge_chunks'] as const;
 
 export interface BaseRow {
   tenant_id: string;
@@ -85,6 +85,21 @@ export async function baseVersion(db: Queryable, tenantId: string, id: string): 
   return rows[0]?.chunks_version;
 }
 
+/** A base's chunk version and the words of a query to search it for (its `english` lexemes, sorted); undefined when the base is not the tenant's. */
+export async function baseToSearch(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  query: string,
+): Promise<{ chunksVersion: number; words: string[] } | undefined> {
+  const { rows } = await db.query<{ chunks_version: number; words: string[] }>(
+    `SELECT chunks_version, ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', $3)) ORDER BY lexeme) AS words
+     FROM knowledge_bases WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id, query],
+  );
+  return rows[0] && { chunksVersion: rows[0].chunks_version, words: rows[0].words };
+}
+
 export async function listBases(db: Queryable, tenantId: string, page: Page): Promise<{ rows: BaseRow[]; total: number }> {
   return selectPage<BaseRow>(
     db,
@@ -123,36 +138,9 @@ export async function missingBases(db: Queryable, tenantId: string, ids: string[
 }
 
 // Also the lock that puts a base's chunk writers one after another: every change to the chunks
-// (and to the word counts kept with them) moves the version first.
+// moves the version first.
 const bumpVersion = (db: Queryable, tenantId: string, baseId: string) =>
   db.query('UPDATE knowledge_bases SET chunks_version = chunks_version + 1 WHERE tenant_id = $1 AND id = $2', [tenantId, baseId]);
-
-/** Takes the words of a source's chunks out of its base's word counts (before the chunks go). */
-async function forgetTerms(db: Queryable, tenantId: string, baseId: string, sourceId: string): Promise<void> {
-  await db.query(
-    `WITH gone AS (
-       SELECT u.lexeme AS term, count(*)::int AS chunks FROM knowledge_chunks c, unnest(c.search) AS u
-       WHERE c.tenant_id = $1 AND c.source_id = $3 GROUP BY u.lexeme
-     ), counted AS (
-       UPDATE knowledge_terms t SET chunks = t.chunks - gone.chunks FROM gone
-       WHERE t.tenant_id = $1 AND t.knowledge_base_id = $2 AND t.term = gone.term AND t.chunks > gone.chunks
-     )
-     DELETE FROM knowledge_terms t USING gone
-     WHERE t.tenant_id = $1 AND t.knowledge_base_id = $2 AND t.term = gone.term AND t.chunks <= gone.chunks`,
-    [tenantId, baseId, sourceId],
-  );
-}
-
-/** Adds the words of a source's chunks to its base's word counts. */
-async function countTerms(db: Queryable, tenantId: string, baseId: string, sourceId: string): Promise<void> {
-  await db.query(
-    `INSERT INTO knowledge_terms (tenant_id, knowledge_base_id, term, chunks)
-     SELECT $1, $2, u.lexeme, count(*) FROM knowledge_chunks c, unnest(c.search) AS u
-     WHERE c.tenant_id = $1 AND c.source_id = $3 GROUP BY u.lexeme
-     ON CONFLICT (tenant_id, knowledge_base_id, term) DO UPDATE SET chunks = knowledge_terms.chunks + excluded.chunks`,
-    [tenantId, baseId, sourceId],
-  );
-}
 
 // ---------------------------------------------------------------------------------------------
 // Sources
@@ -223,7 +211,6 @@ export async function listSources(
 /** Deletes a source with its chunks, in the caller's transaction. */
 export async function deleteSource(db: Queryable, tenantId: string, baseId: string, id: string): Promise<boolean> {
   await bumpVersion(db, tenantId, baseId);
-  await forgetTerms(db, tenantId, baseId, id);
   const { rowCount } = await db.query('DELETE FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2 AND id = $3', [
     tenantId,
     baseId,
@@ -281,7 +268,6 @@ export async function replaceChunks(
   at: Date,
 ): Promise<SourceRow> {
   await bumpVersion(db, tenantId, source.knowledge_base_id);
-  await forgetTerms(db, tenantId, source.knowledge_base_id, source.id);
   await db.query('DELETE FROM knowledge_chunks WHERE tenant_id = $1 AND source_id = $2', [tenantId, source.id]);
   const params = [
     tenantId,
@@ -308,7 +294,6 @@ export async function replaceChunks(
       params,
     );
   }
-  await countTerms(db, tenantId, source.knowledge_base_id, source.id);
   const { rows } = await db.query<SourceRow>(
     `UPDATE knowledge_sources SET status = 'READY', error = NULL, chunk_count = $3, processed_at = $4, updated_at = $4
      WHERE tenant_id = $1 AND id = $2 RETURNING ${SOURCE_COLUMNS}`,
@@ -380,63 +365,13 @@ export async function nearestByIndex(
  * chunks are short and of similar length, where BM25's term-frequency and length factors change
  * little.)
  */
-export async function rankByText(db: Queryable, tenantId: string, baseId: string, query: string, limit: number): Promise<string[]> {
-  const { chunks, words } = await wordWeights(db, tenantId, baseId, query);
-  if (words.length === 0) return [];
-  // Only the query's rarer words choose the chunks to score (MaxScore): a chunk holding none of
-  // them scores at most the common words' sum, so when the last of the best `limit` scores more
-  // than that sum, no other chunk can enter, and the ranking is the one over every word. A common
-  // word alone (a tenth of the base holds it) would otherwise have thousands of chunks scored.
-  const rare = words.filter((word) => word.chunks <= chunks / 10);
-  if (rare.length > 0 && rare.length < words.length) {
-    const best = await scoreChunks(db, tenantId, baseId, rare, words, limit);
-    const commonSum = words.filter((word) => !rare.includes(word)).reduce((sum, word) => sum + word.weight, 0);
-    if (best.length === limit && best[limit - 1]!.score > commonSum) return best.map((row) => row.id);
-  }
-  return (await scoreChunks(db, tenantId, baseId, words, words, limit)).map((row) => row.id);
-}
-
-/** The best `limit` chunks holding any of `choosing`, scored by the weights of all `words` they hold. */
-async function scoreChunks(db: Queryable, tenantId: string, baseId: string, choosing: Word[], words: Word[], limit: number) {
-  // The words go in as constants so the chunks that hold any of them come from the GIN index.
-  const { rows } = await db.query<{ id: string; score: number }>(
-    `SELECT c.id, s.score FROM knowledge_chunks c,
-       LATERAL (SELECT sum(w.weight) AS score FROM unnest($4::tsquery[], $5::float8[]) AS w(word, weight) WHERE c.search @@ w.word) s
-     WHERE c.tenant_id = $1 AND c.knowledge_base_id = $2 AND c.search @@ $3::tsquery
-     ORDER BY s.score DESC, c.id
-     LIMIT $6`,
-    [
-      tenantId,
-      baseId,
-      choosing.map((word) => word.query).join(' | '),
-      words.map((word) => word.query),
-      words.map((word) => word.weight),
-      limit,
-    ],
+/** Every chunk of a base with its words (the lexemes of its full-text vector), in id order, for the full-text ranking. */
+export async function baseWords(db: Queryable, tenantId: string, baseId: string): Promise<{ id: string; words: string[] }[]> {
+  const { rows } = await db.query<{ id: string; words: string[] }>(
+    'SELECT id, tsvector_to_array(search) AS words FROM knowledge_chunks WHERE tenant_id = $1 AND knowledge_base_id = $2 ORDER BY id',
+    [tenantId, baseId],
   );
   return rows;
-}
-
-interface Word {
-  query: string;
-  weight: number;
-  /** How many of the base's chunks hold the word. */
-  chunks: number;
-}
-
-/** The query's words (lexemes) that chunks of the base hold, each as a tsquery, with its BM25 weight; and the base's chunk count. */
-async function wordWeights(db: Queryable, tenantId: string, baseId: string, query: string): Promise<{ chunks: number; words: Word[] }> {
-  const { rows } = await db.query<Word & { base_chunks: number }>(
-    `WITH base AS (
-       SELECT coalesce(sum(chunk_count), 0)::float8 AS chunks FROM knowledge_sources WHERE tenant_id = $1 AND knowledge_base_id = $2
-     )
-     SELECT quote_literal(t.term)::tsquery::text AS query, ln(1 + (greatest(base.chunks - t.chunks, 0) + 0.5) / (t.chunks + 0.5)) AS weight,
-            t.chunks, base.chunks AS base_chunks
-     FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $3))) AS q(term)
-     JOIN knowledge_terms t ON t.tenant_id = $1 AND t.knowledge_base_id = $2 AND t.term = q.term, base`,
-    [tenantId, baseId, query],
-  );
-  return { chunks: rows[0]?.base_chunks ?? 0, words: rows.map(({ query, weight, chunks }) => ({ query, weight, chunks })) };
 }
 
 export async function chunksByIds(db: Queryable, tenantId: string, ids: string[]): Promise<ChunkHit[]> {

@@ -26,12 +26,14 @@ import {
   type QueryResult,
   type UpdateBaseBody,
 } from './schemas.ts';
+import { textSearch, type TextSearch } from './text-search.ts';
 import { openVectorSearch, type VectorSearch } from './vector-search.ts';
 
-/** What a process needs to index and search: the embedder and the way it searches vectors. */
+/** What a process needs to index and search: the embedder, the way it searches vectors, its index of the bases' words. */
 export interface KnowledgeEngine {
   embedder: Embedder;
   vectors: VectorSearch;
+  text: TextSearch;
 }
 
 // Platform's Deps cannot name this module's engine (platform imports no module), so the
@@ -52,7 +54,11 @@ export async function openKnowledgeEngine(db: Db, config: Config, log: Logger): 
         dimensions: settings.embeddingsDimensions,
       })
     : localSentenceEncoder({ documentWorkers: settings.embeddingWorkers || undefined });
-  return { embedder, vectors: await openVectorSearch(db, embedder, settings.vectorSearch, settings.cacheBytes, log) };
+  return {
+    embedder,
+    vectors: await openVectorSearch(db, embedder, settings.vectorSearch, settings.cacheBytes, log),
+    text: textSearch(settings.cacheBytes),
+  };
 }
 
 export const toBase = (row: repo.BaseRow): KnowledgeBase => ({
@@ -401,15 +407,14 @@ export interface Passage {
 async function rankBase(deps: Deps, tenantId: string, baseId: string, query: string, topK: number): Promise<Passage[] | undefined> {
   const candidates = Math.max(topK * 4, 20);
   const { db, knowledge } = deps;
-  const chunksVersion = await repo.baseVersion(db, tenantId, baseId);
-  if (chunksVersion === undefined) return undefined;
+  const toSearch = await repo.baseToSearch(db, tenantId, baseId, query);
+  if (!toSearch) return undefined;
+  const base = { tenantId, id: baseId, chunksVersion: toSearch.chunksVersion };
   const [lexical, semantic] = await Promise.all([
-    repo.rankByText(db, tenantId, baseId, query, candidates),
+    knowledge.text.rank(db, base, toSearch.words, candidates),
     knowledge.embedder
       .embed([query], 'query')
-      .then(([vector]) =>
-        knowledge.vectors.nearest(db, { tenantId, id: baseId, chunksVersion }, knowledge.embedder.model, vector!, candidates),
-      ),
+      .then(([vector]) => knowledge.vectors.nearest(db, base, knowledge.embedder.model, vector!, candidates)),
   ]);
   const fused = reciprocalRankFusion([lexical, semantic.map((hit) => hit.id)], {
     weights: [FUSION.textWeight, FUSION.vectorWeight],

@@ -3,17 +3,12 @@ import { withoutStatementTimeout, type Db, type Queryable } from '../../platform
 import type { Logger } from '../../platform/logger.ts';
 import type { GraphBuilder, ort } from '../../platform/onnx-graph.ts';
 import type { Embedder } from '../../providers/types.ts';
+import { baseCache, type BaseRef } from './base-cache.ts';
 import * as repo from './repo.ts';
 
 export interface Ranked {
   id: string;
   similarity: number;
-}
-
-export interface BaseRef {
-  tenantId: string;
-  id: string;
-  chunksVersion: number;
 }
 
 /** Nearest chunks of one base to a query vector, by cosine similarity (most similar first). */
@@ -108,60 +103,32 @@ async function backfillVectors(db: Db, model: string): Promise<void> {
   }
 }
 
-interface CachedBase {
-  version: number;
+interface BaseVectors {
   ids: string[];
   vectors: Float32Array;
-  dimensions: number;
 }
 
 /**
  * Exact cosine similarity (vectors are unit length: a dot product) over a base's embeddings,
- * kept in memory per base until its chunk version moves, least recently used first out when the
- * cache is over `cacheBytes`. A base too big for the cache is scanned without being kept.
+ * kept in memory per base (`baseCache`) until its chunk version moves.
  */
 export function exactVectorSearch(cacheBytes: number, fillsVectorColumn: boolean): VectorSearch {
-  const cache = new Map<string, CachedBase>();
-  let cachedBytes = 0;
-  const forget = (key: string) => {
-    const entry = cache.get(key);
-    if (!entry) return;
-    cachedBytes -= entry.vectors.byteLength;
-    cache.delete(key);
-  };
-
-  const load = async (db: Queryable, base: BaseRef, model: string, dimensions: number): Promise<CachedBase> => {
-    const key = `${base.tenantId}/${base.id}/${model}`;
-    const hit = cache.get(key);
-    if (hit && hit.version === base.chunksVersion && hit.dimensions === dimensions) {
-      cache.delete(key);
-      cache.set(key, hit);
-      return hit;
-    }
-    forget(key);
+  const vectorsOf = baseCache<BaseVectors>(cacheBytes);
+  const read = async (db: Queryable, base: BaseRef, model: string, dimensions: number) => {
     const rows = (await repo.baseEmbeddings(db, base.tenantId, base.id, model)).filter(
       (row) => row.embedding.byteLength === dimensions * 4,
     );
     const vectors = new Float32Array(rows.length * dimensions);
     rows.forEach((row, i) => vectors.set(repo.fromBytes(row.embedding), i * dimensions));
-    const entry = { version: base.chunksVersion, ids: rows.map((row) => row.id), vectors, dimensions };
-    if (vectors.byteLength <= cacheBytes) {
-      cache.set(key, entry);
-      cachedBytes += vectors.byteLength;
-      for (const oldest of cache.keys()) {
-        if (cachedBytes <= cacheBytes) break;
-        forget(oldest);
-      }
-    }
-    return entry;
+    return { value: { ids: rows.map((row) => row.id), vectors }, bytes: vectors.byteLength };
   };
 
   return {
     kind: 'exact',
     fillsVectorColumn,
     async nearest(db, base, model, query, limit) {
-      const { ids, vectors, dimensions } = await load(db, base, model, query.length);
-      return (await nearestRows(vectors, dimensions, query, limit)).map(({ row, similarity }) => ({ id: ids[row]!, similarity }));
+      const { ids, vectors } = await vectorsOf(base, `${query.length} ${model}`, () => read(db, base, model, query.length));
+      return (await nearestRows(vectors, query.length, query, limit)).map(({ row, similarity }) => ({ id: ids[row]!, similarity }));
     },
   };
 }
