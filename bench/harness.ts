@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import type { CpuQuota } from './process-cpu.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -123,8 +124,11 @@ export interface Server {
   stop: () => Promise<void>;
 }
 
-/** Starts `node --import tsx src/main.ts` on a free port and waits until /healthz answers. */
-export async function startServer(label: string, env: Record<string, string>): Promise<Server> {
+/**
+ * Starts `node --import tsx src/main.ts` on a free port and waits until /healthz answers; with a
+ * CPU quota, the child runs inside it from its first milliseconds.
+ */
+export async function startServer(label: string, env: Record<string, string>, quota?: CpuQuota): Promise<Server> {
   const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   // The embedded run must not inherit the PostgreSQL settings this bench itself was given.
@@ -147,6 +151,7 @@ export async function startServer(label: string, env: Record<string, string>): P
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  if (quota && child.pid !== undefined) quota.add(child.pid);
 
   let output = '';
   const keep = (chunk: Buffer) => {

@@ -10,7 +10,7 @@
  *   and no duplicate: one message per call and channel, each claimed once (attempts = 1), and the
  *   fake received exactly one WhatsApp message per call.
  * - Dialled attempts: BENCH_SCALE_CAMPAIGNS campaigns (default 4) of one tenant share
- *   BENCH_SCALE_CONTACTS contacts (default 10,000), SIMULATOR calls that end at once, the highest
+ *   BENCH_SCALE_CONTACTS contacts (default 30,000), SIMULATOR calls that end at once, the highest
  *   concurrency a campaign accepts (50), one attempt each; all are started together and
  *   attempts/s is counted until every campaign is COMPLETED. No over-dial: one call per contact,
  *   and a sampler reading the calls in progress of each campaign every few milliseconds never saw
@@ -18,7 +18,9 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:scale-out
  *
- * The processes are `node --import tsx src/main.ts` with ROLE=api or ROLE=worker. See bench/README.md.
+ * The processes are `node --import tsx src/main.ts` with ROLE=api or ROLE=worker, each limited to
+ * BENCH_SCALE_CORES cores (a control group's quota; `none`: no limit). The CPU each unit of work
+ * cost, in the processes and in PostgreSQL, is printed after the table. See bench/README.md.
  */
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
@@ -46,10 +48,17 @@ import {
   type DialTenant,
 } from './dial-campaign.ts';
 import { endedCalls, fakeWhatsApp, setUpPostCallTenant, type Request } from './post-call-tenant.ts';
+import { cpuMeter, cpuQuota } from './process-cpu.ts';
 
-const CALLS = intFromEnv('BENCH_SCALE_CALLS', 2000, 1);
+const CALLS = intFromEnv('BENCH_SCALE_CALLS', 6000, 1);
 const CAMPAIGNS = intFromEnv('BENCH_SCALE_CAMPAIGNS', 4, 1);
-const CONTACTS = intFromEnv('BENCH_SCALE_CONTACTS', 10_000, CAMPAIGNS);
+const CONTACTS = intFromEnv('BENCH_SCALE_CONTACTS', 30_000, CAMPAIGNS);
+/**
+ * The cores each API and worker process may use (a control group's quota), so that a second
+ * process brings CPU of its own, as on a machine of its own; `none`: no limit, every process
+ * shares the machine's cores.
+ */
+const CORES = processCores(process.env.BENCH_SCALE_CORES ?? '0.4');
 /** How often the over-dial sampler reads the calls in progress. */
 const SAMPLE_MS = 5;
 const TIMEOUT_S = 600;
@@ -71,6 +80,23 @@ interface Run {
   /** The most calls in progress the sampler saw in one campaign, and how many samples it took. */
   peakLive: number;
   samples: number;
+  /** CPU seconds of the API processes and of PostgreSQL under the request load, of the workers (and PostgreSQL) while messages and calls went out. */
+  cpu: Record<'requests' | 'messages' | 'dial', { processes: number; postgres: number }>;
+}
+
+function processCores(raw: string): number | undefined {
+  if (raw === 'none') return undefined;
+  const cores = Number(raw);
+  if (!Number.isFinite(cores) || cores < 0.05 || cores > 64)
+    throw new Error(`BENCH_SCALE_CORES=${JSON.stringify(raw)} is invalid: expected cores per process (e.g. 0.4) or none.`);
+  return cores;
+}
+
+/** Starts an API or worker process, inside its own CPU quota when the bench has one. */
+function startProcess(role: 'api' | 'worker', index: number, processes: number, env: Record<string, string>): Promise<Server> {
+  const label = `${role} ${index}`;
+  const quota = CORES === undefined ? undefined : cpuQuota(`${processes}-${role}-${index}`, CORES);
+  return startServer(label, { ...env, ROLE: role }, quota);
 }
 
 async function loadAll(apis: Server[], key: string, duration: number) {
@@ -97,7 +123,7 @@ async function run(adminUrl: string, processes: number): Promise<Run> {
     const workers: Server[] = [];
     try {
       // One after the other: the first creates the schema, the others find it.
-      for (let i = 0; i < processes; i++) apis.push(await startServer(`api ${i + 1}`, { ...env, ROLE: 'api' }));
+      for (let i = 0; i < processes; i++) apis.push(await startProcess('api', i + 1, processes, env));
       const request: Request = async (method, path, token, payload) => {
         const response = await fetch(`${apis[0]!.base}/api/v1${path}`, {
           method,
@@ -112,10 +138,12 @@ async function run(adminUrl: string, processes: number): Promise<Run> {
 
       say(`loading GET /api/v1/profile on ${processes} API process(es), ${CONNECTIONS} connections in all, ${DURATION} s…`);
       if (WARMUP > 0) await loadAll(apis, tenant.key, WARMUP);
+      const requestsCpu = cpuMeter(apis.map((api) => api.child.pid!));
       const requests = await loadAll(apis, tenant.key, DURATION);
+      const cpu = { requests: requestsCpu() } as Run['cpu'];
 
       say('starting the worker processes…');
-      for (let i = 0; i < processes; i++) workers.push(await startServer(`worker ${i + 1}`, { ...env, ROLE: 'worker' }));
+      for (let i = 0; i < processes; i++) workers.push(await startProcess('worker', i + 1, processes, env));
 
       // The jobs are written through the job queue's own client, in one transaction: they appear at once.
       const [{ loadConfig }, { IN_MEMORY, openRuntime }, { createLogger }] = await Promise.all([
@@ -128,6 +156,7 @@ async function run(adminUrl: string, processes: number): Promise<Run> {
       let seconds: number;
       try {
         say(`committing ${CALLS.toLocaleString('en-US')} ended calls with their call.ended jobs…`);
+        const messagesCpu = cpuMeter(workers.map((worker) => worker.child.pid!));
         const started = performance.now();
         await endedCalls(runtime, tenant, CALLS, CALLS);
         const expected = 2 * CALLS;
@@ -141,6 +170,7 @@ async function run(adminUrl: string, processes: number): Promise<Run> {
           await sleep(POLL_MS);
         }
         seconds = (performance.now() - started) / 1_000;
+        cpu.messages = messagesCpu();
       } finally {
         await runtime.close();
       }
@@ -164,7 +194,9 @@ async function run(adminUrl: string, processes: number): Promise<Run> {
         campaignIds.push((await setUpCampaign(dialTenant, share)).campaignId);
       }
       say('dialling…');
+      const dialCpu = cpuMeter(workers.map((worker) => worker.child.pid!));
       const dial = await dialAll(engine.databaseUrl!, dialTenant, campaignIds);
+      cpu.dial = dialCpu();
       say(
         `   ${dial.attempts.toLocaleString('en-US')} attempts in ${fixed(dial.seconds, 2)} s; at most ${dial.peakLive} calls in progress in one campaign (${dial.samples} samples)`,
       );
@@ -180,6 +212,7 @@ async function run(adminUrl: string, processes: number): Promise<Run> {
         redialled: dial.redialled,
         peakLive: dial.peakLive,
         samples: dial.samples,
+        cpu,
       };
     } finally {
       for (const server of [...workers, ...apis]) await server.stop();
@@ -243,7 +276,7 @@ async function main(): Promise<number> {
     return 1;
   }
   process.stdout.write(
-    `callforge scale-out bench: 1 + 1 then 2 + 2 API and worker processes on one PostgreSQL; ${CALLS.toLocaleString('en-US')} ended calls; ${CAMPAIGNS} campaigns of ${CONTACTS.toLocaleString('en-US')} contacts; node ${process.version}; run ${randomBytes(3).toString('hex')}\n`,
+    `callforge scale-out bench: 1 + 1 then 2 + 2 API and worker processes on one PostgreSQL; ${CALLS.toLocaleString('en-US')} ended calls; ${CAMPAIGNS} campaigns of ${CONTACTS.toLocaleString('en-US')} contacts; ${CORES === undefined ? 'no CPU limit per process' : `each process limited to ${CORES} cores`}; node ${process.version}; run ${randomBytes(3).toString('hex')}\n`,
   );
   const runs: Run[] = [];
   for (const processes of [1, 2]) runs.push(await run(adminUrl, processes));
@@ -296,6 +329,35 @@ async function main(): Promise<number> {
           '',
           '',
         ],
+      ],
+      (column) => column > 0,
+    )}\n`,
+  );
+  const ms = (seconds: number, per: number) => fixed((seconds * 1_000) / per, 3);
+  process.stdout.write(
+    `\nCPU per unit of work, in ms (the API processes' under the request load, the workers' while messages and calls went out; PostgreSQL's in each):\n${table(
+      [
+        [
+          'API + workers',
+          'API per request',
+          'PostgreSQL per request',
+          'workers per message',
+          'PostgreSQL per message',
+          'workers per attempt',
+          'PostgreSQL per attempt',
+        ],
+        ...runs.map((r) => {
+          const requests = r.reqPerSec * DURATION;
+          return [
+            `${r.processes} + ${r.processes}`,
+            ms(r.cpu.requests.processes, requests),
+            ms(r.cpu.requests.postgres, requests),
+            ms(r.cpu.messages.processes, r.messages),
+            ms(r.cpu.messages.postgres, r.messages),
+            ms(r.cpu.dial.processes, r.attempts),
+            ms(r.cpu.dial.postgres, r.attempts),
+          ];
+        }),
       ],
       (column) => column > 0,
     )}\n`,
