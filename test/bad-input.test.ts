@@ -186,9 +186,29 @@ describe('multipart uploads', () => {
     for (const url of [`/api/v1/contact-lists/${listId}/upload`, `/api/v1/knowledge-bases/${baseId}/sources`]) {
       const body = expectRefusal(await upload(url, 'multipart/form-data; boundary=b0', cut), 400, 'INVALID_MULTIPART');
       expect(body.message).toBe(
-        'The multipart/form-data body is malformed (it ends before its closing boundary); send it as a browser or curl -F would.',
+        'The multipart/form-data body is malformed (it ends before its closing boundary, or holds more than 10 fields); send it as a browser or curl -F would.',
       );
     }
+  });
+
+  it('with more fields than an upload takes are a 400 that says so on every upload route', async () => {
+    const part = (name: string, value: string, filename?: string) =>
+      `--b1\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"\r\nContent-Type: text/csv` : ''}\r\n\r\n${value}\r\n`;
+    const fields = (count: number) => Array.from({ length: count }, (_, i) => part(`field${i}`, 'x')).join('');
+    const file = part('file', 'phone\n+14155550100\n', 'a.csv');
+    for (const url of [`/api/v1/contact-lists/${listId}/upload`, '/api/v1/dnc/import', `/api/v1/knowledge-bases/${baseId}/sources`])
+      for (const count of [11, 25]) {
+        const body = expectRefusal(
+          await upload(url, 'multipart/form-data; boundary=b1', `${fields(count)}${file}--b1--\r\n`),
+          400,
+          'INVALID_MULTIPART',
+        );
+        // Where the parser stops, before the file or inside it, says which of the two sentences comes back.
+        expect([
+          'The multipart/form-data body holds more than 10 fields or 20 parts; send the one file with at most 10 fields beside it.',
+          'The multipart/form-data body is malformed (it ends before its closing boundary, or holds more than 10 fields); send it as a browser or curl -F would.',
+        ]).toContain(body.message);
+      }
   });
 });
 

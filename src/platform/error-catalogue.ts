@@ -153,6 +153,12 @@ const declared = {
     message: 'The multipart/form-data body is malformed (${reason}); send it as a browser or curl -F would.',
     when: 'A multipart upload whose parts do not parse: cut short, or with broken part headers.',
   },
+  'INVALID_MULTIPART.tooManyParts': {
+    status: 400,
+    message:
+      'The multipart/form-data body holds more than ${fields} fields or ${parts} parts; send the one file with at most ${fields} fields beside it.',
+    when: 'A multipart upload with more fields or parts than an upload takes.',
+  },
   'INVALID_MULTIPART.noBoundary': {
     status: 400,
     message:

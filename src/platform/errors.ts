@@ -172,8 +172,18 @@ export function validationError(errors: AjvError[], part: string): AppError {
   return appError('VALIDATION_FAILED', { subject: name, problem: first.message }, details);
 }
 
-/** A multipart body that ends before its closing boundary. */
-export const uploadCutShort = () => appError('INVALID_MULTIPART', { reason: 'it ends before its closing boundary' });
+/** What every upload route accepts of a multipart body, beside its byte limits: one file and a few fields. */
+export const MULTIPART_LIMITS = { files: 1, fields: 10, parts: 20 } as const;
+
+/**
+ * A multipart body whose file stream closed early: the body ends before its closing boundary, or
+ * the parser stopped at its fields limit after the file had begun (it then closes the file without
+ * telling which).
+ */
+export const uploadCutShort = () =>
+  appError('INVALID_MULTIPART', {
+    reason: `it ends before its closing boundary, or holds more than ${MULTIPART_LIMITS.fields} fields`,
+  });
 
 /** Fastify's default longest path parameter: longer ones find no route and answer 414. */
 export const MAX_PARAM_LENGTH = 100;
@@ -191,6 +201,9 @@ function fromFastifyError(error: FastifyError): AppError {
       return appError('URI_TOO_LONG', { max: MAX_PARAM_LENGTH });
     case 'FST_ERR_BAD_URL':
       return appError('BAD_REQUEST.badUrl', { path: /'(.*)'/.exec(error.message)?.[1] ?? 'given' });
+    case 'FST_FIELDS_LIMIT':
+    case 'FST_PARTS_LIMIT':
+      return appError('INVALID_MULTIPART.tooManyParts', { fields: MULTIPART_LIMITS.fields, parts: MULTIPART_LIMITS.parts });
     case 'FST_FILES_LIMIT':
       return appError('VALIDATION_FAILED.oneFile', {}, [{ path: '/file', message: 'is one file too many' }]);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

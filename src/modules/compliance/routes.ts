@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
-import { appError } from '../../platform/errors.ts';
+import { appError, MULTIPART_LIMITS } from '../../platform/errors.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
 import { readCsvRows } from '../contacts/service.ts';
@@ -84,7 +84,7 @@ export const complianceRoutes: ModulePlugin = async (plugin, { deps }) => {
         .send(Readable.from(compliance.exportDoNotCall(ctxOf(request)))),
   );
 
-  await app.register(multipart, { limits: { fileSize: CSV_BYTE_LIMIT, files: 1, fields: 10, parts: 20 } });
+  await app.register(multipart, { limits: { fileSize: CSV_BYTE_LIMIT, ...MULTIPART_LIMITS } });
   app.post(
     '/dnc/import',
     {

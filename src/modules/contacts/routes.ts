@@ -6,7 +6,7 @@ import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
-import { appError } from '../../platform/errors.ts';
+import { appError, MULTIPART_LIMITS } from '../../platform/errors.ts';
 import { phoneCountry } from '../../platform/phone-numbers.ts';
 import { errorResponses, IdParams, PATTERN_MESSAGE } from '../../platform/schemas.ts';
 import { readCsvRows } from './csv-rows.ts';
@@ -149,7 +149,7 @@ async function mountContactRoutes(
       ),
   );
 
-  await app.register(multipart, { limits: { fileSize: CSV_BYTE_LIMIT, files: 1, fields: 10, parts: 20 } });
+  await app.register(multipart, { limits: { fileSize: CSV_BYTE_LIMIT, ...MULTIPART_LIMITS } });
   app.post(
     '/contact-lists/:id/upload',
     {

@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
-import { appError, validationError } from '../../platform/errors.ts';
+import { appError, MULTIPART_LIMITS, validationError } from '../../platform/errors.ts';
 import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
 import { EmptyBody, errorResponses, IdParams } from '../../platform/schemas.ts';
 import { formatOfFile, type DocumentFormat } from './document-formats.ts';
@@ -162,7 +162,7 @@ async function mountKnowledgeRoutes(
     },
   );
 
-  await app.register(multipart, { limits: { fileSize: SOURCE_BYTE_LIMIT, files: 1, fields: 10, parts: 20 } });
+  await app.register(multipart, { limits: { fileSize: SOURCE_BYTE_LIMIT, ...MULTIPART_LIMITS } });
   app.post(
     '/knowledge-bases/:id/sources',
     {
