@@ -55,12 +55,11 @@ export interface PagedSelect {
  * no rows). One statement is also one round trip instead of two.
  *
  * The total's one row is joined to each row of the page. For an empty page the LEFT JOIN still gives
- * that row once, with the page's columns null; `page_row`, true on each row of the page, tells them
- * apart. The rows keep the order of the rows query's ORDER BY without a sort of their own: a join on
- * `true` has no key to hash or merge on, so it is a nested loop, whose outer side is the left join's
- * kept side, the one total row; the page is read once for it, in its order (as in `listContactPages`).
- * Each row comes back with the rows query's columns only, the helper's two taken off: a list's own
- * columns must not be named `page_total` or `page_row`.
+ * that row once, with the page's columns null; `page_row`, each page row's place in the rows
+ * query's order (numbered as the LIMIT hands them on), tells them apart and orders the result, so
+ * the order does not rest on how the planner runs the join. Each row comes back with the rows
+ * query's columns only, the helper's two taken off: a list's own columns must not be named
+ * `page_total` or `page_row`.
  */
 export async function selectPage<R>(
   db: Queryable,
@@ -72,7 +71,8 @@ export async function selectPage<R>(
   const { rows } = await db.query<R & PageColumns>(
     `SELECT t.page_total, p.*
      FROM (${select.total}) AS t (page_total)
-     LEFT JOIN LATERAL (SELECT true AS page_row, r.* FROM (${select.rows} LIMIT $${limitAt} OFFSET $${limitAt + 1}) AS r) AS p ON true`,
+     LEFT JOIN LATERAL (SELECT (row_number() OVER ())::int AS page_row, r.* FROM (${select.rows} LIMIT $${limitAt} OFFSET $${limitAt + 1}) AS r) AS p ON true
+     ORDER BY p.page_row`,
     [...select.params, page.limit, page.offset],
   );
   return {
@@ -84,5 +84,5 @@ export async function selectPage<R>(
 /** The columns `selectPage`'s statement adds to each row, and takes off again. */
 interface PageColumns {
   page_total: number;
-  page_row: true | null;
+  page_row: number | null;
 }
