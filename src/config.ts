@@ -206,14 +206,14 @@ const ServiceEnvSchema = Type.Object({
   VECTOR_SEARCH: Type.Union([Type.Literal('auto'), Type.Literal('exact'), Type.Literal('hnsw')], {
     default: 'auto',
     description:
-      'auto: on a PostgreSQL server, an HNSW index (pgvector) where `CREATE EXTENSION vector` works, exact cosine otherwise; on the embedded database, exact cosine (faster, more accurate and quicker to index there: docs/knowledge-performance.md). exact: always exact cosine. hnsw: the index wherever pgvector installs, also on the embedded database (for bases far larger than KNOWLEDGE_CACHE_MB holds).',
+      'auto: on a PostgreSQL server, an HNSW index (pgvector) where `CREATE EXTENSION vector` works, exact cosine otherwise; on the embedded database, exact cosine (faster, more accurate and quicker to index there: docs/knowledge-performance.md). exact: always exact cosine. hnsw: the index wherever pgvector installs, also on the embedded database (for bases whose vectors KNOWLEDGE_CACHE_MB cannot hold; their words, a fifth of the size, are still kept in it).',
     expected: 'auto, exact or hnsw',
   }),
   KNOWLEDGE_CACHE_MB: Int(
     256,
     0,
     65536,
-    'Memory per process for each of the two things retrieval keeps of recently queried knowledge bases: their embeddings (exact search) and the index of their words (full-text ranking).',
+    'Memory per process for what retrieval keeps of recently queried knowledge bases: their embeddings (exact search) and the index of their words (full-text ranking), about 2 MB and 0.4 MB per 1,000 chunks. A base bigger than the whole budget is read again for each query.',
   ),
   KNOWLEDGE_MAX_PDF_PAGES: Int(2000, 1, 1_000_000, 'Pages a PDF source may have; a longer one fails before its text is extracted.'),
   KNOWLEDGE_MAX_UNPACKED_MB: Int(

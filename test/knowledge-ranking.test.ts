@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import * as repo from '../src/modules/knowledge/repo.ts';
+import { newId } from '../src/platform/ids.ts';
 import { createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
 import { apiAs } from './voice-fixtures.ts';
 
@@ -102,6 +103,24 @@ describe('full-text ranking by rare words', () => {
     for (const question of [gazeboQuestion, 'Is the payment taken the same day?', 'Nothing here matches'])
       for (const limit of [1, 5, 50])
         expect(await rankByText(tenantId, base.id, question, limit)).toEqual(await rankedInSql(tenantId, base.id, question, limit));
+  });
+
+  it('breaks ties by chunk id, however the chunks were stored', { timeout: 180_000 }, async () => {
+    const { tenantId, api } = await tenant();
+    const base = (await api('POST', '/knowledge-bases', { name: 'Ties' })).json();
+    const sourceId = await addText(api, base.id, 'Placeholder', 'Placeholder.');
+    // Chunks written in descending id order, all holding the same words: every one ties.
+    const ids = Array.from({ length: 6 }, () => newId())
+      .sort()
+      .reverse();
+    await t.runtime.db.transaction(async (tx) => {
+      const source = (await repo.lockGeneration(tx, tenantId, sourceId, 1))!;
+      const chunks = ids.map((id, position) => ({ id, position, text: 'The gazebo is free on Sundays.', embedding: new Float32Array(4) }));
+      await repo.replaceChunks(tx, tenantId, source, 'test-model', chunks, false, new Date());
+    });
+    const ranked = await rankByText(tenantId, base.id, 'gazebo', 4);
+    expect(ranked).toEqual([...ids].sort().slice(0, 4));
+    expect(ranked).toEqual(await rankedInSql(tenantId, base.id, 'gazebo', 4));
   });
 
   it('ranks the chunks the base holds now, as sources are added, refreshed and deleted, per base', { timeout: 180_000 }, async () => {

@@ -11,15 +11,24 @@ export interface Loaded<T> {
   bytes: number;
 }
 
+/** What the in-process searches keep of the bases they search, under one memory budget. */
+export interface BaseCache {
+  /**
+   * The base's `kind` of value (its vectors of a model, its words) at its version or a later one,
+   * from `read` unless kept; searches that miss it together share one read.
+   */
+  get<T>(base: BaseRef, kind: string, read: () => Promise<Loaded<T>>): Promise<T>;
+}
+
 /**
- * What the in-process searches read of a base (its vectors, its words), kept per process until
- * the base's chunk version moves, least recently used first out when over `cacheBytes`. A base
- * too big for the cache is read for each search without being kept. Searches that miss together
- * share one read.
+ * Kept per process until the base's chunk version moves, least recently used first out when over
+ * `cacheBytes` (vectors and words alike). A value too big for the whole budget is read for each
+ * search without being kept. Versions only grow, so a search that read an older version (it
+ * started before a change committed) is served what a newer one keeps, and never displaces it.
  */
-export function baseCache<T>(cacheBytes: number) {
-  const kept = new Map<string, { version: number; value: T; bytes: number }>();
-  const reading = new Map<string, { version: number; value: Promise<Loaded<T>> }>();
+export function baseCache(cacheBytes: number): BaseCache {
+  const kept = new Map<string, { version: number; value: unknown; bytes: number }>();
+  const reading = new Map<string, { version: number; value: Promise<Loaded<unknown>> }>();
   let keptBytes = 0;
   const forget = (key: string) => {
     const entry = kept.get(key);
@@ -27,41 +36,42 @@ export function baseCache<T>(cacheBytes: number) {
     keptBytes -= entry.bytes;
     kept.delete(key);
   };
+  const keep = (key: string, version: number, { value, bytes }: Loaded<unknown>) => {
+    if ((kept.get(key)?.version ?? -Infinity) > version) return;
+    forget(key);
+    if (bytes > cacheBytes) return;
+    kept.set(key, { version, value, bytes });
+    keptBytes += bytes;
+    for (const oldest of kept.keys()) {
+      if (keptBytes <= cacheBytes) break;
+      forget(oldest);
+    }
+  };
 
-  /** The base's value at its version, from `read` unless kept; `variant` tells apart values read differently (a model's vectors). */
-  return async (base: BaseRef, variant: string, read: () => Promise<Loaded<T>>): Promise<T> => {
-    const key = `${base.tenantId}/${base.id}/${variant}`;
-    const hit = kept.get(key);
-    if (hit?.version === base.chunksVersion) {
-      kept.delete(key);
-      kept.set(key, hit);
-      return hit.value;
-    }
-    let pending = reading.get(key);
-    if (pending?.version !== base.chunksVersion) {
-      pending = { version: base.chunksVersion, value: read() };
-      reading.set(key, pending);
-      const settled = pending;
-      void settled.value
-        .then(
-          ({ value, bytes }) => {
-            // A read of another version may have started meanwhile: only the one started last is kept.
-            if (reading.get(key) !== settled) return;
-            forget(key);
-            if (bytes > cacheBytes) return;
-            kept.set(key, { version: settled.version, value, bytes });
-            keptBytes += bytes;
-            for (const oldest of kept.keys()) {
-              if (keptBytes <= cacheBytes) break;
-              forget(oldest);
-            }
-          },
-          () => undefined,
-        )
-        .finally(() => {
-          if (reading.get(key) === settled) reading.delete(key);
-        });
-    }
-    return (await pending.value).value;
+  return {
+    async get<T>(base: BaseRef, kind: string, read: () => Promise<Loaded<T>>): Promise<T> {
+      const key = `${base.tenantId}/${base.id}/${kind}`;
+      const hit = kept.get(key);
+      if (hit && hit.version >= base.chunksVersion) {
+        kept.delete(key);
+        kept.set(key, hit);
+        return hit.value as T;
+      }
+      let pending = reading.get(key);
+      if (!pending || pending.version < base.chunksVersion) {
+        const started = { version: base.chunksVersion, value: read() as Promise<Loaded<unknown>> };
+        pending = started;
+        reading.set(key, started);
+        void started.value
+          .then(
+            (loaded) => keep(key, started.version, loaded),
+            () => undefined,
+          )
+          .finally(() => {
+            if (reading.get(key) === started) reading.delete(key);
+          });
+      }
+      return (await pending.value).value as T;
+    },
   };
 }

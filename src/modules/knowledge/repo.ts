@@ -76,7 +76,7 @@ export async function findBase(db: Queryable, tenantId: string, id: string): Pro
   return rows[0];
 }
 
-/** Just enough to answer a query: existence and the version of its chunks. */
+/** Whether the base is the tenant's, and the version of its chunks. */
 export async function baseVersion(db: Queryable, tenantId: string, id: string): Promise<number | undefined> {
   const { rows } = await db.query<{ chunks_version: number }>(
     'SELECT chunks_version FROM knowledge_bases WHERE tenant_id = $1 AND id = $2',
@@ -358,13 +358,6 @@ export async function nearestByIndex(
   });
 }
 
-/**
- * Chunks that share words with the query, best first by the BM25 weight of the words they share:
- * a word counts ln(1 + (N - n + 0.5) / (n + 0.5)) where n of the base's N chunks hold it, so one
- * rare word of the question in a chunk outweighs many common ones. (Each chunk counts a word once:
- * chunks are short and of similar length, where BM25's term-frequency and length factors change
- * little.)
- */
 /** Every chunk of a base with its words (the lexemes of its full-text vector), in id order, for the full-text ranking. */
 export async function baseWords(db: Queryable, tenantId: string, baseId: string): Promise<{ id: string; words: string[] }[]> {
   const { rows } = await db.query<{ id: string; words: string[] }>(

@@ -26,6 +26,7 @@ import {
   type QueryResult,
   type UpdateBaseBody,
 } from './schemas.ts';
+import { baseCache } from './base-cache.ts';
 import { textSearch, type TextSearch } from './text-search.ts';
 import { openVectorSearch, type VectorSearch } from './vector-search.ts';
 
@@ -54,10 +55,12 @@ export async function openKnowledgeEngine(db: Db, config: Config, log: Logger): 
         dimensions: settings.embeddingsDimensions,
       })
     : localSentenceEncoder({ documentWorkers: settings.embeddingWorkers || undefined });
+  // One memory budget for what both searches keep of the bases they search.
+  const cache = baseCache(settings.cacheBytes);
   return {
     embedder,
-    vectors: await openVectorSearch(db, embedder, settings.vectorSearch, settings.cacheBytes, log),
-    text: textSearch(settings.cacheBytes),
+    vectors: await openVectorSearch(db, embedder, settings.vectorSearch, cache, log),
+    text: textSearch(cache),
   };
 }
 

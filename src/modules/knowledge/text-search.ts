@@ -1,5 +1,5 @@
 import type { Queryable } from '../../platform/db.ts';
-import { baseCache, type BaseRef } from './base-cache.ts';
+import type { BaseCache, BaseRef } from './base-cache.ts';
 import * as repo from './repo.ts';
 
 /** A base's words: for each (an `english` lexeme), the rows of the chunks that hold it, in id order. */
@@ -13,9 +13,10 @@ export interface TextSearch {
   rank(db: Queryable, base: BaseRef, words: string[], limit: number): Promise<string[]>;
 }
 
-// Rough bytes of what a base's words hold in memory: a chunk id string, a word's map entry.
+// Rough bytes of what a base's words hold in memory: a chunk id string; a word's map entry with
+// its array and the array's buffer (measured: about 225 bytes beside the word's characters).
 const ID_BYTES = 96;
-const WORD_BYTES = 80;
+const WORD_BYTES = 225;
 
 /**
  * The full-text ranking, in process over a per-base index of the chunks' words (`baseCache`, the
@@ -25,8 +26,7 @@ const WORD_BYTES = 80;
  * are short and of similar length). The words come from the chunks' stored full-text vectors, so
  * a query's words (from `to_tsvector` too) match them exactly. Ties: lower chunk id first.
  */
-export function textSearch(cacheBytes: number): TextSearch {
-  const wordsOf = baseCache<BaseWords>(cacheBytes);
+export function textSearch(cache: BaseCache): TextSearch {
   const read = async (db: Queryable, base: BaseRef) => {
     const rows = await repo.baseWords(db, base.tenantId, base.id);
     const rowsOf = new Map<string, number[]>();
@@ -51,7 +51,7 @@ export function textSearch(cacheBytes: number): TextSearch {
   return {
     async rank(db, base, words, limit) {
       if (words.length === 0) return [];
-      const { ids, chunksOf } = await wordsOf(base, '', () => read(db, base));
+      const { ids, chunksOf } = await cache.get<BaseWords>(base, 'words', () => read(db, base));
       const total = ids.length;
       const scores = new Float64Array(total);
       const scored: number[] = [];

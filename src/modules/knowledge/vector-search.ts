@@ -3,7 +3,7 @@ import { withoutStatementTimeout, type Db, type Queryable } from '../../platform
 import type { Logger } from '../../platform/logger.ts';
 import type { GraphBuilder, ort } from '../../platform/onnx-graph.ts';
 import type { Embedder } from '../../providers/types.ts';
-import { baseCache, type BaseRef } from './base-cache.ts';
+import type { BaseCache, BaseRef } from './base-cache.ts';
 import * as repo from './repo.ts';
 
 export interface Ranked {
@@ -39,7 +39,7 @@ export async function openVectorSearch(
   db: Db,
   embedder: Embedder,
   mode: Config['knowledge']['vectorSearch'],
-  cacheBytes: number,
+  cache: BaseCache,
   log: Logger,
 ): Promise<VectorSearch> {
   const embedded = db.engine === 'pglite';
@@ -78,7 +78,7 @@ export async function openVectorSearch(
       nearest: (tx, base, model, query, limit) => repo.nearestByIndex(tx, base.tenantId, base.id, model, query, limit),
     };
   }
-  return exactVectorSearch(cacheBytes, column);
+  return exactVectorSearch(cache, column);
 }
 
 /** CREATE EXTENSION in a savepoint: where pgvector is not installable the transaction goes on. */
@@ -112,8 +112,7 @@ interface BaseVectors {
  * Exact cosine similarity (vectors are unit length: a dot product) over a base's embeddings,
  * kept in memory per base (`baseCache`) until its chunk version moves.
  */
-export function exactVectorSearch(cacheBytes: number, fillsVectorColumn: boolean): VectorSearch {
-  const vectorsOf = baseCache<BaseVectors>(cacheBytes);
+export function exactVectorSearch(cache: BaseCache, fillsVectorColumn: boolean): VectorSearch {
   const read = async (db: Queryable, base: BaseRef, model: string, dimensions: number) => {
     const rows = (await repo.baseEmbeddings(db, base.tenantId, base.id, model)).filter(
       (row) => row.embedding.byteLength === dimensions * 4,
@@ -127,7 +126,9 @@ export function exactVectorSearch(cacheBytes: number, fillsVectorColumn: boolean
     kind: 'exact',
     fillsVectorColumn,
     async nearest(db, base, model, query, limit) {
-      const { ids, vectors } = await vectorsOf(base, `${query.length} ${model}`, () => read(db, base, model, query.length));
+      const { ids, vectors } = await cache.get<BaseVectors>(base, `vectors ${query.length} ${model}`, () =>
+        read(db, base, model, query.length),
+      );
       return (await nearestRows(vectors, query.length, query, limit)).map(({ row, similarity }) => ({ id: ids[row]!, similarity }));
     },
   };
