@@ -29,11 +29,15 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
     parallel: true,
     concurrency: 2,
     async handle(data) {
-      await afterCallEnded(deps, data);
+      // Messaging and analytics follow the call at once, so they share its read (and the batch's).
       // A call that needs no model is recorded here; one that does gets its own queue, so a model's
       // retries and messaging's never repeat each other. A repeated call.ended enqueues it again,
-      // and the job itself records once per call.
-      if (await recordUnlessModelNeeded(deps, data)) await extractAnalytics(data.tenantId, data);
+      // and the job itself records once per call; messages are made once per call and channel.
+      // Both end before the job does, whichever fails: nothing of it runs on after a stop.
+      const [messaged, recorded] = await Promise.allSettled([afterCallEnded(deps, data), recordUnlessModelNeeded(deps, data)]);
+      if (messaged.status === 'rejected') throw messaged.reason;
+      if (recorded.status === 'rejected') throw recorded.reason;
+      if (recorded.value) await extractAnalytics(data.tenantId, data);
     },
   };
   return [

@@ -76,15 +76,15 @@ export function validValues(fields: BindingField[], answer: Record<string, unkno
 
 /**
  * The statements every extraction makes, shared by the extractions running at once (a fetched
- * batch starts together): one read of the calls, of their results, of their agents and of each
- * agent's model connection, and one insert of the results, per turn and tenant.
+ * batch starts together): one read of the calls' results, of their agents and of each agent's
+ * model connection, and one insert of the results, per turn and tenant (the calls' own read is the
+ * calls module's, shared with messaging).
  */
 type Agent = NonNullable<Awaited<ReturnType<typeof agents.findAgents>>[number]>;
 
 function sharedStatements(deps: Deps) {
   const { db } = deps;
   return {
-    call: perTurn((tenantId, ids: string[]) => calls.findCallRows({ db, tenantId }, ids)),
     recorded: perTurn(async (tenantId, callIds: string[]) => {
       const recorded = await repo.callsWithResults(db, tenantId, callIds);
       return callIds.map((callId) => recorded.has(callId));
@@ -154,7 +154,7 @@ async function extract(
 ): Promise<boolean | typeof NEEDS_MODEL> {
   const ctx = tenantCtx(deps, job.tenantId);
   const statements = statementsOf(deps);
-  const call = await statements.call(ctx.tenantId, job.callId);
+  const call = await calls.endedCallRow(deps)(ctx.tenantId, job.callId);
   if (!call || call.status !== 'ENDED') return false;
   if (await statements.recorded(ctx.tenantId, call.id)) return false;
   const record = (status: string, summary: string | null = null, fields: Record<string, unknown> = {}) =>

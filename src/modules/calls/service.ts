@@ -6,6 +6,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
+import { oncePer, perTurn } from '../../platform/batches.ts';
 import { addSeconds, isoOrNull } from '../../platform/clock.ts';
 import { withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
@@ -710,7 +711,12 @@ export async function listCalls(ctx: TenantCtx, query: CallQuery, page: Page) {
 
 /** The stored call, for modules that act after it (messaging, analytics). */
 export const findCallRow = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: string) => repo.findCall(ctx.db, ctx.tenantId, id);
-export const findCallRows = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, ids: string[]) => repo.findCalls(ctx.db, ctx.tenantId, ids);
+/**
+ * An ended call's row for the modules that follow it up (messaging, analytics): one statement for
+ * every call asked in the same turn, by whichever of them asks (a batch of call.ended jobs runs
+ * both at once).
+ */
+export const endedCallRow = oncePer((deps: Deps) => perTurn((tenantId, ids: string[]) => repo.findCalls(deps.db, tenantId, ids)));
 
 /** How often a live view looks for new turns: a conversation's pace, at one light query per viewer. */
 const LIVE_POLL_MS = 400;

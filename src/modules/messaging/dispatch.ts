@@ -36,8 +36,9 @@ function recipientOf(call: calls.CallRow, contact: CallContact): Recipient {
 
 /**
  * The statements every follow-up makes, shared by the handlers running at once (a fetched batch
- * of jobs starts together, and providers' answers arrive together): one read of the calls, of the
- * agents' campaigns and of the do-not-call list, one transaction recording the messages with their
+ * of jobs starts together, and providers' answers arrive together): one read of the agents'
+ * campaigns and of the do-not-call list (the calls' own read is the calls module's, shared with
+ * analytics), one transaction recording the messages with their
  * send jobs, one claim and one "sent" per turn and tenant, instead of one each.
  */
 function sharedStatements(deps: Deps) {
@@ -45,7 +46,6 @@ function sharedStatements(deps: Deps) {
   const campaignsOf = <T extends repo.CampaignTable>(table: T) =>
     perTurn((tenantId, agentIds: string[]) => repo.campaignsOfAgents(db, table, tenantId, agentIds));
   return {
-    call: perTurn((tenantId, ids: string[]) => calls.findCallRows({ db, tenantId }, ids)),
     followUp: perTurn((tenantId, ofCalls: calls.CallRow[]) => campaigns.followUpsOf({ db, tenantId }, ofCalls)),
     whatsappCampaign: campaignsOf('whatsapp_campaigns'),
     smsCampaign: campaignsOf('sms_campaigns'),
@@ -98,7 +98,7 @@ const statementsOf = oncePer(sharedStatements);
 export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId: string }): Promise<number> {
   const ctx = tenantCtx(deps, job.tenantId);
   const statements = statementsOf(deps);
-  const call = await statements.call(ctx.tenantId, job.callId);
+  const call = await calls.endedCallRow(deps)(ctx.tenantId, job.callId);
   if (!call || call.status !== 'ENDED' || !call.outcome || !call.agent_id) return 0;
   const [whatsapp, sms] = await Promise.all([
     statements.whatsappCampaign(ctx.tenantId, call.agent_id),
