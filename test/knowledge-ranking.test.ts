@@ -123,6 +123,38 @@ describe('full-text ranking by rare words', () => {
     expect(ranked).toEqual(await rankedInSql(tenantId, base.id, 'gazebo', 4));
   });
 
+  it(
+    "weighs each word by the formula over the base's chunk count, to the last decimal that orders them",
+    { timeout: 180_000 },
+    async () => {
+      const { tenantId, api } = await tenant();
+      const base = (await api('POST', '/knowledge-bases', { name: 'Weights exactly' })).json();
+      const sourceId = await addText(api, base.id, 'Placeholder', 'Placeholder.');
+      // 27 chunks: "xylophone" in 16, "yacht" and "zeppelin" in 21 each. The chunk with the xylophone
+      // alone scores w(16) = 0.5288 and the chunks with yacht and zeppelin 2 × w(21) = 0.5283, w(n)
+      // = ln(1 + (27 − n + 0.5)/(n + 0.5)): so close that counting 28 or 30 chunks, or smoothing by
+      // 1 instead of 0.5, puts the two words' chunks first.
+      const texts = [
+        'The xylophone is in the hall.',
+        'The yacht and the zeppelin are in the harbour.',
+        ...Array.from({ length: 15 }, (_, i) => `Room ${i}: a xylophone, a yacht and a zeppelin.`),
+        ...Array.from({ length: 5 }, (_, i) => `Shelf ${i}: a yacht and a zeppelin.`),
+        ...Array.from({ length: 5 }, (_, i) => `Drawer ${i}: pencils.`),
+      ];
+      const ids = texts.map(() => newId());
+      await t.runtime.db.transaction(async (tx) => {
+        const source = (await repo.lockGeneration(tx, tenantId, sourceId, 1))!;
+        const chunks = texts.map((text, position) => ({ id: ids[position]!, position, text, embedding: new Float32Array(4) }));
+        await repo.replaceChunks(tx, tenantId, source, 'test-model', chunks, false, new Date());
+      });
+      const ranked = await rankByText(tenantId, base.id, 'xylophone yacht zeppelin', 50);
+      expect(ranked).toHaveLength(22);
+      expect(ranked.slice(0, 15).sort()).toEqual(ids.slice(2, 17).sort());
+      expect(ranked[15]).toBe(ids[0]);
+      expect(ranked).toEqual(await rankedInSql(tenantId, base.id, 'xylophone yacht zeppelin', 50));
+    },
+  );
+
   it('ranks the chunks the base holds now, as sources are added, refreshed and deleted, per base', { timeout: 180_000 }, async () => {
     const { tenantId, api } = await tenant();
     const base = (await api('POST', '/knowledge-bases', { name: 'Changes' })).json();
