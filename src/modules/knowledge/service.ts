@@ -307,6 +307,23 @@ async function sourceChunks(ctx: TenantCtx, source: repo.SourceRow & { content: 
 const isUserFacing = (error: unknown) =>
   error instanceof SourceError || error instanceof ExtractionError || error instanceof UnsafeUrlError;
 
+/** Chunks embedded per model call of a source; between two, the job checks the source still wants them. */
+const EMBED_SLICE = 256;
+
+/**
+ * A source's chunks embedded a slice at a time; undefined as soon as the source is deleted,
+ * refreshed or settled meanwhile, so a large document given up on stops costing the model at the
+ * next slice rather than at its end (a 10 MB text is thousands of chunks, minutes of model).
+ */
+async function embedWhileWanted(deps: Deps, ctx: TenantCtx, source: repo.SourceRow, pieces: string[]): Promise<Float32Array[] | undefined> {
+  const vectors: Float32Array[] = [];
+  for (let at = 0; at < pieces.length; at += EMBED_SLICE) {
+    if (at > 0 && !(await repo.stillProcessing(ctx.db, ctx.tenantId, source.id, source.generation))) return undefined;
+    vectors.push(...(await deps.knowledge.embedder.embed(pieces.slice(at, at + EMBED_SLICE))));
+  }
+  return vectors;
+}
+
 /**
  * Turns a PROCESSING source into chunks: its text (fetched for a url source, extracted for a
  * file), chunked, embedded and stored, then READY; or FAILED with the reason. Work of an older
@@ -321,7 +338,8 @@ export async function processSource(deps: Deps, job: ProcessSourceJob, meta: { r
   try {
     const pieces = await sourceChunks(ctx, source);
     if (pieces.length === 0) throw new SourceError('The source has no text to index.');
-    const embeddings = await deps.knowledge.embedder.embed(pieces);
+    const embeddings = await embedWhileWanted(deps, ctx, source, pieces);
+    if (!embeddings) return;
     outcome = { chunks: pieces.map((text, position) => ({ id: newId(), position, text, embedding: embeddings[position]! })) };
   } catch (error) {
     if (isUserFacing(error)) outcome = { error: (error as Error).message };
