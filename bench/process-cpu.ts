@@ -12,7 +12,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { onCleanup } from './harness.ts';
+import { errorMessage, onCleanup } from './harness.ts';
 
 const PERIOD_US = 100_000;
 const V2_ROOT = '/sys/fs/cgroup';
@@ -56,7 +56,7 @@ export function cpuQuota(name: string, cores: number): CpuQuota {
     limit(dir, Math.round(cores * PERIOD_US));
   } catch (error) {
     throw new Error(
-      `could not limit a process to ${cores} cores in ${dir} (${error instanceof Error ? error.message : String(error)}): run as root, or set BENCH_SCALE_CORES=none`,
+      `could not limit a process to ${cores} cores in ${dir} (${errorMessage(error)}): run as root, or set BENCH_SCALE_CORES=none`,
     );
   }
   onCleanup(`remove the control group ${dir}`, () => rmdirSync(dir));
