@@ -22,12 +22,14 @@ import { parseDocument } from '../src/modules/knowledge/parsing.ts';
 import * as repo from '../src/modules/knowledge/repo.ts';
 import { FUSION, reciprocalRankFusion } from '../src/modules/knowledge/service.ts';
 import { newId } from '../src/platform/ids.ts';
-import { fixed, inProcessRuntime, intFromEnv, runBench, table, workUntilSettled } from './harness.ts';
+import { fixed, inProcessRuntime, intFromEnv, runBench, sleep, table, workUntilSettled } from './harness.ts';
 import { knowledgeCorpus, type KnowledgeCorpus } from './knowledge-corpus.ts';
 
 const CHUNKS = intFromEnv('BENCH_KNOWLEDGE_CHUNKS', 10_000, 100);
 const INGEST_CHUNKS = intFromEnv('BENCH_KNOWLEDGE_INGEST_CHUNKS', 600, 10);
 const QUERIES = intFromEnv('BENCH_KNOWLEDGE_QUERIES', 200, 10);
+/** Milliseconds between the starts of two API requests (and two queries) during ingestion; 0: back to back. */
+const PROBE_MS = intFromEnv('BENCH_KNOWLEDGE_PROBE_MS', 0, 0);
 const CONCURRENT = 4;
 const TOP_K = 5;
 const VECTOR_FILE = process.env.BENCH_KNOWLEDGE_VECTORS ?? join(tmpdir(), 'callforge-bench-knowledge-vectors.bin');
@@ -118,10 +120,18 @@ interface IngestRow {
   queryP95: number;
 }
 
-/** Latencies of `probe` called back to back until `done` says stop. */
+/**
+ * Latencies of `probe` called until `done` says stop: back to back (the default, the worst case:
+ * a request always waiting), or one every BENCH_KNOWLEDGE_PROBE_MS at most, as users would.
+ */
 async function probeUntil(probe: () => Promise<unknown>, done: () => boolean): Promise<number[]> {
   const times: number[] = [];
-  while (!done()) times.push(await timed(probe));
+  while (!done()) {
+    const started = performance.now();
+    times.push(await timed(probe));
+    const rest = PROBE_MS - (performance.now() - started);
+    if (rest > 0) await sleep(rest);
+  }
   return times;
 }
 
@@ -347,7 +357,9 @@ async function main(): Promise<number> {
   );
   const vectors = await corpusVectors(corpus.chunks);
 
-  process.stdout.write(`\n1. Ingestion of about ${INGEST_CHUNKS} chunks through the job (default vector search)\n`);
+  process.stdout.write(
+    `\n1. Ingestion of about ${INGEST_CHUNKS} chunks through the job (default vector search); meanwhile a request and a query ${PROBE_MS > 0 ? `every ${PROBE_MS} ms at most` : 'always in flight'}\n`,
+  );
   const databases: [string, string | undefined][] = [['embedded (PGlite)', undefined]];
   if (adminUrl) databases.push(['PostgreSQL server', adminUrl]);
   const ingestion: IngestRow[] = [];
