@@ -63,11 +63,16 @@ export function cpuQuota(name: string, cores: number): CpuQuota {
   return { cores, add: (pid) => writeFileSync(join(dir, 'cgroup.procs'), String(pid)) };
 }
 
-/** A process's CPU so far (all its threads, user and system), in ms; 0 once it is gone. */
+/** The CPU so far, user and system, in ms, of what a `/proc/…/stat` file describes (a process, or one thread under task/). */
+export function statCpuMs(statFile: string): number {
+  const fields = readFileSync(statFile, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
+}
+
+/** A process's CPU so far (all its threads), in ms; 0 once it is gone. */
 function processCpuMs(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
+    return statCpuMs(`/proc/${pid}/stat`);
   } catch {
     return 0;
   }

@@ -12,23 +12,20 @@
  * the other threads' (the detector's thread, with V8's collector), read from /proc (Linux); and the
  * lag from the frame that completes a 32 ms window to that window's probability on the main thread.
  */
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { detectVoiceActivity, VAD_WINDOW_MS } from '../src/modules/media/voice-activity.ts';
 import { mulawToPcm16, pcm16Samples } from '../src/platform/audio.ts';
 import { callerSaying, detectorStarted, lineSilence } from '../test/caller-speech.ts';
 import { fixed, runBench, table } from './harness.ts';
+import { statCpuMs } from './process-cpu.ts';
 
 const levels = (process.env.BENCH_VAD_CALLS ?? '1,50,200').split(',').map(Number);
 const seconds = Number(process.env.BENCH_VAD_SECONDS ?? 10);
 const FRAME = 160; // 20 ms at 8 kHz
 const WINDOW = (8000 / 1000) * VAD_WINDOW_MS;
 
-/** The main thread's CPU so far, in ms (its utime and stime, in clock ticks of 10 ms). */
-function mainThreadCpuMs(): number {
-  const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
+/** The main thread's CPU so far, in ms. */
+const mainThreadCpuMs = () => statCpuMs(`/proc/self/task/${process.pid}/stat`);
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);

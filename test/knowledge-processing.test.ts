@@ -43,8 +43,6 @@ function observed(before: (call: number) => Promise<void> = async () => undefine
       ...t.runtime.knowledge,
       embedder: {
         ...embedder,
-        model: embedder.model,
-        dimensions: embedder.dimensions,
         embed: async (texts, purpose) => {
           sizes.push(texts.length);
           await before(sizes.length);
