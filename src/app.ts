@@ -5,7 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { API_BASE, gatewayNotFound, mountModules, type ModuleName, type ModulePlugin } from './gateway.ts';
+import { API_BASE, gatewayNotFound, isDashboardOnlyPath, mountModules, type ModuleName, type ModulePlugin } from './gateway.ts';
 import { countingInvalidKeys } from './platform/auth-failures.ts';
 import { authHook, chosenWebSocketProtocol, type Authenticator } from './platform/auth.ts';
 import type { Deps } from './platform/context.ts';
@@ -126,7 +126,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     session: (token) => identity.verifySession(deps, token),
   };
   const cookies = sessionCookies(deps);
-  app.addHook('onRequest', authHook(authenticator, cookies));
+  app.addHook('onRequest', authHook(authenticator, cookies, isDashboardOnlyPath));
 
   await app.register(rateLimit, {
     global: true,

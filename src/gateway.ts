@@ -85,18 +85,15 @@ export async function mountModules(app: FastifyInstance, deps: Deps, modules: Pa
   }
 }
 
-/** Prefixes whose every route is the dashboard's: an API key is refused there, route or not. */
+/** Prefixes whose every route is the dashboard's: an API key is refused there, route or not (the auth hook refuses it). */
 const DASHBOARD_ONLY = [`${API_BASE}/api-keys`, `${API_BASE}/integrations`];
+export const isDashboardOnlyPath = (path: string) => DASHBOARD_ONLY.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
 
 export function gatewayNotFound(request: FastifyRequest, reply: FastifyReply) {
   const path = request.url.split('?')[0]!;
   const owner = ownerOf(path);
-  const apiKey = /^Bearer\s+aok_/.test(request.headers.authorization ?? '');
-  const error =
-    apiKey && DASHBOARD_ONLY.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))
-      ? appError('API_KEY_NOT_ALLOWED')
-      : owner
-        ? appError('ROUTE_NOT_FOUND', { service: owner, method: request.method, path })
-        : appError('NO_GATEWAY_ROUTE', { method: request.method, path });
+  const error = owner
+    ? appError('ROUTE_NOT_FOUND', { service: owner, method: request.method, path })
+    : appError('NO_GATEWAY_ROUTE', { method: request.method, path });
   return sendError(error, request, reply);
 }

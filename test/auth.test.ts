@@ -98,6 +98,18 @@ describe('API keys (seed §5)', () => {
     }
   });
 
+  it('checks a key before refusing it under a dashboard-only prefix where no route is: invalid or expired is a 401', async () => {
+    const unknownKey = `aok_${'x'.repeat(43)}`;
+    const { key: expiring } = await createKey(t.app, owner.token, { expiresAt: new Date(clock.now().getTime() + 1000).toISOString() });
+    clock.advance(1000);
+    const unrouted = '/api/v1/api-keys/00000000-0000-4000-8000-000000000000';
+    await expectError(await t.app.inject({ method: 'GET', url: unrouted, headers: bearer(unknownKey) }), 401, 'Invalid API key');
+    await expectError(await t.app.inject({ method: 'GET', url: unrouted, headers: bearer(expiring) }), 401, 'API key has expired');
+    // Elsewhere an unknown path stays a 404 whoever asks.
+    const elsewhere = await t.app.inject({ method: 'GET', url: '/api/v1/campaigns/x/nothing-here', headers: bearer(unknownKey) });
+    expect(elsewhere.statusCode).toBe(404);
+  });
+
   it('stores only a hash of the key and a display prefix', async () => {
     const created = await createKey(t.app, owner.token);
     expect(created.key).toMatch(/^aok_[A-Za-z0-9_-]{43}$/);

@@ -39,6 +39,7 @@ export interface Authenticator {
 }
 
 const INVALID_KEY = () => appError('INVALID_API_KEY');
+const API_KEY_HEADER = /^Bearer\s+aok_/i;
 
 /**
  * Resolves the caller before anything else runs, so a bad credential is a 401 whatever the body.
@@ -46,15 +47,20 @@ const INVALID_KEY = () => appError('INVALID_API_KEY');
  * session cookie is read, and then a request that changes something must carry the session's CSRF
  * token and a WebSocket must be opened from this service's own origin.
  */
-export function authHook(authenticator: Authenticator, cookies: SessionCookies) {
+export function authHook(authenticator: Authenticator, cookies: SessionCookies, dashboardOnly: (path: string) => boolean) {
   return async function authenticate(request: FastifyRequest, reply: FastifyReply) {
     request.principal = null;
-    // Unknown routes answer 404 whoever asks: the gateway routes before any service authenticates.
-    if (request.is404) return;
-    const mode = request.routeOptions.config.auth ?? 'tenant';
+    const header = authorizationOf(request);
+    let mode = request.routeOptions.config.auth ?? 'tenant';
+    if (request.is404) {
+      // Unknown routes answer 404 whoever asks: the gateway routes before any service
+      // authenticates. Except under a dashboard-only prefix, where an API key is answered as that
+      // prefix's routes answer it: checked (401 when invalid or expired), then refused (403).
+      if (!(header && API_KEY_HEADER.test(header) && dashboardOnly(request.url.split('?')[0]!))) return;
+      mode = 'dashboard';
+    }
     if (mode === 'public') return;
 
-    const header = authorizationOf(request);
     if (!header) {
       const cookie = cookies.read(request);
       if (!cookie) throw appError('AUTHENTICATION_REQUIRED');
