@@ -39,7 +39,8 @@ export interface Authenticator {
 }
 
 const INVALID_KEY = () => appError('INVALID_API_KEY');
-const API_KEY_HEADER = /^Bearer\s+aok_/i;
+/** An Authorization header offering an API key (the scheme's name in any case, the key's prefix as issued). */
+const offersApiKey = (header: string) => /^Bearer\s+(\S+)/i.exec(header)?.[1]!.startsWith('aok_') === true;
 
 /**
  * Resolves the caller before anything else runs, so a bad credential is a 401 whatever the body.
@@ -56,7 +57,7 @@ export function authHook(authenticator: Authenticator, cookies: SessionCookies, 
       // Unknown routes answer 404 whoever asks: the gateway routes before any service
       // authenticates. Except under a dashboard-only prefix, where an API key is answered as that
       // prefix's routes answer it: checked (401 when invalid or expired), then refused (403).
-      if (!(header && API_KEY_HEADER.test(header) && dashboardOnly(request.url.split('?')[0]!))) return;
+      if (!(header && offersApiKey(header) && dashboardOnly(request.url.split('?')[0]!))) return;
       mode = 'dashboard';
     }
     if (mode === 'public') return;
