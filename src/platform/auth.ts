@@ -51,17 +51,17 @@ const offersApiKey = (header: string) => /^Bearer\s+(\S+)/i.exec(header)?.[1]!.s
 export function authHook(authenticator: Authenticator, cookies: SessionCookies, dashboardOnly: (path: string) => boolean) {
   return async function authenticate(request: FastifyRequest, reply: FastifyReply) {
     request.principal = null;
-    const header = authorizationOf(request);
     let mode = request.routeOptions.config.auth ?? 'tenant';
     if (request.is404) {
       // Unknown routes answer 404 whoever asks: the gateway routes before any service
       // authenticates. Except under a dashboard-only prefix, where an API key is answered as that
       // prefix's routes answer it: checked (401 when invalid or expired), then refused (403).
-      if (!(header && offersApiKey(header) && dashboardOnly(request.url.split('?')[0]!))) return;
+      if (!(offersApiKey(authorizationOf(request) ?? '') && dashboardOnly(request.url.split('?')[0]!))) return;
       mode = 'dashboard';
     }
     if (mode === 'public') return;
 
+    const header = authorizationOf(request);
     if (!header) {
       const cookie = cookies.read(request);
       if (!cookie) throw appError('AUTHENTICATION_REQUIRED');

@@ -229,7 +229,6 @@ export async function restartSource(db: Queryable, tenantId: string, baseId: str
   return rows[0];
 }
 
-/** Locks the source when it is still the generation a job was given; undefined means the job is outdated. */
 /** Whether the source is still being processed in this generation (not deleted, refreshed or settled since). */
 export async function stillProcessing(db: Queryable, tenantId: string, id: string, generation: number): Promise<boolean> {
   const { rows } = await db.query(
@@ -239,6 +238,7 @@ export async function stillProcessing(db: Queryable, tenantId: string, id: strin
   return rows.length > 0;
 }
 
+/** Locks the source when it is still the generation a job was given; undefined means the job is outdated. */
 export async function lockGeneration(db: Queryable, tenantId: string, id: string, generation: number): Promise<SourceRow | undefined> {
   const { rows } = await db.query<SourceRow>(
     `SELECT ${SOURCE_COLUMNS} FROM knowledge_sources WHERE tenant_id = $1 AND id = $2 AND generation = $3 FOR UPDATE`,
