@@ -176,7 +176,7 @@ describe('a call from the browser', () => {
     expect(elsewhere.events).toEqual([expect.objectContaining({ type: 'error', statusCode: 404, message: 'Agent not found.' })]);
   });
 
-  it("speaks in PCM16 at 16 kHz, waits for the browser's marks, answers what Deepgram heard, and bills the chat as test cost", async () => {
+  it("speaks in PCM16 at 16 kHz (no empty frame), waits for the browser's marks, answers what Deepgram heard, and bills the chat as test cost", async () => {
     const { owner, agentId } = await tenantWithAgent();
     const walletBefore = (await t.app.inject({ url: '/api/v1/profile', headers: bearer(owner.token) })).json().data.wallet
       .balance as string;
@@ -203,6 +203,8 @@ describe('a call from the browser', () => {
     expect((await end.next('heard')).text).toBe('When do you open tomorrow?');
     await until('the reply marks', () => marksOf(end.events).length === 3);
     echoMarks(end, marksOf(end.events).slice(1));
+    // Every binary message carries audio, though eSpeak ends each of the three sentences with an empty chunk.
+    expect(end.audio.filter((frame) => frame.length === 0).length).toBe(0);
     await until('the reply recorded', () => end.events.filter((event) => event.type === 'chat').length === 2);
     const replied = end.events.filter((event) => event.type === 'chat').at(-1)!.chat;
     expect(replied.transcript.map(({ role, text, interrupted }) => ({ role, text, interrupted }))).toEqual([

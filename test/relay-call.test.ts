@@ -68,7 +68,7 @@ describe('cutToHeard', () => {
   const agent = (text: string): TranscriptTurn => ({ role: 'agent', text, at: '', startMs: 0, endMs: 0, by: 'model:m' });
   const tool: TranscriptTurn = { role: 'tool', text: 'Booked.', at: '', startMs: 0, endMs: 0 };
 
-  it('gives each agent turn its share of what was heard, in order, and keeps the tools that ran', () => {
+  it('gives each agent turn its share of what was heard, in order, keeps the tools that ran, and no turn of which nothing was heard', () => {
     const turns = [agent('Let me check.'), tool, agent('You are booked for Monday at nine.')];
     expect(cutToHeard(turns, 'Let me check. You are booked').map((turn) => [turn.text, turn.interrupted ?? false])).toEqual([
       ['Let me check.', false],
@@ -78,7 +78,7 @@ describe('cutToHeard', () => {
     expect(cutToHeard(turns, 'Let me').map((turn) => [turn.text, turn.interrupted ?? false])).toEqual([
       ['Let me', true],
       ['Booked.', false],
-      ['', true],
     ]);
+    expect(cutToHeard(turns, '').map((turn) => turn.text)).toEqual(['Booked.']);
   });
 });

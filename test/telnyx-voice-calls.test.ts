@@ -188,6 +188,18 @@ describe('a Telnyx call is a conversation', () => {
     await stream.closed;
   });
 
+  it('sends eSpeak NG’s sentences in frames that each carry audio, the empty chunk ending each sentence included', async () => {
+    const placed = await answeredCall({ tts: { provider: 'ESPEAK' }, voice: undefined });
+    line.deepgram.script();
+    const stream = await connect(placed.call);
+    await until('the opening', () => marksOf(stream).length >= 1, 20_000);
+    const frames = audioFrames(stream);
+    expect(frames.length).toBeGreaterThan(0);
+    expect(frames.filter((frame) => frame.length < 160).map((frame) => frame.length)).toEqual([]);
+    stream.stop();
+    await stream.closed;
+  }, 30_000);
+
   it('passes a key the caller presses to the model', async () => {
     const placed = await answeredCall();
     line.deepgram.script();

@@ -237,14 +237,16 @@ export function startRelayCall(options: RelayCallOptions): RelayCall {
 
 /**
  * A reply's turns cut at what the provider says was heard: each agent turn keeps its share of
- * `heard`, in order, and is marked interrupted when that is not all of it. Tool turns stay: they ran.
+ * `heard`, in order, and is marked interrupted when that is not all of it; one the caller heard
+ * nothing of is left out. Tool turns stay: they ran.
  */
 export function cutToHeard(turns: TranscriptTurn[], heard: string): TranscriptTurn[] {
   let left = heard.trim();
-  return turns.map((turn) => {
-    if (turn.role !== 'agent') return turn;
+  return turns.flatMap((turn) => {
+    if (turn.role !== 'agent') return [turn];
     const kept = left.slice(0, turn.text.length).trim();
     left = left.slice(turn.text.length).trim();
-    return kept === turn.text ? turn : { ...turn, text: kept, interrupted: true };
+    if (kept === turn.text) return [turn];
+    return kept ? [{ ...turn, text: kept, interrupted: true }] : [];
   });
 }

@@ -21,6 +21,7 @@ import { sentenceCutter } from './sentences.ts';
 export interface AudioLine {
   /** The format the line carries both ways. */
   readonly format: AudioFormat;
+  /** Never empty: each transport sends it as one message, and a message without audio is invalid (Twilio's warning 31951). */
   play(audio: Buffer): void;
   mark(name: string): void;
   /** Drops audio queued but not yet played. */
@@ -196,7 +197,10 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     try {
       for await (const chunk of synthesised.audio) {
         if (signal.aborted) return;
-        line.play(converter.convert(chunk));
+        // A chunk may hold no audio (eSpeak ends each sentence with an empty one), or convert to none
+        // (a resampler keeps the last few samples for its filter): nothing is sent for it.
+        const audio = converter.convert(chunk);
+        if (audio.length > 0) line.play(audio);
       }
     } catch (error) {
       if (signal.aborted) return;
@@ -237,11 +241,13 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
         .map((sentence) => sentence.text)
         .join(' ');
     const rounds = [...new Set(spoken.filter((sentence) => sentence.round >= 0).map((sentence) => sentence.round))];
-    const result = turns.map((turn) => {
-      if (turn.role !== 'agent') return turn;
+    const result = turns.flatMap((turn) => {
+      if (turn.role !== 'agent') return [turn];
       const index = modelTurns.indexOf(turn);
       const text = index >= 0 ? heardOf((sentence) => sentence.round === rounds[index]) : heardOf((sentence) => sentence.round < 0);
-      return text === turn.text ? turn : { ...turn, text, interrupted: true };
+      if (text === turn.text) return [turn];
+      // A turn the caller heard nothing of is not theirs to read (the model is told below).
+      return text ? [{ ...turn, text, interrupted: true }] : [];
     });
     session.interrupted(heardOf(() => true));
     return result;
