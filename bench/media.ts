@@ -7,10 +7,14 @@
  * two sentences. BENCH_MEDIA_STT=utterance: the agent's speech-to-text is OpenAI-compatible
  * `/audio/transcriptions` instead, and the callers really speak (eSpeak NG, about 2 s), cut into
  * utterances by the service's voice-activity detection (Silero, in its worker thread).
+ * BENCH_MEDIA_VOICE=espeak: the agent speaks with eSpeak NG, synthesised for real in the service.
+ * With both, the realistic offline path; the process's memory is read before the calls, at its peak
+ * and BENCH_MEDIA_SETTLE_SECONDS (default 60) after the last call, against goals for memory per call.
  *
  *   npm run bench:media                      # embedded PGlite
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:media
  *   BENCH_MEDIA_STT=utterance BENCH_MEDIA_CALLS=50 npm run bench:media
+ *   BENCH_MEDIA_STT=utterance BENCH_MEDIA_VOICE=espeak BENCH_MEDIA_CALLS=100 BENCH_MEDIA_TURNS=2 npm run bench:media
  *
  * Threads: the service alone on the main thread; the fakes in one worker thread, the callers in
  * another (bench/media-threads.ts), so neither's work is the service's.
