@@ -304,7 +304,9 @@ describe('the offline voice on the line', () => {
   // leaves its worker at the line's rate: however many calls speak, none opens one on this thread.
   it('opens no resampler on the service’s thread for eSpeak calls, however many speak at once', async () => {
     const before = resamplersOpen();
-    const placed = await Promise.all([1, 2, 3].map(() => placedCall({ tts: { provider: 'ESPEAK' }, voice: undefined })));
+    // Placed one after another (each dials and finds its own request), then all connected at once.
+    const placed: PlacedCall[] = [];
+    for (let call = 0; call < 3; call++) placed.push(await placedCall({ tts: { provider: 'ESPEAK' }, voice: undefined }));
     deepgram.script();
     deepgram.script();
     deepgram.script();
