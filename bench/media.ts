@@ -7,10 +7,14 @@
  * two sentences. BENCH_MEDIA_STT=utterance: the agent's speech-to-text is OpenAI-compatible
  * `/audio/transcriptions` instead, and the callers really speak (eSpeak NG, about 2 s), cut into
  * utterances by the service's voice-activity detection (Silero, in its worker thread).
+ * BENCH_MEDIA_VOICE=espeak: the agent speaks with eSpeak NG, synthesised for real in the service.
+ * With both, the realistic offline path; the process's memory is read before the calls, at its peak
+ * and BENCH_MEDIA_SETTLE_SECONDS (default 60) after the last call, against goals for memory per call.
  *
  *   npm run bench:media                      # embedded PGlite
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:media
  *   BENCH_MEDIA_STT=utterance BENCH_MEDIA_CALLS=50 npm run bench:media
+ *   BENCH_MEDIA_STT=utterance BENCH_MEDIA_VOICE=espeak BENCH_MEDIA_CALLS=100 BENCH_MEDIA_TURNS=2 npm run bench:media
  *
  * Threads: the service alone on the main thread; the fakes in one worker thread, the callers in
  * another (bench/media-threads.ts), so neither's work is the service's.
@@ -29,6 +33,8 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { callerSaying, detectorStarted } from '../test/caller-speech.ts';
+import { PHONE_AUDIO } from '../src/platform/audio.ts';
+import { espeakSpeech } from '../src/providers/espeak/speech.ts';
 import { freeLoopbackPort } from '../src/providers/fake-server.ts';
 import { streamOf } from '../src/providers/twilio/fake-media-stream.ts';
 import { startFakeTwilio } from '../src/providers/twilio/fake.ts';
@@ -42,10 +48,16 @@ const plan: BenchPlan = {
   baselineRequests: 50,
   stt: process.env.BENCH_MEDIA_STT === 'utterance' ? 'utterance' : 'live',
 };
+/** The agent's voice: ElevenLabs' zero-delay fake, or eSpeak NG synthesising for real in the service (BENCH_MEDIA_VOICE=espeak). */
+const VOICE = process.env.BENCH_MEDIA_VOICE === 'espeak' ? 'ESPEAK' : 'ELEVENLABS';
+/** How long after the last call the service's memory is read again (the issue's minute; shorter for a quick run). */
+const SETTLE_SECONDS = intFromEnv('BENCH_MEDIA_SETTLE_SECONDS', 60, 0);
 const END_OF_SPEECH_MS = 600;
 if (plan.stt === 'utterance') plan.speech = await callerSaying('When do you open tomorrow morning?');
 const GOAL_P95_MS = 50;
 const GOAL_LOOP_P99_MS = 20;
+const GOAL_RSS_PER_CALL_MIB = 5;
+const GOAL_RSS_RETURNED_PERCENT = 10;
 const CAMPAIGN_SIZE = 50; // the most live calls one campaign allows
 
 function thread<T>(workerData: object): { worker: Worker; first: Promise<T> } {
@@ -92,17 +104,33 @@ async function providersAlone(urls: { chat: string; elevenlabs: string; elevenla
       text += Buffer.from(value).toString();
     }
     await reader.cancel();
-    const speech = await fetch(`${urls.elevenlabs}/v1/text-to-speech/${voice}/stream?output_format=ulaw_8000`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'xi-api-key': urls.elevenlabsKey },
-      body: JSON.stringify({ text: 'We open at eight.', model_id: 'eleven_flash_v2_5' }),
-    });
-    const voiceReader = speech.body!.getReader();
-    await voiceReader.read();
+    await firstVoiceChunk(urls, voice);
     samples.push(performance.now() - started);
-    await voiceReader.cancel();
   }
   return samples;
+}
+
+/** The voice's first chunk of a sentence: ElevenLabs' fake over HTTP, or eSpeak NG in its worker. */
+async function firstVoiceChunk(urls: { elevenlabs: string; elevenlabsKey: string }, voice: string): Promise<void> {
+  const text = 'We open at eight.';
+  if (VOICE === 'ESPEAK') {
+    const signal = new AbortController();
+    const synthesis = espeakSpeech.synthesize({ text, voice, language: 'en', format: PHONE_AUDIO, signal: signal.signal });
+    const chunks = synthesis.audio[Symbol.asyncIterator]();
+    await chunks.next();
+    // The rest of the sentence drains in the worker: the baseline is its first chunk.
+    signal.abort();
+    await chunks.return?.();
+    return;
+  }
+  const speech = await fetch(`${urls.elevenlabs}/v1/text-to-speech/${voice}/stream?output_format=ulaw_8000`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'xi-api-key': urls.elevenlabsKey },
+    body: JSON.stringify({ text, model_id: 'eleven_flash_v2_5' }),
+  });
+  const voiceReader = speech.body!.getReader();
+  await voiceReader.read();
+  await voiceReader.cancel();
 }
 
 async function run(adminUrl: string | undefined): Promise<number> {
@@ -158,7 +186,7 @@ async function run(adminUrl: string | undefined): Promise<number> {
   });
   const token = owner.accessToken as string;
   await inject('PUT', '/integrations/twilio', { accountSid, authToken }, token);
-  const voices = await inject('GET', '/voices?provider=ELEVENLABS&language=en', undefined, token);
+  const voices = await inject('GET', `/voices?provider=${VOICE}&language=en`, undefined, token);
   const voice = voices.data[0].id as string;
   const agent = await inject(
     'POST',
@@ -167,7 +195,7 @@ async function run(adminUrl: string | undefined): Promise<number> {
       name: 'Clinic',
       firstMessage: 'Hello, this is the clinic.',
       stt: { provider: plan.stt === 'live' ? 'DEEPGRAM' : 'OPENAI_COMPATIBLE' },
-      tts: { provider: 'ELEVENLABS' },
+      tts: { provider: VOICE },
       voice,
     },
     token,
@@ -216,12 +244,10 @@ async function run(adminUrl: string | undefined): Promise<number> {
   });
   await callers.first;
   const memoryBefore = process.memoryUsage();
-  let peakRss = memoryBefore.rss;
-  let peakHeap = memoryBefore.heapUsed;
+  const peak = { ...memoryBefore };
   const sampler = setInterval(() => {
     const now = process.memoryUsage();
-    peakRss = Math.max(peakRss, now.rss);
-    peakHeap = Math.max(peakHeap, now.heapUsed);
+    for (const key of ['rss', 'heapUsed', 'external', 'arrayBuffers'] as const) peak[key] = Math.max(peak[key], now[key]);
   }, 250);
   const LOOP_RESOLUTION_MS = 10;
   const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
@@ -236,6 +262,10 @@ async function run(adminUrl: string | undefined): Promise<number> {
   const seconds = (performance.now() - started) / 1000;
   loop.disable();
   clearInterval(sampler);
+  // Every call has ended: what the service keeps of them shows once it has sat idle a while. The
+  // callers' and fakes' threads, idle too, stay until then, so the reading counts what "before" did.
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
+  const memoryAfter = process.memoryUsage();
   await Promise.all([callers.worker.terminate(), providers.worker.terminate(), twilio.close()]);
 
   const delay = (nanoseconds: number) => Math.max(0, nanoseconds / 1e6 - LOOP_RESOLUTION_MS);
@@ -281,8 +311,33 @@ async function run(adminUrl: string | undefined): Promise<number> {
   process.stdout.write(
     `\nturns measured ${latencies.length} of ${plan.calls * plan.turns} (unanswered ${missing}) · ratio turn/baseline p95 ${fixed(p95 / percentile(baseline, 95), 2)}x\n` +
       `${fixed(seconds, 1)} s · the service's thread busy ${fixed(busy * 100, 1)}% · event-loop delay p50 ${fixed(delay(loop.percentile(50)), 2)} ms, p99 ${fixed(delay(loop.percentile(99)), 2)} ms, max ${fixed(delay(loop.max), 2)} ms\n` +
-      `memory per call (peak − before): RSS ${fixed((peakRss - memoryBefore.rss) / plan.calls / 1024, 0)} KiB, heap ${fixed((peakHeap - memoryBefore.heapUsed) / plan.calls / 1024, 0)} KiB\n` +
       `goals: pipeline p95 < ${GOAL_P95_MS} ms: ${pipelineP95 < GOAL_P95_MS ? 'met' : 'not met'}; event-loop p99 < ${GOAL_LOOP_P99_MS} ms: ${delay(loop.percentile(99)) < GOAL_LOOP_P99_MS ? 'met' : 'not met'}\n`,
+  );
+  const mib = (bytes: number) => fixed(bytes / 2 ** 20, 1);
+  const memoryRow = (label: string, memory: Pick<NodeJS.MemoryUsage, 'rss' | 'heapUsed' | 'external' | 'arrayBuffers'>) => [
+    label,
+    mib(memory.rss),
+    mib(memory.heapUsed),
+    mib(memory.external),
+    mib(memory.arrayBuffers),
+  ];
+  const rssPerCall = (peak.rss - memoryBefore.rss) / plan.calls;
+  const afterShare = memoryAfter.rss / memoryBefore.rss - 1;
+  process.stdout.write(
+    `\nthe process's memory (MiB; the callers' and fakes' threads count in every row):\n` +
+      table(
+        [
+          ['', 'RSS', 'heap used', 'external', 'array buffers'],
+          memoryRow('before the calls', memoryBefore),
+          memoryRow('peak (each column its own)', peak),
+          memoryRow(`${SETTLE_SECONDS} s after the last call`, memoryAfter),
+        ],
+        (column) => column > 0,
+      ) +
+      `\nmemory per call (peak − before): RSS ${fixed(rssPerCall / 2 ** 20, 2)} MiB, heap ${fixed((peak.heapUsed - memoryBefore.heapUsed) / plan.calls / 2 ** 10, 0)} KiB; ` +
+      `RSS ${SETTLE_SECONDS} s after the last call ${afterShare >= 0 ? '+' : ''}${fixed(afterShare * 100, 1)}% of before\n` +
+      `goals: RSS per call ≤ ${GOAL_RSS_PER_CALL_MIB} MiB: ${rssPerCall <= GOAL_RSS_PER_CALL_MIB * 2 ** 20 ? 'met' : 'not met'}; ` +
+      `RSS ${SETTLE_SECONDS} s after at most ${GOAL_RSS_RETURNED_PERCENT}% above before: ${afterShare * 100 <= GOAL_RSS_RETURNED_PERCENT ? 'met' : 'not met'}\n`,
   );
   return missing === 0 && latencies.length === plan.calls * plan.turns ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { utterance } from '../src/providers/deepgram/fake-server.ts';
-import { mulawToPcm16, pcm16Samples } from '../src/platform/audio.ts';
+import { mulawToPcm16, pcm16Samples, resamplersOpen } from '../src/platform/audio.ts';
 import { until } from './harness.ts';
 import { startTwilioVoice, type PlacedCall, type TwilioVoice } from './twilio-voice.ts';
 import { uniqueNumber } from './voice-fixtures.ts';
@@ -329,6 +329,27 @@ describe('the offline voice on the line', () => {
     });
     expect(call.usage.ttsCharacters).toBe('Hello, this is the clinic. How can I help?'.length);
   }, 30_000);
+
+  // Issue 44: a resampler per call (a WebAssembly module compiled for it, 25 MiB of memory kept until
+  // the garbage collector came) made the service's memory grow with its calls. eSpeak's audio now
+  // leaves its worker at the line's rate: however many calls speak, none opens one on this thread.
+  it('opens no resampler on the service’s thread for eSpeak calls, however many speak at once', async () => {
+    const before = resamplersOpen();
+    // Placed one after another (each dials and finds its own request), then all connected at once.
+    const placed: PlacedCall[] = [];
+    for (let call = 0; call < 3; call++) placed.push(await placedCall({ tts: { provider: 'ESPEAK' }, voice: undefined }));
+    deepgram.script();
+    deepgram.script();
+    deepgram.script();
+    const streams = await Promise.all(placed.map((call) => connect(call)));
+    await until('every opening', () => streams.every((stream) => marksOf(stream).length >= 1), 30_000);
+    expect(resamplersOpen()).toBe(before);
+    for (const stream of streams) stream.stop();
+    await Promise.all(streams.map((stream) => stream.closed));
+    for (const call of placed) expect(await twilio.sendStatus(call.sid, 'completed', { CallDuration: '4' })).toBe(204);
+    await until('the ended calls', async () => (await Promise.all(placed.map(getCall))).every((got) => got.status === 'ENDED'));
+    expect(resamplersOpen()).toBe(before);
+  }, 60_000);
 });
 
 describe('a media stream proves whose call it carries', () => {

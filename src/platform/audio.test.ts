@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   bytesFor,
   createAudioConverter,
+  createResampler,
   durationMs,
   mulawToPcm16,
   PHONE_AUDIO,
   pcm16Samples,
   pcm16ToMulaw,
+  resamplersOpen,
   wavFile,
   type AudioFormat,
 } from './audio.ts';
@@ -126,5 +128,21 @@ describe('audio formats', () => {
     expect(wav.toString('ascii', 36, 40)).toBe('data');
     expect(wav.readUInt32LE(40)).toBe(audio.length);
     expect(wav.subarray(44).equals(audio)).toBe(true);
+  });
+
+  it('restarts a resampler as a new stream (the same input, the same output) and counts it open until closed', async () => {
+    const before = resamplersOpen();
+    const resampler = await createResampler(22050, 8000);
+    expect(resamplersOpen()).toBe(before + 1);
+    const input = pcm16Samples(sine(440, 22050));
+    const first = resampler.run(input);
+    const carried = resampler.run(input);
+    resampler.restart();
+    expect(resampler.run(input)).toEqual(first);
+    // Without the restart, the second second continues the first: not the same samples.
+    expect(carried).not.toEqual(first);
+    resampler.close();
+    resampler.close();
+    expect(resamplersOpen()).toBe(before);
   });
 });

@@ -26,14 +26,14 @@ describe('eSpeak NG text-to-speech', () => {
     expect(voices.find((voice) => voice.languages.includes('es-419'))).toBeDefined();
   });
 
-  it('synthesises a sentence as pcm16 at 22,050 Hz, of a plausible length and not silence, in several chunks', async () => {
+  it('synthesises a sentence as pcm16 at the line’s rate, of a plausible length and not silence, in several chunks', async () => {
     const { format, chunks, audio } = await audioOf({
       text: 'Hello, this is the clinic.',
       voice: 'gmw/en-US',
       language: 'en-US',
       format: PHONE_FORMAT,
     });
-    expect(format).toEqual({ encoding: 'pcm16', sampleRate: 22050 });
+    expect(format).toEqual({ encoding: 'pcm16', sampleRate: 8000 });
     expect(chunks.length).toBeGreaterThan(1);
     const seconds = durationMs(audio.length, format) / 1000;
     expect(seconds).toBeGreaterThan(0.5);
@@ -41,6 +41,18 @@ describe('eSpeak NG text-to-speech', () => {
     const samples = pcm16Samples(audio);
     const rms = Math.sqrt(samples.reduce((sum, sample) => sum + sample * sample, 0) / samples.length);
     expect(rms).toBeGreaterThan(500);
+  });
+
+  // The resampling happens in eSpeak's worker (issue 44: a resampler per call on the service's thread grew its memory with the calls).
+  it('gives a sentence at whichever rate is asked, as long at each, eSpeak’s own 22,050 Hz untouched', async () => {
+    const text = 'Your appointment is on Tuesday at three.';
+    const at = async (sampleRate: number) => {
+      const { format, audio } = await audioOf({ text, voice: 'gmw/en-US', language: 'en-US', format: { encoding: 'pcm16', sampleRate } });
+      expect(format).toEqual({ encoding: 'pcm16', sampleRate });
+      return durationMs(audio.length, format);
+    };
+    const native = await at(22050);
+    for (const rate of [8000, 16000, 8000]) expect(Math.abs((await at(rate)) / native - 1), `${rate} Hz`).toBeLessThan(0.05);
   });
 
   it('refuses a voice it does not have with a ProviderError that says where the voices are listed', async () => {

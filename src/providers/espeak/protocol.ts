@@ -1,8 +1,9 @@
-/** eSpeak NG synthesises every voice at this rate (the worker checks it when it starts). */
+/** eSpeak NG synthesises every voice at this rate (the worker checks it when it starts), then resamples to the rate asked. */
 export const ESPEAK_SAMPLE_RATE = 22050;
 
 /** What the main thread and the synthesis worker say to each other. */
-export type WorkerRequest = { id: number; type: 'voices' } | { id: number; type: 'synthesize'; text: string; voice: string };
+export type WorkerRequest =
+  { id: number; type: 'voices' } | { id: number; type: 'synthesize'; text: string; voice: string; sampleRate: number };
 
 export interface EspeakVoice {
   /** eSpeak's voice file (`gmw/en-US`), which selects the voice. */

@@ -2,21 +2,22 @@ import { availableParallelism } from 'node:os';
 import { startTypeScriptWorker } from '../../platform/worker.ts';
 import { ProviderError } from '../errors.ts';
 import type { SynthesisRequest, Synthesis, TextToSpeech, Voice } from '../types.ts';
-import { ESPEAK_SAMPLE_RATE, type EspeakVoice, type WorkerReply, type WorkerRequest } from './protocol.ts';
+import { type EspeakVoice, type WorkerReply, type WorkerRequest } from './protocol.ts';
 
 /**
  * eSpeak NG, offline: its WebAssembly build and voice data ship in an npm package, so speech works
  * with no account and no network. Worker threads synthesise for every call (a sentence takes about
- * 100 ms of computing for 3 s of speech): one per core beyond the one the service runs on, at most
- * four, started as calls need them.
+ * 100 ms of computing for 3 s of speech) and resample it to the line's rate: one per core beyond
+ * the one the service runs on, at most four, started as calls need them.
  */
 export const espeakSpeech: TextToSpeech = {
   synthesize,
   voices: async () => (await espeakVoices()).map(toVoice),
 };
 
+/** pcm16 at the line's rate, resampled in the worker (the line's encoding is the pipeline's to make). */
 function synthesize(request: SynthesisRequest): Synthesis {
-  return { format: { encoding: 'pcm16', sampleRate: ESPEAK_SAMPLE_RATE }, audio: synthesised(request) };
+  return { format: { encoding: 'pcm16', sampleRate: request.format.sampleRate }, audio: synthesised(request) };
 }
 
 async function* synthesised(request: SynthesisRequest): AsyncGenerator<Buffer> {
@@ -25,7 +26,12 @@ async function* synthesised(request: SynthesisRequest): AsyncGenerator<Buffer> {
     throw new ProviderError(`eSpeak NG has no voice "${request.voice}"; GET /api/v1/voices?provider=ESPEAK lists them.`, {
       retryable: false,
     });
-  const chunks = leastBusyEngine().request({ type: 'synthesize', text: request.text, voice: request.voice });
+  const chunks = leastBusyEngine().request({
+    type: 'synthesize',
+    text: request.text,
+    voice: request.voice,
+    sampleRate: request.format.sampleRate,
+  });
   for await (const samples of chunks) {
     if (request.signal?.aborted) throw new ProviderError('eSpeak NG: the synthesis was cancelled.', { retryable: false });
     yield Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
