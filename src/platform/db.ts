@@ -42,10 +42,10 @@ export interface Db extends Queryable {
 /**
  * Settings of every connection the service opens to a server, sent when it connects. JIT off: the
  * service's statements each read a page, a row or a batch, and PostgreSQL compiles a statement with
- * its JIT (150-570 ms measured, again at every execution, prepared or not) when the planner's
- * estimate passes `jit_above_cost`. A page's LIMIT and OFFSET taken from a parameter, as a batch of
- * pages takes them, are estimated at a tenth of the list each, so the estimate of a page grows with
- * its list and with the pages batched while the work stays a page. docs/decisions.md, "No JIT".
+ * its JIT (570 ms measured, again at every execution, prepared or not) when the planner's estimate
+ * passes `jit_above_cost`. A page's LIMIT and OFFSET taken from a parameter, as a batch of pages
+ * takes them, are estimated at a tenth of the list each, so the estimate of a page grows with its
+ * list while the work stays a page. docs/decisions.md, "No JIT".
  * An `options` parameter in DATABASE_URL takes the place of this one.
  */
 export const SESSION_OPTIONS = '-c jit=off';
