@@ -383,8 +383,9 @@ function assertBenchDatabase(name: string) {
   if (PROTECTED_DATABASES.has(name) || !BENCH_DATABASE.test(name)) throw new Error(`refusing to touch database ${JSON.stringify(name)}`);
 }
 
-export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
+/** A connection to `url` for `work`, closed after it; `options` as the service passes them (SESSION_OPTIONS). */
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>, options?: string): Promise<T> {
+  const client = new pg.Client({ connectionString: url, ...(options ? { options } : {}) });
   await client.connect();
   try {
     return await work(client);

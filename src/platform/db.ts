@@ -40,6 +40,17 @@ export interface Db extends Queryable {
 }
 
 /**
+ * Settings of every connection the service opens to a server, sent when it connects. JIT off: the
+ * service's statements each read a page, a row or a batch, and PostgreSQL compiles a statement with
+ * its JIT (570 ms measured, again at every execution, prepared or not) when the planner's estimate
+ * passes `jit_above_cost`. A page's LIMIT and OFFSET taken from a parameter, as a batch of pages
+ * takes them, are estimated at a tenth of the list each, so the estimate of a page grows with its
+ * list while the work stays a page. docs/decisions.md, "No JIT".
+ * An `options` parameter in DATABASE_URL takes the place of this one.
+ */
+export const SESSION_OPTIONS = '-c jit=off';
+
+/**
  * `statementTimeoutMs` bounds every statement of the pool (0: unbounded): PostgreSQL cancels one that
  * runs longer, and it fails with `isStatementTimeout`. pg-boss keeps its own pool, unbounded; a
  * long maintenance statement lifts the bound inside its transaction (`withoutStatementTimeout`).
@@ -54,6 +65,7 @@ export function openPostgres(connectionString: string, poolSize: number, stateme
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
+    options: SESSION_OPTIONS,
     types: typeParsers as pg.CustomTypesConfig,
     ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
   });

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
-import type { Db, Queryable } from './db.ts';
+import { SESSION_OPTIONS, type Db, type Queryable } from './db.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -107,7 +107,7 @@ export async function startJobQueue(
   // counted in flight, a worker's fetch among them: stop() waits for them.
   const ownPool =
     db.engine === 'postgres' && options.databaseUrl
-      ? new pg.Pool({ connectionString: options.databaseUrl, max: 4, application_name: 'callforge-jobs' })
+      ? new pg.Pool({ connectionString: options.databaseUrl, max: 4, application_name: 'callforge-jobs', options: SESSION_OPTIONS })
       : undefined;
   ownPool?.on('error', (error) => options.log.error({ err: error }, 'job queue error'));
   const statements = ownPool ? { executeSql: (text: string, values?: unknown[]) => ownPool.query(text, values) } : db.jobsAdapter();

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listContactPages, type ContactsAsked } from '../src/modules/contacts/repo.ts';
+import type { Queryable } from '../src/platform/db.ts';
+import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
+
+/** A node of `EXPLAIN (ANALYZE, FORMAT JSON)`'s plan, with the fields these tests read. */
+interface PlanNode {
+  'Node Type': string;
+  'Parent Relationship'?: string;
+  'Actual Loops': number;
+  Plans?: PlanNode[];
+}
+
+const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+
+/**
+ * The plan the database ran for the statement `read` makes, through `db`: each statement asked of
+ * it is run under EXPLAIN (ANALYZE, FORMAT JSON), so the plan is that of the real statement.
+ */
+async function planOf(db: Queryable, read: (explaining: Queryable) => Promise<unknown>): Promise<PlanNode[]> {
+  const plans: PlanNode[] = [];
+  const explaining: Queryable = {
+    ...db,
+    async query<R>(text: string, params?: unknown[]) {
+      const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params);
+      const json = rows[0]!['QUERY PLAN'];
+      plans.push((typeof json === 'string' ? (JSON.parse(json) as [{ Plan: PlanNode }]) : json)[0].Plan);
+      return { rows: [] as R[], rowCount: 0 };
+    },
+  };
+  await read(explaining);
+  expect(plans).toHaveLength(1);
+  return nodesOf(plans[0]!);
+}
+
+/**
+ * The contact page, the hot statement of a big list (issue 38). A user's first list is the whole
+ * table, and the planner, which knows the list only as "some list of the table", expected each
+ * page to be the whole of it; a count in the select list was charged for every row it expected:
+ * 790,000 for a page of a 100,000-contact list filled through the bulk endpoint, over
+ * `jit_above_cost`, so every page was compiled by the JIT. These check the causes without timing.
+ */
+describe('hot statements on a stock PostgreSQL', () => {
+  let t: TestApp;
+  let ask: Omit<ContactsAsked, 'search'>;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const { key } = await createKey(t.app, (await signUp(t.app)).token);
+    const list = (
+      await t.app.inject({ method: 'POST', url: '/api/v1/contact-lists', headers: bearer(key), payload: { name: 'First' } })
+    ).json<{ id: string; tenantId: string }>();
+    // As a user's client fills a list: the bulk endpoint, so the contacts share their created_at.
+    const contacts = Array.from({ length: 60 }, (_, i) => ({ phoneNumber: `+1415555${String(i).padStart(4, '0')}`, name: `Person ${i}` }));
+    const added = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/contact-lists/${list.id}/contacts/bulk`,
+      headers: bearer(key),
+      payload: { contacts },
+    });
+    expect(added.json().imported).toBe(60);
+    ask = { tenantId: list.tenantId, listId: list.id, page: { page: 1, limit: 25, offset: 0 } };
+  });
+  afterAll(() => t.close());
+
+  it('a page without a search counts nothing: no subquery run per row, no aggregate', async () => {
+    const nodes = await planOf(t.runtime.db, (db) => listContactPages(db, [{ ...ask, search: undefined }]));
+    expect(nodes.filter((node) => node['Parent Relationship'] === 'SubPlan')).toEqual([]);
+    expect(nodes.map((node) => node['Node Type'])).not.toContain('Aggregate');
+  });
+
+  it('a searched page counts its matches once per ask, not once per row of the page', async () => {
+    // Every contact matches: a page of 25 rows, and two asks in the batch (one without a search).
+    const nodes = await planOf(t.runtime.db, (db) =>
+      listContactPages(db, [
+        { ...ask, search: 'Person' },
+        { ...ask, search: undefined },
+      ]),
+    );
+    expect(nodes.filter((node) => node['Parent Relationship'] === 'SubPlan')).toEqual([]);
+    const counts = nodes.filter((node) => node['Node Type'] === 'Aggregate');
+    expect(counts).toHaveLength(1);
+    expect(counts[0]!['Actual Loops']).toBe(2);
+  });
+
+  it('the answers are the same: the search counted, the list without one its kept count', async () => {
+    const [searched, all] = await listContactPages(t.runtime.db, [
+      { ...ask, search: 'Person 1' }, // Person 1 and Person 10 to 19
+      { ...ask, search: undefined },
+    ]);
+    expect(searched!.total).toBe(11);
+    expect(searched!.rows.map((row) => row.name)).toEqual(['Person 1', ...Array.from({ length: 10 }, (_, i) => `Person 1${i}`)]);
+    expect(all!.total).toBe(60);
+    expect(all!.rows.map((row) => row.name)).toEqual(Array.from({ length: 25 }, (_, i) => `Person ${i}`));
+  });
+
+  it.skipIf(!process.env.DATABASE_URL)('the service reads with the JIT off on every connection of its pool', async () => {
+    // Several at once, so that the pool opens several connections.
+    const settings = await Promise.all(
+      Array.from({ length: 4 }, () => t.runtime.db.transaction(async (tx) => (await tx.query<{ jit: string }>('SHOW jit')).rows[0]!.jit)),
+    );
+    expect(settings).toEqual(['off', 'off', 'off', 'off']);
+  });
+});
