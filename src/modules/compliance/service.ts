@@ -2,7 +2,7 @@ import { withTransaction, type TenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
-import type { CsvRow } from '../contacts/service.ts';
+import type { CsvRow, CsvRowLimit } from '../contacts/service.ts';
 import * as repo from './repo.ts';
 
 import { csvField } from './dial-compliance.ts';
@@ -16,7 +16,7 @@ import type { AddDncBody, DncEntry, DncImportResult, DncSource } from './schemas
  */
 
 /** At most this many numbers in one CSV import (a 5 MB file holds about 150,000). */
-export const MAX_DNC_IMPORT_ROWS = 100_000;
+export const DNC_CSV_LIMIT: CsvRowLimit = { rows: 100_000, noun: 'numbers' };
 const INSERT_BATCH = 5_000;
 const EXPORT_SLICE = 5_000;
 

@@ -11,7 +11,7 @@ import { isValidTimeZone } from '../../platform/time-zones.ts';
 import * as repo from './repo.ts';
 
 /** Reading a CSV of people by its phone column, for other modules' imports too (the do-not-call list). */
-export { readCsvRows, type CsvRow } from './csv-rows.ts';
+export { readCsvRows, type CsvRow, type CsvRowLimit } from './csv-rows.ts';
 import type {
   Contact,
   ContactList,
