@@ -24,8 +24,8 @@ const declared = {
   },
   'VALIDATION_FAILED.timezone': {
     status: 400,
-    message: 'Unknown time zone "${timezone}"; use an IANA name such as America/New_York.',
-    when: "A campaign's or a contact's timezone is not an IANA time zone.",
+    message: 'Unknown time zone "${timezone}"; use an IANA name such as America/New_York, or a city that names one zone, such as Berlin.',
+    when: "A campaign's or a contact's timezone is neither an IANA time zone nor a city that names exactly one (a city naming one, such as Berlin, is stored as its zone, Europe/Berlin).",
   },
   'VALIDATION_FAILED.callWindow': {
     status: 400,
