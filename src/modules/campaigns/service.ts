@@ -342,6 +342,8 @@ export async function listCampaignContacts(ctx: TenantCtx, id: string, page: Pag
 }
 
 /** The records of the campaign's dial decisions, in chain order, as CSV or one JSON array (streamed). */
+export const { ComplianceRecordList } = compliance;
+
 export async function complianceRecords(ctx: TenantCtx, id: string, format: 'csv' | 'json'): Promise<AsyncGenerator<string>> {
   if (!(await repo.findCampaign(ctx.db, ctx.tenantId, id))) throw campaignNotFound();
   return format === 'csv' ? compliance.exportRecordsCsv(ctx, id) : compliance.exportRecordsJson(ctx, id);

@@ -7,7 +7,8 @@ import * as repo from './repo.ts';
 
 import { csvField } from './dial-compliance.ts';
 import { isOptOutReply } from './opt-out-replies.ts';
-import type { AddDncBody, DncEntry, DncImportResult, DncSource } from './schemas.ts';
+import { Type } from '@sinclair/typebox';
+import { ComplianceRecord, type AddDncBody, type DncEntry, type DncImportResult, type DncSource } from './schemas.ts';
 
 /**
  * The tenant's do-not-call list: who must not be called or messaged again, on any channel, with
@@ -135,6 +136,9 @@ export async function* exportDoNotCall(ctx: TenantCtx): AsyncGenerator<string> {
     after = rows.at(-1)!.phone_number;
   }
 }
+
+/** The shape `exportRecordsJson` writes, for the route that serves a campaign's records (campaigns/): an array of records. */
+export const ComplianceRecordList = Type.Array(ComplianceRecord);
 
 export {
   addConsent,
