@@ -177,6 +177,14 @@ describe('a do-not-call CSV import', () => {
     expect((await api('GET', '/dnc?limit=1')).json().total).toBe(20_000);
   }, 120_000);
 
+  it('exports cells a spreadsheet would run as formulas with a quote before them (CSV injection)', async () => {
+    const { api } = await tenant();
+    const phone = uniqueNumber();
+    await api('POST', '/dnc', { phoneNumber: phone, reason: '=HYPERLINK("http://evil.example","x")' });
+    const line = (await api('GET', '/dnc/export')).body.split('\n').find((row) => row.startsWith(phone));
+    expect(line).toBe(`${phone},api,"'=HYPERLINK(""http://evil.example"",""x"")",${clock.now().toISOString()},{}`);
+  });
+
   it('refuses a file of too many rows of empty fields with one limit in its sentence', async () => {
     const { key } = await tenant();
     const refused = await importCsv(key, `phone,reason\n+12065550100,x\n${',\n'.repeat(10_001)}`);

@@ -1,11 +1,11 @@
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
+import { csvCell } from '../../platform/csv.ts';
 import { appError } from '../../platform/errors.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import type { CsvRow, CsvRowLimit } from '../contacts/service.ts';
 import * as repo from './repo.ts';
 
-import { csvField } from './dial-compliance.ts';
 import { isOptOutReply } from './opt-out-replies.ts';
 import { Type } from '@sinclair/typebox';
 import { ComplianceRecord, type AddDncBody, type DncEntry, type DncImportResult, type DncSource } from './schemas.ts';
@@ -129,7 +129,7 @@ export async function* exportDoNotCall(ctx: TenantCtx): AsyncGenerator<string> {
       .map(
         (row) =>
           [row.phone_number, row.source, row.reason ?? '', row.created_at.toISOString(), JSON.stringify(row.evidence)]
-            .map(csvField)
+            .map(csvCell)
             .join(',') + '\n',
       )
       .join('');
