@@ -50,6 +50,14 @@ export default {
       to: { path: '^src/', pathNot: '^src/(platform|providers)/|^src/config\\.ts$' },
     },
     {
+      name: 'platform-below-providers',
+      comment:
+        'platform/ is below providers/ (providers use its audio, HTTP and errors): it imports nothing of theirs, types included (tsPreCompilationDeps), so the folders form no cycle.',
+      severity: 'error',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/providers/' },
+    },
+    {
       name: 'modules-meet-through-services',
       comment: "A module reaches another module only through that module's service.ts (or, for types only, its schemas.ts).",
       severity: 'error',

@@ -112,18 +112,37 @@ describe('compliance settings', () => {
 });
 
 describe("a contact's time zone", () => {
-  it('is taken on add, update and CSV upload when it is an IANA name, and shown only when set', async () => {
+  it('is taken on add, update and CSV upload when it is an IANA name or a city naming one zone, and shown only when set', async () => {
     const { key, api } = await tenants();
     const list = (await api('POST', '/contact-lists', { name: 'Zones' })).json();
     const added = await api('POST', `/contact-lists/${list.id}/contacts`, { phoneNumber: MIAMI, timezone: 'America/Chicago' });
     expect([added.statusCode, added.json().timezone]).toEqual([201, 'America/Chicago']);
+    // An unknown zone is a validation failure (contract §1), on add as on update.
+    const unknownZone = (zone: string) => ({
+      statusCode: 400,
+      code: 'VALIDATION_FAILED',
+      message: `Unknown time zone "${zone}"; use an IANA name such as America/New_York, or a city that names one zone, such as Berlin.`,
+      details: [
+        {
+          path: '/timezone',
+          message: `Unknown time zone "${zone}"; use an IANA name such as America/New_York, or a city that names one zone, such as Berlin`,
+        },
+      ],
+    });
     const refused = await api('POST', `/contact-lists/${list.id}/contacts`, { phoneNumber: IDAHO, timezone: 'Mars/Base' });
-    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject(unknownZone('Mars/Base'));
     const cleared = await api('PATCH', `/contact-lists/${list.id}/contacts/${added.json().id}`, { timezone: null });
     expect(cleared.json()).not.toHaveProperty('timezone');
-    expect((await api('PATCH', `/contact-lists/${list.id}/contacts/${added.json().id}`, { timezone: 'Nowhere' })).statusCode).toBe(400);
+    expect((await api('PATCH', `/contact-lists/${list.id}/contacts/${added.json().id}`, { timezone: 'Nowhere' })).json()).toMatchObject(
+      unknownZone('Nowhere'),
+    );
+    // A city that names one zone is taken as that zone, as the dashboard's hint says ("e.g. Berlin").
+    const berlin = await api('PATCH', `/contact-lists/${list.id}/contacts/${added.json().id}`, { timezone: 'Berlin' });
+    expect([berlin.statusCode, berlin.json().timezone]).toEqual([200, 'Europe/Berlin']);
+    const newYork = await api('POST', `/contact-lists/${list.id}/contacts`, { phoneNumber: '+12125550188', timezone: 'new york' });
+    expect([newYork.statusCode, newYork.json().timezone]).toEqual([201, 'America/New_York']);
 
-    const { body, contentType } = multipart(`phone,Time Zone\n${IDAHO},America/Boise\n${TOKYO},Not/AZone\n`);
+    const { body, contentType } = multipart(`phone,Time Zone\n${IDAHO},America/Boise\n${TOKYO},Not/AZone\n+13055550177,Berlin\n`);
     const upload = await t.app.inject({
       method: 'POST',
       url: `/api/v1/contact-lists/${list.id}/upload`,
@@ -131,11 +150,12 @@ describe("a contact's time zone", () => {
       payload: body,
     });
     expect(upload.json()).toMatchObject({
-      imported: 1,
+      imported: 2,
       invalidRows: [{ row: 3, phone: TOKYO, reason: expect.stringContaining('Unknown time zone') }],
     });
     const listed = (await api('GET', `/contact-lists/${list.id}/contacts`)).json().data as { phoneNumber: string; timezone?: string }[];
     expect(listed.find((contact) => contact.phoneNumber === IDAHO)?.timezone).toBe('America/Boise');
+    expect(listed.find((contact) => contact.phoneNumber === '+13055550177')?.timezone).toBe('Europe/Berlin');
   });
 });
 

@@ -109,6 +109,14 @@ describe('creating a campaign', () => {
   it('accepts callDays 1 (Monday) to 7 (Sunday) and an IANA timezone', async () => {
     const campaign = await createCampaign(t.app, key, { callDays: [1, 7], timezone: 'America/New_York' });
     expect(campaign).toMatchObject({ callDays: [1, 7], timezone: 'America/New_York' });
+    // A city that names one zone is stored as that zone.
+    expect(await createCampaign(t.app, key, { timezone: 'Berlin' })).toMatchObject({ timezone: 'Europe/Berlin' });
+    const changed = await api('PATCH', `/campaigns/${campaign.id}`, { timezone: 'tokyo' });
+    expect([changed.statusCode, changed.json().timezone]).toEqual([200, 'Asia/Tokyo']);
+    expect((await api('PATCH', `/campaigns/${campaign.id}`, { timezone: 'Atlantis' })).json()).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: 'Unknown time zone "Atlantis"; use an IANA name such as America/New_York, or a city that names one zone, such as Berlin.',
+    });
   });
 
   it('refuses a list of 1 contact with 400 and accepts one of 2', async () => {

@@ -8,7 +8,7 @@ import { manualClock } from '../src/platform/clock.ts';
 import { tenantCtx, withTransaction } from '../src/platform/context.ts';
 import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
-import { bearer, multipart, startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
+import { bearer, multipart, postInPieces, startTestApp, twoTenantKeys, type TestApp } from './harness.ts';
 import { apiAs, createCampaign, newTenant, uniqueNumber, voiceSetup } from './voice-fixtures.ts';
 
 // The tenant's do-not-call list: its API, the dialer that asks it at every claim and again just
@@ -155,6 +155,61 @@ describe('the do-not-call list API', () => {
     const notCsv = await t.app.inject({ method: 'POST', url: '/api/v1/dnc/import', headers: bearer(key), payload: { phoneNumber: first } });
     expect([notCsv.statusCode, notCsv.json().code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
   });
+});
+
+describe('a do-not-call CSV import', () => {
+  const importCsv = (key: string, csv: string) => {
+    const { body, contentType } = multipart(csv, 'file', 'dnc.csv');
+    return t.app.inject({
+      method: 'POST',
+      url: '/api/v1/dnc/import',
+      headers: { ...bearer(key), 'content-type': contentType },
+      payload: body,
+    });
+  };
+
+  it('takes 20,000 numbers in one file (up to 100,000, as documented), where contact uploads stop at 500', async () => {
+    const { key, api } = await tenant();
+    const numbers = Array.from({ length: 20_000 }, (_, i) => `+1206${String(5_550_000 + i)}`);
+    const imported = await importCsv(key, `phone\n${numbers.join('\n')}\n`);
+    expect(imported.statusCode, imported.body).toBe(200);
+    expect(imported.json()).toEqual({ added: 20_000, alreadyListed: 0, invalidRows: [] });
+    expect((await api('GET', '/dnc?limit=1')).json().total).toBe(20_000);
+  }, 120_000);
+
+  it('exports cells a spreadsheet would run as formulas with a quote before them (CSV injection)', async () => {
+    const { api } = await tenant();
+    const phone = uniqueNumber();
+    await api('POST', '/dnc', { phoneNumber: phone, reason: '=HYPERLINK("http://evil.example","x")' });
+    const line = (await api('GET', '/dnc/export')).body.split('\n').find((row) => row.startsWith(phone));
+    expect(line).toBe(`${phone},api,"'=HYPERLINK(""http://evil.example"",""x"")",${clock.now().toISOString()},{}`);
+  });
+
+  it('refuses a file of too many rows of empty fields with one limit in its sentence', async () => {
+    const { key } = await tenant();
+    const refused = await importCsv(key, `phone,reason\n+12065550100,x\n${',\n'.repeat(10_001)}`);
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({
+      code: 'INVALID_CSV',
+      message: 'The CSV has more than 10,000 rows whose fields are all empty, so nothing was imported; delete the empty rows.',
+    });
+  });
+
+  it('answers every refused upload that arrives slowly over a real connection (the reading of its rest used to stall)', async () => {
+    // Reading stops at the refusal while the upload is still arriving; the rest is read and
+    // dropped. When the parser had kept up with the upload, the rest was left paused and no answer
+    // ever came (most of these uploads hung).
+    const { key, api } = await tenant();
+    const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { body, contentType } = multipart(`phone,reason\n+12065550101,x\n${',\n'.repeat(20_000)}`, 'file', 'dnc.csv');
+    for (let upload = 0; upload < 5; upload++) {
+      const answer = await postInPieces(`${address}/api/v1/dnc/import`, { ...bearer(key), 'content-type': contentType }, body);
+      expect(answer, `upload ${upload + 1} got no answer`).toBeDefined();
+      expect(answer!.status).toBe(400);
+      expect(JSON.parse(answer!.body)).toMatchObject({ code: 'INVALID_CSV' });
+    }
+    expect((await api('GET', '/dnc')).json().total).toBe(0);
+  }, 150_000);
 });
 
 describe('the dialer and the do-not-call list', () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
@@ -153,4 +154,38 @@ export function multipart(content: string | Buffer, field = 'file', filename = '
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
   return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/**
+ * POSTs `body` over a real connection in pieces of `pieceBytes`, letting the server's event loop
+ * turn between pieces, as a slow network delivers an upload. Resolves with the answer, or with
+ * `undefined` when none came within `deadlineMs` (the request is then dropped).
+ */
+export function postInPieces(
+  url: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  { pieceBytes = 1024, deadlineMs = 20_000 } = {},
+): Promise<{ status: number; body: string } | undefined> {
+  return new Promise((resolve) => {
+    const request = http.request(url, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, body: text }));
+    });
+    const deadline = setTimeout(() => {
+      request.destroy();
+      resolve(undefined);
+    }, deadlineMs);
+    request.on('close', () => clearTimeout(deadline));
+    request.on('error', () => resolve(undefined));
+    let offset = 0;
+    const writeNext = () => {
+      if (offset >= body.length) return void request.end();
+      request.write(body.subarray(offset, (offset += pieceBytes)));
+      setImmediate(writeNext);
+    };
+    writeNext();
+  });
 }

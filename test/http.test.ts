@@ -84,6 +84,29 @@ describe('gateway (contract §10)', () => {
     expect(docs.headers['content-type']).toContain('text/html');
   });
 
+  it('says what the items of every array schema are (Spectral: array-items)', async () => {
+    const spec = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as object;
+    const without: string[] = [];
+    const visit = (node: unknown, where: string) => {
+      if (Array.isArray(node)) node.forEach((child, i) => visit(child, `${where}/${i}`));
+      else if (node && typeof node === 'object') {
+        const record = node as Record<string, unknown>;
+        if (record.type === 'array' && record.items === undefined && record.prefixItems === undefined) without.push(where);
+        for (const [key, child] of Object.entries(record)) visit(child, `${where}/${key}`);
+      }
+    };
+    visit(spec, '');
+    expect(without).toEqual([]);
+    const { paths } = spec as {
+      paths: Record<
+        string,
+        { get: { responses: Record<string, { content: Record<string, { schema: { items: { properties: object } } }> }> } }
+      >;
+    };
+    const records = paths['/api/v1/campaigns/{id}/compliance-records']!.get.responses['200']!.content['application/json']!.schema;
+    expect(records.items.properties).toHaveProperty('hash');
+  });
+
   it("brands the interactive docs as callforge's: title, tab icon and top-bar logo", async () => {
     const html = (await t.app.inject({ method: 'GET', url: '/docs/' })).body;
     expect(html).toContain('<title>callforge API docs</title>');

@@ -5,9 +5,15 @@
  */
 import alawmulaw from 'alawmulaw';
 import libsamplerate from '@alexanderolsen/libsamplerate-js';
-import type { AudioFormat } from '../providers/types.ts';
 
-export type { AudioFormat };
+/**
+ * Raw mono audio. `pcm16`: 16-bit signed little-endian samples; `mulaw`: G.711 μ-law, one byte per
+ * sample (what phone lines carry at 8 kHz).
+ */
+export interface AudioFormat {
+  encoding: 'pcm16' | 'mulaw';
+  sampleRate: number;
+}
 
 // Both packages are CommonJS: Node gives their exports as the default import only.
 const { mulaw } = alawmulaw;

@@ -24,8 +24,8 @@ const declared = {
   },
   'VALIDATION_FAILED.timezone': {
     status: 400,
-    message: 'Unknown time zone "${timezone}"; use an IANA name such as America/New_York.',
-    when: "A campaign's or a contact's timezone is not an IANA time zone.",
+    message: 'Unknown time zone "${timezone}"; use an IANA name such as America/New_York, or a city that names one zone, such as Berlin.',
+    when: "A campaign's or a contact's timezone is neither an IANA time zone nor a city that names exactly one (a city naming one, such as Berlin, is stored as its zone, Europe/Berlin).",
   },
   'VALIDATION_FAILED.callWindow': {
     status: 400,
@@ -259,7 +259,7 @@ const declared = {
   INVALID_CSV: {
     status: 400,
     message: 'The file is not valid CSV: ${reason}.',
-    when: 'The uploaded contacts file does not parse as CSV.',
+    when: 'An uploaded CSV file (contacts, do-not-call numbers) does not parse as CSV.',
   },
   'INVALID_CSV.noPhoneColumn': {
     status: 400,
@@ -273,14 +273,13 @@ const declared = {
   },
   'INVALID_CSV.tooManyRows': {
     status: 400,
-    message: 'The CSV has ${rows} rows; at most ${max} contacts can be uploaded at once, so nothing was imported.',
-    when: 'The CSV holds more contacts than one import takes.',
+    message: 'The CSV has more than ${max} ${noun}, the most one import takes, so nothing was imported; split it into smaller files.',
+    when: 'The CSV holds more rows than one import takes (500 contacts, 100,000 do-not-call numbers); reading stops at the first row over.',
   },
-  'INVALID_CSV.tooManyLines': {
+  'INVALID_CSV.tooManyBlankRows': {
     status: 400,
-    message:
-      'The CSV has more than ${lines} rows, blank ones included; at most ${max} contacts can be uploaded at once, so nothing was imported.',
-    when: 'The CSV has so many rows, most of them blank or nearly, that reading stopped before its end.',
+    message: 'The CSV has more than ${max} rows whose fields are all empty, so nothing was imported; delete the empty rows.',
+    when: 'The CSV has so many rows of empty fields (commas only) that reading stopped before its end.',
   },
   'INVALID_CSV.rowTooLong': {
     status: 400,
@@ -303,7 +302,7 @@ const declared = {
   FILE_REQUIRED: {
     status: 400,
     message: 'Attach the CSV in a multipart field named "file".',
-    when: 'A contacts import has no file in the field "file".',
+    when: 'A CSV import (contacts, do-not-call numbers) has no file in the field "file".',
   },
   'FILE_REQUIRED.document': {
     status: 400,

@@ -7,6 +7,7 @@
  * normalised answer to "may the same request succeed later?".
  */
 import type { TObject, TSchema } from '@sinclair/typebox';
+import type { AudioFormat } from '../platform/audio.ts';
 
 // ---------------------------------------------------------------------------------------------
 // What a provider is
@@ -609,14 +610,8 @@ export interface LlmChannel {
 // ---------------------------------------------------------------------------------------------
 // Speech: the media pipeline's ears (speech-to-text) and voice (text-to-speech)
 
-/**
- * Raw mono audio. `pcm16`: 16-bit signed little-endian samples; `mulaw`: G.711 μ-law, one byte per
- * sample (what phone lines carry at 8 kHz).
- */
-export interface AudioFormat {
-  encoding: 'pcm16' | 'mulaw';
-  sampleRate: number;
-}
+// Raw mono audio is platform/audio.ts's, which converts it; the channels name it from here too.
+export type { AudioFormat };
 
 /** What a live recogniser reports while the caller talks. */
 export type RecognitionEvent =

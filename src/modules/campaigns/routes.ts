@@ -126,7 +126,7 @@ export const campaignRoutes: ModulePlugin = async (plugin, { deps }) => {
           200: {
             description: 'application/json (an array of records) or text/csv',
             content: {
-              'application/json': { schema: Type.Unsafe<Readable>({ type: 'array' }) },
+              'application/json': { schema: Type.Unsafe<Readable>(campaigns.ComplianceRecordList) },
               'text/csv': { schema: Type.Unsafe<Readable>({ type: 'string' }) },
             },
           },

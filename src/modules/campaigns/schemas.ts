@@ -113,7 +113,11 @@ const campaignFields = {
   contactListId: Type.Union([Uuid, Type.Null()], { description: 'The list must have at least 2 contacts.' }),
   description: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]),
   scheduledAt: Type.String({ format: 'date-time', description: 'Sets the scheduled start; the status becomes SCHEDULED.' }),
-  timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. America/New_York.' }),
+  timezone: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'IANA time zone, e.g. America/New_York, or a city that names exactly one zone (Berlin is stored as Europe/Berlin).',
+  }),
   callWindowStart: HhMm,
   callWindowEnd: HhMm,
   callDays: Type.Array(Type.Integer({ minimum: 1, maximum: 7 }), {

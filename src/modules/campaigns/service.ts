@@ -15,7 +15,6 @@ import { DateTime } from 'luxon';
 import * as compliance from '../compliance/service.ts';
 import {
   isInsideCallWindow,
-  isValidTimeZone,
   minutesOfDay,
   nextAttemptAt as nextAttemptAfter,
   nextWindowOpening,
@@ -23,6 +22,7 @@ import {
   type CallWindow,
 } from './call-window.ts';
 import * as repo from './repo.ts';
+import { resolveTimeZone, unknownTimeZone } from '../../platform/time-zones.ts';
 import { telephonyProvider, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import type {
   AnsweringMachine,
@@ -100,7 +100,6 @@ const nameTaken = (name: string) => appError('CAMPAIGN_NAME_TAKEN', { name });
 async function checkReferences(
   ctx: TenantCtx,
   merged: {
-    timezone: string;
     callWindowStart: string;
     callWindowEnd: string;
     voiceNumberId?: string | null;
@@ -108,12 +107,7 @@ async function checkReferences(
   },
   input: UpdateCampaignBody,
 ) {
-  const { timezone, callWindowStart: start, callWindowEnd: end } = merged;
-  // details repeats the sentence, as for the schema's own checks.
-  if (!isValidTimeZone(timezone)) {
-    const message = `Unknown time zone "${timezone}"; use an IANA name such as America/New_York`;
-    throw appError('VALIDATION_FAILED.timezone', { timezone }, [{ path: '/timezone', message }]);
-  }
+  const { callWindowStart: start, callWindowEnd: end } = merged;
   if (minutesOfDay(start) >= minutesOfDay(end)) {
     const message = `callWindowStart (${start}) must be before callWindowEnd (${end})`;
     throw appError('VALIDATION_FAILED.callWindow', { start, end }, [{ path: '/callWindowStart', message }]);
@@ -199,8 +193,15 @@ const withCompliance = (row: repo.CampaignRow): Campaign => ({
   requireConsent: row.require_consent,
 });
 
+/** The IANA name of the zone given, also when a city named it; a name that names no one zone is refused. */
+function zoneOrRefuse(typed: string): string {
+  const zone = resolveTimeZone(typed);
+  if (!zone) throw unknownTimeZone(typed);
+  return zone;
+}
+
 export async function createCampaign(ctx: TenantCtx, input: CreateCampaignBody): Promise<Campaign> {
-  const timezone = input.timezone ?? (await identity.tenantTimezone(ctx)) ?? 'UTC';
+  const timezone = zoneOrRefuse(input.timezone ?? (await identity.tenantTimezone(ctx)) ?? 'UTC');
   // A compliance officer's settings are the defaults of every new campaign.
   const settings = await compliance.dialSettings(ctx);
   const values = {
@@ -228,10 +229,10 @@ export async function updateCampaign(ctx: TenantCtx, id: string, input: UpdateCa
   if (current.status !== 'DRAFT') {
     throw appError('CAMPAIGN_NOT_DRAFT', { status: current.status });
   }
+  const timezone = input.timezone === undefined ? current.timezone : zoneOrRefuse(input.timezone);
   await checkReferences(
     ctx,
     {
-      timezone: input.timezone ?? current.timezone,
       callWindowStart: input.callWindowStart ?? current.call_window_start,
       callWindowEnd: input.callWindowEnd ?? current.call_window_end,
       voiceNumberId: input.voiceNumberId === undefined ? current.voice_number_id : input.voiceNumberId,
@@ -241,6 +242,7 @@ export async function updateCampaign(ctx: TenantCtx, id: string, input: UpdateCa
   );
   const change = {
     ...input,
+    ...(input.timezone === undefined ? {} : { timezone }),
     ...(input.answeringMachine !== undefined ? { answeringMachine: withMachineDefaults(input.answeringMachine) } : {}),
     ...outreachValues(input, current.voice_number_id),
     ...(input.scheduledAt ? { status: 'SCHEDULED' as const } : {}),
@@ -340,6 +342,8 @@ export async function listCampaignContacts(ctx: TenantCtx, id: string, page: Pag
 }
 
 /** The records of the campaign's dial decisions, in chain order, as CSV or one JSON array (streamed). */
+export const { ComplianceRecordList } = compliance;
+
 export async function complianceRecords(ctx: TenantCtx, id: string, format: 'csv' | 'json'): Promise<AsyncGenerator<string>> {
   if (!(await repo.findCampaign(ctx.db, ctx.tenantId, id))) throw campaignNotFound();
   return format === 'csv' ? compliance.exportRecordsCsv(ctx, id) : compliance.exportRecordsJson(ctx, id);

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
+import { csvCell } from '../../platform/csv.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { calendarProblem } from '../../platform/holidays.ts';
@@ -293,8 +294,6 @@ const RECORD_CSV_COLUMNS = [
   'hash',
 ];
 /** One CSV field, quoted when it holds a quote, a comma or a line break. */
-export const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
-
 /** A campaign's records in chain order, as CSV, read in slices. */
 export async function* exportRecordsCsv(ctx: Pick<TenantCtx, 'db' | 'tenantId'>, campaignId: string): AsyncGenerator<string> {
   yield RECORD_CSV_COLUMNS.join(',') + '\n';
@@ -322,7 +321,7 @@ export async function* exportRecordsCsv(ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
             r.previousHash,
             r.hash,
           ]
-            .map(csvField)
+            .map(csvCell)
             .join(',') + '\n'
         );
       })

@@ -92,7 +92,7 @@ export const complianceRoutes: ModulePlugin = async (plugin, { deps }) => {
       config: { unsupportedMediaType: 'UNSUPPORTED_MEDIA_TYPE.csv' },
       schema: {
         tags,
-        summary: `Import numbers from a CSV file (multipart/form-data, field "file"; a phone column and an optional reason column; at most ${compliance.MAX_DNC_IMPORT_ROWS.toLocaleString('en-US')} rows, 5 MB)`,
+        summary: `Import numbers from a CSV file (multipart/form-data, field "file"; a phone column and an optional reason column; at most ${compliance.DNC_CSV_LIMIT.rows.toLocaleString('en-US')} rows, 5 MB)`,
         consumes: ['multipart/form-data'],
         response: { 200: DncImportResult, ...errorResponses(400, 401, 403, 413, 415) },
       },
@@ -101,7 +101,7 @@ export const complianceRoutes: ModulePlugin = async (plugin, { deps }) => {
       if (!request.isMultipart()) throw appError('UNSUPPORTED_MEDIA_TYPE.csv');
       const part = await request.file();
       if (!part || part.fieldname !== 'file') throw appError('FILE_REQUIRED');
-      const rows = await readCsvRows(part.file, compliance.MAX_DNC_IMPORT_ROWS);
+      const rows = await readCsvRows(part.file, compliance.DNC_CSV_LIMIT);
       if (part.file.truncated) throw appError('PAYLOAD_TOO_LARGE.csv');
       return compliance.importDoNotCall(ctxOf(request), rows);
     },

@@ -1,13 +1,14 @@
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
+import { csvCell } from '../../platform/csv.ts';
 import { appError } from '../../platform/errors.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
-import type { CsvRow } from '../contacts/service.ts';
+import type { CsvRow, CsvRowLimit } from '../contacts/service.ts';
 import * as repo from './repo.ts';
 
-import { csvField } from './dial-compliance.ts';
 import { isOptOutReply } from './opt-out-replies.ts';
-import type { AddDncBody, DncEntry, DncImportResult, DncSource } from './schemas.ts';
+import { Type } from '@sinclair/typebox';
+import { ComplianceRecord, type AddDncBody, type DncEntry, type DncImportResult, type DncSource } from './schemas.ts';
 
 /**
  * The tenant's do-not-call list: who must not be called or messaged again, on any channel, with
@@ -16,7 +17,7 @@ import type { AddDncBody, DncEntry, DncImportResult, DncSource } from './schemas
  */
 
 /** At most this many numbers in one CSV import (a 5 MB file holds about 150,000). */
-export const MAX_DNC_IMPORT_ROWS = 100_000;
+export const DNC_CSV_LIMIT: CsvRowLimit = { rows: 100_000, noun: 'numbers' };
 const INSERT_BATCH = 5_000;
 const EXPORT_SLICE = 5_000;
 
@@ -128,13 +129,16 @@ export async function* exportDoNotCall(ctx: TenantCtx): AsyncGenerator<string> {
       .map(
         (row) =>
           [row.phone_number, row.source, row.reason ?? '', row.created_at.toISOString(), JSON.stringify(row.evidence)]
-            .map(csvField)
+            .map(csvCell)
             .join(',') + '\n',
       )
       .join('');
     after = rows.at(-1)!.phone_number;
   }
 }
+
+/** The shape `exportRecordsJson` writes, for the route that serves a campaign's records (campaigns/): an array of records. */
+export const ComplianceRecordList = Type.Array(ComplianceRecord);
 
 export {
   addConsent,

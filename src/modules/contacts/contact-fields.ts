@@ -1,7 +1,7 @@
 import type { CountryCode } from 'libphonenumber-js/max';
 import { MAX_JSON_DEPTH, unstorableText } from '../../platform/input.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
-import { isValidTimeZone } from '../../platform/time-zones.ts';
+import { resolveTimeZone, TIME_ZONE_HINT } from '../../platform/time-zones.ts';
 import { MAX_CONTACT_NAME_LENGTH, MAX_EMAIL_LENGTH, MAX_PHONE_NUMBER_LENGTH, MAX_TIME_ZONE_LENGTH } from './schemas.ts';
 
 /** Rules for one contact's fields, shared by single add, bulk add and CSV import (contract §4). */
@@ -14,7 +14,7 @@ export const MISSING_PHONE = 'Missing phone number';
 export const INVALID_EMAIL = 'Invalid email';
 export const METADATA_NOT_OBJECT = 'metadata is not a JSON object';
 export const DUPLICATE_PHONE = 'Duplicate phone number in this list';
-export const INVALID_TIMEZONE = 'Unknown time zone; use an IANA name such as America/New_York';
+export const INVALID_TIMEZONE = `Unknown time zone; ${TIME_ZONE_HINT}`;
 const METADATA_TOO_DEEP = `metadata nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`;
 // In the words the JSON API refuses a name too long with.
 const NAME_TOO_LONG = `name must be at most ${MAX_CONTACT_NAME_LENGTH} characters long`;
@@ -70,11 +70,10 @@ export function checkContactRow(
   if (row.metadata === TOO_DEEP_METADATA) return { ok: false, phone: rawPhone, reason: METADATA_TOO_DEEP };
   if (row.metadata !== undefined && row.metadata !== null && !isPlainObject(row.metadata))
     return { ok: false, phone: rawPhone, reason: METADATA_NOT_OBJECT };
-  const timezone = typeof row.timezone === 'string' && row.timezone.trim() !== '' ? row.timezone.trim() : null;
-  if (
-    (timezone !== null && (timezone.length > MAX_TIME_ZONE_LENGTH || !isValidTimeZone(timezone))) ||
-    (row.timezone != null && typeof row.timezone !== 'string')
-  )
+  const typedZone = typeof row.timezone === 'string' && row.timezone.trim() !== '' ? row.timezone.trim() : null;
+  // Stored as the zone's IANA name, also when a city named it.
+  const timezone = typedZone !== null && typedZone.length <= MAX_TIME_ZONE_LENGTH ? (resolveTimeZone(typedZone) ?? null) : null;
+  if ((typedZone !== null && timezone === null) || (row.timezone != null && typeof row.timezone !== 'string'))
     return { ok: false, phone: rawPhone, reason: INVALID_TIMEZONE };
   const name = typeof row.name === 'string' && row.name.trim() !== '' ? row.name.trim() : null;
   if (name !== null && name.length > MAX_CONTACT_NAME_LENGTH) return { ok: false, phone: rawPhone, reason: NAME_TOO_LONG };

@@ -1,4 +1,4 @@
-import { finished, type Readable } from 'node:stream';
+import { finished, type Readable, type Writable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { AppError, appError, uploadCutShort } from '../../platform/errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../platform/input.ts';
@@ -6,13 +6,20 @@ import { isPlainObject, METADATA_NOT_OBJECT, TOO_DEEP_METADATA } from './contact
 
 /** Reading an uploaded CSV into numbered contact rows (seed §4.4, contract §4). */
 
-export const MAX_CSV_ROWS = 500;
+/** How many data rows one import takes, and what its rows are called in the refusal. */
+export interface CsvRowLimit {
+  rows: number;
+  noun: string;
+}
+export const CONTACT_CSV_LIMIT: CsvRowLimit = { rows: 500, noun: 'contacts' };
 /**
- * Rows read at most, blank ones included. csv-parse builds an error object (with its stack) for
- * every row of another width than the header, about 25 µs each: a 5 MB file of one-character
- * lines would hold the API's CPU for a minute. Reading stops here instead (about a quarter second).
+ * Rows whose fields are all empty read at most (truly empty lines cost nothing and are not
+ * counted). csv-parse builds an error object (with its stack) for every row of another width than
+ * the header, about 25 µs each: a 5 MB file of commas would hold the API's CPU for a minute.
+ * Together with the import's own row limit this bounds what one file can cost; reading stops at
+ * whichever is passed first, so no more is read than the refusal needs.
  */
-export const MAX_CSV_RECORDS = 20 * MAX_CSV_ROWS;
+export const MAX_CSV_BLANK_ROWS = 10_000;
 /** Characters a row may have (its fields together): far more than a contact needs, little for the parser to hold. */
 export const MAX_CSV_ROW_CHARACTERS = 65_536;
 /** Columns a row may have: CRM exports run to a few hundred; each extra one becomes a metadata entry of every contact. */
@@ -76,8 +83,8 @@ function toRow(header: string[], fieldOf: (Field | undefined)[], record: string[
   return { row, fields };
 }
 
-/** Reads every record; refuses the whole file when it has no phone column or more than `maxRows` rows. */
-export async function readCsvRows(input: Readable, maxRows = MAX_CSV_ROWS): Promise<CsvRow[]> {
+/** Reads every record; refuses the whole file when it has no phone column or more rows than `limit` takes. */
+export async function readCsvRows(input: Readable, limit: CsvRowLimit): Promise<CsvRow[]> {
   // A multipart body cut short hands over its file's stream already destroyed before its end.
   if (input.readableAborted) throw uploadCutShort();
   // Empty lines are skipped inside the parser (cheaply) but counted, so rows keep their spreadsheet numbers.
@@ -89,13 +96,11 @@ export async function readCsvRows(input: Readable, maxRows = MAX_CSV_ROWS): Prom
   const rows: CsvRow[] = [];
   let header: string[] | undefined;
   let fieldOf: (Field | undefined)[] = [];
-  let dataRows = 0;
+  let blankRows = 0;
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { records: number; empty_lines: number } }>) {
       // The row as a spreadsheet numbers it: records so far (the header is the first) and the empty lines before this one.
       const index = info.records + info.empty_lines;
-      if (info.records > MAX_CSV_RECORDS)
-        throw appError('INVALID_CSV.tooManyLines', { lines: MAX_CSV_RECORDS.toLocaleString('en-US'), max: maxRows });
       if (record.length > MAX_CSV_COLUMNS)
         throw appError('INVALID_CSV.tooManyColumns', {
           row: index,
@@ -113,19 +118,24 @@ export async function readCsvRows(input: Readable, maxRows = MAX_CSV_ROWS): Prom
         }
         continue;
       }
-      if (record.every((value) => value === '')) continue; // a blank line is no contact
-      dataRows++;
-      if (dataRows <= maxRows) rows.push(toRow(header, fieldOf, record, index));
+      if (record.every((value) => value === '')) {
+        // A blank row is no contact.
+        if (++blankRows > MAX_CSV_BLANK_ROWS)
+          throw appError('INVALID_CSV.tooManyBlankRows', { max: MAX_CSV_BLANK_ROWS.toLocaleString('en-US') });
+        continue;
+      }
+      if (rows.length === limit.rows)
+        throw appError('INVALID_CSV.tooManyRows', { max: limit.rows.toLocaleString('en-US'), noun: limit.noun });
+      rows.push(toRow(header, fieldOf, record, index));
     }
   } catch (error) {
     if ((error as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE') throw error;
     const refusal = csvRefusal(error);
     // An upload over the size limit is refused as such, whatever the parser found before its end.
-    if (refusal.code !== 'PAYLOAD_TOO_LARGE' && (await overSizeLimit(input))) throw appError('PAYLOAD_TOO_LARGE.csv');
+    if (refusal.code !== 'PAYLOAD_TOO_LARGE' && (await overSizeLimit(input, parser))) throw appError('PAYLOAD_TOO_LARGE.csv');
     throw refusal;
   }
   if (!header) throw appError('INVALID_CSV.empty');
-  if (dataRows > maxRows) throw appError('INVALID_CSV.tooManyRows', { rows: dataRows, max: maxRows });
   return rows;
 }
 
@@ -146,12 +156,15 @@ function csvRefusal(error: unknown): AppError {
  * Reads the rest of the upload without parsing it; true when it is over the size limit (the
  * multipart file stream then ends early, marked truncated).
  */
-function overSizeLimit(input: Readable): Promise<boolean> {
+function overSizeLimit(input: Readable, parser: Writable): Promise<boolean> {
   return new Promise((resolve) => {
     finished(input, () => resolve((input as Readable & { truncated?: boolean }).truncated === true));
-    // A reader of its own: resume() alone leaves the stream waiting for the destroyed parser's
-    // 'drain' when the pipe was holding back (an upload still arriving), and the answer never came.
-    input.on('data', () => {});
+    // Unpiped now, not when the destroyed parser closes a tick later: unpipe() pauses a source it
+    // leaves without a destination, so the reading started below stopped there, the upload still
+    // arriving was never read, and the request never got an answer. (When the pipe was holding
+    // the source back, its clean-up resumed it again, which is why only some uploads hung: those
+    // whose parser kept up with a file arriving slowly.)
+    input.unpipe(parser);
     input.resume();
   });
 }

@@ -9,7 +9,7 @@ import { PageOf, pageOf, toPage } from '../../platform/pagination.ts';
 import { appError, MULTIPART_LIMITS } from '../../platform/errors.ts';
 import { phoneCountry } from '../../platform/phone-numbers.ts';
 import { errorResponses, IdParams, PATTERN_MESSAGE } from '../../platform/schemas.ts';
-import { readCsvRows } from './csv-rows.ts';
+import { CONTACT_CSV_LIMIT, readCsvRows } from './csv-rows.ts';
 import * as contacts from './service.ts';
 import {
   BulkContactsBody,
@@ -157,7 +157,7 @@ async function mountContactRoutes(
       config: { unsupportedMediaType: 'UNSUPPORTED_MEDIA_TYPE.csv' },
       schema: {
         tags,
-        summary: 'Import contacts from a CSV file (multipart/form-data, field "file"; at most 500 rows, 5 MB)',
+        summary: `Import contacts from a CSV file (multipart/form-data, field "file"; at most ${CONTACT_CSV_LIMIT.rows} rows, 5 MB)`,
         consumes: ['multipart/form-data'],
         params: IdParams,
         querystring: Type.Object(
@@ -190,7 +190,7 @@ async function mountContactRoutes(
       await contacts.requireList(ctx, request.params.id);
       const part = await request.file();
       if (!part || part.fieldname !== 'file') throw appError('FILE_REQUIRED');
-      const rows = await readCsvRows(part.file);
+      const rows = await readCsvRows(part.file, CONTACT_CSV_LIMIT);
       if (part.file.truncated) throw appError('PAYLOAD_TOO_LARGE.csv');
       return contacts.importContacts(ctx, request.params.id, rows, { defaultCountry: country });
     },

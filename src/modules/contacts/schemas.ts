@@ -60,7 +60,7 @@ const TimeZone = Type.String({
   minLength: 1,
   maxLength: MAX_TIME_ZONE_LENGTH,
   description:
-    "IANA time zone of the contact (such as America/Chicago); without it, the number's zone is used where a contact's local time matters.",
+    "IANA time zone of the contact (such as America/Chicago), or a city that names exactly one zone (Berlin is stored as Europe/Berlin); without it, the number's zone is used where a contact's local time matters.",
 });
 
 // A null name, email or timezone is a field not given, here as in a bulk add (in PATCH it clears the field).

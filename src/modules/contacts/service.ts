@@ -7,11 +7,11 @@ import type { Page } from '../../platform/pagination.ts';
 import type { CountryCode } from 'libphonenumber-js/max';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import { checkContactRow, DUPLICATE_PHONE, INVALID_TIMEZONE, type ContactFields } from './contact-fields.ts';
-import { isValidTimeZone } from '../../platform/time-zones.ts';
+import { resolveTimeZone, unknownTimeZone } from '../../platform/time-zones.ts';
 import * as repo from './repo.ts';
 
 /** Reading a CSV of people by its phone column, for other modules' imports too (the do-not-call list). */
-export { readCsvRows, type CsvRow } from './csv-rows.ts';
+export { readCsvRows, type CsvRow, type CsvRowLimit } from './csv-rows.ts';
 import type {
   Contact,
   ContactList,
@@ -92,12 +92,11 @@ export async function requireList(ctx: TenantCtx, listId: string): Promise<void>
 
 export async function addContact(ctx: TenantCtx, listId: string, input: CreateContactBody): Promise<Contact> {
   const check = checkContactRow(input);
+  // An unknown zone is refused as on every route that takes one (contract §1: a validation failure).
+  if (!check.ok && check.reason === INVALID_TIMEZONE) throw unknownTimeZone(String(input.timezone));
   if (!check.ok)
     throw appError('INVALID_CONTACT', { reason: check.reason }, [
-      {
-        path: check.reason === INVALID_PHONE ? '/phoneNumber' : check.reason === INVALID_TIMEZONE ? '/timezone' : '',
-        message: check.reason,
-      },
+      { path: check.reason === INVALID_PHONE ? '/phoneNumber' : '', message: check.reason },
     ]);
   await requireList(ctx, listId);
   const row = await repo.insertContact(ctx.db, ctx.tenantId, listId, { id: newId(), ...check.contact });
@@ -173,14 +172,15 @@ export async function listContacts(ctx: TenantCtx, listId: string, page: Page | 
 
 export async function updateContact(ctx: TenantCtx, listId: string, contactId: string, input: UpdateContactBody): Promise<Contact> {
   let phoneNumber: string | undefined;
-  if (input.timezone && !isValidTimeZone(input.timezone))
-    throw appError('VALIDATION_FAILED.timezone', { timezone: input.timezone }, [{ path: '/timezone', message: INVALID_TIMEZONE }]);
+  const timezone = input.timezone ? resolveTimeZone(input.timezone) : input.timezone;
+  if (timezone === undefined && input.timezone) throw unknownTimeZone(input.timezone);
   if (input.phoneNumber !== undefined) {
     phoneNumber = normalizePhoneNumber(input.phoneNumber) ?? undefined;
     if (!phoneNumber) throw appError('INVALID_CONTACT.phoneNumber', {}, [{ path: '/phoneNumber', message: INVALID_PHONE }]);
   }
-  const row = await onUniqueViolation(repo.updateContact(ctx.db, ctx.tenantId, listId, contactId, { ...input, phoneNumber }), () =>
-    appError('DUPLICATE_PHONE_NUMBER', { phoneNumber: String(phoneNumber) }),
+  const row = await onUniqueViolation(
+    repo.updateContact(ctx.db, ctx.tenantId, listId, contactId, { ...input, phoneNumber, timezone }),
+    () => appError('DUPLICATE_PHONE_NUMBER', { phoneNumber: String(phoneNumber) }),
   );
   if (!row) throw contactNotFound();
   return toContact(row);

@@ -26,6 +26,15 @@ describe('simulated attempts', () => {
     expect(simulatedAttempt(null, 1)).toEqual({ outcome: 'ANSWERED', permanent: false });
   });
 
+  it('reads metadata.simulate.outcomes given as an array as it reads the string', () => {
+    const metadata = { simulate: { outcomes: ['busy', 'UNANSWERED', 'INVALID_NUMBER'] } };
+    expect(simulatedAttempt(metadata, 1)).toEqual({ outcome: 'BUSY', permanent: false });
+    expect(simulatedAttempt(metadata, 2)).toEqual({ outcome: 'UNANSWERED', permanent: false });
+    expect(simulatedAttempt(metadata, 3)).toEqual({ outcome: 'FAILED', permanent: true });
+    expect(simulatedAttempt(metadata, 4)).toEqual({ outcome: 'ANSWERED', permanent: false });
+    expect(simulatedAnswerer({ simulate: { answeredBy: ['machine', 'human'] } }, 1)).toBe('machine');
+  });
+
   it('reads the plan from metadata.simulate.outcomes when simulate is an object', () => {
     const metadata = { simulate: { outcomes: 'BUSY', say: ['Hi'] } };
     expect(simulatedAttempt(metadata, 1)).toEqual({ outcome: 'BUSY', permanent: false });

@@ -17,7 +17,8 @@ export interface SimulatedAttempt {
 
 /**
  * A contact's plan: `metadata.simulate` is the outcomes of its attempts ("BUSY,UNANSWERED"), or an
- * object with them as `outcomes` (and, for the conversation, what the contact says as `say`).
+ * object with them as `outcomes` (a string or an array of outcomes) and, for the conversation, what
+ * the contact says as `say`.
  */
 function outcomesOf(metadata: Record<string, unknown> | null | undefined): unknown {
   const simulate = metadata?.simulate;
@@ -25,11 +26,15 @@ function outcomesOf(metadata: Record<string, unknown> | null | undefined): unkno
   return simulate !== null && typeof simulate === 'object' ? (simulate as { outcomes?: unknown }).outcomes : undefined;
 }
 
-/** The entries of a comma-separated plan that are among `allowed`, in order. */
+/**
+ * The entries of a plan that are among `allowed`, in order: a comma-separated string
+ * ("BUSY,ANSWERED") or the same as a JSON array (["BUSY", "ANSWERED"]), which is how a plan is
+ * naturally written in metadata and was ignored before.
+ */
 function planOf(list: unknown, allowed: ReadonlySet<string>, normalise: (entry: string) => string): string[] {
-  if (typeof list !== 'string') return [];
-  return list
-    .split(',')
+  const entries = typeof list === 'string' ? list.split(',') : Array.isArray(list) ? list : [];
+  return entries
+    .filter((entry): entry is string => typeof entry === 'string')
     .map((entry) => normalise(entry.trim()))
     .filter((entry) => allowed.has(entry));
 }
