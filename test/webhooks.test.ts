@@ -128,7 +128,7 @@ describe('webhook deliveries', () => {
 
   it("moves a key's webhooks to a new URL with PATCH, keeping its signing secret; a key given its first URL gets one, once", async () => {
     const { session, api } = await tenant();
-    const patch = (token: string, id: string, payload: unknown) =>
+    const patch = (token: string, id: string, payload: Record<string, unknown>) =>
       t.app.inject({ method: 'PATCH', url: `/api/v1/api-keys/${id}`, headers: { authorization: `Bearer ${token}` }, payload });
     const hook = await createKey(t.app, session, { name: 'CRM', webhookUrl: `${receiver.url}/moved-from` });
     const moved = await patch(session, hook.id, { webhookUrl: `${receiver.url}/moved-to`, name: 'CRM v2' });
@@ -138,7 +138,9 @@ describe('webhook deliveries', () => {
     const agentId = (await api('POST', '/agents', { name: 'Mover' })).json().id;
     const callId = await call(api, agentId);
     await startWorkers();
-    const [delivery] = await until('the delivery at the new URL', () => received['/moved-to']?.length && received['/moved-to']);
+    const [delivery] = await until('the delivery at the new URL', () =>
+      received['/moved-to']?.length ? received['/moved-to'] : undefined,
+    );
     expect(new Webhook(hook.webhookSecret!).verify(delivery!.body, delivery!.headers as Record<string, string>)).toMatchObject({
       type: 'call.completed',
       data: { id: callId },

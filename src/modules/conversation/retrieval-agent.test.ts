@@ -45,6 +45,10 @@ describe('the retrieval agent', () => {
       'We open at 8 am.',
     );
     expect(await answerFromPassages('anything', [], similarities({}))).toBeUndefined();
+    // Facts written one a line are facts apart: one nearly as close as the other is a rival too.
+    const lines = [passage('We open at 8 am.\nThe clinic is at 12 Harbour Road.\nShe is nice.')];
+    expect(await answerFromPassages('Can I pay in bitcoin?', lines, similarities({ We: 0.6, The: 0.55 }))).toBeUndefined();
+    expect((await answerFromPassages('When?', lines, similarities({ We: 0.6, The: 0.4 })))?.text).toBe('We open at 8 am.');
   });
 
   it('counts a sentence that gives the kind of thing asked (a place, a time, a price, a person) as closer', () => {

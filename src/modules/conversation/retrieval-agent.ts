@@ -83,11 +83,12 @@ const CONTINUES = /^(she|he|it|they|this|that|these|those|its|their|his|her)\b/i
 
 /**
  * A passage as speech: its paragraphs, each a list of sentences, with headings, list marks,
- * emphasis and links' addresses left out (a voice would read them out).
+ * emphasis and links' addresses left out (a voice would read them out). A line that ends a
+ * sentence ends its paragraph too: facts written one a line are as many paragraphs.
  */
 function spokenParagraphs(text: string): string[][] {
   return text
-    .split(/\n\s*\n/)
+    .split(/\n\s*\n|(?<=[.!?])[ \t]*\n/)
     .map((paragraph) =>
       paragraph
         .split('\n')
