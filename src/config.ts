@@ -275,7 +275,10 @@ const ServiceEnvSchema = Type.Object({
     '0.0140',
     'Rate card: telephony, per minute connected (billed by the second), for a provider RATE_PROVIDERS does not price.',
   ),
-  RATE_PLATFORM_FEE_PER_MINUTE: Decimal('0.0500', 'Rate card: platform fee, per minute connected (billed by the second).'),
+  RATE_PLATFORM_FEE_PER_MINUTE: Decimal(
+    '0.0000',
+    "Rate card: platform fee, per minute connected (billed by the second): what the operator of this service charges its tenants for running their calls, on top of the providers' costs. 0 by default (a self-hosted service charges its own users nothing); set it when you sell the service to others.",
+  ),
   ANALYZE_SECONDS: Int(
     10,
     1,

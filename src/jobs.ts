@@ -1,7 +1,7 @@
 import { perTurnWrite } from './platform/batches.ts';
 import type { Deps } from './platform/context.ts';
 import type { JobDefinition } from './platform/jobs.ts';
-import { CALL_ENDED, type CallEndedJob } from './modules/calls/service.ts';
+import { CALL_ENDED, endedCallLine, type CallEndedJob } from './modules/calls/service.ts';
 import {
   EXTRACT_ANALYTICS,
   extractAnalyticsJob,
@@ -38,6 +38,8 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
       if (messaged.status === 'rejected') throw messaged.reason;
       if (recorded.status === 'rejected') throw recorded.reason;
       if (recorded.value) await extractAnalytics(data.tenantId, data);
+      // The operator's terminal says what the service did: one line per call, once it is followed up.
+      deps.log.info({ tenantId: data.tenantId, callId: data.callId }, endedCallLine(data));
     },
   };
   return [

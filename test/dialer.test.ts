@@ -170,8 +170,8 @@ describe('dialling on the simulator', () => {
         telephonyProvider: 'SIMULATOR',
         telephonySeconds: 6,
       },
-      // Default rate card: 6 s at 0.014/min telephony and 0.05/min platform fee.
-      cost: { stt: '0.0000', tts: '0.0000', llm: '0.0000', telephony: '0.0014', platformFee: '0.0050', total: '0.0064' },
+      // Default rate card: 6 s at 0.014/min telephony; no platform fee (0 unless the operator sets one).
+      cost: { stt: '0.0000', tts: '0.0000', llm: '0.0000', telephony: '0.0014', platformFee: '0.0000', total: '0.0014' },
     });
     expect(answered.transcript.map((turn: { role: string; by?: string }) => [turn.role, turn.by ?? null])).toEqual([
       ['agent', 'retrieval-agent'],
@@ -182,7 +182,7 @@ describe('dialling on the simulator', () => {
     ]);
     const unanswered = calls.find((c: { outcome: string }) => c.outcome === 'UNANSWERED');
     expect(unanswered.cost.total).toBe('0.0000');
-    expect(money(await balance()).toFixed(4)).toBe(before.sub('0.0064').toFixed(4));
+    expect(money(await balance()).toFixed(4)).toBe(before.sub('0.0014').toFixed(4));
     expect((await api('GET', '/profile')).json().data.onboarding).toEqual({
       hasIntegration: true,
       hasFlow: true,
@@ -198,14 +198,14 @@ describe('dialling on the simulator', () => {
     await creditWallet(
       t.runtime.db,
       tenantId,
-      money('0.0050')
+      money('0.0010')
         .sub(await balance())
         .toFixed(4),
       'test: nearly empty',
     );
     await tickUntil(async () => (await statusOf(api, id)) === 'PAUSED');
     const campaign = (await api('GET', `/campaigns/${id}`)).json();
-    expect(campaign.statusReason).toMatch(/wallet balance is -0\.0014; credit the wallet/);
+    expect(campaign.statusReason).toMatch(/wallet balance is -0\.0004; credit the wallet/);
     expect(campaign.stats).toMatchObject({ answered: 1, pending: 2 });
     expect((await api('POST', `/campaigns/${id}/resume`, {})).json().code).toBe('WALLET_EMPTY');
     await creditWallet(t.runtime.db, tenantId, '5', 'test: top up');

@@ -6,7 +6,7 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { Clock } from '../src/platform/clock.ts';
 import type { Queryable } from '../src/platform/db.ts';
-import { createLogger } from '../src/platform/logger.ts';
+import { createLogger, type Logger } from '../src/platform/logger.ts';
 import { generateSecretsKey } from '../src/platform/secrets.ts';
 import { IN_MEMORY, openRuntime, type Runtime } from '../src/runtime.ts';
 
@@ -45,7 +45,8 @@ export async function createTestDatabase(prefix = 'callforge_test'): Promise<{ u
   };
 }
 
-export async function startTestApp(options: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestApp> {
+/** `log`: a logger to read what the service logs (silent by default). */
+export async function startTestApp(options: { env?: Record<string, string>; clock?: Clock; log?: Logger } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = loadConfig({
     DATA_DIR: IN_MEMORY,
@@ -56,7 +57,11 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...options.env,
   });
-  const runtime = await openRuntime(config, { log: createLogger(config.logLevel), clock: options.clock, superviseJobs: true });
+  const runtime = await openRuntime(config, {
+    log: options.log ?? createLogger(config.logLevel),
+    clock: options.clock,
+    superviseJobs: true,
+  });
   const app = await buildApp(runtime);
   await app.ready();
   return {

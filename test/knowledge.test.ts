@@ -506,7 +506,7 @@ describe('the address rule on knowledge URLs', () => {
       expect(response.statusCode, url).toBe(400);
       expect(response.json(), url).toMatchObject({
         code: 'VALIDATION_FAILED',
-        message: `Field 'url' cannot be fetched by this service: ${reason}. Give an address on the public internet.`,
+        message: `Field 'url' cannot be fetched by this service: ${reason}. Give an address on the public internet (to reach this machine or a private network while testing, start the service with ALLOW_PRIVATE_URLS=1).`,
         details: [{ path: '/url', message: reason }],
       });
     }

@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
@@ -37,6 +38,9 @@ let twilio: FakeTwilio;
 let msg91: FakeMsg91;
 let publicUrl: string;
 
+/** What the service logged at info and above. */
+const logged: { msg: string; callId?: string; messageId?: string }[] = [];
+
 beforeAll(async () => {
   graph = await startFakeWhatsApp({
     accessToken: WHATSAPP.accessToken,
@@ -50,6 +54,7 @@ beforeAll(async () => {
   publicUrl = `http://127.0.0.1:${port}`;
   t = await startTestApp({
     clock,
+    log: pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) }),
     env: {
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       WHATSAPP_API_URL: graph.url,
@@ -120,6 +125,7 @@ type LoggedMessage = {
   id: string;
   channel: string;
   callId: string;
+  provider: string;
   toNumber: string;
   status: string;
   templateName: string | null;
@@ -210,6 +216,16 @@ describe('post-call messages chosen by the call', () => {
       );
     }
     expect(sent.filter((m) => `+${m.to}` === caller).map((m) => m.templateName)).toEqual(['incoming_answered']);
+    // The terminal says what happened: one line per call ended and per message sent.
+    for (const message of [...whatsapp, ...smsLog])
+      expect(logged.filter((line) => line.messageId === message.id).map((line) => line.msg)).toEqual([
+        `${message.channel === 'WHATSAPP' ? 'WhatsApp message' : 'SMS'} ${message.id} (${message.provider}) sent for call ${message.callId}`,
+      ]);
+    const calls = (await api('GET', `/call-logs?campaignId=${campaign.campaignId}`)).json().data as { id: string; outcome: string }[];
+    for (const call of calls)
+      expect(logged.filter((line) => line.callId === call.id && line.msg.startsWith('Call ')).map((line) => line.msg)).toEqual([
+        expect.stringMatching(new RegExp(`^Call ${call.id} ended ${call.outcome}.*, cost \\d+\\.\\d{4}$`)),
+      ]);
     // Twilio got each SMS as its Messages API expects it.
     const twilioMessages = [...twilio.messages.values()].filter((m) => smsLog.some((s) => s.toNumber === m.to));
     expect(twilioMessages).toHaveLength(5);

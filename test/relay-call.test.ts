@@ -21,6 +21,7 @@ function relayCall(options: { firstMessage: string; charactersPerSecond: number;
     model: null,
     toolbox: { definitions: [], run: () => Promise.reject(new Error('no tools')) },
     search: () => Promise.resolve([]),
+    similarityToQuestion: (_question, sentences) => Promise.resolve(sentences.map(() => 0)),
     knowledgeInContext: false,
     clock: systemClock,
     startedAt: new Date(),

@@ -105,7 +105,7 @@ describe('the retrieval agent (no model configured)', () => {
       ['contact', 'What time do you open on Saturday?', null],
       ['agent', 'On Saturdays we open from 9 am to noon.', 'retrieval-agent'],
       ['contact', 'Can you sing me a song about dragons?', null],
-      ['agent', "Sorry, I didn't catch that. Could you say it another way?", 'retrieval-agent'],
+      ['agent', "Sorry, I don't know that. I can only answer from the information I've been given.", 'retrieval-agent'],
       ['contact', 'Please stop calling me.', null],
       ['agent', "Understood. We won't call you again. Goodbye.", 'retrieval-agent'],
     ]);

@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const post = (url: string, payload: Record<string, unknown>, method: 'POST' | 'PUT' = 'POST') =>
+const post = (url: string, payload: Record<string, unknown>, method: 'POST' | 'PUT' | 'PATCH' = 'POST') =>
   t.app.inject({ method, url: `/api/v1${url}`, headers: bearer(owner.token), payload });
 
 describe('URLs refused when they are saved', () => {
@@ -29,9 +29,16 @@ describe('URLs refused when they are saved', () => {
     expect(response.json()).toMatchObject({
       statusCode: 400,
       code: 'VALIDATION_FAILED',
-      message: `Field 'webhookUrl' cannot be fetched by this service: ${problem}. Give an address on the public internet.`,
+      message: `Field 'webhookUrl' cannot be fetched by this service: ${problem}. Give an address on the public internet (to reach this machine or a private network while testing, start the service with ALLOW_PRIVATE_URLS=1).`,
       details: [{ path: '/webhookUrl', message: problem }],
     });
+  });
+
+  it("an API key's webhookUrl changed to localhost, naming the setting that allows it", async () => {
+    const key = (await post('/api-keys', { name: 'CRM', webhookUrl: 'https://93.184.216.34/hooks' })).json();
+    const response = await post(`/api-keys/${key.id}`, { webhookUrl: 'http://localhost:8080/hooks' }, 'PATCH');
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toContain('ALLOW_PRIVATE_URLS=1');
   });
 
   it("a model server's apiUrl", async () => {

@@ -126,6 +126,43 @@ describe('webhook deliveries', () => {
     expect(list.data[0].attempts.map((a: { statusCode: number }) => a.statusCode)).toEqual([500, 500, 500, 200]);
   }, 60_000);
 
+  it("moves a key's webhooks to a new URL with PATCH, keeping its signing secret; a key given its first URL gets one, once", async () => {
+    const { session, api } = await tenant();
+    const patch = (token: string, id: string, payload: Record<string, unknown>) =>
+      t.app.inject({ method: 'PATCH', url: `/api/v1/api-keys/${id}`, headers: { authorization: `Bearer ${token}` }, payload });
+    const hook = await createKey(t.app, session, { name: 'CRM', webhookUrl: `${receiver.url}/moved-from` });
+    const moved = await patch(session, hook.id, { webhookUrl: `${receiver.url}/moved-to`, name: 'CRM v2' });
+    expect(moved.statusCode).toBe(200);
+    expect(moved.json()).toMatchObject({ id: hook.id, name: 'CRM v2', webhookUrl: `${receiver.url}/moved-to` });
+    expect(moved.json().webhookSecret).toBeUndefined();
+    const agentId = (await api('POST', '/agents', { name: 'Mover' })).json().id;
+    const callId = await call(api, agentId);
+    await startWorkers();
+    const [delivery] = await until('the delivery at the new URL', () =>
+      received['/moved-to']?.length ? received['/moved-to'] : undefined,
+    );
+    expect(new Webhook(hook.webhookSecret!).verify(delivery!.body, delivery!.headers as Record<string, string>)).toMatchObject({
+      type: 'call.completed',
+      data: { id: callId },
+    });
+    expect(received['/moved-from']).toBeUndefined();
+
+    const plain = await createKey(t.app, session, { name: 'No hook yet' });
+    const first = (await patch(session, plain.id, { webhookUrl: `${receiver.url}/first` })).json();
+    expect(first.webhookSecret).toMatch(/^whsec_/);
+    expect((await patch(session, plain.id, { webhookUrl: `${receiver.url}/second` })).json().webhookSecret).toBeUndefined();
+    expect((await patch(session, plain.id, { webhookUrl: null })).json()).toMatchObject({ webhookUrl: null });
+
+    expect((await patch(session, hook.id, {})).statusCode).toBe(400);
+    expect((await patch(session, hook.id, { webhookUrl: 'ftp://example.com/' })).statusCode).toBe(400);
+    expect((await patch(hook.key, hook.id, { name: 'x' })).json()).toMatchObject({
+      statusCode: 403,
+      message: 'API key authentication is not allowed for this route',
+    });
+    const stranger = await tenant();
+    expect((await patch(stranger.session, hook.id, { name: 'mine' })).statusCode).toBe(404);
+  }, 60_000);
+
   it("sends a key pinned to an agent only that agent's calls, and an unpinned key every call", async () => {
     const { session, api } = await tenant();
     const [first, second] = [

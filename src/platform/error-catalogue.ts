@@ -120,7 +120,8 @@ const declared = {
   },
   'VALIDATION_FAILED.privateUrl': {
     status: 400,
-    message: "Field '${field}' cannot be fetched by this service: ${problem}. Give an address on the public internet.",
+    message:
+      "Field '${field}' cannot be fetched by this service: ${problem}. Give an address on the public internet (to reach this machine or a private network while testing, start the service with ALLOW_PRIVATE_URLS=1).",
     when: "A URL the service fetches later (an API key's webhookUrl, a url knowledge source, a model server's apiUrl) is an IP address that is not public in any spelling (loopback, private, link-local, unique-local, NAT64 or 6to4 of a private address, …), names localhost, or is a name that resolves only to such addresses.",
   },
   'VALIDATION_FAILED.oneFile': {

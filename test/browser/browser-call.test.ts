@@ -199,7 +199,7 @@ describe.skipIf(noBrowser)('calling an agent from the browser', () => {
     expect(usage.ttsCharacters).toBe(OPENING.length + REPLY.length);
     expect(usage.llmTokens).toBe(89);
     expect(Number((saved.cost as { total: string }).total)).toBeGreaterThan(0);
-    await expect(text('browser-call-cost')).resolves.toBe((saved.cost as { total: string }).total);
+    await expect(text('browser-call-cost')).resolves.toBe(`$${(saved.cost as { total: string }).total}`);
     expect(problems).toEqual([]);
   });
 });

@@ -61,6 +61,17 @@ export const CALL_ENDED = 'call.ended';
 export interface CallEndedJob {
   tenantId: string;
   callId: string;
+  /** How the call ended, for the operator's log line (absent from a job sent without it). */
+  summary?: { outcome: string | null; durationSec: number | null; endReason: string | null; cost: string };
+}
+
+/** One readable line of the log for a call that ended: "Call … ended ANSWERED after 42 s (contact_hung_up), cost 0.0014". */
+export function endedCallLine(job: CallEndedJob): string {
+  const { callId, summary } = job;
+  if (!summary) return `Call ${callId} ended`;
+  const after = summary.outcome === 'ANSWERED' ? ` after ${summary.durationSec} s` : '';
+  const why = summary.endReason ? ` (${summary.endReason})` : '';
+  return `Call ${callId} ended ${summary.outcome ?? 'without an outcome'}${after}${why}, cost ${summary.cost}`;
 }
 
 /**
@@ -223,7 +234,13 @@ async function finishCalls(ctx: Omit<TenantCtx, 'tenantId'>, finishes: Finish[],
     }
     for (const listener of callEndedListeners) await listener(callCtx, ended, batch.cache);
     for (const { call } of ended) {
-      batch.jobs.push({ name: CALL_ENDED, data: { tenantId, callId: call.id } satisfies CallEndedJob });
+      const summary = {
+        outcome: call.outcome,
+        durationSec: call.duration_sec,
+        endReason: call.end_reason,
+        cost: priced.get(call.id)!.total.toFixed(4),
+      };
+      batch.jobs.push({ name: CALL_ENDED, data: { tenantId, callId: call.id, summary } satisfies CallEndedJob });
       await events.emitEvent(callCtx, 'call.completed', toCall(call), call.agent_id, batch.cache);
     }
   }

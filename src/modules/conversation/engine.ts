@@ -12,7 +12,7 @@ import { ProviderError } from '../../providers/errors.ts';
 import type { ChatMessage, ChatModel, ChatTool, ChatToolCall } from '../../providers/types.ts';
 import type { EndReason, TranscriptTurn } from '../calls/service.ts';
 import type { Passage } from '../knowledge/service.ts';
-import { answerFromPassages, isGoodbye, isGreeting, isOptOut, RETRIEVAL_LINES } from './retrieval-agent.ts';
+import { answerFromPassages, isGoodbye, isGreeting, isOptOut, RETRIEVAL_LINES, type SentenceSimilarity } from './retrieval-agent.ts';
 
 export interface ConversationModel {
   chat: ChatModel;
@@ -50,6 +50,8 @@ export interface SessionSetup {
   toolbox: Toolbox;
   /** The agent's knowledge for a query (the retrieval agent's answers, and the context of each turn). */
   search(query: string): Promise<Passage[]>;
+  /** How close in meaning sentences are to a question (the retrieval agent's judgement of an answer). */
+  similarityToQuestion: SentenceSimilarity;
   /** Passages are put in the model's context every turn (the agent's `knowledgeInContext`). */
   knowledgeInContext: boolean;
   clock: Clock;
@@ -229,8 +231,9 @@ export function openSession(setup: SessionSetup): Session {
     }
     if (isGreeting(heard)) return say(RETRIEVAL_LINES.offerHelp(setup.agentName));
     const passages = await setup.search(heard);
-    const answer = answerFromPassages(heard, passages.slice(0, CONTEXT_PASSAGES));
-    if (!answer) return say(RETRIEVAL_LINES.didNotCatch);
+    const answer = await answerFromPassages(heard, passages.slice(0, CONTEXT_PASSAGES), setup.similarityToQuestion);
+    // Words were heard but nothing answers them: say so, rather than ask to hear them again.
+    if (!answer) return say(/\p{L}/u.test(heard) ? RETRIEVAL_LINES.dontKnow : RETRIEVAL_LINES.didNotCatch);
     return say(answer.text, { sources: sourcesOf([answer.passage]) });
   }
 

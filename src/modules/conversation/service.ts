@@ -80,6 +80,7 @@ export async function sessionFor(
     model,
     toolbox: toolboxFor({ deps, tenantId: ctx.tenantId, agent, venue, search }),
     search,
+    similarityToQuestion: (question, sentences) => knowledge.similarityToQuestion(deps, question, sentences),
     knowledgeInContext: agent.knowledgeInContext,
     clock: ctx.clock,
     startedAt,

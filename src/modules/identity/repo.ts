@@ -207,6 +207,34 @@ export async function listApiKeys(
   );
 }
 
+/**
+ * Renames a key or changes its webhook URL (null removes it, and its signing secret with it). A
+ * key that has no signing secret gets `newSecretSealed` when it gets a URL; `secretIssued` says
+ * whether it did. Undefined when the key is not the tenant's.
+ */
+export async function updateApiKey(
+  db: Queryable,
+  tenantId: string,
+  keyId: string,
+  change: { name?: string; webhookUrl?: string | null; newSecretSealed: string },
+): Promise<(ApiKeyRow & { secret_issued: boolean }) | undefined> {
+  const { rows } = await db.query<ApiKeyRow & { secret_issued: boolean }>(
+    `WITH changed AS (
+       UPDATE api_keys SET
+         name = coalesce($3, name),
+         webhook_url = CASE WHEN $4 THEN $5 ELSE webhook_url END,
+         webhook_secret_sealed = CASE
+           WHEN $4 AND $5::text IS NULL THEN NULL
+           WHEN $4 AND webhook_secret_sealed IS NULL THEN $6
+           ELSE webhook_secret_sealed END
+       WHERE tenant_id = $1 AND id = $2
+       RETURNING ${KEY_COLUMNS}, webhook_secret_sealed IS NOT DISTINCT FROM $6 AS secret_issued
+     ) SELECT * FROM changed`,
+    [tenantId, keyId, change.name ?? null, change.webhookUrl !== undefined, change.webhookUrl ?? null, change.newSecretSealed],
+  );
+  return rows[0];
+}
+
 /** The hot path of every API-key request until the key is cached. */
 export async function findApiKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
   const { rows } = await db.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash]);

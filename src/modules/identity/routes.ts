@@ -7,7 +7,18 @@ import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
 import { sessionCookies } from '../../platform/session-cookie.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
-import { ApiKey, CreateApiKeyBody, CreatedApiKey, LoginBody, PasswordBody, Profile, Session, SignupBody } from './schemas.ts';
+import {
+  ApiKey,
+  CreateApiKeyBody,
+  CreatedApiKey,
+  LoginBody,
+  PasswordBody,
+  Profile,
+  Session,
+  SignupBody,
+  UpdateApiKeyBody,
+  UpdatedApiKey,
+} from './schemas.ts';
 import * as identity from './service.ts';
 
 /** What identity's routes ask of higher modules, handed down by the composition root (app.ts): identity is the lowest layer. */
@@ -141,6 +152,21 @@ async function mountIdentityRoutes(needs: IdentityNeeds, plugin: Parameters<Modu
       const { data, total } = await identity.listApiKeys(tenantCtx(deps, principalOf(request).tenantId), page);
       return pageOf(data, total, page);
     },
+  );
+
+  app.patch(
+    '/api-keys/:id',
+    {
+      config: { ...dashboardOnly, shownOnce: ['webhookSecret'] },
+      schema: {
+        tags: ['api-keys'],
+        summary: 'Rename a key or change its webhook URL',
+        params: IdParams,
+        body: UpdateApiKeyBody,
+        response: { 200: UpdatedApiKey, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => identity.updateApiKey(tenantCtx(deps, principalOf(request).tenantId), request.params.id, request.body),
   );
 
   app.delete(

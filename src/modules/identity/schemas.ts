@@ -60,19 +60,20 @@ export const Session = Type.Object({
 });
 export type Session = Static<typeof Session>;
 
+const KeyName = Type.String({ minLength: 1, maxLength: 100 });
+const WebhookUrl = Type.String({
+  format: 'uri',
+  pattern: '^https?://',
+  [PATTERN_MESSAGE]: 'an http or https URL',
+  maxLength: 2048,
+  description: 'Where call results are posted.',
+});
+
 export const CreateApiKeyBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100 }),
+    name: KeyName,
     expiresAt: Type.Optional(InstantOrDate('The key stops working after this instant; a bare date means the end of that day (UTC).')),
-    webhookUrl: Type.Optional(
-      Type.String({
-        format: 'uri',
-        pattern: '^https?://',
-        [PATTERN_MESSAGE]: 'an http or https URL',
-        maxLength: 2048,
-        description: 'Where call results are posted.',
-      }),
-    ),
+    webhookUrl: Type.Optional(WebhookUrl),
     agentId: Type.Optional(Type.Union([Uuid, Type.Null()], { description: 'Pins the key so its webhook fires only for this agent.' })),
   },
   { additionalProperties: false },
@@ -103,6 +104,30 @@ export const CreatedApiKey = Type.Composite([
   }),
 ]);
 export type CreatedApiKey = Static<typeof CreatedApiKey>;
+
+export const UpdateApiKeyBody = Type.Object(
+  {
+    name: Type.Optional(KeyName),
+    webhookUrl: Type.Optional(
+      Type.Union([WebhookUrl, Type.Null()], { description: 'Where call results are posted from now on; null: no more webhooks.' }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateApiKeyBody = Static<typeof UpdateApiKeyBody>;
+
+export const UpdatedApiKey = Type.Composite([
+  ApiKey,
+  Type.Object({
+    webhookSecret: Type.Optional(
+      Type.String({
+        description:
+          'Signing secret of the webhook, when this change gave the key its first webhook URL (or one after it was removed). Shown only in this response.',
+      }),
+    ),
+  }),
+]);
+export type UpdatedApiKey = Static<typeof UpdatedApiKey>;
 
 export const Profile = Type.Object({
   success: Type.Boolean(),

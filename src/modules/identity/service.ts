@@ -17,7 +17,17 @@ import { refusePrivateUrl } from '../../platform/safe-fetch.ts';
 import { dayEnd } from '../../platform/schemas.ts';
 import type { ServerKeys } from '../../platform/secrets.ts';
 import * as repo from './repo.ts';
-import type { ApiKey, CreateApiKeyBody, LoginBody, PasswordBody, Profile, SignupBody, User } from './schemas.ts';
+import type {
+  ApiKey,
+  CreateApiKeyBody,
+  LoginBody,
+  PasswordBody,
+  Profile,
+  SignupBody,
+  UpdateApiKeyBody,
+  UpdatedApiKey,
+  User,
+} from './schemas.ts';
 
 // OWASP's argon2id baseline: strong, and quick enough that sign-up and login stay snappy.
 const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
@@ -240,6 +250,22 @@ export async function createApiKey(
     createdBy: options.createdBy ?? null,
   });
   return { ...toApiKey(row, owner.clock.now()), key, ...(webhookSecret ? { webhookSecret } : {}) };
+}
+
+/**
+ * Renames a key or changes where its webhooks go. The signing secret stays when the URL changes (a
+ * receiver keeps verifying with it); a key given a URL without having a secret gets one, shown once.
+ */
+export async function updateApiKey(ctx: TenantCtx, keyId: string, input: UpdateApiKeyBody): Promise<UpdatedApiKey> {
+  if (input.webhookUrl) await refusePrivateUrl(input.webhookUrl, 'webhookUrl', { allowPrivate: ctx.config.allowPrivateUrls });
+  const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`;
+  const row = await repo.updateApiKey(ctx.db, ctx.tenantId, keyId, {
+    name: input.name,
+    webhookUrl: input.webhookUrl,
+    newSecretSealed: ctx.serverKeys.seal(webhookSecret),
+  });
+  if (!row) throw appError('NOT_FOUND', { what: 'API key' });
+  return { ...toApiKey(row, ctx.clock.now()), ...(row.secret_issued ? { webhookSecret } : {}) };
 }
 
 export async function listApiKeys(ctx: TenantCtx, page: Page) {

@@ -1,3 +1,5 @@
+import { sentenceSegments } from '../../platform/sentences.ts';
+
 export interface ChunkOptions {
   maxChars: number;
   overlapChars: number;
@@ -7,7 +9,6 @@ const DEFAULT_OPTIONS: ChunkOptions = { maxChars: 700, overlapChars: 200 };
 
 const HEADING_LINE = /^(#{1,6})[ \t]+(\S.*)$/;
 const PATH_SEPARATOR = ' › ';
-const sentenceSegmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 
 interface Section {
   headingPath: string[];
@@ -108,7 +109,7 @@ function joinUnits(units: Unit[]): string {
 function sentenceUnits(body: string, budget: number): Unit[] {
   const units: Unit[] = [];
   for (const paragraph of body.split(/\n\s*\n/)) {
-    for (const { segment } of sentenceSegmenter.segment(paragraph.trim())) {
+    for (const segment of sentenceSegments(paragraph.trim())) {
       const sentence = segment.trim();
       if (sentence === '') continue;
       const separator = segment.includes('\n') ? '\n' : ' ';

@@ -407,17 +407,13 @@ export function reciprocalRankFusion(
   return [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
 }
 
-/** A passage retrieval found, with why: words in common with the query, and how close in meaning. */
+/** A passage retrieval found. */
 export interface Passage {
   chunkId: string;
   sourceId: string;
   sourceName: string;
   text: string;
   score: number;
-  /** The passage shares words with the query (the full-text ranking found it). */
-  sharesWords: boolean;
-  /** Cosine similarity of the query and the passage, -1 to 1. */
-  similarity: number;
 }
 
 /**
@@ -449,8 +445,6 @@ async function rankBase(deps: Deps, tenantId: string, baseId: string, query: str
       )
     ).map((chunk) => [chunk.id, chunk]),
   );
-  const lexicalIds = new Set(lexical);
-  const similarity = new Map(semantic.map((hit) => [hit.id, hit.similarity]));
   return fused.flatMap(({ id, score }) => {
     const chunk = chunks.get(id);
     // A chunk deleted between the rankings and this read is left out.
@@ -462,8 +456,6 @@ async function rankBase(deps: Deps, tenantId: string, baseId: string, query: str
         sourceName: chunk.source_name,
         text: chunk.text,
         score: Number(score.toFixed(6)),
-        sharesWords: lexicalIds.has(id),
-        similarity: similarity.get(id) ?? 0,
       },
     ];
   });
@@ -486,4 +478,15 @@ export async function searchBases(deps: Deps, tenantId: string, baseIds: string[
   return reciprocalRankFusion(perBase.map((passages) => (passages ?? []).map((passage) => passage.chunkId)))
     .slice(0, topK)
     .map(({ id }) => byId.get(id)!);
+}
+
+/**
+ * How close in meaning each sentence is to a question (cosine similarity, -1 to 1), for who must
+ * judge whether one answers it. The sentences are embedded on the query lane: a caller waits for them.
+ */
+export async function similarityToQuestion(deps: Deps, question: string, sentences: string[]): Promise<number[]> {
+  if (sentences.length === 0) return [];
+  const [asked, ...vectors] = await deps.knowledge.embedder.embed([question, ...sentences], 'query');
+  // The embedder's vectors are unit length: their dot product is their cosine similarity.
+  return vectors.map((vector) => vector.reduce((sum, value, i) => sum + value * asked![i]!, 0));
 }

@@ -15,7 +15,7 @@ import type { EndReason, TranscriptTurn } from '../calls/service.ts';
 import type { Session } from '../conversation/service.ts';
 import { lineTimers, SILENCE_PROMPT } from './line-timers.ts';
 import type { LineRecording } from './recording.ts';
-import { sentenceCutter } from './sentences.ts';
+import { sentenceCutter } from '../../platform/sentences.ts';
 
 /** The far end of the line: plays audio in order and reports marks once what came before them was played. */
 export interface AudioLine {

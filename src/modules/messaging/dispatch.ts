@@ -281,17 +281,24 @@ export async function sendMessage(deps: Deps, job: SendMessageJob, meta: { retry
     if (!message) return;
   }
   // Asked again as it goes out: a number listed since the message was recorded gets nothing.
-  if (await statements.listed(ctx.tenantId, message.to_number))
+  // The operator's terminal says what was sent: one line per message, sent or given up.
+  const fields = { tenantId: ctx.tenantId, messageId: message.id, callId: message.call_id };
+  const what = `${message.channel === 'WHATSAPP' ? 'WhatsApp message' : 'SMS'} ${message.id} (${message.provider})`;
+  if (await statements.listed(ctx.tenantId, message.to_number)) {
+    deps.log.info(fields, `${what} not sent: the recipient is on the do-not-call list`);
     return repo.markFailed(ctx.db, ctx.tenantId, message.id, 'Not sent: the recipient is on the do-not-call list.', now());
+  }
   try {
     const providerMessageId = await deliver(ctx, message, statements);
     await statements.markSent(ctx.tenantId, { id: message.id, providerMessageId, at: now() });
+    deps.log.info(fields, `${what} sent for call ${message.call_id}`);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     if (error instanceof ProviderError && error.retryable && meta.retryCount < SEND_RETRY_LIMIT) {
       await repo.requeue(ctx.db, ctx.tenantId, message.id, reason);
       throw error; // the job queue retries with backoff
     }
+    deps.log.info(fields, `${what} not sent: ${reason}`);
     await repo.markFailed(ctx.db, ctx.tenantId, message.id, reason, now());
     if (!(error instanceof ProviderError) && !(error instanceof NotConnectedError)) throw error;
   }

@@ -380,7 +380,7 @@ export function AgentForm({
         onValue={setSystemPrompt}
         rows={6}
         maxLength={50_000}
-        hint="Instructions the agent follows on every call; variables are filled per call."
+        hint="Instructions a language model follows on every call; variables are filled per call. Without a model (the built-in retrieval agent), the prompt changes nothing: that agent answers only from the knowledge bases."
         note={<TemplateVariables />}
         problem={problem('/systemPrompt')}
       />

@@ -4,7 +4,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.ts';
 import { useProfile } from '../profile.ts';
 import { brainOf, Transcript } from '../transcript.tsx';
-import { ErrorMessage, Field, Form, PageTitle, useAction, useLoad } from '../ui.tsx';
+import { ErrorMessage, Field, Form, formatMoney, PageTitle, useAction, useLoad } from '../ui.tsx';
 import { AgentForm } from './agent-form.tsx';
 import { BrowserCallPanel } from './browser-call.tsx';
 
@@ -146,7 +146,6 @@ function TestChatPanel({ agent }: { agent: Agent }) {
     ...(chat?.transcript ?? []),
     ...(pending ? [{ role: 'contact' as const, text: pending, at: new Date().toISOString() }] : []),
   ];
-  const currency = profile?.wallet.currency ?? '';
 
   return (
     <>
@@ -158,8 +157,8 @@ function TestChatPanel({ agent }: { agent: Agent }) {
           </div>
           <div>
             <dt>Test cost so far</dt>
-            <dd>
-              <span data-testid="test-chat-cost">{chat.cost.total}</span> {currency}
+            <dd data-testid="test-chat-cost">
+              {profile ? formatMoney(chat.cost.total, profile.wallet.currency, { exact: true }) : chat.cost.total}
             </dd>
           </div>
           {chat.usage.llmTokens > 0 && (
@@ -169,6 +168,12 @@ function TestChatPanel({ agent }: { agent: Agent }) {
             </div>
           )}
         </dl>
+      )}
+      {chat?.brain === 'retrieval-agent' && (
+        <p class="hint">
+          No language model answers this agent, so its system prompt has no effect: it answers with the one sentence of its knowledge bases
+          that answers, or says it does not know. Set a model server (Integrations) to have the prompt followed.
+        </p>
       )}
       <div class="chat-box" ref={box} tabIndex={0} role="region" aria-label="Chat transcript">
         {start.busy && !chat && <p class="hint">Starting the chat…</p>}

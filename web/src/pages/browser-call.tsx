@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { openMicrophone, startBrowserLine, type BrowserLine, type LineCounts } from '../browser-call/line.ts';
 import { useProfile } from '../profile.ts';
 import { brainOf, Transcript } from '../transcript.tsx';
-import { ErrorMessage } from '../ui.tsx';
+import { ErrorMessage, formatMoney } from '../ui.tsx';
 
 /** Recognisers that listen as the caller speaks (src/providers/registry.ts): a call needs one. */
 const LIVE_STT = ['DEEPGRAM'];
@@ -119,8 +119,8 @@ export function BrowserCallPanel({ agent }: { agent: Agent }) {
             </div>
             <div>
               <dt>Test cost so far</dt>
-              <dd>
-                <span data-testid="browser-call-cost">{chat.cost.total}</span> {profile?.wallet.currency ?? ''}
+              <dd data-testid="browser-call-cost">
+                {profile ? formatMoney(chat.cost.total, profile.wallet.currency, { exact: true }) : chat.cost.total}
               </dd>
             </div>
           </>
