@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import { pino } from 'pino';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { Clock } from '../src/platform/clock.ts';
 import type { Queryable } from '../src/platform/db.ts';
-import { createLogger } from '../src/platform/logger.ts';
+import { createLogger, type Logger } from '../src/platform/logger.ts';
 import { generateSecretsKey } from '../src/platform/secrets.ts';
 import { IN_MEMORY, openRuntime, type Runtime } from '../src/runtime.ts';
 
@@ -44,7 +45,8 @@ export async function createTestDatabase(prefix = 'callforge_test'): Promise<{ u
   };
 }
 
-export async function startTestApp(options: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestApp> {
+/** `log`: a logger of the test's own (to read what the service logs); silent otherwise. */
+export async function startTestApp(options: { env?: Record<string, string>; clock?: Clock; log?: Logger } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = loadConfig({
     DATA_DIR: IN_MEMORY,
@@ -55,7 +57,11 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...options.env,
   });
-  const runtime = await openRuntime(config, { log: createLogger(config.logLevel), clock: options.clock, superviseJobs: true });
+  const runtime = await openRuntime(config, {
+    log: options.log ?? createLogger(config.logLevel),
+    clock: options.clock,
+    superviseJobs: true,
+  });
   const app = await buildApp(runtime);
   await app.ready();
   return {
@@ -68,6 +74,13 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
       await database?.drop();
     },
   };
+}
+
+/** A logger at `level` that keeps what it writes, one parsed JSON entry each, for a test to read. */
+export function capturedLog(level = 'debug'): { log: Logger; entries: Record<string, unknown>[] } {
+  const entries: Record<string, unknown>[] = [];
+  const log = pino({ level }, { write: (line: string) => void entries.push(JSON.parse(line) as Record<string, unknown>) });
+  return { log, entries };
 }
 
 /** Polls `probe` every 50 ms until it answers something truthy, which it returns; fails after `ms`. */
