@@ -572,10 +572,13 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
                 { header: 'Attempts', cell: (contact) => `${contact.attempts} of ${data.maxAttempts}` },
                 {
                   header: `Next attempt (${data.timezone})`,
-                  // A contact due while the campaign waits for its window is called when the window opens.
+                  // A contact due while the campaign waits for its window is called when the window opens;
+                  // a paused campaign calls no one until it is resumed.
                   cell: (contact) => {
                     if (!UNFINISHED.includes(data.status) || !contact.nextAttemptAt) return '—';
                     const due = new Date(contact.nextAttemptAt);
+                    if (status === 'PAUSED')
+                      return due <= now ? 'when resumed' : `${nextAttemptInWords(due, data.timezone, now)}, if resumed`;
                     const at = waiting?.resumesAt && due < waiting.resumesAt ? waiting.resumesAt : due;
                     return nextAttemptInWords(at, data.timezone, now);
                   },
@@ -622,18 +625,29 @@ function summary(campaign: Campaign): string {
     if (campaign.status === 'SCHEDULED') return `Starts by itself at ${formatDate(campaign.scheduledAt)}.`;
     return campaign.status === 'DRAFT' ? 'Not started yet.' : 'No contacts were dialled.';
   }
-  const pending = UNFINISHED.includes(campaign.status) ? 'waiting' : 'never finished';
-  return `${finished(stats)} of ${plural(stats.total, 'contact')} done: ${stats.answered} answered, ${stats.unanswered} unanswered, ${stats.busy} busy, ${stats.failed} failed; ${stats.inProgress} in a call, ${stats.pending} ${pending}.`;
+  const waiting = UNFINISHED.includes(campaign.status)
+    ? `${stats.retrying} to call again, ${stats.pending - stats.retrying} not called yet`
+    : `${stats.pending} never finished`;
+  return `${finished(stats)} of ${plural(stats.total, 'contact')} done: ${stats.answered} answered, ${stats.unanswered} unanswered, ${stats.busy} busy, ${stats.failed} failed; ${stats.inProgress} in a call, ${waiting}.`;
 }
 
+/**
+ * Final results, then the contacts still to come. A contact unanswered or busy that will be called
+ * again is not yet a final result: it is counted under "To call again", as its row says "will retry".
+ */
 function Counts({ stats, over }: { stats: CampaignStats; over: boolean }) {
   const counts: [string, number][] = [
     ['Answered', stats.answered],
-    ['Unanswered', stats.unanswered],
-    ['Busy', stats.busy],
-    ['Failed', stats.failed],
+    ['Unanswered, final', stats.unanswered],
+    ['Busy, final', stats.busy],
+    ['Failed, final', stats.failed],
     ['In a call', stats.inProgress],
-    [over ? 'Never finished' : 'Waiting', stats.pending],
+    ...(over
+      ? [['Never finished', stats.pending] as [string, number]]
+      : ([
+          ['To call again', stats.retrying],
+          ['Not called yet', stats.pending - stats.retrying],
+        ] as [string, number][])),
   ];
   return (
     <dl class="cards counts">
