@@ -372,12 +372,17 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await page.getByRole('link', { name: 'Clinic answers' }).click();
     await page.getByRole('heading', { level: 1, name: /Clinic answers/ }).waitFor();
     await page.getByLabel('Source name').fill('Opening hours');
-    await page.getByLabel('Text', { exact: true }).fill('The clinic opens at 8:00 on weekdays. Parking is free behind the building.');
+    const text = page.getByLabel('Text', { exact: true });
+    // The text box takes the form's width (it was 140 px wide, its default of 20 columns).
+    expect((await text.boundingBox())!.width).toBeGreaterThan(600);
+    await text.fill('The clinic opens at 8:00 on weekdays. Parking is free behind the building.');
     await page.getByRole('button', { name: /Add source/ }).click();
     await page.getByRole('cell', { name: 'READY' }).waitFor({ timeout: 170_000 });
     await page.getByLabel('Query', { exact: true }).fill('Where do I park?');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('Parking is free behind the building.').last().waitFor();
+    // Its strength said with its score and the best possible, not as a share of the page's best result.
+    await page.getByText(/^(Strong|Partial) match · score 0\.\d\d of 0\.33$/).waitFor();
     await expectLabelledControls();
     await screenshots('knowledge-base');
   });
