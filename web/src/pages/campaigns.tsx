@@ -35,6 +35,7 @@ import {
   useFilter,
   useLoad,
 } from '../ui.tsx';
+import { CampaignPolicies, initialPolicies, policyFields, type PolicyValues } from './campaign-policies.tsx';
 import { HangUpButton, isLive } from './calls.tsx';
 import { OnboardingChecklist } from '../onboarding.tsx';
 import {
@@ -225,6 +226,7 @@ const initialValues = (campaign: Campaign | undefined, asCopy: boolean): FormVal
 /** The form of a new campaign, of a DRAFT one, or (`asCopy`) of a new draft made from another campaign's settings. */
 function CampaignForm({ campaign, asCopy = false }: { campaign: Campaign | undefined; asCopy?: boolean }) {
   const [values, setValues] = useState<FormValues>(() => initialValues(campaign, asCopy));
+  const [policies, setPolicies] = useState<PolicyValues>(() => initialPolicies(campaign));
   const agents = useLoad(agentsLoad, []);
   const numbers = useLoad(numbersLoad, []);
   const lists = useLoad(listsLoad, []);
@@ -250,6 +252,7 @@ function CampaignForm({ campaign, asCopy = false }: { campaign: Campaign | undef
       redialDelayMin: Number(values.redialDelayMin),
       dialTimeout: Number(values.dialTimeout),
       maxConcurrentCalls: Number(values.maxConcurrentCalls),
+      ...policyFields(policies, values.voiceNumberId),
       ...(values.scheduledAt ? { scheduledAt: new Date(values.scheduledAt).toISOString() } : {}),
     } satisfies CreateCampaignBody; // also a valid PATCH body, whose fields are all optional
     const saved =
@@ -386,6 +389,13 @@ function CampaignForm({ campaign, asCopy = false }: { campaign: Campaign | undef
         onValue={set('maxConcurrentCalls')}
         hint="1 to 50 live calls of this campaign at a time."
         problem={problem('/maxConcurrentCalls')}
+      />
+      <CampaignPolicies
+        values={policies}
+        onValues={setPolicies}
+        numbers={numbers.data?.data}
+        voiceNumberId={values.voiceNumberId}
+        problem={problem}
       />
       <Field
         label="Scheduled start (optional)"
