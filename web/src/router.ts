@@ -12,6 +12,8 @@ export function useRoute(): string {
   useEffect(() => {
     const onChange = () => setPath(currentPath());
     addEventListener('hashchange', onChange);
+    // A page may have moved the hash while rendering, before this listener (the log-in page does).
+    onChange();
     return () => removeEventListener('hashchange', onChange);
   }, []);
   return path;
