@@ -140,7 +140,7 @@ export function CampaignPolicies({
         onValue={(value) => set('postCallMessages', value)}
         options={[
           ['EVERY_ATTEMPT', 'After every call'],
-          ['FINAL_OUTCOME', 'Once per contact, after its final call'],
+          ['FINAL_OUTCOME', 'Once, after the final call'],
         ]}
         hint="The agent's post-call WhatsApp and SMS (under Messaging)."
         problem={problem('/postCallMessages')}
@@ -150,11 +150,11 @@ export function CampaignPolicies({
         value={values.machine}
         onValue={(value) => set('machine', value)}
         options={[
-          ['off', 'Do not detect them: talk to whoever answers'],
+          ['off', 'Talk to whoever answers'],
           ['HANG_UP_AND_RETRY', 'Detect, hang up and call again later'],
           ['LEAVE_VOICEMAIL', 'Detect and leave a voicemail'],
         ]}
-        hint="Detection works on Twilio and simulator numbers."
+        hint="Detecting them works on Twilio and simulator numbers."
         problem={problem('/answeringMachine')}
       />
       {values.machine === 'LEAVE_VOICEMAIL' && (
