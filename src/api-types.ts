@@ -25,7 +25,26 @@ export type { BindingField, Bindings, Detail, PutBindingsBody, Tool, Trends } fr
 export type { Call, CallOutcomeRecord, InboundCallBody, TranscriptTurn } from './modules/calls/schemas.ts';
 export type { CreateTestChatBody, TestChat, TestChatMessageBody } from './modules/conversation/schemas.ts';
 export type { BrowserAudio, BrowserCallCommand, BrowserCallEvent, BrowserCallProtocol } from './modules/media/schemas.ts';
-export type { Campaign, CampaignContact, CampaignStats, CampaignStatus, CreateCampaignBody } from './modules/campaigns/schemas.ts';
+export type {
+  AnsweringMachine,
+  Campaign,
+  CampaignContact,
+  CampaignStats,
+  CampaignStatus,
+  CreateCampaignBody,
+  RetryOutcome,
+  RetryRule,
+  RetryRules,
+} from './modules/campaigns/schemas.ts';
+export type {
+  AddConsentBody,
+  AddDncBody,
+  ChainVerification,
+  ComplianceRecord,
+  Consent,
+  ConsentChannel,
+  DncEntry,
+} from './modules/compliance/schemas.ts';
 export type { Contact, ContactList, CreateContactBody, CreateListBody, DeleteBatchBody, UploadResult } from './modules/contacts/schemas.ts';
 export type { Delivery } from './modules/events/schemas.ts';
 export type { ApiKey, CreateApiKeyBody, CreatedApiKey, LoginBody, Profile, Session, SignupBody } from './modules/identity/schemas.ts';

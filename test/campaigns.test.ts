@@ -206,7 +206,7 @@ describe('lifecycle', () => {
     const campaign = (await api('GET', `/campaigns/${id}`)).json();
     expect(campaign).toMatchObject({
       status: 'RUNNING',
-      stats: { total: 2, pending: 2, inProgress: 0, answered: 0, unanswered: 0, busy: 0, failed: 0, skipped: 0 },
+      stats: { total: 2, pending: 2, retrying: 0, inProgress: 0, answered: 0, unanswered: 0, busy: 0, failed: 0, skipped: 0 },
     });
     expect(campaign.startedAt).not.toBeNull();
     // The list carries each campaign's stats too (one grouped query for the page).

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatWait, nextAttemptInWords } from '../web/src/words.ts';
+import { FUSION, reciprocalRankFusion } from '../src/modules/knowledge/service.ts';
+import { formatWait, FUSED_SCORE, matchStrength, nextAttemptInWords } from '../web/src/words.ts';
 
 // The dashboard's sentences about time, in the campaign's zone (2026-11-23 is a Monday).
 describe("a contact's next attempt in words", () => {
@@ -25,5 +26,30 @@ describe("a contact's next attempt in words", () => {
     expect(formatWait(1_000)).toBe('in 1 min');
     expect(formatWait(3 * 3600_000 + 5 * 60_000)).toBe('in 3 h 5 min');
     expect(formatWait(24 * 3600_000)).toBe('in 1 d');
+  });
+});
+
+// The knowledge query's scores count ranks (reciprocal rank fusion): 0.17 is first in one ranking only.
+describe("a knowledge query result's strength", () => {
+  it('scores as the API fuses its rankings', () => {
+    expect({ k: FUSED_SCORE.k, rankings: FUSED_SCORE.rankings }).toEqual({ k: FUSION.k, rankings: 2 });
+    expect([FUSION.textWeight, FUSION.vectorWeight]).toEqual([1, 1]);
+    const [first] = reciprocalRankFusion([['a'], ['a']]);
+    expect(matchStrength(first!.score)).toEqual({ words: 'Strong match', detail: 'score 0.33 of 0.33' });
+  });
+
+  it('calls a passage first by one ranking only partial, never "100%"', () => {
+    const [onlyByWords] = reciprocalRankFusion([['a'], []]);
+    expect(matchStrength(onlyByWords!.score)).toEqual({ words: 'Partial match', detail: 'score 0.17 of 0.33' });
+    expect(matchStrength(0.1)).toEqual({ words: 'Partial match', detail: 'score 0.10 of 0.33' });
+    // Second by words and by meaning: 2 / 7, above what one ranking alone can give.
+    expect(
+      matchStrength(
+        reciprocalRankFusion([
+          ['b', 'a'],
+          ['c', 'a'],
+        ]).find((hit) => hit.id === 'a')!.score,
+      ).words,
+    ).toBe('Strong match');
   });
 });

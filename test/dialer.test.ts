@@ -76,7 +76,17 @@ describe('dialling on the simulator', () => {
       ['FAILED', 1],
     ]);
     const campaign = (await api('GET', `/campaigns/${id}`)).json();
-    expect(campaign.stats).toEqual({ total: 4, pending: 0, inProgress: 0, answered: 2, unanswered: 1, busy: 0, failed: 1, skipped: 0 });
+    expect(campaign.stats).toEqual({
+      total: 4,
+      pending: 0,
+      retrying: 0,
+      inProgress: 0,
+      answered: 2,
+      unanswered: 1,
+      busy: 0,
+      failed: 1,
+      skipped: 0,
+    });
     expect(campaign.completedAt).not.toBeNull();
     const calls = (await api('GET', `/call-logs?campaignId=${id}&limit=200`)).json();
     expect(calls.total).toBe(8);
@@ -93,6 +103,8 @@ describe('dialling on the simulator', () => {
     await dialerTick(t.runtime); // BUSY ends when the 2 s of ringing end
     const [busy] = await contactsOf(api, id);
     expect(busy).toMatchObject({ status: 'PENDING', attempts: 1, lastOutcome: 'BUSY', nextAttemptAt: '2026-11-23T11:07:02.000Z' });
+    // The stats say what the contacts say: busy once, waiting to be called again (busy counts final results).
+    expect((await api('GET', `/campaigns/${id}`)).json().stats).toMatchObject({ pending: 1, retrying: 1, busy: 0, inProgress: 1 });
     clock.set('2026-11-23T11:07:01.999Z');
     await dialerTick(t.runtime);
     expect((await contactsOf(api, id))[0]!.attempts).toBe(1);

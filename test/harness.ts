@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import { pino } from 'pino';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { Clock } from '../src/platform/clock.ts';
@@ -74,6 +75,13 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
       await database?.drop();
     },
   };
+}
+
+/** A logger at `level` that keeps what it writes, one parsed JSON entry each, for a test to read. */
+export function capturedLog(level = 'debug'): { log: Logger; entries: Record<string, unknown>[] } {
+  const entries: Record<string, unknown>[] = [];
+  const log = pino({ level }, { write: (line: string) => void entries.push(JSON.parse(line) as Record<string, unknown>) });
+  return { log, entries };
 }
 
 /** Polls `probe` every 50 ms until it answers something truthy, which it returns; fails after `ms`. */

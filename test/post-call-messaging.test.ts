@@ -1,4 +1,3 @@
-import { pino } from 'pino';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
@@ -7,7 +6,7 @@ import { afterCallEnded, sendMessage } from '../src/modules/messaging/dispatch.t
 import { insertMessages } from '../src/modules/messaging/repo.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { freeLoopbackPort } from '../src/providers/fake-server.ts';
-import { bearer, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
+import { bearer, capturedLog, createKey, signUp, startTestApp, type TestApp } from './harness.ts';
 import { startFakeMsg91, type FakeMsg91 } from '../src/providers/msg91/fake.ts';
 import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
 import {
@@ -39,7 +38,8 @@ let msg91: FakeMsg91;
 let publicUrl: string;
 
 /** What the service logged at info and above. */
-const logged: { msg: string; callId?: string; messageId?: string }[] = [];
+const captured = capturedLog('info');
+const logged = captured.entries as { msg: string; callId?: string; messageId?: string }[];
 
 beforeAll(async () => {
   graph = await startFakeWhatsApp({
@@ -54,7 +54,7 @@ beforeAll(async () => {
   publicUrl = `http://127.0.0.1:${port}`;
   t = await startTestApp({
     clock,
-    log: pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) }),
+    log: captured.log,
     env: {
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       WHATSAPP_API_URL: graph.url,

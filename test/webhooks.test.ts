@@ -10,7 +10,7 @@ import { creditWallet } from '../src/modules/identity/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { tenantCtx } from '../src/platform/context.ts';
 import { listenOnLoopback } from '../src/providers/fake-server.ts';
-import { createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
+import { capturedLog, createKey, signUp, startTestApp, until, type TestApp } from './harness.ts';
 import { apiAs, uniqueNumber } from './voice-fixtures.ts';
 
 // Contract §9: events from real changes, signed per Standard Webhooks, retried with backoff,
@@ -18,6 +18,7 @@ import { apiAs, uniqueNumber } from './voice-fixtures.ts';
 // The clock starts at the real time (signatures carry it; receivers check it is recent).
 const clock = manualClock(new Date());
 let t: TestApp;
+const logged = capturedLog('info');
 let receiver: { url: string; close(): Promise<void> };
 /** What the receiver got, per path: headers, body, and the status it answered. */
 const received: Record<string, { headers: IncomingHttpHeaders; body: string; answered: number }[]> = {};
@@ -38,6 +39,7 @@ beforeAll(async () => {
   receiver = await listenOnLoopback(server);
   t = await startTestApp({
     clock,
+    log: logged.log,
     env: {
       ALLOW_PRIVATE_URLS: '1',
       WEBHOOK_RETRY_SECONDS: '1',
@@ -124,6 +126,12 @@ describe('webhook deliveries', () => {
       url: `${receiver.url}/retry`,
     });
     expect(list.data[0].attempts.map((a: { statusCode: number }) => a.statusCode)).toEqual([500, 500, 500, 200]);
+
+    // Each failed attempt is one log line with the reason: a receiver that is down is no bug, so no stack trace.
+    const failures = logged.entries.filter((entry) => entry.queue === 'webhook.deliver');
+    expect(failures.map((entry) => [entry.msg, entry.retryCount, 'err' in entry])).toEqual(
+      [0, 1, 2].map((retryCount) => ['job failed: The receiver answered HTTP 500.', retryCount, false]),
+    );
   }, 60_000);
 
   it("moves a key's webhooks to a new URL with PATCH, keeping its signing secret; a key given its first URL gets one, once", async () => {

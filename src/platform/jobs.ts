@@ -37,6 +37,15 @@ export interface JobDefinition<T = unknown> {
   handle(data: T, meta: { id: string; retryCount: number }): Promise<void>;
 }
 
+/**
+ * A failure the handler expected (a receiver or provider that did not answer as hoped), thrown so
+ * the job queue retries it: logged as one line with its reason, without a stack trace, which
+ * says nothing about a far end being down and would otherwise fill the log on every retry.
+ */
+export class RetryLater extends Error {
+  override name = 'RetryLater';
+}
+
 export interface SendOptions {
   tx?: Queryable;
   startAfter?: Date;
@@ -210,7 +219,9 @@ export async function startJobQueue(
             await definition.handle(job.data as never, { id: job.id, retryCount: job.retryCount });
           } catch (error) {
             // Only this job fails (and is retried); the rest of the batch completes.
-            options.log.warn({ err: error, job: job.id, queue: definition.name, retryCount: job.retryCount }, 'job failed');
+            const about = { job: job.id, queue: definition.name, retryCount: job.retryCount };
+            if (error instanceof RetryLater) options.log.warn({ ...about, reason: error.message }, `job failed: ${error.message}`);
+            else options.log.warn({ ...about, err: error }, 'job failed');
             await boss.fail(definition.name, job.id, { message: error instanceof Error ? error.message : String(error) });
           }
         };

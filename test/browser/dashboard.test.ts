@@ -92,11 +92,12 @@ const api = (path: string, key: string) => fetch(`${dashboard.url}/api/v1${path}
 
 describe.skipIf(noBrowser)('the dashboard in a browser', () => {
   let apiKey: string;
+  let owner: { email: string; password: string };
 
   it('signs up and shows the account and wallet balance', async () => {
     await page.goto(`${dashboard.url}/#/login`);
     await screenshots('login');
-    const owner = await signUpInBrowser(page, dashboard.url, 'Acme Clinics');
+    owner = await signUpInBrowser(page, dashboard.url, 'Acme Clinics');
     await expect(page.getByTestId('wallet-balance').textContent()).resolves.toMatch(/Balance/);
     await expect(page.locator('.tenant').textContent()).resolves.toBe('Acme Clinics');
 
@@ -113,6 +114,21 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await page.getByLabel('Password').fill(owner.password);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByTestId('wallet-balance').waitFor();
+  });
+
+  it('opens the page a deep link asked for once its visitor has logged in, and links to the API docs', async () => {
+    const visitor = await dashboard.browser.newPage({ viewport: DESKTOP });
+    await visitor.goto(`${dashboard.url}/#/knowledge`);
+    await visitor.getByRole('heading', { level: 1, name: 'Log in to callforge' }).waitFor();
+    expect(new URL(visitor.url()).hash).toBe('#/login?next=%2Fknowledge');
+    await visitor.getByLabel('Email').fill(owner.email);
+    await visitor.getByLabel('Password').fill(owner.password);
+    await visitor.getByRole('button', { name: 'Log in' }).click();
+    await visitor.getByRole('heading', { level: 1, name: 'Knowledge bases' }).waitFor();
+    await visitor.waitForURL((url) => url.hash === '#/knowledge');
+    const docs = visitor.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API docs' });
+    expect(await docs.getAttribute('href')).toBe('/docs/');
+    await visitor.close();
   });
 
   it('keeps the session where page scripts cannot read it: an httpOnly cookie, nothing in localStorage', async () => {
@@ -178,6 +194,13 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await open('/agents', /Agents/);
     await createAgentAndSimulatorNumber(page, 'Reminder agent', '+14155550100');
     await expectLabelledControls();
+    // The lists come first, within the first screen; the long form below them, a button away.
+    const top = async (name: string) => (await page.getByRole('heading', { level: 2, name, exact: true }).boundingBox())!.y;
+    await page.evaluate('scrollTo(0, 0)');
+    expect(await top('Agents')).toBeLessThan(DESKTOP.height);
+    expect(await top('Voice numbers')).toBeLessThan(await top('Create an agent'));
+    await page.getByRole('button', { name: 'New agent' }).click();
+    await expect.poll(() => page.evaluate('document.activeElement.labels[0].textContent')).toBe('Agent name');
     await screenshots('agents');
   });
 
@@ -341,10 +364,27 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await page.getByLabel('Call window start').fill('00:00');
     await page.getByLabel('Call window end').fill('23:59');
     for (const day of await page.getByRole('group', { name: 'Call days' }).getByRole('checkbox').all()) await day.check();
+    // The campaign's policies, each an API field: retry rules, follow-ups, answering machines, caller IDs, the simulator's script.
+    await page.getByLabel('Busy: call again').selectOption('never');
+    await page.getByLabel('Unanswered: call again').selectOption('minutes');
+    await page.getByLabel('Unanswered: minutes').fill('5');
+    await page.getByLabel('Follow-up messages').selectOption('FINAL_OUTCOME');
+    await page.getByLabel('Answering machines').selectOption('LEAVE_VOICEMAIL');
+    await page.getByLabel('Voicemail message').waitFor();
+    await page.getByLabel('Answering machines').selectOption('off');
+    await page.getByRole('group', { name: 'Caller-ID pool' }).waitFor();
+    await page.getByLabel("Simulated contact's script (optional)").fill('Hello?\nYes, that works for me.');
     await expectLabelledControls();
     await screenshots('campaign-edit');
     await page.getByRole('button', { name: 'Save campaign' }).click();
     await page.getByRole('heading', { level: 1, name: /Spring reminder calls/ }).waitFor();
+    const saved = (await (await api('/campaigns?limit=200', apiKey)).json()) as { data: Record<string, unknown>[] };
+    expect(saved.data.find((campaign) => campaign.name === 'Spring reminder calls')).toMatchObject({
+      retryRules: { BUSY: { never: true }, UNANSWERED: { afterMinutes: 5 } },
+      postCallMessages: 'FINAL_OUTCOME',
+      answeringMachine: null,
+      simulatorScript: ['Hello?', 'Yes, that works for me.'],
+    });
     await page.getByRole('button', { name: 'Start' }).click();
     const hangUp = page.getByRole('button', { name: /Hang up/ }).first();
     await hangUp.waitFor({ timeout: DEADLINE_MS });
@@ -372,12 +412,17 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     await page.getByRole('link', { name: 'Clinic answers' }).click();
     await page.getByRole('heading', { level: 1, name: /Clinic answers/ }).waitFor();
     await page.getByLabel('Source name').fill('Opening hours');
-    await page.getByLabel('Text', { exact: true }).fill('The clinic opens at 8:00 on weekdays. Parking is free behind the building.');
+    const text = page.getByLabel('Text', { exact: true });
+    // The text box takes the form's width (it was 140 px wide, its default of 20 columns).
+    expect((await text.boundingBox())!.width).toBeGreaterThan(600);
+    await text.fill('The clinic opens at 8:00 on weekdays. Parking is free behind the building.');
     await page.getByRole('button', { name: /Add source/ }).click();
     await page.getByRole('cell', { name: 'READY' }).waitFor({ timeout: 170_000 });
     await page.getByLabel('Query', { exact: true }).fill('Where do I park?');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('Parking is free behind the building.').last().waitFor();
+    // Its strength said with its score and the best possible, not as a share of the page's best result.
+    await page.getByText(/^(Strong|Partial) match · score 0\.\d\d of 0\.33$/).waitFor();
     await expectLabelledControls();
     await screenshots('knowledge-base');
   });
@@ -590,6 +635,44 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     expect(duration).toBeCloseTo(1, 1);
     await expectLabelledControls();
     await screenshots('call-recording');
+  });
+
+  it("keeps the do-not-call list, records and revokes consents, and shows a campaign's dial decisions with its chain checked", async () => {
+    await open('/do-not-call', 'Do not call');
+    await page.getByLabel('Phone number').fill('+14155550177');
+    await page.getByLabel('Reason (optional)').fill('Asked by email');
+    await page.getByRole('button', { name: 'Add to the list' }).click();
+    await page.getByRole('cell', { name: 'Asked by email' }).waitFor();
+    const listed = (await (await api('/dnc/%2B14155550177', apiKey)).json()) as { source: string };
+    expect(listed.source).toBe('api');
+    await expectLabelledControls();
+    await screenshots('do-not-call');
+    await page.getByRole('button', { name: 'Take off the list' }).click();
+    await page.getByText('The list is empty.').waitFor();
+    expect((await api('/dnc/%2B14155550177', apiKey)).status).toBe(404);
+
+    await open('/consents', 'Consents');
+    await page.getByLabel('Phone number').fill('+14155550178');
+    await page.getByLabel('Channel').selectOption('voice');
+    await page.getByLabel('Where it was given').fill('web-form');
+    await page.getByRole('button', { name: 'Record consent' }).click();
+    await page.getByRole('cell', { name: 'web-form' }).waitFor();
+    await page.getByText('Valid', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText('Revoked', { exact: true }).waitFor();
+    await expectLabelledControls();
+    await screenshots('consents');
+
+    await open('/compliance-records', 'Compliance records');
+    await selectByText('Campaign', /Spring reminder calls/);
+    await page
+      .getByRole('cell', { name: /^Dialled/ })
+      .first()
+      .waitFor();
+    await page.getByRole('button', { name: 'Check the chain of records' }).click();
+    await page.getByText(/^The chain is whole: \d+ records checked\.$/).waitFor();
+    await expectLabelledControls();
+    await screenshots('compliance-records');
   });
 
   it('shows the other pages without errors', async () => {

@@ -208,6 +208,12 @@ describe.skipIf(browser.NO_BROWSER)("a newcomer's first hour in the dashboard", 
       await expect(page.getByRole('button', { name: 'Cancel campaign' }).count()).resolves.toBe(1);
       await expect(page.getByRole('button', { name: 'Delete' }).count()).resolves.toBe(0);
       await page.getByText('Paused: calls in progress finish, no new call starts until you resume it.').waitFor();
+      // A paused campaign calls no one: its contacts are due when it is resumed, not "due now" nor at the window's opening.
+      await expect
+        .poll(async () => await page.getByRole('row').filter({ hasText: 'Not called yet' }).allTextContents(), { timeout: DEADLINE_MS })
+        .toEqual(Array(3).fill(expect.stringMatching(/when resumed|, if resumed/)));
+      // The counters say the same: three not called yet.
+      await expect(page.locator('.counts').textContent()).resolves.toMatch(/Not called yet\s*3/);
       await expectNoHorizontalScroll();
       await screenshot('campaign-paused');
 
@@ -254,6 +260,9 @@ describe.skipIf(browser.NO_BROWSER)("a newcomer's first hour in the dashboard", 
       ['/usage', /Usage/],
       ['/keys', 'API keys'],
       ['/integrations', /Integrations/],
+      ['/do-not-call', 'Do not call'],
+      ['/consents', 'Consents'],
+      ['/compliance-records', 'Compliance records'],
     ] as const)
       await open(path, heading);
     expect(problems).toEqual([]);

@@ -4,7 +4,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, session } from './api.ts';
 import { Layout } from './layout.tsx';
 import { ProfileContext, type Profile } from './profile.ts';
-import { match, navigate, useRoute } from './router.ts';
+import { authPageOf, loginPathFor, match, navigate, pageAfterLogin, useRoute } from './router.ts';
 import { AuthPage } from './pages/auth.tsx';
 import { KeysPage } from './pages/keys.tsx';
 import { AgentPage } from './pages/agent.tsx';
@@ -20,6 +20,7 @@ import { UsagePage } from './pages/usage.tsx';
 import { AnalyticsPage } from './pages/analytics.tsx';
 import { SimulateCallPage } from './pages/simulate-call.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
+import { ComplianceRecordsPage, ConsentsPage, DoNotCallPage } from './pages/compliance.tsx';
 
 type Params = Record<string, string>;
 
@@ -42,6 +43,9 @@ const ROUTES: [string, ComponentType<{ params: Params }>][] = [
   ['/analytics', AnalyticsPage],
   ['/usage', UsagePage],
   ['/webhooks', WebhooksPage],
+  ['/do-not-call', DoNotCallPage],
+  ['/consents', ConsentsPage],
+  ['/compliance-records', ComplianceRecordsPage],
   ['/keys', KeysPage],
   ['/integrations', IntegrationsPage],
 ];
@@ -71,11 +75,13 @@ export function App() {
   }, [signedIn, refresh]);
 
   if (!signedIn) {
-    if (path !== '/signup' && path !== '/login') navigate('/login');
-    return <AuthPage mode={path === '/signup' ? 'signup' : 'login'} />;
+    // A deep link opened while signed out (or a session that expired) comes back after logging in.
+    const auth = authPageOf(path);
+    if (!auth) navigate(loginPathFor(path));
+    return <AuthPage mode={auth === '/signup' ? 'signup' : 'login'} next={new URLSearchParams(path.split('?')[1] ?? '').get('next')} />;
   }
-  if (path === '/' || path === '/login' || path === '/signup') {
-    navigate('/campaigns');
+  if (path === '/' || authPageOf(path)) {
+    navigate(pageAfterLogin(path));
     return null;
   }
   let page = <p>There is no page at {path}.</p>;

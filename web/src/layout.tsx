@@ -11,6 +11,9 @@ export const NAV: [string, string][] = [
   ['/agents', 'Agents & numbers'],
   ['/messaging', 'Messaging'],
   ['/knowledge', 'Knowledge'],
+  ['/do-not-call', 'Do not call'],
+  ['/consents', 'Consents'],
+  ['/compliance-records', 'Compliance records'],
   ['/analytics', 'Call results'],
   ['/usage', 'Usage'],
   ['/keys', 'API keys'],
@@ -72,6 +75,12 @@ export function Layout({ path, children }: { path: string; children: ComponentCh
               </a>
             </li>
           ))}
+          <li class="nav-external">
+            {/* The API's interactive reference (Swagger UI), served beside the dashboard. */}
+            <a href="/docs/" target="_blank" rel="noopener">
+              API docs
+            </a>
+          </li>
         </ul>
       </nav>
       <main id="main" ref={main} tabIndex={-1}>

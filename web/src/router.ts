@@ -12,6 +12,8 @@ export function useRoute(): string {
   useEffect(() => {
     const onChange = () => setPath(currentPath());
     addEventListener('hashchange', onChange);
+    // A page may have moved the hash while rendering, before this listener (the log-in page does).
+    onChange();
     return () => removeEventListener('hashchange', onChange);
   }, []);
   return path;
@@ -28,4 +30,19 @@ export function match(pattern: string, path: string): Record<string, string> | n
     else if (want[i] !== got[i]) return null;
   }
   return params;
+}
+
+/** `/login` or `/signup` when the path is one of them (with or without a query), else null. */
+export function authPageOf(path: string): '/login' | '/signup' | null {
+  const page = path.split('?')[0];
+  return page === '/login' || page === '/signup' ? page : null;
+}
+
+/** The log-in page for a signed-out visitor who asked for `path`: it leads back there afterwards. */
+export const loginPathFor = (path: string) => (path === '/' ? '/login' : `/login?next=${encodeURIComponent(path)}`);
+
+/** Where a visitor goes once signed in: the page asked for before logging in (`?next=`), else the campaigns. */
+export function pageAfterLogin(path: string): string {
+  const next = new URLSearchParams(path.split('?')[1] ?? '').get('next');
+  return next?.startsWith('/') && !authPageOf(next) ? next : '/campaigns';
 }

@@ -190,3 +190,23 @@ export function waitingOf(
     resumesAt: next,
   };
 }
+
+/**
+ * The knowledge query's fusion, as the API scores with it (FUSION in the knowledge service; a test
+ * holds the two equal): each of the two rankings, by words and by meaning, adds 1 / (k + rank).
+ */
+export const FUSED_SCORE = { k: 5, rankings: 2 } as const;
+
+/**
+ * What a query result's score says. It counts ranks, not closeness: the best possible, first by
+ * words and by meaning, is 2 / (k + 1); one ranking alone gives at most 1 / (k + 1), so a score
+ * above that was placed near the top by both ("Strong"). Anything else was found by one ranking
+ * only or lower in both ("Partial"). Shown with the score and the best possible, never as a share
+ * of the page's best result (every page's first result would then say 100%).
+ */
+export function matchStrength(score: number): { words: 'Strong match' | 'Partial match'; detail: string } {
+  const best = FUSED_SCORE.rankings / (FUSED_SCORE.k + 1);
+  const oneRankingAtBest = 1 / (FUSED_SCORE.k + 1);
+  const words = score > oneRankingAtBest + 1e-9 ? 'Strong match' : 'Partial match';
+  return { words, detail: `score ${score.toFixed(2)} of ${best.toFixed(2)}` };
+}

@@ -157,8 +157,10 @@ export async function unfinishedCampaignUses(
 
 /** Contacts per status of each campaign in `ids`, in one statement (a list page's campaigns). */
 export async function campaignStats(db: Queryable, tenantId: string, ids: string[]): Promise<Map<string, Record<string, number>>> {
+  // A PENDING contact already called is counted apart as RETRYING: it waits for its next attempt.
   const { rows } = await db.query<{ campaign_id: string; status: string; n: number }>(
-    'SELECT campaign_id, status, count(*)::int AS n FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = ANY ($2::uuid[]) GROUP BY campaign_id, status',
+    `SELECT campaign_id, CASE WHEN status = 'PENDING' AND attempts > 0 THEN 'RETRYING' ELSE status END AS status, count(*)::int AS n
+       FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = ANY ($2::uuid[]) GROUP BY 1, 2`,
     [tenantId, ids],
   );
   const counts = new Map<string, Record<string, number>>(ids.map((id) => [id, {}]));

@@ -174,7 +174,13 @@ export type UpdateCampaignBody = Static<typeof UpdateCampaignBody>;
 
 export const CampaignStats = Type.Object({
   total: Type.Integer(),
-  pending: Type.Integer(),
+  pending: Type.Integer({
+    description: 'Contacts without a final result and not in a call: not called yet, or waiting to be called again.',
+  }),
+  retrying: Type.Integer({
+    description:
+      'Of pending, the contacts already called (their last outcome, UNANSWERED, BUSY or FAILED, is not final) waiting for their next attempt. answered, unanswered, busy and failed count final results only.',
+  }),
   inProgress: Type.Integer(),
   answered: Type.Integer(),
   unanswered: Type.Integer(),

@@ -303,7 +303,8 @@ function toStats(counts: Record<string, number>): CampaignStats {
   const n = (status: string) => counts[status] ?? 0;
   return {
     total: Object.values(counts).reduce((sum, count) => sum + count, 0),
-    pending: n('PENDING'),
+    pending: n('PENDING') + n('RETRYING'),
+    retrying: n('RETRYING'),
     inProgress: n('IN_PROGRESS'),
     answered: n('ANSWERED'),
     unanswered: n('UNANSWERED'),

@@ -5,7 +5,7 @@ import { oncePer, perTurn, perTurnWrite } from '../../platform/batches.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { isoOrNull } from '../../platform/clock.ts';
-import type { JobDefinition } from '../../platform/jobs.ts';
+import { RetryLater, type JobDefinition } from '../../platform/jobs.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { safeFetch, UnsafeUrlError } from '../../platform/safe-fetch.ts';
 import * as identity from '../identity/service.ts';
@@ -108,7 +108,7 @@ export async function deliverWebhook(deps: Deps, job: DeliverWebhookJob, meta: {
   if (error === null) return record(statusCode, null, 'DELIVERED', durationMs);
   const last = permanent || meta.retryCount >= WEBHOOK_RETRY_LIMIT;
   await record(statusCode, error, last ? 'FAILED' : 'PENDING', durationMs);
-  if (!last) throw new Error(error); // the job queue retries with backoff
+  if (!last) throw new RetryLater(error); // the job queue retries with backoff
 }
 
 /**

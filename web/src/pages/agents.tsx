@@ -62,8 +62,16 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
 
   return (
     <>
-      <PageTitle>Agents &amp; numbers</PageTitle>
-      <CreateAgent onCreated={reloadAgents} />
+      <PageTitle
+        actions={
+          // The form is long (every field of an agent): below the lists, so they are seen first.
+          <button type="button" class="primary" onClick={() => document.querySelector<HTMLInputElement>('.agent-form input')?.focus()}>
+            New agent
+          </button>
+        }
+      >
+        Agents &amp; numbers
+      </PageTitle>
       <section aria-labelledby="agents-title">
         <h2 id="agents-title">Agents</h2>
         <ErrorMessage error={agents.error} />
@@ -145,6 +153,7 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
           />
         )}
       </section>
+      <CreateAgent onCreated={reloadAgents} />
       <Confirm
         open={!!deleting}
         title={deleting?.kind === 'agent' ? 'Delete this agent?' : 'Delete this number?'}

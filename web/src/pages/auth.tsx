@@ -1,11 +1,13 @@
 import { useState } from 'preact/hooks';
 import type { LoginBody, Session, SignupBody } from '../../../src/api-types.ts';
 import { api, session } from '../api.ts';
-import { navigate } from '../router.ts';
 import { ErrorMessage, Field, fieldErrorOf, Form, useAction } from '../ui.tsx';
 
-/** Log in, or sign up a new tenant; both end in a dashboard session. */
-export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
+/**
+ * Log in, or sign up a new tenant; both end in a dashboard session, and the app then opens `next`
+ * (the page asked for before logging in), kept across the switch between the two forms.
+ */
+export function AuthPage({ mode, next }: { mode: 'login' | 'signup'; next: string | null }) {
   const [tenantName, setTenantName] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -14,9 +16,9 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
     if (mode === 'login') await api<Session>('POST', '/auth/login', { email, password } satisfies LoginBody);
     else await api<Session>('POST', '/auth/signup', { tenantName, email, password } satisfies SignupBody);
     session.started();
-    navigate('/campaigns');
   });
   const signup = mode === 'signup';
+  const keepNext = next ? `?next=${encodeURIComponent(next)}` : '';
   return (
     <main id="main" class="auth">
       <h1>{signup ? 'Create your callforge account' : 'Log in to callforge'}</h1>
@@ -55,7 +57,7 @@ export function AuthPage({ mode }: { mode: 'login' | 'signup' }) {
           {signup ? 'Sign up' : 'Log in'}
         </button>
       </Form>
-      <p>{signup ? <a href="#/login">I already have an account</a> : <a href="#/signup">Create an account</a>}</p>
+      <p>{signup ? <a href={`#/login${keepNext}`}>I already have an account</a> : <a href={`#/signup${keepNext}`}>Create an account</a>}</p>
     </main>
   );
 }

@@ -35,6 +35,7 @@ import {
   useFilter,
   useLoad,
 } from '../ui.tsx';
+import { CampaignPolicies, initialPolicies, policyFields, type PolicyValues } from './campaign-policies.tsx';
 import { HangUpButton, isLive } from './calls.tsx';
 import { OnboardingChecklist } from '../onboarding.tsx';
 import {
@@ -225,6 +226,7 @@ const initialValues = (campaign: Campaign | undefined, asCopy: boolean): FormVal
 /** The form of a new campaign, of a DRAFT one, or (`asCopy`) of a new draft made from another campaign's settings. */
 function CampaignForm({ campaign, asCopy = false }: { campaign: Campaign | undefined; asCopy?: boolean }) {
   const [values, setValues] = useState<FormValues>(() => initialValues(campaign, asCopy));
+  const [policies, setPolicies] = useState<PolicyValues>(() => initialPolicies(campaign));
   const agents = useLoad(agentsLoad, []);
   const numbers = useLoad(numbersLoad, []);
   const lists = useLoad(listsLoad, []);
@@ -250,6 +252,7 @@ function CampaignForm({ campaign, asCopy = false }: { campaign: Campaign | undef
       redialDelayMin: Number(values.redialDelayMin),
       dialTimeout: Number(values.dialTimeout),
       maxConcurrentCalls: Number(values.maxConcurrentCalls),
+      ...policyFields(policies, values.voiceNumberId),
       ...(values.scheduledAt ? { scheduledAt: new Date(values.scheduledAt).toISOString() } : {}),
     } satisfies CreateCampaignBody; // also a valid PATCH body, whose fields are all optional
     const saved =
@@ -386,6 +389,13 @@ function CampaignForm({ campaign, asCopy = false }: { campaign: Campaign | undef
         onValue={set('maxConcurrentCalls')}
         hint="1 to 50 live calls of this campaign at a time."
         problem={problem('/maxConcurrentCalls')}
+      />
+      <CampaignPolicies
+        values={policies}
+        onValues={setPolicies}
+        numbers={numbers.data?.data}
+        voiceNumberId={values.voiceNumberId}
+        problem={problem}
       />
       <Field
         label="Scheduled start (optional)"
@@ -572,10 +582,13 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
                 { header: 'Attempts', cell: (contact) => `${contact.attempts} of ${data.maxAttempts}` },
                 {
                   header: `Next attempt (${data.timezone})`,
-                  // A contact due while the campaign waits for its window is called when the window opens.
+                  // A contact due while the campaign waits for its window is called when the window opens;
+                  // a paused campaign calls no one until it is resumed.
                   cell: (contact) => {
                     if (!UNFINISHED.includes(data.status) || !contact.nextAttemptAt) return '—';
                     const due = new Date(contact.nextAttemptAt);
+                    if (status === 'PAUSED')
+                      return due <= now ? 'when resumed' : `${nextAttemptInWords(due, data.timezone, now)}, if resumed`;
                     const at = waiting?.resumesAt && due < waiting.resumesAt ? waiting.resumesAt : due;
                     return nextAttemptInWords(at, data.timezone, now);
                   },
@@ -622,18 +635,29 @@ function summary(campaign: Campaign): string {
     if (campaign.status === 'SCHEDULED') return `Starts by itself at ${formatDate(campaign.scheduledAt)}.`;
     return campaign.status === 'DRAFT' ? 'Not started yet.' : 'No contacts were dialled.';
   }
-  const pending = UNFINISHED.includes(campaign.status) ? 'waiting' : 'never finished';
-  return `${finished(stats)} of ${plural(stats.total, 'contact')} done: ${stats.answered} answered, ${stats.unanswered} unanswered, ${stats.busy} busy, ${stats.failed} failed; ${stats.inProgress} in a call, ${stats.pending} ${pending}.`;
+  const waiting = UNFINISHED.includes(campaign.status)
+    ? `${stats.retrying} to call again, ${stats.pending - stats.retrying} not called yet`
+    : `${stats.pending} never finished`;
+  return `${finished(stats)} of ${plural(stats.total, 'contact')} done: ${stats.answered} answered, ${stats.unanswered} unanswered, ${stats.busy} busy, ${stats.failed} failed; ${stats.inProgress} in a call, ${waiting}.`;
 }
 
+/**
+ * Final results, then the contacts still to come. A contact unanswered or busy that will be called
+ * again is not yet a final result: it is counted under "To call again", as its row says "will retry".
+ */
 function Counts({ stats, over }: { stats: CampaignStats; over: boolean }) {
   const counts: [string, number][] = [
     ['Answered', stats.answered],
-    ['Unanswered', stats.unanswered],
-    ['Busy', stats.busy],
-    ['Failed', stats.failed],
+    ['Unanswered, final', stats.unanswered],
+    ['Busy, final', stats.busy],
+    ['Failed, final', stats.failed],
     ['In a call', stats.inProgress],
-    [over ? 'Never finished' : 'Waiting', stats.pending],
+    ...(over
+      ? [['Never finished', stats.pending] as [string, number]]
+      : ([
+          ['To call again', stats.retrying],
+          ['Not called yet', stats.pending - stats.retrying],
+        ] as [string, number][])),
   ];
   return (
     <dl class="cards counts">

@@ -2,6 +2,7 @@ import './contacts.css';
 import { useState } from 'preact/hooks';
 import type { Contact, ContactList, CreateContactBody, CreateListBody, DeleteBatchBody, UploadResult } from '../../../src/api-types.ts';
 import { api, query, upload, type Page } from '../api.ts';
+import { countryOptions } from '../countries.ts';
 import { useProfile } from '../profile.ts';
 import { navigate } from '../router.ts';
 import {
@@ -339,7 +340,7 @@ function UploadCsv({ listId, onImported }: { listId: string; onImported: () => P
           label="Country of numbers without +"
           value={defaultCountry}
           onValue={setCountry}
-          options={countryOptions()}
+          options={[['', 'None: every number starts with +'], ...countryOptions()]}
           hint="A number written without + and country code, such as 030 1234567, is read as a number of this country."
           problem={fieldErrorOf(send.error, '/defaultCountry')}
         />
@@ -373,28 +374,6 @@ const browserRegion = () => {
     return undefined;
   }
 };
-
-/**
- * Countries by name, from the browser's own region names (every two-letter code it can name,
- * without groupings such as EU or UN); the API refuses a code it has no numbering plan for.
- */
-const countryOptions = (() => {
-  let options: [string, string][] | undefined;
-  const GROUPINGS = new Set(['EU', 'EZ', 'UN', 'QO', 'ZZ', 'XA', 'XB']);
-  return () => {
-    if (options) return options;
-    const names = new Intl.DisplayNames(['en'], { type: 'region', fallback: 'none' });
-    const found: [string, string][] = [];
-    for (let first = 65; first <= 90; first++)
-      for (let second = 65; second <= 90; second++) {
-        const code = String.fromCharCode(first, second);
-        const name = GROUPINGS.has(code) ? undefined : names.of(code);
-        if (name) found.push([code, `${name} (${code})`]);
-      }
-    found.sort((a, b) => a[1].localeCompare(b[1]));
-    return (options = [['', 'None: every number starts with +'], ...found]);
-  };
-})();
 
 function UploadReport({ result }: { result: UploadResult }) {
   return (

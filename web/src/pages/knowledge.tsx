@@ -2,6 +2,7 @@ import './knowledge.css';
 import type { CreateBaseBody, KnowledgeBase, KnowledgeSource, QueryBody, QueryResult } from '../../../src/api-types.ts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, query, upload, type Page } from '../api.ts';
+import { matchStrength } from '../words.ts';
 import {
   ActionsHeader,
   Confirm,
@@ -231,7 +232,7 @@ function AddSource({ baseId, onAdded }: { baseId: string; onAdded: () => void })
         {sourceType === 'text' && (
           <TextArea
             id="source-raw-text"
-            class="wide"
+            class="wide full"
             label="Text"
             rows={18}
             required
@@ -432,22 +433,15 @@ function SourceOrigin({ source }: { source: KnowledgeSource }) {
   return <>Text</>;
 }
 
-/**
- * The best score a passage can get: the API fuses two rankings (words and meaning) by reciprocal
- * rank fusion, each adding 1 / (60 + rank), so first in both is 2 / 61 (see reciprocalRankFusion).
- */
-const BEST_SCORE = 2 / 61;
-
-/** A score in words and as a share of the best possible: "Strong match · 100%" is first by words and by meaning. */
+/** A result's score in words, with the score itself (words.ts says what it means). */
 function Relevance({ score }: { score: number }) {
-  const share = Math.min(1, score / BEST_SCORE);
-  const words = share >= 0.75 ? 'Strong match' : share >= 0.45 ? 'Good match' : 'Weak match';
+  const { words, detail } = matchStrength(score);
   return (
     <span
       class={`relevance relevance-${words.split(' ')[0]!.toLowerCase()}`}
-      title={`Score ${score.toFixed(4)} of at most ${BEST_SCORE.toFixed(4)}`}
+      title="Strong: both rankings, by words and by meaning, put it near the top. Partial: one of them only, or both lower down."
     >
-      {words} · {Math.round(share * 100)}%
+      {words} · {detail}
     </span>
   );
 }
