@@ -316,6 +316,17 @@ export type Env = Static<typeof ServiceEnvSchema>;
 /** The service's settings and every provider's own (each provider declares its settings in its folder). */
 export const EnvSchema = Type.Object({ ...ServiceEnvSchema.properties, ...PROVIDER_SETTINGS });
 
+// Platform's process and tenant contexts carry the settings, but platform/ stands below this file
+// and cannot name its type: the field is declared here (as the knowledge module adds its engine).
+declare module './platform/context.ts' {
+  interface Deps {
+    config: Config;
+  }
+  interface TenantCtx {
+    config: Config;
+  }
+}
+
 export interface Config {
   port: number;
   host: string;

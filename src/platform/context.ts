@@ -1,4 +1,3 @@
-import type { Config } from '../config.ts';
 import type { ApiKeyCache } from './api-key-cache.ts';
 import type { Clock } from './clock.ts';
 import type { Db, Queryable } from './db.ts';
@@ -8,11 +7,11 @@ import type { ServerKeys } from './secrets.ts';
 
 /**
  * Everything a process shares: built once in main (or the test harness) and passed down.
- * Platform knows no module, so a module that adds a process-wide engine declares its field
- * itself by augmenting this interface (the knowledge module adds `knowledge`).
+ * Platform knows no module, nor the service's settings (config.ts stands above it), so whoever adds
+ * a process-wide field declares it by augmenting this interface: config.ts adds `config` (here and
+ * to TenantCtx), the knowledge module `knowledge`.
  */
 export interface Deps {
-  config: Config;
   db: Db;
   jobs: JobQueue;
   clock: Clock;
@@ -27,7 +26,6 @@ export interface TenantCtx {
   db: Queryable;
   clock: Clock;
   jobs: JobQueue;
-  config: Config;
   /** Seals and opens provider secrets at rest. */
   serverKeys: ServerKeys;
 }

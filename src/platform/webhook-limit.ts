@@ -1,5 +1,4 @@
 import type { RateLimitOptions } from '@fastify/rate-limit';
-import type { Config } from '../config.ts';
 import { appError } from './errors.ts';
 
 /**
@@ -9,7 +8,7 @@ import { appError } from './errors.ts';
  * stays far below it, a flood of forged requests does not. Signatures are checked after it, so a
  * flood is refused before any signature work.
  */
-export const providerWebhookLimit = (config: Pick<Config, 'webhookRateLimitPerSecond'>): RateLimitOptions => ({
+export const providerWebhookLimit = (config: { webhookRateLimitPerSecond: number }): RateLimitOptions => ({
   max: config.webhookRateLimitPerSecond,
   timeWindow: 1000,
   keyGenerator: (request) => `webhook:${request.ip}`,
