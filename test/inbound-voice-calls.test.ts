@@ -69,7 +69,7 @@ async function tenantWithNumber(options: { agent?: Record<string, unknown>; inbo
   });
   const agent = await api('POST', '/agents', {
     name: `Front desk ${uniqueNumber()}`,
-    firstMessage: 'Hello {{name}}, this is the clinic. How can I help?',
+    firstMessage: 'Hello {{name|there}}, this is the clinic. How can I help?',
     systemPrompt: 'You answer the clinic phone. The caller is {{name}}.',
     ...SPEAKING,
     ...options.agent,
@@ -123,7 +123,7 @@ describe('an incoming call to a Twilio number with an agent', () => {
       templateName: `${process.toLowerCase()}_answered`,
       process,
       callStatus: 'ANSWERED',
-      bodyParameters: ['{{name}}'],
+      bodyParameters: ['{{name|there}}'],
     }));
     expect((await tenant.api('POST', '/whatsapp/campaigns', { agentId: tenant.agentId, templates })).statusCode).toBe(201);
 
