@@ -321,8 +321,8 @@ describe('callforge CLI', () => {
     'secrets reseal seals every integration secret again with the current key',
     async () => {
       const out = await cliJson<{ integrations: number; webhookSecrets: number; toolSecrets: number }>(['secrets', 'reseal'], env);
-      // The key made above with --webhook-url, and the demo's agent.
-      expect(out).toEqual({ integrations: 0, webhookSecrets: 1, toolSecrets: 1 });
+      // The key made above with --webhook-url, and the two demos' agents.
+      expect(out).toEqual({ integrations: 0, webhookSecrets: 1, toolSecrets: 2 });
     },
     SLOW,
   );

@@ -189,7 +189,7 @@ describe('an incoming call to a Twilio number with an agent', () => {
     deepgram.script();
     const media = await connect(answer.body, answer.sid);
     await until('the opening', () => marksOf(media).length >= 1);
-    expect(elevenlabs.speech.at(-1)!.body).toMatchObject({ text: 'Hello , this is the clinic. How can I help?' });
+    expect(elevenlabs.speech.at(-1)!.body).toMatchObject({ text: 'Hello there, this is the clinic. How can I help?' });
     expect(await twilio.sendStatus(answer.sid, 'completed', { CallDuration: '6' })).toBe(204);
     const ended = await endedCall(tenant, call!.id as string);
     expect(ended).toMatchObject({ outcome: 'ANSWERED', endReason: 'contact_hung_up', durationSec: 6 });
