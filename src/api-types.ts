@@ -18,6 +18,7 @@ export type {
   CreateVoiceNumberBody,
   CustomTool,
   UpdateAgentBody,
+  UpdateVoiceNumberBody,
   Voice,
   VoiceNumber,
 } from './modules/agents/schemas.ts';

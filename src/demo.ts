@@ -17,9 +17,16 @@ export interface DemoTenant {
 
 /** A tenant to try the service with: its owner's login and an API key, shown to the operator once. */
 export async function createDemoTenant(deps: Deps): Promise<DemoTenant> {
-  const email = `demo-${randomBytes(3).toString('hex')}@callforge.local`;
+  // The same suffix names the tenant and its login, so two demo tenants are told apart everywhere.
+  const suffix = randomBytes(3).toString('hex');
+  const email = `demo-${suffix}@callforge.local`;
   const password = randomBytes(12).toString('base64url');
-  const { tenantId, user } = await createTenant(deps.db, deps.config, { tenantName: 'Demo', email, password, name: 'Demo owner' });
+  const { tenantId, user } = await createTenant(deps.db, deps.config, {
+    tenantName: `Demo ${suffix}`,
+    email,
+    password,
+    name: 'Demo owner',
+  });
   const key = await createApiKey(deps, tenantId, { name: 'Demo key' }, { createdBy: user.id });
   const campaignId = await createDemoCampaign(tenantCtx(deps, tenantId));
   return { tenantId, email, password, apiKey: key.key, campaignId };
@@ -50,8 +57,8 @@ async function createDemoCampaign(ctx: TenantCtx): Promise<string> {
     senderNumber: 'CALLFORGE',
     senderProvider: 'SIMULATOR',
     templates: [
-      { callStatus: 'ANSWERED', messageBody: 'Thanks for confirming, {{name}}. See you soon!' },
-      { callStatus: 'UNANSWERED', messageBody: 'Hi {{name}}, we tried to reach you about your appointment. Reply or call us back.' },
+      { callStatus: 'ANSWERED', messageBody: 'Thanks for confirming, {{name|there}}. See you soon!' },
+      { callStatus: 'UNANSWERED', messageBody: 'Hi {{name|there}}, we tried to reach you about your appointment. Reply or call us back.' },
     ],
   });
   const number = await agents.createVoiceNumber(ctx, {
@@ -74,6 +81,9 @@ async function createDemoCampaign(ctx: TenantCtx): Promise<string> {
     voiceNumberId: number.id,
     contactListId: list.id,
     timezone: 'UTC',
+    // Appointment reminders are no telephone solicitation, the only calls the statutory rules
+    // govern, and these simulated numbers ring no one: the demo dials at any hour.
+    callingRules: false,
     callWindowStart: '00:00',
     callWindowEnd: '23:59',
     callDays: [1, 2, 3, 4, 5, 6, 7],
@@ -85,18 +95,44 @@ async function createDemoCampaign(ctx: TenantCtx): Promise<string> {
   return campaign.id;
 }
 
-export function describeDemo(demo: DemoTenant, baseUrl: string): string {
+/** Whether a callforge server answers at `baseUrl` (its /healthz) within two seconds. */
+export async function serverAnswers(baseUrl: string): Promise<boolean> {
+  try {
+    return (await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What the operator is shown: the login and key, and how to watch the campaign at `baseUrl`. Only
+ * a running server dials, so a demo made with the server stopped says so and how to start it.
+ */
+export function describeDemo(demo: DemoTenant, baseUrl: string, serverRunning: boolean): string {
+  const curl = (path: string) => `curl -H "Authorization: Bearer ${demo.apiKey}" ${baseUrl}/api/v1${path}`;
+  const watch = [
+    `                   ${curl(`/campaigns/${demo.campaignId}`)}`,
+    `                   ${curl('/call-logs')}`,
+    `                   ${curl('/messages')}   (the follow-up SMS)`,
+  ];
   return [
     '',
     '  callforge demo tenant (shown once, keep it somewhere safe)',
     `  API key:         ${demo.apiKey}`,
     `  Dashboard login: ${demo.email} / ${demo.password}`,
-    `  Try it:          curl -H "Authorization: Bearer ${demo.apiKey}" ${baseUrl}/api/v1/profile`,
-    `  Demo campaign:   dialling the simulator now; watch it with`,
-    `                   curl -H "Authorization: Bearer ${demo.apiKey}" ${baseUrl}/api/v1/campaigns/${demo.campaignId}`,
-    `                   curl -H "Authorization: Bearer ${demo.apiKey}" ${baseUrl}/api/v1/call-logs`,
-    `                   curl -H "Authorization: Bearer ${demo.apiKey}" ${baseUrl}/api/v1/messages   (the follow-up SMS)`,
-    `  API docs:        ${baseUrl}/docs`,
+    ...(serverRunning
+      ? [
+          `  Try it:          ${curl('/profile')}`,
+          `  Demo campaign:   dialling the simulator now; watch it with`,
+          ...watch,
+          `  API docs:        ${baseUrl}/docs`,
+        ]
+      : [
+          `  Server:          nothing answers at ${baseUrl}, so nothing dials yet. Start the server (npm start),`,
+          '                   and the demo campaign, already running, dials the simulator within seconds;',
+          `                   a server on another address: callforge demo --url <its address>. Then watch it with`,
+          ...watch,
+        ]),
     '',
   ].join('\n');
 }

@@ -62,7 +62,7 @@ async function main() {
   const port = Number(new URL(address).port);
   process.stdout.write(describeStart(config, port) + '\n');
   if (!config.databaseUrl && config.demoBootstrap && runtime.freshDatabase && (await countTenants(runtime.db)) === 0) {
-    process.stdout.write(describeDemo(await createDemoTenant(runtime), `http://localhost:${port}`) + '\n');
+    process.stdout.write(describeDemo(await createDemoTenant(runtime), `http://localhost:${port}`, true) + '\n');
   }
 }
 

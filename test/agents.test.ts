@@ -134,6 +134,24 @@ describe('agents', () => {
     expect((await api('GET', `/agents/${agent.id}`)).json().firstMessage).toBeNull();
   });
 
+  it('refuses a first message whose variable may be empty without a fallback, and takes it with one', async () => {
+    const refused = await api('POST', '/agents', { name: 'Greeter', firstMessage: 'Hi {{name}}, this is {{agent.name}}.' });
+    expect(refused.json()).toMatchObject({
+      statusCode: 400,
+      code: 'TEMPLATE_NEEDS_FALLBACK',
+      message: 'firstMessage uses {{name}}, which may be empty for a contact; give it a fallback, such as {{name|there}}.',
+      details: [{ path: '/firstMessage', message: '{{name}} may be empty: give it a fallback' }],
+    });
+    // The system prompt is read by the model alone: a bare variable is fine there.
+    const agent = await newAgent({ systemPrompt: 'You talk to {{name}}.', firstMessage: 'Hi {{ name | there }}, this is {{agent.name}}.' });
+    expect((await api('GET', `/agents/${agent.id}`)).json().firstMessage).toBe('Hi {{ name | there }}, this is {{agent.name}}.');
+    const patched = await api('PATCH', `/agents/${agent.id}`, { firstMessage: 'Your {{metadata.plan}} plan' });
+    expect([patched.statusCode, patched.json().details]).toEqual([
+      400,
+      [{ path: '/firstMessage', message: '{{metadata.plan}} may be empty: give it a fallback' }],
+    ]);
+  });
+
   it('refuses custom tools with a built-in or repeated name, parameters that are no object schema, or a URL it may not call', async () => {
     const tryTools = async (customTools: unknown[]) =>
       (await api('POST', '/agents', { name: `Tools ${randomUUID()}`, customTools })).json();

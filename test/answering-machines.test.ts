@@ -53,7 +53,7 @@ interface CallLog {
   cost: Record<string, string> | null;
 }
 
-const VOICEMAIL = 'Hi {{name}}, this is {{agent.name}} for {{campaign.name}} & your {{metadata.plan}} plan. Call us <back>!';
+const VOICEMAIL = 'Hi {{name|there}}, this is {{agent.name}} for {{campaign.name|us}} & your {{metadata.plan|usual}} plan. Call us <back>!';
 
 async function twilioTenant(contacts: string[], answeringMachine: unknown, settings: Record<string, unknown> = {}) {
   const { key, api } = await newTenant(t.app, { kind: 'twilio', credentials: { accountSid, authToken } });
@@ -138,9 +138,9 @@ describe('campaign settings', () => {
     const created = await createCampaign(t.app, key, { ...setup, answeringMachine: { detect: true } });
     expect(created.answeringMachine).toEqual({ detect: true, onMachine: 'HANG_UP_AND_RETRY' });
     const patched = await api('PATCH', `/campaigns/${created.id}`, {
-      answeringMachine: { detect: true, onMachine: 'LEAVE_VOICEMAIL', voicemailMessage: 'Hi {{name}}' },
+      answeringMachine: { detect: true, onMachine: 'LEAVE_VOICEMAIL', voicemailMessage: 'Hi {{name|there}}' },
     });
-    expect(patched.json().answeringMachine).toEqual({ detect: true, onMachine: 'LEAVE_VOICEMAIL', voicemailMessage: 'Hi {{name}}' });
+    expect(patched.json().answeringMachine).toEqual({ detect: true, onMachine: 'LEAVE_VOICEMAIL', voicemailMessage: 'Hi {{name|there}}' });
     expect((await api('PATCH', `/campaigns/${created.id}`, { answeringMachine: null })).json().answeringMachine).toBeNull();
     expect((await createCampaign(t.app, key, setup)).answeringMachine).toBeNull();
   });
@@ -346,7 +346,7 @@ describe('the simulator rehearses the same policy', () => {
       [{ simulate: { answeredBy: 'machine' } }, { simulate: { answeredBy: 'human' } }],
       {
         maxAttempts: 3,
-        answeringMachine: { detect: true, onMachine: 'LEAVE_VOICEMAIL', voicemailMessage: 'Hello {{name}}, please call us back.' },
+        answeringMachine: { detect: true, onMachine: 'LEAVE_VOICEMAIL', voicemailMessage: 'Hello {{name|there}}, please call us back.' },
       },
     );
     expect(status).toBe('COMPLETED');

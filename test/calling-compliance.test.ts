@@ -46,30 +46,34 @@ const recordsOf = async (api: Api, id: string) =>
 
 describe('compliance settings', () => {
   it('are the defaults of new campaigns, shown by GET but not by the update response, per tenant', async () => {
-    const { key, api, other } = await tenants();
+    const { api, other } = await tenants();
     expect((await api('GET', '/compliance/settings')).json()).toMatchObject({
       windowTimeZone: 'CAMPAIGN',
-      callingRules: false,
+      callingRules: true,
       requireConsent: false,
       maxCallsPerDay: null,
       customRules: [],
       updatedAt: null,
     });
-    const before = await createCampaign(t.app, key, {});
-    const put = await api('PUT', '/compliance/settings', { windowTimeZone: 'CONTACT', callingRules: true, maxCallsPerDay: 3 });
+    // Made with no compliance choice: the settings' defaults.
+    const made = await api('POST', '/campaigns', { name: 'Before the settings' });
+    expect(made.statusCode).toBe(201);
+    const before = made.json() as { id: string };
+    // Relaxing the statutory rules is the tenant's explicit choice (its calls are no solicitations).
+    const put = await api('PUT', '/compliance/settings', { windowTimeZone: 'CONTACT', callingRules: false, maxCallsPerDay: 3 });
     expect(put.statusCode).toBe(200);
-    expect(put.json()).toMatchObject({ windowTimeZone: 'CONTACT', callingRules: true, requireConsent: false, maxCallsPerDay: 3 });
+    expect(put.json()).toMatchObject({ windowTimeZone: 'CONTACT', callingRules: false, requireConsent: false, maxCallsPerDay: 3 });
     expect(put.json().statutoryRules.map((rule: { id: string }) => rule.id)).toContain('us-fl-telephone-solicitation');
-    const after = await createCampaign(t.app, key, {});
+    const after = (await api('POST', '/campaigns', { name: 'After the settings' })).json() as { id: string };
     expect(after).not.toHaveProperty('windowTimeZone');
-    expect((await api('GET', `/campaigns/${after.id}`)).json()).toMatchObject({ windowTimeZone: 'CONTACT', callingRules: true });
+    expect((await api('GET', `/campaigns/${after.id}`)).json()).toMatchObject({ windowTimeZone: 'CONTACT', callingRules: false });
     // Campaigns made before keep theirs; a campaign may choose otherwise; the update answers with the seed's fields only.
-    expect((await api('GET', `/campaigns/${before.id}`)).json()).toMatchObject({ windowTimeZone: 'CAMPAIGN', callingRules: false });
+    expect((await api('GET', `/campaigns/${before.id}`)).json()).toMatchObject({ windowTimeZone: 'CAMPAIGN', callingRules: true });
     const patched = await api('PATCH', `/campaigns/${after.id}`, { windowTimeZone: 'CAMPAIGN', requireConsent: true });
     expect(patched.statusCode).toBe(200);
     for (const field of ['windowTimeZone', 'callingRules', 'requireConsent', 'waiting']) expect(patched.json()).not.toHaveProperty(field);
     expect((await api('GET', `/campaigns/${after.id}`)).json()).toMatchObject({ windowTimeZone: 'CAMPAIGN', requireConsent: true });
-    expect((await other('GET', '/compliance/settings')).json()).toMatchObject({ windowTimeZone: 'CAMPAIGN', callingRules: false });
+    expect((await other('GET', '/compliance/settings')).json()).toMatchObject({ windowTimeZone: 'CAMPAIGN', callingRules: true });
 
     const badRule = { id: 'us-tcpa-hours', region: 'US', name: 'x', source: 'y', windows: [{ days: [1], start: '10:00', end: '09:00' }] };
     const refused = await api('PUT', '/compliance/settings', { customRules: [badRule] });
@@ -108,6 +112,38 @@ describe('compliance settings', () => {
       200,
       { calendar: 'US-CA', extraDays: ['12-24'], weekendObserved: true },
     ]);
+  });
+});
+
+describe('the statutory rules by default', () => {
+  it('hold for a campaign made with no compliance choice: no German call without consent, no French call on a Saturday night', async () => {
+    // Saturday 2026-11-28, 23:04 in Berlin and Paris.
+    clock.set('2026-11-28T22:04:00.000Z');
+    const { key, api } = await tenants();
+    const setup = await voiceSetup(t.app, key, [{}, {}]);
+    const contactListId = await listOf(api, [{ phoneNumber: '+4915123456789' }, { phoneNumber: '+33612345678' }]);
+    const campaign = (
+      await api('POST', '/campaigns', {
+        ...setup,
+        name: 'Saturday night',
+        contactListId,
+        timezone: 'Europe/Berlin',
+        callWindowStart: '00:00',
+        callWindowEnd: '23:59',
+        callDays: [1, 2, 3, 4, 5, 6, 7],
+      })
+    ).json() as { id: string };
+    expect((await api('GET', `/campaigns/${campaign.id}`)).json()).toMatchObject({ callingRules: true, postCallMessages: 'FINAL_OUTCOME' });
+    expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);
+    await dialerTick(t.runtime);
+    expect(
+      (await contactsOf(api, campaign.id)).map((c) => [c.phoneNumber, c.status, c.skipReason ?? c.waitReason ?? null, c.nextAttemptAt]),
+    ).toEqual([
+      ['+4915123456789', 'SKIPPED', 'no_consent', null],
+      // France: weekdays from 10:00, Paris time.
+      ['+33612345678', 'PENDING', 'outside_window', '2026-11-30T09:00:00.000Z'],
+    ]);
+    expect((await api('GET', `/call-logs?campaignId=${campaign.id}`)).json().total).toBe(0);
   });
 });
 

@@ -287,12 +287,32 @@ describe('callforge CLI', () => {
   it(
     'demo creates a tenant with a key, a login and a running simulator campaign',
     async () => {
-      const demo = await cliJson<{ tenantId: string; email: string; password: string; apiKey: string; campaignId: string }>(['demo'], env);
+      const demo = await cliJson<{
+        tenantId: string;
+        email: string;
+        password: string;
+        apiKey: string;
+        campaignId: string;
+        server: { url: string; running: boolean };
+      }>(['demo'], { ...env, PORT: '3999' });
       expect(demo.campaignId).toMatch(/^[0-9a-f-]{36}$/);
       expect(demo.apiKey).toMatch(/^aok_/);
       expect(demo.email).toMatch(/@/);
       expect(demo.password.length).toBeGreaterThanOrEqual(8);
       expect(demo.tenantId).not.toBe(tenantId);
+      // No server answers on this port: the demo says so, never that it dials, with the port given.
+      expect(demo.server).toEqual({ url: 'http://localhost:3999', running: false });
+      const text = await cli(['demo', '--url', 'http://127.0.0.1:3998/'], env);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toContain('nothing answers at http://127.0.0.1:3998, so nothing dials yet. Start the server (npm start)');
+      expect(text.stdout).not.toMatch(/dialling the simulator now|localhost:3000/);
+      expect(text.stdout).toContain('http://127.0.0.1:3998/api/v1/call-logs');
+      // Two demo tenants are told apart by name.
+      const names = (await cliJson<{ data: { name: string }[] }>(['tenant', 'list', '--limit', '200'], env)).data
+        .map((tenant) => tenant.name)
+        .filter((name) => name.startsWith('Demo'));
+      expect(names).toHaveLength(2);
+      expect(new Set(names).size).toBe(2);
     },
     SLOW,
   );
@@ -301,8 +321,8 @@ describe('callforge CLI', () => {
     'secrets reseal seals every integration secret again with the current key',
     async () => {
       const out = await cliJson<{ integrations: number; webhookSecrets: number; toolSecrets: number }>(['secrets', 'reseal'], env);
-      // The key made above with --webhook-url, and the demo's agent.
-      expect(out).toEqual({ integrations: 0, webhookSecrets: 1, toolSecrets: 1 });
+      // The key made above with --webhook-url, and the two demos' agents.
+      expect(out).toEqual({ integrations: 0, webhookSecrets: 1, toolSecrets: 2 });
     },
     SLOW,
   );

@@ -70,6 +70,8 @@ async function answeredCall(api: Api, agentId: string, contact: Record<string, u
     contactListId: list.id,
     timezone: 'UTC',
     maxAttempts: 1,
+    // Simulated rehearsals of fictional US numbers at the test's clock, no solicitation: relaxed as the law allows.
+    callingRules: false,
   });
   const campaignId = created.json().id as string;
   expect((await api('POST', `/campaigns/${campaignId}/start`, {})).statusCode).toBe(202);
@@ -102,7 +104,7 @@ describe('a conversation with a model on a simulated call', () => {
       await api('POST', '/agents', {
         name: 'Renewals',
         systemPrompt: 'You call {{name}} about the {{metadata.plan}} plan for {{campaign.name}}. Today is {{date}} ({{timezone}}).',
-        firstMessage: 'Hi {{name}}, this is {{agent.name}}.',
+        firstMessage: 'Hi {{name|there}}, this is {{agent.name}}.',
         tools: ['end_call'],
         llm: { model: 'priced-model', temperature: 0.3, maxTokens: 120 },
       })
@@ -453,7 +455,7 @@ describe('talking to an agent in a test chat', () => {
       await api('POST', '/agents', {
         name: 'Bookings',
         systemPrompt: 'Book a visit for {{name}} ({{metadata.plan}}).',
-        firstMessage: 'Hi {{name}}!',
+        firstMessage: 'Hi {{name|there}}!',
         tools: ['book_appointment', 'end_call'],
         llm: { model: 'priced-model' },
       })

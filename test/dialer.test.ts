@@ -304,7 +304,16 @@ describe('call logs', () => {
     clock.set('2026-11-23T10:45:00.000Z');
     const { key, api } = await tenant();
     const setup = await voiceSetup(t.app, key);
-    await api('PATCH', `/voice-numbers/${setup.voiceNumberId}`, { inboundAgentId: setup.agentId });
+    // No inbound agent: nobody would answer, so nothing is placed, billed or reported.
+    const unanswerable = await api('POST', '/simulator/inbound-calls', { voiceNumberId: setup.voiceNumberId, fromNumber: '+12125550199' });
+    expect([unanswerable.statusCode, unanswerable.json().code]).toEqual([409, 'NO_INBOUND_AGENT']);
+    expect(unanswerable.json().message).toMatch(
+      /has no inbound agent to answer the call; give it one \(PATCH \/voice-numbers\/[0-9a-f-]{36} with inboundAgentId\)/,
+    );
+    expect((await api('GET', '/call-logs')).json().total).toBe(0);
+    // The number's inbound agent is edited on the number.
+    const edited = await api('PATCH', `/voice-numbers/${setup.voiceNumberId}`, { inboundAgentId: setup.agentId });
+    expect([edited.statusCode, edited.json().inboundAgentId]).toEqual([200, setup.agentId]);
     const caller = (
       await api('POST', `/contact-lists/${setup.contactListId}/contacts`, { phoneNumber: '+12125550199', name: 'Alice' })
     ).json();

@@ -69,7 +69,7 @@ async function tenantWithNumber(options: { agent?: Record<string, unknown>; inbo
   });
   const agent = await api('POST', '/agents', {
     name: `Front desk ${uniqueNumber()}`,
-    firstMessage: 'Hello {{name}}, this is the clinic. How can I help?',
+    firstMessage: 'Hello {{name|there}}, this is the clinic. How can I help?',
     systemPrompt: 'You answer the clinic phone. The caller is {{name}}.',
     ...SPEAKING,
     ...options.agent,
@@ -123,7 +123,7 @@ describe('an incoming call to a Twilio number with an agent', () => {
       templateName: `${process.toLowerCase()}_answered`,
       process,
       callStatus: 'ANSWERED',
-      bodyParameters: ['{{name}}'],
+      bodyParameters: ['{{name|there}}'],
     }));
     expect((await tenant.api('POST', '/whatsapp/campaigns', { agentId: tenant.agentId, templates })).statusCode).toBe(201);
 
@@ -189,7 +189,7 @@ describe('an incoming call to a Twilio number with an agent', () => {
     deepgram.script();
     const media = await connect(answer.body, answer.sid);
     await until('the opening', () => marksOf(media).length >= 1);
-    expect(elevenlabs.speech.at(-1)!.body).toMatchObject({ text: 'Hello , this is the clinic. How can I help?' });
+    expect(elevenlabs.speech.at(-1)!.body).toMatchObject({ text: 'Hello there, this is the clinic. How can I help?' });
     expect(await twilio.sendStatus(answer.sid, 'completed', { CallDuration: '6' })).toBe(204);
     const ended = await endedCall(tenant, call!.id as string);
     expect(ended).toMatchObject({ outcome: 'ANSWERED', endReason: 'contact_hung_up', durationSec: 6 });

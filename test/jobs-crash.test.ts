@@ -137,7 +137,7 @@ describe.skipIf(!process.env.DATABASE_URL)('jobs of a worker killed mid-batch', 
       agentId: agent.id,
       senderNumber: '+14155550123',
       senderProvider: 'TWILIO',
-      templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks for talking with us, {{name}}.' }],
+      templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks for talking with us, {{name|there}}.' }],
     });
     const now = new Date();
     const campaign = await http('POST', '/campaigns', key, {

@@ -162,8 +162,8 @@ describe('post-call messages per campaign', () => {
       senderNumber: '+14155550100',
       senderProvider: 'twilio',
       templates: [
-        { callStatus: 'ANSWERED', messageBody: 'Thanks for your time, {{name}}.' },
-        { callStatus: 'UNANSWERED', messageBody: 'We tried to reach you, {{name}}.' },
+        { callStatus: 'ANSWERED', messageBody: 'Thanks for your time, {{name|there}}.' },
+        { callStatus: 'UNANSWERED', messageBody: 'We tried to reach you, {{name|there}}.' },
       ],
     });
     expect(sms.statusCode).toBe(201);
@@ -174,7 +174,7 @@ describe('post-call messages per campaign', () => {
       retryRules: { BUSY: { afterMinutes: 1 }, UNANSWERED: { afterMinutes: 1 } },
       ...(postCallMessages ? { postCallMessages } : {}),
     });
-    expect((await api('GET', `/campaigns/${campaign.id}`)).json().postCallMessages).toBe(postCallMessages ?? 'EVERY_ATTEMPT');
+    expect((await api('GET', `/campaigns/${campaign.id}`)).json().postCallMessages).toBe(postCallMessages ?? 'FINAL_OUTCOME');
     expect((await api('POST', `/campaigns/${campaign.id}/start`, {})).statusCode).toBe(202);
     for (let tick = 0; tick < 400 && (await api('GET', `/campaigns/${campaign.id}`)).json().status !== 'COMPLETED'; tick++) {
       await dialerTick(t.runtime);
@@ -195,8 +195,8 @@ describe('post-call messages per campaign', () => {
     return recorded;
   }
 
-  it('EVERY_ATTEMPT (the default) follows up each ended call', async () => {
-    expect(await messagesPerCall(undefined)).toEqual([
+  it('EVERY_ATTEMPT follows up each ended call', async () => {
+    expect(await messagesPerCall('EVERY_ATTEMPT')).toEqual([
       ['BUSY', 1],
       ['UNANSWERED', 1],
       ['ANSWERED', 1],
@@ -206,8 +206,8 @@ describe('post-call messages per campaign', () => {
     ]);
   });
 
-  it('FINAL_OUTCOME follows up only the call that settled the contact: answered, or the last attempt', async () => {
-    expect(await messagesPerCall('FINAL_OUTCOME')).toEqual([
+  it('FINAL_OUTCOME (the default) follows up only the call that settled the contact: answered, or the last attempt', async () => {
+    expect(await messagesPerCall(undefined)).toEqual([
       ['BUSY', 0],
       ['UNANSWERED', 0],
       ['ANSWERED', 1],
@@ -224,7 +224,8 @@ describe('the pre-dial webhook', () => {
     const { key, api } = await tenant();
     const setup = await voiceSetup(t.app, key, [{}, {}, {}]);
     expect(
-      (await api('PATCH', `/agents/${setup.agentId}`, { firstMessage: 'Hello {{name}}, {{variables.offer}} today.' })).statusCode,
+      (await api('PATCH', `/agents/${setup.agentId}`, { firstMessage: 'Hello {{name|there}}, {{variables.offer|a new offer}} today.' }))
+        .statusCode,
     ).toBe(200);
     const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
     const secret = (await toolSigningSecret(tenantCtx(t.runtime, tenantId), setup.agentId))!;

@@ -180,8 +180,8 @@ describe('post-call messages chosen by the call', () => {
       senderNumber: '+14155550000',
       senderProvider: 'twilio',
       templates: [
-        { callStatus: 'ANSWERED', messageBody: 'Thanks for talking with us, {{name}}.' },
-        { callStatus: 'UNANSWERED', messageBody: 'Sorry we missed you, {{name}}. Call us back at {{phoneNumber}}.' },
+        { callStatus: 'ANSWERED', messageBody: 'Thanks for talking with us, {{name|there}}.' },
+        { callStatus: 'UNANSWERED', messageBody: 'Sorry we missed you, {{name|there}}. Call us back at {{phoneNumber}}.' },
       ],
     });
     expect(sms.statusCode).toBe(201);
@@ -247,8 +247,8 @@ describe('post-call messages chosen by the call', () => {
     await api('POST', '/whatsapp/campaigns', {
       agentId: campaign.agentId,
       templates: [
-        { templateName: 'greet', process: 'OUTGOING', callStatus: 'ANSWERED', bodyParameters: ['{{name}}', '{{ phoneNumber }}'] },
-        { templateName: 'saludo', process: 'OUTGOING', callStatus: 'ANSWERED', languageCode: 'es_ES', bodyParameters: ['{{name}}'] },
+        { templateName: 'greet', process: 'OUTGOING', callStatus: 'ANSWERED', bodyParameters: ['{{name|there}}', '{{ phoneNumber }}'] },
+        { templateName: 'saludo', process: 'OUTGOING', callStatus: 'ANSWERED', languageCode: 'es_ES', bodyParameters: ['{{name|there}}'] },
         { templateName: 'saudacao', process: 'OUTGOING', callStatus: 'ANSWERED', languageCode: 'pt_BR' },
       ],
     });
@@ -296,7 +296,7 @@ describe('post-call messages chosen by the call', () => {
       templates: [
         {
           callStatus: 'ANSWERED',
-          messageBody: 'धन्यवाद {{name}}, आपकी अपॉइंटमेंट की पुष्टि हो गई है। हम जल्द ही आपसे संपर्क करेंगे।',
+          messageBody: 'धन्यवाद {{name|there}}, आपकी अपॉइंटमेंट की पुष्टि हो गई है। हम जल्द ही आपसे संपर्क करेंगे।',
           dltSenderId: 'ACMEDL',
           dltTemplateId: '1207161234567890123',
         },
@@ -323,7 +323,7 @@ describe('post-call messages chosen by the call', () => {
       agentId: campaign.agentId,
       senderNumber: 'ACMEIN',
       senderProvider: 'msg91',
-      templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks {{name}}' }],
+      templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks {{name|there}}' }],
     });
     expect(created.statusCode, created.body).toBe(201);
     expect(created.json().templates).toMatchObject([{ dltTemplateId: null }]);
@@ -465,13 +465,13 @@ describe('exactly one message per channel per call', () => {
     }
     await api('POST', '/whatsapp/campaigns', {
       agentId: campaign.agentId,
-      templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED', bodyParameters: ['{{name}}'] }],
+      templates: [{ templateName: 'thanks', process: 'OUTGOING', callStatus: 'ANSWERED', bodyParameters: ['{{name|there}}'] }],
     });
     await api('POST', '/sms-agent/campaigns', {
       agentId: campaign.agentId,
       senderNumber: '+14155550000',
       senderProvider: 'twilio',
-      templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks, {{name}}.' }],
+      templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks, {{name|there}}.' }],
     });
     // As a parallel batch of jobs does: all at once, the first call twice.
     const counts = await Promise.all([...calls, calls[0]!].map((call) => afterCallEnded(t.runtime, { tenantId, callId: call.id })));
@@ -499,7 +499,7 @@ describe('exactly one message per channel per call', () => {
       agentId: campaign.agentId,
       senderNumber: '+14155550000',
       senderProvider: 'twilio',
-      templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks, {{name}}.' }],
+      templates: [{ callStatus: 'ANSWERED', messageBody: 'Thanks, {{name|there}}.' }],
     });
     expect(sms.statusCode).toBe(201);
     expect((await api('POST', '/dnc', { phoneNumber: listed!.toNumber })).statusCode).toBe(201);

@@ -49,8 +49,8 @@ async function newAgent(as = api) {
   return response.json() as { id: string; name: string };
 }
 
-const answered = { callStatus: 'ANSWERED', messageBody: 'Thanks for talking with us, {{name}}.' };
-const unanswered = { callStatus: 'UNANSWERED', messageBody: 'Sorry we missed you, {{name}}; call us back.' };
+const answered = { callStatus: 'ANSWERED', messageBody: 'Thanks for talking with us, {{name|there}}.' };
+const unanswered = { callStatus: 'UNANSWERED', messageBody: 'Sorry we missed you, {{name|there}}; call us back.' };
 
 async function newCampaign(body: Record<string, unknown> = {}, as = api) {
   const agentId = (body.agentId as string | undefined) ?? (await newAgent(as)).id;
@@ -203,6 +203,33 @@ describe('POST /sms-agent/campaigns', () => {
     expect((await api('GET', `/sms-agent/campaigns?agentId=${agent.id}`)).json().total).toBe(0);
   });
 
+  it('refuses a messageBody whose placeholder may be empty without a fallback with 400 naming it; {{phoneNumber}} needs none', async () => {
+    const agent = await newAgent();
+    const body = (templates: unknown[]) => ({ agentId: agent.id, senderNumber: '+14155550123', senderProvider: 'SIMULATOR', templates });
+    const response = await api(
+      'POST',
+      '/sms-agent/campaigns',
+      body([answered, { callStatus: 'UNANSWERED', messageBody: 'Thanks for confirming, {{name}}. Plan: {{plan}}' }]),
+    );
+    expect(response.json()).toMatchObject({
+      statusCode: 400,
+      code: 'TEMPLATE_NEEDS_FALLBACK',
+      message: 'templates/1/messageBody uses {{name}}, which may be empty for a contact; give it a fallback, such as {{name|there}}.',
+      details: [{ path: '/templates/1/messageBody', message: '{{name}} may be empty: give it a fallback' }],
+    });
+    expect((await api('GET', `/sms-agent/campaigns?agentId=${agent.id}`)).json().total).toBe(0);
+    const created = await api(
+      'POST',
+      '/sms-agent/campaigns',
+      body([{ callStatus: 'ANSWERED', messageBody: 'Call us back at {{phoneNumber}}.' }]),
+    );
+    expect(created.statusCode).toBe(201);
+    const put = await api('PUT', `/sms-agent/campaigns/${created.json().id}`, {
+      templates: [{ callStatus: 'ANSWERED', messageBody: 'Hi {{email}}' }],
+    });
+    expect([put.statusCode, put.json().code]).toEqual([400, 'TEMPLATE_NEEDS_FALLBACK']);
+  });
+
   it('refuses callStatus BUSY (SMS templates are ANSWERED or UNANSWERED) and an empty messageBody with 400', async () => {
     const agent = await newAgent();
     const base = { agentId: agent.id, senderNumber: '+14155550123', senderProvider: 'SIMULATOR' };
@@ -296,7 +323,7 @@ describe('PUT /sms-agent/campaigns/{id}', () => {
   it('replaces the templates wholesale: two, then a PUT of one leaves exactly that one with a new id', async () => {
     const campaign = await newCampaign({ templates: [answered, unanswered] });
     expect(campaign.templates).toHaveLength(2);
-    const replacement = { callStatus: 'UNANSWERED', messageBody: 'New text for {{name}}', dltSenderId: 'CALLFG' };
+    const replacement = { callStatus: 'UNANSWERED', messageBody: 'New text for {{name|there}}', dltSenderId: 'CALLFG' };
     const response = await api('PUT', `/sms-agent/campaigns/${campaign.id}`, { templates: [replacement] });
     expect(response.statusCode, response.body).toBe(200);
     const updated = response.json() as SmsCampaign;

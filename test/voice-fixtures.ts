@@ -67,8 +67,14 @@ export async function voiceSetup(app: FastifyInstance, key: string, contacts: Re
   return { agentId: agent.id as string, voiceNumberId: number.id as string, contactListId: list.id as string };
 }
 
+/**
+ * A campaign of the tests' own. The statutory calling rules are on by default (docs/compliance.md),
+ * and these campaigns call the simulator's fictional New York numbers at whatever time the test
+ * runs: each is relaxed explicitly, as the law allows for calls that are no solicitation. A test
+ * of the rules passes `callingRules: true` (test/calling-compliance.test.ts).
+ */
 export async function createCampaign(app: FastifyInstance, key: string, body: Record<string, unknown>) {
-  const response = await apiAs(app, key)('POST', '/campaigns', { name: `Campaign ${++counter}`, ...body });
+  const response = await apiAs(app, key)('POST', '/campaigns', { name: `Campaign ${++counter}`, callingRules: false, ...body });
   if (response.statusCode !== 201) throw new Error(`campaign creation failed: ${response.statusCode} ${response.body}`);
   return response.json() as { id: string; status: string; [field: string]: unknown };
 }

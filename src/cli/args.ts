@@ -46,6 +46,15 @@ export function parseExpiry(value: string): string {
   throw new InvalidArgumentError('expected an ISO date such as 2026-12-31 or a date-time with its time zone such as 2026-12-31T18:00:00Z.');
 }
 
+/** A server's address, http(s), without a trailing slash. */
+export function parseServerUrl(value: string): string {
+  const trimmed = value.trim().replace(/\/+$/, '');
+  const url = URL.canParse(trimmed) ? new URL(trimmed) : undefined;
+  if (!url || !['http:', 'https:'].includes(url.protocol))
+    throw new InvalidArgumentError('expected an http(s) address such as http://localhost:3000.');
+  return trimmed;
+}
+
 export function parseCountry(value: string): string {
   const upper = value.trim().toUpperCase();
   if (!/^[A-Z]{2}$/.test(upper)) throw new InvalidArgumentError('expected a two-letter ISO 3166-1 country code such as US.');

@@ -16,6 +16,7 @@ import {
   parseCurrency,
   parseExpiry,
   parsePositiveInt,
+  parseServerUrl,
   parseUuid,
 } from './args.ts';
 
@@ -286,14 +287,17 @@ export function buildProgram(io: CliIo, state: { json?: boolean; command?: strin
   program
     .command('demo')
     .description('create a demo tenant and print its API key and dashboard login')
+    .option('--url <address>', "the server's address, to watch the demo at (default http://localhost:$PORT)", parseServerUrl)
     .addOption(jsonOption())
-    .action(async () => {
+    .action(async (opts: { url?: string }) => {
       const { demo, port } = await withDatabase(async (runtime) => {
         const { createDemoTenant } = await import('../demo.ts');
         return { demo: await createDemoTenant(runtime), port: runtime.config.port };
       });
-      const { describeDemo } = await import('../demo.ts');
-      emit(demo, describeDemo(demo, `http://localhost:${port}`));
+      const { describeDemo, serverAnswers } = await import('../demo.ts');
+      const url = opts.url ?? `http://localhost:${port}`;
+      const serverRunning = await serverAnswers(url);
+      emit({ ...demo, server: { url, running: serverRunning } }, describeDemo(demo, url, serverRunning));
     });
 
   return program;

@@ -213,6 +213,11 @@ const declared = {
     message: '${field} uses {{${variable}}}, which is not a template variable; use ${variables}.',
     when: "An agent's system prompt or first message names a variable that calls cannot fill.",
   },
+  TEMPLATE_NEEDS_FALLBACK: {
+    status: 400,
+    message: '${field} uses {{${variable}}}, which may be empty for a contact; give it a fallback, such as ${fallback}.',
+    when: "A text said or sent to a person (an agent's first message, a voicemail, an SMS body, a WhatsApp parameter) names a variable that is not always filled (the contact's name, email, phone in a test chat, metadata, pre-dial variables, the campaign) without a fallback.",
+  },
   INVALID_CUSTOM_TOOL: {
     status: 400,
     message: 'Custom tool "${name}": ${problem}.',
@@ -605,6 +610,12 @@ const declared = {
     status: 409,
     message: 'The call has already ended; only a live call can be hung up.',
     when: 'Hanging up a call that has ended.',
+  },
+  NO_INBOUND_AGENT: {
+    status: 409,
+    message:
+      'Voice number ${phoneNumber} has no inbound agent to answer the call; give it one (PATCH /voice-numbers/${id} with inboundAgentId) and call again.',
+    when: 'Simulating an inbound call on a number with no inbound agent: nobody would answer, so no call is placed or billed.',
   },
   NOT_A_SIMULATOR_NUMBER: {
     status: 409,

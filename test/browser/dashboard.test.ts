@@ -562,7 +562,7 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
       callWindowStart: '00:00',
       callWindowEnd: '23:59',
       callDays: [1, 2, 3, 4, 5, 6, 7],
-      answeringMachine: { detect: true, onMachine: 'LEAVE_VOICEMAIL', voicemailMessage: 'Hello {{name}}, please call us back.' },
+      answeringMachine: { detect: true, onMachine: 'LEAVE_VOICEMAIL', voicemailMessage: 'Hello {{name|there}}, please call us back.' },
     });
     await fetch(`${dashboard.url}/api/v1/campaigns/${campaign.id}/start`, {
       method: 'POST',

@@ -104,5 +104,6 @@ export async function createAgentAndSimulatorNumber(page: Page, agentName: strin
   await page.getByLabel('Phone number').fill(phoneNumber);
   await page.getByLabel('Provider', { exact: true }).selectOption('SIMULATOR');
   await page.getByRole('button', { name: /Register number/ }).click();
-  await page.getByRole('cell', { name: phoneNumber }).waitFor();
+  // Exact: the row's inbound-agent cell names the number too.
+  await page.getByRole('cell', { name: phoneNumber, exact: true }).waitFor();
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderTemplate, templateVariables, unknownVariable, type TemplateValues } from './prompt-template.ts';
+import { renderTemplate, templateVariables, unknownVariable, variableWithoutFallback, type TemplateValues } from './prompt-template.ts';
+import { fillContactPlaceholders } from '../messaging/templates.ts';
 
 const values: TemplateValues = {
   name: 'Ana',
@@ -34,5 +35,24 @@ describe('prompt templates', () => {
     expect(renderTemplate('{{date}} {{time}} {{timezone}}', values)).toBe('2026-03-29 01:30 Europe/Madrid');
     expect(renderTemplate('{{now}}', { ...values, now: new Date('2026-03-29T01:30:00.000Z') })).toBe('Sunday, 29 March 2026 at 03:30');
     expect(renderTemplate('{{metadata.nested}}', values)).toBe('{"a":1}');
+  });
+
+  it('says the fallback of an empty variable, and names a variable that may be empty without one', () => {
+    const nameless = { ...values, name: null, metadata: {} };
+    expect(renderTemplate('Hi {{name|there}}, your {{ metadata.plan | usual }} plan; {{email}}.', nameless)).toBe(
+      'Hi there, your usual plan; .',
+    );
+    expect(renderTemplate('Hi {{name|there}}', values)).toBe('Hi Ana');
+    expect(templateVariables('{{name|there}} {{ now }}')).toEqual(['name', 'now']);
+    expect(variableWithoutFallback('{{agent.name}} at {{time}} on {{date}} ({{timezone}}), {{now}}')).toBeUndefined();
+    expect(variableWithoutFallback('Hi {{name|there}} from {{campaign.name}}')).toBe('campaign.name');
+    expect(variableWithoutFallback('Hi {{name|}}')).toBe('name');
+  });
+
+  it('fills an SMS from the contact the same way', () => {
+    const contact = { name: null, phoneNumber: '+34600000001', email: null, metadata: { plan: 'gold' } };
+    expect(fillContactPlaceholders('Thanks, {{name|there}} ({{plan|basic}}, {{phoneNumber}}).', contact)).toBe(
+      'Thanks, there (gold, +34600000001).',
+    );
   });
 });

@@ -3,6 +3,7 @@
  * `{{campaign.name}}`, `{{now}}`… filled per call. The variables are a fixed set, so a template
  * is checked when the agent is saved and an unknown variable never reaches a live call.
  */
+import { fillPlaceholders, placeholdersOf } from '../../platform/placeholders.ts';
 
 /** The variables a template may use, with what each holds (the API docs and the dashboard list them). */
 export const TEMPLATE_VARIABLES: readonly { name: string; description: string }[] = [
@@ -23,16 +24,22 @@ export const TEMPLATE_VARIABLES: readonly { name: string; description: string }[
 ];
 
 const PLAIN = new Set(['name', 'phone', 'email', 'campaign.name', 'agent.name', 'now', 'date', 'time', 'timezone']);
+// The variables every call and chat fills; the others (the contact's fields, metadata, pre-dial
+// variables, the campaign) may be empty, so a text said to the person needs a fallback for them.
+const ALWAYS_FILLED = new Set(['agent.name', 'now', 'date', 'time', 'timezone']);
 // Metadata keys as the CSV import and the API store them: letters, digits, _ and -.
 const METADATA = /^metadata\.[A-Za-z0-9_-]{1,64}$/;
 // Pre-dial variables, named as the webhook may name them.
 const VARIABLES = /^variables\.[A-Za-z0-9_-]{1,64}$/;
-const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
 
 /** The variables a template names, in order, each once. */
 export function templateVariables(template: string): string[] {
-  return [...new Set([...template.matchAll(PLACEHOLDER)].map((match) => match[1]!))];
+  return [...new Set(placeholdersOf(template).map((placeholder) => placeholder.variable))];
 }
+
+/** The first variable of `template` that may be empty on a call and has no fallback, or undefined. */
+export const variableWithoutFallback = (template: string): string | undefined =>
+  placeholdersOf(template).find(({ variable, fallback }) => !ALWAYS_FILLED.has(variable) && !fallback)?.variable;
 
 export const isTemplateVariable = (variable: string): boolean => PLAIN.has(variable) || METADATA.test(variable) || VARIABLES.test(variable);
 
@@ -92,6 +99,6 @@ function valueOf(variable: string, values: TemplateValues): string {
   return typeof field === 'string' ? field : JSON.stringify(field);
 }
 
-/** The template with every variable filled; a variable the save-time check let through always has a value. */
+/** The template with every variable filled, an empty one by its fallback. */
 export const renderTemplate = (template: string, values: TemplateValues): string =>
-  template.replace(PLACEHOLDER, (whole, variable: string) => (isTemplateVariable(variable) ? valueOf(variable, values) : whole));
+  fillPlaceholders(template, (variable) => (isTemplateVariable(variable) ? valueOf(variable, values) : undefined));

@@ -23,7 +23,7 @@ const VoiceId = Type.String({
     "One of the voices of the agent's tts provider (GET /api/v1/voices?provider=…); absent or null: the provider's first voice for the agent's language.",
 });
 const TEMPLATE_HINT =
-  'A template: {{name}}, {{phone}}, {{email}}, {{metadata.<key>}}, {{campaign.name}}, {{agent.name}}, {{now}}, {{date}}, {{time}} and {{timezone}} are filled per call.';
+  'A template: {{name}}, {{phone}}, {{email}}, {{metadata.<key>}}, {{campaign.name}}, {{agent.name}}, {{now}}, {{date}}, {{time}} and {{timezone}} are filled per call. {{name|there}} says "there" when the value is empty; the first message and a voicemail, said word for word, need such a fallback for every variable but {{agent.name}}, {{now}}, {{date}}, {{time}} and {{timezone}}.';
 const SystemPrompt = Type.String({ maxLength: 50_000, description: `Instructions the agent follows on every call. ${TEMPLATE_HINT}` });
 const FirstMessage = Type.String({
   maxLength: 2000,

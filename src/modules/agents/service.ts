@@ -8,7 +8,7 @@ import type { ServerKeys } from '../../platform/secrets.ts';
 import { INVALID_PHONE, normalizePhoneNumber } from '../../platform/phone-numbers.ts';
 import { savedUrlProblem } from '../../platform/safe-fetch.ts';
 import { compileArgumentsSchema } from '../../platform/validation.ts';
-import { TEMPLATE_VARIABLES, unknownVariable } from './prompt-template.ts';
+import { TEMPLATE_VARIABLES, unknownVariable, variableWithoutFallback } from './prompt-template.ts';
 
 /** Prompts are templates over the contact, the campaign and the time; the conversation fills them. */
 export { renderTemplate, TEMPLATE_VARIABLES, type TemplateValues } from './prompt-template.ts';
@@ -119,6 +119,20 @@ export function checkTemplate(field: string, template: string | null | undefined
   ]);
 }
 
+/**
+ * A text said to the person word for word (a first message, a voicemail) also gives a fallback for
+ * each variable that may be empty, so no one hears "Hi , this is…". The system prompt is read by
+ * the model only and needs none.
+ */
+export function checkSpokenTemplate(field: string, template: string | null | undefined, path = `/${field}`): void {
+  checkTemplate(field, template, path);
+  const variable = template ? variableWithoutFallback(template) : undefined;
+  if (variable === undefined) return;
+  throw appError('TEMPLATE_NEEDS_FALLBACK', { field, variable, fallback: `{{${variable}|there}}` }, [
+    { path, message: `{{${variable}}} may be empty: give it a fallback` },
+  ]);
+}
+
 async function checkCustomTools(tools: CustomTool[], allowPrivate: boolean): Promise<void> {
   for (const [index, tool] of tools.entries()) {
     const refuse = (problem: string, field: string) => {
@@ -171,7 +185,7 @@ function transferNumberOf(raw: string | null | undefined): string | null | undef
 async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody, speechOf: Agent | 'new' | undefined): Promise<Partial<repo.AgentFields>> {
   if (input.tools) checkTools(input.tools);
   checkTemplate('systemPrompt', input.systemPrompt);
-  checkTemplate('firstMessage', input.firstMessage);
+  checkSpokenTemplate('firstMessage', input.firstMessage);
   if (input.customTools) await checkCustomTools(input.customTools, ctx.config.allowPrivateUrls);
   const language = input.language === undefined ? undefined : canonicalLanguage(input.language);
   const speech = speechOf

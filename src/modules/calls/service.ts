@@ -810,6 +810,8 @@ export async function simulateInboundCall(ctx: TenantCtx, input: { voiceNumberId
   if (!telephony.placeAtOnce || !telephony.advance) {
     throw appError('NOT_A_SIMULATOR_NUMBER', { phoneNumber: number.phoneNumber, provider: number.provider });
   }
+  // With no agent nobody would answer: a silent call would still be billed and reported as completed.
+  if (!number.inboundAgentId) throw appError('NO_INBOUND_AGENT', { phoneNumber: number.phoneNumber, id: number.id });
   const fromNumber = normalizePhoneNumber(input.fromNumber);
   if (!fromNumber) throw appError('VALIDATION_FAILED.fromNumber', {}, [{ path: '/fromNumber', message: 'Invalid phone number' }]);
   const now = ctx.clock.now();

@@ -144,7 +144,7 @@ const campaignFields = {
   }),
   callingRules: Type.Boolean({
     description:
-      "Apply the statutory calling rules (hours and call caps in the person's local time, by country and US state) and the tenant's own. Default: the tenant's compliance settings (false until changed).",
+      "Apply the statutory calling rules (hours, holidays, call caps and consent in the person's local time, by country and US state) and the tenant's own. Default: the tenant's compliance settings (true until changed). false declares that the campaign makes no telephone solicitation or advertising (reminders, service calls), the only calls the statutes govern.",
   }),
   requireConsent: Type.Boolean({
     description: "Dial only contacts with a valid consent for voice. Default: the tenant's compliance settings (false until changed).",
@@ -152,7 +152,7 @@ const campaignFields = {
   retryRules: Type.Union([RetryRules, Type.Null()]),
   postCallMessages: StringEnum(POST_CALL_MESSAGES, {
     description:
-      "EVERY_ATTEMPT (default): each ended call may send the agent's post-call WhatsApp and SMS; FINAL_OUTCOME: only the call that settles the contact (answered, a permanent failure, a voicemail left or the last attempt) does, so a contact gets one follow-up from this campaign.",
+      "FINAL_OUTCOME (default): only the call that settles the contact (answered, a permanent failure, a voicemail left or the last attempt) sends the agent's post-call WhatsApp and SMS, so a contact gets one follow-up from this campaign; EVERY_ATTEMPT: each ended call may send them.",
   }),
   preDialWebhook: Type.Union([PreDialWebhookInput, Type.Null()], {
     description: 'A server asked before each contact is dialled whether to call and with which variables; null (the default): none.',

@@ -47,6 +47,8 @@ export const DEFAULTS = {
   maxAttempts: 3,
   redialDelayMin: 60,
   maxConcurrentCalls: 5,
+  // One follow-up per contact: the call that settles it, not every attempt.
+  postCallMessages: 'FINAL_OUTCOME',
 } as const;
 export const MIN_LIST_CONTACTS = 2;
 const DELETABLE: CampaignStatus[] = ['DRAFT', 'COMPLETED', 'CANCELLED'];
@@ -164,7 +166,7 @@ async function checkAnsweringMachine(ctx: TenantCtx, setting: AnsweringMachine, 
       'voicemailMessage',
     );
   }
-  agents.checkTemplate('answeringMachine.voicemailMessage', setting.voicemailMessage, '/answeringMachine/voicemailMessage');
+  agents.checkSpokenTemplate('answeringMachine.voicemailMessage', setting.voicemailMessage, '/answeringMachine/voicemailMessage');
   const number = setting.detect && voiceNumberId ? await agents.findVoiceNumber(ctx, voiceNumberId) : undefined;
   if (number && !telephonyProvider(number.provider).telephony.answeringMachineDetection) {
     const able = VOICE_PROVIDER_NAMES.filter((name) => telephonyProvider(name).telephony.answeringMachineDetection).join(', ');

@@ -35,7 +35,8 @@ type Ctx = Pick<TenantCtx, 'db' | 'tenantId' | 'clock'>;
 
 const DEFAULT_SETTINGS: Omit<repo.SettingsRow, 'updated_at'> = {
   window_time_zone: 'CAMPAIGN',
-  calling_rules: false,
+  // The law holds unless the tenant says its calls are not the solicitations it governs.
+  calling_rules: true,
   require_consent: false,
   max_calls_per_day: null,
   max_calls_per_week: null,

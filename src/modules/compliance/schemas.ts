@@ -134,7 +134,10 @@ const settingsFields = {
   windowTimeZone: StringEnum(WINDOW_TIME_ZONES, {
     description: 'For new campaigns: read the call window in the campaign’s time zone (CAMPAIGN) or in each contact’s own (CONTACT).',
   }),
-  callingRules: Type.Boolean({ description: 'For new campaigns: apply the statutory calling rules and the tenant’s own.' }),
+  callingRules: Type.Boolean({
+    description:
+      'For new campaigns: apply the statutory calling rules and the tenant’s own (true until changed). false declares that the tenant’s campaigns make no telephone solicitation or advertising, the only calls the statutes govern.',
+  }),
   requireConsent: Type.Boolean({ description: 'For new campaigns: dial only contacts with a valid consent for voice.' }),
   maxCallsPerDay: Type.Union([CallCap], {
     description: 'At most this many calls to one number in 24 hours, across all campaigns; null: no cap.',

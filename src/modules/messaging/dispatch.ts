@@ -12,7 +12,7 @@ import * as campaigns from '../campaigns/service.ts';
 import * as events from '../events/service.ts';
 import { NotConnectedError, smsConnectionOf, smsStatusCallbackUrl, whatsappNotConnected, whatsappOf } from './channels.ts';
 import * as repo from './repo.ts';
-import { chooseSmsTemplate, chooseWhatsAppMapping, fillPlaceholders, type Recipient } from './templates.ts';
+import { chooseSmsTemplate, chooseWhatsAppMapping, fillContactPlaceholders, type Recipient } from './templates.ts';
 
 export const SEND_MESSAGE = 'message.send';
 export interface SendMessageJob {
@@ -128,7 +128,7 @@ export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId
       template_name: mapping.templateName,
       language_code: mapping.languageCode,
       body: null,
-      parameters: mapping.bodyParameters.map((parameter) => fillPlaceholders(parameter, recipient)),
+      parameters: mapping.bodyParameters.map((parameter) => fillContactPlaceholders(parameter, recipient)),
       dlt_sender_id: null,
       dlt_template_id: null,
       encoding: null,
@@ -137,7 +137,7 @@ export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId
   }
   const template = sms?.is_active ? chooseSmsTemplate(sms.templates, call.outcome) : undefined;
   if (sms && template) {
-    const body = fillPlaceholders(template.messageBody, recipient);
+    const body = fillContactPlaceholders(template.messageBody, recipient);
     const { encoding, segments } = smsSegments(body);
     messages.push({
       ...common,

@@ -29,7 +29,8 @@ const PhoneNumberId = Type.String({
   [PATTERN_MESSAGE]: 'the digits of a WhatsApp phone number ID',
   description: "Sender phone number ID at WhatsApp (digits); overrides the integration's default sender.",
 });
-const Placeholders = 'Placeholders {{name}}, {{phoneNumber}}, {{email}} and {{<metadata key>}} are filled from the contact.';
+const Placeholders =
+  'Placeholders {{name}}, {{phoneNumber}}, {{email}} and {{<metadata key>}} are filled from the contact; all but {{phoneNumber}} may be empty, so each needs a fallback, as in {{name|there}}.';
 
 const TemplateMappingInput = Type.Object(
   {

@@ -33,7 +33,7 @@ import {
   type UpdateWhatsAppCampaignBody,
   type WhatsAppCampaign,
 } from './schemas.ts';
-import { canonicalLanguageCode, duplicateMappings, duplicateSmsTemplates } from './templates.ts';
+import { canonicalLanguageCode, duplicateMappings, duplicateSmsTemplates, placeholdersWithoutFallback } from './templates.ts';
 
 /** What an agent sends during a call (its send_sms and send_whatsapp tools), once per tool call. */
 export { sendDuringCall } from './dispatch.ts';
@@ -67,7 +67,24 @@ function whatsappTemplates(input: TemplateMappingInput[]): TemplateMapping[] {
   }));
   const duplicates = duplicateMappings(templates);
   if (duplicates.length > 0) throw appError('VALIDATION_FAILED.duplicateMappings', {}, duplicates);
+  refuseEmptyPlaceholders(
+    templates.flatMap((template, index) =>
+      template.bodyParameters.map((text, p) => ({ text, path: `/templates/${index}/bodyParameters/${p}` })),
+    ),
+  );
   return templates;
+}
+
+/** A text sent to a contact never says "Hi ,": a placeholder that may be empty needs its fallback. */
+function refuseEmptyPlaceholders(texts: { text: string; path: string }[]) {
+  const missing = placeholdersWithoutFallback(texts);
+  if (missing.length === 0) return;
+  const { path, variable } = missing[0]!;
+  throw appError(
+    'TEMPLATE_NEEDS_FALLBACK',
+    { field: path.slice(1), variable, fallback: `{{${variable}|there}}` },
+    missing.map((each) => ({ path: each.path, message: `{{${each.variable}}} may be empty: give it a fallback` })),
+  );
 }
 
 async function agentAlreadyHas(ctx: TenantCtx, channel: 'WhatsApp' | 'SMS', agentId: string): Promise<AppError> {
@@ -153,6 +170,7 @@ function smsProviderName(value: string): SmsProviderName {
 function smsTemplates(input: SmsTemplateInput[]): SmsTemplate[] {
   const duplicates = duplicateSmsTemplates(input);
   if (duplicates.length > 0) throw appError('VALIDATION_FAILED.duplicateSmsTemplates', {}, duplicates);
+  refuseEmptyPlaceholders(input.map((template, index) => ({ text: template.messageBody, path: `/templates/${index}/messageBody` })));
   return input.map((template) => ({
     id: randomUUID(),
     callStatus: template.callStatus,

@@ -1,4 +1,5 @@
 import type { FieldError } from '../../platform/errors.ts';
+import { fillPlaceholders, placeholdersOf } from '../../platform/placeholders.ts';
 import type { SmsTemplate, TemplateMapping } from './schemas.ts';
 
 /** What placeholders are filled from. */
@@ -9,24 +10,39 @@ export interface Recipient {
   metadata: Record<string, unknown>;
 }
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
+// Filled from every contact; its other fields and metadata may be empty.
+const ALWAYS_FILLED = new Set(['phoneNumber']);
+const VARIABLE = /^[A-Za-z0-9_.-]+$/;
+
+const valueOf = (key: string, recipient: Recipient): unknown =>
+  key === 'name'
+    ? recipient.name
+    : key === 'phoneNumber'
+      ? recipient.phoneNumber
+      : key === 'email'
+        ? recipient.email
+        : recipient.metadata[key];
 
 /**
  * Fills `{{name}}`, `{{phoneNumber}}`, `{{email}}` and `{{<metadata key>}}` from the contact
- * (contract §6). A placeholder the contact has no value for becomes empty rather than reaching
- * the recipient as `{{…}}`.
+ * (contract §6); an empty one takes its fallback (`{{name|there}}`), and with none becomes empty
+ * rather than reaching the recipient as `{{…}}` (the save-time check asks for a fallback).
  */
-export function fillPlaceholders(text: string, recipient: Recipient): string {
-  return text.replace(PLACEHOLDER, (_match, key: string) => {
-    const value =
-      key === 'name'
-        ? recipient.name
-        : key === 'phoneNumber'
-          ? recipient.phoneNumber
-          : key === 'email'
-            ? recipient.email
-            : recipient.metadata[key];
-    return value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
+export function fillContactPlaceholders(text: string, recipient: Recipient): string {
+  return fillPlaceholders(text, (key) => {
+    if (!VARIABLE.test(key)) return undefined;
+    const value = valueOf(key, recipient);
+    return value === null || value === undefined ? null : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  });
+}
+
+/** Each text whose placeholder may be empty for a contact and gives no fallback, with that variable. */
+export function placeholdersWithoutFallback(texts: { text: string; path: string }[]): { path: string; variable: string }[] {
+  return texts.flatMap(({ text, path }) => {
+    const missing = placeholdersOf(text).find(
+      ({ variable, fallback }) => VARIABLE.test(variable) && !ALWAYS_FILLED.has(variable) && !fallback,
+    );
+    return missing ? [{ path, variable: missing.variable }] : [];
   });
 }
 

@@ -1,5 +1,5 @@
 import './agents.css';
-import type { Agent, CreateVoiceNumberBody, VoiceNumber } from '../../../src/api-types.ts';
+import type { Agent, CreateVoiceNumberBody, UpdateVoiceNumberBody, VoiceNumber } from '../../../src/api-types.ts';
 import { useState } from 'preact/hooks';
 import { api, query, type Page } from '../api.ts';
 import { AgentForm } from './agent-form.tsx';
@@ -57,7 +57,6 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
     setDeleting(undefined);
     remove.clearError();
   };
-  const agentNames = new Map((allAgents.data?.data ?? []).map((agent) => [agent.id, agent.name]));
   const deletingName = deleting?.kind === 'agent' ? deleting.record.name : deleting?.record.phoneNumber;
 
   return (
@@ -133,7 +132,7 @@ export function AgentsPage(_props: { params: Record<string, string> }) {
               { header: 'Label', cell: (number) => number.label ?? '—' },
               {
                 header: 'Inbound agent',
-                cell: (number) => (number.inboundAgentId ? (agentNames.get(number.inboundAgentId) ?? 'Another agent') : 'None'),
+                cell: (number) => <InboundAgent number={number} agents={allAgents.data?.data ?? []} onChanged={numbers.reload} />,
               },
               { header: 'Registered', cell: (number) => formatDate(number.createdAt) },
               {
@@ -224,6 +223,25 @@ function CreateAgent({ onCreated }: { onCreated: () => Promise<void> }) {
         }}
       />
     </section>
+  );
+}
+
+/** A number's inbound agent, changed in place: the agent that answers calls to it (and its test calls). */
+function InboundAgent({ number, agents, onChanged }: { number: VoiceNumber; agents: Agent[]; onChanged: () => Promise<void> }) {
+  const change = useAction(async (inboundAgentId: string) => {
+    await api('PATCH', `/voice-numbers/${number.id}`, { inboundAgentId: inboundAgentId || null } satisfies UpdateVoiceNumberBody);
+    await onChanged();
+  });
+  return (
+    <>
+      <Select
+        label={`Inbound agent of ${number.phoneNumber}`}
+        value={number.inboundAgentId ?? ''}
+        onValue={(value) => void change.run(value)}
+        options={namedOptions(agents, ['', 'None'])}
+      />
+      <ErrorMessage error={change.error} />
+    </>
   );
 }
 

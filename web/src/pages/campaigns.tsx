@@ -338,6 +338,10 @@ function CampaignForm({ campaign, asCopy = false }: { campaign: Campaign | undef
           </small>
         )}
       </fieldset>
+      <p class="wide hint">
+        The statutory calling rules also apply, unless your compliance settings relax them: each contact is called only in the hours, days
+        and call limits the law sets where they are, in their own local time, and German numbers only with their consent.
+      </p>
       <Field
         label="Attempts per contact"
         type="number"
@@ -689,6 +693,12 @@ function Settings({
     ['Voice number', number ? numberText(number) : nameOf(undefined, campaign.voiceNumberId)],
     ['Contact list', nameOf(lists, campaign.contactListId)],
     ['Call window', `${campaign.callWindowStart}–${campaign.callWindowEnd} ${campaign.timezone}, ${days}`],
+    [
+      'Calling rules',
+      campaign.callingRules === false
+        ? 'Statutory rules relaxed: declared as no solicitation'
+        : "Statutory rules on: the law's hours, holidays, call limits and consent, in each contact's local time",
+    ],
     ['Attempts', `up to ${campaign.maxAttempts}, ${campaign.redialDelayMin} min apart`],
     ['Ring time', `${campaign.dialTimeout} s`],
     ['Calls at once', String(campaign.maxConcurrentCalls)],
