@@ -216,7 +216,7 @@ const declared = {
   TEMPLATE_NEEDS_FALLBACK: {
     status: 400,
     message: '${field} uses {{${variable}}}, which may be empty for a contact; give it a fallback, such as ${fallback}.',
-    when: "A text said or sent to a person (an agent's first message, a voicemail, an SMS body, a WhatsApp parameter) names a variable that is not always filled (the contact's name, email, phone in a test chat, metadata, pre-dial variables, the campaign) without a fallback.",
+    when: "A text said or sent to a person (an agent's first message, a voicemail, a WhatsApp parameter) names a variable that is not always filled (the contact's name, email, phone in a test chat, metadata, pre-dial variables, the campaign) without a fallback.",
   },
   INVALID_CUSTOM_TOOL: {
     status: 400,

@@ -40,7 +40,7 @@ describe('prompt templates', () => {
   it('says the fallback of an empty variable, and names a variable that may be empty without one', () => {
     const nameless = { ...values, name: null, metadata: {} };
     expect(renderTemplate('Hi {{name|there}}, your {{ metadata.plan | usual }} plan; {{email}}.', nameless)).toBe(
-      'Hi there, your usual plan; .',
+      'Hi there, your usual plan.',
     );
     expect(renderTemplate('Hi {{name|there}}', values)).toBe('Hi Ana');
     expect(templateVariables('{{name|there}} {{ now }}')).toEqual(['name', 'now']);

@@ -170,7 +170,6 @@ function smsProviderName(value: string): SmsProviderName {
 function smsTemplates(input: SmsTemplateInput[]): SmsTemplate[] {
   const duplicates = duplicateSmsTemplates(input);
   if (duplicates.length > 0) throw appError('VALIDATION_FAILED.duplicateSmsTemplates', {}, duplicates);
-  refuseEmptyPlaceholders(input.map((template, index) => ({ text: template.messageBody, path: `/templates/${index}/messageBody` })));
   return input.map((template) => ({
     id: randomUUID(),
     callStatus: template.callStatus,

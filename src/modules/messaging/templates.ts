@@ -26,7 +26,7 @@ const valueOf = (key: string, recipient: Recipient): unknown =>
 /**
  * Fills `{{name}}`, `{{phoneNumber}}`, `{{email}}` and `{{<metadata key>}}` from the contact
  * (contract §6); an empty one takes its fallback (`{{name|there}}`), and with none becomes empty
- * rather than reaching the recipient as `{{…}}` (the save-time check asks for a fallback).
+ * rather than reaching the recipient as `{{…}}` (removed with the comma that joined it).
  */
 export function fillContactPlaceholders(text: string, recipient: Recipient): string {
   return fillPlaceholders(text, (key) => {
