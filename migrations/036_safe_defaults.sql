@@ -1,4 +1,4 @@
--- Safer defaults (issue 38).
+-- Safer defaults.
 -- The statutory calling rules are on unless a tenant relaxes them: new campaigns and the tenant's
 -- settings default to them. A settings row or an unfinished campaign saved with the old default
 -- cannot be told from one that chose false, so both are switched on: the law applied by mistake

@@ -143,6 +143,9 @@ describe.skipIf(!process.env.DATABASE_URL)('dialer worker processes: killed at r
       maxAttempts: MAX_ATTEMPTS,
       redialDelayMin: 1,
       maxConcurrentCalls,
+      // New York numbers dialled at whatever hour the test runs: the statutory hours (on by default)
+      // would hold them overnight, so this campaign's calls are declared no solicitation.
+      callingRules: false,
     });
     expect(campaign.status).toBe(201);
     const id = campaign.body.id as string;
