@@ -8,10 +8,15 @@ interface PlanNode {
   'Node Type': string;
   'Parent Relationship'?: string;
   'Actual Loops': number;
+  /** What the node computes (VERBOSE): `count(*)` for a count, `json_agg(page.*)` for a page's JSON. */
+  Output?: string[];
   Plans?: PlanNode[];
 }
 
 const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+/** The plan's aggregates that compute `what` (`count`, `json_agg`). */
+const aggregatesOf = (nodes: PlanNode[], what: string) =>
+  nodes.filter((node) => node['Node Type'] === 'Aggregate' && node.Output?.some((output) => output.includes(`${what}(`)));
 
 /**
  * The plan the database ran for the statement `read` makes, through `db`: each statement asked of
@@ -22,7 +27,7 @@ async function planOf(db: Queryable, read: (explaining: Queryable) => Promise<un
   const explaining: Queryable = {
     ...db,
     async query<R>(text: string, params?: unknown[]) {
-      const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params);
+      const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(`EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) ${text}`, params);
       const json = rows[0]!['QUERY PLAN'];
       plans.push((typeof json === 'string' ? (JSON.parse(json) as [{ Plan: PlanNode }]) : json)[0].Plan);
       return { rows: [] as R[], rowCount: 0 };
@@ -63,10 +68,18 @@ describe('hot statements on a stock PostgreSQL', () => {
   });
   afterAll(() => t.close());
 
-  it('a page without a search counts nothing: no subquery run per row, no aggregate', async () => {
-    const nodes = await planOf(t.runtime.db, (db) => listContactPages(db, [{ ...ask, search: undefined }]));
+  it('a page without a search counts nothing: no subquery run per row, no count; its rows are made one JSON value once per ask', async () => {
+    const nodes = await planOf(t.runtime.db, (db) =>
+      listContactPages(db, [
+        { ...ask, search: undefined },
+        { ...ask, search: undefined, page: { page: 2, limit: 25, offset: 25 } },
+      ]),
+    );
     expect(nodes.filter((node) => node['Parent Relationship'] === 'SubPlan')).toEqual([]);
-    expect(nodes.map((node) => node['Node Type'])).not.toContain('Aggregate');
+    expect(aggregatesOf(nodes, 'count')).toEqual([]);
+    const pages = aggregatesOf(nodes, 'json_agg');
+    expect(pages).toHaveLength(1);
+    expect(pages[0]!['Actual Loops']).toBe(2);
   });
 
   it('a searched page counts its matches once per ask, not once per row of the page', async () => {
@@ -78,7 +91,7 @@ describe('hot statements on a stock PostgreSQL', () => {
       ]),
     );
     expect(nodes.filter((node) => node['Parent Relationship'] === 'SubPlan')).toEqual([]);
-    const counts = nodes.filter((node) => node['Node Type'] === 'Aggregate');
+    const counts = aggregatesOf(nodes, 'count');
     expect(counts).toHaveLength(1);
     expect(counts[0]!['Actual Loops']).toBe(2);
   });
@@ -92,6 +105,15 @@ describe('hot statements on a stock PostgreSQL', () => {
     expect(searched!.rows.map((row) => row.name)).toEqual(['Person 1', ...Array.from({ length: 10 }, (_, i) => `Person 1${i}`)]);
     expect(all!.total).toBe(60);
     expect(all!.rows.map((row) => row.name)).toEqual(Array.from({ length: 25 }, (_, i) => `Person ${i}`));
+  });
+
+  it('a page past the end of its list is empty, and a list that is not there has no page', async () => {
+    const [past, missing] = await listContactPages(t.runtime.db, [
+      { ...ask, search: undefined, page: { page: 4, limit: 25, offset: 75 } },
+      { ...ask, listId: '00000000-0000-4000-8000-000000000000', search: undefined },
+    ]);
+    expect(past).toEqual({ rows: [], total: 60 });
+    expect(missing).toBeUndefined();
   });
 
   it.skipIf(!process.env.DATABASE_URL)('the service reads with the JIT off on every connection of its pool', async () => {

@@ -190,7 +190,13 @@ export interface ContactsAsked {
 
 /**
  * The statement of `listContactPages`: one row per ask joined to its list, then the page as a lateral
- * subquery (run once per ask, in a nested loop, so each ask's rows stay together and in order).
+ * subquery (run once per ask, in a nested loop), its rows made into one JSON array in their order.
+ *
+ * One value per page rather than a row per contact: on the embedded engine a statement's rows are
+ * encoded on the wire, parsed by PGlite and copied to the service's thread one field at a time, and
+ * for 50 pages of 25 that took three times as long as running the statement (measured: 33 ms a
+ * batch of 50 pages as rows, 14 ms as one JSON text per page). `json_agg` keeps the order of the
+ * sorted subquery it is fed (PostgreSQL's documented way to order an aggregate's input).
  *
  * What is searched is counted in a lateral subquery of its own, once per ask. As a subquery in the
  * select list it was a SubPlan evaluated for every row of the page (a search's page of 25 counted
@@ -202,7 +208,7 @@ export interface ContactsAsked {
 export function contactPagesSql(searched: boolean): string {
   const matches = '(phone_number ILIKE q.pattern OR name ILIKE q.pattern OR email ILIKE q.pattern)';
   const ofList = 'tenant_id = q.tenant_id AND list_id = q.list_id';
-  return `SELECT q.asked::text AS asked, ${searched ? 'CASE WHEN q.pattern IS NULL THEN l.contact_count ELSE m.n END' : 'l.contact_count'} AS page_total, c.*
+  return `SELECT q.asked::text AS asked, ${searched ? 'CASE WHEN q.pattern IS NULL THEN l.contact_count ELSE m.n END' : 'l.contact_count'} AS page_total, c.contacts::text AS contacts
      FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::int[]) WITH ORDINALITY AS q (tenant_id, list_id, pattern, lim, off, asked)
      JOIN contact_lists l ON l.tenant_id = q.tenant_id AND l.id = q.list_id${
        searched
@@ -210,10 +216,12 @@ export function contactPagesSql(searched: boolean): string {
      CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM contacts WHERE q.pattern IS NOT NULL AND ${ofList} AND ${matches}) m`
          : ''
      }
-     LEFT JOIN LATERAL (
-       SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${ofList}${searched ? ` AND (q.pattern IS NULL OR ${matches})` : ''}
-       ORDER BY contacts.created_at, id LIMIT q.lim OFFSET q.off
-     ) c ON true`;
+     CROSS JOIN LATERAL (
+       SELECT json_agg(page) AS contacts FROM (
+         SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${ofList}${searched ? ` AND (q.pattern IS NULL OR ${matches})` : ''}
+         ORDER BY contacts.created_at, id LIMIT q.lim OFFSET q.off
+       ) page
+     ) c`;
 }
 
 /**
@@ -226,7 +234,7 @@ export async function listContactPages(
   asked: ContactsAsked[],
 ): Promise<({ rows: ContactRow[]; total: number } | undefined)[]> {
   const patterns = asked.map((ask) => containing(ask.search));
-  const { rows } = await db.query<ContactRow & { asked: string; page_total: number }>(
+  const { rows } = await db.query<{ asked: string; page_total: number; contacts: string | null }>(
     contactPagesSql(patterns.some((pattern) => pattern !== null)),
     [
       asked.map((ask) => ask.tenantId),
@@ -237,11 +245,9 @@ export async function listContactPages(
     ],
   );
   const pages: ({ rows: ContactRow[]; total: number } | undefined)[] = asked.map(() => undefined);
-  for (const row of rows) {
-    const page = (pages[Number(row.asked) - 1] ??= { rows: [], total: row.page_total });
-    // A list with no contacts on this page still gives its one row, with no contact in it.
-    if (row.id !== null) page.rows.push(row);
-  }
+  // A page past the list's end has no contacts: its aggregate is null.
+  for (const row of rows)
+    pages[Number(row.asked) - 1] = { rows: row.contacts ? (JSON.parse(row.contacts) as ContactRow[]) : [], total: row.page_total };
   return pages;
 }
 
