@@ -54,7 +54,7 @@ describe('README.md and docs/', () => {
     expect(caught('(contract §11)')).toBe(true);
     expect(caught('## Dashboard (issue 8)')).toBe(true);
     expect(caught('see ../shared/spec')).toBe(true);
-    expect(caught('see docs/decisions.md § Conversations')).toBe(false);
+    expect(caught('see docs/decisions/0027-conversations.md')).toBe(false);
     expect(linksOf('[a](../shared/x.md) <https://example.org/>')).toEqual(['../shared/x.md', 'https://example.org/']);
   });
 });
