@@ -63,7 +63,7 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': ['error', dateNow, newDateNow] },
   },
   {
-    // The dashboard runs in the browser and sees the server only through src/api-types.ts (docs/decisions.md).
+    // The dashboard runs in the browser and sees the server only through src/api-types.ts (docs/decisions/0025-dashboard-imports-api-types.md).
     // Its tsconfig has Node's types for the schema files behind that barrel, so these rules keep Node out of web/ itself.
     files: ['web/**'],
     rules: {

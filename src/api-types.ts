@@ -2,7 +2,7 @@
  * The wall between the API and the dashboard (web/): the only server file web/ may import, with
  * `import type` only. Every export is a type, the static type of a TypeBox schema the routes answer
  * or accept with, so the dashboard is type-checked against the API and nothing of the server is
- * bundled. A type belongs here only once a dashboard page uses it (docs/decisions.md).
+ * bundled. A type belongs here only once a dashboard page uses it (docs/decisions/0025-dashboard-imports-api-types.md).
  */
 import type { Static } from '@sinclair/typebox';
 import type { Result } from './modules/analytics/schemas.ts';

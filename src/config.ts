@@ -26,7 +26,7 @@ const ServiceEnvSchema = Type.Object({
     Type.String({
       pattern: '^postgres(ql)?://',
       description:
-        'PostgreSQL server to use instead of the embedded database, e.g. postgres://user@127.0.0.1:5432/callforge. The service connects with the JIT off (`-c jit=off`, see docs/decisions.md); an `options` parameter in the URL takes its place.',
+        'PostgreSQL server to use instead of the embedded database, e.g. postgres://user@127.0.0.1:5432/callforge. The service connects with the JIT off (`-c jit=off`, see docs/decisions/0047-no-jit.md); an `options` parameter in the URL takes its place.',
       expected: 'a postgres:// or postgresql:// URL',
     }),
   ),

@@ -145,7 +145,7 @@ describe.skipIf(onPostgres)('the embedded database', () => {
 });
 
 // PGlite runs a statement to its end on the Node thread: it has no timer to cancel one (measured in
-// README.md, "Health, readiness and timeouts"), so the statement timeout is PostgreSQL's alone.
+// docs/operations.md, "Readiness, timeouts and the embedded database"), so the statement timeout is PostgreSQL's alone.
 describe.skipIf(!onPostgres)('statement timeout on PostgreSQL', () => {
   let t: TestApp;
   let key: string;

@@ -27,6 +27,32 @@ function linksOf(text: string): string[] {
   return [...inline, ...auto];
 }
 
+/** The text of a Markdown document without its fenced code blocks (a `#` there is no heading). */
+function withoutCode(text: string): string {
+  return text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
+}
+
+/** The anchors GitHub gives a document's headings: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
+function anchorsOf(text: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  for (const match of withoutCode(text).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+    const rendered = match[1]!
+      .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // a link's text
+      .replace(/<[^>]+>/g, '') // inline HTML
+      .replace(/[`*~]/g, ''); // emphasis and code marks (an underscore stays, as in snake_case names)
+    const slug = rendered
+      .toLowerCase()
+      .trim()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
+    const count = seen.get(slug) ?? 0;
+    seen.set(slug, count + 1);
+    anchors.add(count === 0 ? slug : `${slug}-${count}`);
+  }
+  return anchors;
+}
+
 describe('README.md and docs/', () => {
   it.each(DOCUMENTS)('%s cites nothing outside the repository', (document) => {
     const text = readFileSync(join(ROOT, document), 'utf8');
@@ -48,13 +74,28 @@ describe('README.md and docs/', () => {
     }
   });
 
+  it.each(DOCUMENTS)('%s links only to headings that exist', (document) => {
+    const text = readFileSync(join(ROOT, document), 'utf8');
+    for (const link of linksOf(withoutCode(text))) {
+      if (/^[a-z]+:/i.test(link) || !link.includes('#')) continue;
+      const [path, anchor] = link.split('#') as [string, string];
+      const target = path === '' ? join(ROOT, document) : resolve(dirname(join(ROOT, document)), decodeURIComponent(path));
+      if (!target.endsWith('.md') || !existsSync(target)) continue; // a missing file is the test above's
+      const anchors = anchorsOf(readFileSync(target, 'utf8'));
+      expect(anchors.has(decodeURIComponent(anchor)), `${document} links to a missing heading: ${link}`).toBe(true);
+    }
+  });
+
   it('the check itself catches what it is meant to', () => {
     const caught = (text: string) => OUTSIDE_REFERENCES.some((pattern) => pattern.test(text));
     expect(caught('as seed §4.3 says')).toBe(true);
     expect(caught('(contract §11)')).toBe(true);
     expect(caught('## Dashboard (issue 8)')).toBe(true);
     expect(caught('see ../shared/spec')).toBe(true);
-    expect(caught('see docs/decisions.md § Conversations')).toBe(false);
+    expect(caught('see docs/decisions/0027-conversations.md')).toBe(false);
     expect(linksOf('[a](../shared/x.md) <https://example.org/>')).toEqual(['../shared/x.md', 'https://example.org/']);
+    const anchors = anchorsOf("# Title\n\n## The agent's voice (`voicePipeline`)\n\n```sh\n# not a heading\n```\n\n## Title\n");
+    expect([...anchors]).toEqual(['title', 'the-agents-voice-voicepipeline', 'title-1']);
+    expect(anchorsOf('## Scale-out: N API (`npm run bench:scale-out`)').has('scale-out-n-api-npm-run-benchscale-out')).toBe(true);
   });
 });

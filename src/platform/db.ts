@@ -45,7 +45,7 @@ export interface Db extends Queryable {
  * its JIT (570 ms measured, again at every execution, prepared or not) when the planner's estimate
  * passes `jit_above_cost`. A page's LIMIT and OFFSET taken from a parameter, as a batch of pages
  * takes them, are estimated at a tenth of the list each, so the estimate of a page grows with its
- * list while the work stays a page. docs/decisions.md, "No JIT".
+ * list while the work stays a page. docs/decisions/0047-no-jit.md.
  * An `options` parameter in DATABASE_URL takes the place of this one.
  */
 export const SESSION_OPTIONS = '-c jit=off';

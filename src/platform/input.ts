@@ -12,7 +12,7 @@ import { appError, validationError, type AppError } from './errors.ts';
  * document of the API nests more than a handful of levels. Nesting in the thousands is what broke
  * the embedded database: PostgreSQL's JSON parser recurses once per level, and in PGlite that
  * recursion runs on the Node thread's own stack, whose overflow PGlite swallowed, leaving the
- * engine half-way through a statement (see README.md, "Health, readiness and timeouts").
+ * engine half-way through a statement (see docs/operations.md, "Readiness, timeouts and the embedded database").
  */
 export const MAX_JSON_DEPTH = 64;
 

@@ -9,7 +9,7 @@ import { startTestApp, type TestApp } from '../harness.ts';
 /** Debian's chromium (installed by .ci/run); CHROMIUM_PATH points elsewhere. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const DESKTOP = { width: 1280, height: 800 };
-/** Where the browser suites save their screenshots, which the README shows. */
+/** Where the browser suites save their screenshots, which docs/dashboard.md shows. */
 export const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url);
 /** Without a browser on a developer's machine the suites say so and skip; CI installs one and runs them. */
 export const NO_BROWSER = !existsSync(CHROMIUM) && !process.env.CI;
