@@ -13,7 +13,14 @@
 import { performance } from 'node:perf_hooks';
 import type { EndReason, TranscriptTurn } from '../calls/service.ts';
 import { lineTimers, SILENCE_PROMPT } from './line-timers.ts';
-import { keypadLine, oneAfterAnother, pipelineLine, SPEECH_FAILED, type LineConversationOptions, type SpeechUsage } from './voice-call.ts';
+import {
+  keypadLine,
+  oneAfterAnother,
+  pipelineLine,
+  SPEECH_FAILED,
+  type LineConversationOptions,
+  type SpeechUsage,
+} from './pipeline/conversation.ts';
 
 /** The far end of the line: speaks the text it is sent, in order; `last` closes a reply. */
 export interface TextLine {

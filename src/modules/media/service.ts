@@ -18,6 +18,7 @@ import * as integrations from '../integrations/service.ts';
 import { conversationOfCall, endCallConversation, usageOf } from '../conversation/service.ts';
 import { framedAudio } from './frames.ts';
 import type { AudioFormat } from '../../platform/audio.ts';
+import { latencyMeter } from './pipeline/latency.ts';
 import { startCallRecording, type CallRecording } from './recording.ts';
 import { listenInUtterances } from './utterance-recognition.ts';
 import { startVoiceCall, type VoiceCall } from './voice-call.ts';
@@ -144,6 +145,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       maxDurationMs: deps.config.dialer.maxCallSeconds * 1000,
       onError: (error) => deps.log.warn({ callId: call.id, err: error }, 'voice call'),
       ...(recording ? { recording } : {}),
+      observers: [latencyMeter((latency) => deps.log.debug({ callId: call.id, ...latency }, 'agent turn latency'))],
     });
     for (const audio of early.splice(0)) voiceCall.audio(audio);
     for (const event of pending.splice(0)) handle(event);

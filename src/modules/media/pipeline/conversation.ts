@@ -1,0 +1,288 @@
+/**
+ * The conversation: the caller's turns to the conversation engine, one after another, and its reply
+ * down the line as the model writes it; each reply recorded once played out, each agent turn cut at
+ * what the caller heard. It also keeps the line's clocks (silence, the call's length), decides when
+ * the caller's speech interrupts the agent (only while something they have not heard is still
+ * queued) and ends the call: when the agent does, after its last words, or with a line of its own
+ * (silence, the time limit, a failure).
+ */
+import type { Clock } from '../../../platform/clock.ts';
+import type { EndReason, TranscriptTurn } from '../../calls/service.ts';
+import type { Session } from '../../conversation/service.ts';
+import { lineTimers, SILENCE_PROMPT } from '../line-timers.ts';
+import type { Reply } from './frames.ts';
+import type { Stage, StageLink } from './pipeline.ts';
+
+/** What speech cost, to be billed with the call. */
+export interface SpeechUsage {
+  sttSeconds: number;
+  ttsCharacters: number;
+}
+
+/** What a conversation on a phone line needs, however the line carries it (audio here, text in relay-call.ts). */
+export interface LineConversationOptions {
+  session: Session;
+  clock: Clock;
+  /** Turns as they are settled (the agent's cut at what was heard), with speech usage so far; false once the call is over. */
+  record(turns: TranscriptTurn[], speech: SpeechUsage): Promise<boolean>;
+  /** The agent ends the call (after its last words were played), or the pipeline must (silence, a failure). */
+  hangUp(reason: EndReason): Promise<void>;
+  /** After the agent's last words, how long the caller may stay silent before being asked once if they are there. */
+  silenceTimeoutMs: number;
+  /** The longest a call may last; then the agent says goodbye. */
+  maxDurationMs: number;
+  /** Failures the caller does not hear about (a recording write, a hang-up that failed). */
+  onError(error: unknown): void;
+  /** The caller's utterance as the recogniser settled it, before the agent answers: a live caption. */
+  heard?(text: string): void;
+}
+
+// The pipeline's own lines, shared with the conversation relay (relay-call.ts).
+export const SPEECH_FAILED = "I'm sorry, I'm having trouble hearing you on this line. Someone will get back to you. Goodbye.";
+
+/**
+ * The call's steps (the opening, each reply, the silence prompt) run one after another; none runs
+ * once the call stopped, and one that fails while it goes on goes to `fail` (which ends it).
+ */
+export function oneAfterAnother(stopped: () => boolean, fail: (error: unknown) => void) {
+  let last: Promise<void> = Promise.resolve();
+  return {
+    then(step: () => Promise<void> | void): void {
+      last = last
+        .then(() => (stopped() ? undefined : step()))
+        .catch((error: unknown) => {
+          if (!stopped()) fail(error);
+        });
+    },
+    /** Settles once every step queued so far has run. */
+    done: () => last,
+  };
+}
+
+/** One of those lines as the transcript keeps it, `started` (ms) being when the call's conversation began. */
+export function pipelineLine(text: string, clock: Clock, started: number): TranscriptTurn {
+  const offset = clock.now().getTime() - started;
+  return { role: 'agent', text, at: clock.now().toISOString(), startMs: offset, endMs: offset, by: 'pipeline' };
+}
+/** What the engine hears of a key the caller pressed. */
+export const keypadLine = (digit: string) => `(The caller pressed ${digit} on the keypad.)`;
+
+export interface ConversationStageOptions extends LineConversationOptions {
+  /** What speech was used so far (the recognition's and the synthesis' stages count it). */
+  speechUsed(): SpeechUsage;
+  /** Closes the whole line (every stage): the call is over. */
+  closeLine(): Promise<void>;
+}
+
+export interface ConversationStage extends Stage {
+  /** The line closed (the caller hung up, or the call ended): settles once the last turns are recorded. */
+  stop(): Promise<void>;
+}
+
+/** How a reply's playing out is awaited: settled by the line (played out, voice failed), an interruption or the end of the call. */
+interface Playing {
+  reply: Reply;
+  done: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+export function conversationStage(options: ConversationStageOptions, link: StageLink): ConversationStage {
+  const { session, clock } = options;
+  const started = clock.now().getTime();
+  let stopped = false;
+  /** How each reply's playing out is awaited. */
+  const playings = new WeakMap<Reply, Playing>();
+  /** The reply being spoken, until the next begins. */
+  let current: Playing = playing({ sentences: [], silenced: false });
+  /** Utterances are answered one after another. */
+  const replies = oneAfterAnother(() => stopped, fail);
+
+  const timers = lineTimers(options, {
+    promptSilence: () =>
+      replies.then(async () => {
+        const reply = beginSpeaking();
+        link.down({ type: 'agent_line', reply, text: SILENCE_PROMPT });
+        await playedOut(reply);
+        await record([agentLine(SILENCE_PROMPT)]);
+        timers.armSilence();
+      }),
+    end: (goodbye, reason) => void endWith(goodbye, reason),
+  });
+
+  function playing(reply: Reply): Playing {
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const done = new Promise<void>((yes, no) => {
+      resolve = yes;
+      reject = no;
+    });
+    // Awaited only once the reply is written; a failure before then must not go unhandled meanwhile.
+    done.catch(() => undefined);
+    const made = { reply, done, resolve, reject };
+    playings.set(reply, made);
+    return made;
+  }
+
+  /** A new reply (or line) begins: nothing of the previous one is pending. */
+  function beginSpeaking(): Reply {
+    current.resolve();
+    current = playing({ sentences: [], silenced: false });
+    return current.reply;
+  }
+
+  /** Waits until everything of the reply written so far was synthesised and played by the far end. */
+  async function playedOut(reply: Reply): Promise<void> {
+    link.down({ type: 'reply_end', reply });
+    if (stopped || reply.silenced) return;
+    await playings.get(reply)?.done;
+  }
+
+  function bargeIn(): void {
+    const { reply } = current;
+    // Only while something the caller has not heard is still queued (not already cleared).
+    if (!reply.sentences.some((spoken) => !spoken.heard && !spoken.cleared)) return;
+    reply.silenced = true;
+    for (const spoken of reply.sentences) if (!spoken.heard) spoken.cleared = true;
+    current.resolve();
+    link.down({ type: 'interrupt' });
+  }
+
+  /** The reply's turns with each agent turn cut at what the caller heard; the engine told what they missed. */
+  function heardTurns(turns: TranscriptTurn[], reply: Reply): TranscriptTurn[] {
+    const spoken = reply.sentences;
+    const modelTurns = turns.filter((turn) => turn.role === 'agent' && turn.by?.startsWith('model:'));
+    const interrupted = spoken.some((sentence) => !sentence.heard);
+    if (!interrupted) return turns;
+    const heardOf = (predicate: (sentence: (typeof spoken)[number]) => boolean) =>
+      spoken
+        .filter((sentence) => predicate(sentence) && sentence.heard)
+        .map((sentence) => sentence.text)
+        .join(' ');
+    const rounds = [...new Set(spoken.filter((sentence) => sentence.round >= 0).map((sentence) => sentence.round))];
+    const result = turns.flatMap((turn) => {
+      if (turn.role !== 'agent') return [turn];
+      const index = modelTurns.indexOf(turn);
+      const text = index >= 0 ? heardOf((sentence) => sentence.round === rounds[index]) : heardOf((sentence) => sentence.round < 0);
+      if (text === turn.text) return [turn];
+      // A turn the caller heard nothing of is not theirs to read (the model is told below).
+      return text ? [{ ...turn, text, interrupted: true }] : [];
+    });
+    session.interrupted(heardOf(() => true));
+    return result;
+  }
+
+  /** One utterance answered: the reply spoken as it is written, then the turns recorded as heard. */
+  async function respond(heard: string): Promise<void> {
+    timers.disarmSilence();
+    const reply = beginSpeaking();
+    const turns = await session.hear(heard, {
+      onText(text, round) {
+        link.down({ type: 'agent_text', reply, text, round });
+      },
+    });
+    // What the model did not stream (the retrieval agent, the fallback line) is spoken whole.
+    for (const turn of turns)
+      if (turn.role === 'agent' && !turn.by?.startsWith('model:')) link.down({ type: 'agent_line', reply, text: turn.text });
+    // Recorded even when the voice failed: the caller's words stay, the agent's say what was heard.
+    const voiceFailure = await playedOut(reply).then(
+      () => undefined,
+      (error: unknown) => error ?? new Error('The voice failed.'),
+    );
+    if (!(await record(heardTurns(turns, reply)))) return void stopAll();
+    if (voiceFailure) throw voiceFailure;
+    if (session.ended) return hangUp(session.ended);
+    timers.armSilence();
+  }
+
+  async function record(turns: TranscriptTurn[]): Promise<boolean> {
+    const used = options.speechUsed();
+    return options.record(turns, { ...used, sttSeconds: Math.round(used.sttSeconds * 100) / 100 });
+  }
+
+  async function hangUp(reason: EndReason): Promise<void> {
+    if (stopped) return;
+    await stopAll();
+    await options.hangUp(reason).catch(options.onError);
+  }
+
+  /** The pipeline's own last words (silence, time limit, a failure): spoken, recorded, then the call ends. */
+  async function endWith(text: string, reason: EndReason): Promise<void> {
+    if (stopped) return;
+    bargeIn();
+    const reply = beginSpeaking();
+    link.down({ type: 'agent_line', reply, text });
+    try {
+      await playedOut(reply);
+      await record([agentLine(text)]);
+    } catch (error) {
+      // The voice itself failed: the call still ends, without last words.
+      options.onError(error);
+    }
+    await hangUp(reason);
+  }
+
+  const agentLine = (text: string) => pipelineLine(text, clock, started);
+
+  async function stopAll(): Promise<void> {
+    if (stopped) return;
+    stopped = true;
+    timers.stop();
+    current.resolve();
+    await options.closeLine();
+  }
+
+  function queueReply(text: string): void {
+    timers.heard();
+    replies.then(() => respond(text));
+  }
+
+  function fail(error: unknown): void {
+    if (stopped) return;
+    options.onError(error);
+    void endWith(SPEECH_FAILED, 'provider_error');
+  }
+
+  // The opening, then the caller's words as turn detection settles them.
+  replies.then(async () => {
+    const opening = await session.open();
+    const reply = beginSpeaking();
+    for (const turn of opening) if (turn.role === 'agent') link.down({ type: 'agent_line', reply, text: turn.text });
+    await playedOut(reply);
+    if (!(await record(opening))) return void stopAll();
+    if (session.ended) return hangUp(session.ended);
+    timers.armSilence();
+  });
+
+  return {
+    name: 'conversation',
+    down: {
+      caller_speaking({ interrupts }) {
+        timers.disarmSilence();
+        if (interrupts) bargeIn();
+      },
+      caller_turn({ text }) {
+        options.heard?.(text);
+        queueReply(text);
+      },
+      keypad({ digit }) {
+        queueReply(keypadLine(digit));
+      },
+      recognition_failed({ error }) {
+        fail(error);
+      },
+    },
+    up: {
+      played_out({ reply }) {
+        playings.get(reply)?.resolve();
+      },
+      voice_failed({ reply, error }) {
+        playings.get(reply)?.reject(error);
+      },
+    },
+    async stop() {
+      await stopAll();
+      await replies.done();
+    },
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * What flows through a call's voice pipeline (pipeline.ts). Frames go down, from the caller's
+ * mouth to the caller's ear: the caller's audio, what the recogniser heard, the caller's turn, the
+ * agent's words, its sentences and their audio. A few go back up, from the line to the
+ * conversation: a reply played out, or its voice failed. An interruption is a frame too: the
+ * conversation sends it down, and each stage below drops what it holds of the reply cut short.
+ */
+import type { RecognitionEvent } from '../../../providers/types.ts';
+
+/** One sentence on its way to the caller: synthesised, played, and heard once its mark comes back. */
+export interface Spoken {
+  text: string;
+  /** The model's answer within the reply it belongs to (-1: not the model's: first message, retrieval agent, fallback). */
+  round: number;
+  /** The sentence's name on the line: the line reports it once the audio before it was played. */
+  mark: string;
+  heard: boolean;
+  /** An interruption dropped it from the line: its mark, if the line still reports it, says nothing. */
+  cleared: boolean;
+}
+
+/** One reply of the agent (an answer, the opening, a line of the pipeline's own) as its sentences go down the line. */
+export interface Reply {
+  /** Its sentences in order, as the sentence stage cut them. */
+  sentences: Spoken[];
+  /** The caller cut it short: what is still written of it is not spoken. */
+  silenced: boolean;
+}
+
+export type DownFrame =
+  /** The caller's audio, in the line's format, as it arrives. */
+  | { type: 'caller_audio'; audio: Buffer }
+  /** The caller pressed a key. */
+  | { type: 'keypad'; digit: string }
+  /** What the recogniser hears (speech started, words, the end of an utterance). */
+  | RecognitionEvent
+  /** The recogniser failed: the call cannot hear the caller any more. */
+  | { type: 'recognition_failed'; error: Error }
+  /** The caller is talking; `interrupts`: it is speech, not noise, so an agent speaking stops. */
+  | { type: 'caller_speaking'; interrupts: boolean }
+  /** The caller's turn is over: what they said. */
+  | { type: 'caller_turn'; text: string }
+  /** The model's words as it writes them, in its `round`-th answer of the reply. */
+  | { type: 'agent_text'; reply: Reply; text: string; round: number }
+  /** A line spoken whole (the first message, the retrieval agent's answer, a line of the pipeline's own). */
+  | { type: 'agent_line'; reply: Reply; text: string }
+  /** Everything of the reply has been written. */
+  | { type: 'reply_end'; reply: Reply }
+  /** A sentence to be spoken. */
+  | { type: 'sentence'; reply: Reply; spoken: Spoken }
+  /** The agent's audio, in the line's format, never empty. */
+  | { type: 'agent_audio'; audio: Buffer }
+  /** All of a sentence's audio went before this: the line is to report its mark. */
+  | { type: 'sentence_sent'; spoken: Spoken }
+  /** The caller cut the agent short: what is queued below is dropped. */
+  | { type: 'interrupt' };
+
+export type UpFrame =
+  /** Every sentence of the reply was played (or the rest was cleared). */
+  | { type: 'played_out'; reply: Reply }
+  /** The voice failed while speaking the reply: the rest of it is not spoken. */
+  | { type: 'voice_failed'; reply: Reply; error: unknown };
+
+export type Frame = DownFrame | UpFrame;
