@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import type { EndReason, TranscriptTurn } from '../src/modules/calls/service.ts';
 import { openSession } from '../src/modules/conversation/engine.ts';
-import { cutToHeard, startRelayCall } from '../src/modules/media/relay-call.ts';
+import { cutToHeard } from '../src/modules/media/pipeline/conversation.ts';
+import { startRelayCall } from '../src/modules/media/relay-call.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { until } from './harness.ts';
 

@@ -153,6 +153,29 @@ describe('a Twilio call is a conversation', () => {
     await stream.closed;
   });
 
+  it('records the opening as the caller heard it: none of it when they spoke over it before it played', async () => {
+    const placed = await placedCall();
+    line.deepgram.script(...utterance('Hello? Who is this?', { startsAfterBytes: 160, endsAfterBytes: 1600 }));
+    line.chat.script({ kind: 'stream', text: ['This is the clinic.'] });
+    const stream = await connect(placed);
+    stream.holdMarks(true);
+    await until('the opening', () => marksOf(stream).length >= 1);
+    await stream.sendAudio(speech(1600));
+    await until('the clear', () => stream.received.some((m) => m.event === 'clear'));
+    stream.holdMarks(false);
+    stream.releaseMarks();
+    const call = await until('the reply recorded', async () => {
+      const got = await getCall(placed);
+      return got.transcript.some((turn: { text: string }) => turn.text === 'This is the clinic.') ? got : undefined;
+    });
+    expect(call.transcript.map((turn: { role: string; text: string }) => [turn.role, turn.text])).toEqual([
+      ['contact', 'Hello? Who is this?'],
+      ['agent', 'This is the clinic.'],
+    ]);
+    stream.stop();
+    await stream.closed;
+  });
+
   it('asks once whether the caller is still there, then says goodbye and hangs up', async () => {
     const placed = await placedCall();
     deepgram.script();

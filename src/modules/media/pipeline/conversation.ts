@@ -67,6 +67,22 @@ export function pipelineLine(text: string, clock: Clock, started: number): Trans
 /** What the engine hears of a key the caller pressed. */
 export const keypadLine = (digit: string) => `(The caller pressed ${digit} on the keypad.)`;
 
+/**
+ * A reply's turns cut at what a line that speaks text says was heard: each agent turn keeps its
+ * share of `heard`, in order, and is marked interrupted when that is not all of it; one the caller
+ * heard nothing of is left out. Tool turns stay: they ran.
+ */
+export function cutToHeard(turns: TranscriptTurn[], heard: string): TranscriptTurn[] {
+  let left = heard.trim();
+  return turns.flatMap((turn) => {
+    if (turn.role !== 'agent') return [turn];
+    const kept = left.slice(0, turn.text.length).trim();
+    left = left.slice(turn.text.length).trim();
+    if (kept === turn.text) return [turn];
+    return kept ? [{ ...turn, text: kept, interrupted: true }] : [];
+  });
+}
+
 export interface ConversationStageOptions extends LineConversationOptions {
   /** What speech was used so far (the recognition's and the synthesis' stages count it). */
   speechUsed(): SpeechUsage;
@@ -83,6 +99,8 @@ export interface ConversationStage extends Stage {
 interface Playing {
   reply: Reply;
   done: Promise<void>;
+  /** Until it is settled. */
+  playing: boolean;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -111,15 +129,23 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
   });
 
   function playing(reply: Reply): Playing {
-    let resolve!: () => void;
-    let reject!: (error: unknown) => void;
-    const done = new Promise<void>((yes, no) => {
-      resolve = yes;
-      reject = no;
+    let settle!: (error?: unknown) => void;
+    const done = new Promise<void>((resolve, reject) => {
+      settle = (error) => {
+        made.playing = false;
+        if (error === undefined) resolve();
+        else reject(error);
+      };
     });
     // Awaited only once the reply is written; a failure before then must not go unhandled meanwhile.
     done.catch(() => undefined);
-    const made = { reply, done, resolve, reject };
+    const made: Playing = {
+      reply,
+      done,
+      playing: true,
+      resolve: () => settle(),
+      reject: (error) => settle(error ?? new Error('The voice failed.')),
+    };
     playings.set(reply, made);
     return made;
   }
@@ -150,6 +176,10 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
 
   /** The reply's turns with each agent turn cut at what the caller heard; the engine told what they missed. */
   function heardTurns(turns: TranscriptTurn[], reply: Reply): TranscriptTurn[] {
+    if (reply.heardText !== undefined) {
+      session.interrupted(reply.heardText);
+      return cutToHeard(turns, reply.heardText);
+    }
     const spoken = reply.sentences;
     const modelTurns = turns.filter((turn) => turn.role === 'agent' && turn.by?.startsWith('model:'));
     const interrupted = spoken.some((sentence) => !sentence.heard);
@@ -209,6 +239,7 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
   /** The pipeline's own last words (silence, time limit, a failure): spoken, recorded, then the call ends. */
   async function endWith(text: string, reason: EndReason): Promise<void> {
     if (stopped) return;
+    timers.disarmSilence();
     bargeIn();
     const reply = beginSpeaking();
     link.down({ type: 'agent_line', reply, text });
@@ -249,7 +280,7 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
     const reply = beginSpeaking();
     for (const turn of opening) if (turn.role === 'agent') link.down({ type: 'agent_line', reply, text: turn.text });
     await playedOut(reply);
-    if (!(await record(opening))) return void stopAll();
+    if (!(await record(heardTurns(opening, reply)))) return void stopAll();
     if (session.ended) return hangUp(session.ended);
     timers.armSilence();
   });
@@ -275,6 +306,14 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
     up: {
       played_out({ reply }) {
         playings.get(reply)?.resolve();
+      },
+      cut_short({ reply, heard }) {
+        timers.disarmSilence();
+        // Once played out the reply is recorded as it was: a late word of its interruption changes nothing.
+        if (reply.silenced || !playings.get(reply)?.playing) return;
+        reply.silenced = true;
+        reply.heardText = heard;
+        playings.get(reply)!.resolve();
       },
       voice_failed({ reply, error }) {
         playings.get(reply)?.reject(error);

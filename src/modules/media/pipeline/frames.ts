@@ -25,6 +25,11 @@ export interface Reply {
   sentences: Spoken[];
   /** The caller cut it short: what is still written of it is not spoken. */
   silenced: boolean;
+  /**
+   * What the caller heard of it, in words, when a line that speaks text itself (ConversationRelay)
+   * says so: it was cut short there. Lines of audio know what was heard by their sentences' marks.
+   */
+  heardText?: string;
 }
 
 export type DownFrame =
@@ -58,6 +63,8 @@ export type DownFrame =
 export type UpFrame =
   /** Every sentence of the reply was played (or the rest was cleared). */
   | { type: 'played_out'; reply: Reply }
+  /** The far end stopped speaking the reply after `heard`: the caller spoke over it (ConversationRelay). */
+  | { type: 'cut_short'; reply: Reply; heard: string }
   /** The voice failed while speaking the reply: the rest of it is not spoken. */
   | { type: 'voice_failed'; reply: Reply; error: unknown };
 
