@@ -121,18 +121,8 @@ describe.skipIf(browser.NO_BROWSER)("a newcomer's first hour in the dashboard", 
     'creates the demo campaign with a searchable time zone, runs it to the end and shows its calls in words',
     { timeout: 180_000 },
     async () => {
-      // Appointment reminders are no solicitation: the tenant relaxes the statutory rules, the one
-      // relaxation the law allows (no dashboard page sets it yet), so these German and Californian
-      // numbers are called whatever the hour the test runs at.
-      const relaxed = await page.evaluate<number>(`(async () => {
-        const csrf = decodeURIComponent(/(?:^|;\\s*)(?:__Host-)?callforge_csrf=([^;]*)/.exec(document.cookie)?.[1] ?? '');
-        const response = await fetch('/api/v1/compliance/settings', {
-          method: 'PUT',
-          headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
-          body: JSON.stringify({ callingRules: false }),
-        });
-        return response.status;
-      })()`);
+      // These German and Californian numbers are called whatever the hour the test runs at.
+      const relaxed = await browser.relaxStatutoryRules(page);
       expect(relaxed).toBe(200);
       await open('/campaigns/new', 'New campaign');
       await page.getByText(/The statutory calling rules also apply, unless your compliance settings relax them/).waitFor();

@@ -77,6 +77,23 @@ export function middayTimeZone(now = new Date()): string {
 const OPTIONS_DEADLINE_MS = 30_000;
 
 /** Waits until the select offers an option whose text matches (its options are loaded from the API). */
+/**
+ * The signed-in tenant relaxes the statutory calling rules (declaring its calls no solicitation:
+ * appointment reminders), the one relaxation the law allows, so its test campaigns dial whatever
+ * the hour in their contacts' zones when the test runs; answers the status of the request.
+ */
+export function relaxStatutoryRules(page: Page): Promise<number> {
+  return page.evaluate<number>(`(async () => {
+    const csrf = decodeURIComponent(/(?:^|;\\s*)(?:__Host-)?callforge_csrf=([^;]*)/.exec(document.cookie)?.[1] ?? '');
+    const response = await fetch('/api/v1/compliance/settings', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+      body: JSON.stringify({ callingRules: false }),
+    });
+    return response.status;
+  })()`);
+}
+
 export async function optionAppears(page: Page, label: string, text: RegExp) {
   const options = page.getByLabel(label, { exact: true }).locator('option');
   await expect
