@@ -1,0 +1,126 @@
+/**
+ * Who answered: answering-machine detection (the provider's verdict, or the simulator's) and the
+ * campaign's policy for a machine, hung up to be tried again or left a voicemail.
+ */
+import { withTransaction, type Deps, type TenantCtx } from '../../platform/context.ts';
+import { appError } from '../../platform/errors.ts';
+import { telephonyProvider } from '../../providers/registry.ts';
+import type { AnsweredBy, ProviderWebhook } from '../../providers/types.ts';
+import * as repo from './repo.ts';
+import type { TranscriptTurn } from './schemas.ts';
+import { connect, lockVerifiedCall } from './provider-line.ts';
+import { answeredUntil, finishCall, type CallBatch, type CallResult } from './ending.ts';
+
+/** What a campaign does when a machine answers one of its calls, its voicemail filled for the call. */
+export type MachinePolicy = { onMachine: 'HANG_UP_AND_RETRY' } | { onMachine: 'LEAVE_VOICEMAIL'; message: string; language: string };
+export type MachinePolicyOf = (ctx: TenantCtx, call: repo.CallRow) => Promise<MachinePolicy | null>;
+
+let machinePolicyOf: MachinePolicyOf = () => Promise.resolve(null);
+
+/**
+ * Who decides what a machine gets (the campaign's policy, its voicemail rendered for the call's
+ * contact and agent): registered once by the composition root, since campaigns and agents' templates
+ * sit above this module. Without one, a machine is talked to as a person would be.
+ */
+export function decideMachinesWith(policyOf: MachinePolicyOf): void {
+  machinePolicyOf = policyOf;
+}
+
+/** What follows a verdict: the conversation goes on, the call ends (and is hung up), or a voicemail is left. */
+type Decision = { act: 'converse' } | { act: 'end'; result: CallResult } | { act: 'voicemail'; turn: TranscriptTurn; language: string };
+
+export const CONVERSE: Decision = { act: 'converse' };
+
+/**
+ * Stores who answered a live, answered call (once: a repeated verdict decides nothing) and decides
+ * what follows: a person, or no clear verdict, is talked to (call-screening assistants answer as
+ * people and hear who is calling and why); a fax ends the call for good; a machine gets its
+ * campaign's policy, hung up to be tried again later or left a voicemail and done.
+ */
+export async function decideOnAnswerer(ctx: TenantCtx, call: repo.CallRow, answeredBy: AnsweredBy): Promise<Decision | undefined> {
+  if (!(await repo.setAnsweredBy(ctx.db, ctx.tenantId, call.id, answeredBy))) return undefined;
+  const now = ctx.clock.now();
+  const endedByMachine = (extra: Partial<CallResult>): Decision => ({
+    act: 'end',
+    result: answeredUntil(call, now, { endReason: 'answering_machine', ...extra }),
+  });
+  if (answeredBy === 'fax') {
+    return endedByMachine({ outcome: 'FAILED', permanent: true, failureReason: 'A fax machine answered; the number is not called again.' });
+  }
+  if (answeredBy !== 'machine') return CONVERSE;
+  const policy = await machinePolicyOf(ctx, call);
+  if (!policy) return CONVERSE;
+  if (policy.onMachine === 'HANG_UP_AND_RETRY') {
+    return endedByMachine({ outcome: 'UNANSWERED', failureReason: 'An answering machine answered; hung up, to call again later.' });
+  }
+  return {
+    act: 'voicemail',
+    turn: { role: 'agent', text: policy.message, at: now.toISOString(), by: 'voicemail' },
+    language: policy.language,
+  };
+}
+
+/**
+ * Records a decision on the call: an end ends it; a voicemail adds its turn, and ends a call its
+ * provider drives itself at once (there is no line to speak on), not reached but done.
+ */
+export async function recordDecision(ctx: TenantCtx, call: repo.CallRow, decision: Decision, batch?: CallBatch): Promise<void> {
+  if (decision.act === 'end') return finishCall(ctx, call.id, decision.result, batch);
+  if (decision.act !== 'voicemail') return;
+  await repo.addVoicemailTurn(ctx.db, ctx.tenantId, call.id, decision.turn);
+  if (telephonyProvider(call.provider).telephony.advance) {
+    await finishCall(ctx, call.id, answeredUntil(call, ctx.clock.now(), { outcome: 'UNANSWERED', endReason: 'voicemail_left' }), batch);
+  }
+}
+
+/**
+ * A provider's answering-machine detection callback (`POST /telephony/{provider}/answered-by`),
+ * verified as status callbacks are. The verdict is stored once; a call not yet seen answered is
+ * answered when detection started. An end (a machine hung up on, a fax) is recorded, then the call
+ * hung up at the provider; a voicemail is spoken at the provider, then recorded, so a voicemail
+ * the provider refused is never shown as left (the call's final status then ends it not reached).
+ */
+export async function receiveAnsweredByCallback(
+  deps: Omit<TenantCtx, 'tenantId'> & Pick<Deps, 'log'>,
+  providerSlug: string,
+  webhook: ProviderWebhook,
+): Promise<void> {
+  const provider = telephonyProvider(providerSlug.toUpperCase());
+  const readAnsweredBy = provider.telephony.callbacks!.readAnsweredBy!;
+  const decided = await withTransaction(deps, async (txCtx) => {
+    const { call, callCtx } = await lockVerifiedCall(txCtx, provider, webhook);
+    let verdict: ReturnType<typeof readAnsweredBy>;
+    try {
+      verdict = readAnsweredBy(webhook);
+    } catch (error) {
+      throw appError('UNKNOWN_CALL_STATUS', { reason: (error as Error).message });
+    }
+    if (call.status === 'ENDED' || call.answered_by !== null) return undefined;
+    const answered = await answeredForDetection(callCtx, call, verdict.detectionMs);
+    const decision = await decideOnAnswerer(callCtx, answered, verdict.answeredBy);
+    if (decision?.act === 'end') await recordDecision(callCtx, answered, decision);
+    return decision && decision.act !== 'converse' ? { call: answered, decision } : undefined;
+  });
+  if (!decided) return;
+  const { call, decision } = decided;
+  const ctx: TenantCtx = { ...deps, tenantId: call.tenant_id };
+  try {
+    const line = await connect(ctx, call.provider);
+    if (decision.act === 'end') await line.hangup(call.provider_call_id!);
+    else await line.speakAndHangUp!(call.provider_call_id!, { text: decision.turn.text, language: decision.language });
+  } catch (error) {
+    // The verdict stands; the call's final status still ends it (not reached) whatever happened here.
+    deps.log.error({ err: error, callId: call.id }, 'answering machine: the provider refused the follow-up');
+    return;
+  }
+  if (decision.act === 'voicemail') await withTransaction(ctx, (txCtx) => recordDecision(txCtx, call, decision));
+}
+
+/** The call as answered: detection reports only on answered calls, so one not yet seen answered was answered when detection began. */
+async function answeredForDetection(ctx: TenantCtx, call: repo.CallRow, detectionMs: number | null): Promise<repo.CallRow> {
+  if (call.status === 'IN_PROGRESS' && call.answered_at) return call;
+  const now = ctx.clock.now();
+  const answeredAt = call.answered_at ?? new Date(now.getTime() - (detectionMs ?? 0));
+  await repo.updateLiveCall(ctx.db, call.tenant_id, call.id, { status: 'IN_PROGRESS', answeredAt, deadlineAt: call.deadline_at });
+  return { ...call, status: 'IN_PROGRESS', answered_at: answeredAt };
+}
