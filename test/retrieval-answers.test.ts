@@ -83,12 +83,12 @@ describe('the retrieval agent on the evaluation set', () => {
     const wrongAnswers = [...halves.tuning, ...halves.heldOut].filter((v) => v.verdict === 'wrong');
     console.info(JSON.stringify(figures), wrongAnswers);
     expect(figures.all.questions).toBeGreaterThanOrEqual(100);
-    // The issue's goals are wrong ≤ 2% and right ≥ 80%. The rule holds the first on the half it was
-    // tuned on; the offline model does not reach the second (docs/knowledge-performance.md).
+    // The issue's goals are wrong ≤ 2% and right ≥ 80% on each half. The rule holds the first on both
+    // halves; the offline model and the words' meanings do not reach the second (docs/knowledge-performance.md).
     expect(figures.tuning.wrong).toBeLessThanOrEqual(0.02);
-    expect(figures.all.wrong).toBeLessThanOrEqual(0.04);
-    // Measured 33 of 72 (0.46) on this machine; the bound leaves room for the model's small differences between CPUs.
-    expect(figures.all.right).toBeGreaterThanOrEqual(0.4);
+    expect(figures.heldOut.wrong).toBeLessThanOrEqual(0.02);
+    // Measured 36 of 72 (0.50) on this machine; the bound leaves room for the model's small differences between CPUs.
+    expect(figures.all.right).toBeGreaterThanOrEqual(0.45);
   }, 300_000);
 
   it("answers the newcomer's questions of issue 42 as it should", async () => {

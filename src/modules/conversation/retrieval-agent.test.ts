@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { Passage } from '../knowledge/service.ts';
-import { answerFromPassages, answerScore, ANSWER_RULE, isGoodbye, isGreeting, isOptOut } from './retrieval-agent.ts';
+import { wordSenses } from '../../platform/word-senses.ts';
+import {
+  answerFromPassages,
+  answerScore,
+  ANSWER_RULE,
+  givesKindAsked,
+  isGoodbye,
+  isGreeting,
+  isOptOut,
+  topicWords,
+  wordShares,
+} from './retrieval-agent.ts';
 
 const passage = (text: string): Passage => ({ chunkId: 'c', sourceId: 's', sourceName: 'FAQ', text, score: 0.03 });
 
@@ -59,6 +70,46 @@ describe('the retrieval agent', () => {
     expect(answerScore('When do you open on Saturday?', 'On Saturdays we open from 9 am to noon.', 0.4)).toBeCloseTo(
       0.4 + ANSWER_RULE.kindBonus,
     );
+  });
+
+  it('reads a question word where it opens the question or a clause, and knows how often, due dates, notice and ways to pay', () => {
+    // "when the power is cut" is no question about a time; "…, who do I call?" asks for someone.
+    expect(givesKindAsked('Who gets priority when the power is cut?', 'The outage line is staffed 24 hours a day.')).toBe(false);
+    expect(givesKindAsked('When is the outage line staffed?', 'The outage line is staffed 24 hours a day.')).toBe(true);
+    expect(givesKindAsked('I have terrible tooth pain at night, who do I call?', 'Our head dentist is Dr. Priya Raman.')).toBe(true);
+    expect(givesKindAsked('How often will I get a bill?', 'Bills are sent every two months.')).toBe(true);
+    expect(givesKindAsked('How often will I get a bill?', 'A late payment adds a fee of $12.')).toBe(false);
+    expect(givesKindAsked('When is my payment due?', 'Bills are due 21 days after the bill date.')).toBe(true);
+    expect(givesKindAsked('Is there a penalty for paying after the due date?', 'Bills are due 21 days after the bill date.')).toBe(false);
+    expect(givesKindAsked('How much notice do you need?', 'Tell us at least five working days before the move.')).toBe(true);
+    expect(givesKindAsked('How can I pay what I owe?', 'You can pay online, by direct debit or at any post office.')).toBe(true);
+    expect(answerScore('How often will I get a bill?', 'Bills are sent every two months.', 0.4)).toBeCloseTo(0.4 + ANSWER_RULE.kindBonus);
+  });
+
+  it("weighs the question's words a sentence holds, in any form or a word of the same meaning, rarer words more", async () => {
+    const senses = await wordSenses();
+    expect(topicWords('Do you take Cigna?')).toEqual(['take', 'cigna']);
+    const facts = ['We accept Delta Dental, Cigna and Aetna insurance.', 'We take part-exchange.', 'We are open from 8 am.'];
+    const [cigna, partExchange, open] = wordShares('Do you take Cigna?', facts, senses);
+    // "take" is in two facts ("accept" means it too), "Cigna" in one: the fact with both holds all the question.
+    expect(cigna).toBeCloseTo(1);
+    expect(partExchange).toBeGreaterThan(0);
+    expect(partExchange).toBeLessThan(0.5);
+    expect(open).toBe(0);
+    // Kids are children; Mazdas are a Mazda.
+    expect(wordShares('Any kids?', ['Children are welcome from the age of two.', 'We open at 8 am.'], senses)).toEqual([1, 0]);
+    expect(wordShares('Do you have any Mazdas?', ['We sell Toyota and Mazda cars.'], senses)[0]).toBeCloseTo(1);
+    // A word no sentence holds (bitcoin) weighs most, and leaves every sentence short of the whole question.
+    expect(wordShares('Can I pay with bitcoin?', ['You can pay online.', 'We open at 8 am.'], senses)[0]).toBeLessThan(0.5);
+    expect(wordShares('Hello there?', ['We open at 8 am.'], senses)).toEqual([0]);
+  });
+
+  it("answers with the fact that holds the question's rare word over one a little closer in meaning", async () => {
+    const faq = [passage('We accept Delta Dental, Cigna and Aetna insurance.\n\nWe take part-exchange.')];
+    const similar = similarities({ 'We accept': 0.4, 'We take': 0.45 });
+    expect((await answerFromPassages('Do you take Cigna?', faq, similar))?.text).toBe('We accept Delta Dental, Cigna and Aetna insurance.');
+    // Without the words, the closer fact would win by too little to answer.
+    expect(0.45 - 0.4).toBeLessThan(ANSWER_RULE.margin);
   });
 
   it('keeps an answer to about two spoken sentences', async () => {
