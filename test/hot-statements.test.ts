@@ -27,7 +27,10 @@ async function planOf(db: Queryable, read: (explaining: Queryable) => Promise<un
   const explaining: Queryable = {
     ...db,
     async query<R>(text: string, params?: unknown[]) {
-      const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(`EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) ${text}`, params);
+      const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(
+        `EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) ${text}`,
+        params,
+      );
       const json = rows[0]!['QUERY PLAN'];
       plans.push((typeof json === 'string' ? (JSON.parse(json) as [{ Plan: PlanNode }]) : json)[0].Plan);
       return { rows: [] as R[], rowCount: 0 };
