@@ -46,6 +46,10 @@ async function connectedCall(agentFields: Record<string, unknown> = {}) {
   return { placed, stream, session };
 }
 
+/** The model's next answer: `text` over `audioBytes` of μ-law in `chunks` deltas (its usage, a token of each kind, unchecked here). */
+const scriptAnswer = (text: string, audioBytes: number, chunks: number) =>
+  realtime.script({ text, audioBytes, chunks, usage: { inputText: 1, inputAudio: 1, outputText: 1, outputAudio: 1 } });
+
 async function endedCall(placed: PlacedCall) {
   return until('the ended call', async () => {
     const got = await voice.getCall(placed);
@@ -138,12 +142,7 @@ describe('a call with a speech-to-speech agent', () => {
     const marksBefore = marksOf(stream).length;
     stream.holdMarks(true);
     // Ten words over 200 ms of audio, in four chunks of 50 ms.
-    realtime.script({
-      text: 'Parking is behind the building and free for all patients.',
-      audioBytes: 1600,
-      chunks: 4,
-      usage: { inputText: 10, inputAudio: 20, outputText: 10, outputAudio: 40 },
-    });
+    scriptAnswer('Parking is behind the building and free for all patients.', 1600, 4);
     await session.callerTurn('Tell me about parking.');
     await until('the long answer', () => marksOf(stream).length >= marksBefore + 4);
     // The caller heard two chunks (100 ms); audio sent after the marks proves they arrived first.
@@ -157,12 +156,7 @@ describe('a call with a speech-to-speech agent', () => {
     expect(truncate).toMatchObject({ content_index: 0, audio_end_ms: 100, item_id: expect.stringMatching(/^item_/) });
     stream.holdMarks(false);
 
-    realtime.script({
-      text: 'It is free.',
-      audioBytes: 400,
-      chunks: 1,
-      usage: { inputText: 5, inputAudio: 5, outputText: 5, outputAudio: 5 },
-    });
+    scriptAnswer('It is free.', 400, 1);
     await session.callerTurn('Just the price.');
     const call = await until('the second answer recorded', async () => {
       const got = await voice.getCall(placed);

@@ -18,7 +18,7 @@ import { durationMs, type AudioFormat } from '../../../platform/audio.ts';
 import type { RealtimeConversation, RealtimeEvent } from '../../../providers/types.ts';
 import type { EndReason, TranscriptTurn } from '../../calls/service.ts';
 import { lineTimers, SILENCE_PROMPT } from '../line-timers.ts';
-import { oneAfterAnother, type ConversationStage, type ConversationStageOptions } from './conversation.ts';
+import { oneAfterAnother, recorderOf, type ConversationStage, type ConversationStageOptions } from './conversation.ts';
 import type { Reply, Spoken } from './frames.ts';
 import type { StageLink } from './pipeline.ts';
 
@@ -219,11 +219,9 @@ export function speechToSpeechStage(options: SpeechToSpeechOptions, link: StageL
     });
   }
 
-  async function record(turns: TranscriptTurn[]): Promise<boolean> {
-    if (turns.length === 0) return true;
-    const used = options.speechUsed();
-    return options.record(turns, { ...used, sttSeconds: Math.round(used.sttSeconds * 100) / 100 });
-  }
+  const recordTurns = recorderOf(options);
+  /** No turn to record (a response the caller heard nothing of) writes nothing. */
+  const record = async (turns: TranscriptTurn[]) => turns.length === 0 || recordTurns(turns);
 
   async function hangUp(reason: EndReason): Promise<void> {
     if (stopped) return;
