@@ -4,6 +4,21 @@ import ipaddr from 'ipaddr.js';
 import { Bool, Decimal, Int } from './platform/settings.ts';
 import { PROVIDER_SETTINGS, providerNamed } from './providers/registry.ts';
 
+/** A speech-to-speech model's rates, per million tokens: text and audio, heard (input) and spoken (output). */
+export interface RealtimeRates<T = string> {
+  textInput: T;
+  textOutput: T;
+  audioInput: T;
+  audioOutput: T;
+}
+const REALTIME_RATE_FIELDS = ['textInput', 'textOutput', 'audioInput', 'audioOutput'] as const;
+
+/** OpenAI's list prices (USD per million tokens) of its speech-to-speech models. */
+const DEFAULT_REALTIME_RATES: Record<string, RealtimeRates> = {
+  'gpt-realtime': { textInput: '4', textOutput: '16', audioInput: '32', audioOutput: '64' },
+  'gpt-realtime-mini': { textInput: '0.6', textOutput: '2.4', audioInput: '10', audioOutput: '20' },
+};
+
 /**
  * Every environment variable the service reads, with its default and meaning.
  * `docs/configuration.md` is generated from this table (`npm run docs:config`).
@@ -264,6 +279,12 @@ const ServiceEnvSchema = Type.Object({
       'Rate card per model, per 1,000 tokens, as JSON: {"gpt-4o-mini": {"input": "0.00015", "output": "0.0006"}}; other models use RATE_LLM_PER_1K_TOKENS.',
     expected: 'a JSON object of model names to {"input": "<decimal>", "output": "<decimal>"}',
   }),
+  RATE_REALTIME_MODELS: Type.String({
+    default: JSON.stringify(DEFAULT_REALTIME_RATES),
+    description:
+      "Rate card per speech-to-speech model (an agent's realtime.model), per 1,000,000 tokens of each kind, as JSON: the text and the audio it heard (input) and spoke (output), as its server reported them. The default holds OpenAI's list prices of gpt-realtime and gpt-realtime-mini; a model not named is priced per token at RATE_LLM_PER_1K_TOKENS.",
+    expected: 'a JSON object of model names to {"textInput", "textOutput", "audioInput", "audioOutput": "<decimal>"}',
+  }),
   RATE_PROVIDERS: Type.String({
     default: '{}',
     description:
@@ -389,6 +410,8 @@ export interface Config {
     llmPer1kTokens: string;
     /** Per model, per 1,000 tokens: what the model's input and output cost. */
     llmModels: Record<string, { input: string; output: string }>;
+    /** Per speech-to-speech model, per 1,000,000 tokens of text and audio, heard and spoken. */
+    realtimeModels: Record<string, RealtimeRates<string>>;
     telephonyPerMinute: string;
     platformFeePerMinute: string;
     /** Per provider, for the channels it serves: what replaces the flat rate above. */
@@ -437,6 +460,21 @@ function parseModelRates(text: string): Record<string, { input: string; output: 
     const { input, output } = (rate ?? {}) as { input?: unknown; output?: unknown };
     if (typeof input !== 'string' || typeof output !== 'string' || !DECIMAL.test(input) || !DECIMAL.test(output)) return undefined;
     rates[model] = { input, output };
+  }
+  return rates;
+}
+
+/** RATE_REALTIME_MODELS read: undefined when it is not a JSON object of models to four decimal strings. */
+function parseRealtimeRates(text: string): Record<string, RealtimeRates<string>> | undefined {
+  const value = jsonObjectOf(text);
+  if (!value) return undefined;
+  const rates: Record<string, RealtimeRates<string>> = {};
+  for (const [model, rate] of Object.entries(value)) {
+    if (!isJsonObject(rate)) return undefined;
+    const fields = REALTIME_RATE_FIELDS.map((field) => rate[field]);
+    if (Object.keys(rate).length !== fields.length || !fields.every((field) => typeof field === 'string' && DECIMAL.test(field)))
+      return undefined;
+    rates[model] = Object.fromEntries(REALTIME_RATE_FIELDS.map((field) => [field, rate[field]])) as unknown as RealtimeRates<string>;
   }
   return rates;
 }
@@ -497,6 +535,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (llmModelRates === undefined)
     problems.push(
       `RATE_LLM_MODELS=${JSON.stringify(withDefaults.RATE_LLM_MODELS)} is invalid: expected ${describeExpected(EnvSchema.properties.RATE_LLM_MODELS)}.`,
+    );
+  const realtimeRates = parseRealtimeRates(withDefaults.RATE_REALTIME_MODELS ?? '{}');
+  if (realtimeRates === undefined)
+    problems.push(
+      `RATE_REALTIME_MODELS=${JSON.stringify(withDefaults.RATE_REALTIME_MODELS)} is invalid: expected ${describeExpected(EnvSchema.properties.RATE_REALTIME_MODELS)}.`,
     );
   const providerRates = parseProviderRates(withDefaults.RATE_PROVIDERS ?? '{}');
   if (providerRates === undefined)
@@ -591,6 +634,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ttsPer1kCharacters: env_.RATE_TTS_PER_1K_CHARACTERS,
       llmPer1kTokens: env_.RATE_LLM_PER_1K_TOKENS,
       llmModels: llmModelRates!,
+      realtimeModels: realtimeRates!,
       telephonyPerMinute: env_.RATE_TELEPHONY_PER_MINUTE,
       platformFeePerMinute: env_.RATE_PLATFORM_FEE_PER_MINUTE,
       providers: providerRates!,

@@ -83,6 +83,7 @@ describe('agents', () => {
       tools: ['end_call', 'collect_payment_promise'],
       customTools: [LOOKUP_TOOL],
       llm: null,
+      realtime: null,
       stt: null,
       tts: { provider: 'ESPEAK' },
       voicePipeline: 'MEDIA_STREAM',
@@ -195,6 +196,30 @@ describe('agents', () => {
     expect(unknownProvider.json()).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('OPENAI_COMPATIBLE') });
     const transfer = await api('POST', '/agents', { name: `Transfer ${randomUUID()}`, transferNumber: 'call Bob' });
     expect(transfer.json()).toMatchObject({ code: 'INVALID_PHONE_NUMBER', details: [{ path: '/transferNumber' }] });
+  });
+
+  it('refuses speech-to-speech without a server to run it, with a relay, or with our turn detection and no ears', async () => {
+    const refused = await api('POST', '/agents', { name: `S2S ${randomUUID()}`, realtime: { model: 'gpt-realtime' } });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({ code: 'REALTIME_NOT_CONFIGURED', details: [{ path: '/realtime' }] });
+    const relay = await api('POST', '/agents', {
+      name: `S2S ${randomUUID()}`,
+      voicePipeline: 'CONVERSATION_RELAY',
+      realtime: { model: 'gpt-realtime' },
+    });
+    expect(relay.json()).toMatchObject({ code: 'REALTIME_CONFLICT', details: [{ path: '/realtime' }] });
+    const deaf = await api('POST', '/agents', {
+      name: `S2S ${randomUUID()}`,
+      stt: null,
+      realtime: { model: 'gpt-realtime', turnDetection: 'pipeline' },
+    });
+    expect(deaf.json()).toMatchObject({ code: 'REALTIME_CONFLICT', details: [{ path: '/realtime/turnDetection' }] });
+    const unknown = await api('POST', '/agents', { name: `S2S ${randomUUID()}`, realtime: { model: 'gpt-realtime', turnDetection: 'us' } });
+    expect(unknown.json()).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('server, pipeline') });
+    // Null is the staged pipeline: always accepted.
+    const staged = await api('POST', '/agents', { name: `S2S ${randomUUID()}`, realtime: null });
+    expect(staged.statusCode).toBe(201);
+    expect(staged.json().realtime).toBeNull();
   });
 
   it('updates only the fields given, clears nullable ones with null and stores the language in canonical case', async () => {

@@ -160,6 +160,8 @@ describe('a conversation with a model on a simulated call', () => {
       llmTokens: 235,
       llmInputTokens: 220,
       llmOutputTokens: 15,
+      llmInputAudioTokens: 0,
+      llmOutputAudioTokens: 0,
       llmModel: 'priced-model',
       llmProvider: 'OPENAI_COMPATIBLE',
       sttProvider: null,

@@ -175,6 +175,8 @@ describe('dialling on the simulator', () => {
         llmTokens: 0,
         llmInputTokens: 0,
         llmOutputTokens: 0,
+        llmInputAudioTokens: 0,
+        llmOutputAudioTokens: 0,
         llmModel: null,
         llmProvider: null,
         sttProvider: null,

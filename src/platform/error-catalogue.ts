@@ -229,6 +229,17 @@ const declared = {
       'No language model server is configured for this service; set LLM_API_URL (and LLM_API_KEY), or leave llm null to use the retrieval agent.',
     when: 'An agent names a model while the service has no model server to ask.',
   },
+  REALTIME_NOT_CONFIGURED: {
+    status: 400,
+    message:
+      'No OpenAI-compatible server is configured for this tenant or service to run the speech-to-speech model; connect the llm integration (your OpenAI-compatible server), set LLM_API_URL for the service, or leave realtime null.',
+    when: "An agent's realtime names a model while neither the tenant's OpenAI-compatible connection nor the service's LLM_API_URL gives it a server to reach.",
+  },
+  REALTIME_CONFLICT: {
+    status: 400,
+    message: 'Speech-to-speech ${problem}.',
+    when: "An agent's realtime is set with what it cannot run with: the CONVERSATION_RELAY voice pipeline (Twilio listens and speaks then), or turn detection by the pipeline without an stt to listen with.",
+  },
   SPEECH_NOT_CONFIGURED: {
     status: 400,
     message:

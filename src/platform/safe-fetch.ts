@@ -188,34 +188,52 @@ function refusalIn(error: unknown): string | undefined {
 }
 
 /**
+ * A socket's `lookup` (net.connect's option) that resolves names through `resolve` and gives only
+ * addresses `refuse` lets through: the address checked is the address used.
+ */
+function checkingLookup(refuse: (address: string) => string | null, resolve: (hostname: string) => Promise<LookupAddress[]>) {
+  return (
+    hostname: string,
+    lookupOptions: object,
+    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ): void => {
+    resolve(hostname).then(
+      (addresses) => {
+        const usable = addresses.filter((entry) => refuse(entry.address) === null);
+        if (usable.length === 0) {
+          const reason = nameRefusal(
+            hostname,
+            addresses.map((entry) => refuse(entry.address)),
+          );
+          return callback(new RefusedName(reason), '', 4);
+        }
+        // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily).
+        if ((lookupOptions as { all?: boolean }).all) return callback(null, usable);
+        callback(null, usable[0]!.address, usable[0]!.family);
+      },
+      (error: Error) => callback(error, '', 4),
+    );
+  };
+}
+
+/**
  * An HTTP agent whose every connection resolves its name through `resolve` and connects only to an
- * address `refuse` lets through: the address checked is the address used. A kept-alive connection
- * is reused only for the origin (and so the address) it was opened, and checked, for.
+ * address `refuse` lets through. A kept-alive connection is reused only for the origin (and so the
+ * address) it was opened, and checked, for.
  */
 function addressCheckingAgent(refuse: (address: string) => string | null, resolve: (hostname: string) => Promise<LookupAddress[]>): Agent {
-  return new Agent({
-    connect: {
-      lookup(hostname, lookupOptions, callback) {
-        resolve(hostname).then(
-          (addresses) => {
-            const usable = addresses.filter((entry) => refuse(entry.address) === null);
-            if (usable.length === 0) {
-              const reason = nameRefusal(
-                hostname,
-                addresses.map((entry) => refuse(entry.address)),
-              );
-              return callback(new RefusedName(reason), '', 4);
-            }
-            // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily).
-            if ((lookupOptions as { all?: boolean }).all)
-              return (callback as unknown as (error: null, all: LookupAddress[]) => void)(null, usable);
-            callback(null, usable[0]!.address, usable[0]!.family);
-          },
-          (error: Error) => callback(error, '', 4),
-        );
-      },
-    },
-  });
+  return new Agent({ connect: { lookup: checkingLookup(refuse, resolve) as never } });
+}
+
+/**
+ * For a client that opens its own sockets (a WebSocket to a tenant's model server): why `url`'s
+ * host, an IP literal, may not be reached (null when it may, or is a name), and a `lookup` that
+ * connects a name only to public addresses (ALLOW_PRIVATE_URLS aside).
+ */
+export function publicOnlySocket(url: string, options: { allowPrivate?: boolean } = {}) {
+  const refuse = (address: string) => (options.allowPrivate ? null : addressProblem(address));
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  return { problem: isIP(host) ? refuse(host) : null, lookup: checkingLookup(refuse, systemLookup) };
 }
 
 /**

@@ -28,7 +28,7 @@ export const PROVIDERS: readonly Provider[] = [
 ];
 
 /** The channels a provider is looked up by. */
-type Channel = 'telephony' | 'sms' | 'whatsapp' | 'llm' | 'stt' | 'tts';
+type Channel = 'telephony' | 'sms' | 'whatsapp' | 'llm' | 'realtime' | 'stt' | 'tts';
 
 const byName = new Map(PROVIDERS.map((provider) => [provider.name, provider]));
 
@@ -60,6 +60,7 @@ function providerWith<K extends Channel>(name: string, channel: K): ProviderWith
 export const telephonyProvider = (name: string) => providerWith(name, 'telephony');
 export const smsProvider = (name: string) => providerWith(name, 'sms');
 export const llmProvider = (name: string) => providerWith(name, 'llm');
+export const realtimeProvider = (name: string) => providerWith(name, 'realtime');
 export const sttProvider = (name: string) => providerWith(name, 'stt');
 export const ttsProvider = (name: string) => providerWith(name, 'tts');
 

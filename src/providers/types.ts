@@ -8,6 +8,7 @@
  */
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { AudioFormat } from '../platform/audio.ts';
+import type { ProviderError } from './errors.ts';
 
 // ---------------------------------------------------------------------------------------------
 // What a provider is
@@ -62,6 +63,8 @@ export interface Provider {
   sms?: SmsChannel;
   whatsapp?: WhatsAppChannel;
   llm?: LlmChannel;
+  /** Speech-to-speech over the same connection as `llm` (its server's realtime API). */
+  realtime?: RealtimeChannel;
   stt?: SttChannel;
   tts?: TtsChannel;
 }
@@ -605,6 +608,75 @@ export interface ChatModel {
 /** Language models: where the model is served and with which key, from the environment or a tenant's integration. */
 export interface LlmChannel {
   connect(endpoint: { baseUrl: string; apiKey?: string; timeoutMs: number; fetch?: typeof globalThis.fetch }): ChatModel;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Speech-to-speech: a realtime model that hears the caller's audio and answers in audio
+
+/** How a speech-to-speech conversation is set up for one call. */
+export interface RealtimeSetup {
+  model: string;
+  voice: string;
+  /** The system prompt, its variables filled. */
+  instructions: string;
+  tools: ChatTool[];
+  /** The line's audio, both ways: the channel converts what its server does not take. */
+  format: AudioFormat;
+  /** `server`: the server detects the caller's turns and answers them; `client`: the caller commits each turn (`commit`). */
+  turnDetection: 'server' | 'client';
+  /** BCP-47: what the caller's speech is transcribed as (with server turn detection). */
+  language: string;
+}
+
+/** Tokens one response used, as the server reported them. */
+export interface RealtimeUsage {
+  inputTextTokens: number;
+  inputAudioTokens: number;
+  outputTextTokens: number;
+  outputAudioTokens: number;
+}
+
+/** What a speech-to-speech server reports, normalised. */
+export type RealtimeEvent =
+  /** The server heard the caller start talking (server turn detection). */
+  | { type: 'speech_started' }
+  /** The server's transcription of a turn of the caller's (server turn detection); `seconds` of audio it transcribed, when it says. */
+  | { type: 'caller_transcript'; text: string; seconds?: number }
+  /** Audio of the agent's item `itemId`, in the line's format, never empty. */
+  | { type: 'agent_audio'; itemId: string; audio: Buffer }
+  /** The whole transcript of the agent's item `itemId`, once its audio is all sent. */
+  | { type: 'agent_transcript'; itemId: string; text: string }
+  /** The model calls a tool; its result goes back with `toolResult`. */
+  | { type: 'tool_call'; id: string; name: string; arguments: string }
+  /** A response is over (`status` completed, cancelled, incomplete or failed), with what it used. */
+  | { type: 'response_done'; status: string; usage: RealtimeUsage | null }
+  /** The server refused an event or failed; `fatal`: the connection is gone. */
+  | { type: 'error'; error: ProviderError; fatal: boolean };
+
+/** One call's conversation with a speech-to-speech server. */
+export interface RealtimeConversation {
+  /** The caller's audio, in the line's format. */
+  appendAudio(audio: Buffer): void;
+  /** The caller's turn is over (client turn detection): the audio appended since the last is one turn. */
+  commit(): void;
+  /** Asks for a response; `instructions` for this one only (say the first message). */
+  respond(instructions?: string): void;
+  /** Stops the response being generated. */
+  cancel(): void;
+  /** The caller heard only `audioEndMs` of the agent's item: the server forgets the rest. */
+  truncate(itemId: string, audioEndMs: number): void;
+  /** A tool's result, for the model's next response. */
+  toolResult(callId: string, output: string): void;
+  close(): void;
+}
+
+export interface RealtimeChannel {
+  /** Opens the conversation; settles once the server accepted the setup, or fails with ProviderError. */
+  connect(
+    endpoint: { baseUrl: string; apiKey?: string; timeoutMs: number; publicOnly: boolean },
+    setup: RealtimeSetup,
+    listener: (event: RealtimeEvent) => void,
+  ): Promise<RealtimeConversation>;
 }
 
 // ---------------------------------------------------------------------------------------------

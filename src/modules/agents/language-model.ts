@@ -5,9 +5,9 @@
  */
 import type { Deps, TenantCtx } from '../../platform/context.ts';
 import { publicOnlyFetch } from '../../platform/safe-fetch.ts';
-import { llmProvider, type ProviderWith } from '../../providers/registry.ts';
-import type { ChatModel } from '../../providers/types.ts';
-import type { Agent } from './schemas.ts';
+import { llmProvider, realtimeProvider, type ProviderWith } from '../../providers/registry.ts';
+import type { ChatModel, RealtimeConversation, RealtimeEvent, RealtimeSetup } from '../../providers/types.ts';
+import type { Agent, StoredRealtime } from './schemas.ts';
 import { serverFor } from './speech.ts';
 
 export interface LanguageModel {
@@ -56,5 +56,44 @@ export async function languageModelOf(
     chat: chatModelOf(provider, { baseUrl: server.baseUrl, apiKey: server.apiKey, timeoutMs: llm.timeoutMs }, server.publicOnly),
     name: agent.llm?.model ?? llm.model,
     provider: provider.name,
+  };
+}
+
+/** Speech-to-speech runs on the OpenAI-compatible connection, as the agent's language model does. */
+const REALTIME_PROVIDER = 'OPENAI_COMPATIBLE';
+
+/** Where the tenant's speech-to-speech model is reached: its OpenAI-compatible connection, else the service's LLM_API_URL. */
+export async function realtimeServerOf(ctx: TenantCtx) {
+  const server = await serverFor(ctx, realtimeProvider(REALTIME_PROVIDER), ctx.config.llm);
+  return server?.baseUrl ? { ...server, baseUrl: server.baseUrl } : undefined;
+}
+
+/** An agent's speech-to-speech model, ready to open a call's conversation. */
+export interface RealtimeModel extends StoredRealtime {
+  /** The registry's name of the provider serving it (`OPENAI_COMPATIBLE`). */
+  provider: string;
+  connect(
+    setup: Omit<RealtimeSetup, 'model' | 'voice' | 'turnDetection'>,
+    listener: (event: RealtimeEvent) => void,
+  ): Promise<RealtimeConversation>;
+}
+
+/** The agent's speech-to-speech model; null when it has none, or no server to reach any more. */
+export async function realtimeModelOf(ctx: TenantCtx, agent: Pick<Agent, 'realtime'>): Promise<RealtimeModel | null> {
+  if (!agent.realtime) return null;
+  const server = await realtimeServerOf(ctx);
+  if (!server) return null;
+  const provider = realtimeProvider(REALTIME_PROVIDER);
+  const { model, voice, turnDetection } = agent.realtime;
+  const endpoint = { baseUrl: server.baseUrl, apiKey: server.apiKey, timeoutMs: ctx.config.llm.timeoutMs, publicOnly: server.publicOnly };
+  return {
+    ...agent.realtime,
+    provider: provider.name,
+    connect: (setup, listener) =>
+      provider.realtime.connect(
+        endpoint,
+        { ...setup, model, voice, turnDetection: turnDetection === 'server' ? 'server' : 'client' },
+        listener,
+      ),
   };
 }

@@ -1,6 +1,6 @@
 import { updateSet, type Queryable } from '../../platform/db.ts';
 import { selectPage, type Page } from '../../platform/pagination.ts';
-import type { AgentLlm, AgentRecording, AgentStt, AgentTts, CustomTool, VoicePipeline, VoiceProvider } from './schemas.ts';
+import type { AgentLlm, AgentRecording, AgentStt, AgentTts, CustomTool, StoredRealtime, VoicePipeline, VoiceProvider } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['agents', 'voice_numbers'] as const;
@@ -18,6 +18,7 @@ export interface AgentRow {
   tools: string[];
   custom_tools: CustomTool[];
   llm: AgentLlm | null;
+  realtime: StoredRealtime | null;
   stt: AgentStt | null;
   tts: AgentTts;
   voice_pipeline: VoicePipeline;
@@ -52,6 +53,7 @@ export interface AgentFields {
   tools: string[];
   customTools: CustomTool[];
   llm: AgentLlm | null;
+  realtime: StoredRealtime | null;
   stt: AgentStt | null;
   tts: AgentTts;
   voicePipeline: VoicePipeline;
@@ -62,7 +64,7 @@ export interface AgentFields {
 }
 
 const AGENT_COLUMNS =
-  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, custom_tools, llm, stt, tts, voice_pipeline, knowledge_in_context, transfer_number, recording, tool_secret_sealed, metadata, created_at, updated_at';
+  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, custom_tools, llm, realtime, stt, tts, voice_pipeline, knowledge_in_context, transfer_number, recording, tool_secret_sealed, metadata, created_at, updated_at';
 const NUMBER_COLUMNS = 'id, tenant_id, phone_number, provider, label, inbound_agent_id, created_at, updated_at';
 
 const likePattern = (search: string | undefined) => (search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null);
@@ -74,8 +76,8 @@ export async function insertAgent(
 ): Promise<AgentRow> {
   const { rows } = await db.query<AgentRow>(
     `INSERT INTO agents (tenant_id, id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata,
-                         custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed, stt, tts, recording, voice_pipeline)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb, $12::jsonb, $13::jsonb, $14, $15, $16, $17::jsonb, $18::jsonb, $19::jsonb, $20)
+                         custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed, stt, tts, recording, voice_pipeline, realtime)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb, $12::jsonb, $13::jsonb, $14, $15, $16, $17::jsonb, $18::jsonb, $19::jsonb, $20, $21::jsonb)
      RETURNING ${AGENT_COLUMNS}`,
     [
       tenantId,
@@ -98,6 +100,7 @@ export async function insertAgent(
       JSON.stringify(agent.tts),
       JSON.stringify(agent.recording),
       agent.voicePipeline,
+      agent.realtime && JSON.stringify(agent.realtime),
     ],
   );
   return rows[0]!;
@@ -169,6 +172,7 @@ export async function updateAgent(
       tools: patch.tools ?? undefined,
       custom_tools: patch.customTools && JSON.stringify(patch.customTools),
       llm: patch.llm === undefined ? undefined : patch.llm && JSON.stringify(patch.llm),
+      realtime: patch.realtime === undefined ? undefined : patch.realtime && JSON.stringify(patch.realtime),
       stt: patch.stt === undefined ? undefined : patch.stt && JSON.stringify(patch.stt),
       tts: patch.tts && JSON.stringify(patch.tts),
       voice_pipeline: patch.voicePipeline,

@@ -93,6 +93,41 @@ export const AgentTts = Type.Object(
 );
 export type AgentTts = Static<typeof AgentTts>;
 
+export const REALTIME_TURN_DETECTIONS = ['server', 'pipeline'] as const;
+export const AgentRealtime = Type.Object(
+  {
+    model: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'The speech-to-speech model, such as gpt-realtime or gpt-realtime-mini.',
+    }),
+    voice: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description:
+          "The model's voice (OpenAI's: alloy, ash, ballad, cedar, coral, echo, marin, sage, shimmer, verse); marin when absent.",
+      }),
+    ),
+    turnDetection: Type.Optional(
+      Type.Unsafe<(typeof REALTIME_TURN_DETECTIONS)[number]>({
+        type: 'string',
+        enum: [...REALTIME_TURN_DETECTIONS],
+        description:
+          "Who decides when the caller's turn is over: server (default), the model's server, which transcribes the caller too; pipeline, ours, through the agent's stt (which it needs).",
+      }) as TUnsafe<(typeof REALTIME_TURN_DETECTIONS)[number]> & { type: 'string'; enum: typeof REALTIME_TURN_DETECTIONS },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Speech-to-speech: the agent converses through a realtime model (OpenAI's Realtime API) on the tenant's OpenAI-compatible connection, or the service's LLM_API_URL, in place of stt, llm and tts; null or absent: the staged pipeline. Phone calls on a media stream only. See docs/voice.md § Speech-to-speech.",
+  },
+);
+export type AgentRealtime = Static<typeof AgentRealtime>;
+/** As stored and returned: the defaults filled. */
+export type StoredRealtime = Required<AgentRealtime>;
+
 export const VOICE_PIPELINES = ['MEDIA_STREAM', 'CONVERSATION_RELAY'] as const;
 export type VoicePipeline = (typeof VOICE_PIPELINES)[number];
 // An enum, so a wrong value reads "must be one of MEDIA_STREAM, CONVERSATION_RELAY".
@@ -189,6 +224,16 @@ export const Agent = Type.Object({
   tools: Type.Array(Type.String()),
   customTools: Type.Array(CustomTool),
   llm: Nullable(AgentLlm),
+  realtime: Nullable(
+    Type.Object(
+      {
+        model: Type.String(),
+        voice: Type.String(),
+        turnDetection: Type.Union([Type.Literal('server'), Type.Literal('pipeline')]),
+      },
+      { description: AgentRealtime.description },
+    ),
+  ),
   stt: Nullable(AgentStt),
   tts: AgentTts,
   voicePipeline: VoicePipelineSchema,
@@ -218,6 +263,7 @@ export const CreateAgentBody = Type.Object(
     tools: Type.Optional(Tools),
     customTools: Type.Optional(CustomTools),
     llm: Type.Optional(Nullable(AgentLlm)),
+    realtime: Type.Optional(Nullable(AgentRealtime)),
     stt: Type.Optional(Nullable(AgentStt)),
     tts: Type.Optional(AgentTts),
     voicePipeline: Type.Optional(VoicePipelineSchema),

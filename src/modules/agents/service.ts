@@ -21,18 +21,20 @@ import type {
   Agent,
   AgentLlm,
   CreateAgentBody,
+  StoredRealtime,
   CustomTool,
   CreateVoiceNumberBody,
   UpdateAgentBody,
   UpdateVoiceNumberBody,
   VoiceNumber,
 } from './schemas.ts';
+import { realtimeServerOf } from './language-model.ts';
 import { speechPatch } from './speech.ts';
 import { AGENT_TOOLS, isAgentTool } from './tools.ts';
 
 /** Speech on a phone line: the voices a provider offers, and what the media pipeline speaks and listens with. */
 export { listVoices, relaySpeechOf, serverFor, speechOf, type AgentSpeech, type Server } from './speech.ts';
-export { languageModelOf, type LanguageModel } from './language-model.ts';
+export { languageModelOf, realtimeModelOf, type LanguageModel, type RealtimeModel } from './language-model.ts';
 
 /** The tools an agent may be given (GET /analytics/tools lists them). */
 export { AGENT_TOOLS };
@@ -53,6 +55,7 @@ const toAgent = (row: repo.AgentRow): Agent => ({
   tools: row.tools,
   customTools: row.custom_tools,
   llm: row.llm,
+  realtime: row.realtime ?? null,
   stt: row.stt,
   tts: row.tts,
   voicePipeline: row.voice_pipeline,
@@ -169,6 +172,34 @@ async function checkLlm(ctx: TenantCtx, llm: AgentLlm | null | undefined): Promi
   return { provider, ...llm };
 }
 
+/** OpenAI's default voice for speech-to-speech, when an agent names none. */
+export const DEFAULT_REALTIME_VOICE = 'marin';
+
+/**
+ * Speech-to-speech as stored (defaults filled), once it can run: a server to reach (the tenant's
+ * OpenAI-compatible connection or the service's LLM_API_URL), a media stream to carry its audio,
+ * and an stt when our turn detection listens. `current`: the agent being updated.
+ */
+async function checkRealtime(
+  ctx: TenantCtx,
+  input: UpdateAgentBody,
+  current: Agent | undefined,
+): Promise<StoredRealtime | null | undefined> {
+  const given = input.realtime;
+  const realtime =
+    given === undefined ? current?.realtime : given && { voice: DEFAULT_REALTIME_VOICE, turnDetection: 'server' as const, ...given };
+  if (!realtime) return given === undefined ? undefined : null;
+  const refuse = (path: string, problem: string) => appError('REALTIME_CONFLICT', { problem }, [{ path, message: problem }]);
+  if ((input.voicePipeline ?? current?.voicePipeline) === 'CONVERSATION_RELAY')
+    throw refuse('/realtime', 'needs the MEDIA_STREAM voice pipeline: with CONVERSATION_RELAY, Twilio listens and speaks');
+  const stt = input.stt === undefined ? current?.stt : input.stt;
+  if (realtime.turnDetection === 'pipeline' && !stt)
+    throw refuse('/realtime/turnDetection', 'with turn detection by the pipeline needs an stt to listen with');
+  if (given && !(await realtimeServerOf(ctx)))
+    throw appError('REALTIME_NOT_CONFIGURED', {}, [{ path: '/realtime', message: 'no OpenAI-compatible server is configured' }]);
+  return given === undefined ? undefined : realtime;
+}
+
 function transferNumberOf(raw: string | null | undefined): string | null | undefined {
   if (!raw) return raw;
   const phoneNumber = normalizePhoneNumber(raw.trim());
@@ -201,6 +232,7 @@ async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody, speechOf: Agen
     language,
     knowledgeBaseIds: input.knowledgeBaseIds && knowledgeBaseIds(input.knowledgeBaseIds),
     llm: await checkLlm(ctx, input.llm),
+    realtime: await checkRealtime(ctx, { ...input, ...speech }, speechOf === 'new' ? undefined : speechOf),
     transferNumber: transferNumberOf(input.transferNumber),
     recording: input.recording && {
       enabled: input.recording.enabled,
@@ -223,6 +255,7 @@ export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promi
     tools: patch.tools ?? [],
     customTools: patch.customTools ?? [],
     llm: patch.llm ?? null,
+    realtime: patch.realtime ?? null,
     stt: patch.stt ?? null,
     tts: patch.tts!,
     voicePipeline: patch.voicePipeline ?? 'MEDIA_STREAM',
@@ -253,7 +286,11 @@ export async function listAgents(ctx: TenantCtx, search: string | undefined, pag
 export async function updateAgent(ctx: TenantCtx, agentId: string, input: UpdateAgentBody): Promise<Agent> {
   // The voice is checked against the agent's provider: read the agent first when the patch touches its speech.
   const touchesSpeech =
-    input.voice !== undefined || input.tts !== undefined || input.stt !== undefined || input.voicePipeline !== undefined;
+    input.voice !== undefined ||
+    input.tts !== undefined ||
+    input.stt !== undefined ||
+    input.voicePipeline !== undefined ||
+    input.realtime !== undefined;
   const patch = await agentPatch(ctx, input, touchesSpeech ? await requireAgent(ctx, agentId) : undefined);
   await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   const row = await onUniqueViolation(repo.updateAgent(ctx.db, ctx.tenantId, agentId, patch), () => duplicateAgentName(input.name ?? ''));

@@ -1,4 +1,4 @@
-import type { Config } from '../../config.ts';
+import type { Config, RealtimeRates } from '../../config.ts';
 import { formatMoney, money, type Money } from '../../platform/money.ts';
 
 /** What one call consumed (contract §8), each figure from the component that ran: never estimated. */
@@ -9,6 +9,9 @@ export interface CallUsage {
   llmTokens: number;
   llmInputTokens: number;
   llmOutputTokens: number;
+  /** Of the input and output tokens, the audio a speech-to-speech model heard and spoke (priced apart from text). */
+  llmInputAudioTokens: number;
+  llmOutputAudioTokens: number;
   /** The model the tokens were spent on, which prices them; null when no model ran. */
   llmModel: string | null;
   /** The provider of each component that ran, which prices it; null when it did not run. */
@@ -24,6 +27,8 @@ export interface RateCard {
   ttsPer1kCharacters: Money;
   llmPer1kTokens: Money;
   llmModels: Map<string, { input: Money; output: Money }>;
+  /** Speech-to-speech models, per million tokens of each kind. */
+  realtimeModels: Map<string, RealtimeRates<Money>>;
   telephonyPerMinute: Money;
   platformFeePerMinute: Money;
   /** A provider's own rates, replacing the flat ones above for its components. */
@@ -55,6 +60,17 @@ const decimalRateCard = (config: Config['rates']): RateCard => ({
   llmModels: new Map(
     Object.entries(config.llmModels).map(([model, rate]) => [model, { input: money(rate.input), output: money(rate.output) }]),
   ),
+  realtimeModels: new Map(
+    Object.entries(config.realtimeModels).map(([model, rate]) => [
+      model,
+      {
+        textInput: money(rate.textInput),
+        textOutput: money(rate.textOutput),
+        audioInput: money(rate.audioInput),
+        audioOutput: money(rate.audioOutput),
+      },
+    ]),
+  ),
   telephonyPerMinute: money(config.telephonyPerMinute),
   platformFeePerMinute: money(config.platformFeePerMinute),
   providers: new Map(
@@ -69,8 +85,23 @@ const decimalRateCard = (config: Config['rates']): RateCard => ({
 const rateOf = (rates: RateCard, provider: string | null, field: 'sttPerMinute' | 'ttsPer1kCharacters' | 'telephonyPerMinute') =>
   (provider === null ? undefined : rates.providers.get(provider)?.[field]) ?? rates[field];
 
-/** A model with its own rates is priced per input and output token; any other at the flat rate. */
+/**
+ * A speech-to-speech model with its own rates is priced per text and audio token, heard and spoken;
+ * a model with its own rates per input and output token; any other at the flat rate.
+ */
 function llmCost(usage: CallUsage, rates: RateCard, per1k: (units: number, rate: Money) => Money): Money {
+  const realtime = usage.llmModel === null ? undefined : rates.realtimeModels.get(usage.llmModel);
+  if (realtime) {
+    const audioIn = usage.llmInputAudioTokens;
+    const audioOut = usage.llmOutputAudioTokens;
+    return money(usage.llmInputTokens - audioIn)
+      .mul(realtime.textInput)
+      .add(money(audioIn).mul(realtime.audioInput))
+      .add(money(usage.llmOutputTokens - audioOut).mul(realtime.textOutput))
+      .add(money(audioOut).mul(realtime.audioOutput))
+      .div(1_000_000)
+      .toDecimalPlaces(4);
+  }
   const rate = usage.llmModel === null ? undefined : rates.llmModels.get(usage.llmModel);
   if (!rate) return per1k(usage.llmTokens, rates.llmPer1kTokens);
   return money(usage.llmInputTokens).mul(rate.input).add(money(usage.llmOutputTokens).mul(rate.output)).div(1000).toDecimalPlaces(4);
@@ -110,6 +141,8 @@ export const NO_USAGE: CallUsage = {
   llmTokens: 0,
   llmInputTokens: 0,
   llmOutputTokens: 0,
+  llmInputAudioTokens: 0,
+  llmOutputAudioTokens: 0,
   llmModel: null,
   llmProvider: null,
   sttProvider: null,

@@ -72,6 +72,12 @@ export const CallUsage = Type.Object({
   llmTokens: Type.Integer({ description: 'Input and output tokens together, as the model server reported them.' }),
   llmInputTokens: Type.Integer(),
   llmOutputTokens: Type.Integer(),
+  llmInputAudioTokens: Type.Integer({
+    description: "Of the input tokens, the caller's audio a speech-to-speech model heard (0 for a text model).",
+  }),
+  llmOutputAudioTokens: Type.Integer({
+    description: 'Of the output tokens, the audio a speech-to-speech model spoke (0 for a text model).',
+  }),
   llmModel: Nullable(Type.String({ description: 'The model whose tokens these are; null when no model ran.' })),
   llmProvider: Nullable(Type.String({ description: 'The provider of the model; null when no model ran.' })),
   sttProvider: Nullable(Type.String({ description: 'The speech-to-text provider that listened; null when none ran.' })),

@@ -75,6 +75,30 @@ export interface ReplyListener {
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Of those, the audio a speech-to-speech model heard and spoke (absent: none). */
+  inputAudioTokens?: number;
+  outputAudioTokens?: number;
+}
+
+/**
+ * A conversation a speech-to-speech model holds itself (its server keeps the context and speaks):
+ * the session gives it the agent's instructions and tools, runs the tools, and keeps the transcript
+ * and the usage the server reports.
+ */
+export interface SpokenSession {
+  /** The system prompt, its variables filled, as the model reads it. */
+  readonly instructions: string;
+  /** The opening line with its variables filled; null lets the model open. */
+  readonly firstMessage: string | null;
+  readonly tools: ChatTool[];
+  /** A turn the server transcribed (the caller's) or spoke (the agent's, `by` the model), `fromMs` after the start. */
+  said(role: 'contact' | 'agent', text: string, fromMs: number, extra?: Partial<TranscriptTurn>): TranscriptTurn;
+  /** Runs a tool the model called: its transcript turn, and what the model reads back. */
+  runTool(call: ChatToolCall): Promise<{ turn: TranscriptTurn; content: string }>;
+  /** Tokens a response used, as the server reported them. */
+  used(tokens: { inputText: number; inputAudio: number; outputText: number; outputAudio: number }): void;
+  /** Milliseconds since the conversation began. */
+  offset(): number;
 }
 
 export interface Session {
@@ -97,6 +121,8 @@ export interface Session {
   readonly usage: TokenUsage;
   /** The session as it stands, to be resumed. */
   save(): SavedSession;
+  /** The session for a speech-to-speech model, which converses itself. */
+  readonly spoken: SpokenSession;
 }
 
 /** Rounds of tool calls one reply may take before the model must answer in words. */
@@ -143,6 +169,19 @@ export function openSession(setup: SessionSetup): Session {
       ...extra,
     };
   };
+
+  /** Runs a tool the model called: its result in the history, its turn for the transcript; the conversation ends if it says so. */
+  async function runTool(call: ChatToolCall): Promise<{ turn: TranscriptTurn; content: string }> {
+    const toolStart = offset();
+    const result = await setup.toolbox.run(call);
+    history.push({ role: 'tool', toolCallId: call.id, content: result.content });
+    if (result.end) ended = result.end;
+    const toolTurn = turn('tool', result.content, toolStart, {
+      tool: { id: call.id, name: call.name, arguments: parsedOrRaw(call.arguments), ok: result.ok },
+      ...(result.sources?.length ? { sources: sourcesOf(result.sources) } : {}),
+    });
+    return { turn: toolTurn, content: result.content };
+  }
 
   /** The model's reply to the conversation so far, tools run as it asks, until it answers in words. */
   async function modelReply(model: ConversationModel, context: Passage[], listener?: ReplyListener): Promise<TranscriptTurn[]> {
@@ -192,18 +231,7 @@ export function openSession(setup: SessionSetup): Session {
           }),
         );
       if (toolCalls.length === 0) return turns;
-      for (const call of toolCalls) {
-        const toolStart = offset();
-        const result = await setup.toolbox.run(call);
-        history.push({ role: 'tool', toolCallId: call.id, content: result.content });
-        turns.push(
-          turn('tool', result.content, toolStart, {
-            tool: { id: call.id, name: call.name, arguments: parsedOrRaw(call.arguments), ok: result.ok },
-            ...(result.sources?.length ? { sources: sourcesOf(result.sources) } : {}),
-          }),
-        );
-        if (result.end) ended = result.end;
-      }
+      for (const call of toolCalls) turns.push((await runTool(call)).turn);
       // The conversation is over once end_call or a transfer ran: nothing more is said.
       if (ended) return turns;
     }
@@ -251,11 +279,33 @@ export function openSession(setup: SessionSetup): Session {
     }
   }
 
+  const spoken: SpokenSession = {
+    instructions: (history[0]?.role === 'system' ? history[0].content : '') ?? '',
+    firstMessage: setup.firstMessage?.trim() || null,
+    tools: setup.toolbox.definitions,
+    said(role, text, fromMs, extra = {}) {
+      history.push(role === 'contact' ? { role: 'user', content: text } : { role: 'assistant', content: text });
+      return turn(role, text, fromMs, extra);
+    },
+    async runTool(call) {
+      history.push({ role: 'assistant', content: null, toolCalls: [call] });
+      return runTool(call);
+    },
+    used(tokens) {
+      usage.inputTokens += tokens.inputText + tokens.inputAudio;
+      usage.outputTokens += tokens.outputText + tokens.outputAudio;
+      usage.inputAudioTokens = (usage.inputAudioTokens ?? 0) + tokens.inputAudio;
+      usage.outputAudioTokens = (usage.outputAudioTokens ?? 0) + tokens.outputAudio;
+    },
+    offset,
+  };
+
   return {
     get ended() {
       return ended;
     },
     usage,
+    spoken,
     save: () => ({ history: [...history], usage: { ...usage }, ended }),
     async open() {
       if (setup.firstMessage?.trim()) {

@@ -90,14 +90,16 @@ export async function sessionFor(
 }
 
 /** The session's usage so far in the call's terms: tokens as the server reported them, for the model that ran. */
-export function usageOf(session: Session, model: ConversationModel | null): calls.CallUsage {
-  const { inputTokens, outputTokens } = session.usage;
+export function usageOf(session: Session, model: Pick<ConversationModel, 'name' | 'provider'> | null): calls.CallUsage {
+  const { inputTokens, outputTokens, inputAudioTokens = 0, outputAudioTokens = 0 } = session.usage;
   const ran = model && inputTokens + outputTokens > 0;
   return {
     ...calls.NO_USAGE,
     llmTokens: inputTokens + outputTokens,
     llmInputTokens: inputTokens,
     llmOutputTokens: outputTokens,
+    llmInputAudioTokens: inputAudioTokens,
+    llmOutputAudioTokens: outputAudioTokens,
     llmModel: ran ? model.name : null,
     llmProvider: ran ? model.provider : null,
   };
@@ -317,7 +319,16 @@ const speechUsageOf = (usage: Partial<calls.CallUsage>): SpeechUsage => ({
   ttsProvider: usage.ttsProvider ?? null,
 });
 
-const COUNTED_USAGE = ['sttSeconds', 'ttsCharacters', 'llmTokens', 'llmInputTokens', 'llmOutputTokens', 'telephonySeconds'] as const;
+const COUNTED_USAGE = [
+  'sttSeconds',
+  'ttsCharacters',
+  'llmTokens',
+  'llmInputTokens',
+  'llmOutputTokens',
+  'llmInputAudioTokens',
+  'llmOutputAudioTokens',
+  'telephonySeconds',
+] as const;
 const NAMED_USAGE = ['llmModel', 'llmProvider', 'sttProvider', 'ttsProvider', 'telephonyProvider'] as const;
 
 /** `base` with what was used from `before` to `now` added, so a typed message sent to the chat meanwhile keeps its share. */

@@ -21,7 +21,7 @@ import type { AudioFormat } from '../../platform/audio.ts';
 import { latencyMeter } from './pipeline/latency.ts';
 import { startCallRecording, type CallRecording } from './recording.ts';
 import { listenInUtterances } from './utterance-recognition.ts';
-import { startVoiceCall, type VoiceCall } from './voice-call.ts';
+import { startSpeechToSpeechCall, startVoiceCall, type VoiceCall } from './voice-call.ts';
 
 /** The WebSocket as this module uses it. */
 export interface MediaSocket {
@@ -97,30 +97,34 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       start,
       closed,
       async (ctx, agent) => {
+        const realtime = agent.realtime ? await agents.realtimeModelOf(ctx, agent) : null;
+        if (agent.realtime && !realtime) return "The agent's speech-to-speech model has no server to reach.";
+        // The model's server detects turns: no recogniser of ours listens.
+        if (realtime?.turnDetection === 'server') return { realtime, speech: undefined };
         const speech = await agents.speechOf(deps, ctx, agent);
         const { stt } = speech;
         if (!stt) return 'The agent has no speech-to-text to listen with.';
         // A recogniser of whole utterances hears them as the voice-activity detection cuts them.
-        return { ...speech, stt: stt.kind === 'live' ? stt : listenInUtterances(stt, { endOfSpeechMs: deps.config.voice.endOfSpeechMs }) };
+        const live = stt.kind === 'live' ? stt : listenInUtterances(stt, { endOfSpeechMs: deps.config.voice.endOfSpeechMs });
+        return { realtime, speech: { ...speech, stt: live } };
       },
     );
     if (!claimed || typeof claimed === 'string') return claimed;
-    const { ctx, call, agent, conversation, checked: speech } = claimed;
+    const { ctx, call, agent, conversation, checked } = claimed;
+    const { realtime, speech } = checked;
     const { session, model } = conversation;
     const frames = framedAudio(wire.frameBytes, start.format, (audio) => socket.send(wire.audio(streamId, audio)));
     const recording = agent.recording.enabled ? recordCall(deps, ctx, call.id, start.format, agent.recording.retentionDays) : undefined;
-    voiceCall = startVoiceCall({
-      session,
+    const listening = speech && {
       stt: speech.stt,
-      tts: speech.tts,
-      voice: speech.voice,
       language: conversation.agent.language,
       ...(speech.sttModel ? { sttModel: speech.sttModel } : {}),
-      ...(speech.ttsModel ? { ttsModel: speech.ttsModel } : {}),
+    };
+    const line = {
       line: {
         format: start.format,
         play: frames.play,
-        mark: (name) => {
+        mark: (name: string) => {
           frames.flush();
           socket.send(wire.mark(streamId, name));
         },
@@ -129,24 +133,56 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
           socket.send(wire.clear(streamId));
         },
       },
+      session,
       clock: deps.clock,
-      record: (turns, spoken) =>
-        calls.appendTurns(ctx, call.id, turns, {
-          ...usageOf(session, model),
-          ...spoken,
-          sttProvider: spoken.sttSeconds > 0 ? speech.sttProvider : null,
-          ttsProvider: spoken.ttsCharacters > 0 ? speech.ttsProvider : null,
-        }),
-      hangUp: async (reason) => {
+      hangUp: async (reason: calls.EndReason) => {
         await endCallConversation(ctx, call, reason, agent);
         socket.close(DONE, 'The call is over.');
       },
       silenceTimeoutMs: deps.config.voice.silenceSeconds * 1000,
       maxDurationMs: deps.config.dialer.maxCallSeconds * 1000,
-      onError: (error) => deps.log.warn({ callId: call.id, err: error }, 'voice call'),
+      onError: (error: unknown) => deps.log.warn({ callId: call.id, err: error }, 'voice call'),
       ...(recording ? { recording } : {}),
       observers: [latencyMeter((latency) => deps.log.debug({ callId: call.id, ...latency }, 'agent turn latency'))],
-    });
+    };
+    voiceCall = realtime
+      ? startSpeechToSpeechCall({
+          ...line,
+          model: realtime.model,
+          connect: (listener) =>
+            realtime.connect(
+              {
+                instructions: session.spoken.instructions,
+                tools: session.spoken.tools,
+                format: start.format,
+                language: conversation.agent.language,
+              },
+              listener,
+            ),
+          ...(listening ? { listen: listening } : {}),
+          record: (turns, spoken) =>
+            calls.appendTurns(ctx, call.id, turns, {
+              ...usageOf(session, { name: realtime.model, provider: realtime.provider }),
+              ...spoken,
+              // Who transcribed the caller: our recogniser, or the model's server.
+              sttProvider: spoken.sttSeconds > 0 ? (speech?.sttProvider ?? realtime.provider) : null,
+              ttsProvider: null,
+            }),
+        })
+      : startVoiceCall({
+          ...line,
+          ...listening!,
+          tts: speech!.tts,
+          voice: speech!.voice,
+          ...(speech!.ttsModel ? { ttsModel: speech!.ttsModel } : {}),
+          record: (turns, spoken) =>
+            calls.appendTurns(ctx, call.id, turns, {
+              ...usageOf(session, model),
+              ...spoken,
+              sttProvider: spoken.sttSeconds > 0 ? speech!.sttProvider : null,
+              ttsProvider: spoken.ttsCharacters > 0 ? speech!.ttsProvider : null,
+            }),
+        });
     for (const audio of early.splice(0)) voiceCall.audio(audio);
     for (const event of pending.splice(0)) handle(event);
     // The recording is finished once the conversation stopped, whether or not it stopped cleanly.

@@ -11,12 +11,13 @@
  * the caller heard; when the caller speaks over the agent, queued audio is cleared and the agent's
  * turn is cut at the last sentence played (barge-in). The recording observes the line.
  */
-import type { SpeechToText, TextToSpeech } from '../../providers/types.ts';
-import { conversationStage, type LineConversationOptions } from './pipeline/conversation.ts';
-import { pipeline, type Observer } from './pipeline/pipeline.ts';
-import { playbackStage, type AudioLine } from './pipeline/playback.ts';
+import type { RealtimeConversation, RealtimeEvent, SpeechToText, TextToSpeech } from '../../providers/types.ts';
+import { conversationStage, type ConversationStage, type LineConversationOptions } from './pipeline/conversation.ts';
+import { pipeline, type Observer, type Pipeline } from './pipeline/pipeline.ts';
+import { playbackStage, type AudioLine, type PlaybackStage } from './pipeline/playback.ts';
 import { recognitionStage } from './pipeline/recognition.ts';
 import { sentencesStage } from './pipeline/sentences.ts';
+import { speechToSpeechStage, type SpeechToSpeechStage } from './pipeline/speech-to-speech.ts';
 import { synthesisStage } from './pipeline/synthesis.ts';
 import { recogniserTurnsStage } from './pipeline/turns.ts';
 import type { LineRecording } from './recording.ts';
@@ -48,16 +49,38 @@ export interface VoiceCall {
   stop(): Promise<void>;
 }
 
-export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
-  const { line, recording } = options;
-  const call = pipeline([...(recording ? [recordingObserver(recording)] : []), ...(options.observers ?? [])]);
-  const recognition = options.stt.listen(line.format, {
+/** The line's stages from the top: the recogniser of the caller's speech, and turn detection by its words. */
+function listeningStages(call: Pipeline, options: Pick<VoiceCallOptions, 'stt' | 'language' | 'sttModel' | 'line'>) {
+  const recognition = options.stt.listen(options.line.format, {
     language: options.language,
     ...(options.sttModel ? { model: options.sttModel } : {}),
   });
-  let stopped = false;
-  const hearing = call.add((link) => recognitionStage(recognition, line.format, link));
+  const hearing = call.add((link) => recognitionStage(recognition, options.line.format, link));
   call.add(recogniserTurnsStage);
+  return hearing;
+}
+
+/** An empty line with its observers: the recording and whoever watches. */
+const observedLine = (options: Pick<VoiceCallOptions, 'recording' | 'observers'>) =>
+  pipeline([...(options.recording ? [recordingObserver(options.recording)] : []), ...(options.observers ?? [])]);
+
+/** The transport's handlers of a line whose conversation stage is `conversation`. */
+function voiceCallOf(call: Pipeline, playback: PlaybackStage, conversation: ConversationStage, stopped: () => boolean): VoiceCall {
+  return {
+    audio(frame) {
+      if (!stopped()) call.send({ type: 'caller_audio', audio: frame });
+    },
+    marked: (name) => playback.marked(name),
+    dtmf: (digit) => call.send({ type: 'keypad', digit }),
+    stop: () => conversation.stop(),
+  };
+}
+
+export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
+  const { line } = options;
+  const call = observedLine(options);
+  let stopped = false;
+  const hearing = listeningStages(call, options);
   const conversation = call.add((link) =>
     conversationStage(
       {
@@ -85,21 +108,55 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     ),
   );
   const playback = call.add((link) => playbackStage(line, link));
+  return voiceCallOf(call, playback, conversation, () => stopped);
+}
 
-  return {
-    audio(frame) {
-      if (!stopped) call.send({ type: 'caller_audio', audio: frame });
-    },
-    marked: (name) => playback.marked(name),
-    dtmf: (digit) => call.send({ type: 'keypad', digit }),
-    stop: () => conversation.stop(),
-  };
+export interface SpeechToSpeechCallOptions extends LineConversationOptions, Pick<VoiceCallOptions, 'line' | 'recording' | 'observers'> {
+  /** The speech-to-speech model: its name, and how a call's conversation with its server is opened. */
+  model: string;
+  connect(listener: (event: RealtimeEvent) => void): Promise<RealtimeConversation>;
+  /** Our turn detection, when it decides the caller's turns (else the model's server does): the recogniser it listens with. */
+  listen?: Pick<VoiceCallOptions, 'stt' | 'language' | 'sttModel'>;
+}
+
+/**
+ * A conversation with a speech-to-speech model on an audio line (pipeline/speech-to-speech.ts): the
+ * caller's audio to the model and its audio to playback, through our turn detection first when
+ * `listen` is given.
+ */
+export function startSpeechToSpeechCall(options: SpeechToSpeechCallOptions): VoiceCall {
+  const { line } = options;
+  const call = observedLine(options);
+  let stopped = false;
+  const hearing = options.listen ? listeningStages(call, { ...options.listen, line }) : undefined;
+  const conversation: SpeechToSpeechStage = call.add((link) =>
+    speechToSpeechStage(
+      {
+        ...options,
+        turnDetection: hearing ? 'pipeline' : 'server',
+        format: line.format,
+        speechUsed: () => ({ sttSeconds: hearing?.seconds() ?? conversation.transcribedSeconds(), ttsCharacters: 0 }),
+        closeLine: () => {
+          stopped = true;
+          return call.close();
+        },
+      },
+      link,
+    ),
+  );
+  const playback = call.add((link) => playbackStage(line, link));
+  return voiceCallOf(call, playback, conversation, () => stopped);
 }
 
 /** The recording hears the line: the caller's audio as it enters recognition, the agent's as it is played, and each clear. */
 function recordingObserver(recording: LineRecording): Observer {
+  /** A recogniser hears the caller first on this line (a speech-to-speech model then hears them after it). */
+  let recognised = false;
   return (frame, stage) => {
-    if (frame.type === 'caller_audio' && stage === 'recognition') recording.callerAudio(frame.audio);
+    if (frame.type === 'caller_audio' && stage === 'recognition') recognised = true;
+    // The caller's audio as it enters the first stage that hears it: recognition, or the speech-to-speech model.
+    if (frame.type === 'caller_audio' && (stage === 'recognition' || (stage === 'speech-to-speech' && !recognised)))
+      recording.callerAudio(frame.audio);
     else if (frame.type === 'agent_audio' && stage === 'playback') recording.agentAudio(frame.audio);
     else if (frame.type === 'interrupt' && stage === 'playback') recording.cleared();
   };

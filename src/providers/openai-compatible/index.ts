@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { Credential, PATTERN_MESSAGE } from '../../platform/schemas.ts';
 import type { Provider } from '../types.ts';
 import { createChatModel } from './chat-model.ts';
+import { openRealtime } from './realtime.ts';
 import { createSpeaker, createTranscriber } from './speech.ts';
 
 /**
@@ -34,6 +35,7 @@ export const openaiCompatible: Provider = {
     summary: "Connect your own OpenAI-compatible model server: your agents converse through it instead of the service's",
   },
   llm: { connect: createChatModel },
+  realtime: { connect: openRealtime },
   stt: { connect: createTranscriber },
   tts: { connect: createSpeaker },
 };

@@ -90,6 +90,14 @@ export interface ConversationStageOptions extends LineConversationOptions {
   closeLine(): Promise<void>;
 }
 
+/** Records settled turns with the speech used so far (seconds to the hundredth); false once the call is over. */
+export const recorderOf =
+  (options: Pick<ConversationStageOptions, 'record' | 'speechUsed'>) =>
+  (turns: TranscriptTurn[]): Promise<boolean> => {
+    const used = options.speechUsed();
+    return options.record(turns, { ...used, sttSeconds: Math.round(used.sttSeconds * 100) / 100 });
+  };
+
 export interface ConversationStage extends Stage {
   /** The line closed (the caller hung up, or the call ended): settles once the last turns are recorded. */
   stop(): Promise<void>;
@@ -225,10 +233,7 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
     timers.armSilence();
   }
 
-  async function record(turns: TranscriptTurn[]): Promise<boolean> {
-    const used = options.speechUsed();
-    return options.record(turns, { ...used, sttSeconds: Math.round(used.sttSeconds * 100) / 100 });
-  }
+  const record = recorderOf(options);
 
   async function hangUp(reason: EndReason): Promise<void> {
     if (stopped) return;

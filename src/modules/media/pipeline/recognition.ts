@@ -35,10 +35,12 @@ export function recognitionStage(recognition: LiveRecognition, format: AudioForm
   return {
     name: 'recognition',
     down: {
-      caller_audio({ audio }) {
+      caller_audio(frame) {
         if (closed) return;
-        sentSeconds += audio.length / bytesPerSecond;
-        recognition.send(audio);
+        sentSeconds += frame.audio.length / bytesPerSecond;
+        recognition.send(frame.audio);
+        // A stage below may hear the caller too (a speech-to-speech model whose turns ours detects).
+        link.down(frame);
       },
     },
     // An utterance recogniser knows what it sent; a streaming one was sent everything.
