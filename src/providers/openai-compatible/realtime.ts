@@ -6,7 +6,7 @@
  * is; any other line is converted to and from the API's pcm16 at 24 kHz.
  *
  * The events are typed by the `openai` SDK; the socket is the `ws` package's, opened here rather
- * than through the SDK's OpenAIRealtimeWS (docs/decisions/0055-speech-to-speech.md).
+ * than through the SDK's OpenAIRealtimeWS (docs/decisions/0056-speech-to-speech.md).
  */
 import type { RealtimeClientEvent, RealtimeServerEvent, RealtimeSessionCreateRequest } from 'openai/resources/realtime/realtime';
 import WebSocket from 'ws';
