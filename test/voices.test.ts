@@ -98,6 +98,21 @@ describe('speech settings on a service with no speech server', () => {
     expect(stt.json()).toMatchObject({ code: 'SPEECH_NOT_CONFIGURED', details: [{ path: '/stt/provider' }] });
   });
 
+  it("names a vendor's own setting when it has no key: Deepgram's and ElevenLabs', not the speech server's", async () => {
+    const deepgram = await a.api('POST', '/agents', named({ stt: { provider: 'DEEPGRAM' } }));
+    expect(deepgram.json()).toMatchObject({
+      code: 'SPEECH_NOT_CONFIGURED',
+      message:
+        'No DEEPGRAM server is configured for this tenant or service; connect the deepgram integration, or set DEEPGRAM_API_KEY for the service.',
+      details: [{ path: '/stt/provider' }],
+    });
+    const elevenlabs = await a.api('POST', '/agents', named({ tts: { provider: 'ELEVENLABS' } }));
+    expect(elevenlabs.json()).toMatchObject({
+      code: 'SPEECH_NOT_CONFIGURED',
+      message: expect.stringContaining('or set ELEVENLABS_API_KEY for the service'),
+    });
+  });
+
   it('lets a tenant that connected its own server speak through it, and no other tenant', async () => {
     const put = await a.connectLlm({ apiUrl: 'https://speech.example.com/v1', apiKey: 'sk-tenant-a' });
     expect(put.statusCode).toBe(200);

@@ -243,7 +243,7 @@ const declared = {
   SPEECH_NOT_CONFIGURED: {
     status: 400,
     message:
-      'No ${provider} server is configured for this tenant or service; connect the ${integration} integration, or set SPEECH_API_URL (or LLM_API_URL) for the service.',
+      'No ${provider} server is configured for this tenant or service; connect the ${integration} integration, or set ${setting} for the service.',
     when: "An agent's stt or tts names a provider that has no server to reach: neither the tenant's integration nor the service's environment.",
   },
   UNKNOWN_VOICE: {

@@ -73,11 +73,20 @@ async function speechEndpoint(ctx: Scope, provider: Provider): Promise<SpeechEnd
   };
 }
 
-/** The 400 for a provider that needs a server and has none, naming the field at `path`. */
+/**
+ * What the operator sets to give every tenant `provider`: a vendor's key (its provider's own
+ * `…_API_KEY` setting: DEEPGRAM_API_KEY, ELEVENLABS_API_KEY), else the service's speech server.
+ */
+const serviceSettingOf = (provider: Provider) =>
+  Object.keys(provider.settings ?? {}).find((name) => name.endsWith('_API_KEY')) ?? 'SPEECH_API_URL (or LLM_API_URL)';
+
+/** The 400 for a provider that needs a server and has none, naming the field at `path` and the setting that would give it one. */
 const notConfigured = (provider: Provider, path: string) =>
-  appError('SPEECH_NOT_CONFIGURED', { provider: provider.name, integration: provider.integration?.kind ?? '' }, [
-    { path, message: 'no server is configured for this provider' },
-  ]);
+  appError(
+    'SPEECH_NOT_CONFIGURED',
+    { provider: provider.name, integration: provider.integration?.kind ?? '', setting: serviceSettingOf(provider) },
+    [{ path, message: 'no server is configured for this provider' }],
+  );
 
 /** A provider the agent names needs a server to reach; refused at save, not discovered on a live call. */
 async function checkReachable(ctx: Scope, provider: Provider, field: 'stt' | 'tts'): Promise<void> {
