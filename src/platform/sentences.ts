@@ -17,7 +17,7 @@ function segmenterFor(language: string): Intl.Segmenter {
 }
 
 /** Abbreviations always followed by more of their sentence: titles before a name, and Latin ones. */
-const NEVER_FINAL = new Set([
+export const NEVER_FINAL: ReadonlySet<string> = new Set([
   'dr',
   'mr',
   'mrs',
