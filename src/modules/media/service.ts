@@ -172,6 +172,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       : startVoiceCall({
           ...line,
           ...listening!,
+          ignored: (heard, text) => deps.log.debug({ callId: call.id, heard, text }, 'caller spoke over the agent: not an interruption'),
           tts: speech!.tts,
           voice: speech!.voice,
           ...(speech!.ttsModel ? { ttsModel: speech!.ttsModel } : {}),

@@ -1,7 +1,7 @@
 /**
  * A conversation on an audio line, as a pipeline of stages (pipeline/pipeline.ts):
  *
- *   transport in → recognition → turn detection → conversation → sentences → synthesis → playback (transport out)
+ *   transport in → recognition → turn detection → interruptions → conversation → sentences → synthesis → playback (transport out)
  *
  * The caller's audio goes to speech-to-text, each turn to the conversation engine, and the agent's
  * reply, cut into sentences as the model writes it, to text-to-speech and back down the line.
@@ -13,6 +13,7 @@
  */
 import type { RealtimeConversation, RealtimeEvent, SpeechToText, TextToSpeech } from '../../providers/types.ts';
 import { conversationStage, type ConversationStage, type LineConversationOptions } from './pipeline/conversation.ts';
+import { interruptions, type InterruptionsOptions } from './pipeline/interruptions.ts';
 import { pipeline, type Observer, type Pipeline } from './pipeline/pipeline.ts';
 import { playbackStage, type AudioLine, type PlaybackStage } from './pipeline/playback.ts';
 import { recognitionStage } from './pipeline/recognition.ts';
@@ -36,6 +37,8 @@ export interface VoiceCallOptions extends LineConversationOptions {
   recording?: LineRecording;
   /** Watch the frames as they pass (the latency meter). */
   observers?: Observer[];
+  /** The caller spoke over the agent without interrupting it: a backchannel, a sound, its own echo (logged). */
+  ignored?: InterruptionsOptions['ignored'];
 }
 
 export interface VoiceCall {
@@ -60,9 +63,9 @@ function listeningStages(call: Pipeline, options: Pick<VoiceCallOptions, 'stt' |
   return hearing;
 }
 
-/** An empty line with its observers: the recording and whoever watches. */
-const observedLine = (options: Pick<VoiceCallOptions, 'recording' | 'observers'>) =>
-  pipeline([...(options.recording ? [recordingObserver(options.recording)] : []), ...(options.observers ?? [])]);
+/** An empty line with its observers: the recording, whoever watches, and the stages' own (`stages`). */
+const observedLine = (options: Pick<VoiceCallOptions, 'recording' | 'observers'>, stages: Observer[] = []) =>
+  pipeline([...(options.recording ? [recordingObserver(options.recording)] : []), ...(options.observers ?? []), ...stages]);
 
 /** The transport's handlers of a line whose conversation stage is `conversation`. */
 function voiceCallOf(call: Pipeline, playback: PlaybackStage, conversation: ConversationStage, stopped: () => boolean): VoiceCall {
@@ -78,9 +81,16 @@ function voiceCallOf(call: Pipeline, playback: PlaybackStage, conversation: Conv
 
 export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   const { line } = options;
-  const call = observedLine(options);
+  // Which of the caller's sounds over the agent stop it (not a backchannel, a cough, its own echo).
+  const meant = interruptions({
+    language: options.language,
+    format: line.format,
+    ...(options.ignored ? { ignored: options.ignored } : {}),
+  });
+  const call = observedLine(options, [meant.observe]);
   let stopped = false;
   const hearing = listeningStages(call, options);
+  call.add(meant.stage);
   const conversation = call.add((link) =>
     conversationStage(
       {
