@@ -7,20 +7,11 @@
 import { mulawToPcm16, pcm16Samples, pcm16ToMulaw } from '../src/platform/audio.ts';
 import { beepDetector } from '../src/modules/media/beep.ts';
 import { callerSaying } from './caller-speech.ts';
+import { seeded } from './seeded.ts';
+
+export { seeded } from './seeded.ts';
 
 const RATE = 8000;
-
-/** A small seeded generator (mulberry32): the same cases every run. */
-export function seeded(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export const GREETINGS = [
   'Hi, you have reached Sam. Please leave a message after the tone.',

@@ -217,11 +217,21 @@ export async function noteEndReason(db: Queryable, tenantId: string, id: string,
   ]);
 }
 
-/** Stores who answered a live call, once: false when a verdict was already stored or the call is over. */
-export async function setAnsweredBy(db: Queryable, tenantId: string, id: string, answeredBy: string): Promise<boolean> {
+/**
+ * Stores who answered a live call, once: false when a verdict was already stored or the call is
+ * over. `over`: verdicts a later one may replace (an assistant or a menu, once a person speaks).
+ */
+export async function setAnsweredBy(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  answeredBy: string,
+  over: string[] = [],
+): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE calls SET answered_by = $3 WHERE tenant_id = $1 AND id = $2 AND answered_by IS NULL AND status <> 'ENDED'`,
-    [tenantId, id, answeredBy],
+    `UPDATE calls SET answered_by = $3
+      WHERE tenant_id = $1 AND id = $2 AND (answered_by IS NULL OR answered_by = ANY($4::text[])) AND status <> 'ENDED'`,
+    [tenantId, id, answeredBy, over],
   );
   return rowCount === 1;
 }

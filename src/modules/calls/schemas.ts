@@ -3,7 +3,7 @@ import { PageQuery } from '../../platform/pagination.ts';
 import { InstantOrDate, MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Outcome = StringEnum(['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED']);
-export const ANSWERED_BY = ['human', 'machine', 'fax', 'unknown'] as const;
+export const ANSWERED_BY = ['human', 'machine', 'fax', 'unknown', 'call_screening', 'phone_menu'] as const;
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const KnowledgeSource = Type.Object({ sourceId: Uuid, sourceName: Type.String(), chunkId: Uuid });
@@ -121,7 +121,7 @@ export const Call = Type.Object({
   answeredBy: Nullable(
     StringEnum(ANSWERED_BY, {
       description:
-        "Who answered, when the campaign asked (answering-machine detection): 'human', 'machine', 'fax' or 'unknown' (no clear verdict; talked to as a person). Null when no detection ran or no verdict came.",
+        "Who answered: 'human', 'machine' (an answering machine: the provider's detection, or the voicemail's beep heard on the call), 'fax', 'unknown' (no clear verdict; talked to as a person), 'call_screening' (a call-screening assistant such as iOS Live Voicemail or Pixel Call Screen, heard in its words; 'human' once the person comes on) or 'phone_menu' (a phone menu, 'press 1 for…'; 'human' once a person speaks). Null when no detection ran or no verdict came.",
     }),
   ),
   transcript: Type.Array(TranscriptTurn),

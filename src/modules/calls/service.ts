@@ -34,7 +34,15 @@ export { mediaStreamToken, mediaStreamUrl, conversationRelayUrl } from './provid
 export { CALL_ANSWERED, advanceDueCalls, receiveStatusCallback, type CallAnsweredJob } from './status.ts';
 
 /** Who answered: answering-machine detection and the campaign's policy for a machine. */
-export { decideMachinesWith, receiveAnsweredByCallback, type MachinePolicy, type MachinePolicyOf } from './answering-machines.ts';
+export {
+  classifyInCall,
+  decideMachinesWith,
+  receiveAnsweredByCallback,
+  type Decision,
+  type HeardBy,
+  type MachinePolicy,
+  type MachinePolicyOf,
+} from './answering-machines.ts';
 
 /** Incoming calls, simulated or on a provider's line. */
 export { simulateInboundCall, answerIncomingCall, streamEnded } from './incoming.ts';

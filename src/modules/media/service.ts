@@ -10,7 +10,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { telephonyProvider } from '../../providers/registry.ts';
-import type { MediaStreamEvent, MediaStreamWire } from '../../providers/types.ts';
+import type { AnsweredBy, MediaStreamEvent, MediaStreamWire } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import type { Agent } from '../agents/schemas.ts';
@@ -18,6 +18,7 @@ import * as integrations from '../integrations/service.ts';
 import { conversationOfCall, endCallConversation, usageOf } from '../conversation/service.ts';
 import { framedAudio } from './frames.ts';
 import type { AudioFormat } from '../../platform/audio.ts';
+import type { AnswerAction } from './pipeline/conversation.ts';
 import { latencyMeter } from './pipeline/latency.ts';
 import { startCallRecording, type CallRecording } from './recording.ts';
 import { listenInUtterances } from './utterance-recognition.ts';
@@ -172,6 +173,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       : startVoiceCall({
           ...line,
           ...listening!,
+          ...(call.direction === 'OUTGOING' ? { answered: (who, heardBy) => actOnAnswerer(ctx, call.id, who, heardBy) } : {}),
           ignored: (heard, text) => deps.log.debug({ callId: call.id, heard, text }, 'caller spoke over the agent: not an interruption'),
           tts: speech!.tts,
           voice: speech!.voice,
@@ -192,6 +194,14 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
 
   const stream = acceptCallSocket(deps, socket, { kind: 'media stream', read: wire.read, opening: 'start', bind, handle });
   return stream;
+}
+
+/** What follows who answered, as the line heard it: the calls module stores it and decides by the campaign's policy. */
+async function actOnAnswerer(ctx: TenantCtx, callId: string, who: AnsweredBy, heardBy: calls.HeardBy): Promise<AnswerAction> {
+  const decision = await calls.classifyInCall(ctx, callId, who, heardBy);
+  if (decision?.act === 'voicemail') return { act: 'voicemail', text: decision.turn.text };
+  if (decision?.act === 'end') return { act: 'hang_up' };
+  return { act: 'converse' };
 }
 
 /** The call's recording, its chunks stored through the calls module as the line passes them. */

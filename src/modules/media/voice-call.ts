@@ -1,7 +1,7 @@
 /**
  * A conversation on an audio line, as a pipeline of stages (pipeline/pipeline.ts):
  *
- *   transport in → recognition → turn detection → interruptions → conversation → sentences → synthesis → playback (transport out)
+ *   transport in → recognition → turn detection → (answerer) → interruptions → conversation → sentences → synthesis → playback (transport out)
  *
  * The caller's audio goes to speech-to-text, each turn to the conversation engine, and the agent's
  * reply, cut into sentences as the model writes it, to text-to-speech and back down the line.
@@ -13,6 +13,7 @@
  */
 import type { RealtimeConversation, RealtimeEvent, SpeechToText, TextToSpeech } from '../../providers/types.ts';
 import { conversationStage, type ConversationStage, type LineConversationOptions } from './pipeline/conversation.ts';
+import { answererStage } from './pipeline/answerer.ts';
 import { interruptions, type InterruptionsOptions } from './pipeline/interruptions.ts';
 import { pipeline, type Observer, type Pipeline } from './pipeline/pipeline.ts';
 import { playbackStage, type AudioLine, type PlaybackStage } from './pipeline/playback.ts';
@@ -90,6 +91,8 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   const call = observedLine(options, [meant.observe]);
   let stopped = false;
   const hearing = listeningStages(call, options);
+  // Who answered an outgoing call: the beep, an assistant's or a menu's words.
+  if (options.answered) call.add((link) => answererStage({ format: line.format }, link));
   call.add(meant.stage);
   const conversation = call.add((link) =>
     conversationStage(

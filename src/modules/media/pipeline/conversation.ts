@@ -7,6 +7,7 @@
  * (silence, the time limit, a failure).
  */
 import type { Clock } from '../../../platform/clock.ts';
+import type { AnsweredBy } from '../../../providers/types.ts';
 import type { EndReason, TranscriptTurn } from '../../calls/service.ts';
 import type { Session } from '../../conversation/service.ts';
 import { lineTimers, SILENCE_PROMPT } from '../line-timers.ts';
@@ -35,7 +36,12 @@ export interface LineConversationOptions {
   onError(error: unknown): void;
   /** The caller's utterance as the recogniser settled it, before the agent answers: a live caption. */
   heard?(text: string): void;
+  /** Who answered, as the line heard it (an outgoing call): what follows. */
+  answered?(who: AnsweredBy, heardBy: 'beep' | 'words'): Promise<AnswerAction>;
 }
+
+/** What follows who answered: the conversation goes on, the call is hung up (a machine), or the campaign's voicemail is left. */
+export type AnswerAction = { act: 'converse' } | { act: 'hang_up' } | { act: 'voicemail'; text: string };
 
 // The pipeline's own lines, shared with the conversation relay (relay-call.ts).
 export const SPEECH_FAILED = "I'm sorry, I'm having trouble hearing you on this line. Someone will get back to you. Goodbye.";
@@ -60,9 +66,9 @@ export function oneAfterAnother(stopped: () => boolean, fail: (error: unknown) =
 }
 
 /** One of those lines as the transcript keeps it, `started` (ms) being when the call's conversation began. */
-export function pipelineLine(text: string, clock: Clock, started: number): TranscriptTurn {
+export function pipelineLine(text: string, clock: Clock, started: number, by = 'pipeline'): TranscriptTurn {
   const offset = clock.now().getTime() - started;
-  return { role: 'agent', text, at: clock.now().toISOString(), startMs: offset, endMs: offset, by: 'pipeline' };
+  return { role: 'agent', text, at: clock.now().toISOString(), startMs: offset, endMs: offset, by };
 }
 /** What the engine hears of a key the caller pressed. */
 export const keypadLine = (digit: string) => `(The caller pressed ${digit} on the keypad.)`;
@@ -241,8 +247,8 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
     await options.hangUp(reason).catch(options.onError);
   }
 
-  /** The pipeline's own last words (silence, time limit, a failure): spoken, recorded, then the call ends. */
-  async function endWith(text: string, reason: EndReason): Promise<void> {
+  /** The pipeline's own last words (silence, time limit, a failure, a voicemail `by` it): spoken, recorded, then the call ends. */
+  async function endWith(text: string, reason: EndReason, by?: string): Promise<void> {
     if (stopped) return;
     timers.disarmSilence();
     bargeIn();
@@ -250,7 +256,7 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
     link.down({ type: 'agent_line', reply, text });
     try {
       await playedOut(reply);
-      await record([agentLine(text)]);
+      await record([pipelineLine(text, clock, started, by)]);
     } catch (error) {
       // The voice itself failed: the call still ends, without last words.
       options.onError(error);
@@ -306,6 +312,16 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
       },
       recognition_failed({ error }) {
         fail(error);
+      },
+      answered_by({ who, heardBy }) {
+        void options.answered?.(who, heardBy).then((action) => {
+          if (action.act === 'voicemail') return endWith(action.text, 'voicemail_left', 'voicemail');
+          if (action.act !== 'hang_up') return;
+          // A machine hung up on: what was being said to it is dropped.
+          timers.disarmSilence();
+          bargeIn();
+          return hangUp('answering_machine');
+        }, options.onError);
       },
     },
     up: {

@@ -5,7 +5,7 @@
  * conversation: a reply played out, or its voice failed. An interruption is a frame too: the
  * conversation sends it down, and each stage below drops what it holds of the reply cut short.
  */
-import type { RecognitionEvent } from '../../../providers/types.ts';
+import type { AnsweredBy, RecognitionEvent } from '../../../providers/types.ts';
 
 /** One sentence on its way to the caller: synthesised, played, and heard once its mark comes back. */
 export interface Spoken {
@@ -45,6 +45,8 @@ export type DownFrame =
   | { type: 'caller_speaking'; interrupts: boolean }
   /** The caller's turn is over: what they said. */
   | { type: 'caller_turn'; text: string }
+  /** Who answered the call, as the line heard it: a machine's beep, or the words of an assistant, a menu, a person. */
+  | { type: 'answered_by'; who: AnsweredBy; heardBy: 'beep' | 'words' }
   /** The model's words as it writes them, in its `round`-th answer of the reply. */
   | { type: 'agent_text'; reply: Reply; text: string; round: number }
   /** A line spoken whole (the first message, the retrieval agent's answer, a line of the pipeline's own). */
