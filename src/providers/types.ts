@@ -144,6 +144,12 @@ export interface TelephonyConnection {
    * for providers that cannot.
    */
   transfer?(providerCallId: string, to: string, whisperUrl?: string): Promise<void>;
+  /**
+   * Presses keys on the live call, as tones the far end hears (a phone menu): digits, `*`, `#`, and
+   * `w` for half a second's pause. A call already over is not an error. Absent for providers that
+   * cannot while the call's media stream runs.
+   */
+  sendDigits?(providerCallId: string, digits: string): Promise<void>;
 }
 
 /** A live call as a self-driven provider (the simulator) sees it. */

@@ -45,6 +45,19 @@ export async function endConversation(ctx: TenantCtx, callId: string, endReason:
   else await line.hangup(atProvider.provider_call_id!);
 }
 
+/**
+ * Presses keys on a live call at its provider (a phone menu the agent navigates): false when the
+ * provider cannot while the call's media stream runs (or the call drives itself), or the call is over.
+ */
+export async function pressKeys(ctx: TenantCtx, callId: string, digits: string): Promise<boolean> {
+  const call = await repo.findCall(ctx.db, ctx.tenantId, callId);
+  if (call?.status !== 'IN_PROGRESS' || !call.provider_call_id) return false;
+  const line = await connect(ctx, call.provider);
+  if (!line.sendDigits) return false;
+  await line.sendDigits(call.provider_call_id, digits);
+  return true;
+}
+
 /** The summary the agent gave for the person it transfers the call to, if it gave one. */
 function transferSummaryOf(call: Pick<repo.CallRow, 'outcomes'>): string | undefined {
   const transfer = (call.outcomes as CallOutcomeRecord[]).filter((outcome) => outcome.type === 'transfer').at(-1);

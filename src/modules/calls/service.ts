@@ -52,6 +52,7 @@ export {
   claimConversation,
   appendTurns,
   endConversation,
+  pressKeys,
   transferWhisper,
   claimStreamedConversation,
   recordOutcome,

@@ -113,6 +113,14 @@ async function runBuiltIn(setup: ToolboxSetup, name: string, toolCallId: string,
       const { to, created } = await messaging.sendDuringCall(ctx, { call: venue.call, channel, text: String(args.text), toolCallId });
       return { ok: true, content: created ? `The ${label} is on its way to ${to}.` : `The ${label} was already sent to ${to}.` };
     }
+    case 'press_digits': {
+      const digits = String(args.digits);
+      if (venue.kind === 'chat') return { ok: true, content: `A test chat presses nothing; on a call the menu would hear ${digits}.` };
+      const pressed = await calls.pressKeys(tenantCtx(setup.deps, setup.tenantId), venue.call.id, digits);
+      if (!pressed)
+        return refused("This call's line cannot press keys (Twilio cannot while the call's audio streams here); end the call instead.");
+      return { ok: true, content: `Pressed ${digits}. Listen for what the menu says next.` };
+    }
     case 'collect_payment_promise': {
       const data = { amount: args.amount, currency: args.currency ?? null, date: args.date, notes: args.notes ?? null };
       await recordOutcome(setup, { type: 'payment_promise', toolCallId, data }, 'payment_promise.recorded');
