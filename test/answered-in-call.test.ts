@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { utterance } from '../src/providers/deepgram/fake-server.ts';
 import { MENU_NOTE, SCREENING_NOTE } from '../src/modules/media/pipeline/answerer.ts';
+import { mulawToPcm16, pcm16Samples } from '../src/platform/audio.ts';
 import { beepCase, seeded } from './beep-cases.ts';
 import { until } from './harness.ts';
 import { startTwilioVoice, type PlacedCall, type TwilioVoice } from './twilio-voice.ts';
@@ -40,6 +41,29 @@ const answeredRecords = async (placed: PlacedCall & { campaignId: string }) =>
       facts: object;
     }[]
   ).filter((record) => record.verdict === 'answered');
+
+/** The keys in line audio: each 100 ms stretch of tone read by its strongest row and column frequency (Goertzel). */
+function keysIn(audio: Buffer): string[] {
+  const samples = pcm16Samples(mulawToPcm16(audio));
+  const power = (from: number, hz: number) => {
+    const coefficient = 2 * Math.cos((2 * Math.PI * hz) / 8000);
+    let [previous, before] = [0, 0];
+    for (let i = from; i < from + 800; i++) [previous, before] = [samples[i]! + coefficient * previous - before, previous];
+    return previous * previous + before * before - coefficient * previous * before;
+  };
+  const strongest = (from: number, frequencies: number[]) =>
+    frequencies.reduce((best, hz) => (power(from, hz) > power(from, best) ? hz : best));
+  const keys: string[] = [];
+  for (let from = 0; from + 800 <= samples.length; from += 800) {
+    let energy = 0;
+    for (let i = from; i < from + 800; i++) energy += samples[i]! * samples[i]!;
+    if (energy / 800 < 1e5) continue; // silence between keys
+    const row = [697, 770, 852, 941].indexOf(strongest(from, [697, 770, 852, 941]));
+    const column = [1209, 1336, 1477, 1633].indexOf(strongest(from, [1209, 1336, 1477, 1633]));
+    keys.push(['123A', '456B', '789C', '*0#D'][row]![column]!);
+  }
+  return keys;
+}
 
 describe('who answered, heard on the call', () => {
   it("leaves the campaign's voicemail after the beep: answeredBy machine, voicemail_left, in the compliance record", async () => {
@@ -118,17 +142,29 @@ describe('who answered, heard on the call', () => {
     await stream.closed;
   });
 
-  it('knows a phone menu: phone_menu, the model told to choose with press_digits', async () => {
-    const placed = await voice.placedCall();
+  it('knows a phone menu: phone_menu, the model told to choose with press_digits, its keys played as tones on the line', async () => {
+    const placed = await voice.placedCall({ tools: ['end_call', 'press_digits'] });
     const menu = 'Thank you for calling Acme. For sales, press 1. For support, press 2.';
     voice.deepgram.script(...utterance(menu, { startsAfterBytes: 160, endsAfterBytes: 1600 }));
-    voice.chat.script({ kind: 'stream', text: ['One moment.'] });
+    voice.chat.script(
+      { kind: 'stream', text: [], toolCalls: [{ id: 'keys_1', name: 'press_digits', arguments: ['{"digits":"2w9"}'] }] },
+      { kind: 'stream', text: [] },
+    );
     const stream = await voice.connect(placed);
     await until('the opening', () => marksOf(stream).length >= 1);
     await stream.sendAudio(speech(1600));
-    await until('the model asked', () => voice.chat.received.some((r) => JSON.stringify(r.body.messages).includes('For sales, press 1')));
-    expect(voice.chat.received.at(-1)!.body.messages.at(-1)).toEqual({ role: 'user', content: `${menu} ${MENU_NOTE}` });
+    const asked = await until('the model asked', () =>
+      voice.chat.received.find((r) => JSON.stringify(r.body.messages).includes('For sales, press 1')),
+    );
+    expect(asked.body.messages.at(-1)).toEqual({ role: 'user', content: `${menu} ${MENU_NOTE}` });
     await until('phone_menu', async () => ((await voice.getCall(placed)).answeredBy === 'phone_menu' ? true : undefined));
+    // Twilio cannot press keys while the stream runs: they went down the stream as tones, 2 then (a pause) 9.
+    await until('the keys pressed', () =>
+      JSON.stringify(voice.chat.received.at(-1)!.body.messages).includes('Pressed 2w9.') ? true : undefined,
+    );
+    const tones = Buffer.from(stream.received.filter((m) => m.event === 'media').at(-1)!.media!.payload, 'base64');
+    expect(keysIn(tones)).toEqual(['2', '9']);
+    expect(voice.twilio.requests.filter((r) => r.path.endsWith(`/Calls/${placed.sid}.json`))).toHaveLength(0);
     stream.stop();
     await stream.closed;
     // No person ever came on: not answered, tried again by the UNANSWERED rule.

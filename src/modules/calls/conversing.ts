@@ -45,17 +45,36 @@ export async function endConversation(ctx: TenantCtx, callId: string, endReason:
   else await line.hangup(atProvider.provider_call_id!);
 }
 
+/** Lines of this process that press keys as tones in their own audio, by call id (media/ registers them). */
+const tonePressers = new Map<string, (digits: string) => void>();
+
 /**
- * Presses keys on a live call at its provider (a phone menu the agent navigates): false when the
- * provider cannot while the call's media stream runs (or the call drives itself), or the call is over.
+ * Lets a live call's line press keys as tones in its audio, for a provider that cannot press them
+ * while the call's media stream runs (Twilio); returns how to take it back when the line closes.
+ */
+export function pressKeysWith(callId: string, press: (digits: string) => void): () => void {
+  tonePressers.set(callId, press);
+  return () => {
+    if (tonePressers.get(callId) === press) tonePressers.delete(callId);
+  };
+}
+
+/**
+ * Presses keys on a live call (a phone menu the agent navigates): through its provider where it
+ * can (Telnyx), else as tones on the call's line in this process (Twilio's media stream); false
+ * when neither can (a simulated call, another process's line) or the call is over.
  */
 export async function pressKeys(ctx: TenantCtx, callId: string, digits: string): Promise<boolean> {
   const call = await repo.findCall(ctx.db, ctx.tenantId, callId);
   if (call?.status !== 'IN_PROGRESS' || !call.provider_call_id) return false;
   const line = await connect(ctx, call.provider);
-  if (!line.sendDigits) return false;
-  await line.sendDigits(call.provider_call_id, digits);
-  return true;
+  if (line.sendDigits) {
+    await line.sendDigits(call.provider_call_id, digits);
+    return true;
+  }
+  const press = tonePressers.get(callId);
+  press?.(digits);
+  return press !== undefined;
 }
 
 /** The summary the agent gave for the person it transfers the call to, if it gave one. */

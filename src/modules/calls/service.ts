@@ -53,6 +53,7 @@ export {
   appendTurns,
   endConversation,
   pressKeys,
+  pressKeysWith,
   transferWhisper,
   claimStreamedConversation,
   recordOutcome,

@@ -117,8 +117,7 @@ async function runBuiltIn(setup: ToolboxSetup, name: string, toolCallId: string,
       const digits = String(args.digits);
       if (venue.kind === 'chat') return { ok: true, content: `A test chat presses nothing; on a call the menu would hear ${digits}.` };
       const pressed = await calls.pressKeys(tenantCtx(setup.deps, setup.tenantId), venue.call.id, digits);
-      if (!pressed)
-        return refused("This call's line cannot press keys (Twilio cannot while the call's audio streams here); end the call instead.");
+      if (!pressed) return refused("This call's line cannot press keys; end the call instead.");
       return { ok: true, content: `Pressed ${digits}. Listen for what the menu says next.` };
     }
     case 'collect_payment_promise': {

@@ -17,6 +17,7 @@ import type { Agent } from '../agents/schemas.ts';
 import * as integrations from '../integrations/service.ts';
 import { conversationOfCall, endCallConversation, usageOf } from '../conversation/service.ts';
 import { framedAudio } from './frames.ts';
+import { keyTones } from './keys.ts';
 import type { AudioFormat } from '../../platform/audio.ts';
 import type { AnswerAction } from './pipeline/conversation.ts';
 import { latencyMeter } from './pipeline/latency.ts';
@@ -188,8 +189,21 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
         });
     for (const audio of early.splice(0)) voiceCall.audio(audio);
     for (const event of pending.splice(0)) handle(event);
+    // A provider that cannot press keys while the stream runs (Twilio): the agent's keys are tones on the line.
+    const noMoreKeys = calls.pressKeysWith(call.id, (digits) => {
+      frames.play(keyTones(digits, start.format));
+      frames.flush();
+    });
     // The recording is finished once the conversation stopped, whether or not it stopped cleanly.
-    return { ctx, callId: call.id, stop: () => voiceCall!.stop().finally(() => recording?.finish()) };
+    return {
+      ctx,
+      callId: call.id,
+      stop: () =>
+        voiceCall!.stop().finally(() => {
+          noMoreKeys();
+          return recording?.finish();
+        }),
+    };
   }
 
   const stream = acceptCallSocket(deps, socket, { kind: 'media stream', read: wire.read, opening: 'start', bind, handle });
