@@ -28,7 +28,10 @@ export const MACHINE_ACTIONS = ['HANG_UP_AND_RETRY', 'LEAVE_VOICEMAIL'] as const
 /** What the campaign does about answering machines (Twilio's and the simulator's numbers can tell). */
 export const AnsweringMachine = Type.Object(
   {
-    detect: Type.Boolean({ description: "Ask who answers each call: 'human', 'machine', 'fax' or 'unknown' (the call's answeredBy)." }),
+    detect: Type.Boolean({
+      description:
+        "Ask the provider who answers each call ('human', 'machine', 'fax' or 'unknown': the call's answeredBy) and apply onMachine to a machine, the voicemail's beep heard on the call included. A call on a media stream hears who answered itself either way (the beep, a call-screening assistant, a phone menu).",
+    }),
     onMachine: Type.Optional(
       StringEnum(MACHINE_ACTIONS, {
         description:
