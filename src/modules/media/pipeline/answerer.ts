@@ -79,7 +79,8 @@ export function answererStage(options: AnswererOptions, link: StageLink): Stage 
     name: 'answerer',
     down: {
       caller_audio(frame) {
-        if (!sent.has('machine')) {
+        // Once a person or a machine is known, a beep decides nothing: the detector rests (its CPU is per call).
+        if (!sent.has('machine') && !sent.has('human')) {
           const samples = pcm16Samples(options.format.encoding === 'mulaw' ? mulawToPcm16(frame.audio) : frame.audio);
           if (detector.push(samples)) answered('machine', 'beep');
         }
