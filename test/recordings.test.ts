@@ -115,6 +115,49 @@ describe('a recorded call', () => {
     expect(bySession.rawPayload.equals(response.rawPayload)).toBe(true);
   });
 
+  it("times the answer at the caller's ear as the recording hears it: from their last sound to the agent's first audio", async () => {
+    const placed = await voice.placedCall(RECORDED);
+    const opening = tone(2000, 440);
+    const answer = tone(4000, 660);
+    voice.elevenlabs.script({ kind: 'audio', chunks: [opening] }, { kind: 'audio', chunks: [answer] });
+    // The recogniser ends the caller's turn once it has 300 ms (2,400 bytes) of the silence after their words.
+    voice.deepgram.script(...utterance('When do you open?', { startsAfterBytes: 800, endsAfterBytes: 4800 + 2400 }));
+    voice.chat.script({ kind: 'stream', text: ['At eight.'] });
+
+    const stream = await voice.connect(placed);
+    await until('the opening played', () => marksOf(stream).length >= 1);
+    await stream.sendAudio(speech(800));
+    await stream.sendAudio(tone(4000, 1000)); // 0.1 to 0.6 s: the question
+    // Then the line's silence at its real pace, 20 ms a frame, as Twilio sends it, until the answer comes.
+    let line = 4800;
+    while (marksOf(stream).length < 2) {
+      await stream.sendAudio(speech(160), { realPace: true });
+      line += 160;
+    }
+    // The caller hears the answer out: the recording ends with their line.
+    await stream.sendAudio(speech(4800));
+    line += 4800;
+    stream.stop();
+
+    const { right } = readWav((await recordingOf(placed, line)).rawPayload);
+    const answerStarts = right.findIndex((sample, index) => index >= 2000 && sample !== 0);
+    const recordedGapMs = (answerStarts - 4800) / 8;
+    const turn = (await voice.getCall(placed)).transcript.find((t: { text: string }) => t.text === 'At eight.');
+    const timed = turn.latency.voice;
+    expect(timed.callerStoppedMs).toBe(600);
+    // Nothing can come before the recogniser heard the 300 ms of silence that end the turn, and each step follows the one before.
+    expect(timed.endOfTurnMs).toBeGreaterThanOrEqual(300);
+    expect(timed.sttFinalMs).toBeGreaterThanOrEqual(300);
+    expect(timed.firstTokenMs).toBeGreaterThanOrEqual(timed.endOfTurnMs);
+    expect(timed.heardMs).toBeGreaterThanOrEqual(timed.firstTokenMs);
+    // The recording places the answer at the line's time its first audio went out; the meter adds the
+    // time since the caller's last frame arrived, less than a frame on a line at its pace (with slack for a busy machine).
+    expect(timed.heardMs).toBeGreaterThanOrEqual(recordedGapMs);
+    expect(timed.heardMs - recordedGapMs).toBeLessThan(100);
+    // The opening answered no sound of the caller's: it is not timed.
+    expect((await voice.getCall(placed)).transcript[0].latency?.voice).toBeUndefined();
+  });
+
   it('keeps only what the caller heard when they speak over the agent', async () => {
     const placed = await voice.placedCall(RECORDED);
     const opening = tone(2000, 440);

@@ -37,6 +37,27 @@ export const TranscriptTurn = Type.Object({
     Type.Object({
       firstTokenMs: Nullable(Type.Integer({ description: "The model's time to its first token." })),
       totalMs: Type.Integer({ description: "From the contact's words to the end of the reply, tools included." }),
+      voice: Type.Optional(
+        Type.Object(
+          {
+            callerStoppedMs: Type.Integer({
+              description: "Milliseconds of the line from its start to the end of the contact's last sound before this answer.",
+            }),
+            endOfTurnMs: Type.Integer({ description: "Turn detection decided the contact's turn was over." }),
+            sttFinalMs: Nullable(
+              Type.Integer({ description: "The recogniser's last final words of the turn (null: they came before the last sound)." }),
+            ),
+            firstTokenMs: Type.Integer({ description: "The reply's first words: the model's first token, or a line spoken whole." }),
+            heardMs: Type.Integer({
+              description: "The reply's first audio handed to the line: caller stops → agent heard (the recording shows the same gap).",
+            }),
+          },
+          {
+            description:
+              "On a call's audio line, the answer's latency at the contact's ear: each field but callerStoppedMs in milliseconds after the contact's last sound, on the line's clock. See docs/voice.md § Latency at the caller's ear.",
+          },
+        ),
+      ),
     }),
   ),
 });

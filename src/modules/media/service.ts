@@ -18,7 +18,6 @@ import * as integrations from '../integrations/service.ts';
 import { conversationOfCall, endCallConversation, usageOf } from '../conversation/service.ts';
 import { framedAudio } from './frames.ts';
 import type { AudioFormat } from '../../platform/audio.ts';
-import { latencyMeter } from './pipeline/latency.ts';
 import { startCallRecording, type CallRecording } from './recording.ts';
 import { listenInUtterances } from './utterance-recognition.ts';
 import { startSpeechToSpeechCall, startVoiceCall, type VoiceCall } from './voice-call.ts';
@@ -143,7 +142,6 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       maxDurationMs: deps.config.dialer.maxCallSeconds * 1000,
       onError: (error: unknown) => deps.log.warn({ callId: call.id, err: error }, 'voice call'),
       ...(recording ? { recording } : {}),
-      observers: [latencyMeter((latency) => deps.log.debug({ callId: call.id, ...latency }, 'agent turn latency'))],
     };
     voiceCall = realtime
       ? startSpeechToSpeechCall({

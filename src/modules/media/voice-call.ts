@@ -14,6 +14,7 @@
 import type { RealtimeConversation, RealtimeEvent, SpeechToText, TextToSpeech } from '../../providers/types.ts';
 import { conversationStage, type ConversationStage, type LineConversationOptions } from './pipeline/conversation.ts';
 import { pipeline, type Observer, type Pipeline } from './pipeline/pipeline.ts';
+import { latencyMeter } from './pipeline/latency.ts';
 import { playbackStage, type AudioLine, type PlaybackStage } from './pipeline/playback.ts';
 import { recognitionStage } from './pipeline/recognition.ts';
 import { sentencesStage } from './pipeline/sentences.ts';
@@ -34,7 +35,7 @@ export interface VoiceCallOptions extends LineConversationOptions {
   line: AudioLine;
   /** Hears the line both ways when the call is recorded (recording.ts). */
   recording?: LineRecording;
-  /** Watch the frames as they pass (the latency meter). */
+  /** Watch the frames as they pass. */
   observers?: Observer[];
 }
 
@@ -78,7 +79,8 @@ function voiceCallOf(call: Pipeline, playback: PlaybackStage, conversation: Conv
 
 export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   const { line } = options;
-  const call = observedLine(options);
+  const meter = latencyMeter(line.format);
+  const call = observedLine({ ...options, observers: [meter.observe, ...(options.observers ?? [])] });
   let stopped = false;
   const hearing = listeningStages(call, options);
   const conversation = call.add((link) =>
@@ -86,6 +88,7 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
       {
         ...options,
         speechUsed: () => ({ sttSeconds: hearing.seconds(), ttsCharacters: speaking.characters() }),
+        latencyOf: meter.of,
         closeLine: () => {
           stopped = true;
           return call.close();

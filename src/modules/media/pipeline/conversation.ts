@@ -11,6 +11,7 @@ import type { EndReason, TranscriptTurn } from '../../calls/service.ts';
 import type { Session } from '../../conversation/service.ts';
 import { lineTimers, SILENCE_PROMPT } from '../line-timers.ts';
 import type { Reply } from './frames.ts';
+import type { VoiceLatency } from './latency.ts';
 import type { Stage, StageLink } from './pipeline.ts';
 
 /** What speech cost, to be billed with the call. */
@@ -88,6 +89,15 @@ export interface ConversationStageOptions extends LineConversationOptions {
   speechUsed(): SpeechUsage;
   /** Closes the whole line (every stage): the call is over. */
   closeLine(): Promise<void>;
+  /** How long the caller waited for the reply, at their ear (the latency meter), once its first audio went out. */
+  latencyOf?(reply: Reply): VoiceLatency | undefined;
+}
+
+/** The reply's turns with its latency at the caller's ear on its first agent turn (the one the caller waited for). */
+export function withVoiceLatency(turns: TranscriptTurn[], voice: VoiceLatency | undefined): TranscriptTurn[] {
+  const first = turns.findIndex((turn) => turn.role === 'agent' && turn.latency);
+  if (!voice || first < 0) return turns;
+  return turns.map((turn, index) => (index === first ? { ...turn, latency: { ...turn.latency!, voice } } : turn));
 }
 
 /** Records settled turns with the speech used so far (seconds to the hundredth); false once the call is over. */
@@ -227,7 +237,7 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
       () => undefined,
       (error: unknown) => error ?? new Error('The voice failed.'),
     );
-    if (!(await record(heardTurns(turns, reply)))) return void stopAll();
+    if (!(await record(withVoiceLatency(heardTurns(turns, reply), options.latencyOf?.(reply))))) return void stopAll();
     if (voiceFailure) throw voiceFailure;
     if (session.ended) return hangUp(session.ended);
     timers.armSilence();
