@@ -1,11 +1,10 @@
 import { LLM_PROVIDER_NAMES, STT_PROVIDER_NAMES, TTS_PROVIDER_NAMES, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
-import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { PATTERN_MESSAGE, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { Nullable, PATTERN_MESSAGE, Timestamp, Uuid } from '../../platform/schemas.ts';
 import { AGENT_TOOLS } from './tools.ts';
 
 const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Arbitrary key-value pairs.' });
-const Nullable = <T extends TSchema>(schema: T, options?: { description: string }) => Type.Union([schema, Type.Null()], options);
 
 const AgentName = Type.String({ minLength: 1, maxLength: 200, description: 'Unique in the tenant, whatever the case.' });
 // language[-Script][-REGION]: en-US, es, pt-BR, zh-Hant-TW, es-419. Any case; stored canonical.

@@ -7,7 +7,20 @@ import { PageOf, pageOf, PageQuery, toPage } from '../../platform/pagination.ts'
 import { errorResponses } from '../../platform/schemas.ts';
 import * as agents from '../agents/service.ts';
 import * as analytics from './service.ts';
-import { AgentParams, Bindings, Detail, DetailQuery, PutBindingsBody, Result, ResultsQuery, Tool, Trends, TrendsQuery } from './schemas.ts';
+import {
+  AgentParams,
+  Bindings,
+  Detail,
+  DetailQuery,
+  Latency,
+  LatencyQuery,
+  PutBindingsBody,
+  Result,
+  ResultsQuery,
+  Tool,
+  Trends,
+  TrendsQuery,
+} from './schemas.ts';
 
 export const analyticsRoutes: ModulePlugin = async (plugin, { deps }) => {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
@@ -37,6 +50,19 @@ export const analyticsRoutes: ModulePlugin = async (plugin, { deps }) => {
       },
     },
     async (request) => analytics.myTrends(ctxOf(request), request.query),
+  );
+  app.get(
+    '/analytics/latency',
+    {
+      schema: {
+        tags,
+        summary:
+          "How long contacts waited for the agent's answers: p50/p95 from their last sound to the answer's first audio, per agent and campaign",
+        querystring: LatencyQuery,
+        response: { 200: Latency, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => analytics.answerLatency(ctxOf(request), request.query),
   );
   app.get(
     '/analytics/tools',

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { InstantOrDate, MoneyString, PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { InstantOrDate, MoneyString, Nullable, PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 import { CallCostSchema } from '../calls/service.ts';
 
 export const MAX_BINDING_FIELDS = 50;
@@ -90,6 +90,36 @@ export const Trends = Type.Object({
   ),
 });
 export type Trends = Static<typeof Trends>;
+
+export const LatencyQuery = Type.Object({
+  ...RangeQuery.properties,
+  campaignId: Type.Optional(Uuid),
+});
+export type LatencyQuery = Static<typeof LatencyQuery>;
+
+const LatencyFigures = {
+  answers: Type.Integer({ description: "The agent's answers timed at the contact's ear (on a call's audio line)." }),
+  p50Ms: Nullable(
+    Type.Integer({ description: "Median milliseconds from the contact's last sound to the answer's first audio; null without answers." }),
+  ),
+  p95Ms: Nullable(Type.Integer({ description: '95th percentile of the same; null without answers.' })),
+};
+export const Latency = Type.Object({
+  from: Timestamp,
+  to: Timestamp,
+  ...LatencyFigures,
+  byAgent: Type.Array(Type.Object({ agentId: Nullable(Uuid), agentName: Nullable(Type.String()), ...LatencyFigures })),
+  byCampaign: Type.Array(
+    Type.Object({
+      campaignId: Nullable(Uuid, { description: 'null: calls of no campaign (test calls, inbound calls).' }),
+      campaignName: Nullable(Type.String()),
+      agentId: Nullable(Uuid),
+      agentName: Nullable(Type.String()),
+      ...LatencyFigures,
+    }),
+  ),
+});
+export type Latency = Static<typeof Latency>;
 
 export const ResultsQuery = Type.Object(
   {

@@ -108,9 +108,13 @@ export const findCallByProviderId = (ctx: Omit<TenantCtx, 'tenantId'>, providerN
 export const hasFinishedCallCondition = repo.tenantHasEndedCall;
 
 // Analytics reads call usage here: the calls table is this module's alone.
-export type { CallTrendRow, CallUsageRow } from './repo.ts';
+export type { AnswerLatencyRow, CallTrendRow, CallUsageRow } from './repo.ts';
 export const usageByAgent = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, range: { from: Date; to: Date; agentId?: string }) =>
   repo.usageByAgent(ctx.db, ctx.tenantId, range);
+export const answerLatency = (
+  ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
+  range: { from: Date; to: Date; agentId?: string; campaignId?: string },
+) => repo.answerLatency(ctx.db, ctx.tenantId, range);
 export const callTrend = (
   ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
   range: { from: Date; to: Date; agentId?: string },

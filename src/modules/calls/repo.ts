@@ -363,6 +363,44 @@ export async function usageByAgent(
   return rows;
 }
 
+/** Answers at the caller's ear of ended calls: p50/p95 of "caller stops → agent heard" per campaign and agent, per agent, and in all. */
+export interface AnswerLatencyRow {
+  /** null with `by` 'agent' or 'all', or for calls of no campaign. */
+  campaign_id: string | null;
+  agent_id: string | null;
+  by: 'campaign' | 'agent' | 'all';
+  answers: number;
+  p50: number | null;
+  p95: number | null;
+}
+
+export async function answerLatency(
+  db: Queryable,
+  tenantId: string,
+  range: { from: Date; to: Date; agentId?: string; campaignId?: string },
+): Promise<AnswerLatencyRow[]> {
+  // The answers timed on an audio line (latency.voice of an agent turn, voice-call's latency meter).
+  const { rows } = await db.query<AnswerLatencyRow>(
+    `SELECT c.campaign_id, c.agent_id,
+            CASE WHEN grouping(c.campaign_id) = 0 THEN 'campaign' WHEN grouping(c.agent_id) = 0 THEN 'agent' ELSE 'all' END AS by,
+            count(answer.heard)::int AS answers,
+            round(percentile_cont(0.5) WITHIN GROUP (ORDER BY answer.heard)::numeric)::int AS p50,
+            round(percentile_cont(0.95) WITHIN GROUP (ORDER BY answer.heard)::numeric)::int AS p95
+     FROM calls c
+     CROSS JOIN LATERAL (
+       SELECT (turn -> 'latency' -> 'voice' ->> 'heardMs')::int AS heard
+       FROM jsonb_array_elements(c.transcript) AS turn
+       WHERE turn -> 'latency' -> 'voice' IS NOT NULL
+     ) answer
+     WHERE c.tenant_id = $1 AND c.status = 'ENDED' AND c.ended_at >= $2 AND c.ended_at < $3
+       AND ($4::uuid IS NULL OR c.agent_id = $4) AND ($5::uuid IS NULL OR c.campaign_id = $5)
+     GROUP BY GROUPING SETS ((c.campaign_id, c.agent_id), (c.agent_id), ())
+     ORDER BY by, answers DESC, c.campaign_id, c.agent_id`,
+    [tenantId, range.from, range.to, range.agentId ?? null, range.campaignId ?? null],
+  );
+  return rows;
+}
+
 export interface CallTrendRow {
   bucket: Date; // the instant the local day or hour starts
   calls: number;

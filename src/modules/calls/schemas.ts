@@ -1,10 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { InstantOrDate, MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { InstantOrDate, MoneyString, Nullable, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Outcome = StringEnum(['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED']);
 export const ANSWERED_BY = ['human', 'machine', 'fax', 'unknown'] as const;
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const KnowledgeSource = Type.Object({ sourceId: Uuid, sourceName: Type.String(), chunkId: Uuid });
 

@@ -73,6 +73,7 @@ export {
   findCallByProviderId,
   hasFinishedCallCondition,
   usageByAgent,
+  answerLatency,
   callTrend,
   lockCalledNumbers,
   placedCalls,
@@ -81,4 +82,5 @@ export {
   type LiveEvent,
   type CallTrendRow,
   type CallUsageRow,
+  type AnswerLatencyRow,
 } from './queries.ts';

@@ -141,6 +141,15 @@ export async function deleteCampaign(db: Queryable, tenantId: string, id: string
   return rowCount === 1;
 }
 
+export async function campaignNamesById(db: Queryable, tenantId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<{ id: string; name: string }>(
+    'SELECT id, name FROM campaigns WHERE tenant_id = $1 AND id = ANY ($2::uuid[])',
+    [tenantId, ids],
+  );
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
 /** Whether an unfinished campaign of the tenant points at this agent, number or list. */
 export async function unfinishedCampaignUses(
   db: Queryable,

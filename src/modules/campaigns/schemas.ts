@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { Nullable, PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
@@ -22,7 +22,6 @@ const HhMm = Type.String({
   [PATTERN_MESSAGE]: 'a time as HH:mm, such as 09:00',
   description: 'HH:mm, 24-hour local time of the campaign timezone.',
 });
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const MACHINE_ACTIONS = ['HANG_UP_AND_RETRY', 'LEAVE_VOICEMAIL'] as const;
 /** What the campaign does about answering machines (Twilio's and the simulator's numbers can tell). */

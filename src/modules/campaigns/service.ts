@@ -554,6 +554,7 @@ export async function callerIdStats(ctx: TenantCtx, id: string): Promise<CallerI
 }
 
 /** Seed §4.4: a list assigned to an unfinished campaign cannot be deleted (wired into contacts). */
+export const campaignNames = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, ids: string[]) => repo.campaignNamesById(ctx.db, ctx.tenantId, ids);
 export const listInUse = (ctx: TenantCtx, listId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'contact_list_id', listId);
 export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'agent_id', agentId);
 export const voiceNumberInUse = (ctx: TenantCtx, numberId: string) =>

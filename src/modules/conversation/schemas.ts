@@ -1,13 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { Nullable, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 import {
   CallCostSchema as CallCost,
   CallUsageSchema as CallUsage,
   END_REASONS,
   TranscriptTurnSchema as TranscriptTurn,
 } from '../calls/service.ts';
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const TestChat = Type.Object({
   id: Uuid,
