@@ -235,6 +235,11 @@ const declared = {
       'No OpenAI-compatible server is configured for this tenant or service to run the speech-to-speech model; connect the llm integration (your OpenAI-compatible server), set LLM_API_URL for the service, or leave realtime null.',
     when: "An agent's realtime names a model while neither the tenant's OpenAI-compatible connection nor the service's LLM_API_URL gives it a server to reach.",
   },
+  BACKUP_CONFLICT: {
+    status: 400,
+    message: 'The backup ${part} ${problem}.',
+    when: "An agent's backup names what cannot take over: the agent's own model or provider again (a backup must differ), speech on an agent whose calls Twilio's ConversationRelay voices, or speech-to-speech, which has no stages to take over.",
+  },
   REALTIME_CONFLICT: {
     status: 400,
     message: 'Speech-to-speech ${problem}.',

@@ -1,6 +1,16 @@
 import { updateSet, type Queryable } from '../../platform/db.ts';
 import { selectPage, type Page } from '../../platform/pagination.ts';
-import type { AgentLlm, AgentRecording, AgentStt, AgentTts, CustomTool, StoredRealtime, VoicePipeline, VoiceProvider } from './schemas.ts';
+import type {
+  AgentLlm,
+  AgentRecording,
+  AgentStt,
+  AgentTts,
+  CustomTool,
+  StoredBackup,
+  StoredRealtime,
+  VoicePipeline,
+  VoiceProvider,
+} from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['agents', 'voice_numbers'] as const;
@@ -21,6 +31,7 @@ export interface AgentRow {
   realtime: StoredRealtime | null;
   stt: AgentStt | null;
   tts: AgentTts;
+  backup: StoredBackup | null;
   voice_pipeline: VoicePipeline;
   knowledge_in_context: boolean;
   transfer_number: string | null;
@@ -56,6 +67,7 @@ export interface AgentFields {
   realtime: StoredRealtime | null;
   stt: AgentStt | null;
   tts: AgentTts;
+  backup: StoredBackup | null;
   voicePipeline: VoicePipeline;
   knowledgeInContext: boolean;
   transferNumber: string | null;
@@ -64,7 +76,7 @@ export interface AgentFields {
 }
 
 const AGENT_COLUMNS =
-  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, custom_tools, llm, realtime, stt, tts, voice_pipeline, knowledge_in_context, transfer_number, recording, tool_secret_sealed, metadata, created_at, updated_at';
+  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, custom_tools, llm, realtime, stt, tts, backup, voice_pipeline, knowledge_in_context, transfer_number, recording, tool_secret_sealed, metadata, created_at, updated_at';
 const NUMBER_COLUMNS = 'id, tenant_id, phone_number, provider, label, inbound_agent_id, created_at, updated_at';
 
 const likePattern = (search: string | undefined) => (search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null);
@@ -76,8 +88,8 @@ export async function insertAgent(
 ): Promise<AgentRow> {
   const { rows } = await db.query<AgentRow>(
     `INSERT INTO agents (tenant_id, id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata,
-                         custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed, stt, tts, recording, voice_pipeline, realtime)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb, $12::jsonb, $13::jsonb, $14, $15, $16, $17::jsonb, $18::jsonb, $19::jsonb, $20, $21::jsonb)
+                         custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed, stt, tts, recording, voice_pipeline, realtime, backup)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb, $12::jsonb, $13::jsonb, $14, $15, $16, $17::jsonb, $18::jsonb, $19::jsonb, $20, $21::jsonb, $22::jsonb)
      RETURNING ${AGENT_COLUMNS}`,
     [
       tenantId,
@@ -101,6 +113,7 @@ export async function insertAgent(
       JSON.stringify(agent.recording),
       agent.voicePipeline,
       agent.realtime && JSON.stringify(agent.realtime),
+      agent.backup && JSON.stringify(agent.backup),
     ],
   );
   return rows[0]!;
@@ -175,6 +188,7 @@ export async function updateAgent(
       realtime: patch.realtime === undefined ? undefined : patch.realtime && JSON.stringify(patch.realtime),
       stt: patch.stt === undefined ? undefined : patch.stt && JSON.stringify(patch.stt),
       tts: patch.tts && JSON.stringify(patch.tts),
+      backup: patch.backup === undefined ? undefined : patch.backup && JSON.stringify(patch.backup),
       voice_pipeline: patch.voicePipeline,
       knowledge_in_context: patch.knowledgeInContext ?? undefined,
       transfer_number: patch.transferNumber,

@@ -127,6 +127,45 @@ export type AgentRealtime = Static<typeof AgentRealtime>;
 /** As stored and returned: the defaults filled. */
 export type StoredRealtime = Required<AgentRealtime>;
 
+const BackupTts = Type.Object(
+  {
+    provider: AgentTts.properties.provider,
+    model: Type.Optional(SpeechModel),
+    voice: Type.Optional(Nullable(VoiceId)),
+  },
+  {
+    additionalProperties: false,
+    description: "The backup text-to-speech, in its own voice (absent or null: its default for the agent's language).",
+  },
+);
+export const AgentBackup = Type.Object(
+  {
+    llm: Type.Optional(Nullable(AgentLlm)),
+    stt: Type.Optional(Nullable(AgentStt)),
+    tts: Type.Optional(Nullable(BackupTts)),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Mid-call failover: when the agent's model, speech-to-text or text-to-speech fails or stalls during a call, the call goes on with the one named here (for the rest of the call) and the transcript says so. Each must differ from the agent's own; null or absent: none. See docs/voice.md § Mid-call failover.",
+  },
+);
+export type AgentBackup = Static<typeof AgentBackup>;
+/** As stored and returned: each part named or null, the backup voice chosen. */
+export interface StoredBackup {
+  llm: AgentLlm | null;
+  stt: AgentStt | null;
+  tts: (AgentTts & { voice: string }) | null;
+}
+const StoredBackupSchema = Type.Object(
+  {
+    llm: Nullable(AgentLlm),
+    stt: Nullable(AgentStt),
+    tts: Nullable(Type.Object({ provider: Type.String(), model: Type.Optional(Type.String()), voice: Type.String() })),
+  },
+  { description: AgentBackup.description },
+);
+
 export const VOICE_PIPELINES = ['MEDIA_STREAM', 'CONVERSATION_RELAY'] as const;
 export type VoicePipeline = (typeof VOICE_PIPELINES)[number];
 // An enum, so a wrong value reads "must be one of MEDIA_STREAM, CONVERSATION_RELAY".
@@ -235,6 +274,7 @@ export const Agent = Type.Object({
   ),
   stt: Nullable(AgentStt),
   tts: AgentTts,
+  backup: Nullable(StoredBackupSchema),
   voicePipeline: VoicePipelineSchema,
   knowledgeInContext: Type.Boolean({ description: "Passages of the agent's knowledge bases are put in the model's context each turn." }),
   transferNumber: Nullable(Type.String()),
@@ -265,6 +305,7 @@ export const CreateAgentBody = Type.Object(
     realtime: Type.Optional(Nullable(AgentRealtime)),
     stt: Type.Optional(Nullable(AgentStt)),
     tts: Type.Optional(AgentTts),
+    backup: Type.Optional(Nullable(AgentBackup)),
     voicePipeline: Type.Optional(VoicePipelineSchema),
     knowledgeInContext: Type.Optional(Type.Boolean()),
     transferNumber: Type.Optional(Nullable(TransferNumber)),

@@ -21,6 +21,7 @@ import type {
   Agent,
   AgentLlm,
   CreateAgentBody,
+  StoredBackup,
   StoredRealtime,
   CustomTool,
   CreateVoiceNumberBody,
@@ -29,7 +30,7 @@ import type {
   VoiceNumber,
 } from './schemas.ts';
 import { realtimeServerOf } from './language-model.ts';
-import { speechPatch } from './speech.ts';
+import { backupSpeechPatch, DEFAULT_TTS, speechPatch } from './speech.ts';
 import { AGENT_TOOLS, isAgentTool } from './tools.ts';
 
 /** Speech on a phone line: the voices a provider offers, and what the media pipeline speaks and listens with. */
@@ -58,6 +59,7 @@ const toAgent = (row: repo.AgentRow): Agent => ({
   realtime: row.realtime ?? null,
   stt: row.stt,
   tts: row.tts,
+  backup: row.backup ?? null,
   voicePipeline: row.voice_pipeline,
   knowledgeInContext: row.knowledge_in_context,
   transferNumber: row.transfer_number,
@@ -164,11 +166,11 @@ async function checkCustomTools(tools: CustomTool[], allowPrivate: boolean): Pro
 }
 
 /** A model needs a server to ask: the tenant's own (its llm integration) or the service's (LLM_API_URL). */
-async function checkLlm(ctx: TenantCtx, llm: AgentLlm | null | undefined): Promise<AgentLlm | null | undefined> {
+async function checkLlm(ctx: TenantCtx, llm: AgentLlm | null | undefined, path = '/llm'): Promise<AgentLlm | null | undefined> {
   if (!llm) return llm;
   const provider = llm.provider ?? 'OPENAI_COMPATIBLE';
   if (!ctx.config.llm.apiUrl && !(await integrations.connectionTo(ctx, llmProvider(provider))))
-    throw appError('LLM_NOT_CONFIGURED', {}, [{ path: '/llm', message: 'no model server is configured' }]);
+    throw appError('LLM_NOT_CONFIGURED', {}, [{ path, message: 'no model server is configured' }]);
   return { provider, ...llm };
 }
 
@@ -198,6 +200,37 @@ async function checkRealtime(
   if (given && !(await realtimeServerOf(ctx)))
     throw appError('REALTIME_NOT_CONFIGURED', {}, [{ path: '/realtime', message: 'no OpenAI-compatible server is configured' }]);
   return given === undefined ? undefined : realtime;
+}
+
+/**
+ * The backup as stored, checked against the agent it backs (`input` over `current`): a model that
+ * has a server and is not the agent's own, speech providers reachable and not the agent's own, and
+ * nothing of speech where callforge does not run the speech (ConversationRelay) or where one model
+ * does it all (speech-to-speech). Undefined: the patch leaves it.
+ */
+async function checkBackup(ctx: TenantCtx, input: UpdateAgentBody, current: Agent | undefined): Promise<StoredBackup | null | undefined> {
+  if (!input.backup) return input.backup;
+  const refuse = (part: string, problem: string) =>
+    appError('BACKUP_CONFLICT', { part, problem }, [{ path: `/backup/${part}`, message: problem }]);
+  const { llm, stt, tts } = input.backup;
+  const agentLlm = input.llm === undefined ? current?.llm : input.llm;
+  if (
+    llm &&
+    (llm.provider ?? 'OPENAI_COMPATIBLE') === (agentLlm?.provider ?? 'OPENAI_COMPATIBLE') &&
+    llm.model === (agentLlm?.model ?? ctx.config.llm.model)
+  )
+    throw refuse('llm', "is the agent's own model: name another");
+  const realtime = input.realtime === undefined ? current?.realtime : input.realtime;
+  if ((stt || tts) && realtime)
+    throw refuse(stt ? 'stt' : 'tts', 'has nothing to take over from: the agent speaks through a speech-to-speech model');
+  if ((stt || tts) && (input.voicePipeline ?? current?.voicePipeline) === 'CONVERSATION_RELAY')
+    throw refuse(stt ? 'stt' : 'tts', "cannot take over: Twilio's ConversationRelay listens and speaks on this agent's calls");
+  const agent = {
+    stt: input.stt === undefined ? (current?.stt ?? null) : input.stt,
+    tts: input.tts ?? current?.tts ?? DEFAULT_TTS,
+    language: input.language === undefined ? (current?.language ?? 'en-US') : canonicalLanguage(input.language),
+  };
+  return { llm: (await checkLlm(ctx, llm, '/backup/llm')) ?? null, ...(await backupSpeechPatch(ctx, { stt, tts }, agent)) };
 }
 
 function transferNumberOf(raw: string | null | undefined): string | null | undefined {
@@ -233,6 +266,7 @@ async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody, speechOf: Agen
     knowledgeBaseIds: input.knowledgeBaseIds && knowledgeBaseIds(input.knowledgeBaseIds),
     llm: await checkLlm(ctx, input.llm),
     realtime: await checkRealtime(ctx, { ...input, ...speech }, speechOf === 'new' ? undefined : speechOf),
+    backup: await checkBackup(ctx, { ...input, ...speech }, speechOf === 'new' ? undefined : speechOf),
     transferNumber: transferNumberOf(input.transferNumber),
     recording: input.recording && {
       enabled: input.recording.enabled,
@@ -258,6 +292,7 @@ export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promi
     realtime: patch.realtime ?? null,
     stt: patch.stt ?? null,
     tts: patch.tts!,
+    backup: patch.backup ?? null,
     voicePipeline: patch.voicePipeline ?? 'MEDIA_STREAM',
     knowledgeInContext: patch.knowledgeInContext ?? false,
     transferNumber: patch.transferNumber ?? null,
@@ -290,7 +325,8 @@ export async function updateAgent(ctx: TenantCtx, agentId: string, input: Update
     input.tts !== undefined ||
     input.stt !== undefined ||
     input.voicePipeline !== undefined ||
-    input.realtime !== undefined;
+    input.realtime !== undefined ||
+    input.backup !== undefined;
   const patch = await agentPatch(ctx, input, touchesSpeech ? await requireAgent(ctx, agentId) : undefined);
   await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   const row = await onUniqueViolation(repo.updateAgent(ctx.db, ctx.tenantId, agentId, patch), () => duplicateAgentName(input.name ?? ''));

@@ -29,6 +29,20 @@ export const TranscriptTurn = Type.Object({
     }),
   ),
   sources: Type.Optional(Type.Array(KnowledgeSource, { description: 'Knowledge passages the turn used.' })),
+  failover: Type.Optional(
+    Type.Object(
+      {
+        component: StringEnum(['llm', 'stt', 'tts']),
+        from: Type.String({ description: "What failed: 'model:<name>', or the speech provider's name." }),
+        to: Type.String({ description: "The agent's backup that took over from this turn on, in the same terms." }),
+        reason: Type.String({ description: 'How it failed or stalled.' }),
+      },
+      {
+        description:
+          "The agent's backup took over mid-call from this turn on: the model wrote it, the recogniser heard it, or the voice spoke it (the agent's backup, docs/voice.md § Mid-call failover).",
+      },
+    ),
+  ),
   interrupted: Type.Optional(
     Type.Boolean({ description: 'The contact spoke over the agent: `text` is what they heard before the agent stopped.' }),
   ),
@@ -104,6 +118,26 @@ export const CallUsage = Type.Object({
   ttsProvider: Nullable(Type.String({ description: 'The text-to-speech provider that spoke; null when none ran.' })),
   telephonyProvider: Nullable(Type.String({ description: 'The provider that carried the line; null when no line was connected.' })),
   telephonySeconds: Type.Number(),
+  backup: Type.Optional(
+    Nullable(
+      Type.Object(
+        {
+          llmInputTokens: Type.Integer(),
+          llmOutputTokens: Type.Integer(),
+          llmModel: Nullable(Type.String()),
+          llmProvider: Nullable(Type.String()),
+          sttSeconds: Type.Number(),
+          sttProvider: Nullable(Type.String()),
+          ttsCharacters: Type.Integer(),
+          ttsProvider: Nullable(Type.String()),
+        },
+        {
+          description:
+            "Of the figures above, what the agent's backup ran once the call failed over to it, priced at its own rates; absent or null: it did not.",
+        },
+      ),
+    ),
+  ),
 });
 
 export const CallCost = Type.Object({

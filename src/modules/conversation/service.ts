@@ -72,12 +72,14 @@ export async function sessionFor(
       ? knowledge.searchBases(deps, ctx.tenantId, agent.knowledgeBaseIds, query, SEARCH_TOP_K)
       : Promise.resolve([]);
   const model = await modelFor(deps, ctx, agent);
+  const backupModel = model && agent.backup?.llm ? await modelFor(deps, ctx, { llm: agent.backup.llm }) : null;
   const session = openSession({
     agentName: agent.name,
     systemPrompt: agents.renderTemplate(agent.systemPrompt ?? '', values),
     firstMessage: agent.firstMessage ? agents.renderTemplate(agent.firstMessage, values) : null,
     language: agent.language,
     model,
+    backup: backupModel && { model: backupModel, stallMs: deps.config.voice.failoverStallMs },
     toolbox: toolboxFor({ deps, tenantId: ctx.tenantId, agent, venue, search }),
     search,
     similarityToQuestion: (question, sentences) => knowledge.similarityToQuestion(deps, question, sentences),
@@ -102,6 +104,15 @@ export function usageOf(session: Session, model: Pick<ConversationModel, 'name' 
     llmOutputAudioTokens: outputAudioTokens,
     llmModel: ran ? model.name : null,
     llmProvider: ran ? model.provider : null,
+    ...(session.usage.backup && {
+      backup: {
+        ...calls.NO_BACKUP_USAGE,
+        llmInputTokens: session.usage.backup.inputTokens,
+        llmOutputTokens: session.usage.backup.outputTokens,
+        llmModel: session.usage.backup.model,
+        llmProvider: session.usage.backup.provider,
+      },
+    }),
   };
 }
 
@@ -294,7 +305,19 @@ export async function sendTestChatMessage(deps: Deps, ctx: TenantCtx, id: string
   const usage = row.usage as Partial<calls.CallUsage>;
   const resume: SavedSession = {
     history: row.history as ChatMessage[],
-    usage: { inputTokens: usage.llmInputTokens ?? 0, outputTokens: usage.llmOutputTokens ?? 0 },
+    usage: {
+      inputTokens: usage.llmInputTokens ?? 0,
+      outputTokens: usage.llmOutputTokens ?? 0,
+      // The chat failed over to the agent's backup model in an earlier message: it answers on.
+      ...(usage.backup?.llmModel && {
+        backup: {
+          model: usage.backup.llmModel,
+          provider: usage.backup.llmProvider ?? 'OPENAI_COMPATIBLE',
+          inputTokens: usage.backup.llmInputTokens,
+          outputTokens: usage.backup.llmOutputTokens,
+        },
+      }),
+    },
     ended: null,
   };
   // The prompt was filled when the chat opened and lives on in its history: no one to fill it for.
