@@ -104,6 +104,9 @@ export const Result = Type.Object({
   id: Uuid,
   sessionId: Uuid,
   agentId: Type.Union([Uuid, Type.Null()]),
+  agentVersion: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], { description: "The agent's version the call ran; null: the agent as it was, live." }),
+  ),
   campaignId: Type.Union([Uuid, Type.Null()]),
   contactId: Type.Union([Uuid, Type.Null()]),
   fields: Type.Record(Type.String(), Type.Unknown()),

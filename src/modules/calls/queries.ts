@@ -18,6 +18,7 @@ export type CallRow = repo.CallRow;
 export const toCall = (row: repo.CallRow): Call => ({
   id: row.id,
   agentId: row.agent_id,
+  agentVersion: row.agent_version ?? null,
   campaignId: row.campaign_id,
   contactId: row.contact_id,
   voiceNumberId: row.voice_number_id,

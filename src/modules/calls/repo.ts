@@ -10,6 +10,8 @@ export interface CallRow {
   tenant_id: string;
   id: string;
   agent_id: string | null;
+  /** The agent's version the call runs; null: the agent as it is (live). */
+  agent_version: number | null;
   campaign_id: string | null;
   contact_id: string | null;
   /** The contact as it was when the call was placed. */
@@ -51,6 +53,7 @@ export type NewCall = Pick<
   CallRow,
   | 'id'
   | 'agent_id'
+  | 'agent_version'
   | 'campaign_id'
   | 'contact_id'
   | 'contact_name'
@@ -75,12 +78,12 @@ export type NewCall = Pick<
 export async function insertCalls(db: Queryable, tenantId: string, calls: NewCall[], { skipRecorded = false } = {}): Promise<string[]> {
   if (calls.length === 0) return [];
   const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO calls (tenant_id, id, agent_id, campaign_id, contact_id, contact_name, contact_metadata, voice_number_id, direction,
+    `INSERT INTO calls (tenant_id, id, agent_id, agent_version, campaign_id, contact_id, contact_name, contact_metadata, voice_number_id, direction,
                         from_number, to_number, attempt, status, provider, provider_call_id, dial_timeout, machine_detection, deadline_at, started_at, created_at)
-     SELECT $1, c.id, c.agent_id, c.campaign_id, c.contact_id, c.contact_name, c.contact_metadata, c.voice_number_id, c.direction,
+     SELECT $1, c.id, c.agent_id, c.agent_version, c.campaign_id, c.contact_id, c.contact_name, c.contact_metadata, c.voice_number_id, c.direction,
             c.from_number, c.to_number, c.attempt, c.status, c.provider, c.provider_call_id, c.dial_timeout, c.machine_detection, c.deadline_at,
             c.started_at, c.started_at
-     FROM jsonb_to_recordset($2::jsonb) AS c(id uuid, agent_id uuid, campaign_id uuid, contact_id uuid, contact_name text, contact_metadata jsonb,
+     FROM jsonb_to_recordset($2::jsonb) AS c(id uuid, agent_id uuid, agent_version int, campaign_id uuid, contact_id uuid, contact_name text, contact_metadata jsonb,
        voice_number_id uuid, direction text, from_number text, to_number text, attempt int, status text, provider text, provider_call_id text,
        dial_timeout int, machine_detection boolean, deadline_at timestamptz, started_at timestamptz)
      ${skipRecorded ? 'ON CONFLICT (provider, provider_call_id) DO NOTHING' : ''}
