@@ -146,6 +146,14 @@ export async function placedCalls(
   return { times, onCall };
 }
 
+export type { VersionTally } from './repo.ts';
+/** A campaign's ended calls per agent version, for its experiment's arms (analytics). */
+export const versionTallies = (
+  ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
+  campaignId: string,
+  success: { answered: boolean; types: string[] },
+) => repo.versionTallies(ctx.db, ctx.tenantId, campaignId, success);
+
 /** A campaign's calls per caller ID (placed, answered), for its pool's answer rates. */
 export const callsPerNumber = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, campaignId: string) =>
   repo.callsPerNumber(ctx.db, ctx.tenantId, campaignId);

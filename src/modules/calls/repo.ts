@@ -516,3 +516,56 @@ export async function callsPerNumber(db: Queryable, tenantId: string, campaignId
   );
   return new Map(rows.map((row) => [row.voice_number_id, row]));
 }
+
+/** A campaign's ended calls summed per agent version (an experiment's arms). */
+export interface VersionTally {
+  version: number | null;
+  calls: number;
+  answered: number;
+  unanswered: number;
+  busy: number;
+  failed: number;
+  appointment: number;
+  payment_promise: number;
+  opt_out: number;
+  transfer: number;
+  contacts_called: number;
+  successes: number;
+  mean_duration: number | null;
+  median_duration: number | null;
+  cost: string;
+}
+
+/**
+ * Per version, a campaign's ended calls: their outcomes, the calls whose tools recorded each kind of
+ * outcome, the contacts called and those who succeeded (a call answered, when `answered` counts, or
+ * a tool outcome of `successTypes`), durations of answered calls, and cost.
+ */
+export async function versionTallies(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  success: { answered: boolean; types: string[] },
+): Promise<VersionTally[]> {
+  const has = (type: string) => `outcomes @> '[{"type": "${type}"}]'`;
+  const { rows } = await db.query<VersionTally>(
+    `WITH ended AS (
+       SELECT agent_version, contact_id, outcome, duration_sec, cost_total,
+              ${has('appointment')} AS appointment, ${has('payment_promise')} AS payment_promise,
+              ${has('opt_out')} AS opt_out, ${has('transfer')} AS transfer,
+              ($3 AND outcome = 'ANSWERED') OR EXISTS (SELECT 1 FROM jsonb_array_elements(outcomes) o WHERE o ->> 'type' = ANY ($4::text[])) AS success
+       FROM calls WHERE tenant_id = $1 AND campaign_id = $2 AND status = 'ENDED')
+     SELECT agent_version AS version, count(*)::int AS calls,
+            count(*) FILTER (WHERE outcome = 'ANSWERED')::int AS answered, count(*) FILTER (WHERE outcome = 'UNANSWERED')::int AS unanswered,
+            count(*) FILTER (WHERE outcome = 'BUSY')::int AS busy, count(*) FILTER (WHERE outcome = 'FAILED')::int AS failed,
+            count(*) FILTER (WHERE appointment)::int AS appointment, count(*) FILTER (WHERE payment_promise)::int AS payment_promise,
+            count(*) FILTER (WHERE opt_out)::int AS opt_out, count(*) FILTER (WHERE transfer)::int AS transfer,
+            count(DISTINCT contact_id)::int AS contacts_called, count(DISTINCT contact_id) FILTER (WHERE success)::int AS successes,
+            (avg(duration_sec) FILTER (WHERE outcome = 'ANSWERED'))::float8 AS mean_duration,
+            (percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_sec) FILTER (WHERE outcome = 'ANSWERED'))::float8 AS median_duration,
+            coalesce(sum(cost_total), 0)::text AS cost
+     FROM ended GROUP BY agent_version`,
+    [tenantId, campaignId, success.answered, success.types],
+  );
+  return rows;
+}

@@ -77,6 +77,8 @@ export {
   lockCalledNumbers,
   placedCalls,
   callsPerNumber,
+  versionTallies,
+  type VersionTally,
   type CallRow,
   type LiveEvent,
   type CallTrendRow,

@@ -603,3 +603,12 @@ export async function dialsOnDay(db: Queryable, tenantId: string, numberIds: str
   );
   return new Map(rows.map((row) => [row.voice_number_id, row.dials]));
 }
+
+/** The campaign's contacts per agent version (an experiment's arms; null: the agent as it is). */
+export async function contactsPerVersion(db: Queryable, tenantId: string, campaignId: string): Promise<Map<number | null, number>> {
+  const { rows } = await db.query<{ agent_version: number | null; n: number }>(
+    'SELECT agent_version, count(*)::int AS n FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 GROUP BY agent_version',
+    [tenantId, campaignId],
+  );
+  return new Map(rows.map((row) => [row.agent_version, row.n]));
+}

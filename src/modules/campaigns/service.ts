@@ -602,6 +602,10 @@ export async function callerIdStats(ctx: TenantCtx, id: string): Promise<CallerI
   });
 }
 
+/** The campaign's contacts per agent version it calls them with (its experiment's arms), for analytics. */
+export const contactsPerVersion = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: string) =>
+  repo.contactsPerVersion(ctx.db, ctx.tenantId, id);
+
 /** Seed §4.4: a list assigned to an unfinished campaign cannot be deleted (wired into contacts). */
 export const listInUse = (ctx: TenantCtx, listId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'contact_list_id', listId);
 export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'agent_id', agentId);
