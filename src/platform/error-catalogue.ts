@@ -37,6 +37,11 @@ const declared = {
     message: '${problem}',
     when: "A campaign's answeringMachine setting does not hold together; the sentence says what to change (a voicemail without its message, a message for HANG_UP_AND_RETRY, detection on a number whose provider cannot tell who answers).",
   },
+  'VALIDATION_FAILED.experiment': {
+    status: 400,
+    message: '${problem}',
+    when: "A campaign's agentVersion or experiment does not hold together; the sentence says what to change (both set, a version without an agent, one version in two arms).",
+  },
   'VALIDATION_FAILED.compliance': {
     status: 400,
     message: '${problem}',
@@ -435,6 +440,11 @@ const declared = {
       "Call ${callId} has no recording: its agent did not record it, or the recording was deleted after its retention; turn on the agent's recording to record its next calls.",
     when: "A call's recording is asked for, and the call has none (another tenant's call is not found at all).",
   },
+  'NOT_FOUND.agentVersion': {
+    status: 404,
+    message: 'Agent ${agentId} has no version ${version}; GET /api/v1/agents/${agentId}/versions lists its published versions.',
+    when: 'A version of an agent is asked for, pinned by a campaign or given an arm of its experiment, and the agent has not published it (another tenant’s agent is not found at all).',
+  },
   'NOT_FOUND.dnc': {
     status: 404,
     message: 'The number is not on the do-not-call list.',
@@ -488,6 +498,11 @@ const declared = {
     message:
       'A campaign that has not finished uses this agent; give that campaign another agent while it is a draft, or cancel it, then delete the agent.',
     when: 'Deleting an agent an unfinished campaign uses.',
+  },
+  AGENT_VERSION_UNCHANGED: {
+    status: 409,
+    message: "The agent's config is the same as its version ${version}, already published; change the agent, or pin version ${version}.",
+    when: 'Publishing an agent whose conversational config equals its latest version.',
   },
   VOICE_NUMBER_TAKEN: {
     status: 409,

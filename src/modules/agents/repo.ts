@@ -1,6 +1,7 @@
 import { updateSet, type Queryable } from '../../platform/db.ts';
 import { selectPage, type Page } from '../../platform/pagination.ts';
 import type {
+  AgentConfig,
   AgentLlm,
   AgentRecording,
   AgentStt,
@@ -13,7 +14,7 @@ import type {
 } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
-export const OWNED_TABLES = ['agents', 'voice_numbers'] as const;
+export const OWNED_TABLES = ['agents', 'voice_numbers', 'agent_versions'] as const;
 
 export interface AgentRow {
   id: string;
@@ -119,8 +120,11 @@ export async function insertAgent(
   return rows[0]!;
 }
 
-export async function findAgent(db: Queryable, tenantId: string, agentId: string): Promise<AgentRow | undefined> {
-  const { rows } = await db.query<AgentRow>(`SELECT ${AGENT_COLUMNS} FROM agents WHERE tenant_id = $1 AND id = $2`, [tenantId, agentId]);
+export async function findAgent(db: Queryable, tenantId: string, agentId: string, forUpdate = false): Promise<AgentRow | undefined> {
+  const { rows } = await db.query<AgentRow>(
+    `SELECT ${AGENT_COLUMNS} FROM agents WHERE tenant_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    [tenantId, agentId],
+  );
   return rows[0];
 }
 
@@ -310,4 +314,74 @@ export async function lockSealedToolSecrets(db: Queryable): Promise<{ tenant_id:
 
 export async function updateToolSecretSealed(db: Queryable, tenantId: string, id: string, sealed: string): Promise<void> {
   await db.query('UPDATE agents SET tool_secret_sealed = $3 WHERE tenant_id = $1 AND id = $2', [tenantId, id, sealed]);
+}
+
+export interface VersionRow {
+  agent_id: string;
+  version: number;
+  config: AgentConfig;
+  note: string | null;
+  created_at: Date;
+}
+
+const VERSION_COLUMNS = 'agent_id, version, config, note, created_at';
+
+/** The next version of the agent, numbered after its latest; the caller holds the agent locked, so numbers never collide. */
+export async function insertVersion(
+  db: Queryable,
+  tenantId: string,
+  agentId: string,
+  config: AgentConfig,
+  note: string | null,
+): Promise<VersionRow> {
+  const { rows } = await db.query<VersionRow>(
+    `INSERT INTO agent_versions (tenant_id, agent_id, version, config, note)
+     SELECT $1, $2, coalesce(max(version), 0) + 1, $3::jsonb, $4 FROM agent_versions WHERE tenant_id = $1 AND agent_id = $2
+     RETURNING ${VERSION_COLUMNS}`,
+    [tenantId, agentId, JSON.stringify(config), note],
+  );
+  return rows[0]!;
+}
+
+export async function latestVersion(db: Queryable, tenantId: string, agentId: string): Promise<VersionRow | undefined> {
+  const { rows } = await db.query<VersionRow>(
+    `SELECT ${VERSION_COLUMNS} FROM agent_versions WHERE tenant_id = $1 AND agent_id = $2 ORDER BY version DESC LIMIT 1`,
+    [tenantId, agentId],
+  );
+  return rows[0];
+}
+
+export async function findVersion(db: Queryable, tenantId: string, agentId: string, version: number): Promise<VersionRow | undefined> {
+  const { rows } = await db.query<VersionRow>(
+    `SELECT ${VERSION_COLUMNS} FROM agent_versions WHERE tenant_id = $1 AND agent_id = $2 AND version = $3`,
+    [tenantId, agentId, version],
+  );
+  return rows[0];
+}
+
+/** Which of `versions` the agent has. */
+export async function existingVersions(db: Queryable, tenantId: string, agentId: string, versions: number[]): Promise<Set<number>> {
+  const { rows } = await db.query<{ version: number }>(
+    'SELECT version FROM agent_versions WHERE tenant_id = $1 AND agent_id = $2 AND version = ANY ($3::int[])',
+    [tenantId, agentId, versions],
+  );
+  return new Set(rows.map((row) => row.version));
+}
+
+export async function listVersions(
+  db: Queryable,
+  tenantId: string,
+  agentId: string,
+  page: Page,
+): Promise<{ rows: VersionRow[]; total: number }> {
+  const where = 'tenant_id = $1 AND agent_id = $2';
+  return selectPage<VersionRow>(
+    db,
+    {
+      rows: `SELECT ${VERSION_COLUMNS} FROM agent_versions WHERE ${where} ORDER BY version DESC`,
+      total: `SELECT count(*)::int AS n FROM agent_versions WHERE ${where}`,
+      params: [tenantId, agentId],
+    },
+    page,
+  );
 }

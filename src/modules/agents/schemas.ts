@@ -1,7 +1,7 @@
 import { LLM_PROVIDER_NAMES, STT_PROVIDER_NAMES, TTS_PROVIDER_NAMES, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { Nullable, PATTERN_MESSAGE, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { Nullable, PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 import { AGENT_TOOLS } from './tools.ts';
 
 const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Arbitrary key-value pairs.' });
@@ -376,3 +376,81 @@ export const UpdateVoiceNumberBody = Type.Object(
   { additionalProperties: false },
 );
 export type UpdateVoiceNumberBody = Static<typeof UpdateVoiceNumberBody>;
+
+/**
+ * What a version freezes: how the agent converses (its prompts, tools, knowledge, model, speech, their
+ * backup and transfer number). Its name, description, metadata and recording stay the agent's own: a label and
+ * a duty of the tenant, the same whatever version a call runs.
+ */
+export const VERSIONED_FIELDS = [
+  'language',
+  'voice',
+  'systemPrompt',
+  'firstMessage',
+  'knowledgeBaseIds',
+  'tools',
+  'customTools',
+  'llm',
+  'realtime',
+  'stt',
+  'tts',
+  'backup',
+  'voicePipeline',
+  'knowledgeInContext',
+  'transferNumber',
+] as const;
+export type VersionedField = (typeof VERSIONED_FIELDS)[number];
+
+export const AgentConfig = Type.Pick(Agent, [...VERSIONED_FIELDS], {
+  description: "The agent's conversational config as the version froze it (the fields of the agent of the same names).",
+});
+export type AgentConfig = Static<typeof AgentConfig>;
+
+const VersionNumber = Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'The version number, 1 for the first published.' });
+
+export const AgentVersion = Type.Object({
+  agentId: Uuid,
+  version: VersionNumber,
+  note: Nullable(Type.String(), { description: 'What the publisher said of it.' }),
+  config: AgentConfig,
+  createdAt: Timestamp,
+});
+export type AgentVersion = Static<typeof AgentVersion>;
+
+export const PublishVersionBody = Type.Optional(
+  Type.Object(
+    { note: Type.Optional(Type.String({ maxLength: 500, description: 'What changed, for the people reading the list of versions.' })) },
+    { additionalProperties: false },
+  ),
+);
+export type PublishVersionBody = Static<typeof PublishVersionBody>;
+
+export const VersionParams = Type.Object({ id: Uuid, version: VersionNumber });
+
+export const VersionDiffQuery = Type.Object(
+  {
+    against: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: "The version compared with; absent: the agent's current config (what restoring the version would change).",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const AgentVersionDiff = Type.Object({
+  agentId: Uuid,
+  version: VersionNumber,
+  against: Type.Union([VersionNumber, Type.Null()], { description: "The version compared with; null: the agent's current config." }),
+  changes: Type.Array(
+    Type.Object({
+      field: StringEnum(VERSIONED_FIELDS),
+      from: Type.Unknown({ description: 'The value in `against` (or the current config).' }),
+      to: Type.Unknown({ description: 'The value in `version`.' }),
+    }),
+    { description: 'The fields that differ, in the order of the config; empty when the two are the same.' },
+  ),
+});
+export type AgentVersionDiff = Static<typeof AgentVersionDiff>;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
 import { isForeignKeyViolation, isUniqueViolation, onUniqueViolation, type Queryable } from '../../platform/db.ts';
 import { appError } from '../../platform/errors.ts';
@@ -16,9 +17,12 @@ import { llmProvider } from '../../providers/registry.ts';
 import * as integrations from '../integrations/service.ts';
 import { assertBasesExist } from '../knowledge/service.ts';
 import * as repo from './repo.ts';
-import { DEFAULT_RETENTION_DAYS } from './schemas.ts';
+import { DEFAULT_RETENTION_DAYS, VERSIONED_FIELDS } from './schemas.ts';
 import type {
   Agent,
+  AgentConfig,
+  AgentVersion,
+  AgentVersionDiff,
   AgentLlm,
   CreateAgentBody,
   StoredBackup,
@@ -473,4 +477,111 @@ export async function resealToolSecrets(db: Queryable, serverKeys: ServerKeys): 
   for (const row of rows)
     await repo.updateToolSecretSealed(db, row.tenant_id, row.id, serverKeys.seal(serverKeys.open(row.tool_secret_sealed)));
   return rows.length;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Versions (issue 41): the conversational config frozen, listed, compared and restored.
+
+/** The fields a version freezes, taken from the agent (docs/decisions/0058-agent-versions.md). */
+const configOf = (agent: Agent): AgentConfig => Object.fromEntries(VERSIONED_FIELDS.map((field) => [field, agent[field]])) as AgentConfig;
+
+const toVersion = (row: repo.VersionRow): AgentVersion => ({
+  agentId: row.agent_id,
+  version: row.version,
+  note: row.note,
+  config: row.config,
+  createdAt: row.created_at.toISOString(),
+});
+
+const versionNotFound = (agentId: string, version: number) => appError('NOT_FOUND.agentVersion', { agentId, version });
+
+/**
+ * Freezes the agent's current config as its next version, in one transaction that holds the agent
+ * locked (two publishes at once get two numbers; an edit waits). A config equal to the latest
+ * version's is refused: the version already exists.
+ */
+export async function publishVersion(ctx: TenantCtx, agentId: string, note: string | undefined): Promise<AgentVersion> {
+  return withTransaction(ctx, async (txCtx) => {
+    const row = await repo.findAgent(txCtx.db, ctx.tenantId, agentId, true);
+    if (!row) throw agentNotFound();
+    const config = configOf(toAgent(row));
+    const latest = await repo.latestVersion(txCtx.db, ctx.tenantId, agentId);
+    if (latest && diffOf(latest.config, config).length === 0) throw appError('AGENT_VERSION_UNCHANGED', { version: latest.version });
+    return toVersion(await repo.insertVersion(txCtx.db, ctx.tenantId, agentId, config, note ?? null));
+  });
+}
+
+export async function listVersions(ctx: TenantCtx, agentId: string, page: Page) {
+  await requireAgent(ctx, agentId);
+  const { rows, total } = await repo.listVersions(ctx.db, ctx.tenantId, agentId, page);
+  return { data: rows.map(toVersion), total };
+}
+
+/** The agent's version, or 404 (also when the agent is another tenant's). */
+export async function requireVersion(ctx: TenantScope, agentId: string, version: number): Promise<AgentVersion> {
+  const row = await repo.findVersion(ctx.db, ctx.tenantId, agentId, version);
+  if (row) return toVersion(row);
+  await requireAgent(ctx, agentId);
+  throw versionNotFound(agentId, version);
+}
+
+/** 404 for the first of `versions` the agent (of this tenant) does not have; `pathOf` names where each was given. */
+export async function assertVersionsExist(ctx: TenantScope, agentId: string, versions: number[], pathOf: (index: number) => string) {
+  const existing = await repo.existingVersions(ctx.db, ctx.tenantId, agentId, versions);
+  const index = versions.findIndex((version) => !existing.has(version));
+  if (index === -1) return;
+  await requireAgent(ctx, agentId);
+  throw appError('NOT_FOUND.agentVersion', { agentId, version: versions[index]! }, [
+    { path: pathOf(index), message: `is not a published version of agent ${agentId}` },
+  ]);
+}
+
+/** The fields whose values differ, in the config's order, as { field, from, to }. */
+function diffOf(from: AgentConfig, to: AgentConfig): AgentVersionDiff['changes'] {
+  // A version frozen before a field existed lacks it: it held that field's value of the time, null.
+  return VERSIONED_FIELDS.flatMap((field) => {
+    const before = from[field] ?? null;
+    const after = to[field] ?? null;
+    return isDeepStrictEqual(before, after) ? [] : [{ field, from: before, to: after }];
+  });
+}
+
+/** What differs from `against` (a version, or the agent's current config when undefined) to `version`. */
+export async function diffVersion(
+  ctx: TenantCtx,
+  agentId: string,
+  version: number,
+  against: number | undefined,
+): Promise<AgentVersionDiff> {
+  const target = await requireVersion(ctx, agentId, version);
+  const base = against === undefined ? configOf(await requireAgent(ctx, agentId)) : (await requireVersion(ctx, agentId, against)).config;
+  return { agentId, version, against: against ?? null, changes: diffOf(base, target.config) };
+}
+
+/**
+ * The agent's current config becomes the version's, checked as an edit is (its knowledge bases
+ * still exist, its model and speech can still run); nothing is published.
+ */
+export async function restoreVersion(ctx: TenantCtx, agentId: string, version: number): Promise<Agent> {
+  const { config } = await requireVersion(ctx, agentId, version);
+  return updateAgent(ctx, agentId, config);
+}
+
+/**
+ * The agent a call converses as: the agent with the config of the version the call names (its
+ * campaign pinned it, or its arm of an experiment), or as it is now when the call names none.
+ * Undefined when the call has no agent (or it was deleted).
+ */
+export async function agentOfCall(
+  ctx: TenantScope,
+  call: { agent_id: string | null; agent_version?: number | null },
+): Promise<Agent | undefined> {
+  if (!call.agent_id) return undefined;
+  const row = await repo.findAgent(ctx.db, ctx.tenantId, call.agent_id);
+  if (!row) return undefined;
+  const agent = toAgent(row);
+  if (call.agent_version == null) return agent;
+  // Versions are never deleted but with their agent: a version that is missing means a missing agent.
+  const version = await repo.findVersion(ctx.db, ctx.tenantId, call.agent_id, call.agent_version);
+  return version && { ...agent, ...version.config };
 }

@@ -162,6 +162,7 @@ async function extract(
       id: newId(),
       callId: call.id,
       agentId: call.agent_id,
+      agentVersion: call.agent_version ?? null,
       campaignId: call.campaign_id,
       contactId: call.contact_id,
       fields,

@@ -176,6 +176,7 @@ export async function listResults(ctx: TenantCtx, query: ResultsQuery, page: Pag
       id: row.id,
       sessionId: row.call_id,
       agentId: row.agent_id,
+      agentVersion: row.agent_version,
       campaignId: row.campaign_id,
       contactId: row.contact_id,
       fields: row.fields,

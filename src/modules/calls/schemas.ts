@@ -152,6 +152,12 @@ export const CallCost = Type.Object({
 export const Call = Type.Object({
   id: Uuid,
   agentId: Nullable(Uuid),
+  agentVersion: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        "The agent's version the call ran (its campaign pinned it, or its arm of the campaign's experiment); null: the agent as it was then, live.",
+    }),
+  ),
   campaignId: Nullable(Uuid),
   contactId: Nullable(Uuid),
   voiceNumberId: Nullable(Uuid),

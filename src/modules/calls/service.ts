@@ -78,6 +78,8 @@ export {
   lockCalledNumbers,
   placedCalls,
   callsPerNumber,
+  versionTallies,
+  type VersionTally,
   type CallRow,
   type LiveEvent,
   type CallTrendRow,

@@ -160,7 +160,7 @@ export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnswere
 /** The agent's side of an answered call: its session, its prompt filled for the contact; null when the call has no agent. */
 export async function conversationOfCall(deps: Deps, ctx: TenantCtx, call: calls.CallRow, loaded?: Agent) {
   if (!call.agent_id) return null;
-  const agent = loaded ?? (await agents.requireAgent(ctx, call.agent_id).catch(() => undefined));
+  const agent = loaded ?? (await agents.agentOfCall(ctx, call));
   if (!agent) return null;
   const counterpart = await counterpartOfCall(ctx, call);
   const { session, model } = await sessionFor(deps, ctx, agent, counterpart, { kind: 'call', call }, call.answered_at ?? ctx.clock.now());
@@ -191,7 +191,7 @@ export async function machinePolicyOf(ctx: TenantCtx, call: calls.CallRow): Prom
   if (!setting?.detect) return null;
   if (setting.onMachine !== 'LEAVE_VOICEMAIL' || !setting.voicemailMessage) return { onMachine: 'HANG_UP_AND_RETRY' };
   // An unfinished campaign's agent cannot be deleted; a missing one leaves the message in its plain words.
-  const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
+  const agent = await agents.agentOfCall(ctx, call);
   const values = templateValuesOf(ctx, { name: agent?.name ?? '' }, await counterpartOfCall(ctx, call));
   return {
     onMachine: 'LEAVE_VOICEMAIL',

@@ -223,7 +223,7 @@ export async function claimedConversation<T>(
   if (closed()) return undefined;
   if (typeof verified === 'string') return verified;
   const { ctx } = verified;
-  const agent = verified.call.agent_id ? await agents.requireAgent(ctx, verified.call.agent_id).catch(() => undefined) : undefined;
+  const agent = await agents.agentOfCall(ctx, verified.call);
   if (!agent) return NO_AGENT;
   const checked = await check(ctx, agent);
   if (typeof checked === 'string') return checked;
