@@ -48,6 +48,7 @@ describe('publishing, listing and reading versions', () => {
     // Only the conversational fields: the name, description, metadata and recording stay the agent's.
     expect(Object.keys(v1.config).sort()).toEqual(
       [
+        'backup',
         'customTools',
         'firstMessage',
         'knowledgeBaseIds',
