@@ -294,6 +294,11 @@ export interface AgentSpeech {
   ttsProvider: string;
   sttModel?: string;
   ttsModel?: string;
+  /** The agent's backup recogniser and voice, ready to take over mid-call (absent: none). */
+  backup?: {
+    stt?: { stt: SpeechToText; provider: string; model?: string };
+    tts?: { tts: TextToSpeech; provider: string; voice: string; model?: string };
+  };
 }
 
 /**
@@ -305,16 +310,40 @@ export interface AgentSpeech {
 export async function speechOf(
   deps: Pick<Deps, 'config'>,
   ctx: TenantCtx,
-  agent: Pick<Agent, 'stt' | 'tts' | 'voice' | 'language'>,
+  agent: Pick<Agent, 'stt' | 'tts' | 'voice' | 'language'> & Partial<Pick<Agent, 'backup'>>,
 ): Promise<AgentSpeech> {
   const scope = { ...ctx, config: deps.config };
-  const tts = ttsProvider(agent.tts.provider);
   const fallback = { timeoutMs: deps.config.speech.timeoutMs };
-  const speaker = tts.tts.connect((await speechEndpoint(scope, tts)) ?? fallback);
-  const stt = agent.stt ? sttProvider(agent.stt.provider) : undefined;
-  const listener = stt ? stt.stt.connect((await speechEndpoint(scope, stt)) ?? fallback) : null;
+  const speakerOf = async (name: string) => {
+    const tts = ttsProvider(name);
+    return tts.tts.connect((await speechEndpoint(scope, tts)) ?? fallback);
+  };
+  const listenerOf = async (name: string) => {
+    const stt = sttProvider(name);
+    return stt.stt.connect((await speechEndpoint(scope, stt)) ?? fallback);
+  };
+  const speaker = await speakerOf(agent.tts.provider);
+  const listener = agent.stt ? await listenerOf(agent.stt.provider) : null;
+  const { stt: backupStt, tts: backupTts } = agent.backup ?? {};
+  const backup = {
+    ...(backupStt && {
+      stt: {
+        stt: await listenerOf(backupStt.provider),
+        provider: backupStt.provider,
+        ...(backupStt.model ? { model: backupStt.model } : {}),
+      },
+    }),
+    ...(backupTts && {
+      tts: {
+        tts: await speakerOf(backupTts.provider),
+        provider: backupTts.provider,
+        voice: backupTts.voice,
+        ...(backupTts.model ? { model: backupTts.model } : {}),
+      },
+    }),
+  };
   const voice = agent.voice ?? defaultVoice(await speaker.voices(), agent.language)?.id;
-  if (!voice) throw new ProviderError(`${tts.title} has no voice for ${agent.language}.`, { retryable: false });
+  if (!voice) throw new ProviderError(`${ttsProvider(agent.tts.provider).title} has no voice for ${agent.language}.`, { retryable: false });
   return {
     stt: listener,
     tts: speaker,
@@ -323,5 +352,6 @@ export async function speechOf(
     ttsProvider: agent.tts.provider,
     ...(agent.stt?.model ? { sttModel: agent.stt.model } : {}),
     ...(agent.tts.model ? { ttsModel: agent.tts.model } : {}),
+    ...((backup.stt || backup.tts) && { backup }),
   };
 }

@@ -132,6 +132,22 @@ function llmCost(usage: CallUsage, rates: RateCard, per1k: (units: number, rate:
   return money(usage.llmInputTokens).mul(rate.input).add(money(usage.llmOutputTokens).mul(rate.output)).div(1000).toDecimalPlaces(4);
 }
 
+/** What a call's speech used, each part's provider named (null: it did not run); `backup`: the agent's backup's share of it. */
+export interface SpeechFigures {
+  sttSeconds: number;
+  ttsCharacters: number;
+  sttProvider: string | null;
+  ttsProvider: string | null;
+  backup?: Pick<BackupUsage, 'sttSeconds' | 'ttsCharacters' | 'sttProvider' | 'ttsProvider'>;
+}
+
+/** A conversation's usage with what its speech used, the backup's share of speech beside its model's. */
+export function withSpeech(usage: CallUsage, speech: SpeechFigures): CallUsage {
+  const { backup, ...own } = speech;
+  const ran = backup && (backup.sttSeconds > 0 || backup.ttsCharacters > 0);
+  return { ...usage, ...own, ...(ran && { backup: { ...NO_BACKUP_USAGE, ...usage.backup, ...backup } }) };
+}
+
 /** The call's own usage and its backup's, apart: the backup's share taken out of the totals, each priced at its own rates. */
 function splitByBackup(usage: CallUsage): CallUsage[] {
   const backup = usage.backup;

@@ -10,7 +10,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { EndReason, TranscriptTurn } from '../../calls/service.ts';
 import type { Session } from '../../conversation/service.ts';
 import { lineTimers, SILENCE_PROMPT } from '../line-timers.ts';
-import type { Reply } from './frames.ts';
+import type { Failover, Reply } from './frames.ts';
 import type { VoiceLatency } from './latency.ts';
 import type { Stage, StageLink } from './pipeline.ts';
 
@@ -18,6 +18,8 @@ import type { Stage, StageLink } from './pipeline.ts';
 export interface SpeechUsage {
   sttSeconds: number;
   ttsCharacters: number;
+  /** Of those, what the agent's backup recogniser heard and backup voice spoke (absent: neither ran). */
+  backup?: { sttSeconds: number; ttsCharacters: number };
 }
 
 /** What a conversation on a phone line needs, however the line carries it (audio here, text in relay-call.ts). */
@@ -100,13 +102,26 @@ export function withVoiceLatency(turns: TranscriptTurn[], voice: VoiceLatency | 
   return turns.map((turn, index) => (index === first ? { ...turn, latency: { ...turn.latency!, voice } } : turn));
 }
 
+const hundredths = (seconds: number) => Math.round(seconds * 100) / 100;
+
 /** Records settled turns with the speech used so far (seconds to the hundredth); false once the call is over. */
 export const recorderOf =
   (options: Pick<ConversationStageOptions, 'record' | 'speechUsed'>) =>
   (turns: TranscriptTurn[]): Promise<boolean> => {
     const used = options.speechUsed();
-    return options.record(turns, { ...used, sttSeconds: Math.round(used.sttSeconds * 100) / 100 });
+    return options.record(turns, {
+      ...used,
+      sttSeconds: hundredths(used.sttSeconds),
+      ...(used.backup && { backup: { ...used.backup, sttSeconds: hundredths(used.backup.sttSeconds) } }),
+    });
   };
+
+/** The first turn of `role` carries `failover`, unless it carries one already (the model's own). */
+function withFailover(turns: TranscriptTurn[], role: TranscriptTurn['role'], failover: Failover | undefined): TranscriptTurn[] {
+  const first = turns.findIndex((turn) => turn.role === role);
+  if (!failover || first < 0 || turns[first]!.failover) return turns;
+  return turns.map((turn, index) => (index === first ? { ...turn, failover } : turn));
+}
 
 export interface ConversationStage extends Stage {
   /** The line closed (the caller hung up, or the call ended): settles once the last turns are recorded. */
@@ -133,6 +148,10 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
   let current: Playing = playing({ sentences: [], silenced: false });
   /** Utterances are answered one after another. */
   const replies = oneAfterAnother(() => stopped, fail);
+  /** The backup recogniser took over: said on the next caller turn recorded. */
+  let hearingFailover: Failover | undefined;
+  /** The backup voice took over during a reply: said on its first agent turn. */
+  const voiceFailovers = new WeakMap<Reply, Failover>();
 
   const timers = lineTimers(options, {
     promptSilence: () =>
@@ -237,7 +256,10 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
       () => undefined,
       (error: unknown) => error ?? new Error('The voice failed.'),
     );
-    if (!(await record(withVoiceLatency(heardTurns(turns, reply), options.latencyOf?.(reply))))) return void stopAll();
+    const settled = withVoiceLatency(heardTurns(turns, reply), options.latencyOf?.(reply));
+    const told = withFailover(withFailover(settled, 'contact', hearingFailover), 'agent', voiceFailovers.get(reply));
+    if (told.some((turn) => turn.role === 'contact')) hearingFailover = undefined;
+    if (!(await record(told))) return void stopAll();
     if (voiceFailure) throw voiceFailure;
     if (session.ended) return hangUp(session.ended);
     timers.armSilence();
@@ -317,6 +339,9 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
       recognition_failed({ error }) {
         fail(error);
       },
+      recognition_failed_over({ failover }) {
+        hearingFailover = failover;
+      },
     },
     up: {
       played_out({ reply }) {
@@ -332,6 +357,9 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
       },
       voice_failed({ reply, error }) {
         playings.get(reply)?.reject(error);
+      },
+      voice_failed_over({ reply, failover }) {
+        voiceFailovers.set(reply, failover);
       },
     },
     async stop() {
