@@ -159,7 +159,7 @@ const campaignFields = {
   maxConcurrentCalls: Type.Integer({ minimum: 1, maximum: 50, description: 'Live calls of this campaign at once, 1 to 50.' }),
   simulatorScript: Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50 }), Type.Null()], {
     description:
-      'What each simulated contact says, line by line, when its own metadata.simulate.say has no script (SIMULATOR numbers only); null: a default persona.',
+      "What each simulated contact says, line by line, when its own metadata.simulate.say has no script (SIMULATOR numbers only); null: a default persona. A line 'words => reply' is a reaction: said once, when the agent's last words hold one of the words or phrases (| between them, any case), before the next plain line.",
   }),
   answeringMachine: Type.Union([AnsweringMachine, Type.Null()], {
     description: 'Answering-machine detection and what a machine gets; null (the default): no detection, whoever answers is talked to.',

@@ -22,7 +22,7 @@ import { openSession, type ConversationModel, type SavedSession, type Session } 
 export type { Session };
 import * as repo from './repo.ts';
 import type { CreateTestChatBody, TestChat } from './schemas.ts';
-import { scriptedLines } from './scripted-contact.ts';
+import { contactScript, scriptedLines } from './scripted-contact.ts';
 import { toolboxFor, type Venue } from './tools.ts';
 
 /** A reply's length when the agent sets none: a few spoken sentences, and a bound on a runaway answer's cost. */
@@ -149,10 +149,18 @@ export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnswere
   const { session, model, counterpart } = conversation;
   const record = async (turns: calls.TranscriptTurn[]) => calls.appendTurns(ctx, call.id, turns, usageOf(session, model));
   // false: the call ended meanwhile (the contact's time ran out, or someone hung up); stop talking.
-  if (!(await record(await session.open()))) return;
-  for (const line of counterpart.script) {
-    if (session.ended) break;
-    if (!(await record(await session.hear(line)))) return;
+  const agentWords = (turns: calls.TranscriptTurn[]) =>
+    turns
+      .filter((turn) => turn.role === 'agent')
+      .map((turn) => turn.text)
+      .join(' ');
+  const opening = await session.open();
+  if (!(await record(opening))) return;
+  const script = contactScript(counterpart.script);
+  for (let line = script.next(agentWords(opening)); line !== undefined && !session.ended;) {
+    const turns = await session.hear(line);
+    if (!(await record(turns))) return;
+    line = script.next(agentWords(turns));
   }
   if (session.ended) await endCallConversation(ctx, call, session.ended, conversation.agent);
 }
