@@ -156,3 +156,314 @@ describe('a suite against the retrieval agent, offline', () => {
     });
   });
 });
+
+const scenario = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  script: ['Hello?'],
+  assertions: [{ type: 'said', phrase: 'hello' }],
+  ...extra,
+});
+
+describe('validation', () => {
+  it('takes 200 scenarios of 30 lines and refuses one more of either, in the catalogue’s words', async () => {
+    const { api } = await tenant();
+    const agent = (await api('POST', '/agents', { name: 'Limits' })).json();
+    const thirty = Array.from({ length: 30 }, (_, i) => `Line ${i + 1}.`);
+    const many = (n: number) => Array.from({ length: n }, (_, i) => scenario(`Scenario ${i + 1}`, i === 0 ? { script: thirty } : {}));
+    const ok = await api('POST', '/test-suites', { agentId: agent.id, name: 'Largest', scenarios: many(200) });
+    expect(ok.statusCode).toBe(201);
+    expect(ok.json().scenarios).toHaveLength(200);
+
+    const tooMany = await api('POST', '/test-suites', { agentId: agent.id, name: 'Too large', scenarios: many(201) });
+    expect(tooMany.statusCode).toBe(400);
+    expect(tooMany.json()).toMatchObject({ code: 'VALIDATION_FAILED', message: "Field 'scenarios' must have at most 200 items." });
+    const tooLong = await api('POST', '/test-suites', {
+      agentId: agent.id,
+      name: 'Too long',
+      scenarios: [scenario('Long', { script: [...thirty, 'One more.'] })],
+    });
+    expect(tooLong.json()).toMatchObject({ code: 'VALIDATION_FAILED', message: "Field 'scenarios.0.script' must have at most 30 items." });
+    const unknownAssertion = await api('POST', '/test-suites', {
+      agentId: agent.id,
+      name: 'Odd',
+      scenarios: [scenario('Odd', { assertions: [{ type: 'vibes', phrase: 'x' }] })],
+    });
+    expect(unknownAssertion.statusCode).toBe(400);
+    expect(unknownAssertion.json().code).toBe('VALIDATION_FAILED');
+
+    const both = await api('POST', '/test-suites', {
+      agentId: agent.id,
+      name: 'Both callers',
+      scenarios: [scenario('Both', { persona: { description: 'A caller.', goal: 'Talk.' } }), scenario('Both')],
+    });
+    expect(both.statusCode).toBe(400);
+    expect(both.json()).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      code: 'VALIDATION_FAILED',
+      message: "Field 'scenarios.0' needs exactly one caller: a script (lines) or a persona (a model plays it).",
+      details: [
+        { path: '/scenarios/0', message: 'needs exactly one caller: a script (lines) or a persona (a model plays it)' },
+        { path: '/scenarios/1/name', message: 'repeats the scenario name "Both"' },
+      ],
+      requestId: expect.any(String),
+    });
+    const twoMocks = await api('PATCH', `/test-suites/${ok.json().id}`, {
+      scenarios: [
+        scenario('Mocked', {
+          mocks: [
+            { tool: 'end_call', answer: 'a' },
+            { tool: 'end_call', answer: 'b' },
+          ],
+        }),
+      ],
+    });
+    expect(twoMocks.json()).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: "Field 'scenarios.0.mocks.1.tool' repeats the mock of end_call.",
+    });
+    // Nothing changed by a refused edit.
+    expect((await api('GET', `/test-suites/${ok.json().id}`)).json().scenarios).toHaveLength(200);
+    expect((await api('POST', `/test-suites/${ok.json().id}/runs?version=0`)).statusCode).toBe(400);
+  });
+});
+
+describe('tenant isolation', () => {
+  it("answers 404 for another tenant's suites, runs and agents, and changes nothing", async () => {
+    const { api, tenantId } = await tenant();
+    const other = (await tenant()).api;
+    const agent = await retrievalAgent(api, tenantId);
+    const suite = (await api('POST', '/test-suites', { agentId: agent.id, name: 'Mine', scenarios: [HOURS] })).json();
+    const run = (await api('POST', `/test-suites/${suite.id}/runs`)).json();
+    await finished(api, run.id);
+    for (const [method, url, body] of [
+      ['GET', `/test-suites/${suite.id}`],
+      ['PATCH', `/test-suites/${suite.id}`, { name: 'Theirs' }],
+      ['DELETE', `/test-suites/${suite.id}`],
+      ['POST', `/test-suites/${suite.id}/runs`],
+      ['GET', `/test-suites/${suite.id}/runs`],
+      ['GET', `/test-suites/${suite.id}/pass-rates`],
+      ['GET', `/test-suite-runs/${run.id}`],
+    ] as const) {
+      const response = await other(method, url, body);
+      expect(response.statusCode, `${method} ${url}`).toBe(404);
+      expect(response.json().code).toBe('NOT_FOUND');
+    }
+    const foreignAgent = await other('POST', '/test-suites', { agentId: agent.id, name: 'Theirs', scenarios: [HOURS] });
+    expect(foreignAgent.statusCode).toBe(404);
+    expect(foreignAgent.json().message).toBe('Agent not found.');
+    expect((await other('GET', '/test-suites')).json().total).toBe(0);
+    expect((await api('GET', `/test-suites?agentId=${agent.id}`)).json()).toMatchObject({ total: 1, data: [{ name: 'Mine' }] });
+    expect((await api('GET', `/test-suites/${suite.id}/runs`)).json().total).toBe(1);
+    expect((await api('DELETE', `/test-suites/${suite.id}`)).statusCode).toBe(204);
+    expect((await api('GET', `/test-suite-runs/${run.id}`)).statusCode).toBe(404);
+  });
+});
+
+describe('versions and publishing', () => {
+  it('runs a version as it was frozen, runs every suite on publish, and keeps pass rates per version', async () => {
+    const { api, tenantId } = await tenant();
+    const agent = await retrievalAgent(api, tenantId, { firstMessage: 'Hello from version one.' });
+    const greeting = (name: string, runOnPublish = true) => ({
+      agentId: agent.id,
+      name,
+      runOnPublish,
+      scenarios: [scenario('greets as version one', { assertions: [{ type: 'said', phrase: 'version one' }] })],
+    });
+    const suite = (await api('POST', '/test-suites', greeting('Greeting'))).json();
+    const quiet = (await api('POST', '/test-suites', greeting('Not on publish', false))).json();
+    expect((await api('POST', `/test-suites/${suite.id}/runs?version=1`)).json()).toMatchObject({
+      code: 'NOT_FOUND',
+      message: `Agent ${agent.id} has no version 1; GET /api/v1/agents/${agent.id}/versions lists its published versions.`,
+    });
+
+    expect((await api('POST', `/agents/${agent.id}/versions`, {})).statusCode).toBe(201);
+    const onPublish = await until('the run of version 1', async () => (await api('GET', `/test-suites/${suite.id}/runs`)).json().data[0]);
+    expect(onPublish).toMatchObject({ trigger: 'publish', agentVersion: 1 });
+    expect((await finished(api, onPublish.id)).status).toBe('PASSED');
+    expect((await api('GET', `/test-suites/${quiet.id}/runs`)).json().total).toBe(0);
+
+    // The agent changes; version 1 still greets as it did, the live agent does not.
+    await api('PATCH', `/agents/${agent.id}`, { firstMessage: 'Hello from version two.' });
+    const again = (await api('POST', `/test-suites/${suite.id}/runs?version=1`)).json();
+    expect(again).toMatchObject({ agentVersion: 1, trigger: 'manual' });
+    expect((await finished(api, again.id)).status).toBe('PASSED');
+    const live = await finished(api, (await api('POST', `/test-suites/${suite.id}/runs`)).json().id);
+    expect(live).toMatchObject({ status: 'FAILED', agentVersion: null, passRate: 0 });
+    expect(live.results[0].assertions[0].why).toBe('No turn of the agent says "version one".');
+
+    const rates = (await api('GET', `/test-suites/${suite.id}/pass-rates`)).json();
+    expect(rates.versions).toEqual([
+      expect.objectContaining({ agentVersion: 1, runs: 2, passRate: 1, latest: expect.objectContaining({ id: again.id }) }),
+      expect.objectContaining({ agentVersion: null, runs: 1, passRate: 0, latest: expect.objectContaining({ id: live.id }) }),
+    ]);
+    // A publish that changes nothing is refused, and runs nothing.
+    await api('PATCH', `/agents/${agent.id}`, { firstMessage: 'Hello from version one.' });
+    expect((await api('POST', `/agents/${agent.id}/versions`, {})).statusCode).toBe(409);
+    expect((await api('GET', `/test-suites/${suite.id}/runs`)).json().total).toBe(3);
+  });
+});
+
+describe('a suite with a model', () => {
+  async function modelTenant() {
+    const created = await tenant();
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/integrations/llm',
+      headers: { authorization: `Bearer ${created.owner.token}` },
+      payload: { apiUrl: `${chat.url}/v1`, apiKey: 'sk-tenant' },
+    });
+    expect(put.statusCode).toBe(200);
+    const agent = (
+      await created.api('POST', '/agents', {
+        name: 'Bank desk',
+        firstMessage: 'Hello, this is the bank.',
+        llm: { model: 'judge-model' },
+        customTools: [
+          {
+            name: 'check_balance',
+            description: 'The balance of an account.',
+            parameters: { type: 'object', properties: { account: { type: 'string' } }, required: ['account'] },
+            url: 'https://balance.example.invalid/tools',
+          },
+        ],
+      })
+    ).json();
+    return { ...created, agent };
+  }
+  const MOCK = { tool: 'check_balance', answer: { balance: 42.5, currency: 'USD' } };
+  const balanceCall = { id: 'call_1', name: 'check_balance', arguments: ['{"account":', '"A-1"}'] };
+  const wallet = async (api: Api) => Number((await api('GET', '/profile')).json().data.wallet.balance);
+
+  it("gives the model the mocked tool's answer, judges fields and a rubric with it, and bills the tenant", async () => {
+    const { api, agent } = await modelTenant();
+    expect((await api('PUT', `/analytics/agents/${agent.id}/bindings`, { fields: [{ name: 'balance', type: 'number' }] })).statusCode).toBe(
+      200,
+    );
+    const suite = (
+      await api('POST', '/test-suites', {
+        agentId: agent.id,
+        name: 'Balances',
+        scenarios: [
+          {
+            name: 'tells the balance',
+            script: ['What is the balance of account A-1?'],
+            mocks: [MOCK],
+            assertions: [
+              { type: 'tool_called', tool: 'check_balance', arguments: { account: 'A-1' } },
+              { type: 'tool_called', tool: 'check_balance', arguments: { account: 'B-2' } },
+              { type: 'said', phrase: '42.50' },
+              { type: 'field', field: 'balance', equals: 42.5 },
+              { type: 'field', field: 'branch', equals: null },
+              { type: 'rubric', rubric: 'The agent tells the caller the balance.' },
+            ],
+          },
+        ],
+      })
+    ).json();
+    const before = await wallet(api);
+    const sent = chat.received.length;
+    chat.script(
+      { kind: 'stream', toolCalls: [balanceCall], usage: { prompt_tokens: 200, completion_tokens: 10 } },
+      { kind: 'stream', text: ['Your balance is ', '42.50 dollars.'], usage: { prompt_tokens: 300, completion_tokens: 12 } },
+      {
+        kind: 'completion',
+        content: '{"summary": "The balance.", "fields": {"balance": 42.5}}',
+        usage: { prompt_tokens: 400, completion_tokens: 14 },
+      },
+      {
+        kind: 'completion',
+        content: '{"reasoning": "The agent said the balance, 42.50 dollars.", "passed": true}',
+        usage: { prompt_tokens: 500, completion_tokens: 16 },
+      },
+    );
+    const run = await finished(api, (await api('POST', `/test-suites/${suite.id}/runs`)).json().id);
+    const requests = chat.received.slice(sent);
+    expect(requests).toHaveLength(4);
+    expect(requests.every((request) => request.authorization === 'Bearer sk-tenant' && request.body.model === 'judge-model')).toBe(true);
+    expect(requests[0]!.body.tools).toContainEqual(
+      expect.objectContaining({ function: expect.objectContaining({ name: 'check_balance' }) }),
+    );
+    // The mock's answer reached the model as the tool's result.
+    expect(requests[1]!.body.messages).toContainEqual({
+      role: 'tool',
+      tool_call_id: 'call_1',
+      content: '{"balance":42.5,"currency":"USD"}',
+    });
+    expect(requests[2]!.body.response_format?.json_schema?.name).toBe('call_analytics');
+    expect(requests[3]!.body.response_format?.json_schema?.name).toBe('rubric_verdict');
+    expect(JSON.stringify(requests[3]!.body.messages)).toContain('The agent tells the caller the balance.');
+
+    const [result] = run.results;
+    expect(result.transcript.find((turn: { role: string }) => turn.role === 'tool')).toMatchObject({
+      text: '{"balance":42.5,"currency":"USD"}',
+      tool: { name: 'check_balance', arguments: { account: 'A-1' }, ok: true },
+    });
+    expect(result.assertions.map((verdict: { verdict: string }) => verdict.verdict)).toEqual([
+      'passed',
+      'failed',
+      'passed',
+      'passed',
+      'failed',
+      'passed',
+    ]);
+    expect(result.assertions[1].why).toBe('check_balance was called 1 time(s), never with {"account":"B-2"}: with {"account":"A-1"}.');
+    expect(result.assertions[3].why).toBe('The model extracted balance = 42.5.');
+    expect(result.assertions[4].why).toMatch(/^The agent's analytics binds no field branch \(bound: balance\)/);
+    expect(result.assertions[5]).toMatchObject({
+      why: 'The model judged the rubric met.',
+      reasoning: 'The agent said the balance, 42.50 dollars.',
+    });
+    expect(result.usage).toMatchObject({ llmInputTokens: 1400, llmOutputTokens: 52, llmTokens: 1452, llmModel: 'judge-model' });
+    expect(Number(run.costTotal)).toBeGreaterThan(0);
+    expect(run).toMatchObject({ status: 'FAILED', failed: 1, costTotal: result.cost.total });
+    expect((await wallet(api)).toFixed(4)).toBe((before - Number(run.costTotal)).toFixed(4));
+  });
+
+  it('lets a model play the persona until its goal is reached', async () => {
+    const { api, agent } = await modelTenant();
+    const suite = (
+      await api('POST', '/test-suites', {
+        agentId: agent.id,
+        name: 'Persona',
+        scenarios: [
+          {
+            name: 'Ana wants her balance',
+            persona: { description: 'Ana, a customer in a hurry.', goal: 'Learn the balance of account A-1.', maxTurns: 3 },
+            mocks: [MOCK],
+            assertions: [
+              { type: 'said', phrase: '42.50' },
+              { type: 'end_reason', equals: null },
+            ],
+          },
+        ],
+      })
+    ).json();
+    const sent = chat.received.length;
+    chat.script(
+      { kind: 'stream', text: ['Hi, what is the balance of account A-1?'] },
+      { kind: 'stream', toolCalls: [balanceCall] },
+      { kind: 'stream', text: ['It is 42.50 dollars.'] },
+      { kind: 'stream', text: ['[END]'] },
+    );
+    const run = await finished(api, (await api('POST', `/test-suites/${suite.id}/runs`)).json().id);
+    const requests = chat.received.slice(sent);
+    expect(requests).toHaveLength(4);
+    const persona = requests[0]!.body.messages as { role: string; content: string }[];
+    expect(persona[0]!.content).toContain('Learn the balance of account A-1.');
+    expect(persona.slice(1)).toEqual([{ role: 'user', content: 'Hello, this is the bank.' }]);
+    // The persona hears the agent as the user, and itself as the assistant.
+    expect((requests[3]!.body.messages as unknown[]).slice(1)).toEqual([
+      { role: 'user', content: 'Hello, this is the bank.' },
+      { role: 'assistant', content: 'Hi, what is the balance of account A-1?' },
+      { role: 'user', content: 'It is 42.50 dollars.' },
+    ]);
+    expect(run).toMatchObject({ status: 'PASSED', passed: 1 });
+    expect(run.results[0].transcript.map((turn: { role: string; text: string }) => `${turn.role}: ${turn.text}`)).toEqual([
+      'agent: Hello, this is the bank.',
+      'contact: Hi, what is the balance of account A-1?',
+      'tool: {"balance":42.5,"currency":"USD"}',
+      'agent: It is 42.50 dollars.',
+    ]);
+  });
+});

@@ -119,7 +119,7 @@ async function judgeOne(
       if (!bound.includes(assertion.field))
         return {
           verdict: 'failed',
-          why: `The agent's analytics binds no field ${assertion.field} (bound: ${bound.join(', ') || 'none'}); add it with PUT /analytics/bindings/{agentId}.`,
+          why: `The agent's analytics binds no field ${assertion.field} (bound: ${bound.join(', ') || 'none'}); add it with PUT /analytics/agents/{agentId}/bindings.`,
         };
       const value = Object.hasOwn(values, assertion.field) ? values[assertion.field] : null;
       const equal =

@@ -53,7 +53,7 @@ const FieldIs = Type.Object(
     field: Type.String({
       minLength: 1,
       maxLength: 64,
-      description: "A field of the agent's analytics bindings (PUT /analytics/bindings/{agentId}).",
+      description: "A field of the agent's analytics bindings (PUT /analytics/agents/{agentId}/bindings).",
     }),
     equals: Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean(), Type.Null()], {
       description: 'The value the model must extract from the transcript (strings compared ignoring case); null: the call did not say.',
