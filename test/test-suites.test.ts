@@ -1,3 +1,8 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import { processSource } from '../src/modules/knowledge/service.ts';
@@ -5,6 +10,7 @@ import { manualClock } from '../src/platform/clock.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
 import { startTestApp, until, type TestApp } from './harness.ts';
 import { apiAs, newTenant, uniqueNumber } from './voice-fixtures.ts';
+import { parseXml } from './xml-parser.ts';
 
 // Issue 41, item 2: test suites run through the conversation engine on the job queue, offline
 // against the retrieval agent and with a model (a fake OpenAI-compatible server on loopback),
@@ -466,4 +472,67 @@ describe('a suite with a model', () => {
       'agent: It is 42.50 dollars.',
     ]);
   });
+});
+
+describe('callforge test, for CI', () => {
+  const CLI = fileURLToPath(new URL('../bin/callforge.js', import.meta.url));
+  const cli = (args: string[], env: Record<string, string> = {}) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [CLI, 'test', ...args],
+        { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 120_000 },
+        (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+      );
+    });
+
+  it('waits for the run, exits 1 on a failure and 0 without one, and writes a JUnit report of it', async () => {
+    const { api, key, tenantId } = await tenant();
+    const agent = await retrievalAgent(api, tenantId);
+    const failing = (
+      await api('POST', '/test-suites', {
+        agentId: agent.id,
+        name: 'Desk <CI>',
+        scenarios: [HOURS, scenario('expects a garage of the wrong colour', { assertions: [{ type: 'said', phrase: 'red garage' }] })],
+      })
+    ).json();
+    const passing = (await api('POST', '/test-suites', { agentId: agent.id, name: 'Hours', scenarios: [HOURS] })).json();
+    const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const dir = mkdtempSync(join(tmpdir(), 'callforge-junit-'));
+    try {
+      const junit = join(dir, 'report.xml');
+      const failed = await cli(['--suite', failing.id, '--url', address, '--key', key, '--junit', junit]);
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toContain('PASS asks the opening hours');
+      expect(failed.stderr).toContain('FAIL expects a garage of the wrong colour — said: No turn of the agent says "red garage".');
+      expect(failed.stdout).toMatch(
+        /^Run [0-9a-f-]{36} of "Desk <CI>" \(live agent\): FAILED, 1 passed, 1 failed, 0 skipped, pass rate 50%, cost 0\.0000\. JUnit report: /,
+      );
+      const { document: report, problems } = parseXml(readFileSync(junit, 'utf8'));
+      expect(problems).toEqual([]);
+      const suite = report.getElementsByTagName('testsuite')[0]!;
+      expect([suite.getAttribute('name'), suite.getAttribute('tests'), suite.getAttribute('failures')]).toEqual([
+        'Desk <CI> (live agent)',
+        '2',
+        '1',
+      ]);
+      const cases = report.getElementsByTagName('testcase');
+      expect(cases[0]!.getElementsByTagName('failure').length).toBe(0);
+      expect(cases[1]!.getElementsByTagName('failure')[0]!.getAttribute('message')).toBe('said: No turn of the agent says "red garage".');
+
+      // The key may come from the environment; --json prints one object.
+      const passed = await cli(['--suite', passing.id, '--url', address, '--json'], { CALLFORGE_API_KEY: key });
+      expect(passed.code).toBe(0);
+      expect(JSON.parse(passed.stdout)).toMatchObject({ run: { status: 'PASSED', passed: 1, failed: 0, passRate: 1 }, junit: null });
+
+      // Not the tenant's suite: 1 with the API's sentence; no key or suite: 2, bad usage.
+      const other = (await tenant()).key;
+      const foreign = await cli(['--suite', passing.id, '--url', address, '--key', other]);
+      expect(foreign).toMatchObject({ code: 1, stderr: `GET /test-suites/${passing.id} answered 404: Test suite not found.\n` });
+      expect((await cli(['--suite', passing.id, '--url', address])).code).toBe(2);
+      expect((await cli(['--url', address, '--key', key])).code).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000); // five CLI processes, each starting TypeScript through tsx
 });

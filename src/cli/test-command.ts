@@ -52,15 +52,16 @@ export async function runSuiteOnServer(command: TestCommand, say: (line: string)
   say(`Running "${suite.name}" (${suite.scenarios.length} scenarios), run ${started.id}`);
   // A wait, not a time of day: the monotonic clock, which no change of the system's time moves.
   const deadline = performance.now() + command.timeout * 1000;
-  let told = 0;
+  // Scenarios finish in any order (a few run at once): each is told once, as it comes.
+  const told = new Set<number>();
   for (;;) {
     const run = await api<TestSuiteRunDetail>(command, 'GET', `/test-suite-runs/${started.id}`);
-    for (const result of run.results.slice(told)) {
+    for (const result of run.results.filter((result) => !told.has(result.index))) {
+      told.add(result.index);
       const failed = result.assertions.filter((verdict) => verdict.verdict === 'failed');
       const why = result.reason ?? failed.map((verdict) => `${verdict.assertion.type}: ${verdict.why}`).join(' ');
       say(`${mark[result.status]} ${result.name}${why ? ` — ${why}` : ''}`);
     }
-    told = run.results.length;
     if (run.status === 'PASSED' || run.status === 'FAILED') return { suiteName: suite.name, run };
     if (performance.now() > deadline)
       throw new RemoteError(
