@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
 import { MoneyString, Nullable, PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 import { CallCostSchema, CallUsageSchema, END_REASONS, TranscriptTurnSchema } from '../calls/service.ts';
+import { TestContactSchema } from '../conversation/service.ts';
 
 /** The limits of a suite (docs/decisions/0059-test-suites.md): a run of the largest stays within minutes offline. */
 export const SUITE_LIMITS = { scenarios: 200, turns: 30, mocks: 20, assertions: 20 } as const;
@@ -82,10 +83,7 @@ export const Scenario = Type.Object(
     contact: Type.Optional(
       Type.Object(
         {
-          name: Type.Optional(Type.String({ maxLength: 200 })),
-          phoneNumber: Type.Optional(Type.String({ maxLength: 40 })),
-          email: Type.Optional(Type.String({ maxLength: 320 })),
-          metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          ...TestContactSchema.properties,
           variables: Type.Optional(
             Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1000 }), {
               description: "As a pre-dial webhook gives them: fill the prompt's {{variables.<key>}}.",
