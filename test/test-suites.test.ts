@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import { processSource } from '../src/modules/knowledge/service.ts';
+import { runSuite } from '../src/modules/suites/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
 import { startTestApp, until, type TestApp } from './harness.ts';
@@ -168,6 +169,21 @@ const scenario = (name: string, extra: Record<string, unknown> = {}) => ({
   script: ['Hello?'],
   assertions: [{ type: 'said', phrase: 'hello' }],
   ...extra,
+});
+
+describe('exactly once', () => {
+  it('stores and counts each scenario once when the run is handled twice at once (a job retried while it still ran)', async () => {
+    const { api, tenantId } = await tenant();
+    const agent = await retrievalAgent(api, tenantId);
+    const scenarios = [HOURS, { ...HOURS, name: 'again' }, { ...HOURS, name: 'and again' }];
+    const suite = (await api('POST', '/test-suites', { agentId: agent.id, name: 'Twice', scenarios })).json();
+    const runId = (await api('POST', `/test-suites/${suite.id}/runs`)).json().id;
+    // The queue's worker runs it too; the three handle it side by side.
+    await Promise.all([runSuite(t.runtime, { tenantId, runId }), runSuite(t.runtime, { tenantId, runId })]);
+    const run = await finished(api, runId);
+    expect(run).toMatchObject({ status: 'PASSED', passed: 3, failed: 0, skipped: 0 });
+    expect(run.results.map((result: { index: number }) => result.index)).toEqual([0, 1, 2]);
+  });
 });
 
 describe('validation', () => {
