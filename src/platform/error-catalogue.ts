@@ -42,6 +42,11 @@ const declared = {
     message: '${problem}',
     when: "A campaign's agentVersion or experiment does not hold together; the sentence says what to change (both set, a version without an agent, one version in two arms).",
   },
+  'VALIDATION_FAILED.testSuite': {
+    status: 400,
+    message: '${problem}',
+    when: "A test suite's scenarios do not hold together; the sentence names the field and what to change (a scenario with both or neither of script and persona, two scenarios of one name, two mocks of one tool).",
+  },
   'VALIDATION_FAILED.compliance': {
     status: 400,
     message: '${problem}',

@@ -28,6 +28,8 @@ import {
 export interface AgentUsage {
   agentInUse: agents.CampaignUsage;
   voiceNumberInUse: agents.CampaignUsage;
+  /** What publishing a version sets off (the agent's test suites run against it), in the publishing transaction. */
+  onPublished?: agents.OnPublished;
 }
 
 export const agentRoutes =
@@ -120,7 +122,8 @@ async function mountAgentRoutes(usage: AgentUsage, plugin: Parameters<ModulePlug
         response: { 201: AgentVersion, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
-    async (request, reply) => reply.code(201).send(await agents.publishVersion(ctxOf(request), request.params.id, request.body?.note)),
+    async (request, reply) =>
+      reply.code(201).send(await agents.publishVersion(ctxOf(request), request.params.id, request.body?.note, usage.onPublished)),
   );
 
   app.get(

@@ -500,14 +500,24 @@ const versionNotFound = (agentId: string, version: number) => appError('NOT_FOUN
  * locked (two publishes at once get two numbers; an edit waits). A config equal to the latest
  * version's is refused: the version already exists.
  */
-export async function publishVersion(ctx: TenantCtx, agentId: string, note: string | undefined): Promise<AgentVersion> {
+/** What a higher module does as a version is published, in the publishing transaction (the test suites' runs are queued). */
+export type OnPublished = (txCtx: TenantCtx, agentId: string, version: number) => Promise<void>;
+
+export async function publishVersion(
+  ctx: TenantCtx,
+  agentId: string,
+  note: string | undefined,
+  onPublished?: OnPublished,
+): Promise<AgentVersion> {
   return withTransaction(ctx, async (txCtx) => {
     const row = await repo.findAgent(txCtx.db, ctx.tenantId, agentId, true);
     if (!row) throw agentNotFound();
     const config = configOf(toAgent(row));
     const latest = await repo.latestVersion(txCtx.db, ctx.tenantId, agentId);
     if (latest && diffOf(latest.config, config).length === 0) throw appError('AGENT_VERSION_UNCHANGED', { version: latest.version });
-    return toVersion(await repo.insertVersion(txCtx.db, ctx.tenantId, agentId, config, note ?? null));
+    const version = toVersion(await repo.insertVersion(txCtx.db, ctx.tenantId, agentId, config, note ?? null));
+    await onPublished?.(txCtx, agentId, version.version);
+    return version;
   });
 }
 

@@ -23,6 +23,10 @@ import type {
   TrendsQuery,
 } from './schemas.ts';
 
+/** What a test suite's field assertions use: the model reading a transcript as analytics does after a call. */
+export { extractFields, type Extracted } from './extraction.ts';
+export type { BindingField } from './schemas.ts';
+
 const DEFAULT_DAYS = 30;
 const MAX_BUCKETS = 5000;
 
@@ -149,6 +153,11 @@ export async function getBindings(ctx: TenantCtx, agentId: string): Promise<Bind
   await agents.requireAgent(ctx, agentId);
   const stored = await repo.bindingsOf(ctx.db, ctx.tenantId, agentId);
   return { agentId, fields: stored?.fields ?? [], updatedAt: stored ? stored.updated_at.toISOString() : null };
+}
+
+/** The fields the agent's analytics extracts (none bound: an empty list). */
+export async function boundFields(ctx: TenantCtx, agentId: string) {
+  return (await repo.bindingsOf(ctx.db, ctx.tenantId, agentId))?.fields ?? [];
 }
 
 /** Replaces the fields the agent extracts; names are unique, enumValues go with type enum only. */

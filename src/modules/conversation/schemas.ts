@@ -29,23 +29,18 @@ export const TestChat = Type.Object({
 });
 export type TestChat = Static<typeof TestChat>;
 
-export const CreateTestChatBody = Type.Object(
+/** Who the agent believes it talks to in a test (a chat, a test suite's scenario): fills the prompt's {{name}}, {{metadata.*}}… */
+export const TestContact = Type.Object(
   {
-    agentId: Uuid,
-    contact: Type.Optional(
-      Type.Object(
-        {
-          name: Type.Optional(Type.String({ maxLength: 200 })),
-          phoneNumber: Type.Optional(Type.String({ maxLength: 40 })),
-          email: Type.Optional(Type.String({ maxLength: 320 })),
-          metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-        },
-        { additionalProperties: false, description: "Who the agent believes it talks to: fills the prompt's {{name}}, {{metadata.*}}…" },
-      ),
-    ),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    phoneNumber: Type.Optional(Type.String({ maxLength: 40 })),
+    email: Type.Optional(Type.String({ maxLength: 320 })),
+    metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: "Who the agent believes it talks to: fills the prompt's {{name}}, {{metadata.*}}…" },
 );
+
+export const CreateTestChatBody = Type.Object({ agentId: Uuid, contact: Type.Optional(TestContact) }, { additionalProperties: false });
 export type CreateTestChatBody = Static<typeof CreateTestChatBody>;
 
 export const TestChatMessageBody = Type.Object(

@@ -20,6 +20,8 @@ import * as knowledge from '../knowledge/service.ts';
 import { openSession, type ConversationModel, type SavedSession, type Session } from './engine.ts';
 
 export type { Session };
+/** The contact a test names (a chat's, a test suite scenario's), as the API takes it. */
+export { TestContact as TestContactSchema } from './schemas.ts';
 import * as repo from './repo.ts';
 import type { CreateTestChatBody, TestChat } from './schemas.ts';
 import { contactScript, scriptedLines } from './scripted-contact.ts';
