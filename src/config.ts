@@ -186,6 +186,12 @@ const ServiceEnvSchema = Type.Object({
     5000,
     "On a phone line whose agent's speech-to-text hears whole utterances (OpenAI-compatible), how long the caller's voice must be gone before their turn is over and sent to be transcribed. Longer: fewer callers cut off mid-thought; shorter: quicker answers. A live recogniser (Deepgram) finds the end itself.",
   ),
+  VOICE_FAILOVER_STALL_MS: Int(
+    3000,
+    500,
+    30000,
+    'For an agent with a backup (its `backup`): how long the model may take to its first words, or the text-to-speech to its first audio, before the call fails over to the backup for the rest of the call, as it does when they fail outright.',
+  ),
   SPEECH_API_URL: Type.Optional(
     Type.String({
       pattern: '^https?://',
@@ -400,7 +406,7 @@ export interface Config {
     parseLimits: { pdfPages: number; unpackedBytes: number; heapMb: number; timeoutMs: number };
   };
   messaging: { providerTimeoutMs: number };
-  voice: { silenceSeconds: number; relayCharactersPerSecond: number; endOfSpeechMs: number };
+  voice: { silenceSeconds: number; relayCharactersPerSecond: number; endOfSpeechMs: number; failoverStallMs: number };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   /** Every provider's own settings (registry.ts), by variable name. */
   providerSettings: Readonly<Record<string, string>>;
@@ -618,6 +624,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       silenceSeconds: Number(env_.VOICE_SILENCE_SECONDS),
       relayCharactersPerSecond: Number(env_.VOICE_RELAY_CHARACTERS_PER_SECOND),
       endOfSpeechMs: Number(env_.VOICE_END_OF_SPEECH_MS),
+      failoverStallMs: Number(env_.VOICE_FAILOVER_STALL_MS),
     },
     // An optional setting left unset (a provider's service-wide key) is absent, not undefined.
     providerSettings: Object.fromEntries(

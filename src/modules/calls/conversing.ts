@@ -108,7 +108,7 @@ export async function transferWhisper(
 ): Promise<CallInstructions> {
   const provider = telephonyProvider(providerSlug.toUpperCase());
   const { call, callCtx } = await verifiedProviderCall(deps, provider, webhook, providerCallId, { lock: false });
-  const agent = call.agent_id ? await agents.requireAgent(callCtx, call.agent_id).catch(() => undefined) : undefined;
+  const agent = await agents.agentOfCall(callCtx, call);
   return provider.telephony.callbacks!.whisper!(transferSummaryOf(call) ?? '', agent?.language ?? 'en-US');
 }
 
@@ -121,14 +121,21 @@ export const claimStreamedConversation = (ctx: TenantCtx, callId: string) =>
  */
 export async function recordOutcome(
   ctx: TenantCtx,
-  call: Pick<repo.CallRow, 'id' | 'agent_id' | 'campaign_id' | 'contact_id'>,
+  call: Pick<repo.CallRow, 'id' | 'agent_id' | 'agent_version' | 'campaign_id' | 'contact_id'>,
   record: CallOutcomeRecord,
   event?: events.EventType,
 ): Promise<boolean> {
   return withTransaction(ctx, async (txCtx) => {
     if (!(await repo.addOutcome(txCtx.db, ctx.tenantId, call.id, record))) return false;
     if (event) {
-      const data = { callId: call.id, agentId: call.agent_id, campaignId: call.campaign_id, contactId: call.contact_id, ...record.data };
+      const data = {
+        callId: call.id,
+        agentId: call.agent_id,
+        agentVersion: call.agent_version ?? null,
+        campaignId: call.campaign_id,
+        contactId: call.contact_id,
+        ...record.data,
+      };
       await events.emitEvent(txCtx, event, data, call.agent_id);
     }
     return true;

@@ -47,6 +47,11 @@ export interface SessionSetup {
   language: string;
   /** Null: the retrieval agent. */
   model: ConversationModel | null;
+  /**
+   * The agent's backup model: when the model fails, or says nothing for `stallMs`, before the
+   * first words of a reply, the backup answers that reply and every one after it.
+   */
+  backup?: { model: ConversationModel; stallMs: number } | null;
   toolbox: Toolbox;
   /** The agent's knowledge for a query (the retrieval agent's answers, and the context of each turn). */
   search(query: string): Promise<Passage[]>;
@@ -78,6 +83,8 @@ export interface TokenUsage {
   /** Of those, the audio a speech-to-speech model heard and spoke (absent: none). */
   inputAudioTokens?: number;
   outputAudioTokens?: number;
+  /** Of those, the backup model's, once the conversation failed over to it (absent: it has not). */
+  backup?: { model: string; provider: string; inputTokens: number; outputTokens: number };
 }
 
 /**
@@ -139,6 +146,13 @@ const PHONE_STYLE =
   'You are speaking with a person on a phone call. Answer in one to three short spoken sentences, with no lists, markdown or emoji. ' +
   'If you do not know something, say so rather than invent it.';
 
+/** Aborts `signal` unless stopped within `ms`: a model that said nothing. */
+function stallTimer(ms: number) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  return { signal: controller.signal, stop: () => clearTimeout(timer) };
+}
+
 const sourcesOf = (passages: Passage[]) => passages.map(({ sourceId, sourceName, chunkId }) => ({ sourceId, sourceName, chunkId }));
 
 export function openSession(setup: SessionSetup): Session {
@@ -183,41 +197,72 @@ export function openSession(setup: SessionSetup): Session {
     return { turn: toolTurn, content: result.content };
   }
 
-  /** The model's reply to the conversation so far, tools run as it asks, until it answers in words. */
-  async function modelReply(model: ConversationModel, context: Passage[], listener?: ReplyListener): Promise<TranscriptTurn[]> {
-    const turns: TranscriptTurn[] = [];
+  /**
+   * The model's reply to the conversation so far, tools run as it asks, until it answers in words;
+   * its turns are added to `turns` as they are settled (a failure keeps those already run). `spoke`
+   * is set once its first words went to the listener. The first event of each answer must come
+   * within `stallMs` when given: a model that says nothing is a failure too (one that goes quiet
+   * after its first words is waited for, as without a backup).
+   */
+  async function modelReply(
+    model: ConversationModel,
+    context: { passages: Passage[]; at: number },
+    turns: TranscriptTurn[],
+    progress: { spoke: boolean },
+    listener?: ReplyListener,
+    stallMs?: number,
+  ): Promise<void> {
     const startedAt = performance.now();
     const startMs = offset();
     let firstTokenMs: number | null = null;
-    const contextMessage: ChatMessage[] = context.length
+    const contextMessage: ChatMessage[] = context.passages.length
       ? [
           {
             role: 'system',
-            content: `Passages from your knowledge that may help with the next answer (use them only if relevant):\n${passagesForModel(context)}`,
+            content: `Passages from your knowledge that may help with the next answer (use them only if relevant):\n${passagesForModel(context.passages)}`,
           },
         ]
       : [];
-    // Just before the contact's words; tool results must follow their call, so nothing goes after them.
-    const contextAt = history.length - 1;
+    const backupUsage =
+      model === setup.backup?.model
+        ? (usage.backup ??= { model: model.name, provider: model.provider, inputTokens: 0, outputTokens: 0 })
+        : undefined;
     for (let round = 0; round <= MAX_TOOL_ROUNDS; round++) {
       let text = '';
       const toolCalls: ChatToolCall[] = [];
-      for await (const event of model.chat.stream({
-        model: model.name,
-        messages: [...history.slice(0, contextAt), ...contextMessage, ...history.slice(contextAt)],
-        tools: round < MAX_TOOL_ROUNDS && setup.toolbox.definitions.length ? setup.toolbox.definitions : undefined,
-        temperature: model.temperature,
-        maxTokens: model.maxTokens,
-      })) {
-        if (event.type === 'text') {
-          text += event.delta;
-          listener?.onText(event.delta, round);
-        } else if (event.type === 'tool_call') toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
-        else {
-          usage.inputTokens += event.usage?.inputTokens ?? 0;
-          usage.outputTokens += event.usage?.outputTokens ?? 0;
-          if (firstTokenMs === null && event.firstTokenMs !== undefined) firstTokenMs = event.firstTokenMs;
+      const stalled = stallMs === undefined ? undefined : stallTimer(stallMs);
+      try {
+        for await (const event of model.chat.stream(
+          {
+            model: model.name,
+            messages: [...history.slice(0, context.at), ...contextMessage, ...history.slice(context.at)],
+            tools: round < MAX_TOOL_ROUNDS && setup.toolbox.definitions.length ? setup.toolbox.definitions : undefined,
+            temperature: model.temperature,
+            maxTokens: model.maxTokens,
+          },
+          stalled ? { signal: stalled.signal } : undefined,
+        )) {
+          stalled?.stop();
+          if (event.type === 'text') {
+            text += event.delta;
+            progress.spoke = true;
+            listener?.onText(event.delta, round);
+          } else if (event.type === 'tool_call') toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
+          else {
+            usage.inputTokens += event.usage?.inputTokens ?? 0;
+            usage.outputTokens += event.usage?.outputTokens ?? 0;
+            if (backupUsage) {
+              backupUsage.inputTokens += event.usage?.inputTokens ?? 0;
+              backupUsage.outputTokens += event.usage?.outputTokens ?? 0;
+            }
+            if (firstTokenMs === null && event.firstTokenMs !== undefined) firstTokenMs = event.firstTokenMs;
+          }
         }
+      } catch (error) {
+        if (stalled?.signal.aborted) throw new ProviderError(`The model said nothing for ${stallMs} ms.`, { retryable: true });
+        throw error;
+      } finally {
+        stalled?.stop();
       }
       const said = text.trim();
       history.push({ role: 'assistant', content: said || null, ...(toolCalls.length ? { toolCalls } : {}) });
@@ -226,16 +271,15 @@ export function openSession(setup: SessionSetup): Session {
         turns.push(
           turn('agent', said, startMs, {
             by: `model:${model.name}`,
-            ...(context.length ? { sources: sourcesOf(context) } : {}),
+            ...(context.passages.length ? { sources: sourcesOf(context.passages) } : {}),
             latency: latency(),
           }),
         );
-      if (toolCalls.length === 0) return turns;
+      if (toolCalls.length === 0) return;
       for (const call of toolCalls) turns.push((await runTool(call)).turn);
       // The conversation is over once end_call or a transfer ran: nothing more is said.
-      if (ended) return turns;
+      if (ended) return;
     }
-    return turns;
   }
 
   /** The retrieval agent's reply: goodbye and opt-out understood, questions answered from knowledge. */
@@ -265,17 +309,42 @@ export function openSession(setup: SessionSetup): Session {
     return say(answer.text, { sources: sourcesOf([answer.passage]) });
   }
 
+  /** The model answering: the agent's, or its backup once the conversation failed over. */
+  const answering = () => (usage.backup && setup.backup ? setup.backup.model : setup.model);
+
   async function reply(heard: string | null, listener?: ReplyListener): Promise<TranscriptTurn[]> {
-    const model = setup.model;
+    const model = answering();
     if (!model) return retrievalReply(heard ?? '');
+    const turns: TranscriptTurn[] = [];
+    const progress = { spoke: false };
+    const backup = setup.backup && model !== setup.backup.model ? setup.backup : undefined;
     try {
-      const context = heard !== null && setup.knowledgeInContext ? (await setup.search(heard)).slice(0, CONTEXT_PASSAGES) : [];
-      return await modelReply(model, context, listener);
+      const passages = heard !== null && setup.knowledgeInContext ? (await setup.search(heard)).slice(0, CONTEXT_PASSAGES) : [];
+      // Just before the contact's words; tool results must follow their call, so nothing goes after them.
+      const context = { passages, at: history.length - 1 };
+      try {
+        await modelReply(model, context, turns, progress, listener, backup?.stallMs);
+      } catch (error) {
+        // Before its first words the backup answers instead, and from then on; after them the caller heard a reply cut short.
+        if (!(error instanceof ProviderError) || !backup || progress.spoke) throw error;
+        const from = turns.length;
+        await modelReply(backup.model, context, turns, progress, listener);
+        const first = turns.findIndex((turn, index) => index >= from && turn.role === 'agent');
+        const failover = {
+          component: 'llm' as const,
+          from: `model:${model.name}`,
+          to: `model:${backup.model.name}`,
+          reason: error.message,
+        };
+        if (first >= 0) turns[first] = { ...turns[first]!, failover };
+        else usage.backup ??= { model: backup.model.name, provider: backup.model.provider, inputTokens: 0, outputTokens: 0 };
+      }
+      return turns;
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
       // The caller hears why the call ends; the transcript says the model failed, not what it would have said.
       ended = 'llm_error';
-      return [turn('agent', FALLBACK_LINE, offset(), { by: 'fallback', latency: { firstTokenMs: null, totalMs: 0 } })];
+      return [...turns, turn('agent', FALLBACK_LINE, offset(), { by: 'fallback', latency: { firstTokenMs: null, totalMs: 0 } })];
     }
   }
 

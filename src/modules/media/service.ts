@@ -10,7 +10,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { telephonyProvider } from '../../providers/registry.ts';
-import type { AnsweredBy, MediaStreamEvent, MediaStreamWire } from '../../providers/types.ts';
+import type { AnsweredBy, MediaStreamEvent, MediaStreamWire, SpeechToText } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import type { Agent } from '../agents/schemas.ts';
@@ -20,9 +20,9 @@ import { framedAudio } from './frames.ts';
 import { keyTones } from './keys.ts';
 import type { AudioFormat } from '../../platform/audio.ts';
 import type { AnswerAction } from './pipeline/conversation.ts';
-import { latencyMeter } from './pipeline/latency.ts';
 import { startCallRecording, type CallRecording } from './recording.ts';
 import { listenInUtterances } from './utterance-recognition.ts';
+import type { SpeechUsage } from './pipeline/conversation.ts';
 import { startSpeechToSpeechCall, startVoiceCall, type VoiceCall } from './voice-call.ts';
 
 /** The WebSocket as this module uses it. */
@@ -107,8 +107,14 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
         const { stt } = speech;
         if (!stt) return 'The agent has no speech-to-text to listen with.';
         // A recogniser of whole utterances hears them as the voice-activity detection cuts them.
-        const live = stt.kind === 'live' ? stt : listenInUtterances(stt, { endOfSpeechMs: deps.config.voice.endOfSpeechMs });
-        return { realtime, speech: { ...speech, stt: live } };
+        const live = (heard: SpeechToText) =>
+          heard.kind === 'live' ? heard : listenInUtterances(heard, { endOfSpeechMs: deps.config.voice.endOfSpeechMs });
+        const { stt: backupStt, tts: backupTts } = speech.backup ?? {};
+        const backup = {
+          ...(backupStt && { stt: { ...backupStt, stt: live(backupStt.stt) } }),
+          ...(backupTts && { tts: backupTts }),
+        };
+        return { realtime, speech: { ...speech, stt: live(stt), backup } };
       },
     );
     if (!claimed || typeof claimed === 'string') return claimed;
@@ -145,7 +151,6 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       maxDurationMs: deps.config.dialer.maxCallSeconds * 1000,
       onError: (error: unknown) => deps.log.warn({ callId: call.id, err: error }, 'voice call'),
       ...(recording ? { recording } : {}),
-      observers: [latencyMeter((latency) => deps.log.debug({ callId: call.id, ...latency }, 'agent turn latency'))],
     };
     voiceCall = realtime
       ? startSpeechToSpeechCall({
@@ -163,13 +168,16 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
             ),
           ...(listening ? { listen: listening } : {}),
           record: (turns, spoken) =>
-            calls.appendTurns(ctx, call.id, turns, {
-              ...usageOf(session, { name: realtime.model, provider: realtime.provider }),
-              ...spoken,
+            calls.appendTurns(
+              ctx,
+              call.id,
+              turns,
               // Who transcribed the caller: our recogniser, or the model's server.
-              sttProvider: spoken.sttSeconds > 0 ? (speech?.sttProvider ?? realtime.provider) : null,
-              ttsProvider: null,
-            }),
+              calls.withSpeech(
+                usageOf(session, { name: realtime.model, provider: realtime.provider }),
+                speechFigures(spoken, { stt: speech?.sttProvider ?? realtime.provider, tts: null }),
+              ),
+            ),
         })
       : startVoiceCall({
           ...line,
@@ -179,13 +187,24 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
           tts: speech!.tts,
           voice: speech!.voice,
           ...(speech!.ttsModel ? { ttsModel: speech!.ttsModel } : {}),
+          ...(speech!.sttProvider ? { sttProvider: speech!.sttProvider } : {}),
+          ttsProvider: speech!.ttsProvider,
+          backup: { ...speech!.backup, stallMs: deps.config.voice.failoverStallMs },
           record: (turns, spoken) =>
-            calls.appendTurns(ctx, call.id, turns, {
-              ...usageOf(session, model),
-              ...spoken,
-              sttProvider: spoken.sttSeconds > 0 ? speech!.sttProvider : null,
-              ttsProvider: spoken.ttsCharacters > 0 ? speech!.ttsProvider : null,
-            }),
+            calls.appendTurns(
+              ctx,
+              call.id,
+              turns,
+              calls.withSpeech(
+                usageOf(session, model),
+                speechFigures(spoken, {
+                  stt: speech!.sttProvider,
+                  tts: speech!.ttsProvider,
+                  backupStt: speech!.backup?.stt?.provider ?? null,
+                  backupTts: speech!.backup?.tts?.provider ?? null,
+                }),
+              ),
+            ),
         });
     for (const audio of early.splice(0)) voiceCall.audio(audio);
     for (const event of pending.splice(0)) handle(event);
@@ -216,6 +235,27 @@ async function actOnAnswerer(ctx: TenantCtx, callId: string, who: AnsweredBy, he
   if (decision?.act === 'voicemail') return { act: 'voicemail', text: decision.turn.text };
   if (decision?.act === 'end') return { act: 'hang_up' };
   return { act: 'converse' };
+}
+
+/** What the line's speech used, in the call's terms: each part's provider named when it ran, the backup's share apart. */
+function speechFigures(
+  spoken: SpeechUsage,
+  providers: { stt: string | null; tts: string | null; backupStt?: string | null; backupTts?: string | null },
+): calls.SpeechFigures {
+  const { backup } = spoken;
+  return {
+    sttSeconds: spoken.sttSeconds,
+    ttsCharacters: spoken.ttsCharacters,
+    sttProvider: spoken.sttSeconds - (backup?.sttSeconds ?? 0) > 0 ? providers.stt : null,
+    ttsProvider: spoken.ttsCharacters - (backup?.ttsCharacters ?? 0) > 0 ? providers.tts : null,
+    ...(backup && {
+      backup: {
+        ...backup,
+        sttProvider: backup.sttSeconds > 0 ? (providers.backupStt ?? null) : null,
+        ttsProvider: backup.ttsCharacters > 0 ? (providers.backupTts ?? null) : null,
+      },
+    }),
+  };
 }
 
 /** The call's recording, its chunks stored through the calls module as the line passes them. */
@@ -250,7 +290,7 @@ export async function claimedConversation<T>(
   if (closed()) return undefined;
   if (typeof verified === 'string') return verified;
   const { ctx } = verified;
-  const agent = verified.call.agent_id ? await agents.requireAgent(ctx, verified.call.agent_id).catch(() => undefined) : undefined;
+  const agent = await agents.agentOfCall(ctx, verified.call);
   if (!agent) return NO_AGENT;
   const checked = await check(ctx, agent);
   if (typeof checked === 'string') return checked;

@@ -16,6 +16,7 @@ import { conversationStage, type ConversationStage, type LineConversationOptions
 import { answererStage } from './pipeline/answerer.ts';
 import { interruptions, type InterruptionsOptions } from './pipeline/interruptions.ts';
 import { pipeline, type Observer, type Pipeline } from './pipeline/pipeline.ts';
+import { latencyMeter } from './pipeline/latency.ts';
 import { playbackStage, type AudioLine, type PlaybackStage } from './pipeline/playback.ts';
 import { recognitionStage } from './pipeline/recognition.ts';
 import { sentencesStage } from './pipeline/sentences.ts';
@@ -26,17 +27,28 @@ import type { LineRecording } from './recording.ts';
 
 export type { AudioLine } from './pipeline/playback.ts';
 
+type LiveRecogniser = Extract<SpeechToText, { kind: 'live' }>;
+
 export interface VoiceCallOptions extends LineConversationOptions {
-  stt: Extract<SpeechToText, { kind: 'live' }>;
+  stt: LiveRecogniser;
   tts: TextToSpeech;
   voice: string;
   language: string;
   ttsModel?: string;
   sttModel?: string;
+  /** The providers' names, as the transcript names them when a backup takes over. */
+  sttProvider?: string;
+  ttsProvider?: string;
+  /** The agent's backup recogniser and voice, and how long a voice may stall before its backup takes over. */
+  backup?: {
+    stt?: { stt: LiveRecogniser; provider: string; model?: string };
+    tts?: { tts: TextToSpeech; provider: string; voice: string; model?: string };
+    stallMs: number;
+  };
   line: AudioLine;
   /** Hears the line both ways when the call is recorded (recording.ts). */
   recording?: LineRecording;
-  /** Watch the frames as they pass (the latency meter). */
+  /** Watch the frames as they pass. */
   observers?: Observer[];
   /** The caller spoke over the agent without interrupting it: a backchannel, a sound, its own echo (logged). */
   ignored?: InterruptionsOptions['ignored'];
@@ -54,12 +66,23 @@ export interface VoiceCall {
 }
 
 /** The line's stages from the top: the recogniser of the caller's speech, and turn detection by its words. */
-function listeningStages(call: Pipeline, options: Pick<VoiceCallOptions, 'stt' | 'language' | 'sttModel' | 'line'>) {
-  const recognition = options.stt.listen(options.line.format, {
-    language: options.language,
-    ...(options.sttModel ? { model: options.sttModel } : {}),
-  });
-  const hearing = call.add((link) => recognitionStage(recognition, options.line.format, link));
+function listeningStages(
+  call: Pipeline,
+  options: Pick<VoiceCallOptions, 'stt' | 'language' | 'sttModel' | 'line' | 'sttProvider'> & {
+    backup?: Pick<NonNullable<VoiceCallOptions['backup']>, 'stt'>;
+  },
+) {
+  const listen = (stt: LiveRecogniser, model: string | undefined) =>
+    stt.listen(options.line.format, { language: options.language, ...(model ? { model } : {}) });
+  const backup = options.backup?.stt;
+  const hearing = call.add((link) =>
+    recognitionStage(
+      listen(options.stt, options.sttModel),
+      options.line.format,
+      link,
+      backup && { listen: () => listen(backup.stt, backup.model), from: options.sttProvider ?? 'speech-to-text', to: backup.provider },
+    ),
+  );
   call.add(recogniserTurnsStage);
   return hearing;
 }
@@ -88,7 +111,8 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     format: line.format,
     ...(options.ignored ? { ignored: options.ignored } : {}),
   });
-  const call = observedLine(options, [meant.observe]);
+  const meter = latencyMeter(line.format);
+  const call = observedLine({ ...options, observers: [meter.observe, ...(options.observers ?? [])] }, [meant.observe]);
   let stopped = false;
   const hearing = listeningStages(call, options);
   // Who answered an outgoing call: the beep, an assistant's or a menu's words.
@@ -98,7 +122,12 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
     conversationStage(
       {
         ...options,
-        speechUsed: () => ({ sttSeconds: hearing.seconds(), ttsCharacters: speaking.characters() }),
+        speechUsed: () => ({
+          sttSeconds: hearing.seconds(),
+          ttsCharacters: speaking.characters(),
+          ...(options.backup && { backup: { sttSeconds: hearing.backupSeconds(), ttsCharacters: speaking.backupCharacters() } }),
+        }),
+        latencyOf: meter.of,
         closeLine: () => {
           stopped = true;
           return call.close();
@@ -116,6 +145,8 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
         language: options.language,
         format: line.format,
         ...(options.ttsModel ? { model: options.ttsModel } : {}),
+        provider: options.ttsProvider ?? 'text-to-speech',
+        ...(options.backup?.tts && { backup: { ...options.backup.tts, stallMs: options.backup.stallMs } }),
       },
       link,
     ),

@@ -11,13 +11,16 @@ import type { AnsweredBy } from '../../../providers/types.ts';
 import type { EndReason, TranscriptTurn } from '../../calls/service.ts';
 import type { Session } from '../../conversation/service.ts';
 import { lineTimers, SILENCE_PROMPT } from '../line-timers.ts';
-import type { Reply } from './frames.ts';
+import type { Failover, Reply } from './frames.ts';
+import type { VoiceLatency } from './latency.ts';
 import type { Stage, StageLink } from './pipeline.ts';
 
 /** What speech cost, to be billed with the call. */
 export interface SpeechUsage {
   sttSeconds: number;
   ttsCharacters: number;
+  /** Of those, what the agent's backup recogniser heard and backup voice spoke (absent: neither ran). */
+  backup?: { sttSeconds: number; ttsCharacters: number };
 }
 
 /** What a conversation on a phone line needs, however the line carries it (audio here, text in relay-call.ts). */
@@ -94,15 +97,37 @@ export interface ConversationStageOptions extends LineConversationOptions {
   speechUsed(): SpeechUsage;
   /** Closes the whole line (every stage): the call is over. */
   closeLine(): Promise<void>;
+  /** How long the caller waited for the reply, at their ear (the latency meter), once its first audio went out. */
+  latencyOf?(reply: Reply): VoiceLatency | undefined;
 }
+
+/** The reply's turns with its latency at the caller's ear on its first agent turn (the one the caller waited for). */
+export function withVoiceLatency(turns: TranscriptTurn[], voice: VoiceLatency | undefined): TranscriptTurn[] {
+  const first = turns.findIndex((turn) => turn.role === 'agent' && turn.latency);
+  if (!voice || first < 0) return turns;
+  return turns.map((turn, index) => (index === first ? { ...turn, latency: { ...turn.latency!, voice } } : turn));
+}
+
+const hundredths = (seconds: number) => Math.round(seconds * 100) / 100;
 
 /** Records settled turns with the speech used so far (seconds to the hundredth); false once the call is over. */
 export const recorderOf =
   (options: Pick<ConversationStageOptions, 'record' | 'speechUsed'>) =>
   (turns: TranscriptTurn[]): Promise<boolean> => {
     const used = options.speechUsed();
-    return options.record(turns, { ...used, sttSeconds: Math.round(used.sttSeconds * 100) / 100 });
+    return options.record(turns, {
+      ...used,
+      sttSeconds: hundredths(used.sttSeconds),
+      ...(used.backup && { backup: { ...used.backup, sttSeconds: hundredths(used.backup.sttSeconds) } }),
+    });
   };
+
+/** The first turn of `role` carries `failover`, unless it carries one already (the model's own). */
+function withFailover(turns: TranscriptTurn[], role: TranscriptTurn['role'], failover: Failover | undefined): TranscriptTurn[] {
+  const first = turns.findIndex((turn) => turn.role === role);
+  if (!failover || first < 0 || turns[first]!.failover) return turns;
+  return turns.map((turn, index) => (index === first ? { ...turn, failover } : turn));
+}
 
 export interface ConversationStage extends Stage {
   /** The line closed (the caller hung up, or the call ended): settles once the last turns are recorded. */
@@ -129,6 +154,10 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
   let current: Playing = playing({ sentences: [], silenced: false });
   /** Utterances are answered one after another. */
   const replies = oneAfterAnother(() => stopped, fail);
+  /** The backup recogniser took over: said on the next caller turn recorded. */
+  let hearingFailover: Failover | undefined;
+  /** The backup voice took over during a reply: said on its first agent turn. */
+  const voiceFailovers = new WeakMap<Reply, Failover>();
 
   const timers = lineTimers(options, {
     promptSilence: () =>
@@ -233,7 +262,10 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
       () => undefined,
       (error: unknown) => error ?? new Error('The voice failed.'),
     );
-    if (!(await record(heardTurns(turns, reply)))) return void stopAll();
+    const settled = withVoiceLatency(heardTurns(turns, reply), options.latencyOf?.(reply));
+    const told = withFailover(withFailover(settled, 'contact', hearingFailover), 'agent', voiceFailovers.get(reply));
+    if (told.some((turn) => turn.role === 'contact')) hearingFailover = undefined;
+    if (!(await record(told))) return void stopAll();
     if (voiceFailure) throw voiceFailure;
     if (session.ended) return hangUp(session.ended);
     timers.armSilence();
@@ -323,6 +355,9 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
           return hangUp('answering_machine');
         }, options.onError);
       },
+      recognition_failed_over({ failover }) {
+        hearingFailover = failover;
+      },
     },
     up: {
       played_out({ reply }) {
@@ -338,6 +373,9 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
       },
       voice_failed({ reply, error }) {
         playings.get(reply)?.reject(error);
+      },
+      voice_failed_over({ reply, failover }) {
+        voiceFailovers.set(reply, failover);
       },
     },
     async stop() {
