@@ -26,6 +26,16 @@ function tone(samples: number, hz: number): Buffer {
   for (let i = 0; i < samples; i++) pcm[i] = Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / 8000));
   return pcm16ToMulaw(Buffer.from(pcm.buffer));
 }
+/** `samples` of a sound whose pitch glides from 300 to 3,000 Hz and back: loud like speech, never the steady tone of a voicemail's beep. */
+function glide(samples: number): Buffer {
+  const pcm = new Int16Array(samples);
+  let phase = 0;
+  for (let i = 0; i < samples; i++) {
+    phase += (2 * Math.PI * (300 + 2700 * Math.abs(Math.sin((Math.PI * i) / 2000)))) / 8000;
+    pcm[i] = Math.round(8000 * Math.sin(phase));
+  }
+  return pcm16ToMulaw(Buffer.from(pcm.buffer));
+}
 const decoded = (mulaw: Buffer) => Array.from(pcm16Samples(mulawToPcm16(mulaw)));
 
 /** The WAV's format and each channel's samples. */
@@ -127,7 +137,7 @@ describe('a recorded call', () => {
     // words, the second after 500 ms (4,000 bytes).
     voice.deepgram.script(
       ...utterance('When do you open?', { startsAfterBytes: 800, endsAfterBytes: 4800 + 2400 }),
-      ...utterance('Thanks', { startsAfterBytes: 20_000, endsAfterBytes: 22_400 + 4000 }),
+      ...utterance('And on Saturday?', { startsAfterBytes: 20_000, endsAfterBytes: 22_400 + 4000 }),
     );
     voice.chat.script({ kind: 'stream', text: ['At eight.'] }, { kind: 'stream', text: ['Bye.'] });
 
@@ -143,12 +153,12 @@ describe('a recorded call', () => {
       while (marksOf(stream).length < marks) await send(speech(160), true);
     };
     await send(speech(800));
-    await send(tone(4000, 1000)); // 0.1 to 0.6 s: the question
+    await send(glide(4000)); // 0.1 to 0.6 s: the question
     await silenceUntil(2);
     const answered = line;
     // The caller hears the answer out (0.5 s), then speaks again at 2.5 s of the line.
     await send(speech(20_000 - line));
-    await send(tone(2400, 1000));
+    await send(glide(2400));
     await silenceUntil(3);
     await send(speech(4800));
     stream.stop();
