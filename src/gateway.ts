@@ -51,6 +51,8 @@ export const PREFIXES: Record<string, ModuleName> = {
   'webhook-deliveries': 'events',
   'test-chats': 'conversation',
   'test-suites': 'suites',
+  scorecard: 'suites',
+  'call-scorecards': 'suites',
   'test-suite-runs': 'suites',
   // Longer prefixes win: a provider's media stream and conversation relay belong to the media module, its callbacks to calls.
   'telephony/twilio/media': 'media',

@@ -15,6 +15,8 @@ import { processSourceJobDefinition } from './modules/knowledge/service.ts';
 import { converseOnSimulatedCallJob } from './modules/conversation/service.ts';
 import { purgeRecordingsJob } from './modules/calls/recordings.ts';
 import { runTestSuiteJob } from './modules/suites/service.ts';
+import { scoreEndedCall } from './modules/suites/scorecards.ts';
+import { tenantCtx } from './platform/context.ts';
 
 /** Every module's background jobs, run by the worker role; `call.ended` is where they follow a call. */
 export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
@@ -35,9 +37,15 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
       // retries and messaging's never repeat each other. A repeated call.ended enqueues it again,
       // and the job itself records once per call; messages are made once per call and channel.
       // Both end before the job does, whichever fails: nothing of it runs on after a stop.
-      const [messaged, recorded] = await Promise.allSettled([afterCallEnded(deps, data), recordUnlessModelNeeded(deps, data)]);
+      // The tenant's scorecard judges the call beside them (once per call, like the record).
+      const [messaged, recorded, scored] = await Promise.allSettled([
+        afterCallEnded(deps, data),
+        recordUnlessModelNeeded(deps, data),
+        scoreEndedCall(deps, tenantCtx(deps, data.tenantId), data),
+      ]);
       if (messaged.status === 'rejected') throw messaged.reason;
       if (recorded.status === 'rejected') throw recorded.reason;
+      if (scored.status === 'rejected') throw scored.reason;
       if (recorded.value) await extractAnalytics(data.tenantId, data);
       // The operator's terminal says what the service did: one line per call, once it is followed up.
       deps.log.info({ tenantId: data.tenantId, callId: data.callId }, endedCallLine(data));

@@ -47,6 +47,11 @@ const declared = {
     message: '${problem}',
     when: "A test suite's scenarios do not hold together; the sentence names the field and what to change (a scenario with both or neither of script and persona, two scenarios of one name, two mocks of one tool).",
   },
+  'VALIDATION_FAILED.scorecard': {
+    status: 400,
+    message: '${problem}',
+    when: "A scorecard's checks do not hold together: two checks of one name.",
+  },
   'VALIDATION_FAILED.compliance': {
     status: 400,
     message: '${problem}',

@@ -22,6 +22,8 @@ import type {
   Consent,
   ConsentChannel,
   AnsweredFacts,
+  Score,
+  ScoredFacts,
   Answerer,
   DecisionFacts,
   DecisionReason,
@@ -193,7 +195,7 @@ export interface DialDecision {
   phoneNumber: string;
   verdict: Verdict;
   reason: DecisionReason | null;
-  facts: DecisionFacts | AnsweredFacts;
+  facts: DecisionFacts | AnsweredFacts | ScoredFacts;
 }
 
 const GENESIS_HASH = '0'.repeat(64);
@@ -274,6 +276,23 @@ export function recordAnswer(
   ]);
 }
 
+/** A campaign call's scorecard, sealed into the tenant's chain (in the caller's transaction): its reason passed or failed. */
+export function recordScore(
+  ctx: Ctx,
+  score: { campaignId: string; contactId: string; phoneNumber: string; score: Score; facts: ScoredFacts },
+): Promise<void> {
+  return recordDecisions(ctx, [
+    {
+      campaignId: score.campaignId,
+      contactId: score.contactId,
+      phoneNumber: score.phoneNumber,
+      verdict: 'scored',
+      reason: score.score,
+      facts: score.facts,
+    },
+  ]);
+}
+
 const toRecord = (row: repo.RecordRow): ComplianceRecord => ({
   sequence: Number(row.sequence),
   id: row.id,
@@ -283,7 +302,7 @@ const toRecord = (row: repo.RecordRow): ComplianceRecord => ({
   decidedAt: row.decided_at.toISOString(),
   verdict: row.verdict as Verdict,
   reason: row.reason as DecisionReason | null,
-  facts: row.facts as DecisionFacts | AnsweredFacts,
+  facts: row.facts as DecisionFacts | AnsweredFacts | ScoredFacts,
   previousHash: row.previous_hash,
   hash: row.hash,
 });

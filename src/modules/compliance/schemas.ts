@@ -199,9 +199,12 @@ export type WaitReason = (typeof WAIT_REASONS)[number];
 /** Who answered a dialled call (an `answered` record's reason): the call's answeredBy. */
 export const ANSWERERS = ['human', 'machine', 'fax', 'unknown', 'call_screening', 'phone_menu'] as const;
 export type Answerer = (typeof ANSWERERS)[number];
-export const DECISION_REASONS = [...SKIP_REASONS, ...WAIT_REASONS, ...ANSWERERS] as const;
+/** A call's scorecard (a `scored` record's reason): every check passed, or one failed at least. */
+export const SCORES = ['passed', 'failed'] as const;
+export type Score = (typeof SCORES)[number];
+export const DECISION_REASONS = [...SKIP_REASONS, ...WAIT_REASONS, ...ANSWERERS, ...SCORES] as const;
 export type DecisionReason = (typeof DECISION_REASONS)[number];
-export const VERDICTS = ['dial', 'skip', 'wait', 'answered'] as const;
+export const VERDICTS = ['dial', 'skip', 'wait', 'answered', 'scored'] as const;
 export type Verdict = (typeof VERDICTS)[number];
 
 /** What the dialer checked for one decision. */
@@ -230,6 +233,15 @@ export const AnsweredFacts = Type.Object({
 });
 export type AnsweredFacts = Static<typeof AnsweredFacts>;
 
+/** What a `scored` record says of a call: each of the tenant's checks and its verdict. */
+export const ScoredFacts = Type.Object({
+  callId: Uuid,
+  checks: Type.Array(
+    Type.Object({ name: Type.String(), verdict: StringEnum(['passed', 'failed', 'skipped'] as const), why: Type.String() }),
+  ),
+});
+export type ScoredFacts = Static<typeof ScoredFacts>;
+
 export const ComplianceRecord = Type.Object({
   sequence: Type.Integer({ description: 'Place in the tenant’s chain, 1 first.' }),
   id: Uuid,
@@ -239,11 +251,11 @@ export const ComplianceRecord = Type.Object({
   decidedAt: Timestamp,
   verdict: StringEnum(VERDICTS, {
     description:
-      "dial; skip (final, never dialled by this campaign); wait (not now); answered (who answered a dialled call: its reason, the call's answeredBy).",
+      "dial; skip (final, never dialled by this campaign); wait (not now); answered (who answered a dialled call: its reason, the call's answeredBy); scored (the call's scorecard: passed or failed).",
   }),
   reason: Type.Union([StringEnum(DECISION_REASONS), Type.Null()]),
-  facts: Type.Union([DecisionFacts, AnsweredFacts], {
-    description: 'What was checked (dial, skip, wait), or what the call found (answered).',
+  facts: Type.Union([DecisionFacts, AnsweredFacts, ScoredFacts], {
+    description: "What was checked (dial, skip, wait), what the call found (answered), or the call's checks (scored).",
   }),
   previousHash: Type.String(),
   hash: Type.String({ description: 'SHA-256 of the previous hash and this record.' }),

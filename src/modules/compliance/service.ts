@@ -150,6 +150,7 @@ export {
   getConsent,
   listConsents,
   recordAnswer,
+  recordScore,
   recordDecisions,
   revokeConsent,
   updateComplianceSettings,

@@ -11,6 +11,7 @@ export const EVENT_TYPES = [
   'appointment.booked',
   'payment_promise.recorded',
   'message.unconfirmed',
+  'call.scorecard_failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;

@@ -2,7 +2,7 @@ import type { Queryable } from '../../platform/db.ts';
 import { selectPage, type Page } from '../../platform/pagination.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
-export const OWNED_TABLES = ['test_suites', 'test_suite_runs', 'test_suite_results'] as const;
+export const OWNED_TABLES = ['test_suites', 'test_suite_runs', 'test_suite_results', 'scorecards', 'call_scorecards'] as const;
 
 export interface SuiteRow {
   tenant_id: string;
@@ -242,4 +242,72 @@ export async function passRates(db: Queryable, tenantId: string, suiteId: string
     [tenantId, suiteId],
   );
   return rows;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scorecards
+
+export interface ScorecardRow {
+  checks: unknown[];
+  updated_at: Date;
+}
+
+export interface CallScorecardRow {
+  call_id: string;
+  agent_id: string | null;
+  campaign_id: string | null;
+  passed: boolean;
+  checks: unknown[];
+  cost_total: string;
+  scored_at: Date;
+}
+
+export async function findScorecard(db: Queryable, tenantId: string): Promise<ScorecardRow | undefined> {
+  const { rows } = await db.query<ScorecardRow>('SELECT checks, updated_at FROM scorecards WHERE tenant_id = $1', [tenantId]);
+  return rows[0];
+}
+
+export async function putScorecard(db: Queryable, tenantId: string, checks: unknown[], at: Date): Promise<ScorecardRow> {
+  const { rows } = await db.query<ScorecardRow>(
+    `INSERT INTO scorecards (tenant_id, checks, updated_at) VALUES ($1, $2::jsonb, $3)
+     ON CONFLICT (tenant_id) DO UPDATE SET checks = EXCLUDED.checks, updated_at = EXCLUDED.updated_at
+     RETURNING checks, updated_at`,
+    [tenantId, JSON.stringify(checks), at],
+  );
+  return rows[0]!;
+}
+
+/** Stores a call's scorecard once: false when it was scored already (a repeated call.ended). */
+export async function insertCallScorecard(db: Queryable, tenantId: string, row: CallScorecardRow): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO call_scorecards (tenant_id, call_id, agent_id, campaign_id, passed, checks, cost_total, scored_at)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) ON CONFLICT (tenant_id, call_id) DO NOTHING`,
+    [tenantId, row.call_id, row.agent_id, row.campaign_id, row.passed, JSON.stringify(row.checks), row.cost_total, row.scored_at],
+  );
+  return rowCount === 1;
+}
+
+export async function callScorecardExists(db: Queryable, tenantId: string, callId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM call_scorecards WHERE tenant_id = $1 AND call_id = $2', [tenantId, callId]);
+  return rowCount === 1;
+}
+
+export function listCallScorecards(
+  db: Queryable,
+  tenantId: string,
+  filter: { passed?: boolean; campaignId?: string; agentId?: string; callId?: string },
+  page: Page,
+): Promise<{ rows: CallScorecardRow[]; total: number }> {
+  const where = `tenant_id = $1 AND ($2::boolean IS NULL OR passed = $2) AND ($3::uuid IS NULL OR campaign_id = $3)
+                 AND ($4::uuid IS NULL OR agent_id = $4) AND ($5::uuid IS NULL OR call_id = $5)`;
+  return selectPage<CallScorecardRow>(
+    db,
+    {
+      rows: `SELECT call_id, agent_id, campaign_id, passed, checks, cost_total::text, scored_at FROM call_scorecards
+             WHERE ${where} ORDER BY scored_at DESC, call_id DESC`,
+      total: `SELECT count(*)::int AS n FROM call_scorecards WHERE ${where}`,
+      params: [tenantId, filter.passed ?? null, filter.campaignId ?? null, filter.agentId ?? null, filter.callId ?? null],
+    },
+    page,
+  );
 }

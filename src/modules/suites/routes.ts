@@ -6,10 +6,15 @@ import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import * as scorecards from './scorecards.ts';
 import {
+  CallScorecard,
+  CallScorecardsQuery,
   CreateTestSuiteBody,
   PassRates,
+  PutScorecardBody,
   RunQuery,
+  Scorecard,
   TestSuite,
   TestSuiteRun,
   TestSuiteRunDetail,
@@ -148,5 +153,47 @@ export const suiteRoutes: ModulePlugin = async (plugin, { deps }) => {
       },
     },
     async (request) => suites.getRun(ctxOf(request), request.params.id),
+  );
+
+  app.get(
+    '/scorecard',
+    {
+      schema: {
+        tags: ['scorecards'],
+        summary: 'The checks every ended call is held to (empty until set)',
+        response: { 200: Scorecard, ...errorResponses(401, 403) },
+      },
+    },
+    async (request) => scorecards.getScorecard(ctxOf(request)),
+  );
+
+  app.put(
+    '/scorecard',
+    {
+      schema: {
+        tags: ['scorecards'],
+        summary: 'Set the checks every call that ends from now on is held to: assertions as test suites take them',
+        body: PutScorecardBody,
+        response: { 200: Scorecard, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => scorecards.putScorecard(ctxOf(request), request.body),
+  );
+
+  app.get(
+    '/call-scorecards',
+    {
+      schema: {
+        tags: ['scorecards'],
+        summary: "Ended calls' scorecards, newest first; ?passed=false for the calls that failed a check",
+        querystring: CallScorecardsQuery,
+        response: { 200: PageOf(CallScorecard), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await scorecards.listCallScorecards(ctxOf(request), request.query, page);
+      return pageOf(data, total, page);
+    },
   );
 };

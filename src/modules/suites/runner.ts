@@ -16,8 +16,8 @@ import { judgeScenario, scenarioStatus, type Judge } from './assertions.ts';
 import type * as repo from './repo.ts';
 import type { AssertionVerdict, Scenario } from './schemas.ts';
 
-type Model = NonNullable<Awaited<ReturnType<typeof conversation.sessionFor>>['model']>;
-interface Tokens {
+export type Model = NonNullable<Awaited<ReturnType<typeof conversation.sessionFor>>['model']>;
+export interface Tokens {
   inputTokens: number;
   outputTokens: number;
 }
@@ -104,7 +104,7 @@ export async function runScenario(deps: Deps, ctx: TenantCtx, setup: ScenarioSet
 }
 
 /** The conversation's usage with the persona's and the judge's tokens: they run on the agent's model, and are billed as its. */
-function withExtraTokens(usage: calls.CallUsage, extra: Tokens, model: Model | null): calls.CallUsage {
+export function withExtraTokens(usage: calls.CallUsage, extra: Tokens, model: Model | null): calls.CallUsage {
   if (!model || extra.inputTokens + extra.outputTokens === 0) return usage;
   return {
     ...usage,
@@ -173,7 +173,7 @@ const RUBRIC_SCHEMA = {
 };
 
 /** The model's answers for field and rubric assertions, over the scenario's transcript; each is asked for once. */
-function judgeFor(ctx: TenantCtx, agent: Agent, model: Model, transcript: calls.TranscriptTurn[], extra: Tokens): Judge {
+export function judgeFor(ctx: TenantCtx, agent: Agent, model: Model, transcript: calls.TranscriptTurn[], extra: Tokens): Judge {
   const spoken = transcript.filter((turn) => turn.role === 'agent' || turn.role === 'contact');
   let fields: ReturnType<Judge['fields']> | undefined;
   return {

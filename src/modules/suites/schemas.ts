@@ -266,3 +266,57 @@ export const PassRates = Type.Object({
   versions: Type.Array(VersionPassRate, { description: 'Newest version first, live last.' }),
 });
 export type PassRates = Static<typeof PassRates>;
+
+// ---------------------------------------------------------------------------------------------
+// Scorecards: the checks every ended call is held to (docs/testing-agents.md § Scorecards)
+
+export const SCORECARD_LIMITS = { checks: 20 } as const;
+
+const ScorecardCheck = Type.Object(
+  {
+    name: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'What the check stands for, such as "AI disclosed"; unique in the scorecard.',
+    }),
+    assertion: Assertion,
+  },
+  { additionalProperties: false },
+);
+
+export const PutScorecardBody = Type.Object(
+  {
+    checks: Type.Array(ScorecardCheck, {
+      maxItems: SCORECARD_LIMITS.checks,
+      description: 'Judged on every call that ends after the change, as test suites judge a scenario; empty: calls are not scored.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type PutScorecardBody = Static<typeof PutScorecardBody>;
+
+export const Scorecard = Type.Object({
+  checks: Type.Array(ScorecardCheck),
+  updatedAt: Nullable(Timestamp, { description: 'null: the tenant has set no checks.' }),
+});
+export type Scorecard = Static<typeof Scorecard>;
+
+export const CallScorecard = Type.Object({
+  callId: Uuid,
+  agentId: Nullable(Uuid),
+  campaignId: Nullable(Uuid),
+  passed: Type.Boolean({ description: 'No check failed (a check a model could not judge is skipped, and fails nothing).' }),
+  checks: Type.Array(Type.Object({ name: Type.String(), ...AssertionVerdict.properties })),
+  cost: MoneyString,
+  scoredAt: Timestamp,
+});
+export type CallScorecard = Static<typeof CallScorecard>;
+
+export const CallScorecardsQuery = Type.Object({
+  ...PageQuery.properties,
+  passed: Type.Optional(Type.Boolean({ description: 'false: only the calls that failed a check.' })),
+  campaignId: Type.Optional(Uuid),
+  agentId: Type.Optional(Uuid),
+  callId: Type.Optional(Uuid),
+});
+export type CallScorecardsQuery = Static<typeof CallScorecardsQuery>;
