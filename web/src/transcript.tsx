@@ -43,6 +43,8 @@ const ANSWERED_BY = {
   machine: 'an answering machine',
   fax: 'a fax machine',
   unknown: 'not clear (talked to as a person)',
+  call_screening: 'a call-screening assistant',
+  phone_menu: 'a phone menu',
 } satisfies Record<NonNullable<Call['answeredBy']>, string>;
 
 /** Who answered a call, as answering-machine detection told, in words. */

@@ -256,7 +256,13 @@ export function ConsentsPage(_props: { params: Record<string, string> }) {
   );
 }
 
-const VERDICT_WORDS: Record<ComplianceRecord['verdict'], string> = { dial: 'Dialled', skip: 'Skipped', wait: 'Put off' };
+const VERDICT_WORDS: Record<ComplianceRecord['verdict'], string> = {
+  dial: 'Dialled',
+  skip: 'Skipped',
+  wait: 'Put off',
+  answered: 'Answered',
+  scored: 'Scorecard',
+};
 const REASON_WORDS: Record<NonNullable<ComplianceRecord['reason']>, string> = {
   dnc: 'on the do-not-call list',
   no_consent: 'no valid consent',
@@ -264,7 +270,18 @@ const REASON_WORDS: Record<NonNullable<ComplianceRecord['reason']>, string> = {
   outside_window: 'outside the calling hours',
   frequency_cap: 'called often enough lately',
   in_call: 'already in a call',
+  human: 'by a person',
+  machine: 'by an answering machine',
+  fax: 'by a fax machine',
+  unknown: 'by someone not told apart',
+  call_screening: 'by a call-screening assistant',
+  phone_menu: 'by a phone menu',
+  passed: 'every check passed',
+  failed: 'a check failed',
 };
+
+/** A dial decision's facts (zones, do-not-call, consent); an answer's or a scorecard's record has none of them. */
+const decisionFacts = (facts: ComplianceRecord['facts']) => ('localTimes' in facts ? facts : undefined);
 
 /** The record of each dial decision of a campaign, and a check that the tenant's chain of records is whole. */
 export function ComplianceRecordsPage(_props: { params: Record<string, string> }) {
@@ -331,9 +348,15 @@ export function ComplianceRecordsPage(_props: { params: Record<string, string> }
                 />
               ),
             },
-            { header: 'Local time', cell: (record) => record.facts.localTimes.join(', ') || '—' },
-            { header: 'Do not call', cell: (record) => (record.facts.doNotCall ? 'Listed' : 'No') },
-            { header: 'Consent', cell: (record) => record.facts.consent.replace('_', ' ') },
+            { header: 'Local time', cell: (record) => decisionFacts(record.facts)?.localTimes.join(', ') || '—' },
+            {
+              header: 'Do not call',
+              cell: (record) => {
+                const facts = decisionFacts(record.facts);
+                return facts ? (facts.doNotCall ? 'Listed' : 'No') : '—';
+              },
+            },
+            { header: 'Consent', cell: (record) => decisionFacts(record.facts)?.consent.replace('_', ' ') ?? '—' },
           ]}
         />
       )}
