@@ -6,6 +6,7 @@ import {
   DESKTOP,
   NO_BROWSER,
   PHONE,
+  problemAt as problemAtIn,
   SCREENSHOTS,
   selectOptionByText,
   signUpInBrowser,
@@ -51,12 +52,7 @@ async function screenshots(name: string, part?: Locator) {
   expect(sideways, `${name} scrolls sideways on a phone`).toBe(false);
 }
 
-/** The API's problem shown at a control (its `<id>-problem` note); empty when none. */
-async function problemAt(label: string) {
-  const id = await page.getByLabel(label, { exact: true }).getAttribute('id');
-  const problem = page.locator(`[id="${id}-problem"]`);
-  return (await problem.count()) > 0 ? ((await problem.textContent()) ?? '') : '';
-}
+const problemAt = (label: string) => problemAtIn(page, label);
 
 /** The refused requests the browser logged (a 4xx the page showed), taken off the list of problems. */
 function takeRefusals(status: number) {

@@ -68,9 +68,10 @@ export function VersionsSection({
   });
   const restore = useAction(async (version: number) => {
     await api<Agent>('POST', `/agents/${agent.id}/versions/${version}/restore`);
+    // Said once the page shows the restored settings, not before.
+    await onRestored();
     setRestored(version);
     setComparing(undefined);
-    await onRestored();
   });
 
   return (
