@@ -4,9 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CHROMIUM,
   DESKTOP,
+  middayTimeZone,
   NO_BROWSER,
   PHONE,
   problemAt as problemAtIn,
+  relaxStatutoryRules,
   SCREENSHOTS,
   selectOptionByText,
   signUpInBrowser,
@@ -31,7 +33,8 @@ let problems: string[];
 beforeAll(async () => {
   if (NO_BROWSER) return;
   // No LLM_API_URL: the agent answers through the retrieval agent, and a suite runs offline.
-  dashboard = await startDashboard();
+  // Simulated calls ring and talk for a second, and the dialer looks for work often.
+  dashboard = await startDashboard({ SIMULATOR_RING_SECONDS: '1', SIMULATOR_TALK_SECONDS: '1', DIALER_TICK_MS: '100' });
   page = await dashboard.browser.newPage({ viewport: DESKTOP });
   problems = watchProblems(page);
   mkdirSync(SCREENSHOTS, { recursive: true });
@@ -59,6 +62,20 @@ function takeRefusals(status: number) {
   const refused = problems.filter((problem) => problem.includes(`status of ${status}`));
   problems.splice(0, problems.length, ...problems.filter((problem) => !refused.includes(problem)));
   return refused.length;
+}
+
+/** A request of the signed-in page to the API (set-up the walk does not look at), answering its body. */
+async function apiInPage<T>(method: string, path: string, body: unknown): Promise<T> {
+  return page.evaluate<T>(`(async () => {
+    const csrf = decodeURIComponent(/(?:^|;\\s*)(?:__Host-)?callforge_csrf=([^;]*)/.exec(document.cookie)?.[1] ?? '');
+    const response = await fetch('/api/v1${path}', {
+      method: '${method}',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+      body: ${JSON.stringify(JSON.stringify(body))},
+    });
+    if (!response.ok) throw new Error('${path}: HTTP ' + response.status);
+    return response.json();
+  })()`);
 }
 
 const versionsTable = () => page.getByRole('table', { name: 'Published versions, newest first' });
@@ -195,46 +212,86 @@ describe.skipIf(NO_BROWSER)('agent versions, test suites and experiments in the 
     expect(problems).toEqual([]);
   });
 
-  it("splits a campaign's contacts between two versions, refusing a repeated arm at its field, and shows the arms", async () => {
-    await page.goto(`${dashboard.url}/#/campaigns/new`);
-    await page.getByRole('heading', { level: 1, name: 'New campaign' }).waitFor();
-    await page.getByLabel('Campaign name', { exact: true }).fill('Greeting experiment');
-    await selectOptionByText(page, 'Agent', new RegExp(AGENT));
-    await page.getByLabel('The calls run', { exact: true }).selectOption('experiment');
-    await selectOptionByText(page, 'Arm 1: version', /^Version 1: First greeting$/);
-    await selectOptionByText(page, 'Arm 2: version', /^Version 1: First greeting$/);
-    await page.getByLabel('Arm 2: weight', { exact: true }).fill('3');
-    await page.getByRole('button', { name: 'Save campaign' }).click();
-    await expect.poll(() => problemAt('Arm 2: version')).toMatch(/./);
-    expect(takeRefusals(400)).toBe(1);
+  it(
+    "splits a campaign's contacts between two versions, refusing a repeated arm at its field, and shows the arms as it runs",
+    { timeout: 120_000 },
+    async () => {
+      // Set-up through the API: a simulated number and six contacts, called whatever the hour.
+      expect(await relaxStatutoryRules(page)).toBe(200);
+      await apiInPage('POST', '/voice-numbers', { phoneNumber: '+14155550142', provider: 'SIMULATOR' });
+      const list = await apiInPage<{ id: string }>('POST', '/contact-lists', { name: 'Experiment patients' });
+      const contacts = Array.from({ length: 6 }, (_, index) => ({ name: `Patient ${index + 1}`, phoneNumber: `+1415555020${index}` }));
+      await apiInPage('POST', `/contact-lists/${list.id}/contacts/bulk`, { contacts });
 
-    await selectOptionByText(page, 'Arm 2: version', /^Version 2: Second greeting$/);
-    await page.getByRole('button', { name: 'Save campaign' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Greeting experiment' }).waitFor();
-    await page.getByText('Experiment: Version 1 (weight 1), Version 2 (weight 3)').waitFor();
+      await page.goto(`${dashboard.url}/#/campaigns/new`);
+      await page.getByRole('heading', { level: 1, name: 'New campaign' }).waitFor();
+      await page.getByLabel('Campaign name', { exact: true }).fill('Greeting experiment');
+      await selectOptionByText(page, 'Agent', new RegExp(AGENT));
+      await selectOptionByText(page, 'Voice number', /\+14155550142/);
+      await selectOptionByText(page, 'Contact list', /Experiment patients \(6 contacts\)/);
+      await page.getByLabel('Time zone').fill(middayTimeZone());
+      await page.getByLabel('Call window start').fill('00:00');
+      await page.getByLabel('Call window end').fill('23:59');
+      for (const day of await page.getByRole('group', { name: 'Call days' }).getByRole('checkbox').all()) await day.check();
+      await page.getByLabel('Attempts per contact').fill('1');
+      await page.getByLabel('The calls run', { exact: true }).selectOption('experiment');
+      await selectOptionByText(page, 'Arm 1: version', /^Version 1: First greeting$/);
+      await selectOptionByText(page, 'Arm 2: version', /^Version 1: First greeting$/);
+      await page.getByLabel('Arm 2: weight', { exact: true }).fill('3');
+      await page.getByRole('button', { name: 'Save campaign' }).click();
+      await expect.poll(() => problemAt('Arm 2: version')).toMatch(/./);
+      expect(takeRefusals(400)).toBe(1);
 
-    const arms = page.locator('table.experiment-arms');
-    await arms.waitFor();
-    await expect(arms.getByRole('rowheader').allTextContents()).resolves.toEqual(['Version 1', 'Version 2']);
-    await expect(
-      arms
-        .getByRole('row', { name: /^Version 2/ })
-        .getByRole('cell')
-        .first()
-        .textContent(),
-    ).resolves.toBe('3');
-    // The verdict is the API's own sentence: nothing is compared before a contact is called.
-    const campaignId = new URL(page.url()).hash.split('/')[2]!;
-    const report = await page.evaluate<{ comparisons: { message: string }[] }>(
-      `fetch('/api/v1/analytics/campaigns/${campaignId}/experiment').then((response) => response.json())`,
-    );
-    expect(report.comparisons).toHaveLength(1);
-    await page.locator('.experiment-verdicts').getByText(report.comparisons[0]!.message, { exact: true }).waitFor();
-    await screenshots('campaign-experiment');
+      await selectOptionByText(page, 'Arm 2: version', /^Version 2: Second greeting$/);
+      await page.getByRole('button', { name: 'Save campaign' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Greeting experiment' }).waitFor();
+      await page.getByText('Experiment: Version 1 (weight 1), Version 2 (weight 3)').waitFor();
 
-    // Back on the agent's page, the suites and versions are still there.
-    await page.goto(agentUrl);
-    await versionsTable().waitFor();
-    expect(problems).toEqual([]);
-  });
+      const arms = page.locator('table.experiment-arms');
+      await arms.waitFor();
+      await expect(arms.getByRole('rowheader').allTextContents()).resolves.toEqual(['Version 1', 'Version 2']);
+      await expect(
+        arms
+          .getByRole('row', { name: /^Version 2/ })
+          .getByRole('cell')
+          .first()
+          .textContent(),
+      ).resolves.toBe('3');
+
+      // Started, every contact is given an arm and called once with its version.
+      await page.getByRole('button', { name: 'Start', exact: true }).click();
+      await page.getByRole('main').locator('.status', { hasText: 'Completed' }).first().waitFor({ timeout: 90_000 });
+      const sum = async (header: string) => {
+        const index = (await arms.getByRole('columnheader').allTextContents()).indexOf(header);
+        const cells = await Promise.all(
+          (await arms.locator('tbody tr').all()).map((row) => row.locator('th, td').nth(index).textContent()),
+        );
+        return cells.reduce((total, cell) => total + Number(cell), 0);
+      };
+      await expect.poll(() => sum('Contacts'), { timeout: DEADLINE_MS }).toBe(6);
+      await expect.poll(() => sum('Calls'), { timeout: DEADLINE_MS }).toBe(6);
+      // Each contact says which version called it, as many as its arm's row counts.
+      const contactRows = page.getByRole('table').filter({ hasText: 'Patient 1' });
+      for (const [row, version] of [
+        [0, 'Version 1'],
+        [1, 'Version 2'],
+      ] as const) {
+        const counted = await arms.locator('tbody tr').nth(row).locator('td').nth(1).textContent();
+        await expect(contactRows.getByRole('cell', { name: version, exact: true }).count()).resolves.toBe(Number(counted));
+      }
+      // The verdict is the API's own sentence.
+      const campaignId = new URL(page.url()).hash.split('/')[2]!;
+      const report = await page.evaluate<{ comparisons: { message: string }[] }>(
+        `fetch('/api/v1/analytics/campaigns/${campaignId}/experiment').then((response) => response.json())`,
+      );
+      expect(report.comparisons).toHaveLength(1);
+      await page.locator('.experiment-verdicts').getByText(report.comparisons[0]!.message, { exact: true }).waitFor();
+      await screenshots('campaign-experiment');
+
+      // Back on the agent's page, the suites and versions are still there.
+      await page.goto(agentUrl);
+      await versionsTable().waitFor();
+      expect(problems).toEqual([]);
+    },
+  );
 });

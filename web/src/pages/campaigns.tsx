@@ -53,6 +53,7 @@ import {
   formatInZone,
   formatWait,
   nextAttemptInWords,
+  versionInWords,
   waitingOf,
 } from '../words.ts';
 
@@ -596,6 +597,15 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
                 { header: 'Phone', cell: (contact) => contact.phoneNumber },
                 { header: 'State', cell: (contact) => <Status value={contact.status} label={contactStateInWords(contact, data)} /> },
                 { header: 'Attempts', cell: (contact) => `${contact.attempts} of ${data.maxAttempts}` },
+                // Each contact's arm of the experiment (or the pinned version), drawn when the campaign started.
+                ...(data.experiment || data.agentVersion
+                  ? [
+                      {
+                        header: 'Agent version',
+                        cell: (contact: CampaignContact) => (contact.agentVersion ? versionInWords(contact.agentVersion) : '—'),
+                      },
+                    ]
+                  : []),
                 {
                   header: `Next attempt (${data.timezone})`,
                   // A contact due while the campaign waits for its window is called when the window opens;
