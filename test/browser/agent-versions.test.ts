@@ -181,7 +181,7 @@ describe.skipIf(NO_BROWSER)('agent versions, test suites and experiments in the 
     expect(runText).toMatch(/1 passed, 0 failed, 0 skipped of 1; pass rate 100%/);
     // Each assertion's verdict and its sentence; the rubric needs a model, and says so.
     expect(runText).toContain('said “version one”: The agent said "version one" in turn');
-    expect(runText).toMatch(/Skipped rubric: The agent is polite\.: skipped: needs a model/);
+    expect(runText).toMatch(/Skipped met the rubric “The agent is polite\.”: skipped: needs a model/);
 
     await selectOptionByText(page, 'Run against', /^Version 2$/);
     await page.getByRole('button', { name: 'Run suite' }).click();

@@ -61,7 +61,7 @@ function assertionInWords(assertion: Assertion): string {
     case 'field':
       return `field ${assertion.field} is ${JSON.stringify(assertion.equals)}`;
     case 'rubric':
-      return `rubric: ${assertion.rubric}`;
+      return `met the rubric “${assertion.rubric}”`;
   }
 }
 
