@@ -12,17 +12,29 @@ export type { PageOf } from './platform/pagination.ts';
 export type {
   Agent,
   AgentLlm,
+  AgentVersion,
+  AgentVersionDiff,
   AgentStt,
   AgentTts,
   CreateAgentBody,
   CreateVoiceNumberBody,
   CustomTool,
+  PublishVersionBody,
   UpdateAgentBody,
   UpdateVoiceNumberBody,
   Voice,
   VoiceNumber,
 } from './modules/agents/schemas.ts';
-export type { BindingField, Bindings, Detail, PutBindingsBody, Tool, Trends } from './modules/analytics/schemas.ts';
+export type {
+  BindingField,
+  Bindings,
+  Detail,
+  ExperimentArm,
+  ExperimentReport,
+  PutBindingsBody,
+  Tool,
+  Trends,
+} from './modules/analytics/schemas.ts';
 export type { Call, CallOutcomeRecord, InboundCallBody, TranscriptTurn } from './modules/calls/schemas.ts';
 export type { CreateTestChatBody, TestChat, TestChatMessageBody } from './modules/conversation/schemas.ts';
 export type { BrowserAudio, BrowserCallCommand, BrowserCallEvent, BrowserCallProtocol } from './modules/media/schemas.ts';
@@ -33,6 +45,7 @@ export type {
   CampaignStats,
   CampaignStatus,
   CreateCampaignBody,
+  Experiment,
   RetryOutcome,
   RetryRule,
   RetryRules,
@@ -60,6 +73,14 @@ export type {
   UpdateWhatsAppCampaignBody,
   WhatsAppCampaign,
 } from './modules/messaging/schemas.ts';
+export type {
+  CreateTestSuiteBody,
+  PassRates,
+  TestSuite,
+  TestSuiteRun,
+  TestSuiteRunDetail,
+  UpdateTestSuiteBody,
+} from './modules/suites/schemas.ts';
 
 /** A call's analytics record (`GET /analytics/results`): its schema has no type of its own. */
 export type AnalyticsResult = Static<typeof Result>;

@@ -14,6 +14,7 @@ import {
   NO_BROWSER,
   optionAppears as optionAppearsIn,
   PHONE,
+  problemAt as problemAtIn,
   relaxStatutoryRules,
   SCREENSHOTS,
   selectOptionByText,
@@ -82,12 +83,7 @@ async function open(path: string, heading: string | RegExp) {
 const selectByText = (label: string, text: RegExp) => selectOptionByText(page, label, text);
 const optionAppears = (label: string, text: RegExp) => optionAppearsIn(page, label, text);
 
-/** The API's problem shown at a control (its `<id>-problem` note, which its aria-describedby names); empty when none. */
-async function problemAt(label: string) {
-  const id = await page.getByLabel(label, { exact: true }).getAttribute('id');
-  const problem = page.locator(`[id="${id}-problem"]`);
-  return (await problem.count()) > 0 ? ((await problem.textContent()) ?? '') : '';
-}
+const problemAt = (label: string) => problemAtIn(page, label);
 
 const api = (path: string, key: string) => fetch(`${dashboard.url}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
 

@@ -76,6 +76,13 @@ export function middayTimeZone(now = new Date()): string {
 
 const OPTIONS_DEADLINE_MS = 30_000;
 
+/** The API's problem shown at a control (its `<id>-problem` note, which its aria-describedby names); empty when none. */
+export async function problemAt(page: Page, label: string) {
+  const id = await page.getByLabel(label, { exact: true }).getAttribute('id');
+  const problem = page.locator(`[id="${id}-problem"]`);
+  return (await problem.count()) > 0 ? ((await problem.textContent()) ?? '') : '';
+}
+
 /** Waits until the select offers an option whose text matches (its options are loaded from the API). */
 /**
  * The signed-in tenant relaxes the statutory calling rules (declaring its calls no solicitation:

@@ -2,7 +2,7 @@
  * The states of campaigns, their contacts and calls, said in words a person reads at a glance
  * (the API's enum values stay in the API; the dashboard speaks sentences).
  */
-import type { Call, Campaign, CampaignContact, CampaignStatus } from '../../src/api-types.ts';
+import type { Call, Campaign, CampaignContact, CampaignStatus, TestSuiteRun, TestSuiteRunDetail } from '../../src/api-types.ts';
 
 export const CAMPAIGN_STATUS_WORDS: Record<CampaignStatus, string> = {
   DRAFT: 'Draft',
@@ -210,3 +210,22 @@ export function matchStrength(score: number): { words: 'Strong match' | 'Partial
   const words = score > oneRankingAtBest + 1e-9 ? 'Strong match' : 'Partial match';
   return { words, detail: `score ${score.toFixed(2)} of ${best.toFixed(2)}` };
 }
+
+/** A test suite run's state, and each scenario's and assertion's verdict. */
+export const SUITE_RUN_STATUS_WORDS: Record<TestSuiteRun['status'], string> = {
+  QUEUED: 'Queued',
+  RUNNING: 'Running',
+  PASSED: 'Passed',
+  FAILED: 'Failed',
+};
+export const VERDICT_WORDS: Record<TestSuiteRunDetail['results'][number]['status'], string> = {
+  passed: 'Passed',
+  failed: 'Failed',
+  skipped: 'Skipped',
+};
+
+/** A rate from 0 to 1 as a percentage ("67%"), or a dash before there is one. */
+export const percent = (rate: number | null) => (rate === null ? '—' : `${Math.round(rate * 100)}%`);
+
+/** A version of an agent in words: "Version 3", or the live agent. */
+export const versionInWords = (version: number | null) => (version === null ? 'The agent as it is' : `Version ${version}`);

@@ -6,9 +6,11 @@ import { useProfile } from '../profile.ts';
 import { brainOf, Transcript } from '../transcript.tsx';
 import { ErrorMessage, Field, Form, formatMoney, PageTitle, useAction, useLoad } from '../ui.tsx';
 import { AgentForm } from './agent-form.tsx';
+import { SuitesSection } from './agent-suites.tsx';
+import { VersionsSection, versionsLoad } from './agent-versions.tsx';
 import { BrowserCallPanel } from './browser-call.tsx';
 
-/** One agent: its settings, its extraction fields, a test chat and a browser call with it. */
+/** One agent: its settings, its extraction fields, its versions and test suites, a test chat and a browser call with it. */
 export function AgentPage({ params }: { params: Record<string, string> }) {
   // Another agent is another page: an open chat or call does not carry over to it.
   return <AgentView key={params.id} id={params.id!} />;
@@ -19,6 +21,9 @@ function AgentView({ id }: { id: string }) {
     () => Promise.all([api<Agent>('GET', `/agents/${id}`), api<Bindings>('GET', `/analytics/agents/${id}/bindings`)]),
     [id],
   );
+  const versions = useLoad(() => versionsLoad(id), [id]);
+  // A restored version replaces the settings under the form: the form starts again from them.
+  const [restores, setRestores] = useState(0);
   const [talking, setTalking] = useState(false);
   const [calling, setCalling] = useState(false);
   const [agent, bindings] = loaded.data ?? [];
@@ -66,8 +71,17 @@ function AgentView({ id }: { id: string }) {
           </section>
           <section aria-labelledby="settings-title">
             <h2 id="settings-title">Settings</h2>
-            <AgentForm key={agent.id} agent={agent} fields={bindings?.fields ?? []} onSaved={() => loaded.reload()} />
+            <AgentForm key={`${agent.id}-${restores}`} agent={agent} fields={bindings?.fields ?? []} onSaved={() => loaded.reload()} />
           </section>
+          <VersionsSection
+            agent={agent}
+            versions={versions}
+            onRestored={async () => {
+              await loaded.reload();
+              setRestores((count) => count + 1);
+            }}
+          />
+          <SuitesSection agent={agent} versions={versions.data?.data} />
         </div>
       )}
     </>

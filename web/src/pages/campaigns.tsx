@@ -36,6 +36,14 @@ import {
   useLoad,
 } from '../ui.tsx';
 import { CampaignPolicies, initialPolicies, policyFields, type PolicyValues } from './campaign-policies.tsx';
+import {
+  CampaignVersions,
+  campaignVersionInWords,
+  ExperimentSection,
+  initialVersions,
+  versionFields,
+  type VersionValues,
+} from './campaign-versions.tsx';
 import { HangUpButton, isLive } from './calls.tsx';
 import { OnboardingChecklist } from '../onboarding.tsx';
 import {
@@ -45,6 +53,7 @@ import {
   formatInZone,
   formatWait,
   nextAttemptInWords,
+  versionInWords,
   waitingOf,
 } from '../words.ts';
 
@@ -227,6 +236,7 @@ const initialValues = (campaign: Campaign | undefined, asCopy: boolean): FormVal
 function CampaignForm({ campaign, asCopy = false }: { campaign: Campaign | undefined; asCopy?: boolean }) {
   const [values, setValues] = useState<FormValues>(() => initialValues(campaign, asCopy));
   const [policies, setPolicies] = useState<PolicyValues>(() => initialPolicies(campaign));
+  const [versions, setVersions] = useState<VersionValues>(() => initialVersions(campaign));
   const agents = useLoad(agentsLoad, []);
   const numbers = useLoad(numbersLoad, []);
   const lists = useLoad(listsLoad, []);
@@ -253,6 +263,7 @@ function CampaignForm({ campaign, asCopy = false }: { campaign: Campaign | undef
       dialTimeout: Number(values.dialTimeout),
       maxConcurrentCalls: Number(values.maxConcurrentCalls),
       ...policyFields(policies, values.voiceNumberId),
+      ...versionFields(versions),
       ...(values.scheduledAt ? { scheduledAt: new Date(values.scheduledAt).toISOString() } : {}),
     } satisfies CreateCampaignBody; // also a valid PATCH body, whose fields are all optional
     const saved =
@@ -290,6 +301,7 @@ function CampaignForm({ campaign, asCopy = false }: { campaign: Campaign | undef
         hint={agents.data?.total === 0 ? 'No agents yet: create one under Agents & numbers.' : 'The voice agent that speaks on each call.'}
         problem={problem('/agentId')}
       />
+      <CampaignVersions values={versions} onValues={setVersions} agentId={values.agentId} problem={problem} />
       <Select
         label="Voice number"
         value={values.voiceNumberId}
@@ -546,6 +558,7 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
         )}
       </section>
       <Settings campaign={data} agents={agents.data?.data} numbers={numbers.data?.data} lists={lists.data?.data} />
+      {data.experiment && <ExperimentSection campaignId={id} refreshMs={refreshMs} />}
       <section aria-labelledby="live-calls-title">
         <h2 id="live-calls-title">Calls in progress</h2>
         <ErrorMessage error={calls.error} />
@@ -584,6 +597,15 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
                 { header: 'Phone', cell: (contact) => contact.phoneNumber },
                 { header: 'State', cell: (contact) => <Status value={contact.status} label={contactStateInWords(contact, data)} /> },
                 { header: 'Attempts', cell: (contact) => `${contact.attempts} of ${data.maxAttempts}` },
+                // Each contact's arm of the experiment (or the pinned version), drawn when the campaign started.
+                ...(data.experiment || data.agentVersion
+                  ? [
+                      {
+                        header: 'Agent version',
+                        cell: (contact: CampaignContact) => (contact.agentVersion ? versionInWords(contact.agentVersion) : '—'),
+                      },
+                    ]
+                  : []),
                 {
                   header: `Next attempt (${data.timezone})`,
                   // A contact due while the campaign waits for its window is called when the window opens;
@@ -690,6 +712,7 @@ function Settings({
   const number = numbers?.find((candidate) => candidate.id === campaign.voiceNumberId);
   const rows: [string, string][] = [
     ['Agent', nameOf(agents, campaign.agentId)],
+    ['Agent version', campaignVersionInWords(campaign)],
     ['Voice number', number ? numberText(number) : nameOf(undefined, campaign.voiceNumberId)],
     ['Contact list', nameOf(lists, campaign.contactListId)],
     ['Call window', `${campaign.callWindowStart}–${campaign.callWindowEnd} ${campaign.timezone}, ${days}`],
