@@ -9,12 +9,14 @@ import { marksOf } from './voice-line.ts';
 // OpenAI-compatible `/audio/transcriptions` server. The caller really speaks (eSpeak NG), the
 // service's voice-activity detection (Silero) cuts the utterances, and the fake transcription
 // server records what it was sent.
+const END_OF_SPEECH_MS = 5000;
 let voice: TwilioVoice;
 let speech: Awaited<ReturnType<typeof startFakeSpeech>>;
 
 beforeAll(async () => {
   speech = await startFakeSpeech();
-  voice = await startTwilioVoice({ SPEECH_API_URL: `${speech.url}/v1` });
+  // The longest end-of-speech silence: a turn the detector does not end at the pause waits it out, which no test here does by chance.
+  voice = await startTwilioVoice({ SPEECH_API_URL: `${speech.url}/v1`, VOICE_END_OF_SPEECH_MS: String(END_OF_SPEECH_MS) });
   // The detector's worker starts with the first call that needs it (seconds on a busy machine);
   // the 2 s silence timeout here would run out before it heard anything.
   await detectorStarted();
@@ -105,5 +107,67 @@ describe('an agent whose speech-to-text hears whole utterances (OpenAI-compatibl
     expect(stream.received.filter((m) => m.event === 'clear')).toHaveLength(1);
     stream.stop();
     await stream.closed;
+  });
+
+  describe('end of turn (issue 40)', () => {
+    /** The caller's words as the model was asked them, after `from` requests. */
+    const asked = (from: number) =>
+      voice.chat.received.slice(from).map((request) => (request.body.messages.at(-1) as { content: string }).content);
+    const answer = () => voice.chat.script({ kind: 'stream', text: ['Sure.'], usage: { prompt_tokens: 50, completion_tokens: 2 } });
+
+    /** How long after the caller's question (sent with the end-of-speech silence and more) the model is asked it, by an agent listening with `stt`. */
+    async function questionAnswered(stt: Record<string, unknown>, deadlineMs: number): Promise<number> {
+      const placed = await placedCall({ stt });
+      // The tenant's one agent keeps its choice.
+      expect((await placed.api('GET', '/agents')).json().data[0].stt).toEqual(stt);
+      speech.script({ kind: 'text', text: 'When do you open tomorrow?' });
+      answer();
+      const question = await callerSaying('When do you open tomorrow?');
+      const stream = await connect(placed);
+      await until('the opening', () => marksOf(stream).length >= 1);
+      const before = voice.chat.received.length;
+      const sent = Date.now();
+      await stream.sendAudio(Buffer.concat([lineSilence(300), question, lineSilence(END_OF_SPEECH_MS + 1000)]));
+      await until('the question asked', () => asked(before).length === 1, deadlineMs);
+      const took = Date.now() - sent;
+      expect(asked(before)).toEqual(['When do you open tomorrow?']);
+      stream.stop();
+      await stream.closed;
+      return took;
+    }
+
+    it('answers a finished question at the pause, without waiting for the end-of-speech silence', async () => {
+      // Held for the end-of-speech silence, it would come no sooner than 5 s after.
+      expect(await questionAnswered({ provider: 'OPENAI_COMPATIBLE' }, END_OF_SPEECH_MS - 1000)).toBeLessThan(END_OF_SPEECH_MS - 1000);
+    });
+
+    it('with stt.endOfTurn SILENCE, waits out the end-of-speech silence even after a finished question', async () => {
+      const took = await questionAnswered({ provider: 'OPENAI_COMPATIBLE', endOfTurn: 'SILENCE' }, 3 * END_OF_SPEECH_MS);
+      expect(took).toBeGreaterThanOrEqual(END_OF_SPEECH_MS - 500);
+    });
+
+    it('holds an unfinished phrase over the caller’s pause: what they say next is the same turn, asked once', async () => {
+      const placed = await placedCall({ stt: { provider: 'OPENAI_COMPATIBLE' } });
+      // A recogniser punctuates the fragment as a sentence: the detector hears its last word.
+      speech.script({ kind: 'text', text: "I'd like to." }, { kind: 'text', text: 'Book an appointment for Tuesday.' });
+      answer();
+      const [start, rest] = await Promise.all([callerSaying("I'd like to"), callerSaying('book an appointment for Tuesday')]);
+      const stream = await connect(placed);
+      await until('the opening', () => marksOf(stream).length >= 1);
+      const before = voice.chat.received.length;
+      const transcribed = speech.transcriptions.length;
+      await stream.sendAudio(Buffer.concat([lineSilence(300), start, lineSilence(700), rest, lineSilence(1500)]));
+      await until('the turn asked', () => asked(before).length === 1);
+      expect(asked(before)).toEqual(["I'd like to. Book an appointment for Tuesday."]);
+      // Two utterances transcribed, each once; one turn answered.
+      expect(speech.transcriptions.length - transcribed).toBe(2);
+      const call = await until('the turn recorded', async () => {
+        const got = await getCall(placed);
+        return got.transcript.length >= 3 ? got : undefined;
+      });
+      expect(call.transcript[1]).toMatchObject({ role: 'contact', text: "I'd like to. Book an appointment for Tuesday." });
+      stream.stop();
+      await stream.closed;
+    });
   });
 });

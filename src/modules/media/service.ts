@@ -20,6 +20,7 @@ import { framedAudio } from './frames.ts';
 import type { AudioFormat } from '../../platform/audio.ts';
 import { latencyMeter } from './pipeline/latency.ts';
 import { startCallRecording, type CallRecording } from './recording.ts';
+import { turnChoiceOf } from './turn-detection/registry.ts';
 import { listenInUtterances } from './utterance-recognition.ts';
 import { startSpeechToSpeechCall, startVoiceCall, type VoiceCall } from './voice-call.ts';
 
@@ -105,7 +106,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
         const { stt } = speech;
         if (!stt) return 'The agent has no speech-to-text to listen with.';
         // A recogniser of whole utterances hears them as the voice-activity detection cuts them.
-        const live = stt.kind === 'live' ? stt : listenInUtterances(stt, { endOfSpeechMs: deps.config.voice.endOfSpeechMs });
+        const live = stt.kind === 'live' ? stt : listenInUtterances(stt, { pauseMs: deps.config.voice.pauseMs });
         return { realtime, speech: { ...speech, stt: live } };
       },
     );
@@ -119,6 +120,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       stt: speech.stt,
       language: conversation.agent.language,
       ...(speech.sttModel ? { sttModel: speech.sttModel } : {}),
+      turns: turnChoiceOf(deps.config, agent),
     };
     const line = {
       line: {

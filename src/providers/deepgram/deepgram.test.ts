@@ -88,11 +88,11 @@ describe('Deepgram live recognition', () => {
       { type: 'transcript', text: 'Yes, I can', final: false },
       { type: 'transcript', text: 'Yes, I can talk', final: false },
       { type: 'transcript', text: 'Yes, I can talk now.', final: true },
-      // speech_final ended it; the UtteranceEnd that followed is the same end, not a second one.
-      { type: 'utterance_end' },
+      // speech_final ended it (after the endpointing's 300 ms); the UtteranceEnd that followed is the same end, not a second one.
+      { type: 'utterance_end', afterSilenceMs: 300 },
       // What the server flushed after CloseStream, before it closed: close() waited for it.
       { type: 'transcript', text: 'Thanks.', final: true },
-      { type: 'utterance_end' },
+      { type: 'utterance_end', afterSilenceMs: 300 },
     ]);
     await session.closed;
   });
@@ -117,7 +117,7 @@ describe('Deepgram live recognition', () => {
     expect(await events).toEqual([
       { type: 'speech_started' },
       { type: 'transcript', text: 'Hola, buenos días', final: true },
-      { type: 'utterance_end' },
+      { type: 'utterance_end', afterSilenceMs: 300 },
     ]);
   });
 

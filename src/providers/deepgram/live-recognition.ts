@@ -167,10 +167,11 @@ function listen(
  */
 function utteranceTracker(emit: (event: RecognitionEvent) => void) {
   let finalWordsSinceEnd = false;
-  const endUtterance = () => {
+  /** `afterSilenceMs`: the silence Deepgram waited for before saying so (its endpointing, or the utterance-end gap). */
+  const endUtterance = (afterSilenceMs: number) => {
     if (!finalWordsSinceEnd) return;
     finalWordsSinceEnd = false;
-    emit({ type: 'utterance_end' });
+    emit({ type: 'utterance_end', afterSilenceMs });
   };
   return {
     read(message: ListenMessage | string) {
@@ -184,11 +185,11 @@ function utteranceTracker(emit: (event: RecognitionEvent) => void) {
           const final = message.is_final === true;
           if (text) emit({ type: 'transcript', text, final });
           if (final && text) finalWordsSinceEnd = true;
-          if (message.speech_final) endUtterance();
+          if (message.speech_final) endUtterance(ENDPOINTING_MS);
           return;
         }
         case 'UtteranceEnd':
-          endUtterance();
+          endUtterance(UTTERANCE_END_MS);
           return;
         default:
           return; // Metadata: nothing for the pipeline
