@@ -192,6 +192,13 @@ const ServiceEnvSchema = Type.Object({
     2000,
     "With an utterance recogniser (OpenAI-compatible), the silence after which what the caller said so far is transcribed and the agent's end-of-turn detector asked whether their turn is over (counted in the voice-activity detector's 32 ms windows, rounded up; Deepgram pauses at its own 300 ms endpointing). Shorter: quicker answers to a finished question, more pieces sent to the recogniser.",
   ),
+  SMART_TURN_MODEL_PATH: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "Path of Smart Turn v3's ONNX file (smart-turn-v3.x.onnx, from pipecat-ai/smart-turn-v3; BSD-2-Clause), run in process on ONNX Runtime for agents whose stt.endOfTurn is SMART_TURN; unset: no agent may choose it.",
+    }),
+  ),
   VOICE_UNFINISHED_MS: Int(
     1500,
     200,
@@ -412,7 +419,15 @@ export interface Config {
     parseLimits: { pdfPages: number; unpackedBytes: number; heapMb: number; timeoutMs: number };
   };
   messaging: { providerTimeoutMs: number };
-  voice: { silenceSeconds: number; relayCharactersPerSecond: number; endOfSpeechMs: number; pauseMs: number; unfinishedMs: number };
+  voice: {
+    silenceSeconds: number;
+    relayCharactersPerSecond: number;
+    endOfSpeechMs: number;
+    pauseMs: number;
+    unfinishedMs: number;
+    /** SMART_TURN_MODEL_PATH, when set. */
+    smartTurnModel?: string;
+  };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   /** Every provider's own settings (registry.ts), by variable name. */
   providerSettings: Readonly<Record<string, string>>;
@@ -632,6 +647,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       endOfSpeechMs: Number(env_.VOICE_END_OF_SPEECH_MS),
       pauseMs: Number(env_.VOICE_PAUSE_MS),
       unfinishedMs: Number(env_.VOICE_UNFINISHED_MS),
+      ...(env_.SMART_TURN_MODEL_PATH ? { smartTurnModel: env_.SMART_TURN_MODEL_PATH } : {}),
     },
     // An optional setting left unset (a provider's service-wide key) is absent, not undefined.
     providerSettings: Object.fromEntries(

@@ -5,6 +5,7 @@
 import type { Config } from '../../../config.ts';
 import type { Agent, EndOfTurn } from '../../agents/schemas.ts';
 import { silenceDetector } from './silence/index.ts';
+import { smartTurnDetector } from './smart-turn/index.ts';
 import type { TurnDetector, TurnDetectorSettings } from './types.ts';
 import { wordsDetector } from './words/index.ts';
 
@@ -13,6 +14,9 @@ export const DEFAULT_END_OF_TURN: EndOfTurn = 'WORDS';
 const DETECTORS: Record<EndOfTurn, (settings: TurnDetectorSettings) => TurnDetector> = {
   WORDS: wordsDetector,
   SILENCE: silenceDetector,
+  // An agent saved while the setting was there, on a service started without it: its words decide.
+  SMART_TURN: (settings) =>
+    settings.smartTurnModel ? smartTurnDetector({ ...settings, smartTurnModel: settings.smartTurnModel }) : wordsDetector(settings),
 };
 
 /** A call's detector, made for its line. */
@@ -24,4 +28,5 @@ export const turnChoiceOf = (config: Config, agent: Pick<Agent, 'stt'>) => ({
   endOfTurn: agent.stt?.endOfTurn,
   endOfSpeechMs: config.voice.endOfSpeechMs,
   unfinishedMs: config.voice.unfinishedMs,
+  ...(config.voice.smartTurnModel ? { smartTurnModel: config.voice.smartTurnModel } : {}),
 });
