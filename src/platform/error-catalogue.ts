@@ -241,6 +241,11 @@ const declared = {
       'This service has no Smart Turn model: its operator sets SMART_TURN_MODEL_PATH to the model file; until then choose stt.endOfTurn WORDS or SILENCE.',
     when: "An agent's stt.endOfTurn is SMART_TURN while the service's SMART_TURN_MODEL_PATH is unset.",
   },
+  END_OF_TURN_CONFLICT: {
+    status: 400,
+    message: 'stt.endOfTurn ${problem}.',
+    when: "An agent's stt.endOfTurn does not go with its stt: FLUX with a provider other than DEEPGRAM or a model that is not a Flux model, or a Flux model with another end-of-turn detector.",
+  },
   REALTIME_CONFLICT: {
     status: 400,
     message: 'Speech-to-speech ${problem}.',

@@ -184,6 +184,11 @@ export const DEFAULT_REALTIME_VOICE = 'marin';
 function checkEndOfTurn(ctx: TenantCtx, stt: UpdateAgentBody['stt']): void {
   if (stt?.endOfTurn === 'SMART_TURN' && !ctx.config.voice.smartTurnModel)
     throw appError('SMART_TURN_NOT_CONFIGURED', {}, [{ path: '/stt/endOfTurn', message: 'SMART_TURN_MODEL_PATH is not set' }]);
+  const refuse = (problem: string) => appError('END_OF_TURN_CONFLICT', { problem }, [{ path: '/stt/endOfTurn', message: problem }]);
+  const fluxModel = stt?.model?.startsWith('flux-') === true;
+  if (stt?.endOfTurn === 'FLUX' && stt.provider !== 'DEEPGRAM') throw refuse('FLUX is a Deepgram model: it needs provider DEEPGRAM');
+  if (stt?.endOfTurn === 'FLUX' && stt.model && !fluxModel) throw refuse(`FLUX needs a Flux model (flux-general-en), not ${stt.model}`);
+  if (fluxModel && stt?.endOfTurn !== 'FLUX') throw refuse(`a Flux model ends the turns itself: set it to FLUX`);
 }
 
 async function checkRealtime(

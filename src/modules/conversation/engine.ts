@@ -111,6 +111,12 @@ export interface Session {
    */
   hear(text: string, listener?: ReplyListener): Promise<TranscriptTurn[]>;
   /**
+   * The contact has probably finished saying `text` (a recogniser's eager end of turn): the model's
+   * first answer is written meanwhile and kept aside, nothing of it in the conversation yet. Only
+   * one at a time, and only while no reply is being heard.
+   */
+  prepare(text: string): PreparedReply;
+  /**
    * The contact cut the last reply short: the model's memory keeps only what they heard, so the
    * next answer does not assume they heard the rest.
    */
@@ -123,6 +129,25 @@ export interface Session {
   save(): SavedSession;
   /** The session for a speech-to-speech model, which converses itself. */
   readonly spoken: SpokenSession;
+}
+
+/** A reply written before the contact's turn was sure to be over. */
+export interface PreparedReply {
+  /**
+   * The turn is over as prepared: the same as `hear(text, listener)`, but the model's first answer
+   * is the one already being written (its words so far given to the listener at once).
+   */
+  commit(listener?: ReplyListener): Promise<TranscriptTurn[]>;
+  /** The contact went on: the answer's request is stopped and forgotten; nothing of it is kept or counted. */
+  drop(): void;
+}
+
+/** One answer of the model, as it streamed: its words, the tools it called, what it used. */
+interface ModelRound {
+  text: string;
+  toolCalls: ChatToolCall[];
+  usage: { inputTokens: number; outputTokens: number };
+  firstTokenMs: number | null;
 }
 
 /** Rounds of tool calls one reply may take before the model must answer in words. */
@@ -183,8 +208,48 @@ export function openSession(setup: SessionSetup): Session {
     return { turn: toolTurn, content: result.content };
   }
 
-  /** The model's reply to the conversation so far, tools run as it asks, until it answers in words. */
-  async function modelReply(model: ConversationModel, context: Passage[], listener?: ReplyListener): Promise<TranscriptTurn[]> {
+  /** One answer of the model to `messages`, its words to `onText` as they come. */
+  async function modelRound(
+    model: ConversationModel,
+    messages: ChatMessage[],
+    withTools: boolean,
+    onText: (delta: string) => void,
+    signal?: AbortSignal,
+  ): Promise<ModelRound> {
+    const made: ModelRound = { text: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, firstTokenMs: null };
+    for await (const event of model.chat.stream(
+      {
+        model: model.name,
+        messages,
+        tools: withTools && setup.toolbox.definitions.length ? setup.toolbox.definitions : undefined,
+        temperature: model.temperature,
+        maxTokens: model.maxTokens,
+      },
+      signal ? { signal } : undefined,
+    )) {
+      if (event.type === 'text') {
+        made.text += event.delta;
+        onText(event.delta);
+      } else if (event.type === 'tool_call') made.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
+      else {
+        made.usage.inputTokens += event.usage?.inputTokens ?? 0;
+        made.usage.outputTokens += event.usage?.outputTokens ?? 0;
+        if (made.firstTokenMs === null && event.firstTokenMs !== undefined) made.firstTokenMs = event.firstTokenMs;
+      }
+    }
+    return made;
+  }
+
+  /**
+   * The model's reply to the conversation so far, tools run as it asks, until it answers in words.
+   * `prepared`: its first answer, already asked for (a prepared reply).
+   */
+  async function modelReply(
+    model: ConversationModel,
+    context: Passage[],
+    listener?: ReplyListener,
+    prepared?: Promise<ModelRound>,
+  ): Promise<TranscriptTurn[]> {
     const turns: TranscriptTurn[] = [];
     const startedAt = performance.now();
     const startMs = offset();
@@ -200,25 +265,18 @@ export function openSession(setup: SessionSetup): Session {
     // Just before the contact's words; tool results must follow their call, so nothing goes after them.
     const contextAt = history.length - 1;
     for (let round = 0; round <= MAX_TOOL_ROUNDS; round++) {
-      let text = '';
-      const toolCalls: ChatToolCall[] = [];
-      for await (const event of model.chat.stream({
-        model: model.name,
-        messages: [...history.slice(0, contextAt), ...contextMessage, ...history.slice(contextAt)],
-        tools: round < MAX_TOOL_ROUNDS && setup.toolbox.definitions.length ? setup.toolbox.definitions : undefined,
-        temperature: model.temperature,
-        maxTokens: model.maxTokens,
-      })) {
-        if (event.type === 'text') {
-          text += event.delta;
-          listener?.onText(event.delta, round);
-        } else if (event.type === 'tool_call') toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
-        else {
-          usage.inputTokens += event.usage?.inputTokens ?? 0;
-          usage.outputTokens += event.usage?.outputTokens ?? 0;
-          if (firstTokenMs === null && event.firstTokenMs !== undefined) firstTokenMs = event.firstTokenMs;
-        }
-      }
+      const made = await (round === 0 && prepared
+        ? prepared
+        : modelRound(
+            model,
+            [...history.slice(0, contextAt), ...contextMessage, ...history.slice(contextAt)],
+            round < MAX_TOOL_ROUNDS,
+            (delta) => listener?.onText(delta, round),
+          ));
+      const { text, toolCalls } = made;
+      usage.inputTokens += made.usage.inputTokens;
+      usage.outputTokens += made.usage.outputTokens;
+      if (firstTokenMs === null) firstTokenMs = made.firstTokenMs;
       const said = text.trim();
       history.push({ role: 'assistant', content: said || null, ...(toolCalls.length ? { toolCalls } : {}) });
       const latency = () => ({ firstTokenMs, totalMs: Math.round(performance.now() - startedAt) });
@@ -265,18 +323,25 @@ export function openSession(setup: SessionSetup): Session {
     return say(answer.text, { sources: sourcesOf([answer.passage]) });
   }
 
-  async function reply(heard: string | null, listener?: ReplyListener): Promise<TranscriptTurn[]> {
+  async function reply(heard: string | null, listener?: ReplyListener, prepared?: Promise<ModelRound>): Promise<TranscriptTurn[]> {
     const model = setup.model;
     if (!model) return retrievalReply(heard ?? '');
     try {
       const context = heard !== null && setup.knowledgeInContext ? (await setup.search(heard)).slice(0, CONTEXT_PASSAGES) : [];
-      return await modelReply(model, context, listener);
+      return await modelReply(model, context, listener, prepared);
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
       // The caller hears why the call ends; the transcript says the model failed, not what it would have said.
       ended = 'llm_error';
       return [turn('agent', FALLBACK_LINE, offset(), { by: 'fallback', latency: { firstTokenMs: null, totalMs: 0 } })];
     }
+  }
+
+  async function hear(text: string, listener?: ReplyListener, prepared?: Promise<ModelRound>): Promise<TranscriptTurn[]> {
+    if (ended) return [];
+    const contact = turn('contact', text, offset());
+    history.push({ role: 'user', content: text });
+    return [contact, ...(await reply(text, listener, prepared))];
   }
 
   const spoken: SpokenSession = {
@@ -316,11 +381,35 @@ export function openSession(setup: SessionSetup): Session {
       if (!setup.model) return [turn('agent', RETRIEVAL_LINES.greeting(setup.agentName), offset(), { by: 'retrieval-agent' })];
       return reply(null);
     },
-    async hear(text, listener) {
-      if (ended) return [];
-      const contact = turn('contact', text, offset());
-      history.push({ role: 'user', content: text });
-      return [contact, ...(await reply(text, listener))];
+    hear,
+    prepare(text) {
+      const model = setup.model;
+      // Only the model's own first answer is prepared: the retrieval agent, and passages put in context, answer once the turn is over.
+      if (!model || ended || setup.knowledgeInContext) return { commit: (listener) => hear(text, listener), drop: () => undefined };
+      const stop = new AbortController();
+      const written: string[] = [];
+      let live: ReplyListener | undefined;
+      // The conversation so far and these words, as hear() will have it; tools may be asked for, and run only once committed.
+      const first = modelRound(
+        model,
+        [...history, { role: 'user', content: text }],
+        true,
+        (delta) => {
+          written.push(delta);
+          live?.onText(delta, 0);
+        },
+        stop.signal,
+      );
+      // Dropped, or failed before it was committed: the commit (if any) hears the failure.
+      first.catch(() => undefined);
+      return {
+        commit(listener) {
+          for (const delta of written) listener?.onText(delta, 0);
+          live = listener;
+          return hear(text, listener, first);
+        },
+        drop: () => stop.abort(),
+      };
     },
     interrupted(heard) {
       const last = history.findLastIndex((message) => message.role === 'assistant');

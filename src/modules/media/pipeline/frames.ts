@@ -45,6 +45,10 @@ export type DownFrame =
   | { type: 'caller_speaking'; interrupts: boolean }
   /** The caller's turn is over: what they said. */
   | { type: 'caller_turn'; text: string }
+  /** The caller's turn is probably over (an eager end of turn): a reply may be prepared, not spoken. */
+  | { type: 'caller_turn_likely'; text: string }
+  /** After a likely end, the caller went on: a reply prepared for it is dropped. */
+  | { type: 'caller_turn_resumed' }
   /** The model's words as it writes them, in its `round`-th answer of the reply. */
   | { type: 'agent_text'; reply: Reply; text: string; round: number }
   /** A line spoken whole (the first message, the retrieval agent's answer, a line of the pipeline's own). */

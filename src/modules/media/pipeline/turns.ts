@@ -101,9 +101,12 @@ export function turnsStage(detector: TurnDetector, link: StageLink, timer: HoldT
       utterance_end({ afterSilenceMs }) {
         if (words.length) ask(afterSilenceMs ?? 0);
       },
+      turn_resumed() {
+        link.down({ type: 'caller_turn_resumed' });
+      },
       end_of_turn({ text, eager }) {
-        // An eager end may yet be resumed: the turn ends at the recogniser's final word on it.
-        if (eager) return;
+        // An eager end may yet be resumed: a reply is prepared, and the turn ends at the recogniser's final word on it.
+        if (eager) return void (text.trim() && link.down({ type: 'caller_turn_likely', text: text.trim() }));
         asked++;
         release();
         if (text.trim()) words = [text.trim()];

@@ -17,6 +17,8 @@ const DETECTORS: Record<EndOfTurn, (settings: TurnDetectorSettings) => TurnDetec
   // An agent saved while the setting was there, on a service started without it: its words decide.
   SMART_TURN: (settings) =>
     settings.smartTurnModel ? smartTurnDetector({ ...settings, smartTurnModel: settings.smartTurnModel }) : wordsDetector(settings),
+  // Flux ends the turns itself (end_of_turn); it reports no pause to ask about, and the words would decide one.
+  FLUX: wordsDetector,
 };
 
 /** A call's detector, made for its line. */
