@@ -42,6 +42,8 @@ export interface CallerPhrase {
 
 /** One caller sentence as the callers heard the agent take it. */
 export interface UtteranceResult {
+  /** The sentence, its pieces' words joined. */
+  sentence: string;
   /** The agent's end-of-turn detector (the call's label). */
   label: string;
   /** The sentence has a pause inside it. */
@@ -249,7 +251,13 @@ async function phraseCallers(options: CallersOptions) {
           at += piece.audio.length + piece.pauseAfterMs * 8;
         }
         const lastSound = at - phrase.pieces.at(-1)!.pauseAfterMs * 8;
-        const result: UtteranceResult = { label: call.label, paused: phrase.pieces.length > 1, latencyMs: null, cutOff: false };
+        const result: UtteranceResult = {
+          sentence: phrase.pieces.map((piece) => piece.text).join(' '),
+          label: call.label,
+          paused: phrase.pieces.length > 1,
+          latencyMs: null,
+          cutOff: false,
+        };
         results.push(result);
         return { first, last: Math.ceil(lastSound / FRAME_BYTES) - 1, result };
       });

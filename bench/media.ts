@@ -218,6 +218,7 @@ async function callerPhrases(): Promise<CallerPhrase[]> {
 function turnTakingReport(utterances: UtteranceResult[]): string {
   const rows = [['end of turn by', 'sentences', 'last sound → agent p50 ms', 'p95 ms', 'unanswered', 'cut off in a pause']];
   const goals: string[] = [];
+  const cutOffs: string[] = [];
   for (const label of DETECTORS) {
     const mine = utterances.filter((one) => one.label === label);
     const latencies = mine.flatMap((one) => one.latencyMs ?? []);
@@ -233,6 +234,10 @@ function turnTakingReport(utterances: UtteranceResult[]): string {
       String(mine.length - latencies.length),
       `${cutOff} of ${paused.length} (${fixed(cutOffPercent, 1)}%)`,
     ]);
+    const cutSentences = new Map<string, number>();
+    for (const one of paused) if (one.cutOff) cutSentences.set(one.sentence, (cutSentences.get(one.sentence) ?? 0) + 1);
+    for (const [sentence, times] of cutSentences)
+      cutOffs.push(`  ${label}: "${sentence}" ${times} of ${paused.filter((one) => one.sentence === sentence).length}`);
     if (label === 'WORDS')
       goals.push(
         `last sound → first agent audio p50 ≤ ${GOAL_TURN_P50_MS} ms: ${p50 <= GOAL_TURN_P50_MS ? 'met' : 'not met'} (${fixed(p50, 1)}); ` +
@@ -240,7 +245,10 @@ function turnTakingReport(utterances: UtteranceResult[]): string {
           `false cut-offs ≤ ${GOAL_CUT_OFF_PERCENT}%: ${cutOffPercent <= GOAL_CUT_OFF_PERCENT ? 'met' : 'not met'} (${fixed(cutOffPercent, 1)}%)`,
       );
   }
-  return `\nturn-taking: callers' sentences with pauses inside them up to 700 ms\n${table(rows, (column) => column > 0)}\ngoals (WORDS): ${goals.join('')}\n\n`;
+  return (
+    `\nturn-taking: callers' sentences with pauses inside them up to 700 ms\n${table(rows, (column) => column > 0)}\n` +
+    `sentences answered inside a pause:\n${cutOffs.join('\n') || '  none'}\ngoals (WORDS): ${goals.join('')}\n\n`
+  );
 }
 
 async function run(adminUrl: string | undefined): Promise<number> {

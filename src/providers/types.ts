@@ -703,6 +703,13 @@ export type RecognitionEvent =
    */
   | { type: 'utterance_end'; afterSilenceMs?: number }
   /**
+   * The caller has now been silent `ms` since their last utterance, by the audio the recogniser has
+   * heard: a recogniser that reports it (the voice-activity detection, window by window) times a
+   * held turn by the caller's audio, not the wall clock, so a detector running behind still cuts
+   * no one off.
+   */
+  | { type: 'silence'; ms: number }
+  /**
    * A recogniser that detects turns itself (Deepgram Flux) says the caller's turn is over, with
    * its words. `eager`: it is probably over (a reply may be prepared, not yet spoken); a
    * `turn_resumed` may still follow, else a final `end_of_turn` with the same turn's words.

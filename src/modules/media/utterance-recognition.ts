@@ -33,6 +33,8 @@ export const MIN_SPEECH_MS = 250;
  */
 export const MIN_CONTINUING_SPEECH_MS = 96;
 const CONTINUING_MS = 1_000;
+/** The silence after an utterance is reported window by window up to this long (the longest a turn is ever held: VOICE_UNFINISHED_MS's bound). */
+const REPORTED_SILENCE_MS = 10_000;
 /** Audio kept from before the first voiced window, so the utterance's first sound is not clipped. */
 const PRE_SPEECH_MS = 200;
 /** Of the silence that ended the utterance, this much is sent with it: the end of the last word, not the pause. */
@@ -59,6 +61,8 @@ function utteranceRecognition(
   const signal = options.signal ? AbortSignal.any([options.signal, stopped.signal]) : stopped.signal;
   let sentSeconds = 0;
   let transcriptions = Promise.resolve();
+  /** Utterances sent to be transcribed whose words have not come back yet. */
+  let transcribing = 0;
 
   const fail = (error: Error) => {
     if (stopped.signal.aborted) return;
@@ -68,11 +72,12 @@ function utteranceRecognition(
   const voiceActivity = detectVoiceActivity(rate, {
     window(probability, samples) {
       const cut = segmenter.window(probability, samples);
-      if (cut?.type === 'voice') events.push({ type: 'speech_started', confirmed: false });
-      else if (cut?.type === 'speech_started') events.push({ type: 'speech_started', confirmed: true });
+      if (cut?.type === 'silence') inOrder(cut);
+      else if (cut?.type === 'voice') inOrder({ type: 'speech_started', confirmed: false });
+      else if (cut?.type === 'speech_started') inOrder({ type: 'speech_started', confirmed: true });
       else if (cut?.type === 'speech_ended') transcribe(cut.audio);
-      // A sound that was not speech after all: the pause before it is asked about again (after any utterance still transcribed).
-      else if (cut?.type === 'dropped') transcriptions = transcriptions.then(() => void events.push({ type: 'utterance_end' }));
+      // A sound that was not speech after all: the pause before it is asked about again.
+      else if (cut?.type === 'dropped') inOrder({ type: 'utterance_end' });
     },
     failed: fail,
   });
@@ -85,6 +90,7 @@ function utteranceRecognition(
    */
   function transcribe(audio: Int16Array): void {
     const format: AudioFormat = { encoding: 'pcm16', sampleRate: rate };
+    transcribing++;
     transcriptions = transcriptions
       .then(async () => {
         if (signal.aborted) return;
@@ -96,7 +102,18 @@ function utteranceRecognition(
         events.push({ type: 'transcript', text, final: true });
         events.push({ type: 'utterance_end', afterSilenceMs: settings.pauseMs });
       })
-      .catch(fail);
+      .catch(fail)
+      .finally(() => transcribing--);
+  }
+
+  /**
+   * Events in the order of the audio they tell of: what the detector heard after an utterance waits
+   * for that utterance's words, so turn detection never hears of the caller going on (or of the
+   * silence after their next words) before it has the words they went on from.
+   */
+  function inOrder(event: RecognitionEvent): void {
+    if (transcribing === 0) events.push(event);
+    else transcriptions = transcriptions.then(() => void events.push(event));
   }
 
   // Audio that arrives while the converter is made (a few milliseconds) waits for it.
@@ -132,7 +149,12 @@ function utteranceRecognition(
   };
 }
 
-export type SpeechCut = { type: 'voice' } | { type: 'speech_started' } | { type: 'speech_ended'; audio: Int16Array } | { type: 'dropped' };
+export type SpeechCut =
+  | { type: 'voice' }
+  | { type: 'silence'; ms: number }
+  | { type: 'speech_started' }
+  | { type: 'speech_ended'; audio: Int16Array }
+  | { type: 'dropped' };
 
 /**
  * Where speech starts and ends in a stream of windows and their speech probabilities. Speech
@@ -141,7 +163,8 @@ export type SpeechCut = { type: 'voice' } | { type: 'speech_started' } | { type:
  * soon after an utterance: the caller going on after a pause); it ends once the windows
  * since the first one below the silence threshold (none of them back above the speech threshold)
  * last `pauseMs`. A confirmed stretch is one utterance (`speech_ended` with its audio, padded
- * before and after); an unconfirmed one is `dropped` without its audio.
+ * before and after); an unconfirmed one is `dropped` without its audio. After an utterance, each
+ * silent window says how long the silence has lasted (`silence`), up to REPORTED_SILENCE_MS.
  */
 export function speechSegmenter(settings: { rate: VadRate; pauseMs: number }) {
   const ms = (samples: Int16Array) => (samples.length / settings.rate) * 1000;
@@ -172,7 +195,7 @@ export function speechSegmenter(settings: { rate: VadRate; pauseMs: number }) {
       if (!speaking) sinceUtteranceMs += ms(samples);
       if (!speaking && probability < SPEECH_THRESHOLD) {
         while (windows.length * ms(samples) > PRE_SPEECH_MS) windows.shift();
-        return undefined;
+        return sinceUtteranceMs <= REPORTED_SILENCE_MS ? { type: 'silence', ms: sinceUtteranceMs } : undefined;
       }
       const began = !speaking;
       speaking = true;

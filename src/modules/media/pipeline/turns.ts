@@ -5,8 +5,10 @@
  * recogniser reports (`utterance_end`), the agent's end-of-turn detector (turn-detection/) says
  * how much longer the caller must stay silent: none, and their words since the last turn are the
  * turn at once; some, and the turn ends when that silence has passed, unless the caller speaks
- * again first and the turn goes on. A recogniser that detects turns itself (Deepgram Flux) says
- * so with `end_of_turn`, which ends the turn at once.
+ * again first and the turn goes on. That silence is the caller's audio as the recogniser heard it
+ * when it reports it (`silence`: the voice-activity detector, which may run behind the line), else
+ * the wall clock. A recogniser that detects turns itself (Deepgram Flux) says so with
+ * `end_of_turn`, which ends the turn at once (an eager one: a reply may be prepared).
  */
 import type { TurnDetector } from '../turn-detection/types.ts';
 import type { Stage, StageLink } from './pipeline.ts';
@@ -29,6 +31,10 @@ export function turnsStage(detector: TurnDetector, link: StageLink, timer: HoldT
   /** The final words of the turn so far, one entry per recognised stretch. */
   let words: string[] = [];
   let hold: unknown;
+  /** The recogniser reports the caller's silence (`silence`): a held turn ends once it reaches `holdUntilMs`. */
+  let reportsSilence = false;
+  let silenceMs = 0;
+  let holdUntilMs: number | undefined;
   /** Anything the caller does after a question to the detector makes its answer stale. */
   let asked = 0;
   let closed = false;
@@ -36,6 +42,7 @@ export function turnsStage(detector: TurnDetector, link: StageLink, timer: HoldT
   const release = () => {
     if (hold !== undefined) timer.clear(hold);
     hold = undefined;
+    holdUntilMs = undefined;
   };
   const holdFor = (ms: number) => {
     release();
@@ -52,17 +59,22 @@ export function turnsStage(detector: TurnDetector, link: StageLink, timer: HoldT
   function resumed(): void {
     asked++;
     release();
+    silenceMs = 0;
   }
-  function ask(silenceMs: number): void {
+  function ask(afterSilenceMs: number): void {
     const question = ++asked;
+    const silentFor = Math.max(afterSilenceMs, reportsSilence ? silenceMs : 0);
     const decided = (holdMs: number) => {
       if (question !== asked || closed) return;
-      if (holdMs <= 0) endTurn();
-      else holdFor(holdMs);
+      if (holdMs <= 0) return endTurn();
+      if (!reportsSilence) return holdFor(holdMs);
+      release();
+      holdUntilMs = silentFor + holdMs;
+      if (silenceMs >= holdUntilMs) endTurn();
     };
     let decision;
     try {
-      decision = detector.decide({ text: words.join(' '), silenceMs });
+      decision = detector.decide({ text: words.join(' '), silenceMs: silentFor });
     } catch {
       // A detector that fails cannot keep the caller waiting: the pause ends the turn.
       return decided(0);
@@ -84,7 +96,8 @@ export function turnsStage(detector: TurnDetector, link: StageLink, timer: HoldT
       },
       speech_started({ confirmed }) {
         if (confirmed === true) resumed();
-        else if (words.length && hold !== undefined) {
+        // Timed by the recogniser's silence, the held turn waits as long as the sound lasts: its silence reports stop meanwhile.
+        else if (words.length && hold !== undefined && !reportsSilence) {
           // Maybe the caller going on: held until words come (or the sound is dropped and the pause asked about again).
           asked++;
           holdFor(UNCONFIRMED_HOLD_MS);
@@ -94,12 +107,20 @@ export function turnsStage(detector: TurnDetector, link: StageLink, timer: HoldT
       },
       transcript({ text, final }) {
         if (!text.trim()) return;
-        resumed();
+        // Words hold the turn (a live recogniser's come while the caller speaks); the silence so far stands, as an
+        // utterance recogniser's words come after their utterance, while its silence is already reported.
+        asked++;
+        release();
         link.down({ type: 'caller_speaking', interrupts: true });
         if (final) words.push(text.trim());
       },
       utterance_end({ afterSilenceMs }) {
         if (words.length) ask(afterSilenceMs ?? 0);
+      },
+      silence({ ms }) {
+        reportsSilence = true;
+        silenceMs = ms;
+        if (holdUntilMs !== undefined && ms >= holdUntilMs) endTurn();
       },
       turn_resumed() {
         link.down({ type: 'caller_turn_resumed' });

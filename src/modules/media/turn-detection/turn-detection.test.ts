@@ -151,6 +151,31 @@ describe('turn detection on the line', () => {
     expect(turns()).toEqual(["I'd like to"]);
   });
 
+  it("times a held turn by the caller's silence as the recogniser heard it, when it says, not by the wall clock", () => {
+    const { line, said, turns, timer } = turnLine();
+    line.send({ type: 'silence', ms: 32 });
+    said("I'd like to");
+    // A detector running behind: the wall clock passes the hold, the audio heard has not.
+    timer.advance(5000);
+    expect(turns()).toEqual([]);
+    expect(timer.pending()).toBe(0);
+    line.send({ type: 'silence', ms: 1472 });
+    // A sound not yet speech: the silence reports stop while it lasts; it was nothing, and they go on.
+    line.send({ type: 'speech_started', confirmed: false });
+    line.send({ type: 'silence', ms: 1499 });
+    expect(turns()).toEqual([]);
+    line.send({ type: 'silence', ms: 1504 });
+    expect(turns()).toEqual(["I'd like to"]);
+  });
+
+  it('ends a held turn no sooner when the caller goes on before the silence is reached', () => {
+    const { line, said, turns } = turnLine();
+    said('My number is 4 1 5');
+    line.send({ type: 'silence', ms: 900 });
+    said('5 5 5 0 1 0 0.');
+    expect(turns()).toEqual(['My number is 4 1 5 5 5 5 0 1 0 0.']);
+  });
+
   it('ignores a decision that comes after the caller went on', async () => {
     let answer!: (holdMs: number) => void;
     const slow: TurnDetector = { decide: () => new Promise((resolve) => (answer = (holdMs) => resolve({ holdMs, reason: 'slow' }))) };
