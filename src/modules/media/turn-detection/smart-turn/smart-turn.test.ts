@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphBuilder } from '../../../../platform/onnx-graph.ts';
 import { pcm16ToMulaw } from '../../../../platform/audio.ts';
 import { FRAMES, MEL_BANDS, SAMPLE_RATE, WINDOW_SAMPLES, melFilters, whisperFeatures } from './features.ts';
+import { fakeSmartTurnModel } from './fake-model.ts';
 import { smartTurnDetector, smartTurnModel } from './index.ts';
 
 /** Whisper's log-mel by its definition, in plain loops: the reference the graph must match. */
@@ -75,26 +76,10 @@ describe('the Smart Turn detector', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /**
-   * A model of Smart Turn v3's inputs and outputs (`input_features` 1 × 80 × 800 in, one
-   * probability out): the sigmoid of how loud the last half second is against `threshold`, so the
-   * test knows what it must answer.
-   */
+  /** A model of Smart Turn v3's inputs and outputs (fake-model.ts), in a file as the operator's would be. */
   async function modelFile(name: string, threshold: number): Promise<string> {
-    const g = graphBuilder();
-    const last = g.op('Slice', ['input_features', g.ints(FRAMES - 50), g.ints(FRAMES), g.ints(2)]);
-    const loudness = g.op('ReduceMean', [last], { keepdims: 0, axes: [1, 2] });
-    const probability = g.op('Sigmoid', [g.op('Mul', [g.op('Sub', [loudness, g.scalar(threshold)]), g.scalar(50)])]);
-    const output = g.op('Reshape', [probability, g.ints(1, 1)]);
     const path = join(dir, name);
-    await writeFile(
-      path,
-      g.model(
-        'smart-turn-like',
-        [{ name: 'input_features', type: 'float', dims: [1, MEL_BANDS, FRAMES] }],
-        [{ name: output, type: 'float', dims: [1, 1] }],
-      ),
-    );
+    await writeFile(path, fakeSmartTurnModel(threshold));
     return path;
   }
 
