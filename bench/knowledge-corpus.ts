@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { chunkText } from '../src/modules/knowledge/chunking.ts';
+import { seeded } from '../test/seeded.ts';
 
 interface PlantedCorpus {
   documents: { name: string; sections: { heading: string; passages: { id: string; text: string }[] }[] }[];
@@ -18,17 +19,7 @@ export interface Question {
   answer: string;
 }
 
-/** mulberry32: small, fast, and the same sequence everywhere for a seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = seeded;
 
 const words = (text: string) => text.split(/\s*,\s*/);
 

@@ -38,6 +38,8 @@ import { registerDashboard } from './dashboard/routes.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { conversationRoutes } from './modules/conversation/routes.ts';
 import { mediaRoutes } from './modules/media/routes.ts';
+import { suiteRoutes } from './modules/suites/routes.ts';
+import * as suites from './modules/suites/service.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_LIMIT = 1_048_576;
@@ -56,7 +58,12 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   }),
   contacts: contactRoutes(campaigns.listInUse),
   compliance: complianceRoutes,
-  agents: agentRoutes({ agentInUse: campaigns.agentInUse, voiceNumberInUse: campaigns.voiceNumberInUse }),
+  agents: agentRoutes({
+    agentInUse: campaigns.agentInUse,
+    voiceNumberInUse: campaigns.voiceNumberInUse,
+    // Publishing a version runs the agent's test suites against it (queued in the publishing transaction).
+    onPublished: suites.runSuitesOnPublish,
+  }),
   campaigns: campaignRoutes,
   calls: callRoutes,
   integrations: integrationRoutes,
@@ -66,6 +73,7 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
   knowledge: knowledgeRoutes(agents.agentsSearchingBase),
   conversation: conversationRoutes,
   media: mediaRoutes,
+  suites: suiteRoutes,
 };
 
 /** The HTTP API over `deps`; used by main and by the tests alike. */

@@ -205,6 +205,12 @@ const ServiceEnvSchema = Type.Object({
     10000,
     'The longest silence the agent waits for the rest of an unfinished phrase ("I\'d like to…", "my number is 4 1 5") before answering anyway.',
   ),
+  VOICE_FAILOVER_STALL_MS: Int(
+    3000,
+    500,
+    30000,
+    'For an agent with a backup (its `backup`): how long the model may take to its first words, or the text-to-speech to its first audio, before the call fails over to the backup for the rest of the call, as it does when they fail outright.',
+  ),
   SPEECH_API_URL: Type.Optional(
     Type.String({
       pattern: '^https?://',
@@ -427,6 +433,7 @@ export interface Config {
     unfinishedMs: number;
     /** SMART_TURN_MODEL_PATH, when set. */
     smartTurnModel?: string;
+    failoverStallMs: number;
   };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   /** Every provider's own settings (registry.ts), by variable name. */
@@ -645,6 +652,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       silenceSeconds: Number(env_.VOICE_SILENCE_SECONDS),
       relayCharactersPerSecond: Number(env_.VOICE_RELAY_CHARACTERS_PER_SECOND),
       endOfSpeechMs: Number(env_.VOICE_END_OF_SPEECH_MS),
+      failoverStallMs: Number(env_.VOICE_FAILOVER_STALL_MS),
       pauseMs: Number(env_.VOICE_PAUSE_MS),
       unfinishedMs: Number(env_.VOICE_UNFINISHED_MS),
       ...(env_.SMART_TURN_MODEL_PATH ? { smartTurnModel: env_.SMART_TURN_MODEL_PATH } : {}),

@@ -5,6 +5,7 @@ import * as agents from './modules/agents/service.ts';
 import * as campaigns from './modules/campaigns/service.ts';
 import * as messaging from './modules/messaging/service.ts';
 import * as contacts from './modules/contacts/service.ts';
+import * as knowledge from './modules/knowledge/service.ts';
 import { createApiKey, createTenant } from './modules/identity/service.ts';
 
 export interface DemoTenant {
@@ -44,20 +45,47 @@ const DEMO_CONTACTS = [
   { name: 'Ken Thompson', simulate: 'ANSWERED' },
 ];
 
-/** An agent with a post-call SMS on the simulator, a SIMULATOR number, a list and a RUNNING campaign that dials at any hour. */
+/** What the demo clinic's agent knows: the retrieval agent answers its contacts' questions from it, offline. */
+export const DEMO_KNOWLEDGE = [
+  'Parking is free in the garage behind the clinic, entrance on Elm Street.',
+  'An appointment can be moved by phone until 24 hours before it; later changes cost a fee of 20 dollars.',
+  'The clinic opens at 8 am on weekdays and at 9 am on Saturdays; it is closed on Sundays.',
+  'Please bring your insurance card and arrive ten minutes early.',
+].join('\n\n');
+
+/**
+ * How the demo's answering contacts react to what the agent says (scripted-contact.ts): a question
+ * the agent's knowledge answers, then another, then goodbye; a line it does not understand gets
+ * asked again once.
+ */
+export const DEMO_CONTACT_SCRIPT = [
+  'reminder|appointment => Yes, that is me. Where can I park?',
+  'garage|parking => Good to know. Can I move my appointment if I need to?',
+  'move|moved|24 hours => Perfect, thank you. Goodbye!',
+  'Sorry, could you say that again?',
+];
+
+/**
+ * An agent that knows the clinic (a knowledge base, read as soon as a worker runs), a post-call SMS
+ * on the simulator, a SIMULATOR number, a list and a RUNNING campaign that dials at any hour.
+ */
 async function createDemoCampaign(ctx: TenantCtx): Promise<string> {
+  const base = await knowledge.createBase(ctx, { name: 'Demo clinic facts' });
+  await knowledge.addJsonSource(ctx, base.id, { sourceType: 'text', sourceName: 'Clinic facts', rawText: DEMO_KNOWLEDGE });
   const agent = await agents.createAgent(ctx, {
     name: 'Appointment reminder',
-    systemPrompt: 'You call customers to confirm their appointment. Be brief and friendly.',
-    firstMessage: 'Hello, this is a reminder about your appointment.',
+    systemPrompt: 'You call customers to remind them of their appointment and answer their questions. Be brief and friendly.',
+    firstMessage: 'Hello, this is a reminder about your appointment at the clinic.',
+    knowledgeBaseIds: [base.id],
   });
+  // What every answered call can be thanked for, confirmed or not; what an unanswered one needs.
   await messaging.createSmsCampaign(ctx, {
     agentId: agent.id,
     name: 'Demo: follow-up SMS',
     senderNumber: 'CALLFORGE',
     senderProvider: 'SIMULATOR',
     templates: [
-      { callStatus: 'ANSWERED', messageBody: 'Thanks for confirming, {{name|there}}. See you soon!' },
+      { callStatus: 'ANSWERED', messageBody: 'Thanks for taking our call, {{name|there}}. Reply here if your plans change.' },
       { callStatus: 'UNANSWERED', messageBody: 'Hi {{name|there}}, we tried to reach you about your appointment. Reply or call us back.' },
     ],
   });
@@ -90,6 +118,7 @@ async function createDemoCampaign(ctx: TenantCtx): Promise<string> {
     maxAttempts: 3,
     redialDelayMin: 1,
     maxConcurrentCalls: 3,
+    simulatorScript: DEMO_CONTACT_SCRIPT,
   });
   await campaigns.startCampaign(ctx, campaign.id);
   return campaign.id;

@@ -18,7 +18,8 @@ export type ModuleName =
   | 'analytics'
   | 'events'
   | 'conversation'
-  | 'media';
+  | 'media'
+  | 'suites';
 
 /**
  * The gateway's prefix table (contract §10): every first path segment under /api/v1 named by the
@@ -49,6 +50,8 @@ export const PREFIXES: Record<string, ModuleName> = {
   analytics: 'analytics',
   'webhook-deliveries': 'events',
   'test-chats': 'conversation',
+  'test-suites': 'suites',
+  'test-suite-runs': 'suites',
   // Longer prefixes win: a provider's media stream and conversation relay belong to the media module, its callbacks to calls.
   'telephony/twilio/media': 'media',
   'telephony/twilio/relay': 'media',

@@ -14,6 +14,7 @@ import { confirmOptOutJob } from './modules/messaging/opt-out-confirmations.ts';
 import { processSourceJobDefinition } from './modules/knowledge/service.ts';
 import { converseOnSimulatedCallJob } from './modules/conversation/service.ts';
 import { purgeRecordingsJob } from './modules/calls/recordings.ts';
+import { runTestSuiteJob } from './modules/suites/service.ts';
 
 /** Every module's background jobs, run by the worker role; `call.ended` is where they follow a call. */
 export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
@@ -51,5 +52,6 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
     processSourceJobDefinition(deps),
     converseOnSimulatedCallJob(deps),
     purgeRecordingsJob(deps),
+    runTestSuiteJob(deps),
   ] as JobDefinition<never>[];
 }

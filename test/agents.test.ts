@@ -86,6 +86,7 @@ describe('agents', () => {
       realtime: null,
       stt: null,
       tts: { provider: 'ESPEAK' },
+      backup: null,
       voicePipeline: 'MEDIA_STREAM',
       knowledgeInContext: true,
       transferNumber: '+34600000001',

@@ -209,6 +209,25 @@ describe('Twilio answering-machine detection', () => {
     await twilio.sendStatus(humanSid, 'completed', { CallDuration: '40' });
     expect(await lastCallTo(api, human)).toMatchObject({ outcome: 'ANSWERED', answeredBy: 'human' });
 
+    // Each verdict follows its dial in the compliance chain, found by the provider.
+    const records = (await api('GET', `/campaigns/${campaign.id}/compliance-records?format=json`)).json() as {
+      verdict: string;
+      reason: string | null;
+      phoneNumber: string;
+      facts: { detectedBy?: string };
+    }[];
+    expect(
+      records
+        .filter((record) => record.verdict === 'answered')
+        .map((record) => [record.phoneNumber, record.reason, record.facts.detectedBy]),
+    ).toEqual([
+      [machine, 'machine', 'provider'],
+      [human, 'human', 'provider'],
+    ]);
+    expect(records.findIndex((record) => record.verdict === 'dial' && record.phoneNumber === machine)).toBeLessThan(
+      records.findIndex((record) => record.verdict === 'answered' && record.phoneNumber === machine),
+    );
+
     clock.advance(10 * 60_000);
     await dialerTick(t.runtime);
     expect(dialsTo(machine)).toBe(1);

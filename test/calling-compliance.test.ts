@@ -312,7 +312,7 @@ describe('the dialer in contact-local time, and its records', () => {
     expect(csv.headers['content-type']).toContain('text/csv');
     const lines = csv.body.trim().split('\n');
     expect(lines[0]).toBe(
-      'sequence,id,decided_at,campaign_id,contact_id,phone_number,verdict,reason,time_zones,local_times,rules,do_not_call,consent,call_counts,resumes_at,previous_hash,hash',
+      'sequence,id,decided_at,campaign_id,contact_id,phone_number,verdict,reason,time_zones,local_times,rules,do_not_call,consent,call_counts,resumes_at,previous_hash,hash,call_id',
     );
     expect(lines).toHaveLength(7);
     expect(lines[3]).toContain(`,${NO_ZONE},skip,unknown_timezone,`);

@@ -95,7 +95,7 @@ describe.skipIf(!!process.env.DATABASE_URL)('the embedded server process', () =>
       sent = ((await get('/messages?channel=sms')).data as typeof sent).filter((message) => message.status === 'SENT');
       if (sent.length === 0) await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    expect(sent[0]).toMatchObject({ channel: 'SMS', body: expect.stringMatching(/^(Thanks for confirming, |Hi )/) });
+    expect(sent[0]).toMatchObject({ channel: 'SMS', body: expect.stringMatching(/^(Thanks for taking our call, |Hi )/) });
   }, 80_000);
 
   it('refuses a second process on the same data directory, naming the holder', async () => {

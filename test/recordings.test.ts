@@ -26,6 +26,16 @@ function tone(samples: number, hz: number): Buffer {
   for (let i = 0; i < samples; i++) pcm[i] = Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / 8000));
   return pcm16ToMulaw(Buffer.from(pcm.buffer));
 }
+/** `samples` of a sound whose pitch glides from 300 to 3,000 Hz and back: loud like speech, never the steady tone of a voicemail's beep. */
+function glide(samples: number): Buffer {
+  const pcm = new Int16Array(samples);
+  let phase = 0;
+  for (let i = 0; i < samples; i++) {
+    phase += (2 * Math.PI * (300 + 2700 * Math.abs(Math.sin((Math.PI * i) / 2000)))) / 8000;
+    pcm[i] = Math.round(8000 * Math.sin(phase));
+  }
+  return pcm16ToMulaw(Buffer.from(pcm.buffer));
+}
 const decoded = (mulaw: Buffer) => Array.from(pcm16Samples(mulawToPcm16(mulaw)));
 
 /** The WAV's format and each channel's samples. */
@@ -113,6 +123,95 @@ describe('a recorded call', () => {
     const bySession = await voice.t.app.inject({ method: 'GET', url: call.recordingUrl, headers: bearer(placed.owner.token) });
     expect(bySession.statusCode).toBe(200);
     expect(bySession.rawPayload.equals(response.rawPayload)).toBe(true);
+  });
+
+  it("times the answer at the caller's ear as the recording hears it, and analytics give its p50/p95 per agent and campaign", async () => {
+    const placed = await voice.placedCall(RECORDED);
+    const opening = tone(2000, 440);
+    voice.elevenlabs.script(
+      { kind: 'audio', chunks: [opening] },
+      { kind: 'audio', chunks: [tone(4000, 660)] },
+      { kind: 'audio', chunks: [tone(800, 550)] },
+    );
+    // The recogniser ends the first turn once it has 300 ms (2,400 bytes) of the silence after the caller's
+    // words, the second after 500 ms (4,000 bytes).
+    voice.deepgram.script(
+      ...utterance('When do you open?', { startsAfterBytes: 800, endsAfterBytes: 4800 + 2400 }),
+      ...utterance('And on Saturday?', { startsAfterBytes: 20_000, endsAfterBytes: 22_400 + 4000 }),
+    );
+    voice.chat.script({ kind: 'stream', text: ['At eight.'] }, { kind: 'stream', text: ['Bye.'] });
+
+    const stream = await voice.connect(placed);
+    await until('the opening played', () => marksOf(stream).length >= 1);
+    let line = 0;
+    const send = async (audio: Buffer, realPace = false) => {
+      await stream.sendAudio(audio, { realPace });
+      line += audio.length;
+    };
+    /** The line's silence at its real pace, 20 ms a frame, as Twilio sends it, until `marks` marks came back. */
+    const silenceUntil = async (marks: number) => {
+      while (marksOf(stream).length < marks) await send(speech(160), true);
+    };
+    await send(speech(800));
+    await send(glide(4000)); // 0.1 to 0.6 s: the question
+    await silenceUntil(2);
+    const answered = line;
+    // The caller hears the answer out (0.5 s), then speaks again at 2.5 s of the line.
+    await send(speech(20_000 - line));
+    await send(glide(2400));
+    await silenceUntil(3);
+    await send(speech(4800));
+    stream.stop();
+
+    const { right } = readWav((await recordingOf(placed, line)).rawPayload);
+    // A tone's first sample is zero: the answer starts one sample before the first sound of it.
+    const answerStarts = right.findIndex((sample, index) => index >= 2000 && sample !== 0) - 1;
+    expect(answerStarts).toBeLessThanOrEqual(answered);
+    const recordedGapMs = (answerStarts - 4800) / 8;
+    const transcript = (await voice.getCall(placed)).transcript;
+    const [first, second] = ['At eight.', 'Bye.'].map((text) => transcript.find((t: { text: string }) => t.text === text).latency.voice);
+    expect(first.callerStoppedMs).toBe(600);
+    expect(second.callerStoppedMs).toBe(2800);
+    // Nothing can come before the recogniser heard the silence that ends the turn, and each step follows the one before.
+    for (const [timed, wait] of [
+      [first, 300],
+      [second, 500],
+    ] as const) {
+      expect(timed.endOfTurnMs).toBeGreaterThanOrEqual(wait);
+      expect(timed.sttFinalMs).toBeGreaterThanOrEqual(wait);
+      expect(timed.firstTokenMs).toBeGreaterThanOrEqual(timed.endOfTurnMs);
+      expect(timed.heardMs).toBeGreaterThanOrEqual(timed.firstTokenMs);
+    }
+    // The recording places the answer at the line's time its first audio went out; the meter adds the
+    // time since the caller's last frame arrived, less than a frame on a line at its pace (with slack for a busy machine).
+    expect(first.heardMs).toBeGreaterThanOrEqual(recordedGapMs);
+    expect(first.heardMs - recordedGapMs).toBeLessThan(100);
+    // The opening answered no sound of the caller's: it is not timed.
+    expect(transcript[0].latency?.voice).toBeUndefined();
+
+    // Once the call ended, analytics read both answers: p50 and p95 between them, interpolated (PostgreSQL's percentile_cont), to the nearest ms.
+    expect(await voice.twilio.sendStatus(placed.sid, 'completed', { CallDuration: '4' })).toBe(204);
+    await until('the call over', async () => ((await voice.getCall(placed)).status === 'ENDED' ? true : undefined));
+    const [low, high] = [first.heardMs, second.heardMs].sort((a, b) => a - b);
+    const figures = { answers: 2, p50Ms: Math.round((low + high) / 2), p95Ms: Math.round(low + 0.95 * (high - low)) };
+    const call = await voice.getCall(placed);
+    const range = 'from=2020-01-01&to=2099-12-31';
+    const latency = (await placed.api('GET', `/analytics/latency?${range}`)).json();
+    expect(latency).toMatchObject({ ...figures, byAgent: [{ agentId: call.agentId, ...figures }] });
+    expect(latency.byCampaign).toEqual([
+      {
+        campaignId: call.campaignId,
+        campaignName: expect.stringMatching(/^Voice /),
+        agentId: call.agentId,
+        agentName: expect.any(String),
+        ...figures,
+      },
+    ]);
+    const stranger = await newTenant(voice.t.app);
+    const none = { answers: 0, p50Ms: null, p95Ms: null, byAgent: [], byCampaign: [] };
+    expect((await stranger.api('GET', `/analytics/latency?${range}`)).json()).toMatchObject(none);
+    expect((await placed.api('GET', `/analytics/latency?${range}&campaignId=${crypto.randomUUID()}`)).json()).toMatchObject(none);
+    expect((await placed.api('GET', `/analytics/latency?${range}&agentId=${crypto.randomUUID()}`)).json()).toMatchObject(none);
   });
 
   it('keeps only what the caller heard when they speak over the agent', async () => {

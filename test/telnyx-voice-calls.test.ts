@@ -95,6 +95,32 @@ const hangupOf = (call: FakeTelnyxCall) =>
   telnyx.requests.find((r) => r.path === `/v2/calls/${call.callControlId}/actions/hangup` && r.authorized);
 
 describe('a Telnyx call is a conversation', () => {
+  // Issue 40, item 3: a phone menu answered; the model presses keys through Call Control (send_dtmf).
+  it('navigates a phone menu: phone_menu on the call log, press_digits sent as send_dtmf', async () => {
+    const placed = await answeredCall({ tools: ['end_call', 'press_digits'] });
+    const menu = 'Thank you for calling Acme. For sales, press 1. For support, press 2.';
+    line.deepgram.script(...utterance(menu, { startsAfterBytes: 160, endsAfterBytes: 1600 }));
+    line.chat.script(
+      { kind: 'stream', text: [], toolCalls: [{ id: 'keys_1', name: 'press_digits', arguments: ['{"digits":"2"}'] }] },
+      { kind: 'stream', text: [] },
+    );
+    const stream = await connect(placed.call);
+    await until('the opening', () => marksOf(stream).length >= 1);
+    await stream.sendAudio(speech(1600));
+    const pressed = await until('the keys', () =>
+      telnyx.requests.find((r) => r.path === `/v2/calls/${placed.call.callControlId}/actions/send_dtmf`),
+    );
+    expect(pressed).toMatchObject({ authorized: true, body: { digits: '2', duration_millis: 250 } });
+    expect(placed.call.digits).toEqual(['2']);
+    // The model hears it was pressed.
+    await until('the second request', () =>
+      JSON.stringify(line.chat.received.at(-1)!.body.messages).includes('Pressed 2.') ? true : undefined,
+    );
+    expect((await placed.getCall(placed.callId)).answeredBy).toBe('phone_menu');
+    stream.stop();
+    await stream.closed;
+  });
+
   it('is dialled with a bidirectional PCMU stream carrying its token, speaks, hears, answers and hangs up after its last words', async () => {
     const placed = await answeredCall();
     // Dialled with our stream URL, call id (client state) and signed token (stream_auth_token).

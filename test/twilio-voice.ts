@@ -27,7 +27,7 @@ export async function startTwilioVoice(env: Record<string, string> = {}) {
    * A tenant with Twilio, Deepgram and ElevenLabs connected, an agent that speaks, and one Twilio
    * call placed and ringing, with the TwiML it was dialled with (how Twilio reaches us).
    */
-  async function placeCall(agentFields: Record<string, unknown> = {}) {
+  async function placeCall(agentFields: Record<string, unknown> = {}, campaignFields: Record<string, unknown> = {}) {
     const { owner, api } = await tenantWith(t.app, { twilio: { accountSid, authToken }, ...line.speechIntegrations() });
     const agent = await api('POST', '/agents', {
       name: 'Clinic',
@@ -53,6 +53,7 @@ export async function startTwilioVoice(env: Record<string, string> = {}) {
         maxAttempts: 1,
         // A fake carrier's calls to fictional US numbers at any hour, no solicitation: relaxed as the law allows.
         callingRules: false,
+        ...campaignFields,
       })
     ).json();
     const sent = twilio.requests.length;
@@ -63,12 +64,20 @@ export async function startTwilioVoice(env: Record<string, string> = {}) {
     const callId = (await api('GET', `/call-logs?campaignId=${campaign.id}&limit=10`))
       .json()
       .data.find((c: { toNumber: string }) => c.toNumber === to).id as string;
-    return { api, owner, sid, callId, twiml: dial.form.get('Twiml')!, tenantId: owner.tenantId as string };
+    return {
+      api,
+      owner,
+      sid,
+      callId,
+      campaignId: campaign.id as string,
+      twiml: dial.form.get('Twiml')!,
+      tenantId: owner.tenantId as string,
+    };
   }
 
   /** The same, its call streamed to our media path (the TwiML's `<Stream>`). */
-  async function placedCall(agentFields: Record<string, unknown> = {}) {
-    const placed = await placeCall(agentFields);
+  async function placedCall(agentFields: Record<string, unknown> = {}, campaignFields: Record<string, unknown> = {}) {
+    const placed = await placeCall(agentFields, campaignFields);
     return { ...placed, stream: streamOf(placed.twiml) };
   }
 

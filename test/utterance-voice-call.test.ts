@@ -7,7 +7,7 @@ import { startFakeSpeech } from '../src/providers/openai-compatible/fake-speech.
 import { callerSaying, detectorStarted, lineSilence, voicedSpan } from './caller-speech.ts';
 import { until } from './harness.ts';
 import { startTwilioVoice, type PlacedCall, type TwilioVoice } from './twilio-voice.ts';
-import { marksOf } from './voice-line.ts';
+import { expectReplyPlayedWhole, marksOf } from './voice-line.ts';
 
 // Issue 17, turn-taking with a trained VAD: a Twilio call whose agent listens through an
 // OpenAI-compatible `/audio/transcriptions` server. The caller really speaks (eSpeak NG), the
@@ -92,7 +92,7 @@ describe('an agent whose speech-to-text hears whole utterances (OpenAI-compatibl
     expect(call.usage.sttSeconds).toBeCloseTo(sentSeconds, 2);
   });
 
-  it("stops the agent as soon as the caller's voice is confirmed, before any words are recognised", async () => {
+  it("stops the agent once the caller's voice lasts longer than a backchannel, before any words are recognised", async () => {
     const placed = await placedCall({ stt: { provider: 'OPENAI_COMPATIBLE' } });
     // The second utterance has no words the recogniser can find: only the detected voice can stop the agent.
     speech.script({ kind: 'text', text: 'Tell me everything about parking.' }, { kind: 'text', text: '' });
@@ -101,7 +101,10 @@ describe('an agent whose speech-to-text hears whole utterances (OpenAI-compatibl
       text: ['Parking is behind the building. ', 'It has three floors. ', 'The top floor is for staff. ', 'Bikes go in the yard.'],
     });
     // Spoken before the call: the caller must not fall silent for the silence timeout while eSpeak speaks.
-    const [question, hello] = await Promise.all([callerSaying('Tell me everything about parking.'), callerSaying('Hello?')]);
+    const [question, hello] = await Promise.all([
+      callerSaying('Tell me everything about parking.'),
+      callerSaying('Hello? Hello, wait, I have a question about the price, please.'),
+    ]);
     const stream = await connect(placed);
     await until('the opening', () => marksOf(stream).length >= 1);
     stream.holdMarks(true);
@@ -118,6 +121,35 @@ describe('an agent whose speech-to-text hears whole utterances (OpenAI-compatibl
     });
     expect(call.transcript[2]).toMatchObject({ role: 'agent', text: 'Parking is behind the building.', interrupted: true });
     expect(stream.received.filter((m) => m.event === 'clear')).toHaveLength(1);
+    stream.stop();
+    await stream.closed;
+  });
+
+  it('goes on speaking over a short "mm-hmm": not an interruption, and not a turn', async () => {
+    const placed = await placedCall({ stt: { provider: 'OPENAI_COMPATIBLE' } });
+    speech.script({ kind: 'text', text: 'Tell me everything about parking.' }, { kind: 'text', text: 'Mm-hmm.' });
+    voice.chat.script({
+      kind: 'stream',
+      text: ['Parking is behind the building. ', 'It has three floors. ', 'The top floor is for staff. ', 'Bikes go in the yard.'],
+    });
+    const [question, backchannel] = await Promise.all([callerSaying('Tell me everything about parking.'), callerSaying('Mm-hmm.')]);
+    const stream = await connect(placed);
+    await until('the opening', () => marksOf(stream).length >= 1);
+    stream.holdMarks(true);
+    await stream.sendAudio(Buffer.concat([lineSilence(300), question, lineSilence(1000)]));
+    await until('the long reply', () => marksOf(stream).length >= 5);
+    stream.releaseMarks(1);
+    const before = speech.transcriptions.length;
+    await stream.sendAudio(Buffer.concat([backchannel, lineSilence(1000)]));
+    // Its words were heard (the recogniser was sent it), and the agent went on.
+    await until('the backchannel transcribed', () => speech.transcriptions.length > before);
+    await expectReplyPlayedWhole(
+      stream,
+      () => getCall(placed),
+      'Tell me everything about parking.',
+      'Parking is behind the building. It has three floors. The top floor is for staff. Bikes go in the yard.',
+    );
+    expect(voice.chat.received.filter((r) => JSON.stringify(r.body.messages).includes('Mm-hmm'))).toHaveLength(0);
     stream.stop();
     await stream.closed;
   });

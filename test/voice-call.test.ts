@@ -4,7 +4,7 @@ import { mulawToPcm16, pcm16Samples, resamplersOpen } from '../src/platform/audi
 import { until } from './harness.ts';
 import { startTwilioVoice, type PlacedCall, type TwilioVoice } from './twilio-voice.ts';
 import { uniqueNumber } from './voice-fixtures.ts';
-import { marksOf, scripted, speech, VOICE, type VoiceLine } from './voice-line.ts';
+import { expectReplyPlayedWhole, marksOf, scripted, speech, VOICE, type VoiceLine } from './voice-line.ts';
 
 // Issue 17: a Twilio call is a conversation. Twilio's side of the media stream, Deepgram, ElevenLabs
 // and the model are local fakes speaking their real wire formats; the pipeline between them is ours.
@@ -122,6 +122,71 @@ describe('a Twilio call is a conversation', () => {
     expect(call.transcript[2]).toMatchObject({ role: 'agent', text: 'Parking is behind the building.', interrupted: true });
     expect(call.transcript[4]).toMatchObject({ role: 'agent', text: 'It is free.' });
     expect(call.transcript[4].interrupted).toBeUndefined();
+    stream.stop();
+    await stream.closed;
+  });
+
+  // Issue 40, item 2: what the caller says over the agent stops it only when it is meant.
+  const LONG_REPLY = ['Parking is behind the building. ', 'It has three floors. ', 'The top floor is for staff. ', 'Bikes go in the yard.'];
+  /** The caller asks, then says `over` (Deepgram's steps from byte 3,200) while the long reply plays; `bytes` more of audio are sent. */
+  async function speakOverTheReply(over: Parameters<typeof deepgram.script>, interrupts = false, bytes = 3200) {
+    const placed = await placedCall();
+    const asked = chat.received.length;
+    deepgram.script(...utterance('Tell me everything about parking.', { startsAfterBytes: 160, endsAfterBytes: 1600 }), ...over);
+    // The model answers a second time only when the caller's words are a turn.
+    chat.script({ kind: 'stream', text: LONG_REPLY }, ...(interrupts ? [{ kind: 'stream' as const, text: ['It is free.'] }] : []));
+    const stream = await connect(placed);
+    await until('the opening', () => marksOf(stream).length >= 1);
+    stream.holdMarks(true);
+    await stream.sendAudio(speech(1600));
+    await until('the long reply', () => marksOf(stream).length >= 5);
+    stream.releaseMarks(2); // two sentences were heard: the third is playing
+    await stream.sendAudio(speech(bytes));
+    return { placed, stream, asked };
+  }
+
+  it.each([
+    ['a backchannel', utterance('Uh-huh. Yeah, right.', { startsAfterBytes: 3200, endsAfterBytes: 4800 })],
+    [
+      'a cough (a sound, no words)',
+      [
+        { afterBytes: 3200, say: 'SpeechStarted' as const },
+        { afterBytes: 4000, say: 'Results' as const, transcript: '', final: true, speechFinal: true },
+        { afterBytes: 4800, say: 'UtteranceEnd' as const },
+      ],
+    ],
+    ["the agent's own voice coming back (echo)", utterance('it has three floors', { startsAfterBytes: 3200, endsAfterBytes: 4800 })],
+  ])('goes on speaking over %s: no clear, the reply whole, nothing answered', async (_case, over) => {
+    const { placed, stream, asked } = await speakOverTheReply(over);
+    // Deepgram said all it had to say about the words over the reply.
+    const session = deepgram.sessions.at(-1)!;
+    await until('the words over the reply', () => session.sent.filter((m) => m.type === 'UtteranceEnd').length >= 2);
+    await expectReplyPlayedWhole(stream, () => getCall(placed), 'Tell me everything about parking.', LONG_REPLY.join('').trim());
+    // The model was asked once: what was said over the reply is not a turn to answer.
+    expect(chat.received.length - asked).toBe(1);
+    stream.stop();
+    await stream.closed;
+  });
+
+  it('stops at the first word that is more than a backchannel: "yeah, but…" clears at "but"', async () => {
+    // Interim words by bytes: "Yeah," at 3,466, "Yeah, but" at 3,733, the final at 4,800; 3,750 bytes are sent.
+    const over = utterance('Yeah, but how much is it?', { startsAfterBytes: 3200, endsAfterBytes: 4800 });
+    const { placed, stream } = await speakOverTheReply(over, true, 2150);
+    await until('the clear', () => stream.received.some((m) => m.event === 'clear'));
+    expect(deepgram.audioOf(deepgram.sessions.at(-1)!).length).toBe(3750);
+    await stream.sendAudio(speech(1050)); // the rest of the utterance: its final words end the turn
+    stream.holdMarks(false);
+    stream.releaseMarks();
+    const call = await until('the second answer recorded', async () => {
+      const got = await getCall(placed);
+      return got.transcript.some((turn: { text: string }) => turn.text === 'It is free.') ? got : undefined;
+    });
+    expect(call.transcript[2]).toMatchObject({
+      role: 'agent',
+      text: 'Parking is behind the building. It has three floors.',
+      interrupted: true,
+    });
+    expect(call.transcript[3]).toMatchObject({ role: 'contact', text: 'Yeah, but how much is it?' });
     stream.stop();
     await stream.closed;
   });

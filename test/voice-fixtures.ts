@@ -78,3 +78,40 @@ export async function createCampaign(app: FastifyInstance, key: string, body: Re
   if (response.statusCode !== 201) throw new Error(`campaign creation failed: ${response.statusCode} ${response.body}`);
   return response.json() as { id: string; status: string; [field: string]: unknown };
 }
+
+/**
+ * A campaign of `agentId` (with `fields`) on a new SIMULATOR number whose new list holds
+ * `contacts`, started, then ticked twice by `tick` (the dialer): placed, then answered (with
+ * SIMULATOR_RING_SECONDS=0). Returns the campaign as created.
+ */
+export async function startedSimulatedCampaign(
+  api: ReturnType<typeof apiAs>,
+  tick: () => Promise<unknown>,
+  agentId: string,
+  contacts: Record<string, unknown>[],
+  fields: Record<string, unknown> = {},
+) {
+  const number = (await api('POST', '/voice-numbers', { phoneNumber: uniqueNumber(), provider: 'SIMULATOR' })).json();
+  const list = (await api('POST', '/contact-lists', { name: `List ${uniqueNumber()}` })).json();
+  const bulk = await api('POST', `/contact-lists/${list.id}/contacts/bulk`, {
+    contacts: contacts.map((contact) => ({ phoneNumber: uniqueNumber(), ...contact })),
+  });
+  if (bulk.json().imported !== contacts.length) throw new Error(`contacts not imported: ${bulk.body}`);
+  const created = await api('POST', '/campaigns', {
+    name: `Campaign ${uniqueNumber()}`,
+    agentId,
+    voiceNumberId: number.id,
+    contactListId: list.id,
+    timezone: 'UTC',
+    maxAttempts: 1,
+    callingRules: false, // simulated calls to fictional numbers, no solicitation (see createCampaign)
+    ...fields,
+  });
+  if (created.statusCode !== 201) throw new Error(`campaign creation failed: ${created.statusCode} ${created.body}`);
+  const campaign = created.json() as { id: string; [field: string]: unknown };
+  const started = await api('POST', `/campaigns/${campaign.id}/start`, {});
+  if (started.statusCode !== 202) throw new Error(`campaign start failed: ${started.statusCode} ${started.body}`);
+  await tick();
+  await tick();
+  return campaign;
+}

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { Clock } from '../src/platform/clock.ts';
 import { jobDefinitions } from '../src/jobs.ts';
 import { startFakeDeepgram, utterance } from '../src/providers/deepgram/fake-server.ts';
@@ -5,7 +6,7 @@ import { DEFAULT_FAKE_VOICES, startFakeElevenLabs } from '../src/providers/eleve
 import type { FakeMediaClient } from '../src/providers/fake-media-client.ts';
 import { freeLoopbackPort } from '../src/providers/fake-server.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
-import { startTestApp, type TestApp } from './harness.ts';
+import { startTestApp, until, type TestApp } from './harness.ts';
 
 /** The voice every test agent speaks with (one ElevenLabs' fake offers). */
 export const VOICE = DEFAULT_FAKE_VOICES[0]!.voice_id;
@@ -99,3 +100,29 @@ export const scripted = {
     );
   },
 };
+
+/**
+ * Releases the held marks and checks that the agent was not stopped: nothing cleared, and the
+ * call's transcript is the opening, the caller's question and the whole reply; resolves with the call.
+ */
+export async function expectReplyPlayedWhole(
+  stream: FakeMediaClient,
+  readCall: () => Promise<{ transcript: { role: string; text: string; interrupted?: boolean }[] }>,
+  question: string,
+  reply: string,
+) {
+  stream.holdMarks(false);
+  stream.releaseMarks();
+  const call = await until('the whole reply recorded', async () => {
+    const got = await readCall();
+    return got.transcript.length >= 3 ? got : undefined;
+  });
+  expect(stream.received.filter((m) => m.event === 'clear')).toHaveLength(0);
+  expect(call.transcript.map((turn) => [turn.role, turn.text])).toEqual([
+    ['agent', 'Hello, this is the clinic. How can I help?'],
+    ['contact', question],
+    ['agent', reply],
+  ]);
+  expect(call.transcript[2]!.interrupted).toBeUndefined();
+  return call;
+}

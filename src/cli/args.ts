@@ -8,6 +8,16 @@ import { InvalidArgumentError } from 'commander';
  */
 export class UsageError extends Error {}
 
+/** A command that talks to a running server could not be carried out there: its code and sentence (the server's own when it answered). */
+export class RemoteError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 const ajv = new Ajv({ strict: false, allErrors: false });
 addFormats.default(ajv);
 

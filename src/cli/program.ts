@@ -8,6 +8,7 @@ import { SERVICE_VERSION } from '../version.ts';
 import type { Runtime } from '../runtime.ts';
 import { CreateApiKeyBody, SignupBody } from '../modules/identity/schemas.ts';
 import {
+  RemoteError,
   UsageError,
   checkAgainst,
   parseAmount,
@@ -68,7 +69,14 @@ async function requireTenant(runtime: Runtime, tenantId: string): Promise<void> 
 
 const jsonOption = () => new Option('--json', 'print one JSON object on stdout');
 
-export function buildProgram(io: CliIo, state: { json?: boolean; command?: string } = {}): Command {
+/** What the command decided beside its output: `exitCode` 1 when it ran and found a failure (a failed test). */
+interface CliState {
+  json?: boolean;
+  command?: string;
+  exitCode?: number;
+}
+
+export function buildProgram(io: CliIo, state: CliState = {}): Command {
   const program = new Command('callforge');
   const withDatabase = <T>(work: (runtime: Runtime) => Promise<T>) => withRuntime(io, state.command ?? 'callforge', work);
   program
@@ -300,12 +308,46 @@ export function buildProgram(io: CliIo, state: { json?: boolean; command?: strin
       emit({ ...demo, server: { url, running: serverRunning } }, describeDemo(demo, url, serverRunning));
     });
 
+  program
+    .command('test')
+    .description(
+      'run a test suite on a running server and wait for its result, for CI: exit 1 when a scenario fails (or the run cannot be done), 0 when none does',
+    )
+    .requiredOption('--suite <id>', 'the test suite', parseUuid)
+    .option(
+      '--agent-version <n>',
+      "a published version of the suite's agent (default: the agent as it is)",
+      parsePositiveInt(2_147_483_647),
+    )
+    .requiredOption('--url <address>', "the server's address, e.g. http://localhost:3000", parseServerUrl)
+    .option('--key <key>', 'an API key of the tenant (default $CALLFORGE_API_KEY)')
+    .option('--junit <file>', 'write a JUnit XML report of the run to this file')
+    .option('--timeout <seconds>', 'give up waiting for the run after this long (default 600)', parsePositiveInt(86_400), 600)
+    .addOption(jsonOption())
+    .action(async (opts: { suite: string; agentVersion?: number; url: string; key?: string; junit?: string; timeout: number }) => {
+      const key = opts.key ?? process.env.CALLFORGE_API_KEY;
+      if (!key) throw new UsageError('Pass an API key with --key <key> or in CALLFORGE_API_KEY.');
+      const { runSuiteOnServer } = await import('./test-command.ts');
+      const outcome = await runSuiteOnServer({ ...opts, key }, (line) => io.stderr(`${line}\n`));
+      if (opts.junit) {
+        const [{ writeFileSync }, { junitXml }] = await Promise.all([import('node:fs'), import('./junit.ts')]);
+        writeFileSync(opts.junit, junitXml(outcome.suiteName, outcome.run));
+      }
+      const { run } = outcome;
+      if (run.failed > 0) state.exitCode = 1;
+      const rate = run.passRate === null ? 'no pass rate (nothing judged)' : `pass rate ${Math.round(run.passRate * 100)}%`;
+      emit(
+        { run: { ...run, results: undefined }, junit: opts.junit ?? null },
+        `Run ${run.id} of "${outcome.suiteName}" (${run.agentVersion === null ? 'live agent' : `version ${run.agentVersion}`}): ${run.status}, ${run.passed} passed, ${run.failed} failed, ${run.skipped} skipped, ${rate}, cost ${run.costTotal}.${opts.junit ? ` JUnit report: ${opts.junit}.` : ''}`,
+      );
+    });
+
   return program;
 }
 
 /** Runs the CLI on `argv` (as process.argv) and returns the exit code. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  const state: { json?: boolean; command?: string } = {};
+  const state: CliState = {};
   const program = buildProgram(io, state);
   const fail = (exitCode: number, code: string, message: string, alreadyShown = false) => {
     if (!alreadyShown) io.stderr(`${message}\n`);
@@ -314,7 +356,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   };
   try {
     await program.parseAsync(argv);
-    return 0;
+    return state.exitCode ?? 0;
   } catch (error) {
     if (error instanceof CommanderError) {
       // Commander has printed its own message (or the help) already.
@@ -322,6 +364,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       return fail(2, 'USAGE', error.message.replace(/^error: /, ''), true);
     }
     if (error instanceof UsageError) return fail(2, 'USAGE', error.message);
+    if (error instanceof RemoteError) return fail(1, error.code, error.message);
     if (error instanceof ConfigError) return fail(1, 'CONFIG', error.message);
     if (error instanceof DataDirBusyError) return fail(1, 'DATA_DIR_BUSY', error.message);
     if (error instanceof AppError) return fail(1, error.code, error.message);

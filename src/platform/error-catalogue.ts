@@ -37,6 +37,16 @@ const declared = {
     message: '${problem}',
     when: "A campaign's answeringMachine setting does not hold together; the sentence says what to change (a voicemail without its message, a message for HANG_UP_AND_RETRY, detection on a number whose provider cannot tell who answers).",
   },
+  'VALIDATION_FAILED.experiment': {
+    status: 400,
+    message: '${problem}',
+    when: "A campaign's agentVersion or experiment does not hold together; the sentence says what to change (both set, a version without an agent, one version in two arms).",
+  },
+  'VALIDATION_FAILED.testSuite': {
+    status: 400,
+    message: '${problem}',
+    when: "A test suite's scenarios do not hold together; the sentence names the field and what to change (a scenario with both or neither of script and persona, two scenarios of one name, two mocks of one tool).",
+  },
   'VALIDATION_FAILED.compliance': {
     status: 400,
     message: '${problem}',
@@ -246,6 +256,11 @@ const declared = {
     message: 'stt.endOfTurn ${problem}.',
     when: "An agent's stt.endOfTurn does not go with its stt: FLUX with a provider other than DEEPGRAM or a model that is not a Flux model, or a Flux model with another end-of-turn detector.",
   },
+  BACKUP_CONFLICT: {
+    status: 400,
+    message: 'The backup ${part} ${problem}.',
+    when: "An agent's backup names what cannot take over: the agent's own model or provider again (a backup must differ), speech on an agent whose calls Twilio's ConversationRelay voices, or speech-to-speech, which has no stages to take over.",
+  },
   REALTIME_CONFLICT: {
     status: 400,
     message: 'Speech-to-speech ${problem}.',
@@ -441,6 +456,11 @@ const declared = {
       "Call ${callId} has no recording: its agent did not record it, or the recording was deleted after its retention; turn on the agent's recording to record its next calls.",
     when: "A call's recording is asked for, and the call has none (another tenant's call is not found at all).",
   },
+  'NOT_FOUND.agentVersion': {
+    status: 404,
+    message: 'Agent ${agentId} has no version ${version}; GET /api/v1/agents/${agentId}/versions lists its published versions.',
+    when: 'A version of an agent is asked for, pinned by a campaign or given an arm of its experiment, and the agent has not published it (another tenant’s agent is not found at all).',
+  },
   'NOT_FOUND.dnc': {
     status: 404,
     message: 'The number is not on the do-not-call list.',
@@ -494,6 +514,11 @@ const declared = {
     message:
       'A campaign that has not finished uses this agent; give that campaign another agent while it is a draft, or cancel it, then delete the agent.',
     when: 'Deleting an agent an unfinished campaign uses.',
+  },
+  AGENT_VERSION_UNCHANGED: {
+    status: 409,
+    message: "The agent's config is the same as its version ${version}, already published; change the agent, or pin version ${version}.",
+    when: 'Publishing an agent whose conversational config equals its latest version.',
   },
   VOICE_NUMBER_TAKEN: {
     status: 409,

@@ -1,5 +1,8 @@
-import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
 import { STATUS_CODES } from 'node:http';
+
+/** `schema`, or null. */
+export const Nullable = <T extends TSchema>(schema: T, options?: { description: string }) => Type.Union([schema, Type.Null()], options);
 
 /** The schema keyword (an OpenAPI extension) that says in words what a `pattern` wants, for the error a person reads. */
 export const PATTERN_MESSAGE = 'x-pattern-message';

@@ -75,8 +75,11 @@ export interface Provider {
 /** The final result of one call attempt (the API's `outcome`). */
 export type CallOutcome = 'ANSWERED' | 'UNANSWERED' | 'BUSY' | 'FAILED';
 export type LiveCallStatus = 'QUEUED' | 'RINGING' | 'IN_PROGRESS';
-/** Who answered a call, as answering-machine detection reported it, normalised. */
-export type AnsweredBy = 'human' | 'machine' | 'fax' | 'unknown';
+/**
+ * Who answered a call, as answering-machine detection reported it, normalised; the call's own
+ * classification adds a call-screening assistant and a phone menu (never a provider's verdict).
+ */
+export type AnsweredBy = 'human' | 'machine' | 'fax' | 'unknown' | 'call_screening' | 'phone_menu';
 
 export interface DialRequest {
   /** Our call id; the provider echoes it back or we find the call by the provider's id. */
@@ -141,6 +144,12 @@ export interface TelephonyConnection {
    * for providers that cannot.
    */
   transfer?(providerCallId: string, to: string, whisperUrl?: string): Promise<void>;
+  /**
+   * Presses keys on the live call, as tones the far end hears (a phone menu): digits, `*`, `#`, and
+   * `w` for half a second's pause. A call already over is not an error. Absent for providers that
+   * cannot while the call's media stream runs.
+   */
+  sendDigits?(providerCallId: string, digits: string): Promise<void>;
 }
 
 /** A live call as a self-driven provider (the simulator) sees it. */

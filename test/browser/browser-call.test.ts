@@ -163,6 +163,8 @@ describe.skipIf(noBrowser)('calling an agent from the browser', () => {
     await transcript.getByText(RECOGNISED).waitFor({ timeout: 20_000 });
     await transcript.getByText(REPLY).waitFor({ timeout: 20_000 });
     await expect(text('browser-call-status')).resolves.toBe('On the call: speak to the agent.');
+    // How long the caller waited for the reply at their ear, beside it.
+    await transcript.getByText(/^heard \d+ ms after the contact stopped$/).waitFor({ timeout: 20_000 });
 
     // The agent's audio reached the page and was played: the opening and the reply, each sentence's mark echoed.
     expect(Number(await page.getByTestId('browser-call-received').getAttribute('data-frames'))).toBeGreaterThan(10);
@@ -194,6 +196,8 @@ describe.skipIf(noBrowser)('calling an agent from the browser', () => {
       ['contact', RECOGNISED],
       ['agent', REPLY],
     ]);
+    const answer = (saved.transcript as { latency?: { voice?: Record<string, number> } }[])[2]!;
+    expect(answer.latency?.voice).toMatchObject({ heardMs: expect.any(Number), endOfTurnMs: expect.any(Number) });
     const usage = saved.usage as Record<string, number>;
     expect(usage.sttSeconds).toBeGreaterThanOrEqual(176_000 / 32_000);
     expect(usage.ttsCharacters).toBe(OPENING.length + REPLY.length);

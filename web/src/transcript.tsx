@@ -62,10 +62,27 @@ const json = (value: unknown) => {
   }
 };
 
-/** What the reply took: the model's first token (when a model ran) and the whole reply. */
+/**
+ * What the reply took: on a call's audio line, how long the contact waited for it at their ear
+ * (with each step in the title); the model's first token (when a model ran) and the whole reply.
+ */
 function Latency({ latency }: { latency: NonNullable<TranscriptTurn['latency']> }) {
+  const { voice } = latency;
+  const steps =
+    voice &&
+    [
+      `turn over ${voice.endOfTurnMs} ms`,
+      ...(voice.sttFinalMs === null ? [] : [`last words recognised ${voice.sttFinalMs} ms`]),
+      `first words ${voice.firstTokenMs} ms`,
+      `first audio sent ${voice.heardMs} ms`,
+    ].join(', ');
   return (
     <span class="turn-latency">
+      {voice && (
+        <>
+          <span title={`After the contact's last sound: ${steps}.`}>heard {voice.heardMs} ms after the contact stopped</span> ·{' '}
+        </>
+      )}
       {latency.firstTokenMs !== null && <>first token {latency.firstTokenMs} ms · </>}
       reply {latency.totalMs} ms
     </span>

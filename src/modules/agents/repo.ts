@@ -1,9 +1,20 @@
 import { updateSet, type Queryable } from '../../platform/db.ts';
 import { selectPage, type Page } from '../../platform/pagination.ts';
-import type { AgentLlm, AgentRecording, AgentStt, AgentTts, CustomTool, StoredRealtime, VoicePipeline, VoiceProvider } from './schemas.ts';
+import type {
+  AgentConfig,
+  AgentLlm,
+  AgentRecording,
+  AgentStt,
+  AgentTts,
+  CustomTool,
+  StoredBackup,
+  StoredRealtime,
+  VoicePipeline,
+  VoiceProvider,
+} from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
-export const OWNED_TABLES = ['agents', 'voice_numbers'] as const;
+export const OWNED_TABLES = ['agents', 'voice_numbers', 'agent_versions'] as const;
 
 export interface AgentRow {
   id: string;
@@ -21,6 +32,7 @@ export interface AgentRow {
   realtime: StoredRealtime | null;
   stt: AgentStt | null;
   tts: AgentTts;
+  backup: StoredBackup | null;
   voice_pipeline: VoicePipeline;
   knowledge_in_context: boolean;
   transfer_number: string | null;
@@ -56,6 +68,7 @@ export interface AgentFields {
   realtime: StoredRealtime | null;
   stt: AgentStt | null;
   tts: AgentTts;
+  backup: StoredBackup | null;
   voicePipeline: VoicePipeline;
   knowledgeInContext: boolean;
   transferNumber: string | null;
@@ -64,7 +77,7 @@ export interface AgentFields {
 }
 
 const AGENT_COLUMNS =
-  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, custom_tools, llm, realtime, stt, tts, voice_pipeline, knowledge_in_context, transfer_number, recording, tool_secret_sealed, metadata, created_at, updated_at';
+  'id, tenant_id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, custom_tools, llm, realtime, stt, tts, backup, voice_pipeline, knowledge_in_context, transfer_number, recording, tool_secret_sealed, metadata, created_at, updated_at';
 const NUMBER_COLUMNS = 'id, tenant_id, phone_number, provider, label, inbound_agent_id, created_at, updated_at';
 
 const likePattern = (search: string | undefined) => (search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null);
@@ -76,8 +89,8 @@ export async function insertAgent(
 ): Promise<AgentRow> {
   const { rows } = await db.query<AgentRow>(
     `INSERT INTO agents (tenant_id, id, name, description, language, voice, system_prompt, first_message, knowledge_base_ids, tools, metadata,
-                         custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed, stt, tts, recording, voice_pipeline, realtime)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb, $12::jsonb, $13::jsonb, $14, $15, $16, $17::jsonb, $18::jsonb, $19::jsonb, $20, $21::jsonb)
+                         custom_tools, llm, knowledge_in_context, transfer_number, tool_secret_sealed, stt, tts, recording, voice_pipeline, realtime, backup)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[], $10::text[], $11::jsonb, $12::jsonb, $13::jsonb, $14, $15, $16, $17::jsonb, $18::jsonb, $19::jsonb, $20, $21::jsonb, $22::jsonb)
      RETURNING ${AGENT_COLUMNS}`,
     [
       tenantId,
@@ -101,13 +114,17 @@ export async function insertAgent(
       JSON.stringify(agent.recording),
       agent.voicePipeline,
       agent.realtime && JSON.stringify(agent.realtime),
+      agent.backup && JSON.stringify(agent.backup),
     ],
   );
   return rows[0]!;
 }
 
-export async function findAgent(db: Queryable, tenantId: string, agentId: string): Promise<AgentRow | undefined> {
-  const { rows } = await db.query<AgentRow>(`SELECT ${AGENT_COLUMNS} FROM agents WHERE tenant_id = $1 AND id = $2`, [tenantId, agentId]);
+export async function findAgent(db: Queryable, tenantId: string, agentId: string, forUpdate = false): Promise<AgentRow | undefined> {
+  const { rows } = await db.query<AgentRow>(
+    `SELECT ${AGENT_COLUMNS} FROM agents WHERE tenant_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    [tenantId, agentId],
+  );
   return rows[0];
 }
 
@@ -175,6 +192,7 @@ export async function updateAgent(
       realtime: patch.realtime === undefined ? undefined : patch.realtime && JSON.stringify(patch.realtime),
       stt: patch.stt === undefined ? undefined : patch.stt && JSON.stringify(patch.stt),
       tts: patch.tts && JSON.stringify(patch.tts),
+      backup: patch.backup === undefined ? undefined : patch.backup && JSON.stringify(patch.backup),
       voice_pipeline: patch.voicePipeline,
       knowledge_in_context: patch.knowledgeInContext ?? undefined,
       transfer_number: patch.transferNumber,
@@ -296,4 +314,74 @@ export async function lockSealedToolSecrets(db: Queryable): Promise<{ tenant_id:
 
 export async function updateToolSecretSealed(db: Queryable, tenantId: string, id: string, sealed: string): Promise<void> {
   await db.query('UPDATE agents SET tool_secret_sealed = $3 WHERE tenant_id = $1 AND id = $2', [tenantId, id, sealed]);
+}
+
+export interface VersionRow {
+  agent_id: string;
+  version: number;
+  config: AgentConfig;
+  note: string | null;
+  created_at: Date;
+}
+
+const VERSION_COLUMNS = 'agent_id, version, config, note, created_at';
+
+/** The next version of the agent, numbered after its latest; the caller holds the agent locked, so numbers never collide. */
+export async function insertVersion(
+  db: Queryable,
+  tenantId: string,
+  agentId: string,
+  config: AgentConfig,
+  note: string | null,
+): Promise<VersionRow> {
+  const { rows } = await db.query<VersionRow>(
+    `INSERT INTO agent_versions (tenant_id, agent_id, version, config, note)
+     SELECT $1, $2, coalesce(max(version), 0) + 1, $3::jsonb, $4 FROM agent_versions WHERE tenant_id = $1 AND agent_id = $2
+     RETURNING ${VERSION_COLUMNS}`,
+    [tenantId, agentId, JSON.stringify(config), note],
+  );
+  return rows[0]!;
+}
+
+export async function latestVersion(db: Queryable, tenantId: string, agentId: string): Promise<VersionRow | undefined> {
+  const { rows } = await db.query<VersionRow>(
+    `SELECT ${VERSION_COLUMNS} FROM agent_versions WHERE tenant_id = $1 AND agent_id = $2 ORDER BY version DESC LIMIT 1`,
+    [tenantId, agentId],
+  );
+  return rows[0];
+}
+
+export async function findVersion(db: Queryable, tenantId: string, agentId: string, version: number): Promise<VersionRow | undefined> {
+  const { rows } = await db.query<VersionRow>(
+    `SELECT ${VERSION_COLUMNS} FROM agent_versions WHERE tenant_id = $1 AND agent_id = $2 AND version = $3`,
+    [tenantId, agentId, version],
+  );
+  return rows[0];
+}
+
+/** Which of `versions` the agent has. */
+export async function existingVersions(db: Queryable, tenantId: string, agentId: string, versions: number[]): Promise<Set<number>> {
+  const { rows } = await db.query<{ version: number }>(
+    'SELECT version FROM agent_versions WHERE tenant_id = $1 AND agent_id = $2 AND version = ANY ($3::int[])',
+    [tenantId, agentId, versions],
+  );
+  return new Set(rows.map((row) => row.version));
+}
+
+export async function listVersions(
+  db: Queryable,
+  tenantId: string,
+  agentId: string,
+  page: Page,
+): Promise<{ rows: VersionRow[]; total: number }> {
+  const where = 'tenant_id = $1 AND agent_id = $2';
+  return selectPage<VersionRow>(
+    db,
+    {
+      rows: `SELECT ${VERSION_COLUMNS} FROM agent_versions WHERE ${where} ORDER BY version DESC`,
+      total: `SELECT count(*)::int AS n FROM agent_versions WHERE ${where}`,
+      params: [tenantId, agentId],
+    },
+    page,
+  );
 }

@@ -5,15 +5,20 @@ import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
-import { errorResponses, IdParams } from '../../platform/schemas.ts';
+import { EmptyBody, errorResponses, IdParams } from '../../platform/schemas.ts';
 import * as agents from './service.ts';
 import {
   Agent,
+  AgentVersion,
+  AgentVersionDiff,
   AgentsQuery,
   CreateAgentBody,
   CreateVoiceNumberBody,
   UpdateAgentBody,
+  PublishVersionBody,
   UpdateVoiceNumberBody,
+  VersionDiffQuery,
+  VersionParams,
   Voice,
   VoiceNumber,
   VoicesQuery,
@@ -23,6 +28,8 @@ import {
 export interface AgentUsage {
   agentInUse: agents.CampaignUsage;
   voiceNumberInUse: agents.CampaignUsage;
+  /** What publishing a version sets off (the agent's test suites run against it), in the publishing transaction. */
+  onPublished?: agents.OnPublished;
 }
 
 export const agentRoutes =
@@ -101,6 +108,81 @@ async function mountAgentRoutes(usage: AgentUsage, plugin: Parameters<ModulePlug
       await agents.deleteAgent(ctxOf(request), request.params.id, usage.agentInUse);
       return reply.code(204).send(null);
     },
+  );
+
+  // Versions (issue 41; docs/decisions/0058-agent-versions.md).
+  app.post(
+    '/agents/:id/versions',
+    {
+      schema: {
+        tags,
+        summary: "Publish: freeze the agent's conversational config as its next version (never changed afterwards)",
+        params: IdParams,
+        body: PublishVersionBody,
+        response: { 201: AgentVersion, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await agents.publishVersion(ctxOf(request), request.params.id, request.body?.note, usage.onPublished)),
+  );
+
+  app.get(
+    '/agents/:id/versions',
+    {
+      schema: {
+        tags,
+        summary: "List the agent's published versions, newest first",
+        params: IdParams,
+        querystring: PageQuery,
+        response: { 200: PageOf(AgentVersion), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await agents.listVersions(ctxOf(request), request.params.id, page);
+      return pageOf(data, total, page);
+    },
+  );
+
+  app.get(
+    '/agents/:id/versions/:version',
+    {
+      schema: {
+        tags,
+        summary: 'Get a version of the agent',
+        params: VersionParams,
+        response: { 200: AgentVersion, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => agents.requireVersion(ctxOf(request), request.params.id, request.params.version),
+  );
+
+  app.get(
+    '/agents/:id/versions/:version/diff',
+    {
+      schema: {
+        tags,
+        summary: "What differs between a version and another (?against=m), or the agent's current config, field by field",
+        params: VersionParams,
+        querystring: VersionDiffQuery,
+        response: { 200: AgentVersionDiff, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => agents.diffVersion(ctxOf(request), request.params.id, request.params.version, request.query.against),
+  );
+
+  app.post(
+    '/agents/:id/versions/:version/restore',
+    {
+      schema: {
+        tags,
+        summary: "Make the agent's current config the version's (checked as an edit is; nothing is published)",
+        params: VersionParams,
+        body: EmptyBody,
+        response: { 200: Agent, ...errorResponses(400, 401, 403, 404, 409, 502) },
+      },
+    },
+    async (request) => agents.restoreVersion(ctxOf(request), request.params.id, request.params.version),
   );
 
   // Named by the seed as not implemented; they answer alike whether or not the agent exists.

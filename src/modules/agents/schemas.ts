@@ -1,11 +1,10 @@
 import { LLM_PROVIDER_NAMES, STT_PROVIDER_NAMES, TTS_PROVIDER_NAMES, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
-import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { PATTERN_MESSAGE, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { Nullable, PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 import { AGENT_TOOLS } from './tools.ts';
 
 const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Arbitrary key-value pairs.' });
-const Nullable = <T extends TSchema>(schema: T, options?: { description: string }) => Type.Union([schema, Type.Null()], options);
 
 const AgentName = Type.String({ minLength: 1, maxLength: 200, description: 'Unique in the tenant, whatever the case.' });
 // language[-Script][-REGION]: en-US, es, pt-BR, zh-Hant-TW, es-419. Any case; stored canonical.
@@ -145,6 +144,45 @@ export type AgentRealtime = Static<typeof AgentRealtime>;
 /** As stored and returned: the defaults filled. */
 export type StoredRealtime = Required<AgentRealtime>;
 
+const BackupTts = Type.Object(
+  {
+    provider: AgentTts.properties.provider,
+    model: Type.Optional(SpeechModel),
+    voice: Type.Optional(Nullable(VoiceId)),
+  },
+  {
+    additionalProperties: false,
+    description: "The backup text-to-speech, in its own voice (absent or null: its default for the agent's language).",
+  },
+);
+export const AgentBackup = Type.Object(
+  {
+    llm: Type.Optional(Nullable(AgentLlm)),
+    stt: Type.Optional(Nullable(AgentStt)),
+    tts: Type.Optional(Nullable(BackupTts)),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Mid-call failover: when the agent's model, speech-to-text or text-to-speech fails or stalls during a call, the call goes on with the one named here (for the rest of the call) and the transcript says so. Each must differ from the agent's own; null or absent: none. See docs/voice.md § Mid-call failover.",
+  },
+);
+export type AgentBackup = Static<typeof AgentBackup>;
+/** As stored and returned: each part named or null, the backup voice chosen. */
+export interface StoredBackup {
+  llm: AgentLlm | null;
+  stt: AgentStt | null;
+  tts: (AgentTts & { voice: string }) | null;
+}
+const StoredBackupSchema = Type.Object(
+  {
+    llm: Nullable(AgentLlm),
+    stt: Nullable(AgentStt),
+    tts: Nullable(Type.Object({ provider: Type.String(), model: Type.Optional(Type.String()), voice: Type.String() })),
+  },
+  { description: AgentBackup.description },
+);
+
 export const VOICE_PIPELINES = ['MEDIA_STREAM', 'CONVERSATION_RELAY'] as const;
 export type VoicePipeline = (typeof VOICE_PIPELINES)[number];
 // An enum, so a wrong value reads "must be one of MEDIA_STREAM, CONVERSATION_RELAY".
@@ -253,6 +291,7 @@ export const Agent = Type.Object({
   ),
   stt: Nullable(AgentStt),
   tts: AgentTts,
+  backup: Nullable(StoredBackupSchema),
   voicePipeline: VoicePipelineSchema,
   knowledgeInContext: Type.Boolean({ description: "Passages of the agent's knowledge bases are put in the model's context each turn." }),
   transferNumber: Nullable(Type.String()),
@@ -283,6 +322,7 @@ export const CreateAgentBody = Type.Object(
     realtime: Type.Optional(Nullable(AgentRealtime)),
     stt: Type.Optional(Nullable(AgentStt)),
     tts: Type.Optional(AgentTts),
+    backup: Type.Optional(Nullable(AgentBackup)),
     voicePipeline: Type.Optional(VoicePipelineSchema),
     knowledgeInContext: Type.Optional(Type.Boolean()),
     transferNumber: Type.Optional(Nullable(TransferNumber)),
@@ -353,3 +393,81 @@ export const UpdateVoiceNumberBody = Type.Object(
   { additionalProperties: false },
 );
 export type UpdateVoiceNumberBody = Static<typeof UpdateVoiceNumberBody>;
+
+/**
+ * What a version freezes: how the agent converses (its prompts, tools, knowledge, model, speech, their
+ * backup and transfer number). Its name, description, metadata and recording stay the agent's own: a label and
+ * a duty of the tenant, the same whatever version a call runs.
+ */
+export const VERSIONED_FIELDS = [
+  'language',
+  'voice',
+  'systemPrompt',
+  'firstMessage',
+  'knowledgeBaseIds',
+  'tools',
+  'customTools',
+  'llm',
+  'realtime',
+  'stt',
+  'tts',
+  'backup',
+  'voicePipeline',
+  'knowledgeInContext',
+  'transferNumber',
+] as const;
+export type VersionedField = (typeof VERSIONED_FIELDS)[number];
+
+export const AgentConfig = Type.Pick(Agent, [...VERSIONED_FIELDS], {
+  description: "The agent's conversational config as the version froze it (the fields of the agent of the same names).",
+});
+export type AgentConfig = Static<typeof AgentConfig>;
+
+const VersionNumber = Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'The version number, 1 for the first published.' });
+
+export const AgentVersion = Type.Object({
+  agentId: Uuid,
+  version: VersionNumber,
+  note: Nullable(Type.String(), { description: 'What the publisher said of it.' }),
+  config: AgentConfig,
+  createdAt: Timestamp,
+});
+export type AgentVersion = Static<typeof AgentVersion>;
+
+export const PublishVersionBody = Type.Optional(
+  Type.Object(
+    { note: Type.Optional(Type.String({ maxLength: 500, description: 'What changed, for the people reading the list of versions.' })) },
+    { additionalProperties: false },
+  ),
+);
+export type PublishVersionBody = Static<typeof PublishVersionBody>;
+
+export const VersionParams = Type.Object({ id: Uuid, version: VersionNumber });
+
+export const VersionDiffQuery = Type.Object(
+  {
+    against: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: "The version compared with; absent: the agent's current config (what restoring the version would change).",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const AgentVersionDiff = Type.Object({
+  agentId: Uuid,
+  version: VersionNumber,
+  against: Type.Union([VersionNumber, Type.Null()], { description: "The version compared with; null: the agent's current config." }),
+  changes: Type.Array(
+    Type.Object({
+      field: StringEnum(VERSIONED_FIELDS),
+      from: Type.Unknown({ description: 'The value in `against` (or the current config).' }),
+      to: Type.Unknown({ description: 'The value in `version`.' }),
+    }),
+    { description: 'The fields that differ, in the order of the config; empty when the two are the same.' },
+  ),
+});
+export type AgentVersionDiff = Static<typeof AgentVersionDiff>;

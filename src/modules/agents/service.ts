@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
 import { isForeignKeyViolation, isUniqueViolation, onUniqueViolation, type Queryable } from '../../platform/db.ts';
 import { appError } from '../../platform/errors.ts';
@@ -16,11 +17,15 @@ import { llmProvider } from '../../providers/registry.ts';
 import * as integrations from '../integrations/service.ts';
 import { assertBasesExist } from '../knowledge/service.ts';
 import * as repo from './repo.ts';
-import { DEFAULT_RETENTION_DAYS } from './schemas.ts';
+import { DEFAULT_RETENTION_DAYS, VERSIONED_FIELDS } from './schemas.ts';
 import type {
   Agent,
+  AgentConfig,
+  AgentVersion,
+  AgentVersionDiff,
   AgentLlm,
   CreateAgentBody,
+  StoredBackup,
   StoredRealtime,
   CustomTool,
   CreateVoiceNumberBody,
@@ -29,7 +34,7 @@ import type {
   VoiceNumber,
 } from './schemas.ts';
 import { realtimeServerOf } from './language-model.ts';
-import { speechPatch } from './speech.ts';
+import { backupSpeechPatch, DEFAULT_TTS, speechPatch } from './speech.ts';
 import { AGENT_TOOLS, isAgentTool } from './tools.ts';
 
 /** Speech on a phone line: the voices a provider offers, and what the media pipeline speaks and listens with. */
@@ -58,6 +63,7 @@ const toAgent = (row: repo.AgentRow): Agent => ({
   realtime: row.realtime ?? null,
   stt: row.stt,
   tts: row.tts,
+  backup: row.backup ?? null,
   voicePipeline: row.voice_pipeline,
   knowledgeInContext: row.knowledge_in_context,
   transferNumber: row.transfer_number,
@@ -164,11 +170,11 @@ async function checkCustomTools(tools: CustomTool[], allowPrivate: boolean): Pro
 }
 
 /** A model needs a server to ask: the tenant's own (its llm integration) or the service's (LLM_API_URL). */
-async function checkLlm(ctx: TenantCtx, llm: AgentLlm | null | undefined): Promise<AgentLlm | null | undefined> {
+async function checkLlm(ctx: TenantCtx, llm: AgentLlm | null | undefined, path = '/llm'): Promise<AgentLlm | null | undefined> {
   if (!llm) return llm;
   const provider = llm.provider ?? 'OPENAI_COMPATIBLE';
   if (!ctx.config.llm.apiUrl && !(await integrations.connectionTo(ctx, llmProvider(provider))))
-    throw appError('LLM_NOT_CONFIGURED', {}, [{ path: '/llm', message: 'no model server is configured' }]);
+    throw appError('LLM_NOT_CONFIGURED', {}, [{ path, message: 'no model server is configured' }]);
   return { provider, ...llm };
 }
 
@@ -211,6 +217,37 @@ async function checkRealtime(
   return given === undefined ? undefined : realtime;
 }
 
+/**
+ * The backup as stored, checked against the agent it backs (`input` over `current`): a model that
+ * has a server and is not the agent's own, speech providers reachable and not the agent's own, and
+ * nothing of speech where callforge does not run the speech (ConversationRelay) or where one model
+ * does it all (speech-to-speech). Undefined: the patch leaves it.
+ */
+async function checkBackup(ctx: TenantCtx, input: UpdateAgentBody, current: Agent | undefined): Promise<StoredBackup | null | undefined> {
+  if (!input.backup) return input.backup;
+  const refuse = (part: string, problem: string) =>
+    appError('BACKUP_CONFLICT', { part, problem }, [{ path: `/backup/${part}`, message: problem }]);
+  const { llm, stt, tts } = input.backup;
+  const agentLlm = input.llm === undefined ? current?.llm : input.llm;
+  if (
+    llm &&
+    (llm.provider ?? 'OPENAI_COMPATIBLE') === (agentLlm?.provider ?? 'OPENAI_COMPATIBLE') &&
+    llm.model === (agentLlm?.model ?? ctx.config.llm.model)
+  )
+    throw refuse('llm', "is the agent's own model: name another");
+  const realtime = input.realtime === undefined ? current?.realtime : input.realtime;
+  if ((stt || tts) && realtime)
+    throw refuse(stt ? 'stt' : 'tts', 'has nothing to take over from: the agent speaks through a speech-to-speech model');
+  if ((stt || tts) && (input.voicePipeline ?? current?.voicePipeline) === 'CONVERSATION_RELAY')
+    throw refuse(stt ? 'stt' : 'tts', "cannot take over: Twilio's ConversationRelay listens and speaks on this agent's calls");
+  const agent = {
+    stt: input.stt === undefined ? (current?.stt ?? null) : input.stt,
+    tts: input.tts ?? current?.tts ?? DEFAULT_TTS,
+    language: input.language === undefined ? (current?.language ?? 'en-US') : canonicalLanguage(input.language),
+  };
+  return { llm: (await checkLlm(ctx, llm, '/backup/llm')) ?? null, ...(await backupSpeechPatch(ctx, { stt, tts }, agent)) };
+}
+
 function transferNumberOf(raw: string | null | undefined): string | null | undefined {
   if (!raw) return raw;
   const phoneNumber = normalizePhoneNumber(raw.trim());
@@ -245,6 +282,7 @@ async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody, speechOf: Agen
     knowledgeBaseIds: input.knowledgeBaseIds && knowledgeBaseIds(input.knowledgeBaseIds),
     llm: await checkLlm(ctx, input.llm),
     realtime: await checkRealtime(ctx, { ...input, ...speech }, speechOf === 'new' ? undefined : speechOf),
+    backup: await checkBackup(ctx, { ...input, ...speech }, speechOf === 'new' ? undefined : speechOf),
     transferNumber: transferNumberOf(input.transferNumber),
     recording: input.recording && {
       enabled: input.recording.enabled,
@@ -270,6 +308,7 @@ export async function createAgent(ctx: TenantCtx, input: CreateAgentBody): Promi
     realtime: patch.realtime ?? null,
     stt: patch.stt ?? null,
     tts: patch.tts!,
+    backup: patch.backup ?? null,
     voicePipeline: patch.voicePipeline ?? 'MEDIA_STREAM',
     knowledgeInContext: patch.knowledgeInContext ?? false,
     transferNumber: patch.transferNumber ?? null,
@@ -302,7 +341,8 @@ export async function updateAgent(ctx: TenantCtx, agentId: string, input: Update
     input.tts !== undefined ||
     input.stt !== undefined ||
     input.voicePipeline !== undefined ||
-    input.realtime !== undefined;
+    input.realtime !== undefined ||
+    input.backup !== undefined;
   const patch = await agentPatch(ctx, input, touchesSpeech ? await requireAgent(ctx, agentId) : undefined);
   await assertBasesExist(ctx, patch.knowledgeBaseIds ?? []);
   const row = await onUniqueViolation(repo.updateAgent(ctx.db, ctx.tenantId, agentId, patch), () => duplicateAgentName(input.name ?? ''));
@@ -449,4 +489,121 @@ export async function resealToolSecrets(db: Queryable, serverKeys: ServerKeys): 
   for (const row of rows)
     await repo.updateToolSecretSealed(db, row.tenant_id, row.id, serverKeys.seal(serverKeys.open(row.tool_secret_sealed)));
   return rows.length;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Versions (issue 41): the conversational config frozen, listed, compared and restored.
+
+/** The fields a version freezes, taken from the agent (docs/decisions/0058-agent-versions.md). */
+const configOf = (agent: Agent): AgentConfig => Object.fromEntries(VERSIONED_FIELDS.map((field) => [field, agent[field]])) as AgentConfig;
+
+const toVersion = (row: repo.VersionRow): AgentVersion => ({
+  agentId: row.agent_id,
+  version: row.version,
+  note: row.note,
+  config: row.config,
+  createdAt: row.created_at.toISOString(),
+});
+
+const versionNotFound = (agentId: string, version: number) => appError('NOT_FOUND.agentVersion', { agentId, version });
+
+/**
+ * Freezes the agent's current config as its next version, in one transaction that holds the agent
+ * locked (two publishes at once get two numbers; an edit waits). A config equal to the latest
+ * version's is refused: the version already exists.
+ */
+/** What a higher module does as a version is published, in the publishing transaction (the test suites' runs are queued). */
+export type OnPublished = (txCtx: TenantCtx, agentId: string, version: number) => Promise<void>;
+
+export async function publishVersion(
+  ctx: TenantCtx,
+  agentId: string,
+  note: string | undefined,
+  onPublished?: OnPublished,
+): Promise<AgentVersion> {
+  return withTransaction(ctx, async (txCtx) => {
+    const row = await repo.findAgent(txCtx.db, ctx.tenantId, agentId, true);
+    if (!row) throw agentNotFound();
+    const config = configOf(toAgent(row));
+    const latest = await repo.latestVersion(txCtx.db, ctx.tenantId, agentId);
+    if (latest && diffOf(latest.config, config).length === 0) throw appError('AGENT_VERSION_UNCHANGED', { version: latest.version });
+    const version = toVersion(await repo.insertVersion(txCtx.db, ctx.tenantId, agentId, config, note ?? null));
+    await onPublished?.(txCtx, agentId, version.version);
+    return version;
+  });
+}
+
+export async function listVersions(ctx: TenantCtx, agentId: string, page: Page) {
+  await requireAgent(ctx, agentId);
+  const { rows, total } = await repo.listVersions(ctx.db, ctx.tenantId, agentId, page);
+  return { data: rows.map(toVersion), total };
+}
+
+/** The agent's version, or 404 (also when the agent is another tenant's). */
+export async function requireVersion(ctx: TenantScope, agentId: string, version: number): Promise<AgentVersion> {
+  const row = await repo.findVersion(ctx.db, ctx.tenantId, agentId, version);
+  if (row) return toVersion(row);
+  await requireAgent(ctx, agentId);
+  throw versionNotFound(agentId, version);
+}
+
+/** 404 for the first of `versions` the agent (of this tenant) does not have; `pathOf` names where each was given. */
+export async function assertVersionsExist(ctx: TenantScope, agentId: string, versions: number[], pathOf: (index: number) => string) {
+  const existing = await repo.existingVersions(ctx.db, ctx.tenantId, agentId, versions);
+  const index = versions.findIndex((version) => !existing.has(version));
+  if (index === -1) return;
+  await requireAgent(ctx, agentId);
+  throw appError('NOT_FOUND.agentVersion', { agentId, version: versions[index]! }, [
+    { path: pathOf(index), message: `is not a published version of agent ${agentId}` },
+  ]);
+}
+
+/** The fields whose values differ, in the config's order, as { field, from, to }. */
+function diffOf(from: AgentConfig, to: AgentConfig): AgentVersionDiff['changes'] {
+  // A version frozen before a field existed lacks it: it held that field's value of the time, null.
+  return VERSIONED_FIELDS.flatMap((field) => {
+    const before = from[field] ?? null;
+    const after = to[field] ?? null;
+    return isDeepStrictEqual(before, after) ? [] : [{ field, from: before, to: after }];
+  });
+}
+
+/** What differs from `against` (a version, or the agent's current config when undefined) to `version`. */
+export async function diffVersion(
+  ctx: TenantCtx,
+  agentId: string,
+  version: number,
+  against: number | undefined,
+): Promise<AgentVersionDiff> {
+  const target = await requireVersion(ctx, agentId, version);
+  const base = against === undefined ? configOf(await requireAgent(ctx, agentId)) : (await requireVersion(ctx, agentId, against)).config;
+  return { agentId, version, against: against ?? null, changes: diffOf(base, target.config) };
+}
+
+/**
+ * The agent's current config becomes the version's, checked as an edit is (its knowledge bases
+ * still exist, its model and speech can still run); nothing is published.
+ */
+export async function restoreVersion(ctx: TenantCtx, agentId: string, version: number): Promise<Agent> {
+  const { config } = await requireVersion(ctx, agentId, version);
+  return updateAgent(ctx, agentId, config);
+}
+
+/**
+ * The agent a call converses as: the agent with the config of the version the call names (its
+ * campaign pinned it, or its arm of an experiment), or as it is now when the call names none.
+ * Undefined when the call has no agent (or it was deleted).
+ */
+export async function agentOfCall(
+  ctx: TenantScope,
+  call: { agent_id: string | null; agent_version?: number | null },
+): Promise<Agent | undefined> {
+  if (!call.agent_id) return undefined;
+  const row = await repo.findAgent(ctx.db, ctx.tenantId, call.agent_id);
+  if (!row) return undefined;
+  const agent = toAgent(row);
+  if (call.agent_version == null) return agent;
+  // Versions are never deleted but with their agent: a version that is missing means a missing agent.
+  const version = await repo.findVersion(ctx.db, ctx.tenantId, call.agent_id, call.agent_version);
+  return version && { ...agent, ...version.config };
 }

@@ -10,7 +10,7 @@ import { FLUX_DEFAULT_MODEL } from '../../providers/deepgram/live-recognition.ts
 import { sttProvider, ttsProvider } from '../../providers/registry.ts';
 import type { ConversationRelaySpeech, Provider, SpeechEndpoint, SpeechToText, TextToSpeech, Voice } from '../../providers/types.ts';
 import * as integrations from '../integrations/service.ts';
-import type { Agent, AgentStt, AgentTts, VoicePipeline } from './schemas.ts';
+import type { Agent, AgentBackup, AgentStt, AgentTts, StoredBackup, VoicePipeline } from './schemas.ts';
 
 type Scope = Pick<TenantCtx, 'db' | 'tenantId' | 'serverKeys' | 'config'>;
 
@@ -90,7 +90,7 @@ const notConfigured = (provider: Provider, path: string) =>
   );
 
 /** A provider the agent names needs a server to reach; refused at save, not discovered on a live call. */
-async function checkReachable(ctx: Scope, provider: Provider, field: 'stt' | 'tts'): Promise<void> {
+async function checkReachable(ctx: Scope, provider: Provider, field: 'stt' | 'tts' | 'backup/stt' | 'backup/tts'): Promise<void> {
   if (!(await speechEndpoint(ctx, provider))) throw notConfigured(provider, `/${field}/provider`);
 }
 
@@ -145,19 +145,19 @@ export async function listVoices(ctx: Scope, providerName: string, language: str
 }
 
 /** The voice to store: the one asked for, when the provider has it, or the provider's default for the language. */
-async function chosenVoice(ctx: Scope, tts: AgentTts, voice: string | null, language: string): Promise<string> {
+async function chosenVoice(ctx: Scope, tts: AgentTts, voice: string | null, language: string, path = '/voice'): Promise<string> {
   const voices = await voicesOf(ctx, tts.provider);
   const title = ttsProvider(tts.provider).title;
   if (voice !== null) {
     if (voices.some((offered) => offered.id === voice)) return voice;
     throw appError('UNKNOWN_VOICE', { voice, provider: title, name: tts.provider }, [
-      { path: '/voice', message: `is not a voice of ${tts.provider}` },
+      { path, message: `is not a voice of ${tts.provider}` },
     ]);
   }
   const fallback = defaultVoice(voices, language);
   if (!fallback)
     throw appError('NO_VOICE_FOR_LANGUAGE', { language, provider: title, name: tts.provider }, [
-      { path: '/voice', message: `${tts.provider} has no voice for ${language}` },
+      { path, message: `${tts.provider} has no voice for ${language}` },
     ]);
   return fallback.id;
 }
@@ -204,6 +204,32 @@ export async function speechPatch(
     voice = kept ? current.voice! : await chosenVoice(ctx, tts, null, language);
   }
   return { ...(stt === undefined ? {} : { stt }), ...(tts ? { tts } : {}), ...(voice === undefined ? {} : { voice }) };
+}
+
+/**
+ * The backup's speech as stored: each provider reachable and not the agent's own (a provider that
+ * failed would fail again), the backup voice one of its provider's, in the agent's language by default.
+ */
+export async function backupSpeechPatch(
+  ctx: Scope,
+  backup: Pick<AgentBackup, 'stt' | 'tts'>,
+  agent: { stt: AgentStt | null; tts: AgentTts; language: string },
+): Promise<Pick<StoredBackup, 'stt' | 'tts'>> {
+  const refuse = (part: string, problem: string) =>
+    appError('BACKUP_CONFLICT', { part, problem }, [{ path: `/backup/${part}`, message: problem }]);
+  const { stt, tts } = backup;
+  if (stt) {
+    if (stt.provider === agent.stt?.provider) throw refuse('stt', "is the agent's own speech-to-text provider: name another");
+    await checkReachable(ctx, sttProvider(stt.provider), 'backup/stt');
+  }
+  if (!tts) return { stt: stt ?? null, tts: null };
+  if (tts.provider === agent.tts.provider) throw refuse('tts', "is the agent's own text-to-speech provider: name another");
+  await checkReachable(ctx, ttsProvider(tts.provider), 'backup/tts');
+  const { voice: given, ...speaking } = tts;
+  return {
+    stt: stt ?? null,
+    tts: { ...speaking, voice: await chosenVoice(ctx, speaking, given ?? null, agent.language, '/backup/tts/voice') },
+  };
 }
 
 /** What Twilio's ConversationRelay runs: its own Deepgram and ElevenLabs, the only vendors it and callforge share. */
@@ -269,6 +295,11 @@ export interface AgentSpeech {
   ttsProvider: string;
   sttModel?: string;
   ttsModel?: string;
+  /** The agent's backup recogniser and voice, ready to take over mid-call (absent: none). */
+  backup?: {
+    stt?: { stt: SpeechToText; provider: string; model?: string };
+    tts?: { tts: TextToSpeech; provider: string; voice: string; model?: string };
+  };
 }
 
 /**
@@ -280,16 +311,40 @@ export interface AgentSpeech {
 export async function speechOf(
   deps: Pick<Deps, 'config'>,
   ctx: TenantCtx,
-  agent: Pick<Agent, 'stt' | 'tts' | 'voice' | 'language'>,
+  agent: Pick<Agent, 'stt' | 'tts' | 'voice' | 'language'> & Partial<Pick<Agent, 'backup'>>,
 ): Promise<AgentSpeech> {
   const scope = { ...ctx, config: deps.config };
-  const tts = ttsProvider(agent.tts.provider);
   const fallback = { timeoutMs: deps.config.speech.timeoutMs };
-  const speaker = tts.tts.connect((await speechEndpoint(scope, tts)) ?? fallback);
-  const stt = agent.stt ? sttProvider(agent.stt.provider) : undefined;
-  const listener = stt ? stt.stt.connect((await speechEndpoint(scope, stt)) ?? fallback) : null;
+  const speakerOf = async (name: string) => {
+    const tts = ttsProvider(name);
+    return tts.tts.connect((await speechEndpoint(scope, tts)) ?? fallback);
+  };
+  const listenerOf = async (name: string) => {
+    const stt = sttProvider(name);
+    return stt.stt.connect((await speechEndpoint(scope, stt)) ?? fallback);
+  };
+  const speaker = await speakerOf(agent.tts.provider);
+  const listener = agent.stt ? await listenerOf(agent.stt.provider) : null;
+  const { stt: backupStt, tts: backupTts } = agent.backup ?? {};
+  const backup = {
+    ...(backupStt && {
+      stt: {
+        stt: await listenerOf(backupStt.provider),
+        provider: backupStt.provider,
+        ...(backupStt.model ? { model: backupStt.model } : {}),
+      },
+    }),
+    ...(backupTts && {
+      tts: {
+        tts: await speakerOf(backupTts.provider),
+        provider: backupTts.provider,
+        voice: backupTts.voice,
+        ...(backupTts.model ? { model: backupTts.model } : {}),
+      },
+    }),
+  };
   const voice = agent.voice ?? defaultVoice(await speaker.voices(), agent.language)?.id;
-  if (!voice) throw new ProviderError(`${tts.title} has no voice for ${agent.language}.`, { retryable: false });
+  if (!voice) throw new ProviderError(`${ttsProvider(agent.tts.provider).title} has no voice for ${agent.language}.`, { retryable: false });
   return {
     stt: listener,
     tts: speaker,
@@ -299,5 +354,6 @@ export async function speechOf(
     // Flux is Deepgram's model that ends the turns itself.
     ...(agent.stt?.model ? { sttModel: agent.stt.model } : agent.stt?.endOfTurn === 'FLUX' ? { sttModel: FLUX_DEFAULT_MODEL } : {}),
     ...(agent.tts.model ? { ttsModel: agent.tts.model } : {}),
+    ...((backup.stt || backup.tts) && { backup }),
   };
 }

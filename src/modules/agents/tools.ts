@@ -88,6 +88,21 @@ export const AGENT_TOOLS: readonly AgentTool[] = [
     ),
   },
   {
+    name: 'press_digits',
+    description:
+      'Presses keys on the phone, when a phone menu answered ("press 1 for…"): the digits of the option that reaches the person or department needed. Say nothing to the menu.',
+    parameters: object(
+      {
+        digits: {
+          type: 'string',
+          pattern: '^[0-9*#w]{1,32}$',
+          description: "The keys, in order: 0-9, * and #; w waits half a second between keys (an extension: '1w2w3').",
+        },
+      },
+      ['digits'],
+    ),
+  },
+  {
     name: 'opt_out',
     description:
       'Puts the person on the do-not-call list when they ask not to be called or contacted again; no call or message of any campaign reaches them afterwards. Confirm it and say goodbye in the same reply: the call then ends.',

@@ -162,6 +162,7 @@ async function extract(
       id: newId(),
       callId: call.id,
       agentId: call.agent_id,
+      agentVersion: call.agent_version ?? null,
       campaignId: call.campaign_id,
       contactId: call.contact_id,
       fields,
@@ -180,23 +181,43 @@ async function extract(
   if (!transcript.some((turn) => turn.role === 'contact')) return record('skipped: no conversation');
   if (!askModel) return NEEDS_MODEL;
   const fields = (await repo.bindingsOf(ctx.db, ctx.tenantId, agent.id))?.fields ?? [];
-  let answer: Record<string, unknown>;
+  let extracted: Extracted;
   try {
-    ({ answer } = await model.chat.extract({
-      model: model.name,
-      system:
-        'You read a phone call transcript, summarise it and fill in the requested fields. Use null for anything the call did not establish. Dates are YYYY-MM-DD.',
-      user: transcript.map((turn) => `${turn.role}: ${turn.text}`).join('\n'),
-      schemaName: 'call_analytics',
-      schema: schemaOf(fields),
-    }));
+    extracted = await extractFields(model, transcript, fields);
   } catch (error) {
     if (meta.retryCount < EXTRACT_RETRY_LIMIT) throw error; // retried with backoff
     return record(`failed: ${error instanceof Error ? error.message : String(error)}`);
   }
+  return record('extracted', extracted.summary, extracted.values);
+}
+
+export interface Extracted {
+  summary: string | null;
+  /** The fields the transcript established, each of its field's type (a wrong type is dropped). */
+  values: Record<string, unknown>;
+  usage: { inputTokens: number; outputTokens: number } | null;
+}
+
+/**
+ * The model reads a transcript for a summary and the bound fields: what analytics stores after a
+ * call, and what a test suite's field assertions compare. A model's failure is thrown.
+ */
+export async function extractFields(
+  model: Pick<agents.LanguageModel, 'chat' | 'name'>,
+  transcript: { role: string; text: string }[],
+  fields: BindingField[],
+): Promise<Extracted> {
+  const { answer, usage } = await model.chat.extract({
+    model: model.name,
+    system:
+      'You read a phone call transcript, summarise it and fill in the requested fields. Use null for anything the call did not establish. Dates are YYYY-MM-DD.',
+    user: transcript.map((turn) => `${turn.role}: ${turn.text}`).join('\n'),
+    schemaName: 'call_analytics',
+    schema: schemaOf(fields),
+  });
   const summary = typeof answer.summary === 'string' ? answer.summary : null;
   const values = answer.fields !== null && typeof answer.fields === 'object' ? (answer.fields as Record<string, unknown>) : {};
-  return record('extracted', summary, validValues(fields, values));
+  return { summary, values: validValues(fields, values), usage };
 }
 
 export const extractAnalyticsJob = (deps: Deps): JobDefinition<ExtractAnalyticsJob> => ({

@@ -35,6 +35,7 @@ export interface ResultRow {
   id: string;
   call_id: string;
   agent_id: string | null;
+  agent_version: number | null;
   campaign_id: string | null;
   contact_id: string | null;
   fields: Record<string, unknown>;
@@ -55,7 +56,7 @@ export async function listResults(
   return selectPage<ResultRow>(
     db,
     {
-      rows: `SELECT id, call_id, agent_id, campaign_id, contact_id, fields, status, summary, outcome, extracted_at FROM analytics_results WHERE ${where} ORDER BY extracted_at DESC, id DESC`,
+      rows: `SELECT id, call_id, agent_id, agent_version, campaign_id, contact_id, fields, status, summary, outcome, extracted_at FROM analytics_results WHERE ${where} ORDER BY extracted_at DESC, id DESC`,
       total: `SELECT count(*)::int AS n FROM analytics_results WHERE ${where}`,
       params,
     },
@@ -68,6 +69,7 @@ export interface NewResult {
   id: string;
   callId: string;
   agentId: string | null;
+  agentVersion: number | null;
   campaignId: string | null;
   contactId: string | null;
   fields: Record<string, unknown>;
@@ -80,9 +82,9 @@ export interface NewResult {
 /** Stores results, several calls' in one statement; the calls whose result this stored (a call's first result stays). */
 export async function insertResults(db: Queryable, tenantId: string, results: NewResult[]): Promise<Set<string>> {
   const { rows } = await db.query<{ call_id: string }>(
-    `INSERT INTO analytics_results (tenant_id, id, call_id, agent_id, campaign_id, contact_id, fields, extracted_at, status, summary, outcome)
-     SELECT $1, r.id, r.call_id, r.agent_id, r.campaign_id, r.contact_id, r.fields, r.extracted_at, r.status, r.summary, r.outcome
-     FROM jsonb_to_recordset($2::jsonb) AS r (id uuid, call_id uuid, agent_id uuid, campaign_id uuid, contact_id uuid, fields jsonb,
+    `INSERT INTO analytics_results (tenant_id, id, call_id, agent_id, agent_version, campaign_id, contact_id, fields, extracted_at, status, summary, outcome)
+     SELECT $1, r.id, r.call_id, r.agent_id, r.agent_version, r.campaign_id, r.contact_id, r.fields, r.extracted_at, r.status, r.summary, r.outcome
+     FROM jsonb_to_recordset($2::jsonb) AS r (id uuid, call_id uuid, agent_id uuid, agent_version int, campaign_id uuid, contact_id uuid, fields jsonb,
        extracted_at timestamptz, status text, summary text, outcome text)
      ON CONFLICT (tenant_id, call_id) DO NOTHING RETURNING call_id`,
     [
@@ -92,6 +94,7 @@ export async function insertResults(db: Queryable, tenantId: string, results: Ne
           id: result.id,
           call_id: result.callId,
           agent_id: result.agentId,
+          agent_version: result.agentVersion,
           campaign_id: result.campaignId,
           contact_id: result.contactId,
           fields: result.fields,

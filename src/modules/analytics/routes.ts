@@ -6,8 +6,25 @@ import { tenantCtx } from '../../platform/context.ts';
 import { PageOf, pageOf, PageQuery, toPage } from '../../platform/pagination.ts';
 import { errorResponses } from '../../platform/schemas.ts';
 import * as agents from '../agents/service.ts';
+import { campaignExperiment } from './experiments.ts';
 import * as analytics from './service.ts';
-import { AgentParams, Bindings, Detail, DetailQuery, PutBindingsBody, Result, ResultsQuery, Tool, Trends, TrendsQuery } from './schemas.ts';
+import {
+  AgentParams,
+  Bindings,
+  CampaignParams,
+  Detail,
+  DetailQuery,
+  ExperimentQuery,
+  ExperimentReport,
+  Latency,
+  LatencyQuery,
+  PutBindingsBody,
+  Result,
+  ResultsQuery,
+  Tool,
+  Trends,
+  TrendsQuery,
+} from './schemas.ts';
 
 export const analyticsRoutes: ModulePlugin = async (plugin, { deps }) => {
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
@@ -37,6 +54,19 @@ export const analyticsRoutes: ModulePlugin = async (plugin, { deps }) => {
       },
     },
     async (request) => analytics.myTrends(ctxOf(request), request.query),
+  );
+  app.get(
+    '/analytics/latency',
+    {
+      schema: {
+        tags,
+        summary:
+          "How long contacts waited for the agent's answers: p50/p95 from their last sound to the answer's first audio, per agent and campaign",
+        querystring: LatencyQuery,
+        response: { 200: Latency, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => analytics.answerLatency(ctxOf(request), request.query),
   );
   app.get(
     '/analytics/tools',
@@ -77,6 +107,20 @@ export const analyticsRoutes: ModulePlugin = async (plugin, { deps }) => {
       },
     },
     async (request) => analytics.putBindings(ctxOf(request), request.params.agentId, request.body),
+  );
+  app.get(
+    '/analytics/campaigns/:campaignId/experiment',
+    {
+      schema: {
+        tags,
+        summary:
+          "A campaign's experiment arm by arm (contacts, outcomes, tool outcomes, durations, cost per success) and whether each arm's success rate differs significantly from the first arm's",
+        params: CampaignParams,
+        querystring: ExperimentQuery,
+        response: { 200: ExperimentReport, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => campaignExperiment(ctxOf(request), request.params.campaignId, request.query),
   );
   app.get(
     '/analytics/results',

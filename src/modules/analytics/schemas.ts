@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { InstantOrDate, MoneyString, PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { InstantOrDate, MoneyString, Nullable, PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 import { CallCostSchema } from '../calls/service.ts';
 
 export const MAX_BINDING_FIELDS = 50;
@@ -91,6 +91,36 @@ export const Trends = Type.Object({
 });
 export type Trends = Static<typeof Trends>;
 
+export const LatencyQuery = Type.Object({
+  ...RangeQuery.properties,
+  campaignId: Type.Optional(Uuid),
+});
+export type LatencyQuery = Static<typeof LatencyQuery>;
+
+const LatencyFigures = {
+  answers: Type.Integer({ description: "The agent's answers timed at the contact's ear (on a call's audio line)." }),
+  p50Ms: Nullable(
+    Type.Integer({ description: "Median milliseconds from the contact's last sound to the answer's first audio; null without answers." }),
+  ),
+  p95Ms: Nullable(Type.Integer({ description: '95th percentile of the same; null without answers.' })),
+};
+export const Latency = Type.Object({
+  from: Timestamp,
+  to: Timestamp,
+  ...LatencyFigures,
+  byAgent: Type.Array(Type.Object({ agentId: Nullable(Uuid), agentName: Nullable(Type.String()), ...LatencyFigures })),
+  byCampaign: Type.Array(
+    Type.Object({
+      campaignId: Nullable(Uuid, { description: 'null: calls of no campaign (test calls, inbound calls).' }),
+      campaignName: Nullable(Type.String()),
+      agentId: Nullable(Uuid),
+      agentName: Nullable(Type.String()),
+      ...LatencyFigures,
+    }),
+  ),
+});
+export type Latency = Static<typeof Latency>;
+
 export const ResultsQuery = Type.Object(
   {
     ...PageQuery.properties,
@@ -104,6 +134,9 @@ export const Result = Type.Object({
   id: Uuid,
   sessionId: Uuid,
   agentId: Type.Union([Uuid, Type.Null()]),
+  agentVersion: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], { description: "The agent's version the call ran; null: the agent as it was, live." }),
+  ),
   campaignId: Type.Union([Uuid, Type.Null()]),
   contactId: Type.Union([Uuid, Type.Null()]),
   fields: Type.Record(Type.String(), Type.Unknown()),
@@ -128,3 +161,88 @@ export const Tool = Type.Object({
   ),
 });
 export type Tool = Static<typeof Tool>;
+
+/** What may count as an experiment's success: an answered call, or an outcome a tool recorded. */
+export const SUCCESS_KINDS = ['answered', 'appointment', 'payment_promise', 'transfer'] as const;
+export type SuccessKind = (typeof SUCCESS_KINDS)[number];
+const SUCCESS_LIST = `(${SUCCESS_KINDS.join('|')})`;
+
+export const CampaignParams = Type.Object({ campaignId: Uuid });
+export const ExperimentQuery = Type.Object(
+  {
+    success: Type.Optional(
+      Type.String({
+        pattern: `^${SUCCESS_LIST}(,${SUCCESS_LIST})*$`,
+        [PATTERN_MESSAGE]: `a comma-separated list of ${SUCCESS_KINDS.join(', ')}`,
+        maxLength: 200,
+        description:
+          "What counts as a contact's success, comma-separated: answered (a call answered), appointment, payment_promise, transfer (a call whose tools recorded it). Default appointment,payment_promise.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ExperimentQuery = Static<typeof ExperimentQuery>;
+
+const Count = Type.Integer({ minimum: 0 });
+const Rate = Type.Union([Type.Number(), Type.Null()]);
+export const ExperimentArm = Type.Object({
+  version: Type.Union([Type.Integer(), Type.Null()], {
+    description: "The agent's version of the arm; null: the agent as it is (no version pinned).",
+  }),
+  weight: Type.Union([Type.Integer(), Type.Null()], {
+    description: "The arm's weight in the experiment; null for a campaign without one.",
+  }),
+  contacts: Type.Integer({ description: 'Contacts in the arm (all of the campaign when it has no experiment), called or not yet.' }),
+  contactsCalled: Type.Integer({ description: 'Contacts with at least one ended call: the denominator of successRate.' }),
+  calls: Type.Integer({ description: 'Ended calls.' }),
+  answered: Count,
+  outcomes: Type.Object({ ANSWERED: Count, UNANSWERED: Count, BUSY: Count, FAILED: Count }, { description: 'Ended calls per outcome.' }),
+  toolOutcomes: Type.Object(
+    { appointment: Count, payment_promise: Count, opt_out: Count, transfer: Count },
+    {
+      description:
+        'Ended calls whose tools recorded each kind of outcome (an appointment booked, a payment promised, an opt-out, a transfer).',
+    },
+  ),
+  successes: Type.Integer({ description: 'Contacts called who succeeded at least once (see `success`).' }),
+  successRate: Type.Union([Type.Number(), Type.Null()], {
+    description: 'successes / contactsCalled, 0 to 1 (4 decimals); null before a contact is called.',
+  }),
+  durationSec: Type.Object(
+    { mean: Rate, median: Rate },
+    { description: 'Seconds of the answered calls: their mean (1 decimal) and median; null when none was answered.' },
+  ),
+  cost: MoneyString,
+  costPerSuccess: Type.Union([MoneyString, Type.Null()], { description: 'cost / successes; null without a success.' }),
+});
+export const ExperimentComparison = Type.Object({
+  version: Type.Integer({ description: 'The arm compared.' }),
+  against: Type.Integer({ description: 'The control: the first arm of the experiment.' }),
+  difference: Type.Union([Type.Number(), Type.Null()], {
+    description: "The arm's successRate minus the control's (4 decimals); null when either has no contact called.",
+  }),
+  pValue: Type.Union([Type.Number(), Type.Null()], {
+    description: 'Two-sided p-value of the difference of success rates (4 significant digits); null when not comparable yet.',
+  }),
+  test: Type.Union([StringEnum(['two-proportion-z', 'fisher-exact']), Type.Null()], {
+    description: "two-proportion-z (pooled) when each cell of the 2×2 table is expected to hold at least 5, else Fisher's exact test.",
+  }),
+  significant: Type.Boolean({ description: 'pValue < alpha: the difference is unlikely to be chance. false until then.' }),
+  message: Type.String({ description: 'The verdict in a sentence, such as "Not yet significant: …; keep calling."' }),
+});
+export const ExperimentReport = Type.Object({
+  campaignId: Uuid,
+  agentId: Type.Union([Uuid, Type.Null()]),
+  currency: Type.String(),
+  success: Type.Array(StringEnum(SUCCESS_KINDS), { description: "What counted as a contact's success." }),
+  alpha: Type.Number({
+    description: 'The significance level of each comparison: 0.05, divided by the number of comparisons (Bonferroni).',
+  }),
+  arms: Type.Array(ExperimentArm, { description: "The experiment's arms in its order; a campaign without one has one arm." }),
+  comparisons: Type.Array(ExperimentComparison, {
+    description: 'Each arm after the first against the first; empty without an experiment.',
+  }),
+});
+export type ExperimentReport = Static<typeof ExperimentReport>;
+export type ExperimentArm = Static<typeof ExperimentArm>;

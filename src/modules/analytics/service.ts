@@ -7,9 +7,25 @@ import type { Page } from '../../platform/pagination.ts';
 import { dayEnd, dayStart } from '../../platform/schemas.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
+import * as campaigns from '../campaigns/service.ts';
 import * as identity from '../identity/service.ts';
 import * as repo from './repo.ts';
-import type { Bindings, Detail, DetailQuery, PutBindingsBody, ResultsQuery, Totals, Trends, TrendsQuery } from './schemas.ts';
+import type {
+  Bindings,
+  Detail,
+  DetailQuery,
+  Latency,
+  LatencyQuery,
+  PutBindingsBody,
+  ResultsQuery,
+  Totals,
+  Trends,
+  TrendsQuery,
+} from './schemas.ts';
+
+/** What a test suite's field assertions use: the model reading a transcript as analytics does after a call. */
+export { extractFields, type Extracted } from './extraction.ts';
+export type { BindingField } from './schemas.ts';
 
 const DEFAULT_DAYS = 30;
 const MAX_BUCKETS = 5000;
@@ -96,10 +112,52 @@ export async function myTrends(ctx: TenantCtx, query: TrendsQuery): Promise<Tren
   return { interval, timezone, series };
 }
 
+/**
+ * How long contacts waited for the agent's answers, at their ear (the voice pipeline's latency
+ * meter, on each answer's agent turn): p50 and p95 of "caller stops → agent heard" over the calls
+ * ended in the range, in all, per agent and per campaign with its agent.
+ */
+export async function answerLatency(ctx: TenantCtx, query: LatencyQuery): Promise<Latency> {
+  const range = { ...rangeOf(ctx, query), ...(query.campaignId ? { campaignId: query.campaignId } : {}) };
+  const rows = await calls.answerLatency(ctx, range);
+  const [agentNames, campaignNames] = await Promise.all([
+    agents.agentNames(ctx, [...new Set(rows.flatMap((row) => (row.agent_id ? [row.agent_id] : [])))]),
+    campaigns.campaignNames(ctx, [...new Set(rows.flatMap((row) => (row.campaign_id ? [row.campaign_id] : [])))]),
+  ]);
+  const figures = (row: calls.AnswerLatencyRow | undefined) => ({
+    answers: row?.answers ?? 0,
+    p50Ms: row?.p50 ?? null,
+    p95Ms: row?.p95 ?? null,
+  });
+  const agent = (row: calls.AnswerLatencyRow) => ({
+    agentId: row.agent_id,
+    agentName: (row.agent_id && agentNames.get(row.agent_id)) ?? null,
+  });
+  return {
+    from: range.from.toISOString(),
+    to: range.to.toISOString(),
+    ...figures(rows.find((row) => row.by === 'all')),
+    byAgent: rows.filter((row) => row.by === 'agent').map((row) => ({ ...agent(row), ...figures(row) })),
+    byCampaign: rows
+      .filter((row) => row.by === 'campaign')
+      .map((row) => ({
+        campaignId: row.campaign_id,
+        campaignName: (row.campaign_id && campaignNames.get(row.campaign_id)) ?? null,
+        ...agent(row),
+        ...figures(row),
+      })),
+  };
+}
+
 export async function getBindings(ctx: TenantCtx, agentId: string): Promise<Bindings> {
   await agents.requireAgent(ctx, agentId);
   const stored = await repo.bindingsOf(ctx.db, ctx.tenantId, agentId);
   return { agentId, fields: stored?.fields ?? [], updatedAt: stored ? stored.updated_at.toISOString() : null };
+}
+
+/** The fields the agent's analytics extracts (none bound: an empty list). */
+export async function boundFields(ctx: TenantCtx, agentId: string) {
+  return (await repo.bindingsOf(ctx.db, ctx.tenantId, agentId))?.fields ?? [];
 }
 
 /** Replaces the fields the agent extracts; names are unique, enumValues go with type enum only. */
@@ -127,6 +185,7 @@ export async function listResults(ctx: TenantCtx, query: ResultsQuery, page: Pag
       id: row.id,
       sessionId: row.call_id,
       agentId: row.agent_id,
+      agentVersion: row.agent_version,
       campaignId: row.campaign_id,
       contactId: row.contact_id,
       fields: row.fields,

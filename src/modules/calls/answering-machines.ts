@@ -6,6 +6,7 @@ import { withTransaction, type Deps, type TenantCtx } from '../../platform/conte
 import { appError } from '../../platform/errors.ts';
 import { telephonyProvider } from '../../providers/registry.ts';
 import type { AnsweredBy, ProviderWebhook } from '../../providers/types.ts';
+import * as compliance from '../compliance/service.ts';
 import * as repo from './repo.ts';
 import type { TranscriptTurn } from './schemas.ts';
 import { connect, lockVerifiedCall } from './provider-line.ts';
@@ -29,6 +30,7 @@ export function decideMachinesWith(policyOf: MachinePolicyOf): void {
 /** What follows a verdict: the conversation goes on, the call ends (and is hung up), or a voicemail is left. */
 type Decision = { act: 'converse' } | { act: 'end'; result: CallResult } | { act: 'voicemail'; turn: TranscriptTurn; language: string };
 
+export type { Decision };
 export const CONVERSE: Decision = { act: 'converse' };
 
 /**
@@ -39,6 +41,54 @@ export const CONVERSE: Decision = { act: 'converse' };
  */
 export async function decideOnAnswerer(ctx: TenantCtx, call: repo.CallRow, answeredBy: AnsweredBy): Promise<Decision | undefined> {
   if (!(await repo.setAnsweredBy(ctx.db, ctx.tenantId, call.id, answeredBy))) return undefined;
+  await recordAnswer(ctx, call, answeredBy, 'provider');
+  return decide(ctx, call, answeredBy);
+}
+
+/** How the call itself heard who answered: the voicemail's beep, or words (an assistant's, a menu's, a person's). */
+export type HeardBy = 'beep' | 'words';
+
+/** Verdicts the call's own hearing may replace: no clear one; an assistant's or a menu's, once a machine beeps or a person speaks. */
+const REPLACEABLE: Partial<Record<AnsweredBy, string[]>> = {
+  human: ['unknown', 'call_screening', 'phone_menu'],
+  machine: ['unknown', 'call_screening', 'phone_menu'],
+};
+
+/**
+ * Who answered, as the call heard it on its own line (media/: the beep, the words): stored when no
+ * verdict is (or over one it may replace), written into the dial's compliance record, and what
+ * follows decided as for a provider's verdict. Undefined when nothing changed: a verdict stands,
+ * or the call is over.
+ */
+export async function classifyInCall(
+  ctx: TenantCtx,
+  callId: string,
+  answeredBy: AnsweredBy,
+  heardBy: HeardBy,
+): Promise<Decision | undefined> {
+  return withTransaction(ctx, async (txCtx) => {
+    const call = await repo.lockCall(txCtx.db, ctx.tenantId, callId);
+    if (call?.status !== 'IN_PROGRESS') return undefined;
+    if (!(await repo.setAnsweredBy(txCtx.db, ctx.tenantId, callId, answeredBy, REPLACEABLE[answeredBy] ?? ['unknown']))) return undefined;
+    await recordAnswer(txCtx, call, answeredBy, heardBy);
+    return decide(txCtx, call, answeredBy);
+  });
+}
+
+/** Who answered a campaign's call, appended to the tenant's chain of dial decisions after the dial's own record. */
+async function recordAnswer(ctx: TenantCtx, call: repo.CallRow, answeredBy: AnsweredBy, detectedBy: HeardBy | 'provider'): Promise<void> {
+  if (!call.campaign_id || !call.contact_id) return;
+  await compliance.recordAnswer(ctx, {
+    campaignId: call.campaign_id,
+    contactId: call.contact_id,
+    phoneNumber: call.to_number,
+    answeredBy,
+    facts: { callId: call.id, attempt: call.attempt, detectedBy },
+  });
+}
+
+/** What follows a verdict stored: see decideOnAnswerer. */
+async function decide(ctx: TenantCtx, call: repo.CallRow, answeredBy: AnsweredBy): Promise<Decision> {
   const now = ctx.clock.now();
   const endedByMachine = (extra: Partial<CallResult>): Decision => ({
     act: 'end',

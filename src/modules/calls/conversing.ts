@@ -45,6 +45,38 @@ export async function endConversation(ctx: TenantCtx, callId: string, endReason:
   else await line.hangup(atProvider.provider_call_id!);
 }
 
+/** Lines of this process that press keys as tones in their own audio, by call id (media/ registers them). */
+const tonePressers = new Map<string, (digits: string) => void>();
+
+/**
+ * Lets a live call's line press keys as tones in its audio, for a provider that cannot press them
+ * while the call's media stream runs (Twilio); returns how to take it back when the line closes.
+ */
+export function pressKeysWith(callId: string, press: (digits: string) => void): () => void {
+  tonePressers.set(callId, press);
+  return () => {
+    if (tonePressers.get(callId) === press) tonePressers.delete(callId);
+  };
+}
+
+/**
+ * Presses keys on a live call (a phone menu the agent navigates): through its provider where it
+ * can (Telnyx), else as tones on the call's line in this process (Twilio's media stream); false
+ * when neither can (a simulated call, another process's line) or the call is over.
+ */
+export async function pressKeys(ctx: TenantCtx, callId: string, digits: string): Promise<boolean> {
+  const call = await repo.findCall(ctx.db, ctx.tenantId, callId);
+  if (call?.status !== 'IN_PROGRESS' || !call.provider_call_id) return false;
+  const line = await connect(ctx, call.provider);
+  if (line.sendDigits) {
+    await line.sendDigits(call.provider_call_id, digits);
+    return true;
+  }
+  const press = tonePressers.get(callId);
+  press?.(digits);
+  return press !== undefined;
+}
+
 /** The summary the agent gave for the person it transfers the call to, if it gave one. */
 function transferSummaryOf(call: Pick<repo.CallRow, 'outcomes'>): string | undefined {
   const transfer = (call.outcomes as CallOutcomeRecord[]).filter((outcome) => outcome.type === 'transfer').at(-1);
@@ -76,7 +108,7 @@ export async function transferWhisper(
 ): Promise<CallInstructions> {
   const provider = telephonyProvider(providerSlug.toUpperCase());
   const { call, callCtx } = await verifiedProviderCall(deps, provider, webhook, providerCallId, { lock: false });
-  const agent = call.agent_id ? await agents.requireAgent(callCtx, call.agent_id).catch(() => undefined) : undefined;
+  const agent = await agents.agentOfCall(callCtx, call);
   return provider.telephony.callbacks!.whisper!(transferSummaryOf(call) ?? '', agent?.language ?? 'en-US');
 }
 
@@ -89,14 +121,21 @@ export const claimStreamedConversation = (ctx: TenantCtx, callId: string) =>
  */
 export async function recordOutcome(
   ctx: TenantCtx,
-  call: Pick<repo.CallRow, 'id' | 'agent_id' | 'campaign_id' | 'contact_id'>,
+  call: Pick<repo.CallRow, 'id' | 'agent_id' | 'agent_version' | 'campaign_id' | 'contact_id'>,
   record: CallOutcomeRecord,
   event?: events.EventType,
 ): Promise<boolean> {
   return withTransaction(ctx, async (txCtx) => {
     if (!(await repo.addOutcome(txCtx.db, ctx.tenantId, call.id, record))) return false;
     if (event) {
-      const data = { callId: call.id, agentId: call.agent_id, campaignId: call.campaign_id, contactId: call.contact_id, ...record.data };
+      const data = {
+        callId: call.id,
+        agentId: call.agent_id,
+        agentVersion: call.agent_version ?? null,
+        campaignId: call.campaign_id,
+        contactId: call.contact_id,
+        ...record.data,
+      };
       await events.emitEvent(txCtx, event, data, call.agent_id);
     }
     return true;

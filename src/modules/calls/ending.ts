@@ -187,8 +187,17 @@ export const usageOf = (call: repo.CallRow, telephonySeconds: number): CallUsage
 export function answeredUntil(call: repo.CallRow, endedAt: Date, extra: Partial<CallResult> = {}): CallResult {
   const answeredAt = call.answered_at ?? endedAt;
   const seconds = Math.max(0, Math.round((endedAt.getTime() - answeredAt.getTime()) / 1000));
-  return { outcome: 'ANSWERED', endedAt, answeredAt, durationSec: seconds, usage: usageOf(call, seconds), ...extra };
+  const outcome = answeredByNoOne(call.answered_by) ? 'UNANSWERED' : 'ANSWERED';
+  return { outcome, endedAt, answeredAt, durationSec: seconds, usage: usageOf(call, seconds), ...extra };
 }
+
+/**
+ * Whether a line answered by this did not reach the contact (billed for the line all the same, and
+ * tried again by the campaign's rules): a machine, a fax, or a call-screening assistant or a phone
+ * menu no person ever came on after.
+ */
+export const answeredByNoOne = (answeredBy: string | null) =>
+  answeredBy === 'machine' || answeredBy === 'fax' || answeredBy === 'call_screening' || answeredBy === 'phone_menu';
 
 // ---------------------------------------------------------------------------------------------
 // Hanging up

@@ -71,6 +71,7 @@ function incomingCall(
   return {
     id: newId(),
     agent_id: number.inboundAgentId,
+    agent_version: null,
     campaign_id: null,
     contact_id: contact?.id ?? null,
     contact_name: contact?.name ?? null,
@@ -123,7 +124,7 @@ export async function answerIncomingCall(
   const providerCallId = request.providerCallId;
   const answer = async (call: repo.CallRow) => {
     const ringing: RingingCall = { providerCallId, callId: call.id, connection, statusCallbackUrl: statusCallbackUrl(ctx, provider.name) };
-    const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
+    const agent = await agents.agentOfCall(ctx, call);
     if (call.status !== 'ENDED') {
       const token = mediaStreamToken(ctx.serverKeys, ctx.tenantId, call.id);
       const relay = relaySpeechOn(provider, agent);

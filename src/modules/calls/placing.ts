@@ -19,6 +19,8 @@ import { finishCall } from './ending.ts';
 /** One call the dialer decided to make. */
 export interface NewAttempt {
   agentId: string;
+  /** The agent's version the contact is called with; null: the agent as it is. */
+  agentVersion: number | null;
   campaignId: string;
   contact: { id: string; phoneNumber: string; name: string | null; metadata: Record<string, unknown> | null };
   attempt: number;
@@ -53,14 +55,18 @@ export async function startAttempts(
 ): Promise<{ calls: { contact_id: string; call_id: string }[]; toPlace: AttemptToPlace[] }> {
   const now = ctx.clock.now();
   const toPlace: AttemptToPlace[] = [];
-  const agentsById = new Map<string, Agent | undefined>();
-  for (const agentId of new Set(attempts.map((attempt) => attempt.agentId)))
-    agentsById.set(agentId, await agents.requireAgent(ctx, agentId).catch(() => undefined));
+  // The agent as each call runs it (a version's config, or the agent's own), read once per version.
+  const agentKey = (attempt: NewAttempt) => `${attempt.agentId}:${attempt.agentVersion}`;
+  const agentsByKey = new Map<string, Agent | undefined>();
+  for (const attempt of attempts)
+    if (!agentsByKey.has(agentKey(attempt)))
+      agentsByKey.set(agentKey(attempt), await agents.agentOfCall(ctx, { agent_id: attempt.agentId, agent_version: attempt.agentVersion }));
   const rows = attempts.map((attempt): repo.NewCall => {
     const provider = telephonyProvider(attempt.voiceNumber.provider);
     const call: repo.NewCall = {
       id: newId(),
       agent_id: attempt.agentId,
+      agent_version: attempt.agentVersion,
       campaign_id: attempt.campaignId,
       contact_id: attempt.contact.id,
       contact_name: attempt.contact.name,
@@ -78,7 +84,7 @@ export async function startAttempts(
       deadline_at: addSeconds(now, ctx.config.dialer.confirmTimeoutSeconds),
       started_at: now,
     };
-    const request = dialRequestOf(ctx, provider, call, relaySpeechOn(provider, agentsById.get(attempt.agentId)));
+    const request = dialRequestOf(ctx, provider, call, relaySpeechOn(provider, agentsByKey.get(agentKey(attempt))));
     const placed = provider.telephony.placeAtOnce?.(request, now, ctx.config.providerSettings);
     if (!placed) {
       toPlace.push({ callId: call.id, provider: provider.name, request });

@@ -18,6 +18,7 @@ export type CallRow = repo.CallRow;
 export const toCall = (row: repo.CallRow): Call => ({
   id: row.id,
   agentId: row.agent_id,
+  agentVersion: row.agent_version ?? null,
   campaignId: row.campaign_id,
   contactId: row.contact_id,
   voiceNumberId: row.voice_number_id,
@@ -108,9 +109,13 @@ export const findCallByProviderId = (ctx: Omit<TenantCtx, 'tenantId'>, providerN
 export const hasFinishedCallCondition = repo.tenantHasEndedCall;
 
 // Analytics reads call usage here: the calls table is this module's alone.
-export type { CallTrendRow, CallUsageRow } from './repo.ts';
+export type { AnswerLatencyRow, CallTrendRow, CallUsageRow } from './repo.ts';
 export const usageByAgent = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, range: { from: Date; to: Date; agentId?: string }) =>
   repo.usageByAgent(ctx.db, ctx.tenantId, range);
+export const answerLatency = (
+  ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
+  range: { from: Date; to: Date; agentId?: string; campaignId?: string },
+) => repo.answerLatency(ctx.db, ctx.tenantId, range);
 export const callTrend = (
   ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
   range: { from: Date; to: Date; agentId?: string },
@@ -144,6 +149,14 @@ export async function placedCalls(
   }
   return { times, onCall };
 }
+
+export type { VersionTally } from './repo.ts';
+/** A campaign's ended calls per agent version, for its experiment's arms (analytics). */
+export const versionTallies = (
+  ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
+  campaignId: string,
+  success: { answered: boolean; types: string[] },
+) => repo.versionTallies(ctx.db, ctx.tenantId, campaignId, success);
 
 /** A campaign's calls per caller ID (placed, answered), for its pool's answer rates. */
 export const callsPerNumber = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, campaignId: string) =>

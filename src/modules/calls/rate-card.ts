@@ -20,7 +20,32 @@ export interface CallUsage {
   ttsProvider: string | null;
   telephonyProvider: string | null;
   telephonySeconds: number;
+  /** Of the figures above, what the agent's backup ran once the call failed over to it (absent or null: it did not). */
+  backup?: BackupUsage | null;
 }
+
+/** What an agent's backup model, speech-to-text and text-to-speech ran, each priced as its own. */
+export interface BackupUsage {
+  llmInputTokens: number;
+  llmOutputTokens: number;
+  llmModel: string | null;
+  llmProvider: string | null;
+  sttSeconds: number;
+  sttProvider: string | null;
+  ttsCharacters: number;
+  ttsProvider: string | null;
+}
+
+export const NO_BACKUP_USAGE: BackupUsage = {
+  llmInputTokens: 0,
+  llmOutputTokens: 0,
+  llmModel: null,
+  llmProvider: null,
+  sttSeconds: 0,
+  sttProvider: null,
+  ttsCharacters: 0,
+  ttsProvider: null,
+};
 
 export interface RateCard {
   sttPerMinute: Money;
@@ -107,17 +132,63 @@ function llmCost(usage: CallUsage, rates: RateCard, per1k: (units: number, rate:
   return money(usage.llmInputTokens).mul(rate.input).add(money(usage.llmOutputTokens).mul(rate.output)).div(1000).toDecimalPlaces(4);
 }
 
+/** What a call's speech used, each part's provider named (null: it did not run); `backup`: the agent's backup's share of it. */
+export interface SpeechFigures {
+  sttSeconds: number;
+  ttsCharacters: number;
+  sttProvider: string | null;
+  ttsProvider: string | null;
+  backup?: Pick<BackupUsage, 'sttSeconds' | 'ttsCharacters' | 'sttProvider' | 'ttsProvider'>;
+}
+
+/** A conversation's usage with what its speech used, the backup's share of speech beside its model's. */
+export function withSpeech(usage: CallUsage, speech: SpeechFigures): CallUsage {
+  const { backup, ...own } = speech;
+  const ran = backup && (backup.sttSeconds > 0 || backup.ttsCharacters > 0);
+  return { ...usage, ...own, ...(ran && { backup: { ...NO_BACKUP_USAGE, ...usage.backup, ...backup } }) };
+}
+
+/** The call's own usage and its backup's, apart: the backup's share taken out of the totals, each priced at its own rates. */
+function splitByBackup(usage: CallUsage): CallUsage[] {
+  const backup = usage.backup;
+  if (!backup) return [usage];
+  const own: CallUsage = {
+    ...usage,
+    sttSeconds: usage.sttSeconds - backup.sttSeconds,
+    ttsCharacters: usage.ttsCharacters - backup.ttsCharacters,
+    llmTokens: usage.llmTokens - backup.llmInputTokens - backup.llmOutputTokens,
+    llmInputTokens: usage.llmInputTokens - backup.llmInputTokens,
+    llmOutputTokens: usage.llmOutputTokens - backup.llmOutputTokens,
+    backup: null,
+  };
+  const backups: CallUsage = {
+    ...NO_USAGE,
+    ...backup,
+    llmTokens: backup.llmInputTokens + backup.llmOutputTokens,
+  };
+  return [own, backups];
+}
+
 /**
  * Cost per component, billed by the second and rounded to 4 decimals (half-even) each; the total
  * is the sum of the rounded components, so the parts always add up to what the wallet is debited.
+ * What an agent's backup ran is priced at its own provider's and model's rates, and added in.
  */
 export function costOf(usage: CallUsage, rates: RateCard): { cost: CallCost; total: Money } {
   const perMinute = (seconds: number, rate: Money) => money(seconds).div(60).mul(rate).toDecimalPlaces(4);
   const per1k = (units: number, rate: Money) => money(units).div(1000).mul(rate).toDecimalPlaces(4);
+  const [own, backup] = splitByBackup(usage);
+  const speech = (part: CallUsage) => ({
+    stt: perMinute(part.sttSeconds, rateOf(rates, part.sttProvider, 'sttPerMinute')),
+    tts: per1k(part.ttsCharacters, rateOf(rates, part.ttsProvider, 'ttsPer1kCharacters')),
+    llm: llmCost(part, rates, per1k),
+  });
+  const ownParts = speech(own!);
+  const backupParts = backup ? speech(backup) : undefined;
   const parts = {
-    stt: perMinute(usage.sttSeconds, rateOf(rates, usage.sttProvider, 'sttPerMinute')),
-    tts: per1k(usage.ttsCharacters, rateOf(rates, usage.ttsProvider, 'ttsPer1kCharacters')),
-    llm: llmCost(usage, rates, per1k),
+    stt: backupParts ? ownParts.stt.add(backupParts.stt) : ownParts.stt,
+    tts: backupParts ? ownParts.tts.add(backupParts.tts) : ownParts.tts,
+    llm: backupParts ? ownParts.llm.add(backupParts.llm) : ownParts.llm,
     telephony: perMinute(usage.telephonySeconds, rateOf(rates, usage.telephonyProvider, 'telephonyPerMinute')),
     platformFee: perMinute(usage.telephonySeconds, rates.platformFeePerMinute),
   };

@@ -10,6 +10,8 @@ export interface CallRow {
   tenant_id: string;
   id: string;
   agent_id: string | null;
+  /** The agent's version the call runs; null: the agent as it is (live). */
+  agent_version: number | null;
   campaign_id: string | null;
   contact_id: string | null;
   /** The contact as it was when the call was placed. */
@@ -51,6 +53,7 @@ export type NewCall = Pick<
   CallRow,
   | 'id'
   | 'agent_id'
+  | 'agent_version'
   | 'campaign_id'
   | 'contact_id'
   | 'contact_name'
@@ -75,12 +78,12 @@ export type NewCall = Pick<
 export async function insertCalls(db: Queryable, tenantId: string, calls: NewCall[], { skipRecorded = false } = {}): Promise<string[]> {
   if (calls.length === 0) return [];
   const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO calls (tenant_id, id, agent_id, campaign_id, contact_id, contact_name, contact_metadata, voice_number_id, direction,
+    `INSERT INTO calls (tenant_id, id, agent_id, agent_version, campaign_id, contact_id, contact_name, contact_metadata, voice_number_id, direction,
                         from_number, to_number, attempt, status, provider, provider_call_id, dial_timeout, machine_detection, deadline_at, started_at, created_at)
-     SELECT $1, c.id, c.agent_id, c.campaign_id, c.contact_id, c.contact_name, c.contact_metadata, c.voice_number_id, c.direction,
+     SELECT $1, c.id, c.agent_id, c.agent_version, c.campaign_id, c.contact_id, c.contact_name, c.contact_metadata, c.voice_number_id, c.direction,
             c.from_number, c.to_number, c.attempt, c.status, c.provider, c.provider_call_id, c.dial_timeout, c.machine_detection, c.deadline_at,
             c.started_at, c.started_at
-     FROM jsonb_to_recordset($2::jsonb) AS c(id uuid, agent_id uuid, campaign_id uuid, contact_id uuid, contact_name text, contact_metadata jsonb,
+     FROM jsonb_to_recordset($2::jsonb) AS c(id uuid, agent_id uuid, agent_version int, campaign_id uuid, contact_id uuid, contact_name text, contact_metadata jsonb,
        voice_number_id uuid, direction text, from_number text, to_number text, attempt int, status text, provider text, provider_call_id text,
        dial_timeout int, machine_detection boolean, deadline_at timestamptz, started_at timestamptz)
      ${skipRecorded ? 'ON CONFLICT (provider, provider_call_id) DO NOTHING' : ''}
@@ -217,11 +220,21 @@ export async function noteEndReason(db: Queryable, tenantId: string, id: string,
   ]);
 }
 
-/** Stores who answered a live call, once: false when a verdict was already stored or the call is over. */
-export async function setAnsweredBy(db: Queryable, tenantId: string, id: string, answeredBy: string): Promise<boolean> {
+/**
+ * Stores who answered a live call, once: false when a verdict was already stored or the call is
+ * over. `over`: verdicts a later one may replace (an assistant or a menu, once a person speaks).
+ */
+export async function setAnsweredBy(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  answeredBy: string,
+  over: string[] = [],
+): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE calls SET answered_by = $3 WHERE tenant_id = $1 AND id = $2 AND answered_by IS NULL AND status <> 'ENDED'`,
-    [tenantId, id, answeredBy],
+    `UPDATE calls SET answered_by = $3
+      WHERE tenant_id = $1 AND id = $2 AND (answered_by IS NULL OR answered_by = ANY($4::text[])) AND status <> 'ENDED'`,
+    [tenantId, id, answeredBy, over],
   );
   return rowCount === 1;
 }
@@ -359,6 +372,44 @@ export async function usageByAgent(
      WHERE c.tenant_id = $1 AND c.status = 'ENDED' AND c.ended_at >= $2 AND c.ended_at < $3 AND ($4::uuid IS NULL OR c.agent_id = $4)
      GROUP BY c.agent_id ORDER BY total DESC, c.agent_id`,
     [tenantId, range.from, range.to, range.agentId ?? null],
+  );
+  return rows;
+}
+
+/** Answers at the caller's ear of ended calls: p50/p95 of "caller stops → agent heard" per campaign and agent, per agent, and in all. */
+export interface AnswerLatencyRow {
+  /** null with `by` 'agent' or 'all', or for calls of no campaign. */
+  campaign_id: string | null;
+  agent_id: string | null;
+  by: 'campaign' | 'agent' | 'all';
+  answers: number;
+  p50: number | null;
+  p95: number | null;
+}
+
+export async function answerLatency(
+  db: Queryable,
+  tenantId: string,
+  range: { from: Date; to: Date; agentId?: string; campaignId?: string },
+): Promise<AnswerLatencyRow[]> {
+  // The answers timed on an audio line (latency.voice of an agent turn, voice-call's latency meter).
+  const { rows } = await db.query<AnswerLatencyRow>(
+    `SELECT c.campaign_id, c.agent_id,
+            CASE WHEN grouping(c.campaign_id) = 0 THEN 'campaign' WHEN grouping(c.agent_id) = 0 THEN 'agent' ELSE 'all' END AS by,
+            count(answer.heard)::int AS answers,
+            round(percentile_cont(0.5) WITHIN GROUP (ORDER BY answer.heard)::numeric)::int AS p50,
+            round(percentile_cont(0.95) WITHIN GROUP (ORDER BY answer.heard)::numeric)::int AS p95
+     FROM calls c
+     CROSS JOIN LATERAL (
+       SELECT (turn -> 'latency' -> 'voice' ->> 'heardMs')::int AS heard
+       FROM jsonb_array_elements(c.transcript) AS turn
+       WHERE turn -> 'latency' -> 'voice' IS NOT NULL
+     ) answer
+     WHERE c.tenant_id = $1 AND c.status = 'ENDED' AND c.ended_at >= $2 AND c.ended_at < $3
+       AND ($4::uuid IS NULL OR c.agent_id = $4) AND ($5::uuid IS NULL OR c.campaign_id = $5)
+     GROUP BY GROUPING SETS ((c.campaign_id, c.agent_id), (c.agent_id), ())
+     ORDER BY by, answers DESC, c.campaign_id, c.agent_id`,
+    [tenantId, range.from, range.to, range.agentId ?? null, range.campaignId ?? null],
   );
   return rows;
 }
@@ -512,4 +563,57 @@ export async function callsPerNumber(db: Queryable, tenantId: string, campaignId
     [tenantId, campaignId],
   );
   return new Map(rows.map((row) => [row.voice_number_id, row]));
+}
+
+/** A campaign's ended calls summed per agent version (an experiment's arms). */
+export interface VersionTally {
+  version: number | null;
+  calls: number;
+  answered: number;
+  unanswered: number;
+  busy: number;
+  failed: number;
+  appointment: number;
+  payment_promise: number;
+  opt_out: number;
+  transfer: number;
+  contacts_called: number;
+  successes: number;
+  mean_duration: number | null;
+  median_duration: number | null;
+  cost: string;
+}
+
+/**
+ * Per version, a campaign's ended calls: their outcomes, the calls whose tools recorded each kind of
+ * outcome, the contacts called and those who succeeded (a call answered, when `answered` counts, or
+ * a tool outcome of `successTypes`), durations of answered calls, and cost.
+ */
+export async function versionTallies(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+  success: { answered: boolean; types: string[] },
+): Promise<VersionTally[]> {
+  const has = (type: string) => `outcomes @> '[{"type": "${type}"}]'`;
+  const { rows } = await db.query<VersionTally>(
+    `WITH ended AS (
+       SELECT agent_version, contact_id, outcome, duration_sec, cost_total,
+              ${has('appointment')} AS appointment, ${has('payment_promise')} AS payment_promise,
+              ${has('opt_out')} AS opt_out, ${has('transfer')} AS transfer,
+              ($3 AND outcome = 'ANSWERED') OR EXISTS (SELECT 1 FROM jsonb_array_elements(outcomes) o WHERE o ->> 'type' = ANY ($4::text[])) AS success
+       FROM calls WHERE tenant_id = $1 AND campaign_id = $2 AND status = 'ENDED')
+     SELECT agent_version AS version, count(*)::int AS calls,
+            count(*) FILTER (WHERE outcome = 'ANSWERED')::int AS answered, count(*) FILTER (WHERE outcome = 'UNANSWERED')::int AS unanswered,
+            count(*) FILTER (WHERE outcome = 'BUSY')::int AS busy, count(*) FILTER (WHERE outcome = 'FAILED')::int AS failed,
+            count(*) FILTER (WHERE appointment)::int AS appointment, count(*) FILTER (WHERE payment_promise)::int AS payment_promise,
+            count(*) FILTER (WHERE opt_out)::int AS opt_out, count(*) FILTER (WHERE transfer)::int AS transfer,
+            count(DISTINCT contact_id)::int AS contacts_called, count(DISTINCT contact_id) FILTER (WHERE success)::int AS successes,
+            (avg(duration_sec) FILTER (WHERE outcome = 'ANSWERED'))::float8 AS mean_duration,
+            (percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_sec) FILTER (WHERE outcome = 'ANSWERED'))::float8 AS median_duration,
+            coalesce(sum(cost_total), 0)::text AS cost
+     FROM ended GROUP BY agent_version`,
+    [tenantId, campaignId, success.answered, success.types],
+  );
+  return rows;
 }

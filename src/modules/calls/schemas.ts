@@ -1,10 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { InstantOrDate, MoneyString, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { InstantOrDate, MoneyString, Nullable, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 const Outcome = StringEnum(['ANSWERED', 'UNANSWERED', 'BUSY', 'FAILED']);
-export const ANSWERED_BY = ['human', 'machine', 'fax', 'unknown'] as const;
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+export const ANSWERED_BY = ['human', 'machine', 'fax', 'unknown', 'call_screening', 'phone_menu'] as const;
 
 const KnowledgeSource = Type.Object({ sourceId: Uuid, sourceName: Type.String(), chunkId: Uuid });
 
@@ -30,6 +29,20 @@ export const TranscriptTurn = Type.Object({
     }),
   ),
   sources: Type.Optional(Type.Array(KnowledgeSource, { description: 'Knowledge passages the turn used.' })),
+  failover: Type.Optional(
+    Type.Object(
+      {
+        component: StringEnum(['llm', 'stt', 'tts']),
+        from: Type.String({ description: "What failed: 'model:<name>', or the speech provider's name." }),
+        to: Type.String({ description: "The agent's backup that took over from this turn on, in the same terms." }),
+        reason: Type.String({ description: 'How it failed or stalled.' }),
+      },
+      {
+        description:
+          "The agent's backup took over mid-call from this turn on: the model wrote it, the recogniser heard it, or the voice spoke it (the agent's backup, docs/voice.md § Mid-call failover).",
+      },
+    ),
+  ),
   interrupted: Type.Optional(
     Type.Boolean({ description: 'The contact spoke over the agent: `text` is what they heard before the agent stopped.' }),
   ),
@@ -37,6 +50,27 @@ export const TranscriptTurn = Type.Object({
     Type.Object({
       firstTokenMs: Nullable(Type.Integer({ description: "The model's time to its first token." })),
       totalMs: Type.Integer({ description: "From the contact's words to the end of the reply, tools included." }),
+      voice: Type.Optional(
+        Type.Object(
+          {
+            callerStoppedMs: Type.Integer({
+              description: "Milliseconds of the line from its start to the end of the contact's last sound before this answer.",
+            }),
+            endOfTurnMs: Type.Integer({ description: "Turn detection decided the contact's turn was over." }),
+            sttFinalMs: Nullable(
+              Type.Integer({ description: "The recogniser's last final words of the turn (null: they came before the last sound)." }),
+            ),
+            firstTokenMs: Type.Integer({ description: "The reply's first words: the model's first token, or a line spoken whole." }),
+            heardMs: Type.Integer({
+              description: "The reply's first audio handed to the line: caller stops → agent heard (the recording shows the same gap).",
+            }),
+          },
+          {
+            description:
+              "On a call's audio line, the answer's latency at the contact's ear: each field but callerStoppedMs in milliseconds after the contact's last sound, on the line's clock. See docs/voice.md § Latency at the caller's ear.",
+          },
+        ),
+      ),
     }),
   ),
 });
@@ -84,6 +118,26 @@ export const CallUsage = Type.Object({
   ttsProvider: Nullable(Type.String({ description: 'The text-to-speech provider that spoke; null when none ran.' })),
   telephonyProvider: Nullable(Type.String({ description: 'The provider that carried the line; null when no line was connected.' })),
   telephonySeconds: Type.Number(),
+  backup: Type.Optional(
+    Nullable(
+      Type.Object(
+        {
+          llmInputTokens: Type.Integer(),
+          llmOutputTokens: Type.Integer(),
+          llmModel: Nullable(Type.String()),
+          llmProvider: Nullable(Type.String()),
+          sttSeconds: Type.Number(),
+          sttProvider: Nullable(Type.String()),
+          ttsCharacters: Type.Integer(),
+          ttsProvider: Nullable(Type.String()),
+        },
+        {
+          description:
+            "Of the figures above, what the agent's backup ran once the call failed over to it, priced at its own rates; absent or null: it did not.",
+        },
+      ),
+    ),
+  ),
 });
 
 export const CallCost = Type.Object({
@@ -98,6 +152,12 @@ export const CallCost = Type.Object({
 export const Call = Type.Object({
   id: Uuid,
   agentId: Nullable(Uuid),
+  agentVersion: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        "The agent's version the call ran (its campaign pinned it, or its arm of the campaign's experiment); null: the agent as it was then, live.",
+    }),
+  ),
   campaignId: Nullable(Uuid),
   contactId: Nullable(Uuid),
   voiceNumberId: Nullable(Uuid),
@@ -121,7 +181,7 @@ export const Call = Type.Object({
   answeredBy: Nullable(
     StringEnum(ANSWERED_BY, {
       description:
-        "Who answered, when the campaign asked (answering-machine detection): 'human', 'machine', 'fax' or 'unknown' (no clear verdict; talked to as a person). Null when no detection ran or no verdict came.",
+        "Who answered: 'human', 'machine' (an answering machine: the provider's detection, or the voicemail's beep heard on the call), 'fax', 'unknown' (no clear verdict; talked to as a person), 'call_screening' (a call-screening assistant such as iOS Live Voicemail or Pixel Call Screen, heard in its words; 'human' once the person comes on) or 'phone_menu' (a phone menu, 'press 1 for…'; 'human' once a person speaks). Null when no detection ran or no verdict came.",
     }),
   ),
   transcript: Type.Array(TranscriptTurn),

@@ -7,7 +7,7 @@
  * This file is the module's face to the others (they may import a module's service.ts only): it
  * names what they may use, each concern in its own file of the module.
  */
-import { NO_USAGE, type CallUsage } from './rate-card.ts';
+import { NO_BACKUP_USAGE, NO_USAGE, withSpeech, type CallUsage, type SpeechFigures } from './rate-card.ts';
 import type { CallOutcomeRecord, EndReason, TranscriptTurn } from './schemas.ts';
 
 export type { CallUsage, TranscriptTurn, EndReason, CallOutcomeRecord };
@@ -22,7 +22,7 @@ export {
 /** Call recordings: written by the media pipeline in chunks, served as WAV, deleted after their retention. */
 export { appendRecording, recordingWav, type RecordingChunk } from './recordings.ts';
 
-export { NO_USAGE };
+export { NO_BACKUP_USAGE, NO_USAGE, withSpeech, type SpeechFigures };
 
 /** Starting and placing attempts (the dialer's calls). */
 export { providerProblem, startAttempts, placeAttempts, type NewAttempt, type AttemptToPlace } from './placing.ts';
@@ -34,7 +34,15 @@ export { mediaStreamToken, mediaStreamUrl, conversationRelayUrl } from './provid
 export { CALL_ANSWERED, advanceDueCalls, receiveStatusCallback, type CallAnsweredJob } from './status.ts';
 
 /** Who answered: answering-machine detection and the campaign's policy for a machine. */
-export { decideMachinesWith, receiveAnsweredByCallback, type MachinePolicy, type MachinePolicyOf } from './answering-machines.ts';
+export {
+  classifyInCall,
+  decideMachinesWith,
+  receiveAnsweredByCallback,
+  type Decision,
+  type HeardBy,
+  type MachinePolicy,
+  type MachinePolicyOf,
+} from './answering-machines.ts';
 
 /** Incoming calls, simulated or on a provider's line. */
 export { simulateInboundCall, answerIncomingCall, streamEnded } from './incoming.ts';
@@ -44,6 +52,8 @@ export {
   claimConversation,
   appendTurns,
   endConversation,
+  pressKeys,
+  pressKeysWith,
   transferWhisper,
   claimStreamedConversation,
   recordOutcome,
@@ -73,12 +83,16 @@ export {
   findCallByProviderId,
   hasFinishedCallCondition,
   usageByAgent,
+  answerLatency,
   callTrend,
   lockCalledNumbers,
   placedCalls,
   callsPerNumber,
+  versionTallies,
+  type VersionTally,
   type CallRow,
   type LiveEvent,
   type CallTrendRow,
   type CallUsageRow,
+  type AnswerLatencyRow,
 } from './queries.ts';

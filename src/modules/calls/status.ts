@@ -8,7 +8,7 @@ import { telephonyProvider } from '../../providers/registry.ts';
 import type { CallUpdate, ProviderWebhook } from '../../providers/types.ts';
 import * as repo from './repo.ts';
 import { lockVerifiedCall } from './provider-line.ts';
-import { answeredUntil, finishCall, finishCalls, newCallBatch, sendBatchJobs, usageOf, type Finish } from './ending.ts';
+import { answeredByNoOne, answeredUntil, finishCall, finishCalls, newCallBatch, sendBatchJobs, usageOf, type Finish } from './ending.ts';
 import { CONVERSE, decideOnAnswerer, recordDecision } from './answering-machines.ts';
 
 /**
@@ -131,8 +131,8 @@ async function applyUpdate(ctx: TenantCtx, call: repo.CallRow, update: CallUpdat
     await finishCall(ctx, call.id, { outcome: update.outcome, endedAt: now, failureReason: update.failureReason ?? null });
     return;
   }
-  // A line a machine answered did not reach the contact (billed for the line all the same).
-  const outcome = call.answered_by === 'machine' || call.answered_by === 'fax' ? 'UNANSWERED' : 'ANSWERED';
+  // A line a machine (or an assistant, a menu) answered did not reach the contact (billed for the line all the same).
+  const outcome = answeredByNoOne(call.answered_by) ? 'UNANSWERED' : 'ANSWERED';
   // A provider that does not say how long was talked (Telnyx) is timed from the answer we saw.
   if (update.durationSec === null && call.answered_at) {
     await finishCall(ctx, call.id, answeredUntil(call, now, { outcome }));

@@ -44,6 +44,7 @@ const contact = (phone: string, timezone: string | null = null): DueContact => (
   attempts: 0,
   timezone,
   wait_reason: null,
+  agent_version: null,
 });
 
 interface FactOptions {

@@ -96,6 +96,7 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
         ctx,
         assigned.map(({ contact, voiceNumber }) => ({
           agentId: campaign.agent_id!,
+          agentVersion: contact.agent_version,
           campaignId,
           contact: { id: contact.contact_id, phoneNumber: contact.phone_number, name: contact.name, metadata: contact.metadata },
           attempt: contact.attempts + 1,

@@ -1,6 +1,6 @@
 import { insertValues, updateSet, type Queryable } from '../../platform/db.ts';
 import { selectPage, type Page } from '../../platform/pagination.ts';
-import type { AnsweringMachine, CampaignStatus, PostCallMessages, PreDialWebhook, RetryRules } from './schemas.ts';
+import type { AnsweringMachine, CampaignStatus, Experiment, PostCallMessages, PreDialWebhook, RetryRules } from './schemas.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['campaigns', 'campaign_contacts', 'dial_pace', 'dial_counts'] as const;
@@ -35,6 +35,8 @@ export interface CampaignRow {
   pre_dial_webhook: PreDialWebhook | null;
   voice_number_ids: string[] | null;
   caller_id_daily_cap: number | null;
+  agent_version: number | null;
+  experiment: Experiment | null;
   started_at: Date | null;
   completed_at: Date | null;
   created_at: Date;
@@ -65,6 +67,8 @@ export const COLUMNS = {
   preDialWebhook: 'pre_dial_webhook',
   voiceNumberIds: 'voice_number_ids',
   callerIdDailyCap: 'caller_id_daily_cap',
+  agentVersion: 'agent_version',
+  experiment: 'experiment',
   status: 'status',
   windowTimeZone: 'window_time_zone',
   callingRules: 'calling_rules',
@@ -141,6 +145,15 @@ export async function deleteCampaign(db: Queryable, tenantId: string, id: string
   return rowCount === 1;
 }
 
+export async function campaignNamesById(db: Queryable, tenantId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<{ id: string; name: string }>(
+    'SELECT id, name FROM campaigns WHERE tenant_id = $1 AND id = ANY ($2::uuid[])',
+    [tenantId, ids],
+  );
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
 /** Whether an unfinished campaign of the tenant points at this agent, number or list. */
 export async function unfinishedCampaignUses(
   db: Queryable,
@@ -179,6 +192,7 @@ export interface CampaignContactRow {
   last_outcome: string | null;
   last_call_id: string | null;
   next_attempt_at: Date | null;
+  agent_version: number | null;
 }
 
 export async function listCampaignContacts(
@@ -190,7 +204,7 @@ export async function listCampaignContacts(
   return selectPage<CampaignContactRow>(
     db,
     {
-      rows: `SELECT contact_id, phone_number, name, status, skip_reason, wait_reason, attempts, last_outcome, last_call_id, next_attempt_at
+      rows: `SELECT contact_id, phone_number, name, status, skip_reason, wait_reason, attempts, last_outcome, last_call_id, next_attempt_at, agent_version
        FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 ORDER BY position`,
       total: 'SELECT count(*)::int AS n FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2',
       params: [tenantId, id],
@@ -224,6 +238,8 @@ export interface SnapshotContact {
   metadata: Record<string, unknown>;
   /** The contact's own IANA zone, when it has one. */
   timezone: string | null;
+  /** The agent's version it is called with (its arm); null: the agent as it is. */
+  agentVersion: number | null;
 }
 
 /** Adds a batch of the list's contacts to the campaign, each due now; returns how many. */
@@ -236,9 +252,10 @@ export async function insertCampaignContacts(
 ): Promise<number> {
   // One JSON parameter: a whole batch in one statement, the same on pg and PGlite.
   const { rowCount } = await db.query(
-    `INSERT INTO campaign_contacts (tenant_id, campaign_id, contact_id, position, phone_number, name, email, metadata, timezone, next_attempt_at)
-     SELECT $1, $2, c."contactId", c.position, c."phoneNumber", c.name, c.email, c.metadata, c.timezone, $3
-     FROM jsonb_to_recordset($4::jsonb) AS c("contactId" uuid, position integer, "phoneNumber" text, name text, email text, metadata jsonb, timezone text)
+    `INSERT INTO campaign_contacts (tenant_id, campaign_id, contact_id, position, phone_number, name, email, metadata, timezone, next_attempt_at, agent_version)
+     SELECT $1, $2, c."contactId", c.position, c."phoneNumber", c.name, c.email, c.metadata, c.timezone, $3, c."agentVersion"
+     FROM jsonb_to_recordset($4::jsonb) AS c("contactId" uuid, position integer, "phoneNumber" text, name text, email text, metadata jsonb, timezone text,
+       "agentVersion" integer)
      ON CONFLICT DO NOTHING`,
     [tenantId, campaignId, now, JSON.stringify(contacts)],
   );
@@ -314,6 +331,7 @@ export interface DueContact {
   attempts: number;
   timezone: string | null;
   wait_reason: string | null;
+  agent_version: number | null;
 }
 
 /** Due contacts, locked; with `preDialAnswered`, only those whose pre-dial webhook answered call for the attempt to come. */
@@ -326,7 +344,7 @@ export async function dueContacts(
   preDialAnswered = false,
 ): Promise<DueContact[]> {
   const { rows } = await db.query<DueContact>(
-    `SELECT contact_id, phone_number, name, metadata, attempts, timezone, wait_reason FROM campaign_contacts
+    `SELECT contact_id, phone_number, name, metadata, attempts, timezone, wait_reason, agent_version FROM campaign_contacts
      WHERE campaign_id = $2 AND status = 'PENDING' AND next_attempt_at <= $3 AND tenant_id = $1
        AND (NOT $5 OR pre_dial_attempt = attempts + 1)
      ORDER BY next_attempt_at, position LIMIT $4 FOR UPDATE SKIP LOCKED`,
@@ -593,4 +611,13 @@ export async function dialsOnDay(db: Queryable, tenantId: string, numberIds: str
     [tenantId, numberIds, day],
   );
   return new Map(rows.map((row) => [row.voice_number_id, row.dials]));
+}
+
+/** The campaign's contacts per agent version (an experiment's arms; null: the agent as it is). */
+export async function contactsPerVersion(db: Queryable, tenantId: string, campaignId: string): Promise<Map<number | null, number>> {
+  const { rows } = await db.query<{ agent_version: number | null; n: number }>(
+    'SELECT agent_version, count(*)::int AS n FROM campaign_contacts WHERE tenant_id = $1 AND campaign_id = $2 GROUP BY agent_version',
+    [tenantId, campaignId],
+  );
+  return new Map(rows.map((row) => [row.agent_version, row.n]));
 }

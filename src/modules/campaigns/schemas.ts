@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { Nullable, PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
@@ -22,13 +22,15 @@ const HhMm = Type.String({
   [PATTERN_MESSAGE]: 'a time as HH:mm, such as 09:00',
   description: 'HH:mm, 24-hour local time of the campaign timezone.',
 });
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const MACHINE_ACTIONS = ['HANG_UP_AND_RETRY', 'LEAVE_VOICEMAIL'] as const;
 /** What the campaign does about answering machines (Twilio's and the simulator's numbers can tell). */
 export const AnsweringMachine = Type.Object(
   {
-    detect: Type.Boolean({ description: "Ask who answers each call: 'human', 'machine', 'fax' or 'unknown' (the call's answeredBy)." }),
+    detect: Type.Boolean({
+      description:
+        "Ask the provider who answers each call ('human', 'machine', 'fax' or 'unknown': the call's answeredBy) and apply onMachine to a machine, the voicemail's beep heard on the call included. A call on a media stream hears who answered itself either way (the beep, a call-screening assistant, a phone menu).",
+    }),
     onMachine: Type.Optional(
       StringEnum(MACHINE_ACTIONS, {
         description:
@@ -105,6 +107,34 @@ export const PreDialWebhook = Type.Object({
 });
 export type PreDialWebhook = Static<typeof PreDialWebhook>;
 
+export const MAX_EXPERIMENT_ARMS = 10;
+export const MAX_ARM_WEIGHT = 1000;
+/** A split of the campaign's contacts between versions of its agent (issue 41). */
+export const Experiment = Type.Object(
+  {
+    arms: Type.Array(
+      Type.Object(
+        {
+          version: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'A published version of the campaign agent.' }),
+          weight: Type.Integer({
+            minimum: 1,
+            maximum: MAX_ARM_WEIGHT,
+            description: `The arm's share of the contacts, relative to the other arms' weights: 1 to ${MAX_ARM_WEIGHT}.`,
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 2, maxItems: MAX_EXPERIMENT_ARMS, description: `2 to ${MAX_EXPERIMENT_ARMS} arms, each a different version.` },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Splits the contacts between versions of the agent: each contact's arm is drawn from a hash of the campaign and contact ids, weighted, when the campaign starts, and every attempt of the contact runs that arm's version. GET /analytics/campaigns/{id}/experiment compares the arms. null (the default): no experiment.",
+  },
+);
+export type Experiment = Static<typeof Experiment>;
+
 /** Seed §2.4 fields (all settable on create and, while DRAFT, by PATCH) plus maxConcurrentCalls. */
 const campaignFields = {
   name: Type.String({ minLength: 1, maxLength: 200, description: 'Unique within the tenant.' }),
@@ -132,7 +162,7 @@ const campaignFields = {
   maxConcurrentCalls: Type.Integer({ minimum: 1, maximum: 50, description: 'Live calls of this campaign at once, 1 to 50.' }),
   simulatorScript: Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50 }), Type.Null()], {
     description:
-      'What each simulated contact says, line by line, when its own metadata.simulate.say has no script (SIMULATOR numbers only); null: a default persona.',
+      "What each simulated contact says, line by line, when its own metadata.simulate.say has no script (SIMULATOR numbers only); null: a default persona. A line 'words => reply' is a reaction: said once, when the agent's last words hold one of the words or phrases (| between them, any case), before the next plain line.",
   }),
   answeringMachine: Type.Union([AnsweringMachine, Type.Null()], {
     description: 'Answering-machine detection and what a machine gets; null (the default): no detection, whoever answers is talked to.',
@@ -164,6 +194,11 @@ const campaignFields = {
   callerIdDailyCap: Type.Union([Type.Integer({ minimum: 1, maximum: 100000 }), Type.Null()], {
     description: "At most this many dials per pool number per day (the campaign's time zone); null: no cap.",
   }),
+  agentVersion: Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
+    description:
+      'The published version of the agent every call of the campaign runs (POST /agents/{id}/versions publishes one); null (the default): the agent as it is when each call is made. Not with experiment.',
+  }),
+  experiment: Type.Union([Experiment, Type.Null()]),
 };
 
 const { name, ...rest } = campaignFields;
@@ -217,6 +252,10 @@ export const Campaign = Type.Object({
   preDialWebhook: Type.Optional(Type.Union([PreDialWebhook, Type.Null()])),
   voiceNumberIds: Type.Optional(Type.Array(Uuid)),
   callerIdDailyCap: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  agentVersion: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], { description: "The agent's version the calls run; null: the agent as it is." }),
+  ),
+  experiment: Type.Optional(Type.Union([Experiment, Type.Null()])),
   startedAt: Type.Union([Timestamp, Type.Null()]),
   completedAt: Type.Union([Timestamp, Type.Null()]),
   createdAt: Timestamp,
@@ -270,6 +309,12 @@ export const CampaignContact = Type.Object({
   lastOutcome: Type.Union([Type.String(), Type.Null()]),
   lastCallId: Type.Union([Uuid, Type.Null()]),
   nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
+  agentVersion: Type.Optional(
+    Type.Integer({
+      description:
+        "The agent's version the contact is called with (its arm of the experiment, or the pinned version), fixed when the campaign starts; absent: the agent as it is.",
+    }),
+  ),
 });
 export type CampaignContact = Static<typeof CampaignContact>;
 

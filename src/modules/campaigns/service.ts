@@ -8,6 +8,7 @@ import * as agents from '../agents/service.ts';
 import type * as calls from '../calls/service.ts';
 import * as callsOf from '../calls/service.ts';
 import { callerIdPool, localDay } from './caller-ids.ts';
+import { armOf } from './experiment.ts';
 import * as contacts from '../contacts/service.ts';
 import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
@@ -33,6 +34,7 @@ import type {
   CampaignStatus,
   CampaignWaiting,
   CreateCampaignBody,
+  Experiment,
   RetryOutcome,
   UpdateCampaignBody,
 } from './schemas.ts';
@@ -81,6 +83,8 @@ export const toCampaign = (row: repo.CampaignRow): Campaign => ({
   preDialWebhook: row.pre_dial_webhook,
   voiceNumberIds: callerIdPool(row),
   callerIdDailyCap: row.caller_id_daily_cap,
+  agentVersion: row.agent_version ?? null,
+  experiment: row.experiment ?? null,
   startedAt: isoOrNull(row.started_at),
   completedAt: isoOrNull(row.completed_at),
   createdAt: row.created_at.toISOString(),
@@ -88,7 +92,15 @@ export const toCampaign = (row: repo.CampaignRow): Campaign => ({
 });
 
 /** The fields the seed fixes for an update's answer; the rest of the record is shown by GET. */
-const OUTREACH_FIELDS = ['retryRules', 'postCallMessages', 'preDialWebhook', 'voiceNumberIds', 'callerIdDailyCap'] as const;
+const OUTREACH_FIELDS = [
+  'retryRules',
+  'postCallMessages',
+  'preDialWebhook',
+  'voiceNumberIds',
+  'callerIdDailyCap',
+  'agentVersion',
+  'experiment',
+] as const;
 const withoutOutreachFields = (campaign: Campaign): Campaign => {
   const shown = { ...campaign };
   for (const field of OUTREACH_FIELDS) delete shown[field];
@@ -106,6 +118,9 @@ async function checkReferences(
     callWindowEnd: string;
     voiceNumberId?: string | null;
     answeringMachine?: AnsweringMachine | null;
+    agentId?: string | null;
+    agentVersion?: number | null;
+    experiment?: Experiment | null;
   },
   input: UpdateCampaignBody,
 ) {
@@ -120,6 +135,33 @@ async function checkReferences(
   if (input.preDialWebhook) await checkPreDialUrl(ctx, input.preDialWebhook.url);
   if (input.contactListId) await requireDiallableList(ctx, input.contactListId);
   if (merged.answeringMachine) await checkAnsweringMachine(ctx, merged.answeringMachine, merged.voiceNumberId);
+  if (input.agentId !== undefined || input.agentVersion !== undefined || input.experiment !== undefined) await checkVersions(ctx, merged);
+}
+
+/**
+ * A pinned version, or an experiment's arms, are published versions of the campaign's agent:
+ * one or the other, each arm a different version (docs/decisions/0058-agent-versions.md).
+ */
+async function checkVersions(
+  ctx: TenantCtx,
+  { agentId, agentVersion, experiment }: { agentId?: string | null; agentVersion?: number | null; experiment?: Experiment | null },
+) {
+  const refuse = (problem: string, path: string) => {
+    throw appError('VALIDATION_FAILED.experiment', { problem }, [{ path, message: problem }]);
+  };
+  if (agentVersion != null && experiment)
+    refuse('A campaign pins one agentVersion or runs an experiment between versions, not both; set the other to null.', '/experiment');
+  const field = experiment ? '/experiment' : '/agentVersion';
+  if ((agentVersion != null || experiment) && !agentId) refuse('A version is a version of the campaign agent: set agentId too.', field);
+  if (!agentId) return;
+  const versions = experiment ? experiment.arms.map((arm) => arm.version) : agentVersion != null ? [agentVersion] : [];
+  const repeated = versions.findIndex((version, index) => versions.indexOf(version) !== index);
+  if (repeated !== -1)
+    refuse(
+      `Each arm of an experiment is a different version; version ${versions[repeated]} is in two arms.`,
+      `/experiment/arms/${repeated}/version`,
+    );
+  await agents.assertVersionsExist(ctx, agentId, versions, (index) => (experiment ? `/experiment/arms/${index}/version` : '/agentVersion'));
 }
 
 /** A pre-dial webhook is https (http only where private URLs are allowed, for local testing) and never a private address. */
@@ -239,6 +281,9 @@ export async function updateCampaign(ctx: TenantCtx, id: string, input: UpdateCa
       callWindowEnd: input.callWindowEnd ?? current.call_window_end,
       voiceNumberId: input.voiceNumberId === undefined ? current.voice_number_id : input.voiceNumberId,
       answeringMachine: input.answeringMachine === undefined ? current.answering_machine : input.answeringMachine,
+      agentId: input.agentId === undefined ? current.agent_id : input.agentId,
+      agentVersion: input.agentVersion === undefined ? current.agent_version : input.agentVersion,
+      experiment: input.experiment === undefined ? current.experiment : input.experiment,
     },
     input,
   );
@@ -340,6 +385,8 @@ export async function listCampaignContacts(ctx: TenantCtx, id: string, page: Pag
     lastOutcome: row.last_outcome,
     lastCallId: row.last_call_id,
     nextAttemptAt: row.status === 'PENDING' ? isoOrNull(row.next_attempt_at) : null,
+    // Shown for a campaign that pins a version or runs an experiment; the shape of the others' contacts is as it was.
+    ...(row.agent_version === null ? {} : { agentVersion: row.agent_version }),
   }));
   return { data, total };
 }
@@ -404,6 +451,8 @@ export async function beginDialling(ctx: TenantCtx, row: repo.CampaignRow): Prom
       email,
       metadata,
       timezone,
+      // Each contact's version is fixed now, for all its attempts: its arm, or the pinned version.
+      agentVersion: row.experiment ? armOf(row.experiment, row.id, id) : row.agent_version,
     }));
     await repo.insertCampaignContacts(ctx.db, ctx.tenantId, row.id, snapshot, now);
   }
@@ -553,7 +602,12 @@ export async function callerIdStats(ctx: TenantCtx, id: string): Promise<CallerI
   });
 }
 
+/** The campaign's contacts per agent version it calls them with (its experiment's arms), for analytics. */
+export const contactsPerVersion = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: string) =>
+  repo.contactsPerVersion(ctx.db, ctx.tenantId, id);
+
 /** Seed §4.4: a list assigned to an unfinished campaign cannot be deleted (wired into contacts). */
+export const campaignNames = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, ids: string[]) => repo.campaignNamesById(ctx.db, ctx.tenantId, ids);
 export const listInUse = (ctx: TenantCtx, listId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'contact_list_id', listId);
 export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'agent_id', agentId);
 export const voiceNumberInUse = (ctx: TenantCtx, numberId: string) =>

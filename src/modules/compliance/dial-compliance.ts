@@ -21,6 +21,8 @@ import type {
   ComplianceSettings,
   Consent,
   ConsentChannel,
+  AnsweredFacts,
+  Answerer,
   DecisionFacts,
   DecisionReason,
   UpdateComplianceSettings,
@@ -191,7 +193,7 @@ export interface DialDecision {
   phoneNumber: string;
   verdict: Verdict;
   reason: DecisionReason | null;
-  facts: DecisionFacts;
+  facts: DecisionFacts | AnsweredFacts;
 }
 
 const GENESIS_HASH = '0'.repeat(64);
@@ -252,6 +254,26 @@ export async function recordDecisions(ctx: Ctx, decisions: DialDecision[]): Prom
   await repo.appendRecords(ctx.db, ctx.tenantId, rows);
 }
 
+/**
+ * Who answered a call the dialer placed, appended to the tenant's chain after the dial's own record
+ * (in the caller's transaction): the record's reason is the call's answeredBy.
+ */
+export function recordAnswer(
+  ctx: Ctx,
+  answer: { campaignId: string; contactId: string; phoneNumber: string; answeredBy: Answerer; facts: AnsweredFacts },
+): Promise<void> {
+  return recordDecisions(ctx, [
+    {
+      campaignId: answer.campaignId,
+      contactId: answer.contactId,
+      phoneNumber: answer.phoneNumber,
+      verdict: 'answered',
+      reason: answer.answeredBy,
+      facts: answer.facts,
+    },
+  ]);
+}
+
 const toRecord = (row: repo.RecordRow): ComplianceRecord => ({
   sequence: Number(row.sequence),
   id: row.id,
@@ -261,7 +283,7 @@ const toRecord = (row: repo.RecordRow): ComplianceRecord => ({
   decidedAt: row.decided_at.toISOString(),
   verdict: row.verdict as Verdict,
   reason: row.reason as DecisionReason | null,
-  facts: row.facts as DecisionFacts,
+  facts: row.facts as DecisionFacts | AnsweredFacts,
   previousHash: row.previous_hash,
   hash: row.hash,
 });
@@ -293,6 +315,7 @@ const RECORD_CSV_COLUMNS = [
   'resumes_at',
   'previous_hash',
   'hash',
+  'call_id',
 ];
 /** One CSV field, quoted when it holds a quote, a comma or a line break. */
 /** A campaign's records in chain order, as CSV, read in slices. */
@@ -302,6 +325,7 @@ export async function* exportRecordsCsv(ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
     yield rows
       .map((row) => {
         const r = toRecord(row);
+        const facts: Partial<DecisionFacts & AnsweredFacts> = r.facts;
         return (
           [
             String(r.sequence),
@@ -312,15 +336,16 @@ export async function* exportRecordsCsv(ctx: Pick<TenantCtx, 'db' | 'tenantId'>,
             r.phoneNumber,
             r.verdict,
             r.reason ?? '',
-            r.facts.timeZones.join(' '),
-            r.facts.localTimes.join(' '),
-            r.facts.rules.join(' '),
-            String(r.facts.doNotCall),
-            r.facts.consent,
-            JSON.stringify(r.facts.callCounts),
-            r.facts.resumesAt ?? '',
+            facts.timeZones?.join(' ') ?? '',
+            facts.localTimes?.join(' ') ?? '',
+            facts.rules?.join(' ') ?? '',
+            facts.doNotCall === undefined ? '' : String(facts.doNotCall),
+            facts.consent ?? '',
+            facts.callCounts ? JSON.stringify(facts.callCounts) : '',
+            facts.resumesAt ?? '',
             r.previousHash,
             r.hash,
+            facts.callId ?? '',
           ]
             .map(csvCell)
             .join(',') + '\n'

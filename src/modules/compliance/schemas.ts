@@ -196,9 +196,12 @@ export const ConsentQuery = Type.Object({
 export const SKIP_REASONS = ['dnc', 'no_consent', 'unknown_timezone'] as const;
 export const WAIT_REASONS = ['outside_window', 'frequency_cap', 'in_call'] as const;
 export type WaitReason = (typeof WAIT_REASONS)[number];
-export const DECISION_REASONS = [...SKIP_REASONS, ...WAIT_REASONS] as const;
+/** Who answered a dialled call (an `answered` record's reason): the call's answeredBy. */
+export const ANSWERERS = ['human', 'machine', 'fax', 'unknown', 'call_screening', 'phone_menu'] as const;
+export type Answerer = (typeof ANSWERERS)[number];
+export const DECISION_REASONS = [...SKIP_REASONS, ...WAIT_REASONS, ...ANSWERERS] as const;
 export type DecisionReason = (typeof DECISION_REASONS)[number];
-export const VERDICTS = ['dial', 'skip', 'wait'] as const;
+export const VERDICTS = ['dial', 'skip', 'wait', 'answered'] as const;
 export type Verdict = (typeof VERDICTS)[number];
 
 /** What the dialer checked for one decision. */
@@ -216,6 +219,17 @@ export const DecisionFacts = Type.Object({
 });
 export type DecisionFacts = Static<typeof DecisionFacts>;
 
+/** What an `answered` record says of the call a dial placed. */
+export const AnsweredFacts = Type.Object({
+  callId: Uuid,
+  attempt: Type.Integer(),
+  detectedBy: StringEnum(['provider', 'beep', 'words'] as const, {
+    description:
+      "How: the provider's answering-machine detection (or the simulator's), the voicemail's beep heard on the call, or the words of an assistant, a menu or a person.",
+  }),
+});
+export type AnsweredFacts = Static<typeof AnsweredFacts>;
+
 export const ComplianceRecord = Type.Object({
   sequence: Type.Integer({ description: 'Place in the tenant’s chain, 1 first.' }),
   id: Uuid,
@@ -223,9 +237,14 @@ export const ComplianceRecord = Type.Object({
   contactId: Uuid,
   phoneNumber: Type.String(),
   decidedAt: Timestamp,
-  verdict: StringEnum(VERDICTS, { description: 'dial; skip (final, never dialled by this campaign); wait (not now).' }),
+  verdict: StringEnum(VERDICTS, {
+    description:
+      "dial; skip (final, never dialled by this campaign); wait (not now); answered (who answered a dialled call: its reason, the call's answeredBy).",
+  }),
   reason: Type.Union([StringEnum(DECISION_REASONS), Type.Null()]),
-  facts: DecisionFacts,
+  facts: Type.Union([DecisionFacts, AnsweredFacts], {
+    description: 'What was checked (dial, skip, wait), or what the call found (answered).',
+  }),
   previousHash: Type.String(),
   hash: Type.String({ description: 'SHA-256 of the previous hash and this record.' }),
 });

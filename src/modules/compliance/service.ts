@@ -149,6 +149,7 @@ export {
   getComplianceSettings,
   getConsent,
   listConsents,
+  recordAnswer,
   recordDecisions,
   revokeConsent,
   updateComplianceSettings,

@@ -47,6 +47,11 @@ export interface SessionSetup {
   language: string;
   /** Null: the retrieval agent. */
   model: ConversationModel | null;
+  /**
+   * The agent's backup model: when the model fails, or says nothing for `stallMs`, before the
+   * first words of a reply, the backup answers that reply and every one after it.
+   */
+  backup?: { model: ConversationModel; stallMs: number } | null;
   toolbox: Toolbox;
   /** The agent's knowledge for a query (the retrieval agent's answers, and the context of each turn). */
   search(query: string): Promise<Passage[]>;
@@ -78,6 +83,8 @@ export interface TokenUsage {
   /** Of those, the audio a speech-to-speech model heard and spoke (absent: none). */
   inputAudioTokens?: number;
   outputAudioTokens?: number;
+  /** Of those, the backup model's, once the conversation failed over to it (absent: it has not). */
+  backup?: { model: string; provider: string; inputTokens: number; outputTokens: number };
 }
 
 /**
@@ -164,6 +171,13 @@ const PHONE_STYLE =
   'You are speaking with a person on a phone call. Answer in one to three short spoken sentences, with no lists, markdown or emoji. ' +
   'If you do not know something, say so rather than invent it.';
 
+/** Aborts `signal` unless stopped within `ms`: a model that said nothing. */
+function stallTimer(ms: number) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  return { signal: controller.signal, stop: () => clearTimeout(timer) };
+}
+
 const sourcesOf = (passages: Passage[]) => passages.map(({ sourceId, sourceName, chunkId }) => ({ sourceId, sourceName, chunkId }));
 
 export function openSession(setup: SessionSetup): Session {
@@ -208,75 +222,88 @@ export function openSession(setup: SessionSetup): Session {
     return { turn: toolTurn, content: result.content };
   }
 
-  /** One answer of the model to `messages`, its words to `onText` as they come. */
-  async function modelRound(
-    model: ConversationModel,
-    messages: ChatMessage[],
-    withTools: boolean,
-    onText: (delta: string) => void,
-    signal?: AbortSignal,
-  ): Promise<ModelRound> {
-    const made: ModelRound = { text: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, firstTokenMs: null };
-    for await (const event of model.chat.stream(
-      {
-        model: model.name,
-        messages,
-        tools: withTools && setup.toolbox.definitions.length ? setup.toolbox.definitions : undefined,
-        temperature: model.temperature,
-        maxTokens: model.maxTokens,
-      },
-      signal ? { signal } : undefined,
-    )) {
-      if (event.type === 'text') {
-        made.text += event.delta;
-        onText(event.delta);
-      } else if (event.type === 'tool_call') made.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
-      else {
-        made.usage.inputTokens += event.usage?.inputTokens ?? 0;
-        made.usage.outputTokens += event.usage?.outputTokens ?? 0;
-        if (made.firstTokenMs === null && event.firstTokenMs !== undefined) made.firstTokenMs = event.firstTokenMs;
-      }
-    }
-    return made;
-  }
-
   /**
-   * The model's reply to the conversation so far, tools run as it asks, until it answers in words.
-   * `prepared`: its first answer, already asked for (a prepared reply).
+   * The model's reply to the conversation so far, tools run as it asks, until it answers in words;
+   * its turns are added to `turns` as they are settled (a failure keeps those already run). `spoke`
+   * is set once its first words went to the listener. The first event of each answer must come
+   * within `stallMs` when given: a model that says nothing is a failure too (one that goes quiet
+   * after its first words is waited for, as without a backup).
    */
   async function modelReply(
     model: ConversationModel,
-    context: Passage[],
+    context: { passages: Passage[]; at: number },
+    turns: TranscriptTurn[],
+    progress: { spoke: boolean },
     listener?: ReplyListener,
+    stallMs?: number,
     prepared?: Promise<ModelRound>,
-  ): Promise<TranscriptTurn[]> {
-    const turns: TranscriptTurn[] = [];
+  ): Promise<void> {
     const startedAt = performance.now();
     const startMs = offset();
     let firstTokenMs: number | null = null;
-    const contextMessage: ChatMessage[] = context.length
+    const contextMessage: ChatMessage[] = context.passages.length
       ? [
           {
             role: 'system',
-            content: `Passages from your knowledge that may help with the next answer (use them only if relevant):\n${passagesForModel(context)}`,
+            content: `Passages from your knowledge that may help with the next answer (use them only if relevant):\n${passagesForModel(context.passages)}`,
           },
         ]
       : [];
-    // Just before the contact's words; tool results must follow their call, so nothing goes after them.
-    const contextAt = history.length - 1;
+    const backupUsage =
+      model === setup.backup?.model
+        ? (usage.backup ??= { model: model.name, provider: model.provider, inputTokens: 0, outputTokens: 0 })
+        : undefined;
     for (let round = 0; round <= MAX_TOOL_ROUNDS; round++) {
-      const made = await (round === 0 && prepared
-        ? prepared
-        : modelRound(
-            model,
-            [...history.slice(0, contextAt), ...contextMessage, ...history.slice(contextAt)],
-            round < MAX_TOOL_ROUNDS,
-            (delta) => listener?.onText(delta, round),
-          ));
-      const { text, toolCalls } = made;
-      usage.inputTokens += made.usage.inputTokens;
-      usage.outputTokens += made.usage.outputTokens;
-      if (firstTokenMs === null) firstTokenMs = made.firstTokenMs;
+      let text = '';
+      const toolCalls: ChatToolCall[] = [];
+      // A prepared first answer: already written (its words went to the listener at the commit), counted now.
+      const ready = round === 0 ? await prepared : undefined;
+      if (ready) {
+        text = ready.text;
+        toolCalls.push(...ready.toolCalls);
+        progress.spoke ||= ready.text.length > 0;
+        for (const counted of [usage, backupUsage]) {
+          if (!counted) continue;
+          counted.inputTokens += ready.usage.inputTokens;
+          counted.outputTokens += ready.usage.outputTokens;
+        }
+        firstTokenMs ??= ready.firstTokenMs;
+      }
+      const stalled = stallMs === undefined || ready ? undefined : stallTimer(stallMs);
+      if (!ready)
+        try {
+          for await (const event of model.chat.stream(
+            {
+              model: model.name,
+              messages: [...history.slice(0, context.at), ...contextMessage, ...history.slice(context.at)],
+              tools: round < MAX_TOOL_ROUNDS && setup.toolbox.definitions.length ? setup.toolbox.definitions : undefined,
+              temperature: model.temperature,
+              maxTokens: model.maxTokens,
+            },
+            stalled ? { signal: stalled.signal } : undefined,
+          )) {
+            stalled?.stop();
+            if (event.type === 'text') {
+              text += event.delta;
+              progress.spoke = true;
+              listener?.onText(event.delta, round);
+            } else if (event.type === 'tool_call') toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
+            else {
+              usage.inputTokens += event.usage?.inputTokens ?? 0;
+              usage.outputTokens += event.usage?.outputTokens ?? 0;
+              if (backupUsage) {
+                backupUsage.inputTokens += event.usage?.inputTokens ?? 0;
+                backupUsage.outputTokens += event.usage?.outputTokens ?? 0;
+              }
+              if (firstTokenMs === null && event.firstTokenMs !== undefined) firstTokenMs = event.firstTokenMs;
+            }
+          }
+        } catch (error) {
+          if (stalled?.signal.aborted) throw new ProviderError(`The model said nothing for ${stallMs} ms.`, { retryable: true });
+          throw error;
+        } finally {
+          stalled?.stop();
+        }
       const said = text.trim();
       history.push({ role: 'assistant', content: said || null, ...(toolCalls.length ? { toolCalls } : {}) });
       const latency = () => ({ firstTokenMs, totalMs: Math.round(performance.now() - startedAt) });
@@ -284,16 +311,15 @@ export function openSession(setup: SessionSetup): Session {
         turns.push(
           turn('agent', said, startMs, {
             by: `model:${model.name}`,
-            ...(context.length ? { sources: sourcesOf(context) } : {}),
+            ...(context.passages.length ? { sources: sourcesOf(context.passages) } : {}),
             latency: latency(),
           }),
         );
-      if (toolCalls.length === 0) return turns;
+      if (toolCalls.length === 0) return;
       for (const call of toolCalls) turns.push((await runTool(call)).turn);
       // The conversation is over once end_call or a transfer ran: nothing more is said.
-      if (ended) return turns;
+      if (ended) return;
     }
-    return turns;
   }
 
   /** The retrieval agent's reply: goodbye and opt-out understood, questions answered from knowledge. */
@@ -323,17 +349,42 @@ export function openSession(setup: SessionSetup): Session {
     return say(answer.text, { sources: sourcesOf([answer.passage]) });
   }
 
+  /** The model answering: the agent's, or its backup once the conversation failed over. */
+  const answering = () => (usage.backup && setup.backup ? setup.backup.model : setup.model);
+
   async function reply(heard: string | null, listener?: ReplyListener, prepared?: Promise<ModelRound>): Promise<TranscriptTurn[]> {
-    const model = setup.model;
+    const model = answering();
     if (!model) return retrievalReply(heard ?? '');
+    const turns: TranscriptTurn[] = [];
+    const progress = { spoke: false };
+    const backup = setup.backup && model !== setup.backup.model ? setup.backup : undefined;
     try {
-      const context = heard !== null && setup.knowledgeInContext ? (await setup.search(heard)).slice(0, CONTEXT_PASSAGES) : [];
-      return await modelReply(model, context, listener, prepared);
+      const passages = heard !== null && setup.knowledgeInContext ? (await setup.search(heard)).slice(0, CONTEXT_PASSAGES) : [];
+      // Just before the contact's words; tool results must follow their call, so nothing goes after them.
+      const context = { passages, at: history.length - 1 };
+      try {
+        await modelReply(model, context, turns, progress, listener, backup?.stallMs, prepared);
+      } catch (error) {
+        // Before its first words the backup answers instead, and from then on; after them the caller heard a reply cut short.
+        if (!(error instanceof ProviderError) || !backup || progress.spoke) throw error;
+        const from = turns.length;
+        await modelReply(backup.model, context, turns, progress, listener);
+        const first = turns.findIndex((turn, index) => index >= from && turn.role === 'agent');
+        const failover = {
+          component: 'llm' as const,
+          from: `model:${model.name}`,
+          to: `model:${backup.model.name}`,
+          reason: error.message,
+        };
+        if (first >= 0) turns[first] = { ...turns[first]!, failover };
+        else usage.backup ??= { model: backup.model.name, provider: backup.model.provider, inputTokens: 0, outputTokens: 0 };
+      }
+      return turns;
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
       // The caller hears why the call ends; the transcript says the model failed, not what it would have said.
       ended = 'llm_error';
-      return [turn('agent', FALLBACK_LINE, offset(), { by: 'fallback', latency: { firstTokenMs: null, totalMs: 0 } })];
+      return [...turns, turn('agent', FALLBACK_LINE, offset(), { by: 'fallback', latency: { firstTokenMs: null, totalMs: 0 } })];
     }
   }
 
@@ -342,6 +393,30 @@ export function openSession(setup: SessionSetup): Session {
     const contact = turn('contact', text, offset());
     history.push({ role: 'user', content: text });
     return [contact, ...(await reply(text, listener, prepared))];
+  }
+
+  /** A prepared reply's first answer, its words to `onText` as they come, nothing counted or kept. */
+  async function firstAnswer(
+    model: ConversationModel,
+    messages: ChatMessage[],
+    signal: AbortSignal,
+    onText: (delta: string) => void,
+  ): Promise<ModelRound> {
+    const made: ModelRound = { text: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, firstTokenMs: null };
+    const tools = setup.toolbox.definitions.length ? setup.toolbox.definitions : undefined;
+    const request = { model: model.name, messages, tools, temperature: model.temperature, maxTokens: model.maxTokens };
+    for await (const event of model.chat.stream(request, { signal })) {
+      if (event.type === 'text') {
+        made.text += event.delta;
+        onText(event.delta);
+      } else if (event.type === 'tool_call') made.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
+      else {
+        made.usage.inputTokens += event.usage?.inputTokens ?? 0;
+        made.usage.outputTokens += event.usage?.outputTokens ?? 0;
+        made.firstTokenMs ??= event.firstTokenMs ?? null;
+      }
+    }
+    return made;
   }
 
   const spoken: SpokenSession = {
@@ -383,23 +458,17 @@ export function openSession(setup: SessionSetup): Session {
     },
     hear,
     prepare(text) {
-      const model = setup.model;
+      const model = answering();
       // Only the model's own first answer is prepared: the retrieval agent, and passages put in context, answer once the turn is over.
       if (!model || ended || setup.knowledgeInContext) return { commit: (listener) => hear(text, listener), drop: () => undefined };
       const stop = new AbortController();
       const written: string[] = [];
       let live: ReplyListener | undefined;
       // The conversation so far and these words, as hear() will have it; tools may be asked for, and run only once committed.
-      const first = modelRound(
-        model,
-        [...history, { role: 'user', content: text }],
-        true,
-        (delta) => {
-          written.push(delta);
-          live?.onText(delta, 0);
-        },
-        stop.signal,
-      );
+      const first = firstAnswer(model, [...history, { role: 'user', content: text }], stop.signal, (delta) => {
+        written.push(delta);
+        live?.onText(delta, 0);
+      });
       // Dropped, or failed before it was committed: the commit (if any) hears the failure.
       first.catch(() => undefined);
       return {

@@ -32,6 +32,9 @@ describe('the retrieval agent', () => {
     expect(isGreeting('Hello?')).toBe(true);
     expect(isGreeting('Yes, speaking. What is this about?')).toBe(true);
     expect(isGreeting('Hello, what time does the clinic open on Saturdays during the summer?')).toBe(false);
+    // A greeting that goes on to ask something is a question; one that asks who calls is still a greeting.
+    expect(isGreeting('Yes, that is me. Where can I park?')).toBe(false);
+    expect(isGreeting('Hello? Who is this?')).toBe(true);
   });
 
   it('answers with the one sentence that answers, spoken plainly, and those after it that go on about the same thing', async () => {

@@ -31,8 +31,13 @@ export const isGoodbye = (text: string): boolean => GOODBYE.test(text);
 
 /** A greeting or an acknowledgement with no question in it worth searching for. */
 export function isGreeting(text: string): boolean {
-  const words = text.trim().split(/\s+/).length;
-  return words <= 8 && GREETING.test(text.trim());
+  const trimmed = text.trim();
+  if (trimmed.split(/\s+/).length > 8 || !GREETING.test(trimmed)) return false;
+  // "Yes, that is me. Where can I park?" goes on to ask: a question, unless it asks who calls or why.
+  return trimmed
+    .split(/(?<=[.!?])\s+/)
+    .slice(1)
+    .every((sentence) => !sentence.endsWith('?') || GREETING.test(sentence));
 }
 
 /** A question word that opens the question or a clause of it ("…, who do I call?"), not one inside a clause ("… when the power is cut"). */

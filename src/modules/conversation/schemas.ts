@@ -1,13 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
+import { Nullable, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 import {
   CallCostSchema as CallCost,
   CallUsageSchema as CallUsage,
   END_REASONS,
   TranscriptTurnSchema as TranscriptTurn,
 } from '../calls/service.ts';
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const TestChat = Type.Object({
   id: Uuid,
@@ -31,23 +29,18 @@ export const TestChat = Type.Object({
 });
 export type TestChat = Static<typeof TestChat>;
 
-export const CreateTestChatBody = Type.Object(
+/** Who the agent believes it talks to in a test (a chat, a test suite's scenario): fills the prompt's {{name}}, {{metadata.*}}… */
+export const TestContact = Type.Object(
   {
-    agentId: Uuid,
-    contact: Type.Optional(
-      Type.Object(
-        {
-          name: Type.Optional(Type.String({ maxLength: 200 })),
-          phoneNumber: Type.Optional(Type.String({ maxLength: 40 })),
-          email: Type.Optional(Type.String({ maxLength: 320 })),
-          metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-        },
-        { additionalProperties: false, description: "Who the agent believes it talks to: fills the prompt's {{name}}, {{metadata.*}}…" },
-      ),
-    ),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    phoneNumber: Type.Optional(Type.String({ maxLength: 40 })),
+    email: Type.Optional(Type.String({ maxLength: 320 })),
+    metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: "Who the agent believes it talks to: fills the prompt's {{name}}, {{metadata.*}}…" },
 );
+
+export const CreateTestChatBody = Type.Object({ agentId: Uuid, contact: Type.Optional(TestContact) }, { additionalProperties: false });
 export type CreateTestChatBody = Static<typeof CreateTestChatBody>;
 
 export const TestChatMessageBody = Type.Object(

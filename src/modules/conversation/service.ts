@@ -20,9 +20,11 @@ import * as knowledge from '../knowledge/service.ts';
 import { openSession, type ConversationModel, type PreparedReply, type SavedSession, type Session } from './engine.ts';
 
 export type { PreparedReply, Session };
+/** The contact a test names (a chat's, a test suite scenario's), as the API takes it. */
+export { TestContact as TestContactSchema } from './schemas.ts';
 import * as repo from './repo.ts';
 import type { CreateTestChatBody, TestChat } from './schemas.ts';
-import { scriptedLines } from './scripted-contact.ts';
+import { contactScript, scriptedLines } from './scripted-contact.ts';
 import { toolboxFor, type Venue } from './tools.ts';
 
 /** A reply's length when the agent sets none: a few spoken sentences, and a bound on a runaway answer's cost. */
@@ -72,12 +74,14 @@ export async function sessionFor(
       ? knowledge.searchBases(deps, ctx.tenantId, agent.knowledgeBaseIds, query, SEARCH_TOP_K)
       : Promise.resolve([]);
   const model = await modelFor(deps, ctx, agent);
+  const backupModel = model && agent.backup?.llm ? await modelFor(deps, ctx, { llm: agent.backup.llm }) : null;
   const session = openSession({
     agentName: agent.name,
     systemPrompt: agents.renderTemplate(agent.systemPrompt ?? '', values),
     firstMessage: agent.firstMessage ? agents.renderTemplate(agent.firstMessage, values) : null,
     language: agent.language,
     model,
+    backup: backupModel && { model: backupModel, stallMs: deps.config.voice.failoverStallMs },
     toolbox: toolboxFor({ deps, tenantId: ctx.tenantId, agent, venue, search }),
     search,
     similarityToQuestion: (question, sentences) => knowledge.similarityToQuestion(deps, question, sentences),
@@ -102,6 +106,15 @@ export function usageOf(session: Session, model: Pick<ConversationModel, 'name' 
     llmOutputAudioTokens: outputAudioTokens,
     llmModel: ran ? model.name : null,
     llmProvider: ran ? model.provider : null,
+    ...(session.usage.backup && {
+      backup: {
+        ...calls.NO_BACKUP_USAGE,
+        llmInputTokens: session.usage.backup.inputTokens,
+        llmOutputTokens: session.usage.backup.outputTokens,
+        llmModel: session.usage.backup.model,
+        llmProvider: session.usage.backup.provider,
+      },
+    }),
   };
 }
 
@@ -138,10 +151,18 @@ export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnswere
   const { session, model, counterpart } = conversation;
   const record = async (turns: calls.TranscriptTurn[]) => calls.appendTurns(ctx, call.id, turns, usageOf(session, model));
   // false: the call ended meanwhile (the contact's time ran out, or someone hung up); stop talking.
-  if (!(await record(await session.open()))) return;
-  for (const line of counterpart.script) {
-    if (session.ended) break;
-    if (!(await record(await session.hear(line)))) return;
+  const agentWords = (turns: calls.TranscriptTurn[]) =>
+    turns
+      .filter((turn) => turn.role === 'agent')
+      .map((turn) => turn.text)
+      .join(' ');
+  const opening = await session.open();
+  if (!(await record(opening))) return;
+  const script = contactScript(counterpart.script);
+  for (let line = script.next(agentWords(opening)); line !== undefined && !session.ended;) {
+    const turns = await session.hear(line);
+    if (!(await record(turns))) return;
+    line = script.next(agentWords(turns));
   }
   if (session.ended) await endCallConversation(ctx, call, session.ended, conversation.agent);
 }
@@ -149,7 +170,7 @@ export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnswere
 /** The agent's side of an answered call: its session, its prompt filled for the contact; null when the call has no agent. */
 export async function conversationOfCall(deps: Deps, ctx: TenantCtx, call: calls.CallRow, loaded?: Agent) {
   if (!call.agent_id) return null;
-  const agent = loaded ?? (await agents.requireAgent(ctx, call.agent_id).catch(() => undefined));
+  const agent = loaded ?? (await agents.agentOfCall(ctx, call));
   if (!agent) return null;
   const counterpart = await counterpartOfCall(ctx, call);
   const { session, model } = await sessionFor(deps, ctx, agent, counterpart, { kind: 'call', call }, call.answered_at ?? ctx.clock.now());
@@ -180,7 +201,7 @@ export async function machinePolicyOf(ctx: TenantCtx, call: calls.CallRow): Prom
   if (!setting?.detect) return null;
   if (setting.onMachine !== 'LEAVE_VOICEMAIL' || !setting.voicemailMessage) return { onMachine: 'HANG_UP_AND_RETRY' };
   // An unfinished campaign's agent cannot be deleted; a missing one leaves the message in its plain words.
-  const agent = call.agent_id ? await agents.requireAgent(ctx, call.agent_id).catch(() => undefined) : undefined;
+  const agent = await agents.agentOfCall(ctx, call);
   const values = templateValuesOf(ctx, { name: agent?.name ?? '' }, await counterpartOfCall(ctx, call));
   return {
     onMachine: 'LEAVE_VOICEMAIL',
@@ -294,7 +315,19 @@ export async function sendTestChatMessage(deps: Deps, ctx: TenantCtx, id: string
   const usage = row.usage as Partial<calls.CallUsage>;
   const resume: SavedSession = {
     history: row.history as ChatMessage[],
-    usage: { inputTokens: usage.llmInputTokens ?? 0, outputTokens: usage.llmOutputTokens ?? 0 },
+    usage: {
+      inputTokens: usage.llmInputTokens ?? 0,
+      outputTokens: usage.llmOutputTokens ?? 0,
+      // The chat failed over to the agent's backup model in an earlier message: it answers on.
+      ...(usage.backup?.llmModel && {
+        backup: {
+          model: usage.backup.llmModel,
+          provider: usage.backup.llmProvider ?? 'OPENAI_COMPATIBLE',
+          inputTokens: usage.backup.llmInputTokens,
+          outputTokens: usage.backup.llmOutputTokens,
+        },
+      }),
+    },
     ended: null,
   };
   // The prompt was filled when the chat opened and lives on in its history: no one to fill it for.

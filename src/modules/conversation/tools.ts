@@ -22,8 +22,24 @@ const CUSTOM_TOOL_MAX_BYTES = 64 * 1024;
 /** What the model reads of a custom tool's answer, at most. */
 const CUSTOM_TOOL_MAX_CHARACTERS = 4000;
 
-/** Where the conversation happens: a call (its outcomes are stored and announced) or a test chat (nothing leaves it). */
-export type Venue = { kind: 'call'; call: calls.CallRow } | { kind: 'chat'; chatId: string };
+/** A tool's answer a test suite's scenario gives in place of the tool's own. */
+export interface ToolMock {
+  tool: string;
+  /** Text, or an object sent as its JSON text. */
+  answer: string | Record<string, unknown>;
+  ok?: boolean;
+}
+
+/**
+ * Where the conversation happens: a call (its outcomes are stored and announced), a test chat
+ * (nothing leaves it), or a test suite's scenario (nothing leaves it either, and mocked tools
+ * answer with the scenario's answers).
+ */
+export type Venue =
+  { kind: 'call'; call: calls.CallRow } | { kind: 'chat'; chatId: string } | { kind: 'suite'; runId: string; mocks: readonly ToolMock[] };
+
+/** Tools that end the conversation when they answer ok, mocked or not: the end is the engine's, not the tool's answer. */
+const ENDS: Partial<Record<string, ToolResult['end']>> = { end_call: 'agent_ended', opt_out: 'opted_out', transfer_call: 'transferred' };
 
 export interface ToolboxSetup {
   deps: Deps;
@@ -59,6 +75,15 @@ export function toolboxFor(setup: ToolboxSetup): Toolbox {
     }
     const problem = compileArgumentsSchema(schema)(args);
     if (problem) return refused(`Invalid arguments for ${call.name}: ${problem}.`);
+    if (setup.venue.kind === 'suite') {
+      const mock = setup.venue.mocks.find((candidate) => candidate.tool === call.name);
+      if (mock) {
+        const ok = mock.ok ?? true;
+        const content = typeof mock.answer === 'string' ? mock.answer : JSON.stringify(mock.answer);
+        return { ok, content, ...(ok && ENDS[call.name] ? { end: ENDS[call.name] } : {}) };
+      }
+      if (custom.has(call.name)) return refused(`${call.name} is not mocked in this test scenario; nothing was called.`);
+    }
     try {
       const customTool = custom.get(call.name);
       if (customTool) return await callCustomTool(setup, customTool, call.id, args as Record<string, unknown>);
@@ -73,15 +98,16 @@ export function toolboxFor(setup: ToolboxSetup): Toolbox {
 
 async function runBuiltIn(setup: ToolboxSetup, name: string, toolCallId: string, args: Record<string, unknown>): Promise<ToolResult> {
   const { venue } = setup;
+  const aTest = venue.kind === 'chat' ? 'A test chat' : 'A test scenario';
   switch (name) {
     case 'end_call':
       return { ok: true, content: 'The call ends after this turn.', end: 'agent_ended' };
     case 'opt_out':
       // The number goes on the do-not-call list as the call ends with this reason (endCallConversation).
-      if (venue.kind === 'chat')
+      if (venue.kind !== 'call')
         return {
           ok: true,
-          content: 'A test chat lists no one; on a call the person would now be on the do-not-call list.',
+          content: `${aTest} lists no one; on a call the person would now be on the do-not-call list.`,
           end: 'opted_out',
         };
       return { ok: true, content: 'The person is on the do-not-call list; the call ends after this turn.', end: 'opted_out' };
@@ -102,16 +128,26 @@ async function runBuiltIn(setup: ToolboxSetup, name: string, toolCallId: string,
       if (Number.isNaN(start.getTime())) return refused('Invalid arguments for book_appointment: start is not a real instant.');
       const data = { start: start.toISOString(), durationMinutes: args.durationMinutes ?? null, notes: args.notes ?? null };
       await recordOutcome(setup, { type: 'appointment', toolCallId, data }, 'appointment.booked');
-      return { ok: true, content: `Booked for ${data.start}${venue.kind === 'chat' ? ' (a test chat: recorded in the chat only)' : ''}.` };
+      return {
+        ok: true,
+        content: `Booked for ${data.start}${venue.kind === 'call' ? '' : venue.kind === 'chat' ? ' (a test chat: recorded in the chat only)' : ' (a test scenario: recorded in its transcript only)'}.`,
+      };
     }
     case 'send_sms':
     case 'send_whatsapp': {
       const label = name === 'send_sms' ? 'SMS' : 'WhatsApp message';
-      if (venue.kind === 'chat') return { ok: true, content: `A test chat sends nothing; the ${label} would say: ${String(args.text)}` };
+      if (venue.kind !== 'call') return { ok: true, content: `${aTest} sends nothing; the ${label} would say: ${String(args.text)}` };
       const ctx = tenantCtx(setup.deps, setup.tenantId);
       const channel = name === 'send_sms' ? 'SMS' : 'WHATSAPP';
       const { to, created } = await messaging.sendDuringCall(ctx, { call: venue.call, channel, text: String(args.text), toolCallId });
       return { ok: true, content: created ? `The ${label} is on its way to ${to}.` : `The ${label} was already sent to ${to}.` };
+    }
+    case 'press_digits': {
+      const digits = String(args.digits);
+      if (venue.kind !== 'call') return { ok: true, content: `${aTest} presses nothing; on a call the menu would hear ${digits}.` };
+      const pressed = await calls.pressKeys(tenantCtx(setup.deps, setup.tenantId), venue.call.id, digits);
+      if (!pressed) return refused("This call's line cannot press keys; end the call instead.");
+      return { ok: true, content: `Pressed ${digits}. Listen for what the menu says next.` };
     }
     case 'collect_payment_promise': {
       const data = { amount: args.amount, currency: args.currency ?? null, date: args.date, notes: args.notes ?? null };
@@ -125,7 +161,7 @@ async function runBuiltIn(setup: ToolboxSetup, name: string, toolCallId: string,
   return refused(`${name} cannot run here.`);
 }
 
-/** On a call the outcome is stored once per tool call and announced; a test chat keeps it to its transcript. */
+/** On a call the outcome is stored once per tool call and announced; a test keeps it to its transcript. */
 async function recordOutcome(
   setup: ToolboxSetup,
   outcome: { type: calls.CallOutcomeRecord['type']; toolCallId: string; data: Record<string, unknown> },
@@ -156,7 +192,9 @@ async function callCustomTool(
     agentId: setup.agent.id,
     ...(venue.kind === 'call'
       ? { callId: venue.call.id, campaignId: venue.call.campaign_id, contactId: venue.call.contact_id, test: false }
-      : { chatId: venue.chatId, test: true }),
+      : venue.kind === 'chat'
+        ? { chatId: venue.chatId, test: true }
+        : { testSuiteRunId: venue.runId, test: true }),
   });
   const id = `msg_${newId()}`;
   const at = deps.clock.now();

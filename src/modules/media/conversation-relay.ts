@@ -74,7 +74,14 @@ export function acceptConversationRelay(deps: Deps, providerName: string, upgrad
       session,
       line: { send: (token, last) => socket.send(wire.text(token, last)) },
       clock: deps.clock,
-      record: (turns, spoken) => calls.appendTurns(ctx, call.id, turns, { ...usageOf(session, model), ...spoken }),
+      // Twilio listens and speaks on this line, and bills it: no provider of ours ran.
+      record: (turns, { sttSeconds, ttsCharacters }) =>
+        calls.appendTurns(
+          ctx,
+          call.id,
+          turns,
+          calls.withSpeech(usageOf(session, model), { sttSeconds, ttsCharacters, sttProvider: null, ttsProvider: null }),
+        ),
       hangUp: async (reason) => {
         // The calls module notes why and hangs up, or for a transfer gives the call new TwiML that
         // dials the target (which ends this session). Otherwise `end` closes the session for

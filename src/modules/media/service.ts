@@ -10,18 +10,20 @@
 import { timingSafeEqual } from 'node:crypto';
 import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { telephonyProvider } from '../../providers/registry.ts';
-import type { MediaStreamEvent, MediaStreamWire } from '../../providers/types.ts';
+import type { AnsweredBy, MediaStreamEvent, MediaStreamWire, SpeechToText } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import type { Agent } from '../agents/schemas.ts';
 import * as integrations from '../integrations/service.ts';
 import { conversationOfCall, endCallConversation, usageOf } from '../conversation/service.ts';
 import { framedAudio } from './frames.ts';
+import { keyTones } from './keys.ts';
 import type { AudioFormat } from '../../platform/audio.ts';
-import { latencyMeter } from './pipeline/latency.ts';
+import type { AnswerAction } from './pipeline/conversation.ts';
 import { startCallRecording, type CallRecording } from './recording.ts';
 import { turnChoiceOf } from './turn-detection/registry.ts';
 import { listenInUtterances } from './utterance-recognition.ts';
+import type { SpeechUsage } from './pipeline/conversation.ts';
 import { startSpeechToSpeechCall, startVoiceCall, type VoiceCall } from './voice-call.ts';
 
 /** The WebSocket as this module uses it. */
@@ -106,8 +108,14 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
         const { stt } = speech;
         if (!stt) return 'The agent has no speech-to-text to listen with.';
         // A recogniser of whole utterances hears them as the voice-activity detection cuts them.
-        const live = stt.kind === 'live' ? stt : listenInUtterances(stt, { pauseMs: deps.config.voice.pauseMs });
-        return { realtime, speech: { ...speech, stt: live } };
+        const live = (heard: SpeechToText) =>
+          heard.kind === 'live' ? heard : listenInUtterances(heard, { pauseMs: deps.config.voice.pauseMs });
+        const { stt: backupStt, tts: backupTts } = speech.backup ?? {};
+        const backup = {
+          ...(backupStt && { stt: { ...backupStt, stt: live(backupStt.stt) } }),
+          ...(backupTts && { tts: backupTts }),
+        };
+        return { realtime, speech: { ...speech, stt: live(stt), backup } };
       },
     );
     if (!claimed || typeof claimed === 'string') return claimed;
@@ -145,7 +153,6 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       maxDurationMs: deps.config.dialer.maxCallSeconds * 1000,
       onError: (error: unknown) => deps.log.warn({ callId: call.id, err: error }, 'voice call'),
       ...(recording ? { recording } : {}),
-      observers: [latencyMeter((latency) => deps.log.debug({ callId: call.id, ...latency }, 'agent turn latency'))],
     };
     voiceCall = realtime
       ? startSpeechToSpeechCall({
@@ -163,36 +170,94 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
             ),
           ...(listening ? { listen: listening } : {}),
           record: (turns, spoken) =>
-            calls.appendTurns(ctx, call.id, turns, {
-              ...usageOf(session, { name: realtime.model, provider: realtime.provider }),
-              ...spoken,
+            calls.appendTurns(
+              ctx,
+              call.id,
+              turns,
               // Who transcribed the caller: our recogniser, or the model's server.
-              sttProvider: spoken.sttSeconds > 0 ? (speech?.sttProvider ?? realtime.provider) : null,
-              ttsProvider: null,
-            }),
+              calls.withSpeech(
+                usageOf(session, { name: realtime.model, provider: realtime.provider }),
+                speechFigures(spoken, { stt: speech?.sttProvider ?? realtime.provider, tts: null }),
+              ),
+            ),
         })
       : startVoiceCall({
           ...line,
           ...listening!,
+          ...(call.direction === 'OUTGOING' ? { answered: (who, heardBy) => actOnAnswerer(ctx, call.id, who, heardBy) } : {}),
+          ignored: (heard, text) => deps.log.debug({ callId: call.id, heard, text }, 'caller spoke over the agent: not an interruption'),
           tts: speech!.tts,
           voice: speech!.voice,
           ...(speech!.ttsModel ? { ttsModel: speech!.ttsModel } : {}),
+          ...(speech!.sttProvider ? { sttProvider: speech!.sttProvider } : {}),
+          ttsProvider: speech!.ttsProvider,
+          backup: { ...speech!.backup, stallMs: deps.config.voice.failoverStallMs },
           record: (turns, spoken) =>
-            calls.appendTurns(ctx, call.id, turns, {
-              ...usageOf(session, model),
-              ...spoken,
-              sttProvider: spoken.sttSeconds > 0 ? speech!.sttProvider : null,
-              ttsProvider: spoken.ttsCharacters > 0 ? speech!.ttsProvider : null,
-            }),
+            calls.appendTurns(
+              ctx,
+              call.id,
+              turns,
+              calls.withSpeech(
+                usageOf(session, model),
+                speechFigures(spoken, {
+                  stt: speech!.sttProvider,
+                  tts: speech!.ttsProvider,
+                  backupStt: speech!.backup?.stt?.provider ?? null,
+                  backupTts: speech!.backup?.tts?.provider ?? null,
+                }),
+              ),
+            ),
         });
     for (const audio of early.splice(0)) voiceCall.audio(audio);
     for (const event of pending.splice(0)) handle(event);
+    // A provider that cannot press keys while the stream runs (Twilio): the agent's keys are tones on the line.
+    const noMoreKeys = calls.pressKeysWith(call.id, (digits) => {
+      frames.play(keyTones(digits, start.format));
+      frames.flush();
+    });
     // The recording is finished once the conversation stopped, whether or not it stopped cleanly.
-    return { ctx, callId: call.id, stop: () => voiceCall!.stop().finally(() => recording?.finish()) };
+    return {
+      ctx,
+      callId: call.id,
+      stop: () =>
+        voiceCall!.stop().finally(() => {
+          noMoreKeys();
+          return recording?.finish();
+        }),
+    };
   }
 
   const stream = acceptCallSocket(deps, socket, { kind: 'media stream', read: wire.read, opening: 'start', bind, handle });
   return stream;
+}
+
+/** What follows who answered, as the line heard it: the calls module stores it and decides by the campaign's policy. */
+async function actOnAnswerer(ctx: TenantCtx, callId: string, who: AnsweredBy, heardBy: calls.HeardBy): Promise<AnswerAction> {
+  const decision = await calls.classifyInCall(ctx, callId, who, heardBy);
+  if (decision?.act === 'voicemail') return { act: 'voicemail', text: decision.turn.text };
+  if (decision?.act === 'end') return { act: 'hang_up' };
+  return { act: 'converse' };
+}
+
+/** What the line's speech used, in the call's terms: each part's provider named when it ran, the backup's share apart. */
+function speechFigures(
+  spoken: SpeechUsage,
+  providers: { stt: string | null; tts: string | null; backupStt?: string | null; backupTts?: string | null },
+): calls.SpeechFigures {
+  const { backup } = spoken;
+  return {
+    sttSeconds: spoken.sttSeconds,
+    ttsCharacters: spoken.ttsCharacters,
+    sttProvider: spoken.sttSeconds - (backup?.sttSeconds ?? 0) > 0 ? providers.stt : null,
+    ttsProvider: spoken.ttsCharacters - (backup?.ttsCharacters ?? 0) > 0 ? providers.tts : null,
+    ...(backup && {
+      backup: {
+        ...backup,
+        sttProvider: backup.sttSeconds > 0 ? (providers.backupStt ?? null) : null,
+        ttsProvider: backup.ttsCharacters > 0 ? (providers.backupTts ?? null) : null,
+      },
+    }),
+  };
 }
 
 /** The call's recording, its chunks stored through the calls module as the line passes them. */
@@ -227,7 +292,7 @@ export async function claimedConversation<T>(
   if (closed()) return undefined;
   if (typeof verified === 'string') return verified;
   const { ctx } = verified;
-  const agent = verified.call.agent_id ? await agents.requireAgent(ctx, verified.call.agent_id).catch(() => undefined) : undefined;
+  const agent = await agents.agentOfCall(ctx, verified.call);
   if (!agent) return NO_AGENT;
   const checked = await check(ctx, agent);
   if (typeof checked === 'string') return checked;

@@ -1,7 +1,7 @@
 /**
  * A conversation on an audio line, as a pipeline of stages (pipeline/pipeline.ts):
  *
- *   transport in → recognition → turn detection → conversation → sentences → synthesis → playback (transport out)
+ *   transport in → recognition → turn detection → (answerer) → interruptions → conversation → sentences → synthesis → playback (transport out)
  *
  * The caller's audio goes to speech-to-text, each turn to the conversation engine, and the agent's
  * reply, cut into sentences as the model writes it, to text-to-speech and back down the line.
@@ -13,7 +13,10 @@
  */
 import type { RealtimeConversation, RealtimeEvent, SpeechToText, TextToSpeech } from '../../providers/types.ts';
 import { conversationStage, type ConversationStage, type LineConversationOptions } from './pipeline/conversation.ts';
+import { answererStage } from './pipeline/answerer.ts';
+import { interruptions, type InterruptionsOptions } from './pipeline/interruptions.ts';
 import { pipeline, type Observer, type Pipeline } from './pipeline/pipeline.ts';
+import { latencyMeter } from './pipeline/latency.ts';
 import { playbackStage, type AudioLine, type PlaybackStage } from './pipeline/playback.ts';
 import { recognitionStage } from './pipeline/recognition.ts';
 import { sentencesStage } from './pipeline/sentences.ts';
@@ -27,8 +30,10 @@ import type { EndOfTurn } from '../agents/schemas.ts';
 
 export type { AudioLine } from './pipeline/playback.ts';
 
+type LiveRecogniser = Extract<SpeechToText, { kind: 'live' }>;
+
 export interface VoiceCallOptions extends LineConversationOptions {
-  stt: Extract<SpeechToText, { kind: 'live' }>;
+  stt: LiveRecogniser;
   tts: TextToSpeech;
   voice: string;
   language: string;
@@ -36,11 +41,22 @@ export interface VoiceCallOptions extends LineConversationOptions {
   sttModel?: string;
   /** How the caller's turn is found to be over: the agent's detector and the service's settings. */
   turns: TurnChoice;
+  /** The providers' names, as the transcript names them when a backup takes over. */
+  sttProvider?: string;
+  ttsProvider?: string;
+  /** The agent's backup recogniser and voice, and how long a voice may stall before its backup takes over. */
+  backup?: {
+    stt?: { stt: LiveRecogniser; provider: string; model?: string };
+    tts?: { tts: TextToSpeech; provider: string; voice: string; model?: string };
+    stallMs: number;
+  };
   line: AudioLine;
   /** Hears the line both ways when the call is recorded (recording.ts). */
   recording?: LineRecording;
-  /** Watch the frames as they pass (the latency meter). */
+  /** Watch the frames as they pass. */
   observers?: Observer[];
+  /** The caller spoke over the agent without interrupting it: a backchannel, a sound, its own echo (logged). */
+  ignored?: InterruptionsOptions['ignored'];
 }
 
 export interface VoiceCall {
@@ -58,21 +74,32 @@ export interface VoiceCall {
 export type TurnChoice = { endOfTurn?: EndOfTurn | undefined } & Omit<TurnDetectorSettings, 'format' | 'language'>;
 
 /** The line's stages from the top: the recogniser of the caller's speech, and turn detection by the agent's detector. */
-function listeningStages(call: Pipeline, options: Pick<VoiceCallOptions, 'stt' | 'language' | 'sttModel' | 'line' | 'turns'>) {
-  const recognition = options.stt.listen(options.line.format, {
-    language: options.language,
-    ...(options.sttModel ? { model: options.sttModel } : {}),
-  });
-  const hearing = call.add((link) => recognitionStage(recognition, options.line.format, link));
+function listeningStages(
+  call: Pipeline,
+  options: Pick<VoiceCallOptions, 'stt' | 'language' | 'sttModel' | 'line' | 'sttProvider' | 'turns'> & {
+    backup?: Pick<NonNullable<VoiceCallOptions['backup']>, 'stt'>;
+  },
+) {
+  const listen = (stt: LiveRecogniser, model: string | undefined) =>
+    stt.listen(options.line.format, { language: options.language, ...(model ? { model } : {}) });
+  const backup = options.backup?.stt;
+  const hearing = call.add((link) =>
+    recognitionStage(
+      listen(options.stt, options.sttModel),
+      options.line.format,
+      link,
+      backup && { listen: () => listen(backup.stt, backup.model), from: options.sttProvider ?? 'speech-to-text', to: backup.provider },
+    ),
+  );
   const { endOfTurn, ...settings } = options.turns;
   const detector = turnDetectorOf(endOfTurn, { ...settings, format: options.line.format, language: options.language });
   call.add((link) => turnsStage(detector, link));
   return hearing;
 }
 
-/** An empty line with its observers: the recording and whoever watches. */
-const observedLine = (options: Pick<VoiceCallOptions, 'recording' | 'observers'>) =>
-  pipeline([...(options.recording ? [recordingObserver(options.recording)] : []), ...(options.observers ?? [])]);
+/** An empty line with its observers: the recording, whoever watches, and the stages' own (`stages`). */
+const observedLine = (options: Pick<VoiceCallOptions, 'recording' | 'observers'>, stages: Observer[] = []) =>
+  pipeline([...(options.recording ? [recordingObserver(options.recording)] : []), ...(options.observers ?? []), ...stages]);
 
 /** The transport's handlers of a line whose conversation stage is `conversation`. */
 function voiceCallOf(call: Pipeline, playback: PlaybackStage, conversation: ConversationStage, stopped: () => boolean): VoiceCall {
@@ -88,14 +115,29 @@ function voiceCallOf(call: Pipeline, playback: PlaybackStage, conversation: Conv
 
 export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
   const { line } = options;
-  const call = observedLine(options);
+  // Which of the caller's sounds over the agent stop it (not a backchannel, a cough, its own echo).
+  const meant = interruptions({
+    language: options.language,
+    format: line.format,
+    ...(options.ignored ? { ignored: options.ignored } : {}),
+  });
+  const meter = latencyMeter(line.format);
+  const call = observedLine({ ...options, observers: [meter.observe, ...(options.observers ?? [])] }, [meant.observe]);
   let stopped = false;
   const hearing = listeningStages(call, options);
+  // Who answered an outgoing call: the beep, an assistant's or a menu's words.
+  if (options.answered) call.add((link) => answererStage({ format: line.format }, link));
+  call.add(meant.stage);
   const conversation = call.add((link) =>
     conversationStage(
       {
         ...options,
-        speechUsed: () => ({ sttSeconds: hearing.seconds(), ttsCharacters: speaking.characters() }),
+        speechUsed: () => ({
+          sttSeconds: hearing.seconds(),
+          ttsCharacters: speaking.characters(),
+          ...(options.backup && { backup: { sttSeconds: hearing.backupSeconds(), ttsCharacters: speaking.backupCharacters() } }),
+        }),
+        latencyOf: meter.of,
         closeLine: () => {
           stopped = true;
           return call.close();
@@ -113,6 +155,8 @@ export function startVoiceCall(options: VoiceCallOptions): VoiceCall {
         language: options.language,
         format: line.format,
         ...(options.ttsModel ? { model: options.ttsModel } : {}),
+        provider: options.ttsProvider ?? 'text-to-speech',
+        ...(options.backup?.tts && { backup: { ...options.backup.tts, stallMs: options.backup.stallMs } }),
       },
       link,
     ),

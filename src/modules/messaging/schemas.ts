@@ -1,9 +1,7 @@
 import { SMS_PROVIDER_NAMES } from '../../providers/registry.ts';
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { PageQuery } from '../../platform/pagination.ts';
-import { PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
-
-const Nullable = <T extends TSchema>(schema: T, options?: { description: string }) => Type.Union([schema, Type.Null()], options);
+import { Nullable, PATTERN_MESSAGE, StringEnum, Timestamp, Uuid } from '../../platform/schemas.ts';
 
 /** Seed §8: at most 20 WhatsApp template mappings. */
 export const MAX_WHATSAPP_TEMPLATES = 20;

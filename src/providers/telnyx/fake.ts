@@ -59,6 +59,8 @@ export interface FakeTelnyxCall {
   ended: boolean;
   /** The `command_id`s seen: Telnyx ignores a command whose id it has seen for the call. */
   commandIds: string[];
+  /** The keys pressed on the call (`actions/send_dtmf`'s `digits`), in order. */
+  digits: string[];
 }
 
 export interface RingOptions {
@@ -301,6 +303,16 @@ export async function startFakeTelnyx(options: FakeTelnyxOptions): Promise<FakeT
       return sendJson(res, 200, { data: { result: 'ok' } });
     }
 
+    const dtmf = /^\/v2\/calls\/([^/]+)\/actions\/send_dtmf$/.exec(path);
+    if (dtmf) {
+      const call = calls.get(dtmf[1]!);
+      if (!call) return sendJson(res, 404, telnyxError(10005, 'Resource not found', 'Call not found.'));
+      const digits = text('digits');
+      if (!digits || !/^[0-9*#wWABCD]+$/.test(digits)) return missing('digits');
+      call.digits.push(digits);
+      return sendJson(res, 200, { data: { result: 'ok' } });
+    }
+
     const hangup = /^\/v2\/calls\/([^/]+)\/actions\/hangup$/.exec(path);
     if (hangup) {
       const call = calls.get(hangup[1]!);
@@ -363,6 +375,7 @@ export async function startFakeTelnyx(options: FakeTelnyxOptions): Promise<FakeT
       rejectedWith: null,
       ended: false,
       commandIds: [],
+      digits: [],
     };
   }
 

@@ -120,6 +120,8 @@ export function connectTelnyxTelephony(connection: Connection): TelephonyConnect
     },
 
     hangup: (providerCallId) => callAction(connection, providerCallId, 'hangup', {}),
+    // Telnyx's keys are RFC 2833 events on the call's media (250 ms each); its pause is `w`, as ours.
+    sendDigits: (providerCallId, digits) => callAction(connection, providerCallId, 'send_dtmf', { digits, duration_millis: 250 }),
   };
 }
 

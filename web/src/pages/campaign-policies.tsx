@@ -204,7 +204,7 @@ export function CampaignPolicies({
         rows={4}
         value={values.simulatorScript}
         onValue={(value) => set('simulatorScript', value)}
-        hint="On simulator numbers: what each contact says, one line per turn. Empty: a default persona."
+        hint="On simulator numbers: what each contact says, one line per turn. A line 'parking|garage => Thanks!' is said once the agent says one of those words. Empty: a default persona."
         problem={problem('/simulatorScript')}
       />
     </>

@@ -7,16 +7,20 @@
  * (silence, the time limit, a failure).
  */
 import type { Clock } from '../../../platform/clock.ts';
+import type { AnsweredBy } from '../../../providers/types.ts';
 import type { EndReason, TranscriptTurn } from '../../calls/service.ts';
 import type { PreparedReply, Session } from '../../conversation/service.ts';
 import { lineTimers, SILENCE_PROMPT } from '../line-timers.ts';
-import type { Reply } from './frames.ts';
+import type { Failover, Reply } from './frames.ts';
+import type { VoiceLatency } from './latency.ts';
 import type { Stage, StageLink } from './pipeline.ts';
 
 /** What speech cost, to be billed with the call. */
 export interface SpeechUsage {
   sttSeconds: number;
   ttsCharacters: number;
+  /** Of those, what the agent's backup recogniser heard and backup voice spoke (absent: neither ran). */
+  backup?: { sttSeconds: number; ttsCharacters: number };
 }
 
 /** What a conversation on a phone line needs, however the line carries it (audio here, text in relay-call.ts). */
@@ -35,7 +39,12 @@ export interface LineConversationOptions {
   onError(error: unknown): void;
   /** The caller's utterance as the recogniser settled it, before the agent answers: a live caption. */
   heard?(text: string): void;
+  /** Who answered, as the line heard it (an outgoing call): what follows. */
+  answered?(who: AnsweredBy, heardBy: 'beep' | 'words'): Promise<AnswerAction>;
 }
+
+/** What follows who answered: the conversation goes on, the call is hung up (a machine), or the campaign's voicemail is left. */
+export type AnswerAction = { act: 'converse' } | { act: 'hang_up' } | { act: 'voicemail'; text: string };
 
 // The pipeline's own lines, shared with the conversation relay (relay-call.ts).
 export const SPEECH_FAILED = "I'm sorry, I'm having trouble hearing you on this line. Someone will get back to you. Goodbye.";
@@ -60,9 +69,9 @@ export function oneAfterAnother(stopped: () => boolean, fail: (error: unknown) =
 }
 
 /** One of those lines as the transcript keeps it, `started` (ms) being when the call's conversation began. */
-export function pipelineLine(text: string, clock: Clock, started: number): TranscriptTurn {
+export function pipelineLine(text: string, clock: Clock, started: number, by = 'pipeline'): TranscriptTurn {
   const offset = clock.now().getTime() - started;
-  return { role: 'agent', text, at: clock.now().toISOString(), startMs: offset, endMs: offset, by: 'pipeline' };
+  return { role: 'agent', text, at: clock.now().toISOString(), startMs: offset, endMs: offset, by };
 }
 /** What the engine hears of a key the caller pressed. */
 export const keypadLine = (digit: string) => `(The caller pressed ${digit} on the keypad.)`;
@@ -88,15 +97,37 @@ export interface ConversationStageOptions extends LineConversationOptions {
   speechUsed(): SpeechUsage;
   /** Closes the whole line (every stage): the call is over. */
   closeLine(): Promise<void>;
+  /** How long the caller waited for the reply, at their ear (the latency meter), once its first audio went out. */
+  latencyOf?(reply: Reply): VoiceLatency | undefined;
 }
+
+/** The reply's turns with its latency at the caller's ear on its first agent turn (the one the caller waited for). */
+export function withVoiceLatency(turns: TranscriptTurn[], voice: VoiceLatency | undefined): TranscriptTurn[] {
+  const first = turns.findIndex((turn) => turn.role === 'agent' && turn.latency);
+  if (!voice || first < 0) return turns;
+  return turns.map((turn, index) => (index === first ? { ...turn, latency: { ...turn.latency!, voice } } : turn));
+}
+
+const hundredths = (seconds: number) => Math.round(seconds * 100) / 100;
 
 /** Records settled turns with the speech used so far (seconds to the hundredth); false once the call is over. */
 export const recorderOf =
   (options: Pick<ConversationStageOptions, 'record' | 'speechUsed'>) =>
   (turns: TranscriptTurn[]): Promise<boolean> => {
     const used = options.speechUsed();
-    return options.record(turns, { ...used, sttSeconds: Math.round(used.sttSeconds * 100) / 100 });
+    return options.record(turns, {
+      ...used,
+      sttSeconds: hundredths(used.sttSeconds),
+      ...(used.backup && { backup: { ...used.backup, sttSeconds: hundredths(used.backup.sttSeconds) } }),
+    });
   };
+
+/** The first turn of `role` carries `failover`, unless it carries one already (the model's own). */
+function withFailover(turns: TranscriptTurn[], role: TranscriptTurn['role'], failover: Failover | undefined): TranscriptTurn[] {
+  const first = turns.findIndex((turn) => turn.role === role);
+  if (!failover || first < 0 || turns[first]!.failover) return turns;
+  return turns.map((turn, index) => (index === first ? { ...turn, failover } : turn));
+}
 
 export interface ConversationStage extends Stage {
   /** The line closed (the caller hung up, or the call ended): settles once the last turns are recorded. */
@@ -134,6 +165,10 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
     prepared = undefined;
     return kept;
   }
+  /** The backup recogniser took over: said on the next caller turn recorded. */
+  let hearingFailover: Failover | undefined;
+  /** The backup voice took over during a reply: said on its first agent turn. */
+  const voiceFailovers = new WeakMap<Reply, Failover>();
 
   const timers = lineTimers(options, {
     promptSilence: () =>
@@ -239,7 +274,10 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
       () => undefined,
       (error: unknown) => error ?? new Error('The voice failed.'),
     );
-    if (!(await record(heardTurns(turns, reply)))) return void stopAll();
+    const settled = withVoiceLatency(heardTurns(turns, reply), options.latencyOf?.(reply));
+    const told = withFailover(withFailover(settled, 'contact', hearingFailover), 'agent', voiceFailovers.get(reply));
+    if (told.some((turn) => turn.role === 'contact')) hearingFailover = undefined;
+    if (!(await record(told))) return void stopAll();
     if (voiceFailure) throw voiceFailure;
     if (session.ended) return hangUp(session.ended);
     timers.armSilence();
@@ -253,8 +291,8 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
     await options.hangUp(reason).catch(options.onError);
   }
 
-  /** The pipeline's own last words (silence, time limit, a failure): spoken, recorded, then the call ends. */
-  async function endWith(text: string, reason: EndReason): Promise<void> {
+  /** The pipeline's own last words (silence, time limit, a failure, a voicemail `by` it): spoken, recorded, then the call ends. */
+  async function endWith(text: string, reason: EndReason, by?: string): Promise<void> {
     if (stopped) return;
     timers.disarmSilence();
     bargeIn();
@@ -262,7 +300,7 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
     link.down({ type: 'agent_line', reply, text });
     try {
       await playedOut(reply);
-      await record([agentLine(text)]);
+      await record([pipelineLine(text, clock, started, by)]);
     } catch (error) {
       // The voice itself failed: the call still ends, without last words.
       options.onError(error);
@@ -332,6 +370,19 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
       recognition_failed({ error }) {
         fail(error);
       },
+      answered_by({ who, heardBy }) {
+        void options.answered?.(who, heardBy).then((action) => {
+          if (action.act === 'voicemail') return endWith(action.text, 'voicemail_left', 'voicemail');
+          if (action.act !== 'hang_up') return;
+          // A machine hung up on: what was being said to it is dropped.
+          timers.disarmSilence();
+          bargeIn();
+          return hangUp('answering_machine');
+        }, options.onError);
+      },
+      recognition_failed_over({ failover }) {
+        hearingFailover = failover;
+      },
     },
     up: {
       played_out({ reply }) {
@@ -347,6 +398,9 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
       },
       voice_failed({ reply, error }) {
         playings.get(reply)?.reject(error);
+      },
+      voice_failed_over({ reply, failover }) {
+        voiceFailovers.set(reply, failover);
       },
     },
     async stop() {

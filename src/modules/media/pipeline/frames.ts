@@ -5,7 +5,11 @@
  * conversation: a reply played out, or its voice failed. An interruption is a frame too: the
  * conversation sends it down, and each stage below drops what it holds of the reply cut short.
  */
-import type { RecognitionEvent } from '../../../providers/types.ts';
+import type { AnsweredBy, RecognitionEvent } from '../../../providers/types.ts';
+import type { TranscriptTurn } from '../../calls/service.ts';
+
+/** The agent's backup took over from a part that failed or stalled mid-call (the transcript's `failover`). */
+export type Failover = NonNullable<TranscriptTurn['failover']>;
 
 /** One sentence on its way to the caller: synthesised, played, and heard once its mark comes back. */
 export interface Spoken {
@@ -41,6 +45,8 @@ export type DownFrame =
   | RecognitionEvent
   /** The recogniser failed: the call cannot hear the caller any more. */
   | { type: 'recognition_failed'; error: Error }
+  /** The recogniser failed and the agent's backup recogniser hears the caller from now on. */
+  | { type: 'recognition_failed_over'; failover: Failover }
   /** The caller is talking; `interrupts`: it is speech, not noise, so an agent speaking stops. */
   | { type: 'caller_speaking'; interrupts: boolean }
   /** The caller's turn is over: what they said. */
@@ -49,6 +55,8 @@ export type DownFrame =
   | { type: 'caller_turn_likely'; text: string }
   /** After a likely end, the caller went on: a reply prepared for it is dropped. */
   | { type: 'caller_turn_resumed' }
+  /** Who answered the call, as the line heard it: a machine's beep, or the words of an assistant, a menu, a person. */
+  | { type: 'answered_by'; who: AnsweredBy; heardBy: 'beep' | 'words' }
   /** The model's words as it writes them, in its `round`-th answer of the reply. */
   | { type: 'agent_text'; reply: Reply; text: string; round: number }
   /** A line spoken whole (the first message, the retrieval agent's answer, a line of the pipeline's own). */
@@ -70,6 +78,8 @@ export type UpFrame =
   /** The far end stopped speaking the reply after `heard`: the caller spoke over it (ConversationRelay). */
   | { type: 'cut_short'; reply: Reply; heard: string }
   /** The voice failed while speaking the reply: the rest of it is not spoken. */
-  | { type: 'voice_failed'; reply: Reply; error: unknown };
+  | { type: 'voice_failed'; reply: Reply; error: unknown }
+  /** The voice failed or stalled before a sentence of the reply: the agent's backup voice speaks it and all after. */
+  | { type: 'voice_failed_over'; reply: Reply; failover: Failover };
 
 export type Frame = DownFrame | UpFrame;

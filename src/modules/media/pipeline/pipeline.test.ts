@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DownFrame, Frame, Reply, UpFrame } from './frames.ts';
-import { latencyMeter, type TurnLatency } from './latency.ts';
+import { PHONE_AUDIO } from '../../../platform/audio.ts';
+import { latencyMeter } from './latency.ts';
 import { pipeline, type StageLink } from './pipeline.ts';
 import { playbackStage } from './playback.ts';
 import { sentencesStage } from './sentences.ts';
@@ -110,23 +111,45 @@ describe('the voice pipeline', () => {
     expect(sent).toEqual(['audio 160', 'mark m1', 'mark m2', 'mark m3', 'clear']);
   });
 
-  it('times each turn from the caller’s turn to the first words and the first audio sent', () => {
-    let now = 1000;
-    const turns: TurnLatency[] = [];
-    const observe = latencyMeter(
-      (latency) => turns.push(latency),
-      () => now,
-    );
+  it('times each answer from the caller’s last sound, on the line’s clock, to its first audio handed to the line', () => {
+    let now = 0;
+    const meter = latencyMeter(PHONE_AUDIO, () => now);
+    const frame = (loud: boolean) => {
+      // 20 ms of μ-law: 0xFF is silence, 0x80 the loudest sample.
+      meter.observe({ type: 'caller_audio', audio: Buffer.alloc(160, loud ? 0x80 : 0xff) }, 'recognition');
+      now += 20;
+    };
     const reply = newReply();
-    observe({ type: 'caller_turn', text: 'hello' }, 'conversation');
-    now = 1180;
-    observe({ type: 'agent_text', reply, text: 'Hi', round: 0 }, 'sentences');
-    now = 1200;
-    observe({ type: 'agent_text', reply, text: ' there.', round: 0 }, 'sentences');
-    now = 1420;
-    observe({ type: 'agent_audio', audio: Buffer.alloc(1) }, 'playback');
-    now = 1500;
-    observe({ type: 'agent_audio', audio: Buffer.alloc(1) }, 'playback');
-    expect(turns).toEqual([{ firstTextMs: 180, firstAudioMs: 420 }]);
+    const spoken = { text: 'Hi there.', round: 0, mark: 'm1', heard: false, cleared: false };
+    for (let i = 0; i < 10; i++) frame(true); // 200 ms of speech: the last sound ends at 200 ms of the line
+    for (let i = 0; i < 5; i++) frame(false); // 100 ms of silence, and 20 ms since its last frame came
+    meter.observe({ type: 'transcript', text: 'hello', final: true }, 'turn detection');
+    now += 10; // 130 ms after the last sound
+    meter.observe({ type: 'caller_turn', text: 'hello' }, 'conversation');
+    frame(false);
+    frame(false); // the line's clock runs on with the caller's frames
+    now += 5;
+    meter.observe({ type: 'agent_text', reply, text: 'Hi', round: 0 }, 'sentences');
+    meter.observe({ type: 'agent_text', reply, text: ' there.', round: 0 }, 'sentences');
+    meter.observe({ type: 'sentence', reply, spoken }, 'synthesis');
+    now += 40;
+    meter.observe({ type: 'agent_audio', audio: Buffer.alloc(160) }, 'playback');
+    now += 20;
+    meter.observe({ type: 'agent_audio', audio: Buffer.alloc(160) }, 'playback');
+    expect(meter.of(reply)).toEqual({ callerStoppedMs: 200, endOfTurnMs: 130, sttFinalMs: 120, firstTokenMs: 165, heardMs: 205 });
+  });
+
+  it('does not time a reply that answers no sound of the caller (the opening, a keypad press in silence)', () => {
+    const meter = latencyMeter(PHONE_AUDIO, () => 0);
+    const reply = newReply();
+    meter.observe({ type: 'caller_audio', audio: Buffer.alloc(160, 0xfe) }, 'recognition'); // the line's hiss
+    meter.observe({ type: 'caller_turn', text: 'hello' }, 'conversation');
+    meter.observe({ type: 'agent_line', reply, text: 'Hello.' }, 'sentences');
+    meter.observe(
+      { type: 'sentence', reply, spoken: { text: 'Hello.', round: -1, mark: 'm1', heard: false, cleared: false } },
+      'synthesis',
+    );
+    meter.observe({ type: 'agent_audio', audio: Buffer.alloc(160) }, 'playback');
+    expect(meter.of(reply)).toBeUndefined();
   });
 });

@@ -1,0 +1,204 @@
+/**
+ * One scenario of a test suite, run through the engine that runs calls: the agent's session (its
+ * model or the retrieval agent, its prompt filled for the scenario's contact, its tools answering
+ * with the scenario's mocks), a caller who reads a script or, with a model, plays a persona, then
+ * the assertions judged against the transcript.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Deps, TenantCtx } from '../../platform/context.ts';
+import { ProviderError } from '../../providers/errors.ts';
+import type { ChatMessage } from '../../providers/types.ts';
+import type { Agent } from '../agents/schemas.ts';
+import * as analytics from '../analytics/service.ts';
+import * as calls from '../calls/service.ts';
+import * as conversation from '../conversation/service.ts';
+import { judgeScenario, scenarioStatus, type Judge } from './assertions.ts';
+import type * as repo from './repo.ts';
+import type { AssertionVerdict, Scenario } from './schemas.ts';
+
+type Model = NonNullable<Awaited<ReturnType<typeof conversation.sessionFor>>['model']>;
+interface Tokens {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** A persona's turns when the scenario sets none. */
+const DEFAULT_PERSONA_TURNS = 10;
+/** What the persona says when its goal is reached or the conversation is over. */
+const END_MARK = '[END]';
+
+const PERSONA_NEEDS_A_MODEL =
+  'skipped: a persona needs a model to play the caller, and none is configured for the agent (set LLM_API_URL or connect a model server).';
+
+export interface ScenarioSetup {
+  agent: Agent;
+  runId: string;
+  index: number;
+  scenario: Scenario;
+  timezone: string;
+}
+
+/** Runs the scenario and judges it: its result row, ready to be stored and billed. */
+export async function runScenario(deps: Deps, ctx: TenantCtx, setup: ScenarioSetup): Promise<repo.ResultRow> {
+  const started = performance.now();
+  const { scenario, agent } = setup;
+  const contact = scenario.contact ?? {};
+  const counterpart: conversation.Counterpart = {
+    name: contact.name ?? null,
+    phone: contact.phoneNumber ?? null,
+    email: contact.email ?? null,
+    metadata: contact.metadata ?? {},
+    variables: contact.variables ?? {},
+    campaignName: null,
+    timezone: setup.timezone,
+  };
+  const venue = { kind: 'suite' as const, runId: setup.runId, mocks: scenario.mocks ?? [] };
+  const { session, model } = await conversation.sessionFor(deps, ctx, agent, counterpart, venue, ctx.clock.now());
+  const extra: Tokens = { inputTokens: 0, outputTokens: 0 };
+  const result = (status: string, reason: string | null, assertions: AssertionVerdict[], transcript: calls.TranscriptTurn[]) => {
+    const usage = withExtraTokens(conversation.usageOf(session, model), extra, model);
+    const { cost, total } = calls.priceUsage(ctx, usage);
+    return {
+      scenario_index: setup.index,
+      name: scenario.name,
+      status,
+      reason,
+      assertions,
+      transcript,
+      end_reason: session.ended,
+      usage: usage as unknown as Record<string, unknown>,
+      cost: cost as unknown as Record<string, string>,
+      cost_total: total.toFixed(4),
+      duration_ms: Math.round(performance.now() - started),
+    };
+  };
+
+  if (scenario.persona && !model) {
+    const skipped = scenario.assertions.map((assertion) => ({ assertion, verdict: 'skipped' as const, why: PERSONA_NEEDS_A_MODEL }));
+    return result('skipped', PERSONA_NEEDS_A_MODEL, skipped, []);
+  }
+  const transcript: calls.TranscriptTurn[] = [];
+  try {
+    transcript.push(...(await session.open()));
+    if (scenario.persona && model) {
+      const turns = scenario.persona.maxTurns ?? DEFAULT_PERSONA_TURNS;
+      for (let turn = 0; turn < turns && !session.ended; turn++) {
+        const line = await personaLine(model, scenario.persona, transcript, extra);
+        if (line === null) break;
+        transcript.push(...(await session.hear(line)));
+      }
+    } else {
+      for (const line of scenario.script ?? []) {
+        if (session.ended) break;
+        transcript.push(...(await session.hear(line)));
+      }
+    }
+  } catch (error) {
+    // A model that failed the persona; the agent's own failures end its conversation (llm_error) and are judged.
+    if (!(error instanceof ProviderError)) throw error;
+    return result('failed', `could not run: the model playing the caller failed: ${error.message}`, [], transcript);
+  }
+  const judge = model ? judgeFor(ctx, agent, model, transcript, extra) : null;
+  const verdicts = await judgeScenario(scenario.assertions, { transcript, endReason: session.ended }, judge);
+  return result(scenarioStatus(verdicts), null, verdicts, transcript);
+}
+
+/** The conversation's usage with the persona's and the judge's tokens: they run on the agent's model, and are billed as its. */
+function withExtraTokens(usage: calls.CallUsage, extra: Tokens, model: Model | null): calls.CallUsage {
+  if (!model || extra.inputTokens + extra.outputTokens === 0) return usage;
+  return {
+    ...usage,
+    llmInputTokens: usage.llmInputTokens + extra.inputTokens,
+    llmOutputTokens: usage.llmOutputTokens + extra.outputTokens,
+    llmTokens: usage.llmTokens + extra.inputTokens + extra.outputTokens,
+    llmModel: usage.llmModel ?? model.name,
+    llmProvider: usage.llmProvider ?? model.provider,
+  };
+}
+
+const add = (extra: Tokens, usage: Tokens | null | undefined) => {
+  extra.inputTokens += usage?.inputTokens ?? 0;
+  extra.outputTokens += usage?.outputTokens ?? 0;
+};
+
+/** The persona's next words, the conversation so far seen from the caller's side; null once it says it is done. */
+async function personaLine(
+  model: Model,
+  persona: NonNullable<Scenario['persona']>,
+  transcript: calls.TranscriptTurn[],
+  extra: Tokens,
+): Promise<string | null> {
+  const messages: ChatMessage[] = [
+    {
+      role: 'system',
+      content: [
+        'You are role-playing the person who answers a phone call from an agent, to test that agent.',
+        `Who you are: ${persona.description}`,
+        `What you want from the call: ${persona.goal}`,
+        'Speak only as that person, in one or two short spoken sentences, without stage directions.',
+        `Once your goal is reached, or the call is clearly over, answer exactly ${END_MARK}.`,
+      ].join('\n'),
+    },
+    ...transcript.flatMap((turn): ChatMessage[] =>
+      turn.role === 'agent'
+        ? [{ role: 'user', content: turn.text }]
+        : turn.role === 'contact'
+          ? [{ role: 'assistant', content: turn.text }]
+          : [],
+    ),
+  ];
+  let text = '';
+  for await (const event of model.chat.stream({
+    model: model.name,
+    messages,
+    temperature: model.temperature,
+    maxTokens: model.maxTokens,
+  })) {
+    if (event.type === 'text') text += event.delta;
+    else if (event.type === 'done') add(extra, event.usage);
+  }
+  const said = text.trim();
+  if (!said || said.includes(END_MARK)) return null;
+  return said;
+}
+
+const RUBRIC_SCHEMA = {
+  type: 'object',
+  properties: {
+    reasoning: { type: 'string', description: 'Why the conversation does or does not meet the rubric, citing what was said.' },
+    passed: { type: 'boolean', description: 'Whether the conversation meets the rubric.' },
+  },
+  required: ['reasoning', 'passed'],
+  additionalProperties: false,
+};
+
+/** The model's answers for field and rubric assertions, over the scenario's transcript; each is asked for once. */
+function judgeFor(ctx: TenantCtx, agent: Agent, model: Model, transcript: calls.TranscriptTurn[], extra: Tokens): Judge {
+  const spoken = transcript.filter((turn) => turn.role === 'agent' || turn.role === 'contact');
+  let fields: ReturnType<Judge['fields']> | undefined;
+  return {
+    fields() {
+      fields ??= (async () => {
+        const bound = await analytics.boundFields(ctx, agent.id);
+        if (bound.length === 0) return { bound: [], values: {} };
+        const extracted = await analytics.extractFields(model, spoken, bound);
+        add(extra, extracted.usage);
+        return { bound: bound.map((field) => field.name), values: extracted.values };
+      })();
+      return fields;
+    },
+    async rubric(rubric) {
+      const { answer, usage } = await model.chat.extract({
+        model: model.name,
+        system:
+          'You judge a phone call between an agent and a caller against a rubric. Read the transcript, reason about what was said, then say whether the agent met the rubric.',
+        user: `Rubric: ${rubric}\n\nTranscript:\n${spoken.map((turn) => `${turn.role}: ${turn.text}`).join('\n')}`,
+        schemaName: 'rubric_verdict',
+        schema: RUBRIC_SCHEMA,
+      });
+      add(extra, usage);
+      if (typeof answer.passed !== 'boolean') throw new ProviderError('The judge answered without a verdict.', { retryable: false });
+      return { passed: answer.passed, reasoning: typeof answer.reasoning === 'string' ? answer.reasoning : '' };
+    },
+  };
+}
