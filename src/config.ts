@@ -184,7 +184,26 @@ const ServiceEnvSchema = Type.Object({
     600,
     200,
     5000,
-    "On a phone line whose agent's speech-to-text hears whole utterances (OpenAI-compatible), how long the caller's voice must be gone before their turn is over and sent to be transcribed. Longer: fewer callers cut off mid-thought; shorter: quicker answers. A live recogniser (Deepgram) finds the end itself.",
+    "On a phone line, the silence that ends the caller's turn when their words do not say whether they finished (and always, for an agent whose stt.endOfTurn is SILENCE). Longer: fewer callers cut off mid-thought; shorter: quicker answers.",
+  ),
+  VOICE_PAUSE_MS: Int(
+    96,
+    32,
+    2000,
+    "With an utterance recogniser (OpenAI-compatible), the silence after which what the caller said so far is transcribed and the agent's end-of-turn detector asked whether their turn is over (counted in the voice-activity detector's 32 ms windows, rounded up; Deepgram pauses at its own 300 ms endpointing). Shorter: quicker answers to a finished question, more pieces sent to the recogniser.",
+  ),
+  SMART_TURN_MODEL_PATH: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "Path of Smart Turn v3's ONNX file (smart-turn-v3.x.onnx, from pipecat-ai/smart-turn-v3; BSD-2-Clause), run in process on ONNX Runtime for agents whose stt.endOfTurn is SMART_TURN; unset: no agent may choose it.",
+    }),
+  ),
+  VOICE_UNFINISHED_MS: Int(
+    1500,
+    200,
+    10000,
+    'The longest silence the agent waits for the rest of an unfinished phrase ("I\'d like to…", "my number is 4 1 5") before answering anyway.',
   ),
   VOICE_FAILOVER_STALL_MS: Int(
     3000,
@@ -406,7 +425,16 @@ export interface Config {
     parseLimits: { pdfPages: number; unpackedBytes: number; heapMb: number; timeoutMs: number };
   };
   messaging: { providerTimeoutMs: number };
-  voice: { silenceSeconds: number; relayCharactersPerSecond: number; endOfSpeechMs: number; failoverStallMs: number };
+  voice: {
+    silenceSeconds: number;
+    relayCharactersPerSecond: number;
+    endOfSpeechMs: number;
+    pauseMs: number;
+    unfinishedMs: number;
+    /** SMART_TURN_MODEL_PATH, when set. */
+    smartTurnModel?: string;
+    failoverStallMs: number;
+  };
   dialer: { tickMs: number; callsPerSecond: number; confirmTimeoutSeconds: number; maxCallSeconds: number };
   /** Every provider's own settings (registry.ts), by variable name. */
   providerSettings: Readonly<Record<string, string>>;
@@ -625,6 +653,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       relayCharactersPerSecond: Number(env_.VOICE_RELAY_CHARACTERS_PER_SECOND),
       endOfSpeechMs: Number(env_.VOICE_END_OF_SPEECH_MS),
       failoverStallMs: Number(env_.VOICE_FAILOVER_STALL_MS),
+      pauseMs: Number(env_.VOICE_PAUSE_MS),
+      unfinishedMs: Number(env_.VOICE_UNFINISHED_MS),
+      ...(env_.SMART_TURN_MODEL_PATH ? { smartTurnModel: env_.SMART_TURN_MODEL_PATH } : {}),
     },
     // An optional setting left unset (a provider's service-wide key) is absent, not undefined.
     providerSettings: Object.fromEntries(

@@ -199,6 +199,18 @@ describe('agents', () => {
     expect(transfer.json()).toMatchObject({ code: 'INVALID_PHONE_NUMBER', details: [{ path: '/transferNumber' }] });
   });
 
+  it('refuses an end-of-turn detector the service cannot run, and one that does not exist', async () => {
+    const smartTurn = await api('POST', '/agents', {
+      name: `Turns ${randomUUID()}`,
+      stt: { provider: 'DEEPGRAM', endOfTurn: 'SMART_TURN' },
+    });
+    expect(smartTurn.statusCode).toBe(400);
+    expect(smartTurn.json()).toMatchObject({ code: 'SMART_TURN_NOT_CONFIGURED', details: [{ path: '/stt/endOfTurn' }] });
+    const unknown = await api('POST', '/agents', { name: `Turns ${randomUUID()}`, stt: { provider: 'DEEPGRAM', endOfTurn: 'GUESS' } });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json()).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('WORDS') });
+  });
+
   it('refuses speech-to-speech without a server to run it, with a relay, or with our turn detection and no ears', async () => {
     const refused = await api('POST', '/agents', { name: `S2S ${randomUUID()}`, realtime: { model: 'gpt-realtime' } });
     expect(refused.statusCode).toBe(400);

@@ -7,7 +7,7 @@ import { PHONE_AUDIO } from '../src/platform/audio.ts';
 import type { DownFrame, Reply, Spoken } from '../src/modules/media/pipeline/frames.ts';
 import { interruptions } from '../src/modules/media/pipeline/interruptions.ts';
 import { pipeline } from '../src/modules/media/pipeline/pipeline.ts';
-import { recogniserTurnsStage } from '../src/modules/media/pipeline/turns.ts';
+import { turnsStage } from '../src/modules/media/pipeline/turns.ts';
 
 /** What the agent is saying when the caller speaks: the second sentence is playing. */
 export const AGENT_SAYS = [
@@ -148,7 +148,8 @@ export function sayOverAgent(text: string, language = 'en-US'): CaseResult {
   const line = pipeline([meant.observe]);
   const result: CaseResult = { stopped: false, wordsBeforeStop: 0, turn: false };
   let heardWords = 0;
-  line.add(recogniserTurnsStage);
+  // The recogniser's end of an utterance is the turn's end here (no end-of-turn detector waits).
+  line.add((link) => turnsStage({ decide: () => ({ holdMs: 0, reason: 'the recogniser' }) }, link));
   line.add(meant.stage);
   line.add(() => ({
     name: 'conversation',

@@ -250,6 +250,17 @@ const declared = {
       'No OpenAI-compatible server is configured for this tenant or service to run the speech-to-speech model; connect the llm integration (your OpenAI-compatible server), set LLM_API_URL for the service, or leave realtime null.',
     when: "An agent's realtime names a model while neither the tenant's OpenAI-compatible connection nor the service's LLM_API_URL gives it a server to reach.",
   },
+  SMART_TURN_NOT_CONFIGURED: {
+    status: 400,
+    message:
+      'This service has no Smart Turn model: its operator sets SMART_TURN_MODEL_PATH to the model file; until then choose stt.endOfTurn WORDS or SILENCE.',
+    when: "An agent's stt.endOfTurn is SMART_TURN while the service's SMART_TURN_MODEL_PATH is unset.",
+  },
+  END_OF_TURN_CONFLICT: {
+    status: 400,
+    message: 'stt.endOfTurn ${problem}.',
+    when: "An agent's stt.endOfTurn does not go with its stt: FLUX with a provider other than DEEPGRAM or a model that is not a Flux model, or a Flux model with another end-of-turn detector.",
+  },
   BACKUP_CONFLICT: {
     status: 400,
     message: 'The backup ${part} ${problem}.',

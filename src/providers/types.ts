@@ -699,13 +699,33 @@ export type RecognitionEvent =
   /**
    * The caller started making sound. `confirmed`: a trained voice-activity detector heard enough
    * voice that it is speech, not a cough or the line's noise, so the agent stops at once (barge-in);
-   * otherwise the pipeline waits for words.
+   * otherwise the pipeline waits for words. `false`: the detector heard the first of a voice it
+   * has not yet confirmed: it stops nothing, but a turn whose end is still being decided waits.
    */
   | { type: 'speech_started'; confirmed?: boolean }
   /** Words of the current utterance; `final` ones will not change, interim ones may. */
   | { type: 'transcript'; text: string; final: boolean }
-  /** The caller finished: the final words since the previous end are one turn. */
-  | { type: 'utterance_end' };
+  /**
+   * The caller paused: the final words since the previous end are one utterance, and turn
+   * detection decides whether their turn is over. `afterSilenceMs`: how long the caller had been
+   * silent when the recogniser said so (its pause), when it knows.
+   */
+  | { type: 'utterance_end'; afterSilenceMs?: number }
+  /**
+   * The caller has now been silent `ms` since their last utterance, by the audio the recogniser has
+   * heard: a recogniser that reports it (the voice-activity detection, window by window) times a
+   * held turn by the caller's audio, not the wall clock, so a detector running behind still cuts
+   * no one off.
+   */
+  | { type: 'silence'; ms: number }
+  /**
+   * A recogniser that detects turns itself (Deepgram Flux) says the caller's turn is over, with
+   * its words. `eager`: it is probably over (a reply may be prepared, not yet spoken); a
+   * `turn_resumed` may still follow, else a final `end_of_turn` with the same turn's words.
+   */
+  | { type: 'end_of_turn'; text: string; eager: boolean }
+  /** After an eager end of turn, the caller went on: the turn is not over. */
+  | { type: 'turn_resumed' };
 
 /** One call's live recognition: audio in as it arrives, events out, until it is closed. */
 export interface LiveRecognition {

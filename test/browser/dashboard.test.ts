@@ -280,11 +280,14 @@ describe.skipIf(noBrowser)('the dashboard in a browser', () => {
     expect(elevenLabs.voiceListQueries.length).toBeGreaterThan(0);
     await selectByText('Voice', /^Josh/);
     await page.getByLabel('Speech-to-text provider').selectOption('DEEPGRAM');
+    // Their words end the caller's turn unless the agent is told otherwise.
+    await expect(page.getByLabel("End of the caller's turn").inputValue()).resolves.toBe('WORDS');
+    await page.getByLabel("End of the caller's turn").selectOption('SILENCE');
     await page.getByRole('button', { name: 'Save agent' }).click();
     await page.getByText('Saved.', { exact: true }).waitFor();
     const agents = (await (await api('/agents?limit=200', apiKey)).json()) as { data: { name: string }[] };
     expect(agents.data.find((agent) => agent.name === 'Voz de Lucía')).toMatchObject({
-      stt: { provider: 'DEEPGRAM' },
+      stt: { provider: 'DEEPGRAM', endOfTurn: 'SILENCE' },
       tts: { provider: 'ELEVENLABS' },
       voice: 'TxGEqnHWrfWFTfGW9XjX',
     });

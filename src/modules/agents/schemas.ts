@@ -70,10 +70,27 @@ const providerEnum = (names: readonly [string, ...string[]], description: string
 
 const SpeechModel = Type.String({ minLength: 1, maxLength: 200, description: "The provider's model; its default when absent." });
 
+/** How the end of the caller's turn is decided on a phone line (docs/voice.md, "Turn-taking"); each is a folder of media/turn-detection/. */
+export const END_OF_TURN_DETECTORS = ['WORDS', 'SILENCE', 'SMART_TURN', 'FLUX'] as const;
+export type EndOfTurn = (typeof END_OF_TURN_DETECTORS)[number];
+
 export const AgentStt = Type.Object(
   {
     provider: providerEnum(STT_PROVIDER_NAMES, 'Who turns the caller’s speech into text.'),
     model: Type.Optional(SpeechModel),
+    endOfTurn: Type.Optional(
+      Type.Unsafe<EndOfTurn>({
+        type: 'string',
+        enum: [...END_OF_TURN_DETECTORS],
+        description:
+          'How the agent knows the caller has finished, on a media stream (docs/voice.md, "Turn-taking"). WORDS (default): ' +
+          'at each short pause the words so far decide: a finished question or sentence is answered at once, an unfinished ' +
+          'phrase ("I\'d like to…", "my number is 4 1 5") waits up to VOICE_UNFINISHED_MS of silence. SILENCE: the turn ends ' +
+          'after VOICE_END_OF_SPEECH_MS of silence, whatever was said. SMART_TURN: the Smart Turn v3 model hears from the voice ' +
+          'whether the caller finished (the service must set SMART_TURN_MODEL_PATH). FLUX: Deepgram Flux (provider DEEPGRAM, model ' +
+          'flux-general-en unless a flux- model is named) ends the turns itself, and a reply is prepared, unspoken, on its eager end of turn.',
+      }) as TUnsafe<EndOfTurn> & { type: 'string'; enum: typeof END_OF_TURN_DETECTORS },
+    ),
   },
   {
     additionalProperties: false,

@@ -186,6 +186,17 @@ export const DEFAULT_REALTIME_VOICE = 'marin';
  * OpenAI-compatible connection or the service's LLM_API_URL), a media stream to carry its audio,
  * and an stt when our turn detection listens. `current`: the agent being updated.
  */
+/** An end-of-turn detector this service can run. */
+function checkEndOfTurn(ctx: TenantCtx, stt: UpdateAgentBody['stt']): void {
+  if (stt?.endOfTurn === 'SMART_TURN' && !ctx.config.voice.smartTurnModel)
+    throw appError('SMART_TURN_NOT_CONFIGURED', {}, [{ path: '/stt/endOfTurn', message: 'SMART_TURN_MODEL_PATH is not set' }]);
+  const refuse = (problem: string) => appError('END_OF_TURN_CONFLICT', { problem }, [{ path: '/stt/endOfTurn', message: problem }]);
+  const fluxModel = stt?.model?.startsWith('flux-') === true;
+  if (stt?.endOfTurn === 'FLUX' && stt.provider !== 'DEEPGRAM') throw refuse('FLUX is a Deepgram model: it needs provider DEEPGRAM');
+  if (stt?.endOfTurn === 'FLUX' && stt.model && !fluxModel) throw refuse(`FLUX needs a Flux model (flux-general-en), not ${stt.model}`);
+  if (fluxModel && stt?.endOfTurn !== 'FLUX') throw refuse(`a Flux model ends the turns itself: set it to FLUX`);
+}
+
 async function checkRealtime(
   ctx: TenantCtx,
   input: UpdateAgentBody,
@@ -255,6 +266,7 @@ async function agentPatch(ctx: TenantCtx, input: UpdateAgentBody, speechOf: Agen
   checkTemplate('systemPrompt', input.systemPrompt);
   checkSpokenTemplate('firstMessage', input.firstMessage);
   if (input.customTools) await checkCustomTools(input.customTools, ctx.config.allowPrivateUrls);
+  checkEndOfTurn(ctx, input.stt);
   const language = input.language === undefined ? undefined : canonicalLanguage(input.language);
   const speech = speechOf
     ? await speechPatch(

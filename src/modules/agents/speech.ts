@@ -6,6 +6,7 @@ import type { Deps, TenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
 import { publicOnlyFetch } from '../../platform/safe-fetch.ts';
 import { ProviderError } from '../../providers/errors.ts';
+import { FLUX_DEFAULT_MODEL } from '../../providers/deepgram/live-recognition.ts';
 import { sttProvider, ttsProvider } from '../../providers/registry.ts';
 import type { ConversationRelaySpeech, Provider, SpeechEndpoint, SpeechToText, TextToSpeech, Voice } from '../../providers/types.ts';
 import * as integrations from '../integrations/service.ts';
@@ -350,7 +351,8 @@ export async function speechOf(
     voice,
     sttProvider: agent.stt?.provider ?? null,
     ttsProvider: agent.tts.provider,
-    ...(agent.stt?.model ? { sttModel: agent.stt.model } : {}),
+    // Flux is Deepgram's model that ends the turns itself.
+    ...(agent.stt?.model ? { sttModel: agent.stt.model } : agent.stt?.endOfTurn === 'FLUX' ? { sttModel: FLUX_DEFAULT_MODEL } : {}),
     ...(agent.tts.model ? { ttsModel: agent.tts.model } : {}),
     ...((backup.stt || backup.tts) && { backup }),
   };

@@ -118,6 +118,12 @@ export interface Session {
    */
   hear(text: string, listener?: ReplyListener): Promise<TranscriptTurn[]>;
   /**
+   * The contact has probably finished saying `text` (a recogniser's eager end of turn): the model's
+   * first answer is written meanwhile and kept aside, nothing of it in the conversation yet. Only
+   * one at a time, and only while no reply is being heard.
+   */
+  prepare(text: string): PreparedReply;
+  /**
    * The contact cut the last reply short: the model's memory keeps only what they heard, so the
    * next answer does not assume they heard the rest.
    */
@@ -130,6 +136,25 @@ export interface Session {
   save(): SavedSession;
   /** The session for a speech-to-speech model, which converses itself. */
   readonly spoken: SpokenSession;
+}
+
+/** A reply written before the contact's turn was sure to be over. */
+export interface PreparedReply {
+  /**
+   * The turn is over as prepared: the same as `hear(text, listener)`, but the model's first answer
+   * is the one already being written (its words so far given to the listener at once).
+   */
+  commit(listener?: ReplyListener): Promise<TranscriptTurn[]>;
+  /** The contact went on: the answer's request is stopped and forgotten; nothing of it is kept or counted. */
+  drop(): void;
+}
+
+/** One answer of the model, as it streamed: its words, the tools it called, what it used. */
+interface ModelRound {
+  text: string;
+  toolCalls: ChatToolCall[];
+  usage: { inputTokens: number; outputTokens: number };
+  firstTokenMs: number | null;
 }
 
 /** Rounds of tool calls one reply may take before the model must answer in words. */
@@ -211,6 +236,7 @@ export function openSession(setup: SessionSetup): Session {
     progress: { spoke: boolean },
     listener?: ReplyListener,
     stallMs?: number,
+    prepared?: Promise<ModelRound>,
   ): Promise<void> {
     const startedAt = performance.now();
     const startMs = offset();
@@ -230,40 +256,54 @@ export function openSession(setup: SessionSetup): Session {
     for (let round = 0; round <= MAX_TOOL_ROUNDS; round++) {
       let text = '';
       const toolCalls: ChatToolCall[] = [];
-      const stalled = stallMs === undefined ? undefined : stallTimer(stallMs);
-      try {
-        for await (const event of model.chat.stream(
-          {
-            model: model.name,
-            messages: [...history.slice(0, context.at), ...contextMessage, ...history.slice(context.at)],
-            tools: round < MAX_TOOL_ROUNDS && setup.toolbox.definitions.length ? setup.toolbox.definitions : undefined,
-            temperature: model.temperature,
-            maxTokens: model.maxTokens,
-          },
-          stalled ? { signal: stalled.signal } : undefined,
-        )) {
-          stalled?.stop();
-          if (event.type === 'text') {
-            text += event.delta;
-            progress.spoke = true;
-            listener?.onText(event.delta, round);
-          } else if (event.type === 'tool_call') toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
-          else {
-            usage.inputTokens += event.usage?.inputTokens ?? 0;
-            usage.outputTokens += event.usage?.outputTokens ?? 0;
-            if (backupUsage) {
-              backupUsage.inputTokens += event.usage?.inputTokens ?? 0;
-              backupUsage.outputTokens += event.usage?.outputTokens ?? 0;
-            }
-            if (firstTokenMs === null && event.firstTokenMs !== undefined) firstTokenMs = event.firstTokenMs;
-          }
+      // A prepared first answer: already written (its words went to the listener at the commit), counted now.
+      const ready = round === 0 ? await prepared : undefined;
+      if (ready) {
+        text = ready.text;
+        toolCalls.push(...ready.toolCalls);
+        progress.spoke ||= ready.text.length > 0;
+        for (const counted of [usage, backupUsage]) {
+          if (!counted) continue;
+          counted.inputTokens += ready.usage.inputTokens;
+          counted.outputTokens += ready.usage.outputTokens;
         }
-      } catch (error) {
-        if (stalled?.signal.aborted) throw new ProviderError(`The model said nothing for ${stallMs} ms.`, { retryable: true });
-        throw error;
-      } finally {
-        stalled?.stop();
+        firstTokenMs ??= ready.firstTokenMs;
       }
+      const stalled = stallMs === undefined || ready ? undefined : stallTimer(stallMs);
+      if (!ready)
+        try {
+          for await (const event of model.chat.stream(
+            {
+              model: model.name,
+              messages: [...history.slice(0, context.at), ...contextMessage, ...history.slice(context.at)],
+              tools: round < MAX_TOOL_ROUNDS && setup.toolbox.definitions.length ? setup.toolbox.definitions : undefined,
+              temperature: model.temperature,
+              maxTokens: model.maxTokens,
+            },
+            stalled ? { signal: stalled.signal } : undefined,
+          )) {
+            stalled?.stop();
+            if (event.type === 'text') {
+              text += event.delta;
+              progress.spoke = true;
+              listener?.onText(event.delta, round);
+            } else if (event.type === 'tool_call') toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
+            else {
+              usage.inputTokens += event.usage?.inputTokens ?? 0;
+              usage.outputTokens += event.usage?.outputTokens ?? 0;
+              if (backupUsage) {
+                backupUsage.inputTokens += event.usage?.inputTokens ?? 0;
+                backupUsage.outputTokens += event.usage?.outputTokens ?? 0;
+              }
+              if (firstTokenMs === null && event.firstTokenMs !== undefined) firstTokenMs = event.firstTokenMs;
+            }
+          }
+        } catch (error) {
+          if (stalled?.signal.aborted) throw new ProviderError(`The model said nothing for ${stallMs} ms.`, { retryable: true });
+          throw error;
+        } finally {
+          stalled?.stop();
+        }
       const said = text.trim();
       history.push({ role: 'assistant', content: said || null, ...(toolCalls.length ? { toolCalls } : {}) });
       const latency = () => ({ firstTokenMs, totalMs: Math.round(performance.now() - startedAt) });
@@ -312,7 +352,7 @@ export function openSession(setup: SessionSetup): Session {
   /** The model answering: the agent's, or its backup once the conversation failed over. */
   const answering = () => (usage.backup && setup.backup ? setup.backup.model : setup.model);
 
-  async function reply(heard: string | null, listener?: ReplyListener): Promise<TranscriptTurn[]> {
+  async function reply(heard: string | null, listener?: ReplyListener, prepared?: Promise<ModelRound>): Promise<TranscriptTurn[]> {
     const model = answering();
     if (!model) return retrievalReply(heard ?? '');
     const turns: TranscriptTurn[] = [];
@@ -323,7 +363,7 @@ export function openSession(setup: SessionSetup): Session {
       // Just before the contact's words; tool results must follow their call, so nothing goes after them.
       const context = { passages, at: history.length - 1 };
       try {
-        await modelReply(model, context, turns, progress, listener, backup?.stallMs);
+        await modelReply(model, context, turns, progress, listener, backup?.stallMs, prepared);
       } catch (error) {
         // Before its first words the backup answers instead, and from then on; after them the caller heard a reply cut short.
         if (!(error instanceof ProviderError) || !backup || progress.spoke) throw error;
@@ -346,6 +386,37 @@ export function openSession(setup: SessionSetup): Session {
       ended = 'llm_error';
       return [...turns, turn('agent', FALLBACK_LINE, offset(), { by: 'fallback', latency: { firstTokenMs: null, totalMs: 0 } })];
     }
+  }
+
+  async function hear(text: string, listener?: ReplyListener, prepared?: Promise<ModelRound>): Promise<TranscriptTurn[]> {
+    if (ended) return [];
+    const contact = turn('contact', text, offset());
+    history.push({ role: 'user', content: text });
+    return [contact, ...(await reply(text, listener, prepared))];
+  }
+
+  /** A prepared reply's first answer, its words to `onText` as they come, nothing counted or kept. */
+  async function firstAnswer(
+    model: ConversationModel,
+    messages: ChatMessage[],
+    signal: AbortSignal,
+    onText: (delta: string) => void,
+  ): Promise<ModelRound> {
+    const made: ModelRound = { text: '', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, firstTokenMs: null };
+    const tools = setup.toolbox.definitions.length ? setup.toolbox.definitions : undefined;
+    const request = { model: model.name, messages, tools, temperature: model.temperature, maxTokens: model.maxTokens };
+    for await (const event of model.chat.stream(request, { signal })) {
+      if (event.type === 'text') {
+        made.text += event.delta;
+        onText(event.delta);
+      } else if (event.type === 'tool_call') made.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
+      else {
+        made.usage.inputTokens += event.usage?.inputTokens ?? 0;
+        made.usage.outputTokens += event.usage?.outputTokens ?? 0;
+        made.firstTokenMs ??= event.firstTokenMs ?? null;
+      }
+    }
+    return made;
   }
 
   const spoken: SpokenSession = {
@@ -385,11 +456,29 @@ export function openSession(setup: SessionSetup): Session {
       if (!setup.model) return [turn('agent', RETRIEVAL_LINES.greeting(setup.agentName), offset(), { by: 'retrieval-agent' })];
       return reply(null);
     },
-    async hear(text, listener) {
-      if (ended) return [];
-      const contact = turn('contact', text, offset());
-      history.push({ role: 'user', content: text });
-      return [contact, ...(await reply(text, listener))];
+    hear,
+    prepare(text) {
+      const model = answering();
+      // Only the model's own first answer is prepared: the retrieval agent, and passages put in context, answer once the turn is over.
+      if (!model || ended || setup.knowledgeInContext) return { commit: (listener) => hear(text, listener), drop: () => undefined };
+      const stop = new AbortController();
+      const written: string[] = [];
+      let live: ReplyListener | undefined;
+      // The conversation so far and these words, as hear() will have it; tools may be asked for, and run only once committed.
+      const first = firstAnswer(model, [...history, { role: 'user', content: text }], stop.signal, (delta) => {
+        written.push(delta);
+        live?.onText(delta, 0);
+      });
+      // Dropped, or failed before it was committed: the commit (if any) hears the failure.
+      first.catch(() => undefined);
+      return {
+        commit(listener) {
+          for (const delta of written) listener?.onText(delta, 0);
+          live = listener;
+          return hear(text, listener, first);
+        },
+        drop: () => stop.abort(),
+      };
     },
     interrupted(heard) {
       const last = history.findLastIndex((message) => message.role === 'assistant');

@@ -17,9 +17,9 @@ import * as compliance from '../compliance/service.ts';
 import * as campaigns from '../campaigns/service.ts';
 import * as identity from '../identity/service.ts';
 import * as knowledge from '../knowledge/service.ts';
-import { openSession, type ConversationModel, type SavedSession, type Session } from './engine.ts';
+import { openSession, type ConversationModel, type PreparedReply, type SavedSession, type Session } from './engine.ts';
 
-export type { Session };
+export type { PreparedReply, Session };
 /** The contact a test names (a chat's, a test suite scenario's), as the API takes it. */
 export { TestContact as TestContactSchema } from './schemas.ts';
 import * as repo from './repo.ts';

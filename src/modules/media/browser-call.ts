@@ -15,6 +15,7 @@ import * as agents from '../agents/service.ts';
 import * as identity from '../identity/service.ts';
 import { openVoiceTestChat, type VoiceTestChat } from '../conversation/service.ts';
 import { BROWSER_AUDIO, BrowserCallCommand, type BrowserCallEvent, type BrowserCallQuery } from './schemas.ts';
+import { turnChoiceOf } from './turn-detection/registry.ts';
 import { startVoiceCall, type AudioLine, type VoiceCall } from './voice-call.ts';
 
 /** The WebSocket as this module uses it. */
@@ -90,6 +91,7 @@ export function acceptBrowserCall(
       language: agent.language,
       ...(speech.sttModel ? { sttModel: speech.sttModel } : {}),
       ...(speech.ttsModel ? { ttsModel: speech.ttsModel } : {}),
+      turns: turnChoiceOf(deps.config, agent),
       line: browserLine(socket, send, () => closed),
       clock: deps.clock,
       record: async (turns, spoken) => {

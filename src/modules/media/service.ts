@@ -21,6 +21,7 @@ import { keyTones } from './keys.ts';
 import type { AudioFormat } from '../../platform/audio.ts';
 import type { AnswerAction } from './pipeline/conversation.ts';
 import { startCallRecording, type CallRecording } from './recording.ts';
+import { turnChoiceOf } from './turn-detection/registry.ts';
 import { listenInUtterances } from './utterance-recognition.ts';
 import type { SpeechUsage } from './pipeline/conversation.ts';
 import { startSpeechToSpeechCall, startVoiceCall, type VoiceCall } from './voice-call.ts';
@@ -108,7 +109,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
         if (!stt) return 'The agent has no speech-to-text to listen with.';
         // A recogniser of whole utterances hears them as the voice-activity detection cuts them.
         const live = (heard: SpeechToText) =>
-          heard.kind === 'live' ? heard : listenInUtterances(heard, { endOfSpeechMs: deps.config.voice.endOfSpeechMs });
+          heard.kind === 'live' ? heard : listenInUtterances(heard, { pauseMs: deps.config.voice.pauseMs });
         const { stt: backupStt, tts: backupTts } = speech.backup ?? {};
         const backup = {
           ...(backupStt && { stt: { ...backupStt, stt: live(backupStt.stt) } }),
@@ -127,6 +128,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
       stt: speech.stt,
       language: conversation.agent.language,
       ...(speech.sttModel ? { sttModel: speech.sttModel } : {}),
+      turns: turnChoiceOf(deps.config, agent),
     };
     const line = {
       line: {

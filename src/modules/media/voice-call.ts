@@ -22,8 +22,11 @@ import { recognitionStage } from './pipeline/recognition.ts';
 import { sentencesStage } from './pipeline/sentences.ts';
 import { speechToSpeechStage, type SpeechToSpeechStage } from './pipeline/speech-to-speech.ts';
 import { synthesisStage } from './pipeline/synthesis.ts';
-import { recogniserTurnsStage } from './pipeline/turns.ts';
+import { turnsStage } from './pipeline/turns.ts';
 import type { LineRecording } from './recording.ts';
+import { turnDetectorOf } from './turn-detection/registry.ts';
+import type { TurnDetectorSettings } from './turn-detection/types.ts';
+import type { EndOfTurn } from '../agents/schemas.ts';
 
 export type { AudioLine } from './pipeline/playback.ts';
 
@@ -36,6 +39,8 @@ export interface VoiceCallOptions extends LineConversationOptions {
   language: string;
   ttsModel?: string;
   sttModel?: string;
+  /** How the caller's turn is found to be over: the agent's detector and the service's settings. */
+  turns: TurnChoice;
   /** The providers' names, as the transcript names them when a backup takes over. */
   sttProvider?: string;
   ttsProvider?: string;
@@ -65,10 +70,13 @@ export interface VoiceCall {
   stop(): Promise<void>;
 }
 
-/** The line's stages from the top: the recogniser of the caller's speech, and turn detection by its words. */
+/** The agent's end-of-turn detector (`stt.endOfTurn`) and the service's settings for it. */
+export type TurnChoice = { endOfTurn?: EndOfTurn | undefined } & Omit<TurnDetectorSettings, 'format' | 'language'>;
+
+/** The line's stages from the top: the recogniser of the caller's speech, and turn detection by the agent's detector. */
 function listeningStages(
   call: Pipeline,
-  options: Pick<VoiceCallOptions, 'stt' | 'language' | 'sttModel' | 'line' | 'sttProvider'> & {
+  options: Pick<VoiceCallOptions, 'stt' | 'language' | 'sttModel' | 'line' | 'sttProvider' | 'turns'> & {
     backup?: Pick<NonNullable<VoiceCallOptions['backup']>, 'stt'>;
   },
 ) {
@@ -83,7 +91,9 @@ function listeningStages(
       backup && { listen: () => listen(backup.stt, backup.model), from: options.sttProvider ?? 'speech-to-text', to: backup.provider },
     ),
   );
-  call.add(recogniserTurnsStage);
+  const { endOfTurn, ...settings } = options.turns;
+  const detector = turnDetectorOf(endOfTurn, { ...settings, format: options.line.format, language: options.language });
+  call.add((link) => turnsStage(detector, link));
   return hearing;
 }
 
@@ -160,7 +170,7 @@ export interface SpeechToSpeechCallOptions extends LineConversationOptions, Pick
   model: string;
   connect(listener: (event: RealtimeEvent) => void): Promise<RealtimeConversation>;
   /** Our turn detection, when it decides the caller's turns (else the model's server does): the recogniser it listens with. */
-  listen?: Pick<VoiceCallOptions, 'stt' | 'language' | 'sttModel'>;
+  listen?: Pick<VoiceCallOptions, 'stt' | 'language' | 'sttModel' | 'turns'>;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError } from '../errors.ts';
 import type { LiveRecognition, RecognitionEvent } from '../types.ts';
-import { startFakeDeepgram, utterance } from './fake-server.ts';
+import { fluxTurn, startFakeDeepgram, utterance } from './fake-server.ts';
 import { createDeepgramStt, type LiveSpeechToText } from './live-recognition.ts';
 
 // Live speech-to-text through Deepgram's SDK against a local server speaking Deepgram's WebSocket
@@ -88,11 +88,11 @@ describe('Deepgram live recognition', () => {
       { type: 'transcript', text: 'Yes, I can', final: false },
       { type: 'transcript', text: 'Yes, I can talk', final: false },
       { type: 'transcript', text: 'Yes, I can talk now.', final: true },
-      // speech_final ended it; the UtteranceEnd that followed is the same end, not a second one.
-      { type: 'utterance_end' },
+      // speech_final ended it (after the endpointing's 300 ms); the UtteranceEnd that followed is the same end, not a second one.
+      { type: 'utterance_end', afterSilenceMs: 300 },
       // What the server flushed after CloseStream, before it closed: close() waited for it.
       { type: 'transcript', text: 'Thanks.', final: true },
-      { type: 'utterance_end' },
+      { type: 'utterance_end', afterSilenceMs: 300 },
     ]);
     await session.closed;
   });
@@ -117,7 +117,7 @@ describe('Deepgram live recognition', () => {
     expect(await events).toEqual([
       { type: 'speech_started' },
       { type: 'transcript', text: 'Hola, buenos días', final: true },
-      { type: 'utterance_end' },
+      { type: 'utterance_end', afterSilenceMs: 300 },
     ]);
   });
 
@@ -198,5 +198,64 @@ describe('Deepgram live recognition', () => {
     const { error } = await failureOf(recognition);
     expect(error).toMatchObject({ message: 'Deepgram: no API key is configured.', retryable: false });
     expect(fake.sessions.length).toBe(before);
+  });
+
+  describe('Flux (/v2/listen), whose model ends the turns itself', () => {
+    // A server of their own: each connection takes the next script, and these must not take another test's.
+    let fake: Awaited<ReturnType<typeof startFakeDeepgram>>;
+    let stt: LiveSpeechToText;
+    beforeAll(async () => {
+      fake = await startFakeDeepgram();
+      stt = createDeepgramStt({ baseUrl: fake.url, apiKey: fake.apiKey, timeoutMs: TIMEOUT_MS });
+    });
+    afterAll(async () => {
+      await fake?.close();
+    });
+
+    it('opens /v2/listen for a flux- model with its end-of-turn thresholds, and reports its turns: eager, resumed, ended', async () => {
+      fake.script(
+        ...fluxTurn("I'd like to book a table for two.", {
+          startsAfterBytes: 160,
+          eagerAfterBytes: 800,
+          eagerText: "I'd like to book.",
+          resumedAfterBytes: 1120,
+          endsAfterBytes: 1600,
+        }),
+      );
+      const before = fake.sessions.length;
+      const recognition = stt.listen(PHONE, { language: 'en-US', model: 'flux-general-en' });
+      const events = collect(recognition);
+      for (let i = 0; i < 12; i++) recognition.send(frame(i));
+      const session = await until('the audio', () => fake.sessions[before]?.audioFrames.length === 12 && fake.sessions[before]);
+      await until('the end of the turn', () => session.sent.some((message) => message.event === 'EndOfTurn'));
+      await recognition.close();
+      expect(session.query).toEqual({
+        model: 'flux-general-en',
+        encoding: 'mulaw',
+        sample_rate: '8000',
+        eot_threshold: '0.7',
+        eager_eot_threshold: '0.5',
+      });
+      expect(session.sent[0]).toMatchObject({ type: 'Connected', sequence_id: 0 });
+      expect(await events).toEqual([
+        { type: 'speech_started', confirmed: true },
+        { type: 'end_of_turn', text: "I'd like to book.", eager: true },
+        { type: 'turn_resumed' },
+        { type: 'transcript', text: "I'd like to book a table for two.", final: false },
+        { type: 'end_of_turn', text: "I'd like to book a table for two.", eager: true },
+        { type: 'end_of_turn', text: "I'd like to book a table for two.", eager: false },
+      ]);
+    });
+
+    it("fails the recognition with Flux's Error message", async () => {
+      fake.script({ afterBytes: 160, say: 'FluxError', code: 'INTERNAL_SERVER_ERROR', description: 'The model failed.' });
+      const recognition = stt.listen(PHONE, { language: 'en-US', model: 'flux-general-en' });
+      const failed = failureOf(recognition);
+      for (let i = 0; i < 3; i++) recognition.send(frame(i));
+      const { error, before } = await failed;
+      expect(error).toMatchObject({ message: 'Deepgram Flux: INTERNAL_SERVER_ERROR: The model failed.', retryable: false });
+      expect(before).toEqual([]);
+      await recognition.close();
+    });
   });
 });

@@ -1,7 +1,9 @@
 // A local Deepgram live transcription server (`GET /v1/listen` upgraded to a WebSocket) speaking
 // Deepgram's wire format: `Authorization: Token <key>` checked at the upgrade (401 with Deepgram's
 // error body otherwise), binary audio frames in, JSON `SpeechStarted`, `Results`, `UtteranceEnd`
-// and `Metadata` out, `KeepAlive` and `CloseStream` text frames understood. What it says is
+// and `Metadata` out, `KeepAlive` and `CloseStream` text frames understood. And Flux
+// (`GET /v2/listen`, a `flux-` model): `Connected`, then `TurnInfo` messages (StartOfTurn, Update,
+// EagerEndOfTurn, TurnResumed, EndOfTurn) with their sequence and turn numbers, `CloseStream` understood. What it says is
 // scripted by each test against the bytes of audio received, so no clock is involved.
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -20,7 +22,33 @@ export type FakeListenStep = ({ afterBytes: number } | { atClose: true }) &
     | { say: 'drop' }
     /** Closes with this WebSocket code and reason, as Deepgram does on its own errors (`1011`, `NET-0001`). */
     | { say: 'close'; code: number; reason: string }
+    /** Flux: its Error message (Deepgram closes the stream after it). */
+    | { say: 'FluxError'; code: string; description: string }
+    /** Flux: a TurnInfo message of this event, with the turn's words so far. */
+    | { say: 'TurnInfo'; event: 'StartOfTurn' | 'Update' | 'EagerEndOfTurn' | 'TurnResumed' | 'EndOfTurn'; transcript: string }
   );
+
+/**
+ * One caller turn as Flux reports it: its start, its words growing in Updates, then its end. With
+ * `eagerAfterBytes` an EagerEndOfTurn comes first (the turn probably over), then the EndOfTurn;
+ * with `resumedAfterBytes` too, the caller went on: TurnResumed, and `text` is the rest of the turn
+ * (`eagerText` what was eagerly ended).
+ */
+export function fluxTurn(
+  text: string,
+  at: { startsAfterBytes: number; endsAfterBytes: number; eagerAfterBytes?: number; resumedAfterBytes?: number; eagerText?: string },
+): FakeListenStep[] {
+  const turnInfo = (afterBytes: number, event: Extract<FakeListenStep, { say: 'TurnInfo' }>['event'], transcript: string) =>
+    ({ afterBytes, say: 'TurnInfo', event, transcript }) as const;
+  const steps: FakeListenStep[] = [turnInfo(at.startsAfterBytes, 'StartOfTurn', '')];
+  if (at.eagerAfterBytes !== undefined) steps.push(turnInfo(at.eagerAfterBytes, 'EagerEndOfTurn', at.eagerText ?? text));
+  if (at.resumedAfterBytes !== undefined) {
+    steps.push(turnInfo(at.resumedAfterBytes, 'TurnResumed', at.eagerText ?? text), turnInfo(at.resumedAfterBytes, 'Update', text));
+    steps.push(turnInfo(at.endsAfterBytes, 'EagerEndOfTurn', text));
+  } else steps.push(turnInfo(at.endsAfterBytes, 'Update', text));
+  steps.push(turnInfo(at.endsAfterBytes, 'EndOfTurn', text));
+  return steps;
+}
 
 /** One caller utterance as Deepgram reports it: speech started, the words growing in interim results, one final result ending the speech, then UtteranceEnd. */
 export function utterance(
@@ -69,10 +97,10 @@ export async function startFakeDeepgram(options: { apiKey?: string } = {}) {
   });
   server.on('upgrade', (req: IncomingMessage, tcp: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://fake');
-    if (url.pathname !== '/v1/listen') return refuse(tcp, 404, 'NOT_FOUND', 'Unknown path.');
+    if (url.pathname !== '/v1/listen' && url.pathname !== '/v2/listen') return refuse(tcp, 404, 'NOT_FOUND', 'Unknown path.');
     if (req.headers.authorization !== `Token ${apiKey}`) return refuse(tcp, 401, 'INVALID_AUTH', 'Invalid credentials.');
     const query = Object.fromEntries(url.searchParams);
-    const problem = queryProblem(query);
+    const problem = queryProblem(query) ?? (url.pathname === '/v2/listen' ? fluxProblem(query) : undefined);
     if (problem) return refuse(tcp, 400, 'Bad Request', problem);
     sockets.handleUpgrade(req, tcp, head, (socket) => serve(socket, query, req.headers.authorization, scripts.shift() ?? []));
   });
@@ -93,10 +121,15 @@ export async function startFakeDeepgram(options: { apiKey?: string } = {}) {
     let received = 0;
     let segmentStart = 0;
     let lastWordEnd = 0;
+    let sequence = 0;
+    let turnIndex = 0;
+    const flux = isFlux(query);
     const send = (message: Record<string, unknown>) => {
-      session.sent.push(message);
-      socket.send(JSON.stringify(message));
+      const sent = flux ? { ...message, sequence_id: sequence++ } : message;
+      session.sent.push(sent);
+      socket.send(JSON.stringify(sent));
     };
+    if (flux) send({ type: 'Connected', request_id: requestId });
     const perform = (step: FakeListenStep, atBytes: number) => {
       const now = secondsAt(atBytes);
       switch (step.say) {
@@ -113,6 +146,27 @@ export async function startFakeDeepgram(options: { apiKey?: string } = {}) {
         }
         case 'UtteranceEnd':
           return send({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: lastWordEnd });
+        case 'TurnInfo': {
+          if (step.event === 'StartOfTurn') segmentStart = now;
+          const words = step.transcript ? step.transcript.split(' ') : [];
+          send({
+            type: 'TurnInfo',
+            request_id: requestId,
+            event: step.event,
+            turn_index: turnIndex,
+            audio_window_start: segmentStart,
+            audio_window_end: now,
+            transcript: step.transcript,
+            words: words.map((word) => ({ word, confidence: 0.97 })),
+            end_of_turn_confidence: step.event === 'EndOfTurn' ? 0.82 : step.event === 'EagerEndOfTurn' ? 0.55 : 0.1,
+            ...(step.event === 'EndOfTurn' ? { trigger: 'model' } : {}),
+          });
+          if (step.event === 'EndOfTurn') turnIndex++;
+          return;
+        }
+        case 'FluxError':
+          send({ type: 'Error', code: step.code, description: step.description });
+          return socket.close(1011, step.code);
         case 'drop':
           return socket.terminate();
         case 'close':
@@ -131,8 +185,9 @@ export async function startFakeDeepgram(options: { apiKey?: string } = {}) {
       const message = JSON.parse(data.toString('utf8')) as { type: string };
       session.controlMessages.push(message);
       if (message.type !== 'CloseStream') return;
-      // Deepgram finishes the audio it holds, sends the summary Metadata, then closes normally.
+      // Deepgram finishes the audio it holds, sends the summary Metadata (v1), then closes normally.
       for (const step of script.splice(0)) if ('atClose' in step) perform(step, received);
+      if (flux) return socket.close(1000);
       const audio = Buffer.concat(session.audioFrames);
       send({
         type: 'Metadata',
@@ -175,6 +230,20 @@ function refuse(tcp: Duplex, status: number, errCode: string, errMsg: string) {
   tcp.end(
     `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ndg-error: ${errMsg}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
+}
+
+const isFlux = (query: Record<string, string>) => query.model?.startsWith('flux-') === true;
+
+/** Flux's own parameters, as Deepgram bounds them: a Flux model, end-of-turn thresholds in their ranges. */
+function fluxProblem(query: Record<string, string>): string | undefined {
+  if (!isFlux(query)) return `/v2/listen serves Flux models only, not ${query.model}.`;
+  const within = (name: string, low: number, high: number) =>
+    query[name] === undefined || (Number(query[name]) >= low && Number(query[name]) <= high);
+  if (!within('eot_threshold', 0.5, 0.9)) return 'eot_threshold must be between 0.5 and 0.9.';
+  if (!within('eager_eot_threshold', 0.3, 0.9)) return 'eager_eot_threshold must be between 0.3 and 0.9.';
+  if (query.eager_eot_threshold !== undefined && Number(query.eager_eot_threshold) > Number(query.eot_threshold ?? 0.7))
+    return 'eager_eot_threshold must not be above eot_threshold.';
+  return undefined;
 }
 
 /** What Deepgram itself would refuse: an encoding it cannot read raw or no sample rate for raw audio. */

@@ -7,6 +7,15 @@ export const DEEPGRAM_DEFAULT_URL = 'https://api.deepgram.com';
 /** Deepgram's general model of the current generation; it transcribes 8 kHz phone audio too. */
 export const DEEPGRAM_DEFAULT_MODEL = 'nova-3';
 /**
+ * Deepgram's Flux models (`/v2/listen`) detect the end of each turn themselves: a model of this name
+ * is listened to there, its turns reported as they are (`end_of_turn`, eager or not, and `turn_resumed`).
+ */
+export const FLUX_DEFAULT_MODEL = 'flux-general-en';
+export const isFluxModel = (model: string | undefined) => model?.startsWith('flux-') === true;
+/** Flux's confidence for an end of turn (its default), and for an eager one, which turns on EagerEndOfTurn and TurnResumed. */
+const FLUX_EOT_THRESHOLD = 0.7;
+const FLUX_EAGER_EOT_THRESHOLD = 0.5;
+/**
  * Deepgram closes a stream that receives neither audio nor a KeepAlive for 10 seconds (NET-0001)
  * and asks for a KeepAlive every 3 to 5 seconds of silence.
  */
@@ -17,6 +26,17 @@ const ENDPOINTING_MS = 300;
 const UTTERANCE_END_MS = 1_000;
 
 type ListenSocket = Awaited<ReturnType<DeepgramClient['listen']['v1']['connect']>>;
+type FluxSocket = Awaited<ReturnType<DeepgramClient['listen']['v2']['connect']>>;
+/** What both endpoints' sockets do alike (Flux has no KeepAlive: it expects the audio to keep flowing, as a phone line's does). */
+type AnySocket = Pick<ListenSocket, 'connect' | 'close' | 'sendMedia'> & {
+  on(event: 'open', handler: () => void): void;
+  on(event: 'message', handler: (message: unknown) => void): void;
+  on(event: 'error', handler: (error: Error) => void): void;
+  on(event: 'close', handler: (event: { code?: number; reason?: string }) => void): void;
+  sendCloseStream(message: { type: 'CloseStream' }): void;
+  sendKeepAlive?(message: { type: 'KeepAlive' }): void;
+};
+type FluxMessage = Deepgram.listen.ListenV2Connected | Deepgram.listen.ListenV2TurnInfo | Deepgram.listen.ListenV2FatalError;
 type ListenMessage =
   | Deepgram.listen.ListenV1Results
   | Deepgram.listen.ListenV1Metadata
@@ -44,6 +64,51 @@ function webSocketOrigin(origin: string): string {
   return origin.replace(/^http(s?):\/\//, 'ws$1://').replace(/\/+$/, '');
 }
 
+/** How one endpoint is opened and read: Nova's `/v1/listen`, or Flux's `/v2/listen`. */
+function nova(client: DeepgramClient, format: AudioFormat, options: RecognitionOptions, timeoutMs: number) {
+  return {
+    open: async (): Promise<AnySocket> =>
+      (await client.listen.v1.connect({
+        model: options.model ?? DEEPGRAM_DEFAULT_MODEL,
+        language: options.language,
+        encoding: format.encoding === 'mulaw' ? 'mulaw' : 'linear16',
+        sample_rate: format.sampleRate,
+        channels: 1,
+        interim_results: 'true',
+        vad_events: 'true',
+        endpointing: ENDPOINTING_MS,
+        utterance_end_ms: UTTERANCE_END_MS,
+        smart_format: 'true',
+        punctuate: 'true',
+        // A reconnect would lose the audio sent meanwhile and start the transcript's clock anew: the caller decides.
+        reconnectAttempts: 0,
+        shouldReconnect: () => false,
+        connectionTimeoutInSeconds: timeoutMs / 1000,
+      })) as unknown as AnySocket,
+    reader: (emit: (event: RecognitionEvent) => void) => utteranceTracker(emit),
+  };
+}
+
+function flux(client: DeepgramClient, format: AudioFormat, options: RecognitionOptions, timeoutMs: number) {
+  const model = options.model ?? FLUX_DEFAULT_MODEL;
+  return {
+    open: async (): Promise<AnySocket> =>
+      (await client.listen.v2.connect({
+        model,
+        encoding: format.encoding === 'mulaw' ? 'mulaw' : 'linear16',
+        sample_rate: format.sampleRate,
+        eot_threshold: FLUX_EOT_THRESHOLD,
+        eager_eot_threshold: FLUX_EAGER_EOT_THRESHOLD,
+        // The multilingual model is told the agent's language; the English one takes no hint.
+        ...(model === 'flux-general-multi' ? { language_hint: options.language.split('-')[0]! } : {}),
+        reconnectAttempts: 0,
+        shouldReconnect: () => false,
+        connectionTimeoutInSeconds: timeoutMs / 1000,
+      } as Parameters<DeepgramClient['listen']['v2']['connect']>[0])) as unknown as AnySocket & FluxSocket,
+    reader: fluxTurns,
+  };
+}
+
 function listen(
   client: DeepgramClient | undefined,
   format: AudioFormat,
@@ -59,7 +124,7 @@ function listen(
 
   // Audio sent before the socket is open waits here, in order.
   const pending: Buffer[] = [];
-  let socket: ListenSocket | undefined;
+  let socket: AnySocket | undefined;
   let open = false;
   let closeRequested = false;
   let closeStreamSent = false;
@@ -67,10 +132,11 @@ function listen(
   let finished = false;
   let markClosed = () => undefined as void;
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
-  const utterance = utteranceTracker(events.push);
+  const endpoint = (isFluxModel(options.model) ? flux : nova)(client, format, options, timeoutMs);
+  const reader = endpoint.reader(events.push);
 
   const keepAlive = setInterval(() => {
-    if (open && !closeStreamSent) socket?.sendKeepAlive({ type: 'KeepAlive' });
+    if (open && !closeStreamSent) socket?.sendKeepAlive?.({ type: 'KeepAlive' });
   }, keepAliveMs);
   keepAlive.unref();
   let closeDeadline: NodeJS.Timeout | undefined;
@@ -102,24 +168,8 @@ function listen(
   if (options.signal?.aborted) abort();
   else options.signal?.addEventListener('abort', abort, { once: true });
 
-  client.listen.v1
-    .connect({
-      model: options.model ?? DEEPGRAM_DEFAULT_MODEL,
-      language: options.language,
-      encoding: format.encoding === 'mulaw' ? 'mulaw' : 'linear16',
-      sample_rate: format.sampleRate,
-      channels: 1,
-      interim_results: 'true',
-      vad_events: 'true',
-      endpointing: ENDPOINTING_MS,
-      utterance_end_ms: UTTERANCE_END_MS,
-      smart_format: 'true',
-      punctuate: 'true',
-      // A reconnect would lose the audio sent meanwhile and start the transcript's clock anew: the caller decides.
-      reconnectAttempts: 0,
-      shouldReconnect: () => false,
-      connectionTimeoutInSeconds: timeoutMs / 1000,
-    })
+  endpoint
+    .open()
     .then((connection) => {
       socket = connection;
       if (finished) return connection.close();
@@ -129,7 +179,15 @@ function listen(
         keepAlive.refresh();
         if (closeRequested) sendCloseStream();
       });
-      connection.on('message', (message) => utterance.read(message));
+      connection.on('message', (message) => {
+        try {
+          reader.read(message as never);
+        } catch (error) {
+          // Deepgram said the stream failed (Flux's Error message): the call hears why, the socket is let go.
+          connection.close();
+          finish(error as ProviderError);
+        }
+      });
       connection.on('error', (error) => (socketError ??= error));
       // The SDK reports a failed connection as a close and then an error, in one turn: decide once both are in.
       connection.on('close', (event) => queueMicrotask(() => finish(closeFailure(socketError, event, closeStreamSent, timeoutMs))));
@@ -167,10 +225,11 @@ function listen(
  */
 function utteranceTracker(emit: (event: RecognitionEvent) => void) {
   let finalWordsSinceEnd = false;
-  const endUtterance = () => {
+  /** `afterSilenceMs`: the silence Deepgram waited for before saying so (its endpointing, or the utterance-end gap). */
+  const endUtterance = (afterSilenceMs: number) => {
     if (!finalWordsSinceEnd) return;
     finalWordsSinceEnd = false;
-    emit({ type: 'utterance_end' });
+    emit({ type: 'utterance_end', afterSilenceMs });
   };
   return {
     read(message: ListenMessage | string) {
@@ -184,14 +243,47 @@ function utteranceTracker(emit: (event: RecognitionEvent) => void) {
           const final = message.is_final === true;
           if (text) emit({ type: 'transcript', text, final });
           if (final && text) finalWordsSinceEnd = true;
-          if (message.speech_final) endUtterance();
+          if (message.speech_final) endUtterance(ENDPOINTING_MS);
           return;
         }
         case 'UtteranceEnd':
-          endUtterance();
+          endUtterance(UTTERANCE_END_MS);
           return;
         default:
           return; // Metadata: nothing for the pipeline
+      }
+    },
+  };
+}
+
+/**
+ * Flux's turns as our events: the words of the turn so far as interim words, its start as the
+ * caller speaking, its ends (eager, then final or resumed) as they are. An `Error` message fails
+ * the recognition (Deepgram closes the stream after it).
+ */
+function fluxTurns(emit: (event: RecognitionEvent) => void) {
+  return {
+    read(message: FluxMessage | string) {
+      if (typeof message !== 'object') return;
+      if (message.type === 'Error') throw new ProviderError(`Deepgram Flux: ${message.code}: ${message.description}`, { retryable: false });
+      if (message.type !== 'TurnInfo') return; // Connected: nothing for the pipeline
+      const text = message.transcript.trim();
+      switch (message.event) {
+        case 'StartOfTurn':
+          emit({ type: 'speech_started', confirmed: true });
+          if (text) emit({ type: 'transcript', text, final: false });
+          return;
+        case 'Update':
+          if (text) emit({ type: 'transcript', text, final: false });
+          return;
+        case 'EagerEndOfTurn':
+          return emit({ type: 'end_of_turn', text, eager: true });
+        case 'TurnResumed':
+          return emit({ type: 'turn_resumed' });
+        case 'EndOfTurn':
+          return emit({ type: 'end_of_turn', text, eager: false });
+        default:
+          return; // an event Deepgram adds later
       }
     },
   };

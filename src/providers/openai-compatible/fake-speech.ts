@@ -27,14 +27,21 @@ export type FakeSpeechReply =
   /** Sends these chunks, then stays silent until the client leaves. */
   | { kind: 'stall'; chunks: Buffer[] };
 
-export async function startFakeSpeech() {
+/**
+ * `transcribe`: answers every transcription by what it was sent, instead of the script (a bench's
+ * callers say known phrases: the fake finds them in the audio), as a real recogniser hears it.
+ */
+export async function startFakeSpeech(options: { transcribe?: (received: ReceivedTranscription) => string } = {}) {
   const replies: FakeSpeechReply[] = [];
   const transcriptions: ReceivedTranscription[] = [];
   const speeches: ReceivedSpeech[] = [];
   const server = createServer(async (req, res) => {
     const body = await rawBody(req);
-    if (req.method === 'POST' && req.url === '/v1/audio/transcriptions') transcriptions.push(await readTranscription(req, body));
-    else if (req.method === 'POST' && req.url === '/v1/audio/speech')
+    if (req.method === 'POST' && req.url === '/v1/audio/transcriptions') {
+      const received = await readTranscription(req, body);
+      transcriptions.push(received);
+      if (options.transcribe) return sendJson(res, 200, { text: options.transcribe(received) });
+    } else if (req.method === 'POST' && req.url === '/v1/audio/speech')
       speeches.push({ authorization: req.headers.authorization, body: JSON.parse(body.toString('utf8')) as ReceivedSpeech['body'] });
     else return sendJson(res, 404, { error: { message: 'Unknown path' } });
     const reply = replies.shift();

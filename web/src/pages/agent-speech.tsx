@@ -23,6 +23,14 @@ const VOICE_PIPELINES: [Agent['voicePipeline'], string][] = [
   ['MEDIA_STREAM', 'callforge listens and speaks (Media Streams)'],
   ['CONVERSATION_RELAY', 'Twilio listens and speaks (ConversationRelay)'],
 ];
+// How the agent knows the caller has finished (stt.endOfTurn; docs/voice.md, "Turn-taking").
+type EndOfTurn = NonNullable<NonNullable<Agent['stt']>['endOfTurn']>;
+const END_OF_TURN: [EndOfTurn, string][] = [
+  ['WORDS', 'Their words (a finished sentence at once, an unfinished one waits)'],
+  ['SILENCE', 'Silence alone'],
+  ['SMART_TURN', 'Smart Turn v3 (the service must have its model)'],
+  ['FLUX', 'Deepgram Flux (Deepgram only)'],
+];
 const PROVIDER_TITLES: Record<string, string> = {
   ESPEAK: 'eSpeak NG',
   ELEVENLABS: 'ElevenLabs',
@@ -30,7 +38,14 @@ const PROVIDER_TITLES: Record<string, string> = {
 };
 
 /** The API's refusals about speech: their own sentence names the provider and what to do, so it is shown whole at its field. */
-const SPEECH_REFUSALS = ['SPEECH_NOT_CONFIGURED', 'UNKNOWN_VOICE', 'NO_VOICE_FOR_LANGUAGE', 'CONVERSATION_RELAY_SPEECH'];
+const SPEECH_REFUSALS = [
+  'SPEECH_NOT_CONFIGURED',
+  'UNKNOWN_VOICE',
+  'NO_VOICE_FOR_LANGUAGE',
+  'CONVERSATION_RELAY_SPEECH',
+  'SMART_TURN_NOT_CONFIGURED',
+  'END_OF_TURN_CONFLICT',
+];
 
 /**
  * The API's problem with a speech field after a save: a speech refusal's sentence at the field its
@@ -49,6 +64,7 @@ export interface SpeechDraft {
   voicePipeline: Agent['voicePipeline'];
   sttProvider: string;
   sttModel: string;
+  endOfTurn: EndOfTurn;
   ttsProvider: string;
   ttsModel: string;
   voice: string;
@@ -58,6 +74,7 @@ export const speechDraft = (agent: Agent | undefined): SpeechDraft => ({
   voicePipeline: agent?.voicePipeline ?? 'MEDIA_STREAM',
   sttProvider: agent?.stt?.provider ?? '',
   sttModel: agent?.stt?.model ?? '',
+  endOfTurn: agent?.stt?.endOfTurn ?? 'WORDS',
   ttsProvider: agent?.tts.provider ?? 'ESPEAK',
   ttsModel: agent?.tts.model ?? '',
   voice: agent?.voice ?? '',
@@ -68,7 +85,7 @@ export function speechBody(draft: SpeechDraft): Pick<Agent, 'stt' | 'tts' | 'voi
   const model = (value: string) => (value.trim() ? { model: value.trim() } : {});
   return {
     voicePipeline: draft.voicePipeline,
-    stt: draft.sttProvider ? { provider: draft.sttProvider, ...model(draft.sttModel) } : null,
+    stt: draft.sttProvider ? { provider: draft.sttProvider, ...model(draft.sttModel), endOfTurn: draft.endOfTurn } : null,
     tts: { provider: draft.ttsProvider, ...(draft.ttsProvider === 'ESPEAK' ? {} : model(draft.ttsModel)) },
     voice: draft.voice || null,
   };
@@ -184,6 +201,14 @@ export function SpeechSettings({
           onValue={(sttModel) => set({ sttModel })}
           disabled={!draft.sttProvider}
           problem={speechProblem(error, '/stt/model')}
+        />
+        <Select
+          label="End of the caller's turn"
+          value={draft.endOfTurn}
+          onValue={(endOfTurn) => set({ endOfTurn: endOfTurn as EndOfTurn })}
+          options={END_OF_TURN}
+          hint="When the agent answers: by default when the caller's words are finished, waiting longer for an unfinished phrase."
+          problem={speechProblem(error, '/stt/endOfTurn')}
         />
         <Select
           label="Text-to-speech provider"

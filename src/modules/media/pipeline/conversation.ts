@@ -9,7 +9,7 @@
 import type { Clock } from '../../../platform/clock.ts';
 import type { AnsweredBy } from '../../../providers/types.ts';
 import type { EndReason, TranscriptTurn } from '../../calls/service.ts';
-import type { Session } from '../../conversation/service.ts';
+import type { PreparedReply, Session } from '../../conversation/service.ts';
 import { lineTimers, SILENCE_PROMPT } from '../line-timers.ts';
 import type { Failover, Reply } from './frames.ts';
 import type { VoiceLatency } from './latency.ts';
@@ -154,6 +154,17 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
   let current: Playing = playing({ sentences: [], silenced: false });
   /** Utterances are answered one after another. */
   const replies = oneAfterAnother(() => stopped, fail);
+  /** Replies queued or being answered: a reply is prepared only while there are none. */
+  let answering = 0;
+  /** A reply prepared for words the caller has probably finished (an eager end of turn), until their turn is over or goes on. */
+  let prepared: { text: string; reply: PreparedReply } | undefined;
+  /** The prepared reply, when the caller's turn ended as it was prepared for; any other is dropped, never spoken or billed. */
+  function takePrepared(text: string): PreparedReply | undefined {
+    const kept = prepared?.text === text ? prepared.reply : undefined;
+    if (!kept) prepared?.reply.drop();
+    prepared = undefined;
+    return kept;
+  }
   /** The backup recogniser took over: said on the next caller turn recorded. */
   let hearingFailover: Failover | undefined;
   /** The backup voice took over during a reply: said on its first agent turn. */
@@ -245,15 +256,16 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
     return result;
   }
 
-  /** One utterance answered: the reply spoken as it is written, then the turns recorded as heard. */
-  async function respond(heard: string): Promise<void> {
+  /** One utterance answered: the reply spoken as it is written (the one prepared for it, if any), then the turns recorded as heard. */
+  async function respond(heard: string, ready?: PreparedReply): Promise<void> {
     timers.disarmSilence();
     const reply = beginSpeaking();
-    const turns = await session.hear(heard, {
-      onText(text, round) {
+    const listener = {
+      onText(text: string, round: number) {
         link.down({ type: 'agent_text', reply, text, round });
       },
-    });
+    };
+    const turns = await (ready ? ready.commit(listener) : session.hear(heard, listener));
     // What the model did not stream (the retrieval agent, the fallback line) is spoken whole.
     for (const turn of turns)
       if (turn.role === 'agent' && !turn.by?.startsWith('model:')) link.down({ type: 'agent_line', reply, text: turn.text });
@@ -301,6 +313,7 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
   async function stopAll(): Promise<void> {
     if (stopped) return;
     stopped = true;
+    takePrepared('');
     timers.stop();
     current.resolve();
     await options.closeLine();
@@ -308,7 +321,9 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
 
   function queueReply(text: string): void {
     timers.heard();
-    replies.then(() => respond(text));
+    const ready = takePrepared(text);
+    answering++;
+    replies.then(() => respond(text, ready).finally(() => answering--));
   }
 
   function fail(error: unknown): void {
@@ -338,6 +353,16 @@ export function conversationStage(options: ConversationStageOptions, link: Stage
       caller_turn({ text }) {
         options.heard?.(text);
         queueReply(text);
+      },
+      caller_turn_likely({ text }) {
+        // Flux says so again for the same words after the caller went on and stopped: the one prepared stands.
+        if (prepared?.text === text) return;
+        takePrepared('');
+        // While a reply is still being answered the conversation is not where the prepared one would start.
+        if (answering === 0 && !session.ended) prepared = { text, reply: session.prepare(text) };
+      },
+      caller_turn_resumed() {
+        takePrepared('');
       },
       keypad({ digit }) {
         queueReply(keypadLine(digit));

@@ -51,6 +51,10 @@ export type DownFrame =
   | { type: 'caller_speaking'; interrupts: boolean }
   /** The caller's turn is over: what they said. */
   | { type: 'caller_turn'; text: string }
+  /** The caller's turn is probably over (an eager end of turn): a reply may be prepared, not spoken. */
+  | { type: 'caller_turn_likely'; text: string }
+  /** After a likely end, the caller went on: a reply prepared for it is dropped. */
+  | { type: 'caller_turn_resumed' }
   /** Who answered the call, as the line heard it: a machine's beep, or the words of an assistant, a menu, a person. */
   | { type: 'answered_by'; who: AnsweredBy; heardBy: 'beep' | 'words' }
   /** The model's words as it writes them, in its `round`-th answer of the reply. */
