@@ -15,6 +15,7 @@ import { processSourceJobDefinition } from './modules/knowledge/service.ts';
 import { converseOnSimulatedCallJob } from './modules/conversation/service.ts';
 import { purgeRecordingsJob } from './modules/calls/recordings.ts';
 import { runTestSuiteJob } from './modules/suites/service.ts';
+import { rehearseCampaignJob } from './modules/rehearsals/service.ts';
 
 /** Every module's background jobs, run by the worker role; `call.ended` is where they follow a call. */
 export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
@@ -53,5 +54,6 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
     converseOnSimulatedCallJob(deps),
     purgeRecordingsJob(deps),
     runTestSuiteJob(deps),
+    rehearseCampaignJob(deps),
   ] as JobDefinition<never>[];
 }
