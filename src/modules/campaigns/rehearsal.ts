@@ -9,18 +9,10 @@ import * as contacts from '../contacts/service.ts';
 import { claimFacts } from './claim-facts.ts';
 import { decide, type Verdict } from './dial-verdicts.ts';
 import { armOf } from './experiment.ts';
-import type { CampaignRow, DueContact } from './repo.ts';
+import type { CampaignRow, DueContact, SnapshotContact } from './repo.ts';
 
-export interface RehearsedContact {
-  contactId: string;
-  /** Its place in the list's order (1 first). */
-  position: number;
-  phoneNumber: string;
-  name: string | null;
-  email: string | null;
-  metadata: Record<string, unknown>;
-  timezone: string | null;
-  agentVersion: number | null;
+/** A contact of the sample as the campaign would copy it at start, with the dialer's verdict. */
+export interface RehearsedContact extends SnapshotContact {
   verdict: Verdict;
 }
 
