@@ -1,7 +1,7 @@
 /**
  * Campaign rehearsals (issue 41, item 4): what a campaign would do over a sample of its list,
  * without dialling, sending, billing a call or writing a compliance record — run on the job queue
- * and kept as one report (docs/decisions/0061-campaign-rehearsal.md). Each part comes from the code
+ * and kept as one report (docs/decisions/0062-campaign-rehearsal.md). Each part comes from the code
  * that does it for real: the dialer's verdicts (campaigns), the conversation engine with the
  * scripted contact (conversation), the follow-ups the messaging module would record, the rate card.
  */

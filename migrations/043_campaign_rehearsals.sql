@@ -1,6 +1,6 @@
 -- Campaign rehearsals (issue 41, item 4): what a campaign would do over (a sample of) its list,
 -- without dialling: each contact's verdict, conversation, follow-up and cost, kept as one report
--- (docs/decisions/0061-campaign-rehearsal.md). A rehearsal writes this row and nothing else.
+-- (docs/decisions/0062-campaign-rehearsal.md). A rehearsal writes this row and nothing else.
 CREATE TABLE campaign_rehearsals (
   tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
   id uuid NOT NULL,
