@@ -14,7 +14,7 @@ export const LAYERS = [
   ['campaigns'],
   ['messaging', 'analytics'],
   ['conversation'],
-  ['media', 'suites'],
+  ['media', 'suites', 'rehearsals'],
 ];
 
 // The composition root and the process entry points: they wire modules together, so only

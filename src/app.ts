@@ -40,6 +40,7 @@ import { conversationRoutes } from './modules/conversation/routes.ts';
 import { mediaRoutes } from './modules/media/routes.ts';
 import { suiteRoutes } from './modules/suites/routes.ts';
 import * as suites from './modules/suites/service.ts';
+import { rehearsalRoutes } from './modules/rehearsals/routes.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_LIMIT = 1_048_576;
@@ -64,7 +65,11 @@ const modules: Partial<Record<ModuleName, ModulePlugin>> = {
     // Publishing a version runs the agent's test suites against it (queued in the publishing transaction).
     onPublished: suites.runSuitesOnPublish,
   }),
-  campaigns: campaignRoutes,
+  // A campaign's rehearsals are under /campaigns but need the modules above campaigns: mounted beside its routes here.
+  campaigns: async (scope, options) => {
+    await campaignRoutes(scope, options);
+    await rehearsalRoutes(scope, options);
+  },
   calls: callRoutes,
   integrations: integrationRoutes,
   messaging: messagingRoutes,

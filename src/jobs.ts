@@ -17,6 +17,7 @@ import { purgeRecordingsJob } from './modules/calls/recordings.ts';
 import { runTestSuiteJob } from './modules/suites/service.ts';
 import { scoreEndedCall } from './modules/suites/scorecards.ts';
 import { tenantCtx } from './platform/context.ts';
+import { rehearseCampaignJob } from './modules/rehearsals/service.ts';
 
 /** Every module's background jobs, run by the worker role; `call.ended` is where they follow a call. */
 export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
@@ -61,5 +62,6 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
     converseOnSimulatedCallJob(deps),
     purgeRecordingsJob(deps),
     runTestSuiteJob(deps),
+    rehearseCampaignJob(deps),
   ] as JobDefinition<never>[];
 }

@@ -184,3 +184,16 @@ export function startOfNextLocalDay(at: Date, timezone: string): Date {
   const local = DateTime.fromMillis(checkInstant(at, 'at'), { zone: timezone });
   return local.plus({ days: 1 }).startOf('day').toJSDate();
 }
+
+/** A campaign's own window, read in its own zone. */
+export const windowOf = (campaign: {
+  timezone: string;
+  call_window_start: string;
+  call_window_end: string;
+  call_days: number[];
+}): CallWindow => ({
+  timezone: campaign.timezone,
+  start: campaign.call_window_start,
+  end: campaign.call_window_end,
+  days: campaign.call_days,
+});

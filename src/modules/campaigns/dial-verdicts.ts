@@ -8,9 +8,8 @@ import { DateTime } from 'luxon';
 import { timeZonesOfNumber } from '../../platform/phone-time-zones.ts';
 import type * as compliance from '../compliance/service.ts';
 import type { CallingRule, DecisionFacts } from '../compliance/schemas.ts';
-import { isInsideCallWindow, nextWindowOpening, SEARCH_DAYS_WITH_HOLIDAYS, type CallWindow } from './call-window.ts';
+import { isInsideCallWindow, nextWindowOpening, SEARCH_DAYS_WITH_HOLIDAYS, windowOf, type CallWindow } from './call-window.ts';
 import type { CampaignRow, DueContact } from './repo.ts';
-import { windowOf } from './service.ts';
 
 const HOUR_MS = 3_600_000;
 /** How far ahead a contact's windows are searched for a common minute (holidays included); none within: they never overlap. */

@@ -2,12 +2,13 @@ import { tenantCtx, withTransaction, type Deps, type TenantCtx } from '../../pla
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import * as compliance from '../compliance/service.ts';
-import { isInsideCallWindow } from './call-window.ts';
-import { COUNTED_HOURS, decide as decideVerdicts } from './dial-verdicts.ts';
+import { isInsideCallWindow, windowOf } from './call-window.ts';
+import { claimFacts } from './claim-facts.ts';
+import { decide as decideVerdicts } from './dial-verdicts.ts';
 import { assignCallerIds } from './caller-ids.ts';
 import { askPreDial } from './pre-dial.ts';
 import * as repo from './repo.ts';
-import { announceStatus, beginDialling, changeStatus, startProblem, windowOf } from './service.ts';
+import { announceStatus, beginDialling, changeStatus, startProblem } from './service.ts';
 
 const SCHEDULED_BATCH = 20;
 const CALL_BATCH = 200;
@@ -122,29 +123,9 @@ async function dialCampaign(deps: Deps, tenantId: string, campaignId: string, no
  */
 async function judgeClaim(ctx: TenantCtx, campaign: repo.CampaignRow, due: repo.DueContact[], now: Date) {
   const numbers = [...new Set(due.map((contact) => contact.phone_number))];
-  const settings = await compliance.dialSettings(ctx);
-  const capHours = [
-    ...COUNTED_HOURS,
-    ...settings.customRules.flatMap((rule) => rule.maxCalls ?? []).map((cap) => cap.hours),
-    compliance.LONGEST_STATUTORY_CAP_HOURS,
-  ];
   // Another campaign's claim may be dialling the same people: its calls count once it commits.
   await calls.lockCalledNumbers(ctx, numbers);
-  const [barred, consented, placed] = await Promise.all([
-    compliance.listedNumbers(ctx, numbers),
-    compliance.consentedNumbers(ctx, numbers, 'voice'),
-    calls.placedCalls(ctx, numbers, new Date(now.getTime() - Math.max(...capHours) * 3_600_000)),
-  ]);
-  const verdicts = decideVerdicts(due, {
-    campaign,
-    settings,
-    barred,
-    consented,
-    callTimes: placed.times,
-    onCall: placed.onCall,
-    rulesFor: (phoneNumber) => compliance.rulesForNumber(phoneNumber, settings.customRules),
-    now,
-  });
+  const verdicts = decideVerdicts(due, await claimFacts(ctx, campaign, numbers, now));
   const judged = due.map((contact, index) => ({ contact, verdict: verdicts[index]! }));
   const skips = judged.filter(({ verdict }) => verdict.verdict === 'skip');
   for (const reason of new Set(skips.map(({ verdict }) => verdict.reason!)))

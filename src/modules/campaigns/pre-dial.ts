@@ -3,9 +3,8 @@ import { tenantCtx, type Deps } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { safeFetch } from '../../platform/safe-fetch.ts';
 import * as agents from '../agents/service.ts';
-import { isInsideCallWindow } from './call-window.ts';
+import { isInsideCallWindow, windowOf } from './call-window.ts';
 import * as repo from './repo.ts';
-import { windowOf } from './service.ts';
 
 /**
  * The pre-dial webhook: before a contact's attempt is claimed, the campaign's server is asked

@@ -20,9 +20,10 @@ import {
   nextAttemptAt as nextAttemptAfter,
   nextWindowOpening,
   startOfNextLocalDay,
-  type CallWindow,
+  windowOf,
 } from './call-window.ts';
 import * as repo from './repo.ts';
+import { rehearseDialling as rehearseContacts } from './rehearsal.ts';
 import { resolveTimeZone, unknownTimeZone } from '../../platform/time-zones.ts';
 import { telephonyProvider, VOICE_PROVIDER_NAMES } from '../../providers/registry.ts';
 import type {
@@ -613,13 +614,6 @@ export const agentInUse = (ctx: TenantCtx, agentId: string) => repo.unfinishedCa
 export const voiceNumberInUse = (ctx: TenantCtx, numberId: string) =>
   repo.unfinishedCampaignUses(ctx.db, ctx.tenantId, 'voice_number_id', numberId);
 
-export const windowOf = (row: Pick<repo.CampaignRow, 'timezone' | 'call_window_start' | 'call_window_end' | 'call_days'>): CallWindow => ({
-  timezone: row.timezone,
-  start: row.call_window_start,
-  end: row.call_window_end,
-  days: row.call_days,
-});
-
 /**
  * After a tenant's calls ended (inside the transaction that ends them), each campaign attempt's
  * result, all in one statement: ANSWERED, a permanent failure (a fax among them), a voicemail left
@@ -693,4 +687,22 @@ async function pauseForEmptyWallet(ctx: TenantCtx, balance: { toFixed(digits: nu
     `Paused: the wallet balance is ${balance.toFixed(4)}; credit the wallet, then resume the campaign.`,
   );
   for (const row of paused) await announceStatus(ctx, row);
+}
+
+export { VERDICT_SENTENCES, type RehearsedContact } from './rehearsal.ts';
+
+/**
+ * A rehearsal's campaign, any status (a rehearsal reads only): 404 for another tenant's, 409 without a list to rehearse over.
+ */
+export async function rehearsableCampaign(ctx: TenantCtx, id: string): Promise<repo.CampaignRow> {
+  const row = await repo.findCampaign(ctx.db, ctx.tenantId, id);
+  if (!row) throw campaignNotFound();
+  if (!row.contact_list_id) throw appError('CAMPAIGN_NOT_READY', { what: 'contact list', field: 'contactListId' });
+  return row;
+}
+
+/** The dialer's verdicts on a seeded sample of the campaign's list at `at`, nothing claimed or written. */
+export async function rehearseDialling(ctx: TenantCtx, id: string, sample: number, at: Date) {
+  const row = await rehearsableCampaign(ctx, id);
+  return { campaign: toCampaign(row), contacts: await rehearseContacts(ctx, row, sample, at) };
 }

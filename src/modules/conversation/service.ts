@@ -151,21 +151,39 @@ export async function converseOnSimulatedCall(deps: Deps, job: calls.CallAnswere
   const { session, model, counterpart } = conversation;
   const record = async (turns: calls.TranscriptTurn[]) => calls.appendTurns(ctx, call.id, turns, usageOf(session, model));
   // false: the call ended meanwhile (the contact's time ran out, or someone hung up); stop talking.
+  if (!(await converseWithScript(session, counterpart.script, record))) return;
+  if (session.ended) await endCallConversation(ctx, call, session.ended, conversation.agent);
+}
+
+/**
+ * The scripted contact's side of a conversation, through to its end: the agent opens, the contact
+ * answers each turn from its lines (a reaction when the agent's words fit one), until the agent
+ * ends the conversation or the script runs out. `record` keeps each turn's lines; false from it
+ * stops the conversation (and this answers false).
+ */
+export async function converseWithScript(
+  session: Session,
+  lines: readonly string[],
+  record: (turns: calls.TranscriptTurn[]) => Promise<boolean>,
+): Promise<boolean> {
   const agentWords = (turns: calls.TranscriptTurn[]) =>
     turns
       .filter((turn) => turn.role === 'agent')
       .map((turn) => turn.text)
       .join(' ');
   const opening = await session.open();
-  if (!(await record(opening))) return;
-  const script = contactScript(counterpart.script);
+  if (!(await record(opening))) return false;
+  const script = contactScript(lines);
   for (let line = script.next(agentWords(opening)); line !== undefined && !session.ended;) {
     const turns = await session.hear(line);
-    if (!(await record(turns))) return;
+    if (!(await record(turns))) return false;
     line = script.next(agentWords(turns));
   }
-  if (session.ended) await endCallConversation(ctx, call, session.ended, conversation.agent);
+  return true;
 }
+
+/** What a contact of a campaign says on a simulated call: its metadata.simulate.say, else the campaign's simulatorScript. */
+export { scriptedLines };
 
 /** The agent's side of an answered call: its session, its prompt filled for the contact; null when the call has no agent. */
 export async function conversationOfCall(deps: Deps, ctx: TenantCtx, call: calls.CallRow, loaded?: Agent) {

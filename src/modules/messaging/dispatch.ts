@@ -111,6 +111,21 @@ export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId
   const recipient = recipientOf(call, contact);
   if (await statements.listed(ctx.tenantId, recipient.phoneNumber)) return 0;
   const common = { call_id: call.id, agent_id: call.agent_id, contact_id: call.contact_id, to_number: recipient.phoneNumber };
+  const messages = followUpMessages(whatsapp, sms, { direction: call.direction, outcome: call.outcome }, recipient, common);
+  return messages.length === 0 ? 0 : statements.record(ctx.tenantId, messages);
+}
+
+/**
+ * The messages the agent's active WhatsApp and SMS campaigns send after a call with this outcome,
+ * each filled for the recipient (at most one per channel); not yet recorded.
+ */
+function followUpMessages(
+  whatsapp: repo.WhatsAppCampaignRow | undefined,
+  sms: repo.SmsCampaignRow | undefined,
+  call: Pick<calls.CallRow, 'direction'> & { outcome: string },
+  recipient: Recipient,
+  common: Pick<repo.NewMessage, 'call_id' | 'agent_id' | 'contact_id' | 'to_number'>,
+): repo.NewMessage[] {
   const messages: repo.NewMessage[] = [];
 
   const mapping = whatsapp?.is_active
@@ -156,7 +171,30 @@ export async function afterCallEnded(deps: Deps, job: { tenantId: string; callId
       segments,
     });
   }
-  return messages.length === 0 ? 0 : statements.record(ctx.tenantId, messages);
+  return messages;
+}
+
+/**
+ * What would follow up an outgoing call with `outcome` to `recipient` (a campaign rehearsal asks):
+ * the messages rendered as they would be recorded, nothing recorded or sent; none for a number on
+ * the do-not-call list.
+ */
+export async function followUpsWouldSend(
+  ctx: TenantCtx,
+  agentId: string,
+  outcome: string,
+  recipient: Recipient,
+): Promise<{ messages: repo.NewMessage[]; none: string | null }> {
+  const [[whatsapp], [sms]] = await Promise.all([
+    repo.campaignsOfAgents(ctx.db, 'whatsapp_campaigns', ctx.tenantId, [agentId]),
+    repo.campaignsOfAgents(ctx.db, 'sms_campaigns', ctx.tenantId, [agentId]),
+  ]);
+  if (!whatsapp?.is_active && !sms?.is_active) return { messages: [], none: 'The agent has no active WhatsApp or SMS campaign.' };
+  if (await onDoNotCallList(ctx, recipient.phoneNumber)) return { messages: [], none: 'The number is on the do-not-call list.' };
+  // No call exists: the messages are never recorded, so they name none.
+  const common = { call_id: '', agent_id: agentId, contact_id: null, to_number: recipient.phoneNumber };
+  const messages = followUpMessages(whatsapp, sms, { direction: 'OUTGOING', outcome }, recipient, common);
+  return { messages, none: messages.length ? null : `No template of the agent's messaging campaigns is for a ${outcome} call.` };
 }
 
 /**

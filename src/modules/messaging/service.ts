@@ -37,6 +37,8 @@ import { canonicalLanguageCode, duplicateMappings, duplicateSmsTemplates, placeh
 
 /** What an agent sends during a call (its send_sms and send_whatsapp tools), once per tool call. */
 export { sendDuringCall } from './dispatch.ts';
+/** What would follow up a call, rendered and never sent (a campaign rehearsal). */
+export { followUpsWouldSend } from './dispatch.ts';
 
 // ---------------------------------------------------------------------------------------------
 // WhatsApp campaigns (seed §4.1, contract §6).
