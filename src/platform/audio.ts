@@ -29,6 +29,19 @@ export const durationMs = (bytes: number, format: AudioFormat) => (bytes / bytes
 /** Bytes of `format` that hold `ms` milliseconds. */
 export const bytesFor = (ms: number, format: AudioFormat) => Math.round((ms / 1000) * format.sampleRate) * bytesPerSample(format);
 
+/** |sample| of each μ-law byte: a frame's loudness read without decoding it. */
+const MULAW_MAGNITUDE = Uint16Array.from({ length: 256 }, (_, byte) => Math.abs(mulaw.decodeSample(byte)));
+
+/** Whether a sample of `audio` is louder than `peak` (of 16-bit), stopping at the first. */
+export function hasSampleAbove(audio: Buffer, format: AudioFormat, peak: number): boolean {
+  if (format.encoding === 'mulaw') {
+    for (const byte of audio) if (MULAW_MAGNITUDE[byte]! > peak) return true;
+    return false;
+  }
+  for (let offset = 0; offset + 1 < audio.length; offset += 2) if (Math.abs(audio.readInt16LE(offset)) > peak) return true;
+  return false;
+}
+
 export function mulawToPcm16(audio: Uint8Array): Buffer {
   const samples = mulaw.decode(audio);
   return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);

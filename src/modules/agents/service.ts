@@ -34,7 +34,7 @@ import type {
   VoiceNumber,
 } from './schemas.ts';
 import { realtimeServerOf } from './language-model.ts';
-import { backupSpeechPatch, DEFAULT_TTS, speechPatch } from './speech.ts';
+import { backupConflict, backupSpeechPatch, DEFAULT_TTS, speechPatch } from './speech.ts';
 import { AGENT_TOOLS, isAgentTool } from './tools.ts';
 
 /** Speech on a phone line: the voices a provider offers, and what the media pipeline speaks and listens with. */
@@ -225,8 +225,7 @@ async function checkRealtime(
  */
 async function checkBackup(ctx: TenantCtx, input: UpdateAgentBody, current: Agent | undefined): Promise<StoredBackup | null | undefined> {
   if (!input.backup) return input.backup;
-  const refuse = (part: string, problem: string) =>
-    appError('BACKUP_CONFLICT', { part, problem }, [{ path: `/backup/${part}`, message: problem }]);
+  const refuse = backupConflict;
   const { llm, stt, tts } = input.backup;
   const agentLlm = input.llm === undefined ? current?.llm : input.llm;
   if (

@@ -206,6 +206,10 @@ export async function speechPatch(
   return { ...(stt === undefined ? {} : { stt }), ...(tts ? { tts } : {}), ...(voice === undefined ? {} : { voice }) };
 }
 
+/** The 400 for a backup `part` (llm, stt, tts) that cannot take over, and why. */
+export const backupConflict = (part: string, problem: string) =>
+  appError('BACKUP_CONFLICT', { part, problem }, [{ path: `/backup/${part}`, message: problem }]);
+
 /**
  * The backup's speech as stored: each provider reachable and not the agent's own (a provider that
  * failed would fail again), the backup voice one of its provider's, in the agent's language by default.
@@ -215,8 +219,7 @@ export async function backupSpeechPatch(
   backup: Pick<AgentBackup, 'stt' | 'tts'>,
   agent: { stt: AgentStt | null; tts: AgentTts; language: string },
 ): Promise<Pick<StoredBackup, 'stt' | 'tts'>> {
-  const refuse = (part: string, problem: string) =>
-    appError('BACKUP_CONFLICT', { part, problem }, [{ path: `/backup/${part}`, message: problem }]);
+  const refuse = backupConflict;
   const { stt, tts } = backup;
   if (stt) {
     if (stt.provider === agent.stt?.provider) throw refuse('stt', "is the agent's own speech-to-text provider: name another");

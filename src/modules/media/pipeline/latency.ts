@@ -10,8 +10,7 @@
  * theirs louder than SOUND_PEAK: a phone line's hiss and comfort noise stay well below it.
  */
 import { performance } from 'node:perf_hooks';
-import { durationMs, type AudioFormat } from '../../../platform/audio.ts';
-import alawmulaw from 'alawmulaw';
+import { durationMs, hasSampleAbove, type AudioFormat } from '../../../platform/audio.ts';
 import type { Reply } from './frames.ts';
 import type { Observer } from './pipeline.ts';
 
@@ -31,18 +30,6 @@ export interface VoiceLatency {
 
 /** A frame's sample louder than this (16-bit, about −30 dBFS) is the caller's sound, not the line's noise. */
 export const SOUND_PEAK = 1000;
-
-/** |sample| of each μ-law byte. */
-const MULAW_MAGNITUDE = Uint16Array.from({ length: 256 }, (_, byte) => Math.abs(alawmulaw.mulaw.decodeSample(byte)));
-
-function isSound(audio: Buffer, format: AudioFormat): boolean {
-  if (format.encoding === 'mulaw') {
-    for (const byte of audio) if (MULAW_MAGNITUDE[byte]! > SOUND_PEAK) return true;
-    return false;
-  }
-  for (let offset = 0; offset + 1 < audio.length; offset += 2) if (Math.abs(audio.readInt16LE(offset)) > SOUND_PEAK) return true;
-  return false;
-}
 
 export interface LatencyMeter {
   observe: Observer;
@@ -72,7 +59,7 @@ export function latencyMeter(format: AudioFormat, now: () => number = () => perf
       if (frame.type === 'caller_audio' && stage === 'recognition') {
         lineMs += durationMs(frame.audio.length, format);
         lastFrameAt = now();
-        if (isSound(frame.audio, format)) {
+        if (hasSampleAbove(frame.audio, format, SOUND_PEAK)) {
           callerStoppedMs = lineMs;
           sttFinalMs = undefined;
         }
