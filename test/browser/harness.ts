@@ -71,7 +71,8 @@ export async function signUpInBrowser(page: Page, url: string, company = 'Acme C
 export function middayTimeZone(now = new Date()): string {
   const offset = 12 - now.getUTCHours(); // −11…+12 hours, all of which exist as Etc/GMT zones
   // Etc/GMT zones are named with the sign inverted: Etc/GMT-5 is five hours ahead of UTC.
-  return offset === 0 ? 'Etc/GMT' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
+  // At noon UTC, UTC itself: the service names Etc/GMT so (its canonical name), and a page says UTC.
+  return offset === 0 ? 'UTC' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
 }
 
 const OPTIONS_DEADLINE_MS = 30_000;
