@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fakeSmartTurnModel } from '../src/modules/media/turn-detection/smart-turn/fake-model.ts';
 import { startFakeSpeech } from '../src/providers/openai-compatible/fake-speech.ts';
 import { callerSaying, detectorStarted, lineSilence, voicedSpan } from './caller-speech.ts';
@@ -33,6 +33,11 @@ beforeAll(async () => {
   // the 2 s silence timeout here would run out before it heard anything.
   await detectorStarted();
 }, 60_000);
+// A test that fails, or whose model was asked fewer times than scripted, leaves no reply for the next one to take.
+afterEach(() => {
+  speech.forget();
+  voice.chat.forget();
+});
 afterAll(async () => {
   await voice.close();
   await speech.close();
@@ -112,8 +117,11 @@ describe('an agent whose speech-to-text hears whole utterances (OpenAI-compatibl
     // The agent's first sentence plays; the rest is still queued at Twilio when the caller talks over it.
     await until('the long reply', () => marksOf(stream).length >= 3);
     stream.releaseMarks(1);
+    const before = speech.transcriptions.length;
     await stream.sendAudio(Buffer.concat([hello, lineSilence(1000)]));
     await until('the clear', () => stream.received.some((m) => m.event === 'clear'));
+    // The voice detector ends the utterance at its own pace: the call stays up until the recogniser is sent it.
+    await until('the interruption transcribed', () => speech.transcriptions.length > before);
     stream.holdMarks(false);
     const call = await until('the cut reply recorded', async () => {
       const got = await getCall(placed);

@@ -98,6 +98,10 @@ export async function startFakeChat() {
     script(...next: FakeChatReply[]) {
       replies.push(...next);
     },
+    /** Drops the replies no request took (a test that ended early leaves none for the next), and returns them. */
+    forget(): FakeChatReply[] {
+      return replies.splice(0);
+    },
   };
 }
 

@@ -65,6 +65,10 @@ export async function startFakeSpeech(options: { transcribe?: (received: Receive
     script(...next: FakeSpeechReply[]) {
       replies.push(...next);
     },
+    /** Drops the replies no request took (a test that ended early leaves none for the next), and returns them. */
+    forget(): FakeSpeechReply[] {
+      return replies.splice(0);
+    },
   };
 }
 
