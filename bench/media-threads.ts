@@ -6,12 +6,13 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
-import { startFakeDeepgram, utterance } from '../src/providers/deepgram/fake-server.ts';
+import { fluxTurn, startFakeDeepgram, utterance, type FakeListenStep } from '../src/providers/deepgram/fake-server.ts';
 import { startFakeElevenLabs } from '../src/providers/elevenlabs/fake-server.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
 import { startFakeSpeech, type ReceivedTranscription } from '../src/providers/openai-compatible/fake-speech.ts';
 import { mulawToPcm16 } from '../src/platform/audio.ts';
 import { openFakeMediaStream, type TwimlStream } from '../src/providers/twilio/fake-media-stream.ts';
+import { FLUX_EAGER_S, FLUX_END_OF_TURN_S, FLUX_TURNS } from './flux-turns.ts';
 
 export interface BenchPlan {
   calls: number;
@@ -24,8 +25,11 @@ export interface BenchPlan {
    * `live`: Deepgram hears silence and says, by the fake's script, where the words are.
    * `utterance`: the callers speak (`speech`, eSpeak NG's μ-law) and the service's voice-activity
    * detection cuts it for `/audio/transcriptions`.
+   * `flux`: Deepgram Flux hears silence and ends each turn by the fake's script (FLUX_TURNS).
    */
-  stt: 'live' | 'utterance';
+  stt: 'live' | 'utterance' | 'flux';
+  /** The model's time to its first words (0: the zero-delay fake). */
+  modelFirstTokenMs: number;
   speech?: Uint8Array;
   /**
    * Turn-taking (BENCH_MEDIA_STT=pauses): instead of `speech`, each turn the caller says one of
@@ -58,6 +62,27 @@ const FRAME_BYTES = 160; // 20 ms of 8 kHz μ-law
 const SPEECH_START_S = 0.5;
 const SPEECH_END_S = 2;
 const QUESTION = 'When do you open tomorrow morning?';
+
+/** A turn's Deepgram script: live recognition's utterance, or Flux's turn of the kind the turn's number gives. */
+function recognitionOf(plan: BenchPlan, turn: number): FakeListenStep[] {
+  const at = (seconds: number) => Math.round((turn * plan.turnSeconds + seconds) * 8000);
+  const spoken = { startsAfterBytes: at(SPEECH_START_S), endsAfterBytes: at(SPEECH_END_S) };
+  if (plan.stt !== 'flux') return utterance(QUESTION, spoken);
+  const { eager, resumed } = FLUX_TURNS[turn % FLUX_TURNS.length]!;
+  const pause = (SPEECH_START_S + SPEECH_END_S) / 2;
+  return fluxTurn(QUESTION, {
+    startsAfterBytes: spoken.startsAfterBytes,
+    endsAfterBytes: at(SPEECH_END_S + FLUX_END_OF_TURN_S),
+    ...(eager ? { eagerAfterBytes: at((resumed ? pause : SPEECH_END_S) + FLUX_EAGER_S) } : {}),
+    ...(resumed
+      ? {
+          resumedAfterBytes: at(pause + FLUX_EAGER_S + 0.1),
+          eagerText: 'When do you open',
+          eagerAgainAfterBytes: at(SPEECH_END_S + FLUX_EAGER_S),
+        }
+      : {}),
+  });
+}
 const now = () => performance.timeOrigin + performance.now();
 
 /**
@@ -117,20 +142,15 @@ async function providers(plan: BenchPlan) {
     startFakeSpeech(plan.phrases ? { transcribe: phraseRecogniser(plan.phrases) } : {}),
   ]);
   for (let reply = 0; reply < plan.calls * plan.turns; reply++) speech.script({ kind: 'text', text: QUESTION });
-  for (let call = 0; call < plan.calls; call++) {
-    const steps = [];
-    for (let turn = 0; turn < plan.turns; turn++) {
-      const at = (seconds: number) => Math.round((turn * plan.turnSeconds + seconds) * 8000);
-      steps.push(...utterance(QUESTION, { startsAfterBytes: at(SPEECH_START_S), endsAfterBytes: at(SPEECH_END_S) }));
-    }
-    deepgram.script(...steps);
-  }
+  for (let call = 0; call < plan.calls; call++)
+    deepgram.script(...Array.from({ length: plan.turns }, (_, turn) => recognitionOf(plan, turn)).flat());
   // The calls' turns (a sentence cut short takes two or three), and the baseline's requests (bench/media.ts asks the model first).
   for (let reply = 0; reply < plan.calls * plan.turns * 4 + plan.baselineRequests; reply++)
     chat.script({
       kind: 'stream',
       text: ['We open ', 'at eight. ', 'Parking is free.'],
       usage: { prompt_tokens: 300, completion_tokens: 10 },
+      firstTokenMs: plan.modelFirstTokenMs,
     });
   return {
     deepgram: deepgram.url,
@@ -179,17 +199,18 @@ interface CallerCall {
 /**
  * Each call: connect, then send frames at real pace for `turns × turnSeconds`; the utterance of a
  * turn ends with the frame at SPEECH_END_S. A turn's latency: from sending that frame to the first
- * agent audio after it.
+ * agent audio after it; `turns` has each latency's turn number (Flux's kind of turn).
  */
 async function callers(options: CallersOptions) {
   const { plan } = options;
   const latencies: number[] = [];
+  const turns: number[] = [];
   let missing = 0;
   const totalFrames = Math.round((plan.turns * plan.turnSeconds * 1000) / 20);
   const speech = plan.speech ? Buffer.from(plan.speech) : undefined;
   const speechEndS = speech ? SPEECH_START_S + speech.length / 8000 : SPEECH_END_S;
-  const endFrames = new Set(
-    Array.from({ length: plan.turns }, (_, turn) => Math.ceil(((turn * plan.turnSeconds + speechEndS) * 8000) / FRAME_BYTES) - 1),
+  const endFrames = new Map(
+    Array.from({ length: plan.turns }, (_, turn) => [Math.ceil(((turn * plan.turnSeconds + speechEndS) * 8000) / FRAME_BYTES) - 1, turn]),
   );
   const silence = Buffer.alloc(FRAME_BYTES, 0xff);
   /** The caller's frame: silence, or in the utterance mode the sentence from SPEECH_START_S of each turn. */
@@ -205,26 +226,28 @@ async function callers(options: CallersOptions) {
       // Answers spread over one turn's time, as a campaign's calls are answered one after another:
       // 200 callers do not all stop speaking in the same second.
       await new Promise((resolve) => setTimeout(resolve, (index * plan.turnSeconds * 1000) / options.calls.length));
-      let waitingSince: number | null = null;
+      let waiting: { since: number; turn: number } | null = null;
       const stream = await callerStream(options, call, (message) => {
         // The first agent audio after the end of the caller's speech.
-        if (waitingSince === null || message.event !== 'media') return;
-        latencies.push(now() - waitingSince);
-        waitingSince = null;
+        if (waiting === null || message.event !== 'media') return;
+        latencies.push(now() - waiting.since);
+        turns.push(waiting.turn);
+        waiting = null;
       });
       await atRealPace(totalFrames, async (frame) => {
         await stream.sendAudio(frameAt(frame));
-        if (endFrames.has(frame)) {
-          if (waitingSince !== null) missing++;
-          waitingSince = now();
+        const turn = endFrames.get(frame);
+        if (turn !== undefined) {
+          if (waiting !== null) missing++;
+          waiting = { since: now(), turn };
         }
       });
-      if (waitingSince !== null) missing++;
+      if (waiting !== null) missing++;
       stream.stop();
       await stream.closed;
     }),
   );
-  return { latencies, missing };
+  return { latencies, turns, missing };
 }
 
 /**

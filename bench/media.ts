@@ -13,6 +13,11 @@
  * alone (SILENCE, the baseline, as before the detectors), and the bench prints, for each, the time
  * from the caller's last sound to the first agent audio and how many sentences the agent answered
  * inside a pause (false cut-offs). VOICE_PAUSE_MS is passed on to the service.
+ * BENCH_MEDIA_STT=flux: the agents listen with Deepgram Flux (`stt.endOfTurn` FLUX), whose fake
+ * ends each turn 260 ms after the caller's last sound, with an eager end 150 ms earlier on some turns
+ * (Deepgram's published figures) and, on others, an eager end in a pause the caller goes on after;
+ * the model takes BENCH_MEDIA_MODEL_MS (default 300 here, 0 in the other modes) to its first words,
+ * and the bench prints each kind of turn's latency and what the eager end saved.
  * BENCH_MEDIA_VOICE=espeak: the agent speaks with eSpeak NG, synthesised for real in the service.
  * With both, the realistic offline path; the process's memory is read before the calls, at its peak
  * and BENCH_MEDIA_SETTLE_SECONDS (default 60) after the last call, against goals for memory per call.
@@ -21,6 +26,7 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:media
  *   BENCH_MEDIA_STT=utterance BENCH_MEDIA_CALLS=50 npm run bench:media
  *   BENCH_MEDIA_STT=pauses npm run bench:media
+ *   BENCH_MEDIA_STT=flux BENCH_MEDIA_CALLS=100 npm run bench:media
  *   BENCH_MEDIA_STT=utterance BENCH_MEDIA_VOICE=espeak BENCH_MEDIA_CALLS=100 BENCH_MEDIA_TURNS=2 npm run bench:media
  *
  * Threads: the service alone on the main thread; the fakes in one worker thread, the callers in
@@ -45,17 +51,21 @@ import { espeakSpeech } from '../src/providers/espeak/speech.ts';
 import { freeLoopbackPort } from '../src/providers/fake-server.ts';
 import { streamOf } from '../src/providers/twilio/fake-media-stream.ts';
 import { startFakeTwilio } from '../src/providers/twilio/fake.ts';
+import { FLUX_TURNS } from './flux-turns.ts';
 import type { BenchPlan, CallerPhrase, UtteranceResult } from './media-threads.ts';
 import { fixed, inProcessRuntime, intFromEnv, runBench, table } from './harness.ts';
 
 /** Turn-taking: callers say sentences with pauses inside them, half the calls' agents detect the end of turn by words, half by silence. */
 const TURN_TAKING = process.env.BENCH_MEDIA_STT === 'pauses';
+/** Deepgram Flux ends the turns, with its eager end of turn on some (FLUX_TURNS); the model takes time to think, which the eager end hides. */
+const FLUX = process.env.BENCH_MEDIA_STT === 'flux';
 const plan: BenchPlan = {
   calls: intFromEnv('BENCH_MEDIA_CALLS', TURN_TAKING ? 100 : 200, 1),
   turns: intFromEnv('BENCH_MEDIA_TURNS', 3, 1),
   turnSeconds: intFromEnv('BENCH_MEDIA_TURN_SECONDS', TURN_TAKING ? 8 : 5, 3),
   baselineRequests: 50,
-  stt: process.env.BENCH_MEDIA_STT === 'utterance' || TURN_TAKING ? 'utterance' : 'live',
+  stt: process.env.BENCH_MEDIA_STT === 'utterance' || TURN_TAKING ? 'utterance' : FLUX ? 'flux' : 'live',
+  modelFirstTokenMs: intFromEnv('BENCH_MEDIA_MODEL_MS', FLUX ? 300 : 0, 0),
 };
 /** The agent's voice: ElevenLabs' zero-delay fake, or eSpeak NG synthesising for real in the service (BENCH_MEDIA_VOICE=espeak). */
 const VOICE = process.env.BENCH_MEDIA_VOICE === 'espeak' ? 'ESPEAK' : 'ELEVENLABS';
@@ -251,6 +261,29 @@ function turnTakingReport(utterances: UtteranceResult[]): string {
   );
 }
 
+/**
+ * Flux: last sound → first agent audio for each kind of turn. The model's time is hidden by the
+ * eager end as far as it reaches (150 ms here); a reply prepared for words the caller went on
+ * after is dropped, and the turn answered from its eager end again.
+ */
+function fluxReport(latencies: number[], turns: number[], baseline: number[]): string {
+  const rows = [['turn', 'answered', 'last sound → agent p50 ms', 'p95 ms']];
+  const p50Of = new Map<string, number>();
+  FLUX_TURNS.forEach(({ kind }, index) => {
+    const mine = latencies.filter((_, at) => turns[at]! % FLUX_TURNS.length === index);
+    p50Of.set(kind, percentile(mine, 50));
+    rows.push([kind, String(mine.length), fixed(percentile(mine, 50), 1), fixed(percentile(mine, 95), 1)]);
+  });
+  rows.push([
+    'providers alone (baseline)',
+    String(baseline.length),
+    fixed(percentile(baseline, 50), 1),
+    fixed(percentile(baseline, 95), 1),
+  ]);
+  const saved = p50Of.get(FLUX_TURNS[1].kind)! - p50Of.get(FLUX_TURNS[0].kind)!;
+  return `${table(rows, (column) => column > 0)}\nsaved by the eager end of turn (p50, against the end of turn only): ${fixed(saved, 1)} ms\n`;
+}
+
 async function run(adminUrl: string | undefined): Promise<number> {
   if (TURN_TAKING) plan.phrases = await callerPhrases();
   const providers = thread<{
@@ -317,7 +350,9 @@ async function run(adminUrl: string | undefined): Promise<number> {
         {
           name: `Clinic${endOfTurn ? ` (${endOfTurn})` : ''}`,
           firstMessage: 'Hello, this is the clinic.',
-          stt: { provider: plan.stt === 'live' ? 'DEEPGRAM' : 'OPENAI_COMPATIBLE', ...(endOfTurn ? { endOfTurn } : {}) },
+          stt: FLUX
+            ? { provider: 'DEEPGRAM', endOfTurn: 'FLUX' }
+            : { provider: plan.stt === 'live' ? 'DEEPGRAM' : 'OPENAI_COMPATIBLE', ...(endOfTurn ? { endOfTurn } : {}) },
           tts: { provider: VOICE },
           voice,
         },
@@ -386,14 +421,18 @@ async function run(adminUrl: string | undefined): Promise<number> {
   // The main thread's own busy share (process CPU would count the fakes' and callers' threads too).
   const utilization = performance.eventLoopUtilization();
   const started = performance.now();
-  const result = new Promise<{ latencies: number[]; missing: number } | UtteranceResult[]>((resolve) =>
+  const result = new Promise<{ latencies: number[]; turns: number[]; missing: number } | UtteranceResult[]>((resolve) =>
     callers.worker.once('message', resolve),
   );
   callers.worker.postMessage('go');
   const outcome = await result;
   const utterances = Array.isArray(outcome) ? outcome : undefined;
-  const { latencies, missing } = Array.isArray(outcome)
-    ? { latencies: outcome.flatMap((one) => one.latencyMs ?? []), missing: outcome.filter((one) => one.latencyMs === null).length }
+  const { latencies, missing, turns } = Array.isArray(outcome)
+    ? {
+        latencies: outcome.flatMap((one) => one.latencyMs ?? []),
+        missing: outcome.filter((one) => one.latencyMs === null).length,
+        turns: [],
+      }
     : outcome;
   const busy = performance.eventLoopUtilization(utilization).utilization;
   const seconds = (performance.now() - started) / 1000;
@@ -414,7 +453,9 @@ async function run(adminUrl: string | undefined): Promise<number> {
     `\n== voice pipeline on ${where}: ${plan.calls} Twilio calls at once, ${plan.turns} turns each, 20 ms frames both ways, ` +
       (plan.stt === 'live'
         ? 'Deepgram live\n'
-        : `voice-activity detection + /audio/transcriptions (pause ${PAUSE_MS} ms, end of speech ${END_OF_SPEECH_MS} ms)\n`),
+        : FLUX
+          ? `Deepgram Flux (its end of turn 260 ms after the caller's last sound, its eager end 150 ms before that; the model's first words after ${plan.modelFirstTokenMs} ms)\n`
+          : `voice-activity detection + /audio/transcriptions (pause ${PAUSE_MS} ms, end of speech ${END_OF_SPEECH_MS} ms)\n`),
   );
   const loopP99 = delay(loop.percentile(99));
   const loopLine =
@@ -423,6 +464,7 @@ async function run(adminUrl: string | undefined): Promise<number> {
   const loopGoal = `event-loop p99 < ${GOAL_LOOP_P99_MS} ms: ${loopP99 < GOAL_LOOP_P99_MS ? 'met' : 'not met'}`;
   // Turn-taking times each sentence from its last sound (above); the pipeline's share is the other modes' figure.
   if (utterances) process.stdout.write(turnTakingReport(utterances) + loopLine + `goals: ${loopGoal}\n`);
+  else if (FLUX) process.stdout.write(fluxReport(latencies, turns, baseline) + loopLine + `goals: ${loopGoal}\n`);
   else
     process.stdout.write(
       table(

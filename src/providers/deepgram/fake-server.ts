@@ -32,11 +32,18 @@ export type FakeListenStep = ({ afterBytes: number } | { atClose: true }) &
  * One caller turn as Flux reports it: its start, its words growing in Updates, then its end. With
  * `eagerAfterBytes` an EagerEndOfTurn comes first (the turn probably over), then the EndOfTurn;
  * with `resumedAfterBytes` too, the caller went on: TurnResumed, and `text` is the rest of the turn
- * (`eagerText` what was eagerly ended).
+ * (`eagerText` what was eagerly ended), eagerly ended again at `eagerAgainAfterBytes` (by default with the end).
  */
 export function fluxTurn(
   text: string,
-  at: { startsAfterBytes: number; endsAfterBytes: number; eagerAfterBytes?: number; resumedAfterBytes?: number; eagerText?: string },
+  at: {
+    startsAfterBytes: number;
+    endsAfterBytes: number;
+    eagerAfterBytes?: number;
+    resumedAfterBytes?: number;
+    eagerText?: string;
+    eagerAgainAfterBytes?: number;
+  },
 ): FakeListenStep[] {
   const turnInfo = (afterBytes: number, event: Extract<FakeListenStep, { say: 'TurnInfo' }>['event'], transcript: string) =>
     ({ afterBytes, say: 'TurnInfo', event, transcript }) as const;
@@ -44,7 +51,7 @@ export function fluxTurn(
   if (at.eagerAfterBytes !== undefined) steps.push(turnInfo(at.eagerAfterBytes, 'EagerEndOfTurn', at.eagerText ?? text));
   if (at.resumedAfterBytes !== undefined) {
     steps.push(turnInfo(at.resumedAfterBytes, 'TurnResumed', at.eagerText ?? text), turnInfo(at.resumedAfterBytes, 'Update', text));
-    steps.push(turnInfo(at.endsAfterBytes, 'EagerEndOfTurn', text));
+    steps.push(turnInfo(at.eagerAgainAfterBytes ?? at.endsAfterBytes, 'EagerEndOfTurn', text));
   } else steps.push(turnInfo(at.endsAfterBytes, 'Update', text));
   steps.push(turnInfo(at.endsAfterBytes, 'EndOfTurn', text));
   return steps;

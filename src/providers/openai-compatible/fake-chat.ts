@@ -14,6 +14,8 @@ export type FakeChatReply =
       finishReason?: string;
       /** null: no usage chunk, as from a server that ignores `stream_options`. */
       usage?: { prompt_tokens: number; completion_tokens: number } | null;
+      /** How long the model thinks before its first words (a hosted model's time to first token); none by default. */
+      firstTokenMs?: number;
     }
   /** An HTTP error with OpenAI's error body. */
   | { kind: 'error'; status: number; message: string; type: string; code: string | null }
@@ -81,6 +83,7 @@ export async function startFakeChat() {
       else res.write('', () => res.socket?.destroy());
       return;
     }
+    if (reply.firstTokenMs) await new Promise((resolve) => setTimeout(resolve, reply.firstTokenMs));
     for (const piece of reply.text ?? []) sse.chunk({ content: piece });
     for (const [index, call] of (reply.toolCalls ?? []).entries()) {
       sse.chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] });
