@@ -174,25 +174,24 @@ function spokenParagraphs(text: string): string[][] {
     .map((paragraph) => sentencesOf(paragraph));
 }
 
-interface Candidate {
+/** A sentence of the passages, where it stands (its paragraph), and its `answerScore` for a question. */
+export interface RankedSentence {
   passage: Passage;
+  /** The sentences of its paragraph (one fact): a rival is a sentence of another paragraph. */
   paragraph: string[];
   index: number;
+  sentence: string;
+  /** Its closeness in meaning to the question, as `similarityOf` gave it. */
+  similarity: number;
+  score: number;
 }
 
 /**
- * The answer to a question from the best passages, or undefined when none truly answers it: every
- * sentence of the passages is scored against the question (`answerScore`), and the best one is
- * said when it passes `ANSWER_RULE`, with the sentences after it in its paragraph that go on about
- * the same thing, while they fit in about two spoken sentences.
+ * Every sentence of the passages scored against the question (`answerScore`), best first. A
+ * sentence repeated by overlapping chunks is scored once, where it first appears.
  */
-export async function answerFromPassages(
-  question: string,
-  passages: Passage[],
-  similarityOf: SentenceSimilarity,
-): Promise<{ text: string; passage: Passage } | undefined> {
-  // Overlapping chunks repeat sentences: each is scored once, where it first appears.
-  const candidates = new Map<string, Candidate>();
+export async function rankSentences(question: string, passages: Passage[], similarityOf: SentenceSimilarity): Promise<RankedSentence[]> {
+  const candidates = new Map<string, Pick<RankedSentence, 'passage' | 'paragraph' | 'index'>>();
   for (const passage of passages)
     for (const paragraph of spokenParagraphs(passage.text))
       paragraph.forEach((sentence, index) => {
@@ -201,14 +200,44 @@ export async function answerFromPassages(
   const sentences = [...candidates.keys()];
   const [similarities, senses] = await Promise.all([similarityOf(question, sentences), wordSenses()]);
   const shares = wordShares(question, sentences, senses);
-  const ranked = sentences
-    .map((sentence, i) => ({ ...candidates.get(sentence)!, score: answerScore(question, sentence, similarities[i]!, shares[i]) }))
+  return sentences
+    .map((sentence, i) => ({
+      ...candidates.get(sentence)!,
+      sentence,
+      similarity: similarities[i]!,
+      score: answerScore(question, sentence, similarities[i]!, shares[i]),
+    }))
     .sort((a, b) => b.score - a.score);
+}
+
+/**
+ * The best of ranked sentences when it answers by `rule`: its score reaches `answersAt` and beats
+ * the best sentence of every other paragraph by `margin`; undefined otherwise.
+ */
+export function chosenAnswer(
+  ranked: RankedSentence[],
+  rule: { answersAt: number; margin: number } = ANSWER_RULE,
+): RankedSentence | undefined {
   const best = ranked[0];
-  if (!best || best.score < ANSWER_RULE.answersAt) return undefined;
+  if (!best || best.score < rule.answersAt) return undefined;
   const rival = ranked.find((candidate) => candidate.paragraph !== best.paragraph);
-  if (rival && best.score - rival.score < ANSWER_RULE.margin) return undefined;
-  let text = best.paragraph[best.index]!;
+  return rival && best.score - rival.score < rule.margin ? undefined : best;
+}
+
+/**
+ * The answer to a question from the best passages, or undefined when none truly answers it: every
+ * sentence of the passages is scored against the question (`rankSentences`), and the best one is
+ * said when it passes `ANSWER_RULE` (`chosenAnswer`), with the sentences after it in its paragraph
+ * that go on about the same thing, while they fit in about two spoken sentences.
+ */
+export async function answerFromPassages(
+  question: string,
+  passages: Passage[],
+  similarityOf: SentenceSimilarity,
+): Promise<{ text: string; passage: Passage } | undefined> {
+  const best = chosenAnswer(await rankSentences(question, passages, similarityOf));
+  if (!best) return undefined;
+  let text = best.sentence;
   for (const next of best.paragraph.slice(best.index + 1)) {
     if (!CONTINUES.test(next) || text.length + next.length + 1 > MAX_SPOKEN_CHARACTERS) break;
     text += ` ${next}`;

@@ -484,9 +484,13 @@ export async function searchBases(deps: Deps, tenantId: string, baseIds: string[
  * How close in meaning each sentence is to a question (cosine similarity, -1 to 1), for who must
  * judge whether one answers it. The sentences are embedded on the query lane: a caller waits for them.
  */
-export async function similarityToQuestion(deps: Deps, question: string, sentences: string[]): Promise<number[]> {
+export const similarityToQuestion = (deps: Deps, question: string, sentences: string[]): Promise<number[]> =>
+  similaritiesBy(deps.knowledge.embedder, question, sentences);
+
+/** `similarityToQuestion` with a given embedder (bench/retrieval-answers.ts compares sentence encoders with it). */
+export async function similaritiesBy(embedder: Embedder, question: string, sentences: string[]): Promise<number[]> {
   if (sentences.length === 0) return [];
-  const [asked, ...vectors] = await deps.knowledge.embedder.embed([question, ...sentences], 'query');
+  const [asked, ...vectors] = await embedder.embed([question, ...sentences], 'query');
   // The embedder's vectors are unit length: their dot product is their cosine similarity.
   return vectors.map((vector) => vector.reduce((sum, value, i) => sum + value * asked![i]!, 0));
 }
