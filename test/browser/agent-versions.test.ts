@@ -1,21 +1,17 @@
-import { mkdirSync } from 'node:fs';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   apiInPage as apiInPageOf,
   CHROMIUM,
-  DESKTOP,
   middayTimeZone,
   NO_BROWSER,
   problemAt as problemAtIn,
   relaxStatutoryRules,
-  SCREENSHOTS,
   screenshots as screenshotsOf,
   selectOptionByText,
   signUpInBrowser,
-  startDashboard,
+  startDashboardPage,
   takeRefusals as takeRefusalsOf,
-  watchProblems,
   type Dashboard,
 } from './harness.ts';
 
@@ -36,10 +32,11 @@ beforeAll(async () => {
   if (NO_BROWSER) return;
   // No LLM_API_URL: the agent answers through the retrieval agent, and a suite runs offline.
   // Simulated calls ring and talk for a second, and the dialer looks for work often.
-  dashboard = await startDashboard({ SIMULATOR_RING_SECONDS: '1', SIMULATOR_TALK_SECONDS: '1', DIALER_TICK_MS: '100' });
-  page = await dashboard.browser.newPage({ viewport: DESKTOP });
-  problems = watchProblems(page);
-  mkdirSync(SCREENSHOTS, { recursive: true });
+  ({ dashboard, page, problems } = await startDashboardPage({
+    SIMULATOR_RING_SECONDS: '1',
+    SIMULATOR_TALK_SECONDS: '1',
+    DIALER_TICK_MS: '100',
+  }));
 }, 180_000);
 afterAll(async () => {
   await dashboard?.close();

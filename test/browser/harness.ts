@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { dashboardAssets } from '../../src/dashboard/assets.ts';
@@ -42,6 +42,15 @@ export async function startDashboard(env: Record<string, string> = {}, browserAr
       await t.close();
     },
   };
+}
+
+/** A fresh service and browser (startDashboard), a page at desktop width whose problems are watched, and the screenshots' folder. */
+export async function startDashboardPage(env: Record<string, string> = {}) {
+  const dashboard = await startDashboard(env);
+  const page = await dashboard.browser.newPage({ viewport: DESKTOP });
+  const problems = watchProblems(page);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return { dashboard, page, problems };
 }
 
 /** Collects the page's console errors and failed requests, so a test can insist there were none. */

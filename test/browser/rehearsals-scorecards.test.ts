@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallScorecard, ListedRehearsal, Rehearsal } from '../../src/api-types.ts';
@@ -6,16 +5,13 @@ import type { PageOf } from '../../src/platform/pagination.ts';
 import {
   apiInPage as apiInPageOf,
   CHROMIUM,
-  DESKTOP,
   middayTimeZone,
   NO_BROWSER,
   problemAt,
-  SCREENSHOTS,
   screenshots as screenshotsOf,
   signUpInBrowser,
-  startDashboard,
+  startDashboardPage,
   takeRefusals as takeRefusalsOf,
-  watchProblems,
   type Dashboard,
 } from './harness.ts';
 
@@ -34,10 +30,11 @@ let problems: string[];
 beforeAll(async () => {
   if (NO_BROWSER) return;
   // No LLM_API_URL: the retrieval agent converses, offline. Simulated calls ring and talk for a second.
-  dashboard = await startDashboard({ SIMULATOR_RING_SECONDS: '1', SIMULATOR_TALK_SECONDS: '1', DIALER_TICK_MS: '100' });
-  page = await dashboard.browser.newPage({ viewport: DESKTOP });
-  problems = watchProblems(page);
-  mkdirSync(SCREENSHOTS, { recursive: true });
+  ({ dashboard, page, problems } = await startDashboardPage({
+    SIMULATOR_RING_SECONDS: '1',
+    SIMULATOR_TALK_SECONDS: '1',
+    DIALER_TICK_MS: '100',
+  }));
 }, 180_000);
 afterAll(async () => {
   await dashboard?.close();

@@ -376,6 +376,34 @@ export function DataTable<T>({
   );
 }
 
+/** A row's name as a link-like button that opens (or closes again) what the page shows of that row. */
+export function OpenButton({
+  id,
+  open,
+  setOpen,
+  controls,
+  children,
+}: {
+  id: string;
+  open: string | undefined;
+  setOpen: (open: string | undefined) => void;
+  /** The id of what it opens. */
+  controls?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <button
+      type="button"
+      class="link"
+      aria-expanded={open === id}
+      aria-controls={controls}
+      onClick={() => setOpen(open === id ? undefined : id)}
+    >
+      {children}
+    </button>
+  );
+}
+
 /** The header of a column of row buttons: named for screen readers, not shown. */
 export function ActionsHeader() {
   return <span class="visually-hidden">Actions</span>;

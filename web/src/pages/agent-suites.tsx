@@ -21,6 +21,7 @@ import {
   formatDate,
   formatMoney,
   JsonField,
+  OpenButton,
   Select,
   Status,
   useAction,
@@ -96,14 +97,9 @@ export function SuitesSection({ agent, versions }: { agent: Agent; versions: Age
               header: 'Suite',
               rowHeader: true,
               cell: (row) => (
-                <button
-                  type="button"
-                  class="link"
-                  aria-expanded={open === row.id}
-                  onClick={() => setOpen(open === row.id ? undefined : row.id)}
-                >
+                <OpenButton id={row.id} open={open} setOpen={setOpen}>
                   {row.name}
-                </button>
+                </OpenButton>
               ),
             },
             { header: 'Scenarios', cell: (row) => row.scenarios.length },

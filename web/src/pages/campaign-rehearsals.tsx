@@ -12,6 +12,7 @@ import {
   Form,
   formatDate,
   formatMoney,
+  OpenButton,
   Pagination,
   plural,
   Status,
@@ -96,15 +97,9 @@ export function RehearsalsSection({ campaignId }: { campaignId: string }) {
                 header: 'Rehearsed',
                 rowHeader: true,
                 cell: (rehearsal) => (
-                  <button
-                    type="button"
-                    class="link"
-                    aria-expanded={open === rehearsal.id}
-                    aria-controls="rehearsal-report"
-                    onClick={() => setOpen(open === rehearsal.id ? undefined : rehearsal.id)}
-                  >
+                  <OpenButton id={rehearsal.id} open={open} setOpen={setOpen} controls="rehearsal-report">
                     {formatDate(rehearsal.createdAt)}
-                  </button>
+                  </OpenButton>
                 ),
               },
               { header: 'State', cell: (rehearsal) => <Status value={rehearsal.status} label={STATUS_WORDS[rehearsal.status]} /> },
