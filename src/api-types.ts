@@ -73,9 +73,13 @@ export type {
   UpdateWhatsAppCampaignBody,
   WhatsAppCampaign,
 } from './modules/messaging/schemas.ts';
+export type { CreateRehearsalBody, ListedRehearsal, Rehearsal, RehearsedContact } from './modules/rehearsals/schemas.ts';
 export type {
+  CallScorecard,
   CreateTestSuiteBody,
   PassRates,
+  PutScorecardBody,
+  Scorecard,
   TestSuite,
   TestSuiteRun,
   TestSuiteRunDetail,

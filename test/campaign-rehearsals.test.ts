@@ -254,8 +254,18 @@ describe('a campaign rehearsal on the retrieval agent', () => {
     expect(done.notes).toContain('The campaign has no agent: no conversation ran.');
     expect((await other('POST', `/campaigns/${campaign.id}/rehearsals`, {})).statusCode).toBe(404);
     expect((await other('GET', `/campaigns/${campaign.id}/rehearsals/${done.id}`)).statusCode).toBe(404);
+    expect((await other('GET', `/campaigns/${campaign.id}/rehearsals`)).statusCode).toBe(404);
+    // Listed newest first, with the summary and without the contacts.
+    const second = await rehearse(api, campaign.id, { sample: 1 });
+    const listed = (await api('GET', `/campaigns/${campaign.id}/rehearsals?limit=10`)).json();
+    expect(listed.total).toBe(2);
+    expect(listed.data.map((r: Record<string, unknown>) => [r.id, r.sample, r.summary, 'contacts' in r])).toEqual([
+      [second.id, 1, second.summary, false],
+      [done.id, 50, done.summary, false],
+    ]);
     const otherCampaign = await made(await other('POST', '/campaigns', { name: 'Theirs', callingRules: false }));
     expect((await other('GET', `/campaigns/${otherCampaign.id}/rehearsals/${done.id}`)).statusCode).toBe(404);
+    expect((await other('GET', `/campaigns/${otherCampaign.id}/rehearsals`)).json().total).toBe(0);
   });
 });
 

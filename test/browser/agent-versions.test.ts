@@ -1,19 +1,17 @@
-import { mkdirSync } from 'node:fs';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  apiInPage as apiInPageOf,
   CHROMIUM,
-  DESKTOP,
   middayTimeZone,
   NO_BROWSER,
-  PHONE,
   problemAt as problemAtIn,
   relaxStatutoryRules,
-  SCREENSHOTS,
+  screenshots as screenshotsOf,
   selectOptionByText,
   signUpInBrowser,
-  startDashboard,
-  watchProblems,
+  startDashboardPage,
+  takeRefusals as takeRefusalsOf,
   type Dashboard,
 } from './harness.ts';
 
@@ -34,49 +32,20 @@ beforeAll(async () => {
   if (NO_BROWSER) return;
   // No LLM_API_URL: the agent answers through the retrieval agent, and a suite runs offline.
   // Simulated calls ring and talk for a second, and the dialer looks for work often.
-  dashboard = await startDashboard({ SIMULATOR_RING_SECONDS: '1', SIMULATOR_TALK_SECONDS: '1', DIALER_TICK_MS: '100' });
-  page = await dashboard.browser.newPage({ viewport: DESKTOP });
-  problems = watchProblems(page);
-  mkdirSync(SCREENSHOTS, { recursive: true });
+  ({ dashboard, page, problems } = await startDashboardPage({
+    SIMULATOR_RING_SECONDS: '1',
+    SIMULATOR_TALK_SECONDS: '1',
+    DIALER_TICK_MS: '100',
+  }));
 }, 180_000);
 afterAll(async () => {
   await dashboard?.close();
 });
 
-/** The page at desktop and phone width, whole or (on the long agent page) only its `part`; nothing scrolls sideways. */
-async function screenshots(name: string, part?: Locator) {
-  const shoot = (path: string) => (part ? part.screenshot({ path }) : page.screenshot({ path, fullPage: true }));
-  await page.waitForLoadState('networkidle');
-  await shoot(new URL(`${name}-desktop.png`, SCREENSHOTS).pathname);
-  await page.setViewportSize(PHONE);
-  const sideways = await page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth');
-  await shoot(new URL(`${name}-phone.png`, SCREENSHOTS).pathname);
-  await page.setViewportSize(DESKTOP);
-  expect(sideways, `${name} scrolls sideways on a phone`).toBe(false);
-}
-
 const problemAt = (label: string) => problemAtIn(page, label);
-
-/** The refused requests the browser logged (a 4xx the page showed), taken off the list of problems. */
-function takeRefusals(status: number) {
-  const refused = problems.filter((problem) => problem.includes(`status of ${status}`));
-  problems.splice(0, problems.length, ...problems.filter((problem) => !refused.includes(problem)));
-  return refused.length;
-}
-
-/** A request of the signed-in page to the API (set-up the walk does not look at), answering its body. */
-async function apiInPage<T>(method: string, path: string, body: unknown): Promise<T> {
-  return page.evaluate<T>(`(async () => {
-    const csrf = decodeURIComponent(/(?:^|;\\s*)(?:__Host-)?callforge_csrf=([^;]*)/.exec(document.cookie)?.[1] ?? '');
-    const response = await fetch('/api/v1${path}', {
-      method: '${method}',
-      headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
-      body: ${JSON.stringify(JSON.stringify(body))},
-    });
-    if (!response.ok) throw new Error('${path}: HTTP ' + response.status);
-    return response.json();
-  })()`);
-}
+const screenshots = (name: string, part?: Locator) => screenshotsOf(page, name, part);
+const takeRefusals = (status: number) => takeRefusalsOf(problems, status);
+const apiInPage = <T>(method: string, path: string, body: unknown) => apiInPageOf<T>(page, method, path, body);
 
 const versionsTable = () => page.getByRole('table', { name: 'Published versions, newest first' });
 

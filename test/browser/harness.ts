@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { existsSync, mkdirSync } from 'node:fs';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { dashboardAssets } from '../../src/dashboard/assets.ts';
 import { jobDefinitions } from '../../src/jobs.ts';
@@ -44,6 +44,15 @@ export async function startDashboard(env: Record<string, string> = {}, browserAr
   };
 }
 
+/** A fresh service and browser (startDashboard), a page at desktop width whose problems are watched, and the screenshots' folder. */
+export async function startDashboardPage(env: Record<string, string> = {}) {
+  const dashboard = await startDashboard(env);
+  const page = await dashboard.browser.newPage({ viewport: DESKTOP });
+  const problems = watchProblems(page);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return { dashboard, page, problems };
+}
+
 /** Collects the page's console errors and failed requests, so a test can insist there were none. */
 export function watchProblems(page: Page): string[] {
   const problems: string[] = [];
@@ -76,6 +85,39 @@ export function middayTimeZone(now = new Date()): string {
 }
 
 const OPTIONS_DEADLINE_MS = 30_000;
+
+/** The page at desktop and phone width, whole or only its `part` (on a long page); nothing scrolls sideways on the phone. */
+export async function screenshots(page: Page, name: string, part?: Locator) {
+  const shoot = (path: string) => (part ? part.screenshot({ path }) : page.screenshot({ path, fullPage: true }));
+  await page.waitForLoadState('networkidle');
+  await shoot(new URL(`${name}-desktop.png`, SCREENSHOTS).pathname);
+  await page.setViewportSize(PHONE);
+  const sideways = await page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth');
+  await shoot(new URL(`${name}-phone.png`, SCREENSHOTS).pathname);
+  await page.setViewportSize(DESKTOP);
+  expect(sideways, `${name} scrolls sideways on a phone`).toBe(false);
+}
+
+/** The refused requests the browser logged (a 4xx the page showed), taken off the list of `problems`: how many there were. */
+export function takeRefusals(problems: string[], status: number) {
+  const refused = problems.filter((problem) => problem.includes(`status of ${status}`));
+  problems.splice(0, problems.length, ...problems.filter((problem) => !refused.includes(problem)));
+  return refused.length;
+}
+
+/** A request of the signed-in page to the API (set-up the walk does not look at), answering its body. */
+export async function apiInPage<T>(page: Page, method: string, path: string, body?: unknown): Promise<T> {
+  return page.evaluate<T>(`(async () => {
+    const csrf = decodeURIComponent(/(?:^|;\\s*)(?:__Host-)?callforge_csrf=([^;]*)/.exec(document.cookie)?.[1] ?? '');
+    const response = await fetch('/api/v1${path}', {
+      method: '${method}',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+      body: ${body === undefined ? 'undefined' : JSON.stringify(JSON.stringify(body))},
+    });
+    if (!response.ok) throw new Error('${path}: HTTP ' + response.status);
+    return response.json();
+  })()`);
+}
 
 /** The API's problem shown at a control (its `<id>-problem` note, which its aria-describedby names); empty when none. */
 export async function problemAt(page: Page, label: string) {

@@ -18,6 +18,7 @@ import { KnowledgeBasePage, KnowledgeBasesPage } from './pages/knowledge.tsx';
 import { MessagingPage } from './pages/messaging.tsx';
 import { UsagePage } from './pages/usage.tsx';
 import { AnalyticsPage } from './pages/analytics.tsx';
+import { ScorecardPage } from './pages/scorecard.tsx';
 import { SimulateCallPage } from './pages/simulate-call.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import { ComplianceRecordsPage, ConsentsPage, DoNotCallPage } from './pages/compliance.tsx';
@@ -46,6 +47,7 @@ const ROUTES: [string, ComponentType<{ params: Params }>][] = [
   ['/do-not-call', DoNotCallPage],
   ['/consents', ConsentsPage],
   ['/compliance-records', ComplianceRecordsPage],
+  ['/scorecard', ScorecardPage],
   ['/keys', KeysPage],
   ['/integrations', IntegrationsPage],
 ];

@@ -14,6 +14,7 @@ export const NAV: [string, string][] = [
   ['/do-not-call', 'Do not call'],
   ['/consents', 'Consents'],
   ['/compliance-records', 'Compliance records'],
+  ['/scorecard', 'Scorecard'],
   ['/analytics', 'Call results'],
   ['/usage', 'Usage'],
   ['/keys', 'API keys'],

@@ -69,6 +69,62 @@ export function ErrorMessage({ error }: { error: Error | undefined }) {
 export const fieldErrorOf = (error: Error | undefined, path: string) =>
   error instanceof ApiError ? error.details.find((detail: FieldError) => detail.path === path)?.message : undefined;
 
+/** The API's problems under a path (the items of a JSON field), one a line, each naming its item: "scenarios/0/script: …". */
+const problemsUnder = (error: Error | undefined, path: string) =>
+  error instanceof ApiError
+    ? error.details
+        .filter((detail) => detail.path.startsWith(path))
+        .map((detail) => `${detail.path.slice(1)}: ${detail.message}`)
+        .join('\n') || undefined
+    : undefined;
+
+/**
+ * The state of a JSON field: its text, and `parsed()` for a submit, which answers the value, or
+ * undefined after noting why the text is not JSON (`notJson`, shown at the field).
+ */
+export function useJsonText(initial: unknown) {
+  const [text, setText] = useState(JSON.stringify(initial, null, 2));
+  const [notJson, setNotJson] = useState<string | undefined>(undefined);
+  const parsed = (): { value: unknown } | undefined => {
+    try {
+      const value = JSON.parse(text) as unknown;
+      setNotJson(undefined);
+      return { value };
+    } catch (caught) {
+      setNotJson(`is not JSON: ${(caught as Error).message}`);
+      return undefined;
+    }
+  };
+  return { text, setText, notJson, parsed };
+}
+
+/** A list edited as JSON: its own problem (not JSON), else the API's problems with its items (under `path`, such as `/checks`). */
+export function JsonField({
+  label,
+  json,
+  hint,
+  error,
+  path,
+}: {
+  label: string;
+  json: ReturnType<typeof useJsonText>;
+  hint: string;
+  error: Error | undefined;
+  path: string;
+}) {
+  return (
+    <TextArea
+      class="wide agents-long"
+      label={label}
+      rows={14}
+      value={json.text}
+      onValue={json.setText}
+      hint={hint}
+      problem={json.notJson ?? problemsUnder(error, path)}
+    />
+  );
+}
+
 let fieldCounter = 0;
 const useFieldId = () => useRef(`field-${++fieldCounter}`).current;
 
@@ -317,6 +373,34 @@ export function DataTable<T>({
         {foot && <tfoot>{foot}</tfoot>}
       </table>
     </div>
+  );
+}
+
+/** A row's name as a link-like button that opens (or closes again) what the page shows of that row. */
+export function OpenButton({
+  id,
+  open,
+  setOpen,
+  controls,
+  children,
+}: {
+  id: string;
+  open: string | undefined;
+  setOpen: (open: string | undefined) => void;
+  /** The id of what it opens. */
+  controls?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <button
+      type="button"
+      class="link"
+      aria-expanded={open === id}
+      aria-controls={controls}
+      onClick={() => setOpen(open === id ? undefined : id)}
+    >
+      {children}
+    </button>
   );
 }
 

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db.ts';
+import { selectPage, type Page } from '../../platform/pagination.ts';
 
 /** The tables this module owns: only its SQL touches them (scripts/check-table-ownership.ts holds it to that). */
 export const OWNED_TABLES = ['campaign_rehearsals'] as const;
@@ -36,6 +37,21 @@ export async function findRehearsal(db: Queryable, tenantId: string, campaignId:
     id,
   ]);
   return rows[0];
+}
+
+/** The campaign's rehearsals, newest first, each without its contacts (a report may hold 500 conversations). */
+export function listRehearsals(db: Queryable, tenantId: string, campaignId: string, page: Page) {
+  const where = 'tenant_id = $1 AND campaign_id = $2';
+  return selectPage<RehearsalRow>(
+    db,
+    {
+      rows: `SELECT tenant_id, id, campaign_id, status, sample, from_at, report - 'contacts' AS report, failure, created_at, finished_at
+             FROM campaign_rehearsals WHERE ${where} ORDER BY created_at DESC, id DESC`,
+      total: `SELECT count(*)::int AS n FROM campaign_rehearsals WHERE ${where}`,
+      params: [tenantId, campaignId],
+    },
+    page,
+  );
 }
 
 /** QUEUED (or a RUNNING one whose job is retried) → RUNNING; undefined once it is finished. */

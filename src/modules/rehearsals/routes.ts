@@ -4,8 +4,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ModulePlugin } from '../../gateway.ts';
 import { principalOf } from '../../platform/auth.ts';
 import { tenantCtx } from '../../platform/context.ts';
+import { PageOf, PageQuery, pageOf, toPage } from '../../platform/pagination.ts';
 import { errorResponses, IdParams } from '../../platform/schemas.ts';
-import { CreateRehearsalBody, Rehearsal, RehearsalParams } from './schemas.ts';
+import { CreateRehearsalBody, ListedRehearsal, Rehearsal, RehearsalParams } from './schemas.ts';
 import * as rehearsals from './service.ts';
 
 export const rehearsalRoutes: ModulePlugin = async (plugin, { deps }) => {
@@ -26,6 +27,24 @@ export const rehearsalRoutes: ModulePlugin = async (plugin, { deps }) => {
       },
     },
     async (request, reply) => reply.code(202).send(await rehearsals.startRehearsal(ctxOf(request), request.params.id, request.body ?? {})),
+  );
+
+  app.get(
+    '/campaigns/:id/rehearsals',
+    {
+      schema: {
+        tags,
+        summary: "The campaign's rehearsals, newest first, each with its summary and forecast (GET one for its contacts)",
+        params: IdParams,
+        querystring: PageQuery,
+        response: { 200: PageOf(ListedRehearsal), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { data, total } = await rehearsals.listRehearsals(ctxOf(request), request.params.id, page);
+      return pageOf(data, total, page);
+    },
   );
 
   app.get(

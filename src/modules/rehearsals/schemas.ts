@@ -124,4 +124,10 @@ export const Rehearsal = Type.Object({
   finishedAt: Nullable(Timestamp),
 });
 export type Rehearsal = Static<typeof Rehearsal>;
+
+const { contacts: _contacts, ...listed } = Rehearsal.properties;
+export const ListedRehearsal = Type.Object(listed, {
+  description: 'A rehearsal as its campaign lists it: its summary and forecast, not its contacts (GET it for those).',
+});
+export type ListedRehearsal = Static<typeof ListedRehearsal>;
 export type RehearsedContact = Static<typeof RehearsedContact>;

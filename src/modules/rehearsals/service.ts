@@ -11,6 +11,7 @@ import { AppError, appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
 import { money, type Money } from '../../platform/money.ts';
+import type { Page } from '../../platform/pagination.ts';
 import type { Agent } from '../agents/schemas.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
@@ -20,7 +21,7 @@ import * as conversation from '../conversation/service.ts';
 import * as identity from '../identity/service.ts';
 import * as messaging from '../messaging/service.ts';
 import * as repo from './repo.ts';
-import { DEFAULT_SAMPLE, type CreateRehearsalBody, type Rehearsal, type RehearsedContact } from './schemas.ts';
+import { DEFAULT_SAMPLE, type CreateRehearsalBody, type ListedRehearsal, type Rehearsal, type RehearsedContact } from './schemas.ts';
 
 export const REHEARSE_CAMPAIGN = 'campaigns.rehearse';
 export interface RehearseCampaignJob {
@@ -83,6 +84,15 @@ export async function getRehearsal(ctx: TenantCtx, campaignId: string, id: strin
   if (!row) throw rehearsalNotFound();
   return toRehearsal(row);
 }
+
+/** The campaign's rehearsals, newest first, without their contacts; another tenant's campaign is 404. */
+export async function listRehearsals(ctx: TenantCtx, campaignId: string, page: Page): Promise<{ data: ListedRehearsal[]; total: number }> {
+  if (!(await campaigns.findCampaign(ctx, campaignId))) throw appError('NOT_FOUND', { what: 'Campaign' });
+  const { rows, total } = await repo.listRehearsals(ctx.db, ctx.tenantId, campaignId, page);
+  return { data: rows.map((row) => withoutContacts(toRehearsal(row))), total };
+}
+
+const withoutContacts = ({ contacts: _contacts, ...listed }: Rehearsal): ListedRehearsal => listed;
 
 const wordsOf = (turns: calls.TranscriptTurn[], role: string) =>
   turns

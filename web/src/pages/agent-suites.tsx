@@ -9,7 +9,7 @@ import type {
   UpdateTestSuiteBody,
 } from '../../../src/api-types.ts';
 import { useState } from 'preact/hooks';
-import { api, ApiError, query, type Page } from '../api.ts';
+import { api, query, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
 import {
   DataTable,
@@ -20,10 +20,12 @@ import {
   Form,
   formatDate,
   formatMoney,
+  JsonField,
+  OpenButton,
   Select,
   Status,
-  TextArea,
   useAction,
+  useJsonText,
   useLoad,
 } from '../ui.tsx';
 import { percent, SUITE_RUN_STATUS_WORDS, VERDICT_WORDS, versionInWords } from '../words.ts';
@@ -44,6 +46,8 @@ const EXAMPLE: Scenario[] = [
     ],
   },
 ];
+
+type AssertionVerdict = TestSuiteRunDetail['results'][number]['assertions'][number];
 
 /** An assertion in a few words: "said “hello”", "called check_balance". */
 function assertionInWords(assertion: Assertion): string {
@@ -93,14 +97,9 @@ export function SuitesSection({ agent, versions }: { agent: Agent; versions: Age
               header: 'Suite',
               rowHeader: true,
               cell: (row) => (
-                <button
-                  type="button"
-                  class="link"
-                  aria-expanded={open === row.id}
-                  onClick={() => setOpen(open === row.id ? undefined : row.id)}
-                >
+                <OpenButton id={row.id} open={open} setOpen={setOpen}>
                   {row.name}
-                </button>
+                </OpenButton>
               ),
             },
             { header: 'Scenarios', cell: (row) => row.scenarios.length },
@@ -138,15 +137,6 @@ export function SuitesSection({ agent, versions }: { agent: Agent; versions: Age
   );
 }
 
-/** The problems the API found in the scenarios, one a line, each naming its scenario ("scenarios/0/script: …"). */
-const scenarioProblems = (error: Error | undefined) =>
-  error instanceof ApiError
-    ? error.details
-        .filter((detail) => detail.path.startsWith('/scenarios'))
-        .map((detail) => `${detail.path.slice(1)}: ${detail.message}`)
-        .join('\n') || undefined
-    : undefined;
-
 /** A suite's name, whether publishing runs it, and its scenarios as JSON; the API validates them. */
 function SuiteEditor({
   agentId,
@@ -159,22 +149,15 @@ function SuiteEditor({
 }) {
   const [name, setName] = useState(suite?.name ?? '');
   const [runOnPublish, setRunOnPublish] = useState(suite?.runOnPublish ?? true);
-  const [scenarios, setScenarios] = useState(JSON.stringify(suite?.scenarios ?? EXAMPLE, null, 2));
-  const [notJson, setNotJson] = useState<string | undefined>(undefined);
+  const scenarios = useJsonText(suite?.scenarios ?? EXAMPLE);
   const [saved, setSaved] = useState(false);
 
   const save = useAction(async () => {
     setSaved(false);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(scenarios);
-      setNotJson(undefined);
-    } catch (caught) {
-      setNotJson(`is not JSON: ${(caught as Error).message}`);
-      return;
-    }
+    const parsed = scenarios.parsed();
+    if (!parsed) return;
     // The API checks the scenarios' shape and answers each problem with its path.
-    const fields = { name, runOnPublish, scenarios: parsed as Scenario[] };
+    const fields = { name, runOnPublish, scenarios: parsed.value as Scenario[] };
     const answer = suite
       ? await api<TestSuite>('PATCH', `/test-suites/${suite.id}`, fields satisfies UpdateTestSuiteBody)
       : await api<TestSuite>('POST', '/test-suites', { agentId, ...fields } satisfies CreateTestSuiteBody);
@@ -189,14 +172,12 @@ function SuiteEditor({
         <input type="checkbox" checked={runOnPublish} onChange={(event) => setRunOnPublish(event.currentTarget.checked)} />
         <span>Run against each version published</span>
       </label>
-      <TextArea
-        class="wide agents-long"
+      <JsonField
         label="Scenarios (JSON)"
-        rows={14}
-        value={scenarios}
-        onValue={setScenarios}
+        json={scenarios}
         hint="A list of 1 to 200 scenarios: name, script (the caller's lines) or persona, contact, mocks and assertions (said, never_said, tool_called, tool_not_called, end_reason, field, rubric). See docs/testing-agents.md."
-        problem={notJson ?? scenarioProblems(save.error)}
+        error={save.error}
+        path="/scenarios"
       />
       <ErrorMessage error={save.error} />
       <div class="wide actions">
@@ -257,6 +238,21 @@ function SuiteRuns({ suite, versions }: { suite: TestSuite; versions: AgentVersi
   );
 }
 
+/** Each assertion's verdict (a scorecard's check named before it), what it asserts and the sentence of what was found. */
+export function AssertionVerdicts({ verdicts }: { verdicts: readonly (AssertionVerdict & { name?: string })[] }) {
+  return (
+    <ul class="verdicts">
+      {verdicts.map((verdict, index) => (
+        <li key={index}>
+          <Status value={verdict.verdict} label={VERDICT_WORDS[verdict.verdict]} /> {verdict.name && <strong>{verdict.name}: </strong>}
+          {assertionInWords(verdict.assertion)}: <span class="why">{verdict.why}</span>
+          {verdict.reasoning && <div class="hint">{verdict.reasoning}</div>}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function RunResults({ run }: { run: TestSuiteRunDetail }) {
   const { profile } = useProfile();
   return (
@@ -271,15 +267,7 @@ function RunResults({ run }: { run: TestSuiteRunDetail }) {
           <li key={result.index}>
             <strong>{result.name}</strong> <Status value={result.status} label={VERDICT_WORDS[result.status]} />
             {result.reason && <span class="hint"> {result.reason}</span>}
-            <ul>
-              {result.assertions.map((verdict, index) => (
-                <li key={index}>
-                  <Status value={verdict.verdict} label={VERDICT_WORDS[verdict.verdict]} /> {assertionInWords(verdict.assertion)}:{' '}
-                  <span class="why">{verdict.why}</span>
-                  {verdict.reasoning && <div class="hint">{verdict.reasoning}</div>}
-                </li>
-              ))}
-            </ul>
+            <AssertionVerdicts verdicts={result.assertions} />
           </li>
         ))}
       </ol>

@@ -1,18 +1,21 @@
 import './call.css';
-import type { AnalyticsResult, Call, Message, TranscriptTurn } from '../../../src/api-types.ts';
+import type { AnalyticsResult, Call, CallScorecard, Message, Scorecard, TranscriptTurn } from '../../../src/api-types.ts';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, follow, type Page } from '../api.ts';
+import { api, follow, query, type Page } from '../api.ts';
 import { useProfile } from '../profile.ts';
 import { RecordingPlayer } from '../recording.tsx';
 import { answeredByInWords, endReasonInWords, Transcript } from '../transcript.tsx';
 import { DataTable, Empty, ErrorMessage, formatDate, formatMoney, PageTitle, Status, useLoad } from '../ui.tsx';
+import { AssertionVerdicts } from './agent-suites.tsx';
 import { formatDuration, HangUpButton, isLive } from './calls.tsx';
+import { ScorecardVerdict } from './scorecard.tsx';
 
 /** How long after a call ends its analytics record is waited for (it is written by a job). */
 const RESULT_WAIT_MS = 120_000;
 const RESULT_REFRESH_MS = 4000;
 
-const COST_PARTS: [keyof NonNullable<Call['cost']>, string][] = [
+/** A call's cost components (its total apart), as the API names them and in words. */
+export const COST_PARTS: [Exclude<keyof NonNullable<Call['cost']>, 'total'>, string][] = [
   ['telephony', 'Telephony'],
   ['stt', 'Speech to text'],
   ['tts', 'Text to speech'],
@@ -44,6 +47,25 @@ const json = (value: unknown) => (typeof value === 'string' ? value : JSON.strin
  * what came of it, its usage and cost, the messages sent after it and its analytics record. A live
  * call is followed as it happens (`/call-logs/{id}/live`), its new turns announced.
  */
+/**
+ * A record a job writes shortly after the call ends (its analytics, its scorecard): asked for again
+ * for a while until it is there, when one is `expected`; `waiting` while it is.
+ */
+function useWrittenAfterEnd<T>(load: () => Promise<Page<T>>, endedAt: number | undefined, deps: unknown[], expected = true) {
+  const [refreshMs, setRefreshMs] = useState<number | undefined>(undefined);
+  const loaded = useLoad(
+    async () => {
+      const found = await load();
+      const waiting = expected && found.data.length === 0 && endedAt !== undefined && new Date().getTime() - endedAt < RESULT_WAIT_MS;
+      setRefreshMs(waiting ? RESULT_REFRESH_MS : undefined);
+      return found;
+    },
+    [...deps, endedAt, expected],
+    refreshMs,
+  );
+  return { ...loaded, waiting: refreshMs !== undefined };
+}
+
 export function CallPage({ params }: { params: Record<string, string> }) {
   const id = params.id!;
   const { profile, refresh } = useProfile();
@@ -54,17 +76,14 @@ export function CallPage({ params }: { params: Record<string, string> }) {
   const received = useRef(0);
   const endedAt = call?.endedAt ? Date.parse(call.endedAt) : undefined;
   const messages = useLoad(() => api<Page<Message>>('GET', `/messages?callId=${id}&limit=100`), [id, call?.status]);
-  const [resultRefresh, setResultRefresh] = useState<number | undefined>(undefined);
-  const results = useLoad(
-    async () => {
-      const found = await api<Page<AnalyticsResult>>('GET', `/analytics/results?session_id=${id}&limit=1`);
-      // Written shortly after the call ends: asked again for a while until it is there.
-      const waiting = found.data.length === 0 && endedAt !== undefined && new Date().getTime() - endedAt < RESULT_WAIT_MS;
-      setResultRefresh(waiting ? RESULT_REFRESH_MS : undefined);
-      return found;
-    },
-    [id, endedAt],
-    resultRefresh,
+  const results = useWrittenAfterEnd(() => api<Page<AnalyticsResult>>('GET', `/analytics/results?session_id=${id}&limit=1`), endedAt, [id]);
+  // A call is scored only while the tenant has checks: without any, no scorecard is waited for.
+  const checks = useLoad(() => api<Scorecard>('GET', '/scorecard'), []);
+  const scorecards = useWrittenAfterEnd(
+    () => api<Page<CallScorecard>>('GET', `/call-scorecards${query({ callId: id, limit: 1 })}`),
+    endedAt,
+    [id],
+    (checks.data?.checks.length ?? 0) > 0,
   );
 
   useEffect(() => setCall(loaded.data), [loaded.data]);
@@ -111,6 +130,7 @@ export function CallPage({ params }: { params: Record<string, string> }) {
 
   const money = (amount: string) => (profile ? formatMoney(amount, profile.wallet.currency, { exact: true }) : amount);
   const result = results.data?.data[0];
+  const scorecard = scorecards.data?.data[0];
 
   return (
     <>
@@ -301,12 +321,41 @@ export function CallPage({ params }: { params: Record<string, string> }) {
             )}
           </section>
 
+          <section aria-labelledby="call-scorecard-title">
+            <h2 id="call-scorecard-title">Scorecard</h2>
+            <ErrorMessage error={checks.error ?? scorecards.error} />
+            {scorecards.data && !scorecard && (
+              <Empty>
+                {checks.data?.checks.length === 0 ? (
+                  <>
+                    Not scored: the <a href="#/scorecard">scorecard</a> has no checks.
+                  </>
+                ) : isLive(call) ? (
+                  'Scored when the call ends.'
+                ) : scorecards.waiting ? (
+                  'Being scored…'
+                ) : (
+                  'Not scored: it ended before the checks were set, or the contact said nothing.'
+                )}
+              </Empty>
+            )}
+            {scorecard && (
+              <div class="card" data-testid="call-scorecard">
+                <p>
+                  <ScorecardVerdict scorecard={scorecard} /> Scored {formatDate(scorecard.scoredAt)} against{' '}
+                  <a href="#/scorecard">the scorecard</a>; cost {money(scorecard.cost)}.
+                </p>
+                <AssertionVerdicts verdicts={scorecard.checks} />
+              </div>
+            )}
+          </section>
+
           <section aria-labelledby="call-analytics-title">
             <h2 id="call-analytics-title">Analytics record</h2>
             <ErrorMessage error={results.error} />
             {results.data && !result && (
               <Empty>
-                {isLive(call) ? 'Written when the call ends.' : resultRefresh ? 'Being written…' : 'No analytics record for this call.'}
+                {isLive(call) ? 'Written when the call ends.' : results.waiting ? 'Being written…' : 'No analytics record for this call.'}
               </Empty>
             )}
             {result && (

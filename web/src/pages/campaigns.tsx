@@ -44,6 +44,7 @@ import {
   versionFields,
   type VersionValues,
 } from './campaign-versions.tsx';
+import { RehearsalsSection } from './campaign-rehearsals.tsx';
 import { HangUpButton, isLive } from './calls.tsx';
 import { OnboardingChecklist } from '../onboarding.tsx';
 import {
@@ -558,6 +559,7 @@ export function CampaignPage({ params }: { params: Record<string, string> }) {
         )}
       </section>
       <Settings campaign={data} agents={agents.data?.data} numbers={numbers.data?.data} lists={lists.data?.data} />
+      {data.contactListId && <RehearsalsSection campaignId={id} />}
       {data.experiment && <ExperimentSection campaignId={id} refreshMs={refreshMs} />}
       <section aria-labelledby="live-calls-title">
         <h2 id="live-calls-title">Calls in progress</h2>
