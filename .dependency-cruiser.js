@@ -14,7 +14,8 @@ export const LAYERS = [
   ['campaigns'],
   ['messaging', 'analytics'],
   ['conversation'],
-  ['media', 'suites', 'rehearsals'],
+  ['media', 'rehearsals'],
+  ['suites'],
 ];
 
 // The composition root and the process entry points: they wire modules together, so only

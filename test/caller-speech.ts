@@ -1,22 +1,12 @@
-import { createAudioConverter, mulawToPcm16, pcm16Samples, PHONE_AUDIO } from '../src/platform/audio.ts';
+import { mulawToPcm16, pcm16Samples } from '../src/platform/audio.ts';
 import { detectVoiceActivity } from '../src/modules/media/voice-activity.ts';
-import { espeakSpeech } from '../src/providers/espeak/speech.ts';
+import { spokenOnLine } from '../src/modules/media/test-line.ts';
 
 /**
  * What a caller says, as a phone line carries it (8 kHz μ-law): real speech from the offline eSpeak
  * NG voice, so a trained voice-activity detector has something to hear.
  */
-export async function callerSaying(text: string): Promise<Buffer> {
-  const synthesis = espeakSpeech.synthesize({ text, voice: 'gmw/en-US', language: 'en-US', format: PHONE_AUDIO });
-  const chunks: Buffer[] = [];
-  for await (const chunk of synthesis.audio) chunks.push(chunk);
-  const converter = await createAudioConverter(synthesis.format, PHONE_AUDIO);
-  try {
-    return converter.convert(Buffer.concat(chunks));
-  } finally {
-    converter.close();
-  }
-}
+export const callerSaying = (text: string): Promise<Buffer> => spokenOnLine(text, 'gmw/en-US', 'en-US');
 
 /** μ-law silence (digital zero) of this many milliseconds of a phone line. */
 export const lineSilence = (ms: number) => Buffer.alloc(ms * 8, 0xff);

@@ -5,12 +5,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
-import { processSource } from '../src/modules/knowledge/service.ts';
 import { runSuite } from '../src/modules/suites/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
 import { startTestApp, until, type TestApp } from './harness.ts';
-import { apiAs, newTenant, uniqueNumber } from './voice-fixtures.ts';
+import { finishedRun, retrievalAgent, suiteTenant, type Api } from './suite-fixtures.ts';
 import { parseXml } from './xml-parser.ts';
 
 // Issue 41, item 2: test suites run through the conversation engine on the job queue, offline
@@ -34,36 +33,8 @@ afterAll(async () => {
   await chat?.close();
 });
 
-type Api = ReturnType<typeof apiAs>;
-
-const FACTS =
-  'Opening hours. The clinic opens at 8 am and closes at 6 pm on weekdays. Parking. Parking is free in the blue garage behind the building.';
-
-/** An agent answering from a knowledge base of `FACTS` (processed as its job would). */
-async function retrievalAgent(api: Api, tenantId: string, extra: Record<string, unknown> = {}) {
-  const base = (await api('POST', '/knowledge-bases', { name: `KB ${uniqueNumber()}` })).json();
-  const source = (
-    await api('POST', `/knowledge-bases/${base.id}/sources`, { sourceType: 'text', sourceName: 'facts', rawText: FACTS })
-  ).json();
-  await processSource(t.runtime, { tenantId, sourceId: source.id, generation: 1 }, { retryCount: 0 });
-  return (await api('POST', '/agents', { name: 'Clinic desk', knowledgeBaseIds: [base.id], ...extra })).json();
-}
-
-async function tenant() {
-  const created = await newTenant(t.app);
-  const tenantId = (await created.api('GET', '/profile')).json().data.tenant.id as string;
-  return { ...created, tenantId };
-}
-
-const finished = (api: Api, runId: string) =>
-  until(
-    `run ${runId} to finish`,
-    async () => {
-      const run = (await api('GET', `/test-suite-runs/${runId}`)).json();
-      return ['PASSED', 'FAILED'].includes(run.status) && run;
-    },
-    60_000,
-  );
+const tenant = () => suiteTenant(t);
+const finished = (api: Api, runId: string) => finishedRun(api, runId);
 
 const HOURS = {
   name: 'asks the opening hours',
@@ -78,7 +49,7 @@ const HOURS = {
 describe('a suite against the retrieval agent, offline', () => {
   it('runs on the job queue and passes, fails and skips each scenario for the right reason, at no cost', async () => {
     const { api, tenantId } = await tenant();
-    const agent = await retrievalAgent(api, tenantId);
+    const agent = await retrievalAgent(t, api, tenantId);
     const balance = (await api('GET', '/profile')).json().data.wallet.balance;
     const created = await api('POST', '/test-suites', {
       agentId: agent.id,
@@ -174,7 +145,7 @@ const scenario = (name: string, extra: Record<string, unknown> = {}) => ({
 describe('exactly once', () => {
   it('stores and counts each scenario once when the run is handled twice at once (a job retried while it still ran)', async () => {
     const { api, tenantId } = await tenant();
-    const agent = await retrievalAgent(api, tenantId);
+    const agent = await retrievalAgent(t, api, tenantId);
     const scenarios = [HOURS, { ...HOURS, name: 'again' }, { ...HOURS, name: 'and again' }];
     const suite = (await api('POST', '/test-suites', { agentId: agent.id, name: 'Twice', scenarios })).json();
     const runId = (await api('POST', `/test-suites/${suite.id}/runs`)).json().id;
@@ -254,7 +225,7 @@ describe('tenant isolation', () => {
   it("answers 404 for another tenant's suites, runs and agents, and changes nothing", async () => {
     const { api, tenantId } = await tenant();
     const other = (await tenant()).api;
-    const agent = await retrievalAgent(api, tenantId);
+    const agent = await retrievalAgent(t, api, tenantId);
     const suite = (await api('POST', '/test-suites', { agentId: agent.id, name: 'Mine', scenarios: [HOURS] })).json();
     const run = (await api('POST', `/test-suites/${suite.id}/runs`)).json();
     await finished(api, run.id);
@@ -285,7 +256,7 @@ describe('tenant isolation', () => {
 describe('versions and publishing', () => {
   it('runs a version as it was frozen, runs every suite on publish, and keeps pass rates per version', async () => {
     const { api, tenantId } = await tenant();
-    const agent = await retrievalAgent(api, tenantId, { firstMessage: 'Hello from version one.' });
+    const agent = await retrievalAgent(t, api, tenantId, { firstMessage: 'Hello from version one.' });
     const greeting = (name: string, runOnPublish = true) => ({
       agentId: agent.id,
       name,
@@ -504,7 +475,7 @@ describe('callforge test, for CI', () => {
 
   it('waits for the run, exits 1 on a failure and 0 without one, and writes a JUnit report of it', async () => {
     const { api, key, tenantId } = await tenant();
-    const agent = await retrievalAgent(api, tenantId);
+    const agent = await retrievalAgent(t, api, tenantId);
     const failing = (
       await api('POST', '/test-suites', {
         agentId: agent.id,

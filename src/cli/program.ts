@@ -319,12 +319,16 @@ export function buildProgram(io: CliIo, state: CliState = {}): Command {
       "a published version of the suite's agent (default: the agent as it is)",
       parsePositiveInt(2_147_483_647),
     )
+    .option(
+      '--voice',
+      "through the voice pipeline: the caller's lines spoken (eSpeak NG) and heard by the agent's speech-to-text, which it needs",
+    )
     .requiredOption('--url <address>', "the server's address, e.g. http://localhost:3000", parseServerUrl)
     .option('--key <key>', 'an API key of the tenant (default $CALLFORGE_API_KEY)')
     .option('--junit <file>', 'write a JUnit XML report of the run to this file')
     .option('--timeout <seconds>', 'give up waiting for the run after this long (default 600)', parsePositiveInt(86_400), 600)
     .addOption(jsonOption())
-    .action(async (opts: { suite: string; agentVersion?: number; url: string; key?: string; junit?: string; timeout: number }) => {
+    .action(async (opts: TestOptions) => {
       const key = opts.key ?? process.env.CALLFORGE_API_KEY;
       if (!key) throw new UsageError('Pass an API key with --key <key> or in CALLFORGE_API_KEY.');
       const { runSuiteOnServer } = await import('./test-command.ts');
@@ -338,11 +342,22 @@ export function buildProgram(io: CliIo, state: CliState = {}): Command {
       const rate = run.passRate === null ? 'no pass rate (nothing judged)' : `pass rate ${Math.round(run.passRate * 100)}%`;
       emit(
         { run: { ...run, results: undefined }, junit: opts.junit ?? null },
-        `Run ${run.id} of "${outcome.suiteName}" (${run.agentVersion === null ? 'live agent' : `version ${run.agentVersion}`}): ${run.status}, ${run.passed} passed, ${run.failed} failed, ${run.skipped} skipped, ${rate}, cost ${run.costTotal}.${opts.junit ? ` JUnit report: ${opts.junit}.` : ''}`,
+        `Run ${run.id} of "${outcome.suiteName}" (${run.agentVersion === null ? 'live agent' : `version ${run.agentVersion}`}${run.voice ? ', voice' : ''}): ${run.status}, ${run.passed} passed, ${run.failed} failed, ${run.skipped} skipped, ${rate}, cost ${run.costTotal}.${opts.junit ? ` JUnit report: ${opts.junit}.` : ''}`,
       );
     });
 
   return program;
+}
+
+/** `callforge test`'s options, as commander parses them. */
+interface TestOptions {
+  suite: string;
+  agentVersion?: number;
+  voice?: boolean;
+  url: string;
+  key?: string;
+  junit?: string;
+  timeout: number;
 }
 
 /** Runs the CLI on `argv` (as process.argv) and returns the exit code. */

@@ -14,6 +14,8 @@ const POLL_MS = 500;
 export interface TestCommand {
   suite: string;
   agentVersion?: number;
+  /** Through the voice pipeline. */
+  voice?: boolean;
   url: string;
   key: string;
   timeout: number;
@@ -47,9 +49,15 @@ const mark = { passed: 'PASS', failed: 'FAIL', skipped: 'SKIP' } as const;
 
 export async function runSuiteOnServer(command: TestCommand, say: (line: string) => void) {
   const suite = await api<TestSuite>(command, 'GET', `/test-suites/${command.suite}`);
-  const query = command.agentVersion === undefined ? '' : `?version=${command.agentVersion}`;
+  const params = new URLSearchParams({
+    ...(command.agentVersion === undefined ? {} : { version: String(command.agentVersion) }),
+    ...(command.voice ? { voice: 'true' } : {}),
+  });
+  const query = params.size ? `?${params}` : '';
   const started = await api<{ id: string }>(command, 'POST', `/test-suites/${command.suite}/runs${query}`);
-  say(`Running "${suite.name}" (${suite.scenarios.length} scenarios), run ${started.id}`);
+  say(
+    `Running "${suite.name}" (${suite.scenarios.length} scenarios${command.voice ? ', through the voice pipeline' : ''}), run ${started.id}`,
+  );
   // A wait, not a time of day: the monotonic clock, which no change of the system's time moves.
   const deadline = performance.now() + command.timeout * 1000;
   // Scenarios finish in any order (a few run at once): each is told once, as it comes.

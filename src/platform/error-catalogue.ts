@@ -625,6 +625,18 @@ const declared = {
       '${agent} has no live speech-to-text to listen with; choose Deepgram in its Voice settings (and connect a Deepgram key under Integrations) to call it from the browser.',
     when: 'A browser call is asked of an agent whose speech-to-text is not a live recogniser (none, or one that takes whole utterances).',
   },
+  TEST_SUITE_VOICE_NEEDS_STT: {
+    status: 409,
+    message:
+      '${agent} has no speech-to-text to hear the caller with, and none ships offline; choose one in its Voice settings (Deepgram with a key under Integrations or DEEPGRAM_API_KEY, or an OpenAI-compatible speech server: SPEECH_API_URL) to run its suites through the voice pipeline, or run them as text.',
+    when: 'A test suite run through the voice pipeline (voice=true) is asked of an agent (or version) without a speech-to-text.',
+  },
+  TEST_SUITE_VOICE_SPEECH_TO_SPEECH: {
+    status: 409,
+    message:
+      '${agent} converses through a speech-to-speech model; a suite runs through the staged voice pipeline (speech-to-text, model, text-to-speech) only, so run its suites as text.',
+    when: 'A test suite run through the voice pipeline (voice=true) is asked of an agent (or version) that converses through a speech-to-speech model.',
+  },
   WALLET_EMPTY: {
     status: 409,
     message: 'The wallet balance is ${balance} ${currency}; credit the wallet before starting calls.',

@@ -38,7 +38,7 @@ import { backupConflict, backupSpeechPatch, DEFAULT_TTS, speechPatch } from './s
 import { AGENT_TOOLS, isAgentTool } from './tools.ts';
 
 /** Speech on a phone line: the voices a provider offers, and what the media pipeline speaks and listens with. */
-export { listVoices, relaySpeechOf, serverFor, speechOf, type AgentSpeech, type Server } from './speech.ts';
+export { defaultVoice, listVoices, relaySpeechOf, serverFor, speechOf, type AgentSpeech, type Server } from './speech.ts';
 export { languageModelOf, realtimeModelOf, type LanguageModel, type RealtimeModel } from './language-model.ts';
 
 /** The tools an agent may be given (GET /analytics/tools lists them). */

@@ -10,7 +10,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { tenantCtx, type Deps, type TenantCtx } from '../../platform/context.ts';
 import { telephonyProvider } from '../../providers/registry.ts';
-import type { AnsweredBy, MediaStreamEvent, MediaStreamWire, SpeechToText } from '../../providers/types.ts';
+import type { AnsweredBy, MediaStreamEvent, MediaStreamWire } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import type { Agent } from '../agents/schemas.ts';
@@ -22,8 +22,7 @@ import type { AudioFormat } from '../../platform/audio.ts';
 import type { AnswerAction } from './pipeline/conversation.ts';
 import { startCallRecording, type CallRecording } from './recording.ts';
 import { turnChoiceOf } from './turn-detection/registry.ts';
-import { listenInUtterances } from './utterance-recognition.ts';
-import type { SpeechUsage } from './pipeline/conversation.ts';
+import { agentSpeechFigures, liveSpeech, pipelineSpeech, speechFigures } from './line-speech.ts';
 import { startSpeechToSpeechCall, startVoiceCall, type VoiceCall } from './voice-call.ts';
 
 /** The WebSocket as this module uses it. */
@@ -107,15 +106,7 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
         const speech = await agents.speechOf(deps, ctx, agent);
         const { stt } = speech;
         if (!stt) return 'The agent has no speech-to-text to listen with.';
-        // A recogniser of whole utterances hears them as the voice-activity detection cuts them.
-        const live = (heard: SpeechToText) =>
-          heard.kind === 'live' ? heard : listenInUtterances(heard, { pauseMs: deps.config.voice.pauseMs });
-        const { stt: backupStt, tts: backupTts } = speech.backup ?? {};
-        const backup = {
-          ...(backupStt && { stt: { ...backupStt, stt: live(backupStt.stt) } }),
-          ...(backupTts && { tts: backupTts }),
-        };
-        return { realtime, speech: { ...speech, stt: live(stt), backup } };
+        return { realtime, speech: liveSpeech(deps, { ...speech, stt }) };
       },
     );
     if (!claimed || typeof claimed === 'string') return claimed;
@@ -183,30 +174,11 @@ export function acceptMediaStream(deps: Deps, providerName: string, upgrade: Str
         })
       : startVoiceCall({
           ...line,
-          ...listening!,
+          ...pipelineSpeech(deps, agent, speech!),
           ...(call.direction === 'OUTGOING' ? { answered: (who, heardBy) => actOnAnswerer(ctx, call.id, who, heardBy) } : {}),
           ignored: (heard, text) => deps.log.debug({ callId: call.id, heard, text }, 'caller spoke over the agent: not an interruption'),
-          tts: speech!.tts,
-          voice: speech!.voice,
-          ...(speech!.ttsModel ? { ttsModel: speech!.ttsModel } : {}),
-          ...(speech!.sttProvider ? { sttProvider: speech!.sttProvider } : {}),
-          ttsProvider: speech!.ttsProvider,
-          backup: { ...speech!.backup, stallMs: deps.config.voice.failoverStallMs },
           record: (turns, spoken) =>
-            calls.appendTurns(
-              ctx,
-              call.id,
-              turns,
-              calls.withSpeech(
-                usageOf(session, model),
-                speechFigures(spoken, {
-                  stt: speech!.sttProvider,
-                  tts: speech!.ttsProvider,
-                  backupStt: speech!.backup?.stt?.provider ?? null,
-                  backupTts: speech!.backup?.tts?.provider ?? null,
-                }),
-              ),
-            ),
+            calls.appendTurns(ctx, call.id, turns, calls.withSpeech(usageOf(session, model), agentSpeechFigures(speech!)(spoken))),
         });
     for (const audio of early.splice(0)) voiceCall.audio(audio);
     for (const event of pending.splice(0)) handle(event);
@@ -237,27 +209,6 @@ async function actOnAnswerer(ctx: TenantCtx, callId: string, who: AnsweredBy, he
   if (decision?.act === 'voicemail') return { act: 'voicemail', text: decision.turn.text };
   if (decision?.act === 'end') return { act: 'hang_up' };
   return { act: 'converse' };
-}
-
-/** What the line's speech used, in the call's terms: each part's provider named when it ran, the backup's share apart. */
-function speechFigures(
-  spoken: SpeechUsage,
-  providers: { stt: string | null; tts: string | null; backupStt?: string | null; backupTts?: string | null },
-): calls.SpeechFigures {
-  const { backup } = spoken;
-  return {
-    sttSeconds: spoken.sttSeconds,
-    ttsCharacters: spoken.ttsCharacters,
-    sttProvider: spoken.sttSeconds - (backup?.sttSeconds ?? 0) > 0 ? providers.stt : null,
-    ttsProvider: spoken.ttsCharacters - (backup?.ttsCharacters ?? 0) > 0 ? providers.tts : null,
-    ...(backup && {
-      backup: {
-        ...backup,
-        sttProvider: backup.sttSeconds > 0 ? (providers.backupStt ?? null) : null,
-        ttsProvider: backup.ttsCharacters > 0 ? (providers.backupTts ?? null) : null,
-      },
-    }),
-  };
 }
 
 /** The call's recording, its chunks stored through the calls module as the line passes them. */
@@ -424,3 +375,5 @@ async function verifiedCall(
   if (found.status === 'ENDED' || found.conversation_started_at) return ALREADY_STREAMED;
   return { ctx, call: found };
 }
+
+export { converseOnTestLine, voiceTestRefusal, type TestLineResult } from './test-line.ts';

@@ -23,6 +23,7 @@ export interface RunRow {
   agent_id: string;
   agent_version: number | null;
   trigger: string;
+  voice: boolean;
   status: string;
   scenarios: unknown[];
   passed: number;
@@ -122,12 +123,21 @@ export async function suitesRunOnPublish(db: Queryable, tenantId: string, agentI
 export async function insertRun(
   db: Queryable,
   tenantId: string,
-  run: { id: string; suiteId: string; agentId: string; agentVersion: number | null; trigger: string; scenarios: unknown[]; at: Date },
+  run: {
+    id: string;
+    suiteId: string;
+    agentId: string;
+    agentVersion: number | null;
+    trigger: string;
+    voice: boolean;
+    scenarios: unknown[];
+    at: Date;
+  },
 ): Promise<RunRow> {
   const { rows } = await db.query<RunRow>(
-    `INSERT INTO test_suite_runs (tenant_id, id, suite_id, agent_id, agent_version, trigger, status, scenarios, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, 'QUEUED', $7, $8) RETURNING *`,
-    [tenantId, run.id, run.suiteId, run.agentId, run.agentVersion, run.trigger, JSON.stringify(run.scenarios), run.at],
+    `INSERT INTO test_suite_runs (tenant_id, id, suite_id, agent_id, agent_version, trigger, voice, status, scenarios, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'QUEUED', $8, $9) RETURNING *`,
+    [tenantId, run.id, run.suiteId, run.agentId, run.agentVersion, run.trigger, run.voice, JSON.stringify(run.scenarios), run.at],
   );
   return rows[0]!;
 }

@@ -102,13 +102,13 @@ export const suiteRoutes: ModulePlugin = async (plugin, { deps }) => {
       schema: {
         tags,
         summary:
-          'Run the suite against a published version (?version=n) or the agent as it is; answers 202 with the run, poll GET /test-suite-runs/{id}',
+          'Run the suite against a published version (?version=n) or the agent as it is, as text or through the voice pipeline (?voice=true); answers 202 with the run, poll GET /test-suite-runs/{id}',
         params: IdParams,
         querystring: RunQuery,
-        response: { 202: TestSuiteRun, ...errorResponses(400, 401, 403, 404) },
+        response: { 202: TestSuiteRun, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
-    async (request, reply) => reply.code(202).send(await suites.startRun(ctxOf(request), request.params.id, request.query.version)),
+    async (request, reply) => reply.code(202).send(await suites.startRun(ctxOf(request), request.params.id, request.query)),
   );
 
   app.get(

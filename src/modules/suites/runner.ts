@@ -2,16 +2,20 @@
  * One scenario of a test suite, run through the engine that runs calls: the agent's session (its
  * model or the retrieval agent, its prompt filled for the scenario's contact, its tools answering
  * with the scenario's mocks), a caller who reads a script or, with a model, plays a persona, then
- * the assertions judged against the transcript.
+ * the assertions judged against the transcript. As text, or through the voice pipeline on a test
+ * line (media's converseOnTestLine): the caller's lines spoken, the agent hearing them through its
+ * speech-to-text and answering in its voice, the transcript what was heard.
  */
 import { performance } from 'node:perf_hooks';
 import type { Deps, TenantCtx } from '../../platform/context.ts';
+import { AppError } from '../../platform/errors.ts';
 import { ProviderError } from '../../providers/errors.ts';
 import type { ChatMessage } from '../../providers/types.ts';
 import type { Agent } from '../agents/schemas.ts';
 import * as analytics from '../analytics/service.ts';
 import * as calls from '../calls/service.ts';
 import * as conversation from '../conversation/service.ts';
+import * as media from '../media/service.ts';
 import { judgeScenario, scenarioStatus, type Judge } from './assertions.ts';
 import type * as repo from './repo.ts';
 import type { AssertionVerdict, Scenario } from './schemas.ts';
@@ -36,6 +40,8 @@ export interface ScenarioSetup {
   index: number;
   scenario: Scenario;
   timezone: string;
+  /** Through the voice pipeline, rather than as text. */
+  voice?: boolean;
 }
 
 /** Runs the scenario and judges it: its result row, ready to be stored and billed. */
@@ -55,8 +61,12 @@ export async function runScenario(deps: Deps, ctx: TenantCtx, setup: ScenarioSet
   const venue = { kind: 'suite' as const, runId: setup.runId, mocks: scenario.mocks ?? [] };
   const { session, model } = await conversation.sessionFor(deps, ctx, agent, counterpart, venue, ctx.clock.now());
   const extra: Tokens = { inputTokens: 0, outputTokens: 0 };
+  /** Through the voice pipeline: what its speech used, and why the line ended the call. */
+  let line: media.TestLineResult | undefined;
+  const endReason = () => line?.ended ?? session.ended;
   const result = (status: string, reason: string | null, assertions: AssertionVerdict[], transcript: calls.TranscriptTurn[]) => {
-    const usage = withExtraTokens(conversation.usageOf(session, model), extra, model);
+    const spoken = conversation.usageOf(session, model);
+    const usage = withExtraTokens(line ? calls.withSpeech(spoken, line.speech) : spoken, extra, model);
     const { cost, total } = calls.priceUsage(ctx, usage);
     return {
       scenario_index: setup.index,
@@ -65,7 +75,7 @@ export async function runScenario(deps: Deps, ctx: TenantCtx, setup: ScenarioSet
       reason,
       assertions,
       transcript,
-      end_reason: session.ended,
+      end_reason: endReason(),
       usage: usage as unknown as Record<string, unknown>,
       cost: cost as unknown as Record<string, string>,
       cost_total: total.toFixed(4),
@@ -78,28 +88,34 @@ export async function runScenario(deps: Deps, ctx: TenantCtx, setup: ScenarioSet
     return result('skipped', PERSONA_NEEDS_A_MODEL, skipped, []);
   }
   const transcript: calls.TranscriptTurn[] = [];
+  // A model that fails the persona ends the conversation there (the agent's own failures end it too, llm_error, and are judged).
+  const caller = callerOf(scenario, model, extra);
+  let callerFailed: ProviderError | undefined;
+  const nextLine = (sofar: calls.TranscriptTurn[]) =>
+    caller(sofar).catch((error: unknown) => {
+      if (!(error instanceof ProviderError)) throw error;
+      callerFailed = error;
+      return null;
+    });
   try {
-    transcript.push(...(await session.open()));
-    if (scenario.persona && model) {
-      const turns = scenario.persona.maxTurns ?? DEFAULT_PERSONA_TURNS;
-      for (let turn = 0; turn < turns && !session.ended; turn++) {
-        const line = await personaLine(model, scenario.persona, transcript, extra);
-        if (line === null) break;
-        transcript.push(...(await session.hear(line)));
-      }
-    } else {
-      for (const line of scenario.script ?? []) {
-        if (session.ended) break;
-        transcript.push(...(await session.hear(line)));
+    if (setup.voice) line = await media.converseOnTestLine(deps, ctx, { agent, session, nextLine, transcript });
+    else {
+      transcript.push(...(await session.open()));
+      while (!session.ended) {
+        const said = await nextLine(transcript);
+        if (said === null) break;
+        transcript.push(...(await session.hear(said)));
       }
     }
   } catch (error) {
-    // A model that failed the persona; the agent's own failures end its conversation (llm_error) and are judged.
-    if (!(error instanceof ProviderError)) throw error;
-    return result('failed', `could not run: the model playing the caller failed: ${error.message}`, [], transcript);
+    // Through the voice pipeline, before a word: its speech cannot be reached, or the agent changed since the run was asked for.
+    if (error instanceof ProviderError || error instanceof AppError)
+      return result('failed', `could not run: ${error.message}`, [], transcript);
+    throw error;
   }
+  if (callerFailed) return result('failed', `could not run: the model playing the caller failed: ${callerFailed.message}`, [], transcript);
   const judge = model ? judgeFor(ctx, agent, model, transcript, extra) : null;
-  const verdicts = await judgeScenario(scenario.assertions, { transcript, endReason: session.ended }, judge);
+  const verdicts = await judgeScenario(scenario.assertions, { transcript, endReason: endReason() }, judge);
   return result(scenarioStatus(verdicts), null, verdicts, transcript);
 }
 
@@ -120,6 +136,17 @@ const add = (extra: Tokens, usage: Tokens | null | undefined) => {
   extra.inputTokens += usage?.inputTokens ?? 0;
   extra.outputTokens += usage?.outputTokens ?? 0;
 };
+
+/** The caller's next words, the conversation so far before them: the script's next line, or the persona's; null once done. */
+function callerOf(scenario: Scenario, model: Model | null, extra: Tokens) {
+  let turn = 0;
+  return async (transcript: calls.TranscriptTurn[]): Promise<string | null> => {
+    const index = turn++;
+    if (!scenario.persona || !model) return scenario.script?.[index] ?? null;
+    if (index >= (scenario.persona.maxTurns ?? DEFAULT_PERSONA_TURNS)) return null;
+    return personaLine(model, scenario.persona, transcript, extra);
+  };
+}
 
 /** The persona's next words, the conversation so far seen from the caller's side; null once it says it is done. */
 async function personaLine(

@@ -192,6 +192,12 @@ export const RunQuery = Type.Object(
         description: "A published version of the suite's agent; absent: the agent as it is now.",
       }),
     ),
+    voice: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: each scenario is played as a call through the voice pipeline, the caller's lines spoken by eSpeak NG and heard by the agent's speech-to-text (which it needs: 409 TEST_SUITE_VOICE_NEEDS_STT); default false, text.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -221,7 +227,10 @@ export const ScenarioResult = Type.Object({
   usage: CallUsageSchema,
   cost: Type.Object(
     { ...CallCostSchema.properties },
-    { description: "What the scenario's model use cost (the agent's, the persona's and the judge's); debited like a test chat's." },
+    {
+      description:
+        "What the scenario cost: its model use (the agent's, the persona's and the judge's) and, through the voice pipeline, the speech heard and synthesised; debited like a test chat's.",
+    },
   ),
   durationMs: Type.Integer(),
 });
@@ -236,6 +245,10 @@ export const TestSuiteRun = Type.Object({
   agentId: Uuid,
   agentVersion: Nullable(Type.Integer(), { description: 'The version run; null: the agent as it was when the run started.' }),
   trigger: StringEnum(TRIGGERS, { description: 'manual: asked for; publish: run as the version was published.' }),
+  voice: Type.Boolean({
+    description:
+      'true: through the voice pipeline (the transcript holds what the recogniser heard, each agent turn its latency, the usage the speech); false: text.',
+  }),
   status: StringEnum(RUN_STATUSES, { description: 'PASSED once every scenario ran and none failed; FAILED when one failed.' }),
   scenarios: Type.Integer({ description: 'Scenarios in the run.' }),
   passed: Type.Integer(),

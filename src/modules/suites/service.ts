@@ -13,6 +13,7 @@ import type { Page } from '../../platform/pagination.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
 import * as identity from '../identity/service.ts';
+import * as media from '../media/service.ts';
 import * as repo from './repo.ts';
 import { runScenario } from './runner.ts';
 import type {
@@ -60,6 +61,7 @@ const toRun = (row: repo.RunRow): TestSuiteRun => ({
   agentId: row.agent_id,
   agentVersion: row.agent_version,
   trigger: row.trigger as TestSuiteRun['trigger'],
+  voice: row.voice,
   status: row.status as TestSuiteRun['status'],
   scenarios: row.scenarios.length,
   passed: row.passed,
@@ -148,13 +150,20 @@ export async function deleteSuite(ctx: TenantCtx, id: string): Promise<void> {
 }
 
 /** Queues a run of the suite in the caller's transaction: the run exists if and only if its job does. */
-async function queueRun(ctx: TenantCtx, suite: repo.SuiteRow, agentVersion: number | null, trigger: TestSuiteRun['trigger']) {
+async function queueRun(
+  ctx: TenantCtx,
+  suite: repo.SuiteRow,
+  agentVersion: number | null,
+  trigger: TestSuiteRun['trigger'],
+  voice = false,
+) {
   const run = await repo.insertRun(ctx.db, ctx.tenantId, {
     id: newId(),
     suiteId: suite.id,
     agentId: suite.agent_id,
     agentVersion,
     trigger,
+    voice,
     scenarios: suite.scenarios,
     at: ctx.clock.now(),
   });
@@ -162,11 +171,21 @@ async function queueRun(ctx: TenantCtx, suite: repo.SuiteRow, agentVersion: numb
   return run;
 }
 
-/** Runs the suite against `version` of its agent (undefined: the agent as it is when the run starts), on the job queue. */
-export async function startRun(ctx: TenantCtx, suiteId: string, version: number | undefined): Promise<TestSuiteRun> {
+/**
+ * Runs the suite against `version` of its agent (undefined: the agent as it is when the run starts),
+ * on the job queue; as text, or through the voice pipeline (`voice`), which the agent must be able
+ * to hear on (refused now, not found out scenario by scenario).
+ */
+export async function startRun(ctx: TenantCtx, suiteId: string, query: { version?: number; voice?: boolean }): Promise<TestSuiteRun> {
   const suite = await requireSuite(ctx, suiteId);
+  const { version, voice = false } = query;
   if (version !== undefined) await agents.requireVersion(ctx, suite.agent_id, version);
-  return toRun(await withTransaction(ctx, (txCtx) => queueRun(txCtx, suite, version ?? null, 'manual')));
+  if (voice) {
+    const agent = await agents.agentOfCall(ctx, { agent_id: suite.agent_id, agent_version: version ?? null });
+    const refusal = agent && media.voiceTestRefusal(agent);
+    if (refusal) throw refusal;
+  }
+  return toRun(await withTransaction(ctx, (txCtx) => queueRun(txCtx, suite, version ?? null, 'manual', voice)));
 }
 
 /** Publishing a version runs the agent's suites against it: called in the publishing transaction. */
@@ -218,7 +237,7 @@ export async function runSuite(deps: Deps, job: RunTestSuiteJob): Promise<void> 
   const next = () => pending.shift();
   const worker = async () => {
     for (let index = next(); index !== undefined; index = next()) {
-      const result = await runScenario(deps, ctx, { agent, runId: run.id, index, scenario: scenarios[index]!, timezone });
+      const result = await runScenario(deps, ctx, { agent, runId: run.id, index, scenario: scenarios[index]!, timezone, voice: run.voice });
       await withTransaction(ctx, async (txCtx) => {
         const stored = await repo.insertResult(txCtx.db, ctx.tenantId, run.id, result);
         const cost = money(result.cost_total);
