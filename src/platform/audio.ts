@@ -42,6 +42,20 @@ export function hasSampleAbove(audio: Buffer, format: AudioFormat, peak: number)
   return false;
 }
 
+/** The root mean square of `audio`'s samples (of 16-bit; 0 for none), μ-law read through its magnitudes without decoding. */
+export function rmsLevel(audio: Buffer, format: AudioFormat): number {
+  let energy = 0;
+  let count = 0;
+  if (format.encoding === 'mulaw') {
+    for (const byte of audio) energy += MULAW_MAGNITUDE[byte]! ** 2;
+    count = audio.length;
+  } else {
+    for (let offset = 0; offset + 1 < audio.length; offset += 2) energy += audio.readInt16LE(offset) ** 2;
+    count = Math.floor(audio.length / 2);
+  }
+  return count ? Math.sqrt(energy / count) : 0;
+}
+
 export function mulawToPcm16(audio: Uint8Array): Buffer {
   const samples = mulaw.decode(audio);
   return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);

@@ -21,7 +21,7 @@
  * words as they enter turn detection, and the sentences as they enter synthesis (a sentence not yet
  * heard nor cleared: the agent is speaking, as the conversation's barge-in reckons it).
  */
-import { mulawToPcm16, pcm16Samples, type AudioFormat } from '../../../platform/audio.ts';
+import { rmsLevel, type AudioFormat } from '../../../platform/audio.ts';
 import type { Spoken } from './frames.ts';
 import type { Observer, Stage, StageLink } from './pipeline.ts';
 
@@ -269,22 +269,21 @@ function voiceStretches(format: AudioFormat) {
   const bytesPerMs = ((format.encoding === 'mulaw' ? 1 : 2) * format.sampleRate) / 1000;
   /** The caller's audio so far, in ms. */
   let now = 0;
-  let stretches: { start: number; end: number }[] = [];
+  const stretches: { start: number; end: number }[] = [];
   return {
+    // Every frame of every call passes here: nothing is decoded or allocated but a new stretch.
     hear(audio: Buffer): void {
-      const samples = pcm16Samples(format.encoding === 'mulaw' ? mulawToPcm16(audio) : audio);
       const ms = audio.length / bytesPerMs;
-      let energy = 0;
-      for (const sample of samples) energy += sample * sample;
-      if (samples.length && Math.sqrt(energy / samples.length) > VOICE_LEVEL) {
+      if (rmsLevel(audio, format) > VOICE_LEVEL) {
         const last = stretches.at(-1);
         if (last && now - last.end <= PAUSE_MS) last.end = now + ms;
         else stretches.push({ start: now, end: now + ms });
       }
       now += ms;
-      stretches = stretches.filter((stretch) => stretch.end >= now - RECENT_MS);
+      // Stretches end in order: the old ones are at the front.
+      while (stretches.length && stretches[0]!.end < now - RECENT_MS) stretches.shift();
     },
-    longestRecentMs: () => Math.max(0, ...stretches.map((stretch) => stretch.end - stretch.start)),
+    longestRecentMs: () => stretches.reduce((longest, stretch) => Math.max(longest, stretch.end - stretch.start), 0),
   };
 }
 
