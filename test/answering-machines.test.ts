@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as calls from '../src/modules/calls/service.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
+import { tenantCtx } from '../src/platform/context.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { freeLoopbackPort } from '../src/providers/fake-server.ts';
 import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
@@ -90,6 +92,18 @@ const contactState = async (api: Api, campaignId: string, phoneNumber: string) =
   ((await api('GET', `/campaigns/${campaignId}/contacts`)).json().data as { phoneNumber: string; status: string; attempts: number }[]).find(
     (c) => c.phoneNumber === phoneNumber,
   )!;
+
+interface ComplianceRecord {
+  verdict: string;
+  reason: string | null;
+  phoneNumber: string;
+  facts: { detectedBy?: string };
+}
+const complianceRecords = async (api: Api, campaignId: string) =>
+  (await api('GET', `/campaigns/${campaignId}/compliance-records?format=json`)).json() as ComplianceRecord[];
+/** The chain's answered records: the number, who answered, how it was known. */
+const answersIn = (records: ComplianceRecord[]) =>
+  records.filter((record) => record.verdict === 'answered').map((record) => [record.phoneNumber, record.reason, record.facts.detectedBy]);
 
 async function postAnsweredBy(form: URLSearchParams, signature?: string) {
   return fetch(`${publicUrl}/api/v1/telephony/twilio/answered-by`, {
@@ -210,17 +224,8 @@ describe('Twilio answering-machine detection', () => {
     expect(await lastCallTo(api, human)).toMatchObject({ outcome: 'ANSWERED', answeredBy: 'human' });
 
     // Each verdict follows its dial in the compliance chain, found by the provider.
-    const records = (await api('GET', `/campaigns/${campaign.id}/compliance-records?format=json`)).json() as {
-      verdict: string;
-      reason: string | null;
-      phoneNumber: string;
-      facts: { detectedBy?: string };
-    }[];
-    expect(
-      records
-        .filter((record) => record.verdict === 'answered')
-        .map((record) => [record.phoneNumber, record.reason, record.facts.detectedBy]),
-    ).toEqual([
+    const records = await complianceRecords(api, campaign.id);
+    expect(answersIn(records)).toEqual([
       [machine, 'machine', 'provider'],
       [human, 'human', 'provider'],
     ]);
@@ -333,6 +338,41 @@ describe('Twilio answering-machine detection', () => {
 
     expect(await lastCallTo(api, victim)).toMatchObject({ status: 'RINGING', answeredBy: null });
     expect(requestsFor(sid)).toEqual([]);
+  });
+});
+
+describe('who answered, heard on the calls themselves', () => {
+  it("stores the verdicts a tenant's calls give in the same turn together: each call's in the order heard, an ended call's not at all", async () => {
+    clock.set('2026-11-23T12:00:00.000Z');
+    const [screened, person, hungUp] = ['+12125553040', '+12125553041', '+12125553042'];
+    const { api, campaign } = await twilioTenant([screened, person, hungUp], null);
+    await dialerTick(t.runtime);
+    for (const to of [screened, person, hungUp]) expect(await twilio.sendStatus(sidFor(to), 'in-progress')).toBe(204);
+    expect(await twilio.sendStatus(sidFor(hungUp), 'completed', { CallDuration: '3' })).toBe(204);
+    const ctx = tenantCtx(t.runtime, (await api('GET', '/profile')).json().data.tenant.id);
+    const idOf = async (to: string) => (await lastCallTo(api, to)).id;
+    const [screenedId, personId, hungUpId] = [await idOf(screened), await idOf(person), await idOf(hungUp)];
+
+    // Asked in one turn, as the lines of a campaign's calls answered together ask them.
+    const decisions = await Promise.all([
+      calls.classifyInCall(ctx, screenedId, 'call_screening', 'words'),
+      calls.classifyInCall(ctx, personId, 'human', 'words'),
+      calls.classifyInCall(ctx, hungUpId, 'human', 'words'),
+      calls.classifyInCall(ctx, screenedId, 'human', 'words'),
+      // A person heard stands: a beep after it decides nothing.
+      calls.classifyInCall(ctx, personId, 'machine', 'beep'),
+    ]);
+    expect(decisions).toEqual([{ act: 'converse' }, { act: 'converse' }, undefined, { act: 'converse' }, undefined]);
+    expect(await lastCallTo(api, screened)).toMatchObject({ status: 'IN_PROGRESS', answeredBy: 'human' });
+    expect(await lastCallTo(api, person)).toMatchObject({ status: 'IN_PROGRESS', answeredBy: 'human' });
+    expect((await lastCallTo(api, hungUp)).answeredBy).toBeNull();
+    const records = await complianceRecords(api, campaign.id);
+    expect(answersIn(records)).toEqual([
+      [screened, 'call_screening', 'words'],
+      [person, 'human', 'words'],
+      [screened, 'human', 'words'],
+    ]);
+    expect((await api('GET', '/compliance/records/verify')).json()).toMatchObject({ valid: true });
   });
 });
 

@@ -240,6 +240,32 @@ export async function setAnsweredBy(
 }
 
 /**
+ * Sets who answered live calls, each only over no verdict or one of `over`: the calls changed, as
+ * they are now (one statement for a turn's verdicts; each call named once).
+ */
+export async function setAnsweredByOnLiveCalls(
+  db: Queryable,
+  tenantId: string,
+  verdicts: { id: string; answeredBy: string; over: string[] }[],
+): Promise<CallRow[]> {
+  if (verdicts.length === 0) return [];
+  const { rows } = await db.query<CallRow>(
+    `UPDATE calls SET answered_by = q.answered_by
+       FROM unnest($2::uuid[], $3::text[], $4::text[]) AS q (id, answered_by, over)
+      WHERE calls.tenant_id = $1 AND calls.id = q.id AND calls.status = 'IN_PROGRESS'
+        AND (calls.answered_by IS NULL OR calls.answered_by = ANY (string_to_array(q.over, ',')))
+      RETURNING calls.*`,
+    [
+      tenantId,
+      verdicts.map((verdict) => verdict.id),
+      verdicts.map((verdict) => verdict.answeredBy),
+      verdicts.map((verdict) => verdict.over.join(',')),
+    ],
+  );
+  return rows;
+}
+
+/**
  * Records the voicemail left on a call: its turn, and why the call ends. Also on a call whose final
  * status came first: the message was spoken either way.
  */

@@ -257,23 +257,24 @@ export async function recordDecisions(ctx: Ctx, decisions: DialDecision[]): Prom
 }
 
 /**
- * Who answered a call the dialer placed, appended to the tenant's chain after the dial's own record
- * (in the caller's transaction): the record's reason is the call's answeredBy.
+ * Who answered calls the dialer placed, appended to the tenant's chain after the dials' own records
+ * (in the caller's transaction): each record's reason is its call's answeredBy.
  */
-export function recordAnswer(
+export function recordAnswers(
   ctx: Ctx,
-  answer: { campaignId: string; contactId: string; phoneNumber: string; answeredBy: Answerer; facts: AnsweredFacts },
+  answers: { campaignId: string; contactId: string; phoneNumber: string; answeredBy: Answerer; facts: AnsweredFacts }[],
 ): Promise<void> {
-  return recordDecisions(ctx, [
-    {
+  return recordDecisions(
+    ctx,
+    answers.map((answer) => ({
       campaignId: answer.campaignId,
       contactId: answer.contactId,
       phoneNumber: answer.phoneNumber,
-      verdict: 'answered',
+      verdict: 'answered' as const,
       reason: answer.answeredBy,
       facts: answer.facts,
-    },
-  ]);
+    })),
+  );
 }
 
 /** A campaign call's scorecard, sealed into the tenant's chain (in the caller's transaction): its reason passed or failed. */

@@ -149,7 +149,7 @@ export {
   getComplianceSettings,
   getConsent,
   listConsents,
-  recordAnswer,
+  recordAnswers,
   recordScore,
   recordDecisions,
   revokeConsent,
