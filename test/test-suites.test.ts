@@ -512,6 +512,15 @@ describe('callforge test, for CI', () => {
       expect(passed.code).toBe(0);
       expect(JSON.parse(passed.stdout)).toMatchObject({ run: { status: 'PASSED', passed: 1, failed: 0, passRate: 1 }, junit: null });
 
+      // --voice asks for the voice pipeline, which an agent without a recogniser cannot be run through: 1 with the API's sentence.
+      const voice = await cli(['--suite', passing.id, '--url', address, '--key', key, '--voice']);
+      expect(voice.code).toBe(1);
+      expect(voice.stderr).toMatch(
+        new RegExp(
+          `^POST /test-suites/${passing.id}/runs\\?voice=true answered 409: ${agent.name} has no speech-to-text to hear the caller with`,
+        ),
+      );
+
       // Not the tenant's suite: 1 with the API's sentence; no key or suite: 2, bad usage.
       const other = (await tenant()).key;
       const foreign = await cli(['--suite', passing.id, '--url', address, '--key', other]);
@@ -521,5 +530,5 @@ describe('callforge test, for CI', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000); // five CLI processes, each starting TypeScript through tsx
+  }, 120_000); // six CLI processes, each starting TypeScript through tsx
 });
