@@ -269,19 +269,25 @@ describe('a campaign rehearsal on the retrieval agent', () => {
   });
 });
 
+/** A tenant whose model server is the fake, and its agent on that model. */
+async function bankOnTheModel() {
+  const { api, owner } = await newTenant(t.app);
+  const put = await t.app.inject({
+    method: 'PUT',
+    url: '/api/v1/integrations/llm',
+    headers: { authorization: `Bearer ${owner.token}` },
+    payload: { apiUrl: `${chat.url}/v1`, apiKey: 'sk-tenant' },
+  });
+  expect(put.statusCode).toBe(200);
+  const agent = await made(
+    await api('POST', '/agents', { name: 'Bank', firstMessage: 'Hello, this is the bank.', llm: { model: 'judge-model' } }),
+  );
+  return { api, agent };
+}
+
 describe('a campaign rehearsal with a model', () => {
   it("converses on the agent's model, measures its tokens and bills them like a test chat, and dials nothing", async () => {
-    const { api, owner } = await newTenant(t.app);
-    const put = await t.app.inject({
-      method: 'PUT',
-      url: '/api/v1/integrations/llm',
-      headers: { authorization: `Bearer ${owner.token}` },
-      payload: { apiUrl: `${chat.url}/v1`, apiKey: 'sk-tenant' },
-    });
-    expect(put.statusCode).toBe(200);
-    const agent = await made(
-      await api('POST', '/agents', { name: 'Bank', firstMessage: 'Hello, this is the bank.', llm: { model: 'judge-model' } }),
-    );
+    const { api, agent } = await bankOnTheModel();
     const contactListId = await listOf(api, [
       { phoneNumber: PLAIN, name: 'Ana', metadata: { simulate: { say: ['What is my balance?'] } } },
       // Silent: hears the opening (the agent's first message, no model) and says nothing.
@@ -320,5 +326,54 @@ describe('a campaign rehearsal with a model', () => {
     expect(await wallet()).toBeCloseTo(balance - 0.324, 4);
     const after = await footprint(api);
     expect({ ...after, wallet_transactions: 0 }).toEqual(before);
+  });
+
+  it("has the model play a contact without a script of its own, as the list describes them, and bills the persona's tokens too", async () => {
+    const { api, agent } = await bankOnTheModel();
+    const contactListId = await listOf(api, [
+      { phoneNumber: PLAIN, name: 'Cleo', metadata: { plan: 'gold', owes: 120 } },
+      // A script of its own, silent: hears the opening and says nothing (no model asked).
+      { phoneNumber: LISTED, name: 'Ben', metadata: { simulate: { say: [] } } },
+    ]);
+    const campaign = await made(
+      await api('POST', '/campaigns', {
+        name: 'Persona',
+        agentId: agent.id,
+        contactListId,
+        // A script for contacts who have none: the model plays them instead.
+        simulatorScript: ['Hello?'],
+        callingRules: false,
+        timezone: 'UTC',
+        callWindowStart: '00:00',
+        callWindowEnd: '23:59',
+        callDays: [1, 2, 3, 4, 5, 6, 7],
+      }),
+    );
+    const asked = chat.received.length;
+    chat.script(
+      { kind: 'stream', text: ['Hi, this is Cleo. ', 'What do I owe?'], usage: { prompt_tokens: 100, completion_tokens: 8 } },
+      { kind: 'stream', text: ['You owe 120 dollars.'], usage: { prompt_tokens: 300, completion_tokens: 6 } },
+      { kind: 'stream', text: ['[END]'], usage: { prompt_tokens: 120, completion_tokens: 1 } },
+    );
+
+    const report = await rehearse(api, campaign.id, {});
+    const [cleo, ben] = report.contacts;
+    expect(ben.conversation).toMatchObject({ persona: [], personaByModel: null, transcript: [expect.objectContaining({ role: 'agent' })] });
+    expect(cleo.conversation).toMatchObject({
+      persona: [],
+      personaByModel: `Cleo at ${PLAIN}, who was not expecting this call. What the calling company's list says about you: {"owes":120,"plan":"gold"}.`,
+    });
+    expect(cleo.conversation.transcript.map((turn: { role: string; text: string }) => [turn.role, turn.text])).toEqual([
+      ['agent', 'Hello, this is the bank.'],
+      ['contact', 'Hi, this is Cleo. What do I owe?'],
+      ['agent', 'You owe 120 dollars.'],
+    ]);
+    // The persona was told who it is, and saw the agent's words as the other side's.
+    const personaAsked = chat.received[asked]!.body.messages;
+    expect(personaAsked[0]).toMatchObject({ role: 'system', content: expect.stringContaining(cleo.conversation.personaByModel) });
+    expect(personaAsked.slice(1)).toEqual([{ role: 'user', content: 'Hello, this is the bank.' }]);
+    // The agent's tokens and the persona's, all on the agent's model: 520 × 1 + 15 × 2 per thousand.
+    expect(cleo.cost.usage).toMatchObject({ llmInputTokens: 520, llmOutputTokens: 15, llmModel: 'judge-model' });
+    expect(report.billed).toBe('0.5500');
   });
 });

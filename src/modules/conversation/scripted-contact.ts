@@ -12,9 +12,14 @@
 export const DEFAULT_PERSONA: readonly string[] = ['Hello?', 'Yes, speaking. What is this about?'];
 
 export function scriptedLines(metadata: Record<string, unknown> | null | undefined, campaignScript?: string[] | null): readonly string[] {
+  return ownScript(metadata) ?? campaignScript ?? DEFAULT_PERSONA;
+}
+
+/** The contact's own script (`metadata.simulate.say`), when it has one. */
+export function ownScript(metadata: Record<string, unknown> | null | undefined): string[] | undefined {
   const simulate = metadata?.simulate;
   const say = simulate !== null && typeof simulate === 'object' ? (simulate as { say?: unknown }).say : undefined;
-  if (!Array.isArray(say)) return campaignScript ?? DEFAULT_PERSONA;
+  if (!Array.isArray(say)) return undefined;
   return say.filter((line): line is string => typeof line === 'string' && line.trim() !== '');
 }
 

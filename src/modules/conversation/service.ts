@@ -22,9 +22,10 @@ import { openSession, type ConversationModel, type PreparedReply, type SavedSess
 export type { PreparedReply, Session };
 /** The contact a test names (a chat's, a test suite scenario's), as the API takes it. */
 export { TestContact as TestContactSchema } from './schemas.ts';
+export { addTokens, PERSONA_TURNS, personaLine, withExtraTokens, type Persona, type Tokens } from './persona.ts';
 import * as repo from './repo.ts';
 import type { CreateTestChatBody, TestChat } from './schemas.ts';
-import { contactScript, scriptedLines } from './scripted-contact.ts';
+import { contactScript, ownScript, scriptedLines } from './scripted-contact.ts';
 import { toolboxFor, type Venue } from './tools.ts';
 
 /** A reply's length when the agent sets none: a few spoken sentences, and a bound on a runaway answer's cost. */
@@ -183,7 +184,7 @@ export async function converseWithScript(
 }
 
 /** What a contact of a campaign says on a simulated call: its metadata.simulate.say, else the campaign's simulatorScript. */
-export { scriptedLines };
+export { ownScript, scriptedLines };
 
 /** The agent's side of an answered call: its session, its prompt filled for the contact; null when the call has no agent. */
 export async function conversationOfCall(deps: Deps, ctx: TenantCtx, call: calls.CallRow, loaded?: Agent) {

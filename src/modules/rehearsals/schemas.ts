@@ -83,8 +83,15 @@ export const RehearsedContact = Type.Object({
   conversation: Nullable(
     Type.Object({
       persona: Type.Array(Type.String(), {
-        description: "What the scripted contact says: its metadata.simulate.say, else the campaign's simulatorScript.",
+        description:
+          "What the scripted contact says: its metadata.simulate.say, else the campaign's simulatorScript; empty when a model played the contact.",
       }),
+      personaByModel: Nullable(
+        Type.String({
+          description:
+            "Who the agent's model played, drawn from the contact's name and metadata: when the agent has a model and the contact no script of its own; else null.",
+        }),
+      ),
       transcript: Type.Array(TranscriptTurnSchema),
       endReason: Nullable(StringEnum(END_REASONS)),
     }),

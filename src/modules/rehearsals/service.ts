@@ -101,7 +101,12 @@ const wordsOf = (turns: calls.TranscriptTurn[], role: string) =>
     .join(' ');
 const wordCount = (text: string) => text.split(/\s+/).filter(Boolean).length;
 
-/** The contact's conversation with the agent through the real engine; its tools answer as in a test (nothing leaves it). */
+/**
+ * The contact's conversation with the agent through the real engine; its tools answer as in a test
+ * (nothing leaves it). The contact reads its own script (`metadata.simulate.say`); else, when the
+ * agent has a model, the model plays the contact as the list describes them (a persona drawn from
+ * their name and metadata, its tokens billed as the model's); else it reads the campaign's script.
+ */
 async function converse(deps: Deps, ctx: TenantCtx, agent: Agent, contact: campaigns.RehearsedContact, campaign: Campaign, id: string) {
   const counterpart: conversation.Counterpart = {
     name: contact.name,
@@ -112,15 +117,37 @@ async function converse(deps: Deps, ctx: TenantCtx, agent: Agent, contact: campa
     campaignName: campaign.name,
     timezone: campaign.timezone,
   };
-  const persona = conversation.scriptedLines(contact.metadata, campaign.simulatorScript);
   const venue = { kind: 'suite' as const, runId: id, mocks: [] };
   const { session, model } = await conversation.sessionFor(deps, ctx, agent, counterpart, venue, ctx.clock.now());
   const transcript: calls.TranscriptTurn[] = [];
+  if (model && !conversation.ownScript(contact.metadata)) {
+    const persona = personaOf(contact);
+    const extra: conversation.Tokens = { inputTokens: 0, outputTokens: 0 };
+    transcript.push(...(await session.open()));
+    for (let turn = 0; turn < conversation.PERSONA_TURNS && !session.ended; turn++) {
+      const line = await conversation.personaLine(model, persona, transcript, extra);
+      if (line === null) break;
+      transcript.push(...(await session.hear(line)));
+    }
+    const usage = conversation.withExtraTokens(conversation.usageOf(session, model), extra, model);
+    return { persona: [], personaByModel: persona.description, transcript, endReason: session.ended, usage };
+  }
+  const persona = conversation.scriptedLines(contact.metadata, campaign.simulatorScript);
   await conversation.converseWithScript(session, persona, async (turns) => {
     transcript.push(...turns);
     return true;
   });
-  return { persona: [...persona], transcript, endReason: session.ended, usage: conversation.usageOf(session, model) };
+  return { persona: [...persona], personaByModel: null, transcript, endReason: session.ended, usage: conversation.usageOf(session, model) };
+}
+
+/** Who a model plays for a rehearsed contact: what the list says of them, and no more. */
+function personaOf(contact: campaigns.RehearsedContact): conversation.Persona {
+  const { simulate: _simulate, ...known } = contact.metadata ?? {};
+  const facts = Object.keys(known).length ? ` What the calling company's list says about you: ${JSON.stringify(known)}.` : '';
+  return {
+    description: `${contact.name ?? 'The person'} at ${contact.phoneNumber}, who was not expecting this call.${facts}`,
+    goal: 'Answer the call as this person plausibly would, with what you know of yourself, and end it once it is over.',
+  };
 }
 
 /**
@@ -199,7 +226,12 @@ async function rehearseContact(
   const agent = firstCall && setup.campaign.agentId ? await setup.agentOf(contact.agentVersion) : undefined;
   if (!agent) return { part, total: money(0), measured: money(0) };
   const talk = await converse(deps, ctx, agent, contact, setup.campaign, setup.id);
-  part.conversation = { persona: talk.persona, transcript: talk.transcript, endReason: talk.endReason };
+  part.conversation = {
+    persona: talk.persona,
+    personaByModel: talk.personaByModel,
+    transcript: talk.transcript,
+    endReason: talk.endReason,
+  };
   const recipient = { phoneNumber: contact.phoneNumber, name: contact.name, email: contact.email, metadata: contact.metadata };
   const [answered, unanswered] = await Promise.all(
     ['ANSWERED', 'UNANSWERED'].map(async (outcome) => {

@@ -10,7 +10,6 @@ import { performance } from 'node:perf_hooks';
 import type { Deps, TenantCtx } from '../../platform/context.ts';
 import { AppError } from '../../platform/errors.ts';
 import { ProviderError } from '../../providers/errors.ts';
-import type { ChatMessage } from '../../providers/types.ts';
 import type { Agent } from '../agents/schemas.ts';
 import * as analytics from '../analytics/service.ts';
 import * as calls from '../calls/service.ts';
@@ -21,15 +20,6 @@ import type * as repo from './repo.ts';
 import type { AssertionVerdict, Scenario } from './schemas.ts';
 
 export type Model = NonNullable<Awaited<ReturnType<typeof conversation.sessionFor>>['model']>;
-export interface Tokens {
-  inputTokens: number;
-  outputTokens: number;
-}
-
-/** A persona's turns when the scenario sets none. */
-const DEFAULT_PERSONA_TURNS = 10;
-/** What the persona says when its goal is reached or the conversation is over. */
-const END_MARK = '[END]';
 
 const PERSONA_NEEDS_A_MODEL =
   'skipped: a persona needs a model to play the caller, and none is configured for the agent (set LLM_API_URL or connect a model server).';
@@ -60,13 +50,13 @@ export async function runScenario(deps: Deps, ctx: TenantCtx, setup: ScenarioSet
   };
   const venue = { kind: 'suite' as const, runId: setup.runId, mocks: scenario.mocks ?? [] };
   const { session, model } = await conversation.sessionFor(deps, ctx, agent, counterpart, venue, ctx.clock.now());
-  const extra: Tokens = { inputTokens: 0, outputTokens: 0 };
+  const extra: conversation.Tokens = { inputTokens: 0, outputTokens: 0 };
   /** Through the voice pipeline: what its speech used, and why the line ended the call. */
   let line: media.TestLineResult | undefined;
   const endReason = () => line?.ended ?? session.ended;
   const result = (status: string, reason: string | null, assertions: AssertionVerdict[], transcript: calls.TranscriptTurn[]) => {
     const spoken = conversation.usageOf(session, model);
-    const usage = withExtraTokens(line ? calls.withSpeech(spoken, line.speech) : spoken, extra, model);
+    const usage = conversation.withExtraTokens(line ? calls.withSpeech(spoken, line.speech) : spoken, extra, model);
     const { cost, total } = calls.priceUsage(ctx, usage);
     return {
       scenario_index: setup.index,
@@ -119,74 +109,15 @@ export async function runScenario(deps: Deps, ctx: TenantCtx, setup: ScenarioSet
   return result(scenarioStatus(verdicts), null, verdicts, transcript);
 }
 
-/** The conversation's usage with the persona's and the judge's tokens: they run on the agent's model, and are billed as its. */
-export function withExtraTokens(usage: calls.CallUsage, extra: Tokens, model: Model | null): calls.CallUsage {
-  if (!model || extra.inputTokens + extra.outputTokens === 0) return usage;
-  return {
-    ...usage,
-    llmInputTokens: usage.llmInputTokens + extra.inputTokens,
-    llmOutputTokens: usage.llmOutputTokens + extra.outputTokens,
-    llmTokens: usage.llmTokens + extra.inputTokens + extra.outputTokens,
-    llmModel: usage.llmModel ?? model.name,
-    llmProvider: usage.llmProvider ?? model.provider,
-  };
-}
-
-const add = (extra: Tokens, usage: Tokens | null | undefined) => {
-  extra.inputTokens += usage?.inputTokens ?? 0;
-  extra.outputTokens += usage?.outputTokens ?? 0;
-};
-
 /** The caller's next words, the conversation so far before them: the script's next line, or the persona's; null once done. */
-function callerOf(scenario: Scenario, model: Model | null, extra: Tokens) {
+function callerOf(scenario: Scenario, model: Model | null, extra: conversation.Tokens) {
   let turn = 0;
   return async (transcript: calls.TranscriptTurn[]): Promise<string | null> => {
     const index = turn++;
     if (!scenario.persona || !model) return scenario.script?.[index] ?? null;
-    if (index >= (scenario.persona.maxTurns ?? DEFAULT_PERSONA_TURNS)) return null;
-    return personaLine(model, scenario.persona, transcript, extra);
+    if (index >= (scenario.persona.maxTurns ?? conversation.PERSONA_TURNS)) return null;
+    return conversation.personaLine(model, scenario.persona, transcript, extra);
   };
-}
-
-/** The persona's next words, the conversation so far seen from the caller's side; null once it says it is done. */
-async function personaLine(
-  model: Model,
-  persona: NonNullable<Scenario['persona']>,
-  transcript: calls.TranscriptTurn[],
-  extra: Tokens,
-): Promise<string | null> {
-  const messages: ChatMessage[] = [
-    {
-      role: 'system',
-      content: [
-        'You are role-playing the person who answers a phone call from an agent, to test that agent.',
-        `Who you are: ${persona.description}`,
-        `What you want from the call: ${persona.goal}`,
-        'Speak only as that person, in one or two short spoken sentences, without stage directions.',
-        `Once your goal is reached, or the call is clearly over, answer exactly ${END_MARK}.`,
-      ].join('\n'),
-    },
-    ...transcript.flatMap((turn): ChatMessage[] =>
-      turn.role === 'agent'
-        ? [{ role: 'user', content: turn.text }]
-        : turn.role === 'contact'
-          ? [{ role: 'assistant', content: turn.text }]
-          : [],
-    ),
-  ];
-  let text = '';
-  for await (const event of model.chat.stream({
-    model: model.name,
-    messages,
-    temperature: model.temperature,
-    maxTokens: model.maxTokens,
-  })) {
-    if (event.type === 'text') text += event.delta;
-    else if (event.type === 'done') add(extra, event.usage);
-  }
-  const said = text.trim();
-  if (!said || said.includes(END_MARK)) return null;
-  return said;
 }
 
 const RUBRIC_SCHEMA = {
@@ -200,7 +131,13 @@ const RUBRIC_SCHEMA = {
 };
 
 /** The model's answers for field and rubric assertions, over the scenario's transcript; each is asked for once. */
-export function judgeFor(ctx: TenantCtx, agent: Agent, model: Model, transcript: calls.TranscriptTurn[], extra: Tokens): Judge {
+export function judgeFor(
+  ctx: TenantCtx,
+  agent: Agent,
+  model: Model,
+  transcript: calls.TranscriptTurn[],
+  extra: conversation.Tokens,
+): Judge {
   const spoken = transcript.filter((turn) => turn.role === 'agent' || turn.role === 'contact');
   let fields: ReturnType<Judge['fields']> | undefined;
   return {
@@ -209,7 +146,7 @@ export function judgeFor(ctx: TenantCtx, agent: Agent, model: Model, transcript:
         const bound = await analytics.boundFields(ctx, agent.id);
         if (bound.length === 0) return { bound: [], values: {} };
         const extracted = await analytics.extractFields(model, spoken, bound);
-        add(extra, extracted.usage);
+        conversation.addTokens(extra, extracted.usage);
         return { bound: bound.map((field) => field.name), values: extracted.values };
       })();
       return fields;
@@ -223,7 +160,7 @@ export function judgeFor(ctx: TenantCtx, agent: Agent, model: Model, transcript:
         schemaName: 'rubric_verdict',
         schema: RUBRIC_SCHEMA,
       });
-      add(extra, usage);
+      conversation.addTokens(extra, usage);
       if (typeof answer.passed !== 'boolean') throw new ProviderError('The judge answered without a verdict.', { retryable: false });
       return { passed: answer.passed, reasoning: typeof answer.reasoning === 'string' ? answer.reasoning : '' };
     },

@@ -18,7 +18,7 @@ import * as events from '../events/service.ts';
 import * as identity from '../identity/service.ts';
 import { judgeScenario } from './assertions.ts';
 import * as repo from './repo.ts';
-import { judgeFor, withExtraTokens, type Tokens } from './runner.ts';
+import { judgeFor } from './runner.ts';
 import type { AssertionVerdict, CallScorecard, CallScorecardsQuery, PutScorecardBody, Scorecard } from './schemas.ts';
 
 type Check = PutScorecardBody['checks'][number];
@@ -69,7 +69,7 @@ export async function scoreEndedCall(deps: Deps, ctx: TenantCtx, job: calls.Call
   if (!call || !transcript.some((turn) => turn.role === 'contact')) return;
   const agent = call.agent_id ? await agents.agentOfCall(ctx, call) : undefined;
   const model = agent ? await conversation.modelFor(deps, ctx, agent) : null;
-  const tokens: Tokens = { inputTokens: 0, outputTokens: 0 };
+  const tokens: conversation.Tokens = { inputTokens: 0, outputTokens: 0 };
   const judge = agent && model ? judgeFor(ctx, agent, model, transcript, tokens) : null;
   const verdicts = await judgeScenario(
     checks.map((check) => check.assertion),
@@ -78,7 +78,7 @@ export async function scoreEndedCall(deps: Deps, ctx: TenantCtx, job: calls.Call
   );
   const named = verdicts.map((verdict: AssertionVerdict, index) => ({ name: checks[index]!.name, ...verdict }));
   const passed = named.every((check) => check.verdict !== 'failed');
-  const { total: cost } = calls.priceUsage(ctx, withExtraTokens(calls.NO_USAGE, tokens, model));
+  const { total: cost } = calls.priceUsage(ctx, conversation.withExtraTokens(calls.NO_USAGE, tokens, model));
   const row: repo.CallScorecardRow = {
     call_id: call.id,
     agent_id: call.agent_id,

@@ -256,7 +256,11 @@ function Rehearsed({ contact }: { contact: RehearsedContact }) {
         {who}: {plural(conversation.transcript.length, 'turn')}
         {conversation.endReason ? `, ended: ${endReasonInWords(conversation.endReason)}` : ''}
       </summary>
-      <p class="hint">The scripted contact says: {conversation.persona.map((line) => `“${line}”`).join(' ')}</p>
+      <p class="hint">
+        {conversation.personaByModel
+          ? `The agent's model played the contact: ${conversation.personaByModel}`
+          : `The scripted contact says: ${conversation.persona.map((line) => `“${line}”`).join(' ')}`}
+      </p>
       <Transcript turns={conversation.transcript} label={`Rehearsed conversation with ${who}`} />
       {contact.followUp && (
         <div class="rehearsal-follow-ups">
