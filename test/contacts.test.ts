@@ -251,6 +251,45 @@ describe('pagination of contacts', () => {
     expect((await api('GET', `/contact-lists/${listId}/contacts?page=0`)).statusCode).toBe(400);
   });
 
+  it('shows each contact in a page exactly as it is read alone: the JSON the database writes is the API shape', async () => {
+    const list = await newList();
+    const awkward = [
+      {
+        phoneNumber: phone(1),
+        name: 'Zoë "Z" O\'Neil \\ tab\there\nnew line \u0001 😀',
+        email: 'zoe@example.com',
+        metadata: { nested: { list: [1, 2.5, 'x', null, true], quote: '"' }, big: 12345678901, emptyList: [], 'key with "quote"': 'ü' },
+        timezone: 'Europe/Berlin',
+      },
+      { phoneNumber: phone(2), name: null, email: null },
+      { phoneNumber: phone(3), name: '</script><b>', metadata: { deep: { deeper: { deepest: 'a\u2028b' } } } },
+    ];
+    for (const contact of awkward) expect((await api('POST', `/contact-lists/${list.id}/contacts`, contact)).statusCode).toBe(201);
+    for (const url of [
+      `/contact-lists/${list.id}/contacts`,
+      `/contact-lists/${list.id}/contacts?limit=10`,
+      `/contact-lists/${list.id}/contacts?search=zo`,
+    ]) {
+      const response = await api('GET', url);
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+      const body = response.json();
+      expect(body.data.length).toBeGreaterThan(0);
+      for (const listed of body.data) {
+        const alone = await api('GET', `/contact-lists/${list.id}/contacts/${listed.id}`);
+        expect(listed).toStrictEqual(alone.json());
+        // The time zone only when set, as the contact read alone has it.
+        expect('timezone' in listed).toBe(listed.phoneNumber === phone(1));
+      }
+    }
+    const first = (await api('GET', `/contact-lists/${list.id}/contacts?limit=1`)).json();
+    expect(first).toStrictEqual({
+      data: [expect.objectContaining({ ...awkward[0], contactListId: list.id })],
+      total: 3,
+      page: 1,
+      limit: 1,
+    });
+  });
+
   it('returns an empty page past the end', async () => {
     const body = (await api('GET', `/contact-lists/${listId}/contacts?page=3&limit=200`)).json();
     expect(body).toMatchObject({ total: 230, page: 3, limit: 200, data: [] });

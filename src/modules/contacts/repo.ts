@@ -32,8 +32,19 @@ export interface ContactRow {
 const LIST_COLUMNS = 'l.id, l.tenant_id, l.name, l.metadata, l.contact_count, l.created_at, l.updated_at';
 // The times' text takes their columns' names: an ORDER BY beside them must name the columns
 // (contacts.created_at), or it sorts by the text and no index serves it.
-const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
-const CONTACT_COLUMNS = `id, tenant_id, list_id, phone_number, name, email, metadata, timezone, ${isoText('created_at')}, ${isoText('updated_at')}`;
+const isoTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const CONTACT_COLUMNS = `id, tenant_id, list_id, phone_number, name, email, metadata, timezone, ${isoTime('created_at')} AS created_at, ${isoTime('updated_at')} AS updated_at`;
+/**
+ * A contact as the API shows it (service.ts's `toContact`: the same fields in the same order, the
+ * time zone only when set), written as JSON text by the database, so that a page is sent as it
+ * comes, neither parsed nor serialised again by the service. Text goes through `to_json` for its
+ * escaping; `metadata` is JSON already.
+ */
+const CONTACT_JSON =
+  `'{"id":"' || id || '","tenantId":"' || tenant_id || '","contactListId":"' || list_id || '","phoneNumber":' || to_json(phone_number)` +
+  ` || ',"name":' || coalesce(to_json(name)::text, 'null') || ',"email":' || coalesce(to_json(email)::text, 'null')` +
+  ` || ',"metadata":' || metadata || coalesce(',"timezone":' || to_json(timezone), '')` +
+  ` || ',"createdAt":"' || ${isoTime('created_at')} || '","updatedAt":"' || ${isoTime('updated_at')} || '"}'`;
 
 export async function insertList(
   db: Queryable,
@@ -190,13 +201,17 @@ export interface ContactsAsked {
 
 /**
  * The statement of `listContactPages`: one row per ask joined to its list, then the page as a lateral
- * subquery (run once per ask, in a nested loop), its rows made into one JSON array in their order.
+ * subquery (run once per ask, in a nested loop), its contacts written as one JSON array in their
+ * order (`CONTACT_JSON`).
  *
  * One value per page rather than a row per contact: on the embedded engine a statement's rows are
  * encoded on the wire, parsed by PGlite and copied to the service's thread one field at a time, and
  * for 50 pages of 25 that took three times as long as running the statement (measured: 33 ms a
- * batch of 50 pages as rows, 14 ms as one JSON text per page). `json_agg` keeps the order of the
- * sorted subquery it is fed (PostgreSQL's documented way to order an aggregate's input).
+ * batch of 50 pages as rows, 14 ms as one JSON text per page). The text is the API's own, so the
+ * service sends it untouched: for 50 pages of 25, writing it took the embedded engine 6.8 ms where
+ * `json_agg` of the columns took 8.4 ms, and the service no longer parses 470 KB and serialises
+ * them again. `string_agg` keeps the order of the sorted subquery it is fed (PostgreSQL's
+ * documented way to order an aggregate's input).
  *
  * What is searched is counted in a lateral subquery of its own, once per ask. As a subquery in the
  * select list it was a SubPlan evaluated for every row of the page (a search's page of 25 counted
@@ -208,7 +223,7 @@ export interface ContactsAsked {
 export function contactPagesSql(searched: boolean): string {
   const matches = '(phone_number ILIKE q.pattern OR name ILIKE q.pattern OR email ILIKE q.pattern)';
   const ofList = 'tenant_id = q.tenant_id AND list_id = q.list_id';
-  return `SELECT q.asked::text AS asked, ${searched ? 'CASE WHEN q.pattern IS NULL THEN l.contact_count ELSE m.n END' : 'l.contact_count'} AS page_total, c.contacts::text AS contacts
+  return `SELECT q.asked::text AS asked, ${searched ? 'CASE WHEN q.pattern IS NULL THEN l.contact_count ELSE m.n END' : 'l.contact_count'} AS page_total, c.contacts
      FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::int[]) WITH ORDINALITY AS q (tenant_id, list_id, pattern, lim, off, asked)
      JOIN contact_lists l ON l.tenant_id = q.tenant_id AND l.id = q.list_id${
        searched
@@ -217,11 +232,17 @@ export function contactPagesSql(searched: boolean): string {
          : ''
      }
      CROSS JOIN LATERAL (
-       SELECT json_agg(page) AS contacts FROM (
-         SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${ofList}${searched ? ` AND (q.pattern IS NULL OR ${matches})` : ''}
+       SELECT '[' || coalesce(string_agg(page.contact, ','), '') || ']' AS contacts FROM (
+         SELECT ${CONTACT_JSON} AS contact FROM contacts WHERE ${ofList}${searched ? ` AND (q.pattern IS NULL OR ${matches})` : ''}
          ORDER BY contacts.created_at, id LIMIT q.lim OFFSET q.off
        ) page
      ) c`;
+}
+
+/** A page of contacts: the API's JSON array of them as text, and the total it is a page of. */
+export interface ContactPage {
+  contactsJson: string;
+  total: number;
 }
 
 /**
@@ -229,12 +250,9 @@ export function contactPagesSql(searched: boolean): string {
  * order, undefined when its list does not exist. Without a search the list's kept count is the
  * total; with one, the matches are counted.
  */
-export async function listContactPages(
-  db: Queryable,
-  asked: ContactsAsked[],
-): Promise<({ rows: ContactRow[]; total: number } | undefined)[]> {
+export async function listContactPages(db: Queryable, asked: ContactsAsked[]): Promise<(ContactPage | undefined)[]> {
   const patterns = asked.map((ask) => containing(ask.search));
-  const { rows } = await db.query<{ asked: string; page_total: number; contacts: string | null }>(
+  const { rows } = await db.query<{ asked: string; page_total: number; contacts: string }>(
     contactPagesSql(patterns.some((pattern) => pattern !== null)),
     [
       asked.map((ask) => ask.tenantId),
@@ -244,10 +262,8 @@ export async function listContactPages(
       asked.map((ask) => ask.page?.offset ?? 0),
     ],
   );
-  const pages: ({ rows: ContactRow[]; total: number } | undefined)[] = asked.map(() => undefined);
-  // A page past the list's end has no contacts: its aggregate is null.
-  for (const row of rows)
-    pages[Number(row.asked) - 1] = { rows: row.contacts ? (JSON.parse(row.contacts) as ContactRow[]) : [], total: row.page_total };
+  const pages: (ContactPage | undefined)[] = asked.map(() => undefined);
+  for (const row of rows) pages[Number(row.asked) - 1] = { contactsJson: row.contacts, total: row.page_total };
   return pages;
 }
 

@@ -207,10 +207,12 @@ async function mountContactRoutes(
         response: { 200: PageOf(Contact), ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { page, limit, search } = request.query;
       const paged = page === undefined && limit === undefined ? undefined : toPage({ page, limit });
-      return contacts.listContacts(ctxOf(request), request.params.id, paged, search?.trim() || undefined);
+      const body = await contacts.listContacts(ctxOf(request), request.params.id, paged, search?.trim() || undefined);
+      // JSON text already, the contacts as the database wrote them: Fastify sends a string as it is, unserialised.
+      return reply.type('application/json; charset=utf-8').send(body as never);
     },
   );
 

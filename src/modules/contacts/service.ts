@@ -161,13 +161,16 @@ const pagesOf = oncePer((db: Queryable) =>
   ),
 );
 
-/** A page of contacts; with no page asked for, every contact of the list (seed §4.4), read on its own. */
-export async function listContacts(ctx: TenantCtx, listId: string, page: Page | undefined, search?: string) {
+/**
+ * A page of contacts as the API's JSON text (`{ data, total, page, limit }`), the contacts as the
+ * database wrote them; with no page asked for, every contact of the list (seed §4.4), read on its own.
+ */
+export async function listContacts(ctx: TenantCtx, listId: string, page: Page | undefined, search?: string): Promise<string> {
   const ask = { tenantId: ctx.tenantId, listId, page, search };
   const found = page ? await pagesOf(ctx.db)(ask) : (await repo.listContactPages(ctx.db, [ask]))[0];
   if (!found) throw listNotFound();
-  const { rows, total } = found;
-  return { data: rows.map(toContact), total, page: page?.page ?? 1, limit: page?.limit ?? total };
+  const { contactsJson, total } = found;
+  return `{"data":${contactsJson},"total":${total},"page":${page?.page ?? 1},"limit":${page?.limit ?? total}}`;
 }
 
 export async function updateContact(ctx: TenantCtx, listId: string, contactId: string, input: UpdateContactBody): Promise<Contact> {
