@@ -75,28 +75,52 @@ describe('perTurn', () => {
     expect(runs.slice(1)).toEqual([['c', 'broken'], ['c'], ['broken']]);
   });
 
-  it('keeps one statement in flight: keys asked while it runs, in any later turn, go together in the next', async () => {
+  /** A loader whose statements wait until released; `runs` lists each statement's keys as it starts. */
+  function heldStatements<L>(make: (run: (keys: string[]) => Promise<string[]>) => L) {
     const runs: string[][] = [];
-    let finishFirst!: () => void;
-    const firstDone = new Promise<void>((resolve) => (finishFirst = resolve));
-    const read = perTurnAcrossTenants(
-      async (keys: string[]) => {
-        runs.push(keys);
-        if (runs.length === 1) await firstDone;
-        return keys;
-      },
-      (key) => key,
-    );
-    const first = read('a');
-    await new Promise((resolve) => setImmediate(resolve));
-    const later = [read('b')];
-    await new Promise((resolve) => setImmediate(resolve));
-    later.push(read('c'));
-    await new Promise((resolve) => setImmediate(resolve));
+    const held: (() => void)[] = [];
+    let released = false;
+    const loader = make(async (keys) => {
+      runs.push(keys);
+      if (!released) await new Promise<void>((resolve) => held.push(resolve));
+      return keys;
+    });
+    const release = () => {
+      released = true;
+      held.splice(0).forEach((resolve) => resolve());
+    };
+    return { runs, loader, release };
+  }
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('perTurn keeps one statement in flight: keys asked while it runs, in any later turn, go together in the next, in order', async () => {
+    const { runs, loader: write, release } = heldStatements((run) => perTurn((_tenantId, keys: string[]) => run(keys)));
+    const asked = [write('t', 'a')];
+    await nextTurn();
+    asked.push(write('t', 'b'));
+    await nextTurn();
+    asked.push(write('t', 'c'));
+    await nextTurn();
     expect(runs).toEqual([['a']]);
-    finishFirst();
-    expect(await Promise.all([first, ...later])).toEqual(['a', 'b', 'c']);
+    release();
+    expect(await Promise.all(asked)).toEqual(['a', 'b', 'c']);
     expect(runs).toEqual([['a'], ['b', 'c']]);
+  });
+
+  it('perTurnAcrossTenants keeps two statements in flight, reads having no order to keep; keys asked meanwhile go together in the next', async () => {
+    const { runs, loader: read, release } = heldStatements((run) => perTurnAcrossTenants(run, (key: string) => key));
+    const asked = [read('a')];
+    await nextTurn();
+    asked.push(read('b'));
+    await nextTurn();
+    asked.push(read('c'));
+    await nextTurn();
+    asked.push(read('d'));
+    await nextTurn();
+    expect(runs).toEqual([['a'], ['b']]);
+    release();
+    expect(await Promise.all(asked)).toEqual(['a', 'b', 'c', 'd']);
+    expect(runs).toEqual([['a'], ['b'], ['c', 'd']]);
   });
 
   it('oncePer makes one value per key object, on its first use', () => {

@@ -13,19 +13,21 @@ const asError = (error: unknown) => (error instanceof Error ? error : new Error(
 
 /** The most keys one statement carries; more wait for the next statement of the same turn. */
 const MAX_BATCH = 500;
+/** Statements of a read across tenants that may run at once (see perTurnAcrossTenants). */
+const READS_IN_FLIGHT = 2;
 
 /**
- * Collects the keys asked in one turn of the event loop and hands them to `batch` at once. One
- * batch is in flight at a time: keys asked while it runs wait for it to end and go together in
- * the next, so the busier the database, the larger each statement and the fewer of them (on the
- * embedded engine, which runs one statement at a time, a queue of one-key statements would
- * otherwise form behind it).
+ * Collects the keys asked in one turn of the event loop and hands them to `batch` at once. At most
+ * `inFlight` batches run at a time: keys asked meanwhile wait and go together in the next, so the
+ * busier the database, the larger each statement and the fewer of them (on the embedded engine,
+ * which runs one statement at a time, a queue of one-key statements would otherwise form behind
+ * it). One in flight keeps a key's statements in the order they were asked, which writes need.
  */
-function turnLoader<K, V>(batch: (keys: readonly K[]) => Promise<(V | Error)[]>): DataLoader<K, V> {
-  let running = false;
+function turnLoader<K, V>(batch: (keys: readonly K[]) => Promise<(V | Error)[]>, inFlight = 1): DataLoader<K, V> {
+  let running = 0;
   const waiting: (() => void)[] = [];
   const start = (dispatch: () => void) => {
-    running = true;
+    running++;
     dispatch();
   };
   return new DataLoader<K, V>(
@@ -33,15 +35,15 @@ function turnLoader<K, V>(batch: (keys: readonly K[]) => Promise<(V | Error)[]>)
       try {
         return await batch(keys);
       } finally {
+        running--;
         const next = waiting.shift();
         if (next) setImmediate(start, next);
-        else running = false;
       }
     },
     {
       cache: false,
       maxBatchSize: MAX_BATCH,
-      batchScheduleFn: (dispatch) => setImmediate(() => (running ? waiting.push(dispatch) : start(dispatch))),
+      batchScheduleFn: (dispatch) => setImmediate(() => (running >= inFlight ? waiting.push(dispatch) : start(dispatch))),
     },
   );
 }
@@ -90,6 +92,10 @@ export function perTurn<K, V>(run: (tenantId: string, keys: K[]) => Promise<V[]>
  * keys of every tenant asked in one turn go to `run` together, one statement for all, and `run`
  * answers each key from its own tenant's rows alone. Keys alike by `idOf` (several requests asking
  * the same at once) go to `run` once and share its answer.
+ *
+ * Reads have no order to keep, so two statements may be in flight: the next is with the database
+ * while the service answers the last, and the embedded engine's thread does not wait idle for it
+ * (50 distinct contact pages at once: 5,490-5,924 req/s with one, 6,468-6,824 with two).
  */
 export function perTurnAcrossTenants<K, V>(run: (keys: K[]) => Promise<V[]>, idOf: (key: K) => string): (key: K) => Promise<V> {
   const loader = turnLoader<K, V>(async (keys) => {
@@ -97,7 +103,7 @@ export function perTurnAcrossTenants<K, V>(run: (keys: K[]) => Promise<V[]>, idO
     const answers = await answerEach(run, distinct);
     const answerOf = new Map(distinct.map((key, index) => [idOf(key), answers[index]!]));
     return keys.map((key) => answerOf.get(idOf(key))!);
-  });
+  }, READS_IN_FLIGHT);
   return (key) => loader.load(key);
 }
 
