@@ -33,7 +33,7 @@ export function jobDefinitions(deps: Deps): JobDefinition<never>[] {
     parallel: true,
     concurrency: 2,
     async handle(data) {
-      // Messaging and analytics follow the call at once, so they share its read (and the batch's).
+      // Messaging, analytics and the scorecard follow the call at once, so they share its read (and the batch's).
       // A call that needs no model is recorded here; one that does gets its own queue, so a model's
       // retries and messaging's never repeat each other. A repeated call.ended enqueues it again,
       // and the job itself records once per call; messages are made once per call and channel.

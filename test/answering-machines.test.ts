@@ -5,6 +5,7 @@ import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import { tenantCtx } from '../src/platform/context.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { freeLoopbackPort } from '../src/providers/fake-server.ts';
+import type { AnsweredBy } from '../src/providers/types.ts';
 import { startFakeTwilio, type FakeTwilio } from '../src/providers/twilio/fake.ts';
 import { createKey, signUp, startTestApp, type TestApp } from './harness.ts';
 import { apiAs, createCampaign, newTenant, uniqueNumber, voiceSetup } from './voice-fixtures.ts';
@@ -342,25 +343,35 @@ describe('Twilio answering-machine detection', () => {
 });
 
 describe('who answered, heard on the calls themselves', () => {
+  /** A tenant's campaign calls to `numbers`, all answered and in progress (no answering-machine policy), with their ids in that order. */
+  async function callsInProgress(numbers: string[]) {
+    const { api, campaign } = await twilioTenant(numbers, null);
+    await dialerTick(t.runtime);
+    for (const to of numbers) expect(await twilio.sendStatus(sidFor(to), 'in-progress')).toBe(204);
+    const ctx = tenantCtx(t.runtime, (await api('GET', '/profile')).json().data.tenant.id);
+    const ids: string[] = [];
+    for (const to of numbers) ids.push((await lastCallTo(api, to)).id);
+    return { api, campaign, ctx, ids };
+  }
+
+  /** The verdicts asked in one turn, as the lines of a campaign's calls answered together ask them. */
+  const heardInOneTurn = (ctx: ReturnType<typeof tenantCtx>, verdicts: [string, AnsweredBy, calls.HeardBy][]) =>
+    Promise.all(verdicts.map(([callId, answeredBy, heardBy]) => calls.classifyInCall(ctx, callId, answeredBy, heardBy)));
+
   it("stores the verdicts a tenant's calls give in the same turn together: each call's in the order heard, an ended call's not at all", async () => {
     clock.set('2026-11-23T12:00:00.000Z');
     const [screened, person, hungUp] = ['+12125553040', '+12125553041', '+12125553042'];
-    const { api, campaign } = await twilioTenant([screened, person, hungUp], null);
-    await dialerTick(t.runtime);
-    for (const to of [screened, person, hungUp]) expect(await twilio.sendStatus(sidFor(to), 'in-progress')).toBe(204);
+    const { api, campaign, ctx, ids } = await callsInProgress([screened, person, hungUp]);
+    const [screenedId, personId, hungUpId] = ids as [string, string, string];
     expect(await twilio.sendStatus(sidFor(hungUp), 'completed', { CallDuration: '3' })).toBe(204);
-    const ctx = tenantCtx(t.runtime, (await api('GET', '/profile')).json().data.tenant.id);
-    const idOf = async (to: string) => (await lastCallTo(api, to)).id;
-    const [screenedId, personId, hungUpId] = [await idOf(screened), await idOf(person), await idOf(hungUp)];
 
-    // Asked in one turn, as the lines of a campaign's calls answered together ask them.
-    const decisions = await Promise.all([
-      calls.classifyInCall(ctx, screenedId, 'call_screening', 'words'),
-      calls.classifyInCall(ctx, personId, 'human', 'words'),
-      calls.classifyInCall(ctx, hungUpId, 'human', 'words'),
-      calls.classifyInCall(ctx, screenedId, 'human', 'words'),
+    const decisions = await heardInOneTurn(ctx, [
+      [screenedId, 'call_screening', 'words'],
+      [personId, 'human', 'words'],
+      [hungUpId, 'human', 'words'],
+      [screenedId, 'human', 'words'],
       // A person heard stands: a beep after it decides nothing.
-      calls.classifyInCall(ctx, personId, 'machine', 'beep'),
+      [personId, 'machine', 'beep'],
     ]);
     expect(decisions).toEqual([{ act: 'converse' }, { act: 'converse' }, undefined, { act: 'converse' }, undefined]);
     expect(await lastCallTo(api, screened)).toMatchObject({ status: 'IN_PROGRESS', answeredBy: 'human' });
@@ -371,6 +382,38 @@ describe('who answered, heard on the calls themselves', () => {
       [screened, 'call_screening', 'words'],
       [person, 'human', 'words'],
       [screened, 'human', 'words'],
+    ]);
+    expect((await api('GET', '/compliance/records/verify')).json()).toMatchObject({ valid: true });
+  });
+
+  it('stores the second verdict of a call heard twice in one turn after the first verdicts of every call of that turn', async () => {
+    clock.set('2026-11-23T12:30:00.000Z');
+    const numbers = ['+12125553050', '+12125553051', '+12125553052', '+12125553053'];
+    const [twice, person, machine, later] = numbers as [string, string, string, string];
+    const { api, campaign, ctx, ids } = await callsInProgress(numbers);
+    const [twiceId, personId, machineId, laterId] = ids as [string, string, string, string];
+
+    // The call heard twice is heard again before the last call is heard at all.
+    const decisions = await heardInOneTurn(ctx, [
+      [twiceId, 'call_screening', 'words'],
+      [personId, 'human', 'words'],
+      [machineId, 'machine', 'beep'],
+      [twiceId, 'human', 'words'],
+      [laterId, 'human', 'words'],
+    ]);
+    // No answering-machine policy: a machine is talked to as a person would be.
+    expect(decisions).toEqual([{ act: 'converse' }, { act: 'converse' }, { act: 'converse' }, { act: 'converse' }, { act: 'converse' }]);
+    expect((await lastCallTo(api, twice)).answeredBy).toBe('human');
+    expect((await lastCallTo(api, person)).answeredBy).toBe('human');
+    expect((await lastCallTo(api, machine)).answeredBy).toBe('machine');
+    expect((await lastCallTo(api, later)).answeredBy).toBe('human');
+    // Every call's first verdict in the order asked, then the second verdict of the call heard twice.
+    expect(answersIn(await complianceRecords(api, campaign.id))).toEqual([
+      [twice, 'call_screening', 'words'],
+      [person, 'human', 'words'],
+      [machine, 'machine', 'beep'],
+      [later, 'human', 'words'],
+      [twice, 'human', 'words'],
     ]);
     expect((await api('GET', '/compliance/records/verify')).json()).toMatchObject({ valid: true });
   });

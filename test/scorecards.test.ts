@@ -129,6 +129,59 @@ describe('scorecards', () => {
     expect((await other.api('GET', '/scorecard')).json()).toEqual({ checks: [], updatedAt: null });
   });
 
+  it('judges calls that end together each on its own transcript', async () => {
+    const { api, tenantId } = await tenant();
+    const phraseChecks = CHECKS.filter((check) => check.assertion.type !== 'rubric');
+    expect((await api('PUT', '/scorecard', { checks: phraseChecks })).statusCode).toBe(200);
+    const agent = (await api('POST', '/agents', { name: 'Desk', firstMessage: 'Hello.', tools: ['end_call'] })).json();
+    const campaign = await startedSimulatedCampaign(api, () => dialerTick(t.runtime), agent.id, [{ name: 'Ana' }, { name: 'Ben' }]);
+    const ended = (await api('GET', `/call-logs?campaignId=${campaign.id}`)).json().data as { id: string }[];
+    expect(ended).toHaveLength(2);
+    const [promised, disclosed] = ended as [{ id: string }, { id: string }];
+    const endsSaying = async (callId: string, text: string) => {
+      chat.script({
+        kind: 'stream',
+        text: [text],
+        toolCalls: [{ id: 'e', name: 'end_call', arguments: ['{}'] }],
+        usage: { prompt_tokens: 10, completion_tokens: 5 },
+      });
+      await converseOnSimulatedCall(t.runtime, { tenantId, callId });
+    };
+    await endsSaying(promised.id, 'Your refund is guaranteed. Goodbye!');
+    await endsSaying(disclosed.id, 'I am an automated assistant and this call is recorded. Goodbye!');
+
+    // Both call.ended jobs of one batch, scored in the same turn.
+    const ctx = tenantCtx(t.runtime, tenantId);
+    await Promise.all([promised, disclosed].map((call) => scoreEndedCall(t.runtime, ctx, { tenantId, callId: call.id })));
+
+    const scored = (await api('GET', '/call-scorecards')).json().data as {
+      callId: string;
+      passed: boolean;
+      checks: { name: string; verdict: string }[];
+    }[];
+    const verdictsOf = (callId: string) => {
+      const scorecard = scored.find((one) => one.callId === callId)!;
+      return [scorecard.passed, scorecard.checks.map((check) => [check.name, check.verdict])];
+    };
+    expect(scored).toHaveLength(2);
+    expect(verdictsOf(promised.id)).toEqual([
+      false,
+      [
+        ['AI disclosed', 'failed'],
+        ['Recording announced', 'failed'],
+        ['No forbidden promise', 'failed'],
+      ],
+    ]);
+    expect(verdictsOf(disclosed.id)).toEqual([
+      true,
+      [
+        ['AI disclosed', 'passed'],
+        ['Recording announced', 'passed'],
+        ['No forbidden promise', 'passed'],
+      ],
+    ]);
+  });
+
   it('refuses two checks of one name, more than 20 checks and an unknown assertion', async () => {
     const { api } = await tenant();
     const twice = await api('PUT', '/scorecard', { checks: [CHECKS[0], { ...CHECKS[1], name: 'ai DISCLOSED' }] });

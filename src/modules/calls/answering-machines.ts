@@ -96,8 +96,9 @@ async function classifyHeard(ctx: TenantCtx, verdicts: HeardVerdict[]): Promise<
           over: REPLACEABLE[verdict.answeredBy] ?? ['unknown'],
         })),
       );
+      const storedById = new Map(stored.map((row) => [row.id, row]));
       const changed = round.flatMap(({ verdict, index }) => {
-        const call = stored.find((row) => row.id === verdict.callId);
+        const call = storedById.get(verdict.callId);
         return call ? [{ call, verdict, index }] : [];
       });
       await recordAnswers(
@@ -110,13 +111,18 @@ async function classifyHeard(ctx: TenantCtx, verdicts: HeardVerdict[]): Promise<
   return decisions;
 }
 
-/** The verdicts in rounds that name each call once, each with its place among all. */
+/**
+ * The verdicts in rounds that name each call once, each with its place among all: a call's n-th
+ * verdict of the batch goes in the n-th round (counted per call, so a turn of many calls is not
+ * searched round by round for each verdict).
+ */
 function roundsByCall(verdicts: HeardVerdict[]): { verdict: HeardVerdict; index: number }[][] {
   const rounds: { verdict: HeardVerdict; index: number }[][] = [];
+  const heardBefore = new Map<string, number>();
   verdicts.forEach((verdict, index) => {
-    const round = rounds.find((one) => !one.some((taken) => taken.verdict.callId === verdict.callId));
-    if (round) round.push({ verdict, index });
-    else rounds.push([{ verdict, index }]);
+    const round = heardBefore.get(verdict.callId) ?? 0;
+    heardBefore.set(verdict.callId, round + 1);
+    (rounds[round] ??= []).push({ verdict, index });
   });
   return rounds;
 }

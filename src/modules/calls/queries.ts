@@ -55,9 +55,9 @@ export async function listCalls(ctx: TenantCtx, query: CallQuery, page: Page) {
 /** The stored call, for modules that act after it (messaging, analytics). */
 export const findCallRow = (ctx: Pick<TenantCtx, 'db' | 'tenantId'>, id: string) => repo.findCall(ctx.db, ctx.tenantId, id);
 /**
- * An ended call's row for the modules that follow it up (messaging, analytics): one statement for
- * every call asked in the same turn, by whichever of them asks (a batch of call.ended jobs runs
- * both at once).
+ * An ended call's row for the modules that follow it up (messaging, analytics, scorecards): one
+ * statement for every call asked in the same turn, by whichever of them asks (a batch of call.ended
+ * jobs runs them all at once).
  */
 export const endedCallRow = oncePer((deps: Deps) => perTurn((tenantId, ids: string[]) => repo.findCalls(deps.db, tenantId, ids)));
 

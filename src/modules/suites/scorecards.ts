@@ -61,10 +61,14 @@ export async function listCallScorecards(ctx: TenantCtx, query: CallScorecardsQu
  * the tenant has none or no one spoke. Stored, billed, sealed and announced in one transaction.
  */
 export async function scoreEndedCall(deps: Deps, ctx: TenantCtx, job: calls.CallEndedJob): Promise<void> {
-  const scorecard = await repo.findScorecard(ctx.db, ctx.tenantId);
+  // Calls end in bursts: asked in the job's first turn, the call's row comes with the one statement
+  // that reads the batch's ended calls for messaging and analytics, whether or not it is scored.
+  const [scorecard, call] = await Promise.all([
+    repo.findScorecard(ctx.db, ctx.tenantId),
+    calls.endedCallRow(deps)(ctx.tenantId, job.callId),
+  ]);
   const checks = (scorecard?.checks ?? []) as Check[];
   if (checks.length === 0 || (await repo.callScorecardExists(ctx.db, ctx.tenantId, job.callId))) return;
-  const call = await calls.findCallRow(ctx, job.callId);
   const transcript = (call?.transcript ?? []) as calls.TranscriptTurn[];
   if (!call || !transcript.some((turn) => turn.role === 'contact')) return;
   const agent = call.agent_id ? await agents.agentOfCall(ctx, call) : undefined;
