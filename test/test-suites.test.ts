@@ -34,6 +34,8 @@ afterAll(async () => {
 });
 
 const tenant = () => suiteTenant(t);
+// The tests that wait here for runs on the job queue give themselves 120 s: beyond finishedRun's
+// 60 s deadline, so on a loaded machine a run that never finishes fails there, by name.
 const finished = (api: Api, runId: string) => finishedRun(api, runId);
 
 const HOURS = {
@@ -132,7 +134,7 @@ describe('a suite against the retrieval agent, offline', () => {
       total: 1,
       data: [{ id: run.id, status: 'FAILED' }],
     });
-  });
+  }, 120_000);
 });
 
 const scenario = (name: string, extra: Record<string, unknown> = {}) => ({
@@ -154,7 +156,7 @@ describe('exactly once', () => {
     const run = await finished(api, runId);
     expect(run).toMatchObject({ status: 'PASSED', passed: 3, failed: 0, skipped: 0 });
     expect(run.results.map((result: { index: number }) => result.index)).toEqual([0, 1, 2]);
-  });
+  }, 120_000);
 });
 
 describe('validation', () => {
@@ -250,7 +252,7 @@ describe('tenant isolation', () => {
     expect((await api('GET', `/test-suites/${suite.id}/runs`)).json().total).toBe(1);
     expect((await api('DELETE', `/test-suites/${suite.id}`)).statusCode).toBe(204);
     expect((await api('GET', `/test-suite-runs/${run.id}`)).statusCode).toBe(404);
-  });
+  }, 120_000);
 });
 
 describe('versions and publishing', () => {
@@ -294,7 +296,7 @@ describe('versions and publishing', () => {
     await api('PATCH', `/agents/${agent.id}`, { firstMessage: 'Hello from version one.' });
     expect((await api('POST', `/agents/${agent.id}/versions`, {})).statusCode).toBe(409);
     expect((await api('GET', `/test-suites/${suite.id}/runs`)).json().total).toBe(3);
-  });
+  }, 120_000);
 });
 
 describe('a suite with a model', () => {
@@ -411,7 +413,7 @@ describe('a suite with a model', () => {
     expect(Number(run.costTotal)).toBeGreaterThan(0);
     expect(run).toMatchObject({ status: 'FAILED', failed: 1, costTotal: result.cost.total });
     expect((await wallet(api)).toFixed(4)).toBe((before - Number(run.costTotal)).toFixed(4));
-  });
+  }, 120_000);
 
   it('lets a model play the persona until its goal is reached', async () => {
     const { api, agent } = await modelTenant();
@@ -458,7 +460,7 @@ describe('a suite with a model', () => {
       'tool: {"balance":42.5,"currency":"USD"}',
       'agent: It is 42.50 dollars.',
     ]);
-  });
+  }, 120_000);
 });
 
 describe('callforge test, for CI', () => {

@@ -1,8 +1,7 @@
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   apiInPage as apiInPageOf,
-  CHROMIUM,
   middayTimeZone,
   NO_BROWSER,
   problemAt as problemAtIn,
@@ -10,7 +9,8 @@ import {
   screenshots as screenshotsOf,
   selectOptionByText,
   signUpInBrowser,
-  startDashboardPage,
+  sharedDashboardPage,
+  SHORT_CALLS,
   takeRefusals as takeRefusalsOf,
   type Dashboard,
 } from './harness.ts';
@@ -22,25 +22,17 @@ import {
 const DEADLINE_MS = 30_000;
 const AGENT = 'Versioned front desk';
 
-if (NO_BROWSER) console.warn(`Skipping the browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH).`);
-
 let dashboard: Dashboard;
 let page: Page;
 let problems: string[];
 
-beforeAll(async () => {
-  if (NO_BROWSER) return;
-  // No LLM_API_URL: the agent answers through the retrieval agent, and a suite runs offline.
-  // Simulated calls ring and talk for a second, and the dialer looks for work often.
-  ({ dashboard, page, problems } = await startDashboardPage({
-    SIMULATOR_RING_SECONDS: '1',
-    SIMULATOR_TALK_SECONDS: '1',
-    DIALER_TICK_MS: '100',
-  }));
-}, 180_000);
-afterAll(async () => {
-  await dashboard?.close();
-});
+// No LLM_API_URL: the agent answers through the retrieval agent, and a suite runs offline.
+sharedDashboardPage(
+  () => ({ env: SHORT_CALLS }),
+  (shared) => {
+    ({ dashboard, page, problems } = shared);
+  },
+);
 
 const problemAt = (label: string) => problemAtIn(page, label);
 const screenshots = (name: string, part?: Locator) => screenshotsOf(page, name, part);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -8,21 +8,17 @@ import { startFakeDeepgram, utterance } from '../../src/providers/deepgram/fake-
 import { espeak } from '../../src/providers/espeak/index.ts';
 import { startFakeChat } from '../../src/providers/openai-compatible/fake-chat.ts';
 import { until } from '../harness.ts';
-import { CHROMIUM, DESKTOP, PHONE, signUpInBrowser, startDashboard, watchProblems, type Dashboard } from './harness.ts';
+import { DESKTOP, NO_BROWSER, PHONE, SCREENSHOTS, sharedDashboardPage, signUpInBrowser, type Dashboard } from './harness.ts';
 
 // Issue 17: "Call me in the browser" in Chromium. The microphone is Chromium's fake capture device
 // playing a WAV file spoken by the offline voice (eSpeak NG); Deepgram and the model are local
 // fakes speaking their wire formats. The page captures through its AudioWorklet, sends PCM16 up the
 // socket, plays the agent's audio and echoes its marks; the transcript grows beside it.
-const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url);
 const CALLER_SAYS = 'I would like to book a table for two.';
 /** What the fake Deepgram says it recognised. */
 const RECOGNISED = 'I would like to book a table for two';
 const OPENING = 'Hello, you are through to the clinic.';
 const REPLY = 'Your table for two is booked for tonight.';
-
-const noBrowser = !existsSync(CHROMIUM) && !process.env.CI;
-if (noBrowser) console.warn(`Skipping the browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH).`);
 
 let dashboard: Dashboard;
 let deepgram: Awaited<ReturnType<typeof startFakeDeepgram>>;
@@ -30,6 +26,8 @@ let chat: Awaited<ReturnType<typeof startFakeChat>>;
 let page: Page;
 let problems: string[];
 let folder: string;
+/** The caller's spoken words, which Chromium's fake microphone plays. */
+let wav: string;
 let token: string;
 let caller: Awaited<ReturnType<typeof callerWav>>;
 
@@ -89,30 +87,35 @@ function envelopeLikeness(heard: Int16Array, rate: number, file: { samples: Int1
 }
 
 beforeAll(async () => {
-  if (noBrowser) return;
+  if (NO_BROWSER) return;
   folder = mkdtempSync(join(tmpdir(), 'browser-call-'));
-  const wav = join(folder, 'caller.wav');
+  wav = join(folder, 'caller.wav');
   caller = await callerWav(wav);
   [deepgram, chat] = await Promise.all([startFakeDeepgram({ apiKey: 'dg-browser-key-0123456789' }), startFakeChat()]);
-  dashboard = await startDashboard({ DEEPGRAM_API_URL: deepgram.url, LLM_API_URL: `${chat.url}/v1`, LLM_MODEL: 'browser-model' }, [
-    '--use-fake-device-for-media-stream',
-    `--use-file-for-fake-audio-capture=${wav}`,
-    '--autoplay-policy=no-user-gesture-required',
-  ]);
-  const context = await dashboard.browser.newContext({ viewport: DESKTOP, permissions: ['microphone'] });
-  page = await context.newPage();
-  problems = watchProblems(page);
-  await signUpInBrowser(page, dashboard.url, 'Browser Callers');
-  // The test's own API calls use the session as a Bearer token, read from the browser's cookie jar
-  // (the page itself cannot read it: the cookie is httpOnly).
-  token = (await context.cookies()).find((cookie) => cookie.name === 'callforge_session')!.value;
-  mkdirSync(SCREENSHOTS, { recursive: true });
 }, 90_000);
 afterAll(async () => {
-  await dashboard?.close();
   await Promise.all([deepgram?.close(), chat?.close()]);
   if (folder) rmSync(folder, { recursive: true, force: true });
 });
+// Chromium's microphone is a fake device playing the caller's file, allowed without asking.
+sharedDashboardPage(
+  () => ({
+    env: { DEEPGRAM_API_URL: deepgram.url, LLM_API_URL: `${chat.url}/v1`, LLM_MODEL: 'browser-model' },
+    browserArgs: [
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${wav}`,
+      '--autoplay-policy=no-user-gesture-required',
+    ],
+    permissions: ['microphone'],
+  }),
+  async (shared) => {
+    ({ dashboard, page, problems } = shared);
+    await signUpInBrowser(page, dashboard.url, 'Browser Callers');
+    // The test's own API calls use the session as a Bearer token, read from the browser's cookie jar
+    // (the page itself cannot read it: the cookie is httpOnly).
+    token = (await page.context().cookies()).find((cookie) => cookie.name === 'callforge_session')!.value;
+  },
+);
 
 async function api(method: string, path: string, body?: unknown) {
   const response = await fetch(`${dashboard.url}/api/v1${path}`, {
@@ -134,7 +137,7 @@ async function screenshots(name: string) {
 
 const text = (testId: string) => page.getByTestId(testId).textContent();
 
-describe.skipIf(noBrowser)('calling an agent from the browser', () => {
+describe.skipIf(NO_BROWSER)('calling an agent from the browser', () => {
   it('explains, instead of calling, that an agent without a live recogniser cannot take the call', async () => {
     const agent = await api('POST', '/agents', { name: 'Deaf Agent', firstMessage: 'Hello.' });
     await page.goto(`${dashboard.url}/#/agents/${agent.id as string}`);

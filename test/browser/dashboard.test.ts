@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardAssets } from '../../src/dashboard/assets.ts';
@@ -7,7 +6,6 @@ import { tenantCtx } from '../../src/platform/context.ts';
 import { startFakeElevenLabs } from '../../src/providers/elevenlabs/fake-server.ts';
 import { createCampaign, voiceSetup } from '../voice-fixtures.ts';
 import {
-  CHROMIUM,
   createAgentAndSimulatorNumber,
   DESKTOP,
   middayTimeZone,
@@ -18,8 +16,8 @@ import {
   relaxStatutoryRules,
   SCREENSHOTS,
   selectOptionByText,
+  sharedDashboardPage,
   signUpInBrowser,
-  startDashboard,
   watchProblems,
   type Dashboard,
 } from './harness.ts';
@@ -30,33 +28,28 @@ import {
 // revoke the key and see the API refuse it. Every page is saved at desktop and phone width.
 const DEADLINE_MS = 30_000;
 
-const noBrowser = NO_BROWSER;
-if (noBrowser) console.warn(`Skipping the browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH).`);
-
 let dashboard: Dashboard;
 let page: Page;
 let problems: string[];
 let elevenLabs: Awaited<ReturnType<typeof startFakeElevenLabs>>;
 
+// ElevenLabs is a local fake speaking its wire format (its voice list, its key header).
 beforeAll(async () => {
-  if (noBrowser) return;
-  // ElevenLabs is a local fake speaking its wire format (its voice list, its key header).
+  if (NO_BROWSER) return;
   elevenLabs = await startFakeElevenLabs();
-  // Calls last long enough to be hung up; the dialer looks for work often.
-  dashboard = await startDashboard({
-    SIMULATOR_RING_SECONDS: '1',
-    SIMULATOR_TALK_SECONDS: '120',
-    DIALER_TICK_MS: '100',
-    ELEVENLABS_API_URL: elevenLabs.url,
-  });
-  page = await dashboard.browser.newPage({ viewport: DESKTOP });
-  problems = watchProblems(page);
-  mkdirSync(SCREENSHOTS, { recursive: true });
-}, 180_000);
+});
 afterAll(async () => {
-  await dashboard?.close();
   await elevenLabs?.close();
 });
+// Calls last long enough to be hung up; the dialer looks for work often.
+sharedDashboardPage(
+  () => ({
+    env: { SIMULATOR_RING_SECONDS: '1', SIMULATOR_TALK_SECONDS: '120', DIALER_TICK_MS: '100', ELEVENLABS_API_URL: elevenLabs.url },
+  }),
+  (shared) => {
+    ({ dashboard, page, problems } = shared);
+  },
+);
 
 async function screenshots(name: string) {
   await page.waitForLoadState('networkidle');
@@ -87,7 +80,7 @@ const problemAt = (label: string) => problemAtIn(page, label);
 
 const api = (path: string, key: string) => fetch(`${dashboard.url}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
 
-describe.skipIf(noBrowser)('the dashboard in a browser', () => {
+describe.skipIf(NO_BROWSER)('the dashboard in a browser', () => {
   let apiKey: string;
   let owner: { email: string; password: string };
 

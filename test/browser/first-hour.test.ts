@@ -1,9 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as browser from './harness.ts';
 
-const { createAgentAndSimulatorNumber, DESKTOP, middayTimeZone, SCREENSHOTS, selectOptionByText, signUpInBrowser } = browser;
+const { createAgentAndSimulatorNumber, middayTimeZone, SCREENSHOTS, selectOptionByText, signUpInBrowser } = browser;
 
 // A newcomer's first hour, in a real browser at 1280×800 on a fresh service (API, workers, dialer):
 // sign up, follow the getting-started checklist to a finished demo campaign, upload a CSV of
@@ -15,17 +14,13 @@ let dashboard: browser.Dashboard;
 let page: Page;
 let problems: string[];
 
-beforeAll(async () => {
-  if (browser.NO_BROWSER) return;
-  // Short simulated calls, so the demo campaign finishes within the test.
-  dashboard = await browser.startDashboard({ SIMULATOR_RING_SECONDS: '1', SIMULATOR_TALK_SECONDS: '1', DIALER_TICK_MS: '100' });
-  page = await dashboard.browser.newPage({ viewport: DESKTOP });
-  problems = browser.watchProblems(page);
-  mkdirSync(SCREENSHOTS, { recursive: true });
-}, 180_000);
-afterAll(async () => {
-  await dashboard?.close();
-});
+// Short simulated calls, so the demo campaign finishes within the test.
+browser.sharedDashboardPage(
+  () => ({ env: browser.SHORT_CALLS }),
+  (shared) => {
+    ({ dashboard, page, problems } = shared);
+  },
+);
 
 /** The page does not scroll sideways at 1280 px: everything fits the window's width. */
 async function expectNoHorizontalScroll() {

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { dashboardAssets } from '../../src/dashboard/assets.ts';
 import { jobDefinitions } from '../../src/jobs.ts';
 import { startDialer } from '../../src/modules/campaigns/dialer.ts';
@@ -14,6 +14,8 @@ export const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url);
 /** Without a browser on a developer's machine the suites say so and skip; CI installs one and runs them. */
 export const NO_BROWSER = !existsSync(CHROMIUM) && !process.env.CI;
 export const PHONE = { width: 390, height: 844 };
+/** The service's environment for short simulated calls: they ring and talk for a second, and the dialer looks for work often. */
+export const SHORT_CALLS = { SIMULATOR_RING_SECONDS: '1', SIMULATOR_TALK_SECONDS: '1', DIALER_TICK_MS: '100' };
 
 export interface Dashboard {
   t: TestApp;
@@ -44,13 +46,49 @@ export async function startDashboard(env: Record<string, string> = {}, browserAr
   };
 }
 
+export interface DashboardPageOptions {
+  /** The service's environment. */
+  env?: Record<string, string>;
+  /** Chromium's command-line switches (a fake microphone). */
+  browserArgs?: string[];
+  /** What the page may use without asking (the microphone). */
+  permissions?: string[];
+}
+
+export interface DashboardPage {
+  dashboard: Dashboard;
+  page: Page;
+  problems: string[];
+}
+
 /** A fresh service and browser (startDashboard), a page at desktop width whose problems are watched, and the screenshots' folder. */
-export async function startDashboardPage(env: Record<string, string> = {}) {
-  const dashboard = await startDashboard(env);
-  const page = await dashboard.browser.newPage({ viewport: DESKTOP });
+export async function startDashboardPage({ env = {}, browserArgs = [], permissions }: DashboardPageOptions = {}): Promise<DashboardPage> {
+  const dashboard = await startDashboard(env, browserArgs);
+  const page = await dashboard.browser.newPage({ viewport: DESKTOP, permissions });
   const problems = watchProblems(page);
   mkdirSync(SCREENSHOTS, { recursive: true });
   return { dashboard, page, problems };
+}
+
+/**
+ * Registers the hooks of the dashboard page a test file's tests share: before them it is started
+ * (startDashboardPage with what `options` answers then) and handed to `started`; after them it is
+ * closed. Vitest runs beforeAll hooks in the order registered and afterAll hooks in reverse, so the
+ * fakes a file's own hooks, registered before this, start are up when `options` reads their
+ * addresses, and still up while the service closes. Without a browser nothing starts, the file's
+ * suites skip (describe.skipIf(NO_BROWSER)) and the log says why.
+ */
+export function sharedDashboardPage(options: () => DashboardPageOptions, started: (shared: DashboardPage) => void | Promise<void>): void {
+  if (NO_BROWSER) console.warn(`Skipping the browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH).`);
+  let shared: DashboardPage | undefined;
+  beforeAll(async () => {
+    if (NO_BROWSER) return;
+    shared = await startDashboardPage(options());
+    await started(shared);
+  }, 180_000);
+  afterAll(async () => {
+    await shared?.dashboard.close();
+  });
 }
 
 /** Collects the page's console errors and failed requests, so a test can insist there were none. */

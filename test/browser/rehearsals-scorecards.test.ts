@@ -1,16 +1,16 @@
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CallScorecard, ListedRehearsal, Rehearsal } from '../../src/api-types.ts';
 import type { PageOf } from '../../src/platform/pagination.ts';
 import {
   apiInPage as apiInPageOf,
-  CHROMIUM,
   middayTimeZone,
   NO_BROWSER,
   problemAt,
   screenshots as screenshotsOf,
   signUpInBrowser,
-  startDashboardPage,
+  sharedDashboardPage,
+  SHORT_CALLS,
   takeRefusals as takeRefusalsOf,
   type Dashboard,
 } from './harness.ts';
@@ -21,24 +21,17 @@ import {
 // scored: a failed one found with the filter and its verdicts on the call's page.
 const DEADLINE_MS = 60_000;
 
-if (NO_BROWSER) console.warn(`Skipping the browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH).`);
-
 let dashboard: Dashboard;
 let page: Page;
 let problems: string[];
 
-beforeAll(async () => {
-  if (NO_BROWSER) return;
-  // No LLM_API_URL: the retrieval agent converses, offline. Simulated calls ring and talk for a second.
-  ({ dashboard, page, problems } = await startDashboardPage({
-    SIMULATOR_RING_SECONDS: '1',
-    SIMULATOR_TALK_SECONDS: '1',
-    DIALER_TICK_MS: '100',
-  }));
-}, 180_000);
-afterAll(async () => {
-  await dashboard?.close();
-});
+// No LLM_API_URL: the retrieval agent converses, offline.
+sharedDashboardPage(
+  () => ({ env: SHORT_CALLS }),
+  (shared) => {
+    ({ dashboard, page, problems } = shared);
+  },
+);
 
 const screenshots = (name: string, part?: Locator) => screenshotsOf(page, name, part);
 const takeRefusals = (status: number) => takeRefusalsOf(problems, status);
