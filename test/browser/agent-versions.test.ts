@@ -144,6 +144,16 @@ describe.skipIf(NO_BROWSER)('agent versions, test suites and experiments in the 
     expect(runText).toContain('said “version one”: The agent said "version one" in turn');
     expect(runText).toMatch(/Skipped met the rubric “The agent is polite\.”: skipped: needs a model/);
 
+    // Through the voice pipeline: this agent cannot hear (no speech-to-text ships offline), and the page says what to set.
+    const throughVoice = page.getByLabel(/Through the voice pipeline/);
+    await throughVoice.check();
+    await page.getByRole('button', { name: 'Run suite' }).click();
+    await page
+      .getByText(/has no speech-to-text to hear the caller with, and none ships offline; choose one in its Voice settings/)
+      .waitFor();
+    expect(takeRefusals(409)).toBe(1);
+    await throughVoice.uncheck();
+
     await selectOptionByText(page, 'Run against', /^Version 2$/);
     await page.getByRole('button', { name: 'Run suite' }).click();
     await run.getByText('Failed Version 2:').waitFor({ timeout: DEADLINE_MS });

@@ -164,7 +164,6 @@ export async function problemAt(page: Page, label: string) {
   return (await problem.count()) > 0 ? ((await problem.textContent()) ?? '') : '';
 }
 
-/** Waits until the select offers an option whose text matches (its options are loaded from the API). */
 /**
  * The signed-in tenant relaxes the statutory calling rules (declaring its calls no solicitation:
  * appointment reminders), the one relaxation the law allows, so its test campaigns dial whatever
@@ -182,6 +181,7 @@ export function relaxStatutoryRules(page: Page): Promise<number> {
   })()`);
 }
 
+/** Waits until the select offers an option whose text matches (its options are loaded from the API). */
 export async function optionAppears(page: Page, label: string, text: RegExp) {
   const options = page.getByLabel(label, { exact: true }).locator('option');
   await expect

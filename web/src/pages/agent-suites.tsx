@@ -193,6 +193,7 @@ function SuiteEditor({
 /** Runs the suite (the live agent or a version), follows the run to its end and shows its verdicts, then the pass rates per version. */
 function SuiteRuns({ suite, versions }: { suite: TestSuite; versions: AgentVersion[] | undefined }) {
   const [version, setVersion] = useState('');
+  const [voice, setVoice] = useState(false);
   const [runId, setRunId] = useState<string | undefined>(undefined);
   const [over, setOver] = useState(true);
   const rates = useLoad(() => api<PassRates>('GET', `/test-suites/${suite.id}/pass-rates`), [suite.id]);
@@ -210,7 +211,10 @@ function SuiteRuns({ suite, versions }: { suite: TestSuite; versions: AgentVersi
     over ? undefined : RUN_REFRESH_MS,
   );
   const start = useAction(async () => {
-    const queued = await api<TestSuiteRun>('POST', `/test-suites/${suite.id}/runs${query({ version: version || undefined })}`);
+    const queued = await api<TestSuiteRun>(
+      'POST',
+      `/test-suites/${suite.id}/runs${query({ version: version || undefined, voice: voice || undefined })}`,
+    );
     setOver(false);
     setRunId(queued.id);
   });
@@ -227,6 +231,10 @@ function SuiteRuns({ suite, versions }: { suite: TestSuite; versions: AgentVersi
             ...(versions ?? []).map((found): [string, string] => [String(found.version), versionInWords(found.version)]),
           ]}
         />
+        <label class="agent-check">
+          <input type="checkbox" checked={voice} onChange={(event) => setVoice(event.currentTarget.checked)} />
+          <span>Through the voice pipeline (the caller spoken by eSpeak NG, heard by the agent's speech-to-text)</span>
+        </label>
         <button type="submit" class="primary" disabled={start.busy || !over}>
           Run suite
         </button>
@@ -258,8 +266,9 @@ function RunResults({ run }: { run: TestSuiteRunDetail }) {
   return (
     <div class="suite-run" data-testid="suite-run">
       <p aria-live="polite">
-        <Status value={run.status} label={SUITE_RUN_STATUS_WORDS[run.status]} /> {versionInWords(run.agentVersion)}: {run.passed} passed,{' '}
-        {run.failed} failed, {run.skipped} skipped of {run.scenarios}; pass rate {percent(run.passRate)}; cost{' '}
+        <Status value={run.status} label={SUITE_RUN_STATUS_WORDS[run.status]} /> {versionInWords(run.agentVersion)}
+        {run.voice ? ' through the voice pipeline' : ''}: {run.passed} passed, {run.failed} failed, {run.skipped} skipped of {run.scenarios}
+        ; pass rate {percent(run.passRate)}; cost{' '}
         {profile ? formatMoney(run.costTotal, profile.wallet.currency, { exact: true }) : run.costTotal}.
       </p>
       <ol class="suite-results">
