@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import type { RehearsedContact } from '../src/modules/rehearsals/schemas.ts';
+import { REHEARSE_CAMPAIGN, rehearseCampaign } from '../src/modules/rehearsals/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
 import { startTestApp, until, type TestApp } from './harness.ts';
@@ -32,6 +33,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await chat?.close();
+});
+// A test that ended early leaves the fake model nothing of its own for the next.
+afterEach(() => {
+  chat.answerBy(undefined);
+  chat.forget();
 });
 
 type Api = ReturnType<typeof apiAs>;
@@ -269,6 +275,17 @@ describe('a campaign rehearsal on the retrieval agent', () => {
   });
 });
 
+/** A campaign that may call at any hour of any day, with no calling rules: every contact is called now. */
+const ANY_TIME = {
+  callingRules: false,
+  timezone: 'UTC',
+  callWindowStart: '00:00',
+  callWindowEnd: '23:59',
+  callDays: [1, 2, 3, 4, 5, 6, 7],
+};
+
+const walletBalance = async (api: Api) => Number((await api('GET', '/profile')).json().data.wallet.balance);
+
 /** A tenant whose model server is the fake, and its agent on that model. */
 async function bankOnTheModel() {
   const { api, owner } = await newTenant(t.app);
@@ -293,21 +310,9 @@ describe('a campaign rehearsal with a model', () => {
       // Silent: hears the opening (the agent's first message, no model) and says nothing.
       { phoneNumber: LISTED, name: 'Ben', metadata: { simulate: { say: [] } } },
     ]);
-    const campaign = await made(
-      await api('POST', '/campaigns', {
-        name: 'Model',
-        agentId: agent.id,
-        contactListId,
-        callingRules: false,
-        timezone: 'UTC',
-        callWindowStart: '00:00',
-        callWindowEnd: '23:59',
-        callDays: [1, 2, 3, 4, 5, 6, 7],
-      }),
-    );
-    const wallet = async () => Number((await api('GET', '/profile')).json().data.wallet.balance);
+    const campaign = await made(await api('POST', '/campaigns', { ...ANY_TIME, name: 'Model', agentId: agent.id, contactListId }));
     const before = { ...(await footprint(api)), wallet_transactions: 0 };
-    const balance = await wallet();
+    const balance = await walletBalance(api);
     chat.script({ kind: 'stream', text: ['Your balance is ', '42 dollars.'], usage: { prompt_tokens: 300, completion_tokens: 12 } });
 
     const report = await rehearse(api, campaign.id, {});
@@ -323,9 +328,20 @@ describe('a campaign rehearsal with a model', () => {
     expect(ana.cost!.cost.llm).toBe('0.3240');
     expect(report.billed).toBe('0.3240');
     expect(report.notes.join(' ')).toContain('billed like a test chat');
-    expect(await wallet()).toBeCloseTo(balance - 0.324, 4);
+    expect(await walletBalance(api)).toBeCloseTo(balance - 0.324, 4);
     const after = await footprint(api);
     expect({ ...after, wallet_transactions: 0 }).toEqual(before);
+
+    // A report stored before a conversation could fail has no failure field: read, each of its conversations was rehearsed.
+    await t.runtime.db.query(
+      `UPDATE campaign_rehearsals
+       SET report = jsonb_set(report, '{contacts}', (SELECT jsonb_agg(jsonb_set(c, '{conversation}', (c->'conversation') - 'failure'))
+                                                     FROM jsonb_array_elements(report->'contacts') AS c))
+       WHERE id = $1`,
+      [report.id],
+    );
+    const stored = await api('GET', `/campaigns/${campaign.id}/rehearsals/${report.id}`);
+    expect([stored.statusCode, stored.json().contacts.map((c: Contact) => c.conversation!.failure)]).toEqual([200, [null, null]]);
   });
 
   it("has the model play a contact without a script of its own, as the list describes them, and bills the persona's tokens too", async () => {
@@ -342,11 +358,7 @@ describe('a campaign rehearsal with a model', () => {
         contactListId,
         // A script for contacts who have none: the model plays them instead.
         simulatorScript: ['Hello?'],
-        callingRules: false,
-        timezone: 'UTC',
-        callWindowStart: '00:00',
-        callWindowEnd: '23:59',
-        callDays: [1, 2, 3, 4, 5, 6, 7],
+        ...ANY_TIME,
       }),
     );
     const asked = chat.received.length;
@@ -375,5 +387,121 @@ describe('a campaign rehearsal with a model', () => {
     // The agent's tokens and the persona's, all on the agent's model: 520 × 1 + 15 × 2 per thousand.
     expect(cleo.cost.usage).toMatchObject({ llmInputTokens: 520, llmOutputTokens: 15, llmModel: 'judge-model' });
     expect(report.billed).toBe('0.5500');
+  });
+
+  it('rehearses the other contacts when the model playing one contact fails: that conversation says why, and is neither forecast nor billed', async () => {
+    const { api, agent } = await bankOnTheModel();
+    const contactListId = await listOf(api, [
+      { phoneNumber: PLAIN, name: 'Cleo' },
+      { phoneNumber: LISTED, name: 'Dan' },
+    ]);
+    const campaign = await made(await api('POST', '/campaigns', { ...ANY_TIME, name: 'One fails', agentId: agent.id, contactListId }));
+    const balance = await walletBalance(api);
+    // Cleo's conversation takes the scripted replies in order; whatever mentions Dan is answered by what it asks
+    // (the two contacts converse side by side): his first line, the agent's answer, then his model fails.
+    chat.script(
+      { kind: 'stream', text: ['Hi, this is Cleo.'], usage: { prompt_tokens: 100, completion_tokens: 8 } },
+      { kind: 'stream', text: ['Hello Cleo, how can I help?'], usage: { prompt_tokens: 300, completion_tokens: 6 } },
+      { kind: 'stream', text: ['[END]'], usage: { prompt_tokens: 120, completion_tokens: 1 } },
+    );
+    const danAsked: string[] = [];
+    chat.answerBy(({ messages }) => {
+      const [system, ...said] = messages as { role: string; content: string | null }[];
+      if (!JSON.stringify(messages).includes('Dan')) return undefined;
+      const playingDan = system!.content!.includes(`Dan at ${LISTED}`);
+      danAsked.push(playingDan ? 'persona' : 'agent');
+      if (!playingDan) return { kind: 'stream', text: ['You have 5 dollars.'], usage: { prompt_tokens: 200, completion_tokens: 5 } };
+      if (!said.some((message) => message.role === 'assistant'))
+        return { kind: 'stream', text: ['Hi, Dan here. What is my balance?'], usage: { prompt_tokens: 90, completion_tokens: 9 } };
+      return {
+        kind: 'error',
+        status: 500,
+        message: 'The server had an error while processing your request.',
+        type: 'server_error',
+        code: null,
+      };
+    });
+
+    const report = await rehearse(api, campaign.id, {});
+    expect(report.status).toBe('DONE');
+    const [cleo, dan] = report.contacts;
+    expect(danAsked).toEqual(['persona', 'agent', 'persona']);
+    expect(cleo.conversation).toMatchObject({ failure: null, endReason: null });
+    expect(cleo.cost.usage).toMatchObject({ llmInputTokens: 520, llmOutputTokens: 15 });
+    // Dan's conversation as far as it went, and why it stopped there, in words a person can act on.
+    expect(dan.conversation).toMatchObject({
+      personaByModel: `Dan at ${LISTED}, who was not expecting this call.`,
+      failure:
+        "The agent's model failed while playing the contact, so this conversation was not rehearsed (LLM: The server had an error while processing your request.); rehearse again once the model answers.",
+    });
+    expect(dan.conversation.transcript.map((turn: { role: string; text: string }) => [turn.role, turn.text])).toEqual([
+      ['agent', 'Hello, this is the bank.'],
+      ['contact', 'Hi, Dan here. What is my balance?'],
+      ['agent', 'You have 5 dollars.'],
+    ]);
+    // Dan is still who the dialer would call, with the follow-ups that would go; but no forecast and no bill from half a call.
+    expect(dan).toMatchObject({ verdict: 'dial', wouldBeCalled: true, cost: null, followUp: { answered: { messages: [] } } });
+    expect(report.notes).toContain(
+      "1 of the conversations could not be rehearsed: the agent's model failed while playing the contact (each one's failure says why); they are neither in the forecast nor billed.",
+    );
+    // Only Cleo's tokens: 520 × 1 + 15 × 2 per thousand; Dan's 299 tokens before the failure are not billed.
+    expect([report.costTotal, report.billed]).toEqual([cleo.cost.cost.total, '0.5500']);
+    expect(await walletBalance(api)).toBeCloseTo(balance - 0.55, 4);
+  });
+
+  it('bills once, for the conversation its report holds, however often its job is handled: twice at once, and again once stored', async () => {
+    const { api, agent } = await bankOnTheModel();
+    const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
+    const contactListId = await listOf(api, [
+      { phoneNumber: PLAIN, name: 'Ana', metadata: { simulate: { say: ['What is my balance?'] } } },
+      // Silent: the agent's first message and no model asked.
+      { phoneNumber: LISTED, name: 'Ben', metadata: { simulate: { say: [] } } },
+    ]);
+    const campaign = await made(await api('POST', '/campaigns', { ...ANY_TIME, name: 'Handled twice', agentId: agent.id, contactListId }));
+    const balance = await walletBalance(api);
+    const asked = chat.received.length;
+    // An answer for each attempt that may converse (the two below and the queue's worker), each with tokens of its own.
+    chat.script(
+      ...[100, 200, 300].map((promptTokens) => ({
+        kind: 'stream' as const,
+        text: ['Your balance is 42 dollars.'],
+        usage: { prompt_tokens: promptTokens, completion_tokens: 10 },
+      })),
+    );
+
+    const posted = await api('POST', `/campaigns/${campaign.id}/rehearsals`, {});
+    expect(posted.statusCode).toBe(202);
+    const job = { tenantId, rehearsalId: posted.json().id as string };
+    // The job handled twice at once, as when its lease lapsed while a stalled worker still ran it, beside the queue's own worker.
+    await Promise.all([rehearseCampaign(t.runtime, job), rehearseCampaign(t.runtime, job)]);
+    await until('the queue to be done with the rehearsal', async () => {
+      const { rows } = await t.runtime.db.query<{ state: string }>(
+        `SELECT state FROM pgboss.job WHERE name = $1 AND data->>'rehearsalId' = $2`,
+        [REHEARSE_CAMPAIGN, job.rehearsalId],
+      );
+      return rows[0]?.state === 'completed';
+    });
+    // Each attempt conversed: the provider was asked at least twice, and its tokens were spent each time.
+    const conversed = chat.received.length - asked;
+    expect(conversed).toBeGreaterThanOrEqual(2);
+
+    const report = await rehearsed(api, campaign.id, job.rehearsalId);
+    const [ana] = report.contacts;
+    expect(ana.conversation.transcript.at(-1)).toMatchObject({ role: 'agent', text: 'Your balance is 42 dollars.' });
+    // What is billed is the conversation the report holds: one attempt's tokens, not every attempt's.
+    const { llmInputTokens, llmOutputTokens } = ana.cost.usage;
+    expect([100, 200, 300]).toContain(llmInputTokens);
+    const price = (llmInputTokens * 1 + llmOutputTokens * 2) / 1000;
+    expect(report.billed).toBe(price.toFixed(4));
+
+    // Handled again once stored (a worker that died before the queue heard it was done): nothing asked, nothing billed.
+    await rehearseCampaign(t.runtime, job);
+    expect(chat.received.length - asked).toBe(conversed);
+    const { rows: debits } = await t.runtime.db.query<{ amount: string }>(
+      'SELECT amount::text FROM wallet_transactions WHERE tenant_id = $1 AND reference = $2',
+      [tenantId, job.rehearsalId],
+    );
+    expect(debits.map((debit) => Number(debit.amount).toFixed(4))).toEqual([report.billed]);
+    expect(await walletBalance(api)).toBeCloseTo(balance - price, 4);
   });
 });

@@ -94,6 +94,12 @@ export const RehearsedContact = Type.Object({
       ),
       transcript: Type.Array(TranscriptTurnSchema),
       endReason: Nullable(StringEnum(END_REASONS)),
+      failure: Nullable(
+        Type.String({
+          description:
+            "Why this conversation was not rehearsed, when it was not: the agent's model failed while playing the contact (its error). The transcript stops there; the contact has no cost forecast and nothing of it is billed. Null when it was rehearsed.",
+        }),
+      ),
     }),
   ),
   followUp: Nullable(
@@ -126,7 +132,10 @@ export const Rehearsal = Type.Object({
   ),
   contacts: Type.Array(RehearsedContact),
   costTotal: Nullable(MoneyString),
-  billed: Nullable(MoneyString),
+  billed: Nullable(MoneyString, {
+    description:
+      'Debited from the wallet once, as the report was stored: the model tokens of the conversations in this report. Neither an earlier attempt of a retried job nor a conversation that was not rehearsed is billed.',
+  }),
   createdAt: Timestamp,
   finishedAt: Nullable(Timestamp),
 });

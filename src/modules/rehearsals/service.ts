@@ -12,6 +12,7 @@ import { newId } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs.ts';
 import { money, type Money } from '../../platform/money.ts';
 import type { Page } from '../../platform/pagination.ts';
+import { ProviderError } from '../../providers/errors.ts';
 import type { Agent } from '../agents/schemas.ts';
 import * as agents from '../agents/service.ts';
 import * as calls from '../calls/service.ts';
@@ -42,6 +43,10 @@ const rehearsalNotFound = () => appError('NOT_FOUND', { what: 'Rehearsal' });
 
 type Report = Pick<Rehearsal, 'brain' | 'notes' | 'summary' | 'contacts' | 'costTotal' | 'billed'>;
 
+/** A report stored before a conversation could fail has no `failure`: each of its conversations was rehearsed. */
+const withFailureField = (contact: RehearsedContact): RehearsedContact =>
+  contact.conversation ? { ...contact, conversation: { ...contact.conversation, failure: contact.conversation.failure ?? null } } : contact;
+
 const toRehearsal = (row: repo.RehearsalRow): Rehearsal => {
   const report = row.report as Report | null;
   return {
@@ -54,7 +59,7 @@ const toRehearsal = (row: repo.RehearsalRow): Rehearsal => {
     brain: report?.brain ?? null,
     notes: report?.notes ?? [],
     summary: report?.summary ?? null,
-    contacts: report?.contacts ?? [],
+    contacts: (report?.contacts ?? []).map(withFailureField),
     costTotal: report?.costTotal ?? null,
     billed: report?.billed ?? null,
     createdAt: row.created_at.toISOString(),
@@ -106,6 +111,7 @@ const wordCount = (text: string) => text.split(/\s+/).filter(Boolean).length;
  * (nothing leaves it). The contact reads its own script (`metadata.simulate.say`); else, when the
  * agent has a model, the model plays the contact as the list describes them (a persona drawn from
  * their name and metadata, its tokens billed as the model's); else it reads the campaign's script.
+ * A persona whose model fails ends this conversation with its `failure` and no usage to bill.
  */
 async function converse(deps: Deps, ctx: TenantCtx, agent: Agent, contact: campaigns.RehearsedContact, campaign: Campaign, id: string) {
   const counterpart: conversation.Counterpart = {
@@ -125,19 +131,28 @@ async function converse(deps: Deps, ctx: TenantCtx, agent: Agent, contact: campa
     const extra: conversation.Tokens = { inputTokens: 0, outputTokens: 0 };
     transcript.push(...(await session.open()));
     for (let turn = 0; turn < conversation.PERSONA_TURNS && !session.ended; turn++) {
-      const line = await conversation.personaLine(model, persona, transcript, extra);
+      let line: string | null;
+      try {
+        line = await conversation.personaLine(model, persona, transcript, extra);
+      } catch (error) {
+        // This contact's conversation stops here; the other contacts are rehearsed all the same.
+        if (!(error instanceof ProviderError)) throw error;
+        const failure = `The agent's model failed while playing the contact, so this conversation was not rehearsed (${error.message}); rehearse again once the model answers.`;
+        return { persona: [], personaByModel: persona.description, transcript, endReason: session.ended, usage: null, failure };
+      }
       if (line === null) break;
       transcript.push(...(await session.hear(line)));
     }
     const usage = conversation.withExtraTokens(conversation.usageOf(session, model), extra, model);
-    return { persona: [], personaByModel: persona.description, transcript, endReason: session.ended, usage };
+    return { persona: [], personaByModel: persona.description, transcript, endReason: session.ended, usage, failure: null };
   }
   const persona = conversation.scriptedLines(contact.metadata, campaign.simulatorScript);
   await conversation.converseWithScript(session, persona, async (turns) => {
     transcript.push(...turns);
     return true;
   });
-  return { persona: [...persona], personaByModel: null, transcript, endReason: session.ended, usage: conversation.usageOf(session, model) };
+  const usage = conversation.usageOf(session, model);
+  return { persona: [...persona], personaByModel: null, transcript, endReason: session.ended, usage, failure: null };
 }
 
 /** Who a model plays for a rehearsed contact: what the list says of them, and no more. */
@@ -231,6 +246,7 @@ async function rehearseContact(
     personaByModel: talk.personaByModel,
     transcript: talk.transcript,
     endReason: talk.endReason,
+    failure: talk.failure,
   };
   const recipient = { phoneNumber: contact.phoneNumber, name: contact.name, email: contact.email, metadata: contact.metadata };
   const [answered, unanswered] = await Promise.all(
@@ -252,6 +268,8 @@ async function rehearseContact(
     }),
   );
   part.followUp = { answered: answered!, unanswered: unanswered! };
+  // A conversation cut short forecasts nothing and bills nothing (docs/decisions/0062-campaign-rehearsal.md).
+  if (!talk.usage) return { part, total: money(0), measured: money(0) };
   const { forecast: cost, total, measured } = forecast(ctx, talk.usage, talk.transcript);
   part.cost = cost;
   return { part, total, measured };
@@ -297,6 +315,7 @@ export async function rehearseCampaign(deps: Deps, job: RehearseCampaignJob): Pr
       if (value !== null) counts[value] = (counts[value] ?? 0) + 1;
       return counts;
     }, {});
+  const notRehearsed = parts.filter((part) => part.conversation?.failure).length;
   const costTotal = results.reduce((sum, result) => sum.add(result.total), money(0));
   const billed = results.reduce((sum, result) => sum.add(result.measured), money(0));
   const firstAgent = campaign.agentId ? await agentOf(null) : undefined;
@@ -315,6 +334,11 @@ export async function rehearseCampaign(deps: Deps, job: RehearseCampaignJob): Pr
       ? ['postCallMessages is FINAL_OUTCOME: an unanswered follow-up goes only after the last attempt.']
       : []),
     ...(campaign.agentId ? [] : ['The campaign has no agent: no conversation ran.']),
+    ...(notRehearsed
+      ? [
+          `${notRehearsed} of the conversations could not be rehearsed: the agent's model failed while playing the contact (each one's failure says why); they are neither in the forecast nor billed.`,
+        ]
+      : []),
   ];
   const report: Report = {
     brain,

@@ -47,13 +47,14 @@ export interface ChatCompletionsRequest {
 export async function startFakeChat() {
   const replies: FakeChatReply[] = [];
   const received: ChatCompletionsRequest[] = [];
+  let answerOf: ((body: ChatCompletionsRequest['body']) => FakeChatReply | undefined) | undefined;
   const server = createServer(async (req, res) => {
     const closed = new Promise<void>((resolve) => res.once('close', () => resolve()));
     const text = await readBody(req);
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return sendJson(res, 404, { error: { message: 'Unknown path' } });
     const body = JSON.parse(text) as ChatCompletionsRequest['body'];
     received.push({ authorization: req.headers.authorization, body, closed });
-    const reply = replies.shift();
+    const reply = answerOf?.(body) ?? replies.shift();
     if (!reply) return sendJson(res, 500, { error: { message: 'The fake has no reply scripted.', type: 'server_error', code: null } });
     if (reply.kind === 'error')
       return sendJson(res, reply.status, { error: { message: reply.message, type: reply.type, param: null, code: reply.code } });
@@ -100,6 +101,13 @@ export async function startFakeChat() {
     /** Queues the replies to the next requests, in order. */
     script(...next: FakeChatReply[]) {
       replies.push(...next);
+    },
+    /**
+     * Answers each request `answer` has a reply for by what it asks, whatever the order of requests
+     * made side by side (undefined: the next scripted reply); `answerBy(undefined)` stops it.
+     */
+    answerBy(answer: typeof answerOf) {
+      answerOf = answer;
     },
     /** Drops the replies no request took (a test that ended early leaves none for the next), and returns them. */
     forget(): FakeChatReply[] {

@@ -255,7 +255,9 @@ function Rehearsed({ contact }: { contact: RehearsedContact }) {
       <summary>
         {who}: {plural(conversation.transcript.length, 'turn')}
         {conversation.endReason ? `, ended: ${endReasonInWords(conversation.endReason)}` : ''}
+        {conversation.failure ? ', not rehearsed' : ''}
       </summary>
+      {conversation.failure && <p class="error">{conversation.failure}</p>}
       <p class="hint">
         {conversation.personaByModel
           ? `The agent's model played the contact: ${conversation.personaByModel}`
