@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
 import { dialerTick } from '../src/modules/campaigns/dialer.ts';
 import type { RehearsedContact } from '../src/modules/rehearsals/schemas.ts';
-import { REHEARSE_CAMPAIGN, rehearseCampaign } from '../src/modules/rehearsals/service.ts';
+import { REHEARSE_CAMPAIGN, rehearseCampaign, rehearseCampaignJob } from '../src/modules/rehearsals/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
 import { startTestApp, until, type TestApp } from './harness.ts';
@@ -302,6 +302,27 @@ async function bankOnTheModel() {
   return { api, agent };
 }
 
+/** A tenant on the model and its campaign over Ana, who asks her balance, and Ben, silent (the agent's first message, no model asked). */
+async function balanceCampaign(name: string) {
+  const { api, agent } = await bankOnTheModel();
+  const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
+  const contactListId = await listOf(api, [
+    { phoneNumber: PLAIN, name: 'Ana', metadata: { simulate: { say: ['What is my balance?'] } } },
+    { phoneNumber: LISTED, name: 'Ben', metadata: { simulate: { say: [] } } },
+  ]);
+  const campaign = await made(await api('POST', '/campaigns', { ...ANY_TIME, name, agentId: agent.id, contactListId }));
+  return { api, tenantId, campaign };
+}
+
+/** The state of the rehearsal's job on the queue (pg-boss's: retry after a failed attempt, completed once handled). */
+async function jobState(rehearsalId: string) {
+  const { rows } = await t.runtime.db.query<{ state: string }>(
+    `SELECT state FROM pgboss.job WHERE name = $1 AND data->>'rehearsalId' = $2`,
+    [REHEARSE_CAMPAIGN, rehearsalId],
+  );
+  return rows[0]?.state;
+}
+
 describe('a campaign rehearsal with a model', () => {
   it("converses on the agent's model, measures its tokens and bills them like a test chat, and dials nothing", async () => {
     const { api, agent } = await bankOnTheModel();
@@ -450,14 +471,7 @@ describe('a campaign rehearsal with a model', () => {
   });
 
   it('bills once, for the conversation its report holds, however often its job is handled: twice at once, and again once stored', async () => {
-    const { api, agent } = await bankOnTheModel();
-    const tenantId = (await api('GET', '/profile')).json().data.tenant.id as string;
-    const contactListId = await listOf(api, [
-      { phoneNumber: PLAIN, name: 'Ana', metadata: { simulate: { say: ['What is my balance?'] } } },
-      // Silent: the agent's first message and no model asked.
-      { phoneNumber: LISTED, name: 'Ben', metadata: { simulate: { say: [] } } },
-    ]);
-    const campaign = await made(await api('POST', '/campaigns', { ...ANY_TIME, name: 'Handled twice', agentId: agent.id, contactListId }));
+    const { api, tenantId, campaign } = await balanceCampaign('Handled twice');
     const balance = await walletBalance(api);
     const asked = chat.received.length;
     // An answer for each attempt that may converse (the two below and the queue's worker), each with tokens of its own.
@@ -473,14 +487,8 @@ describe('a campaign rehearsal with a model', () => {
     expect(posted.statusCode).toBe(202);
     const job = { tenantId, rehearsalId: posted.json().id as string };
     // The job handled twice at once, as when its lease lapsed while a stalled worker still ran it, beside the queue's own worker.
-    await Promise.all([rehearseCampaign(t.runtime, job), rehearseCampaign(t.runtime, job)]);
-    await until('the queue to be done with the rehearsal', async () => {
-      const { rows } = await t.runtime.db.query<{ state: string }>(
-        `SELECT state FROM pgboss.job WHERE name = $1 AND data->>'rehearsalId' = $2`,
-        [REHEARSE_CAMPAIGN, job.rehearsalId],
-      );
-      return rows[0]?.state === 'completed';
-    });
+    await Promise.all([rehearseCampaign(t.runtime, job, { retryCount: 0 }), rehearseCampaign(t.runtime, job, { retryCount: 0 })]);
+    await until('the queue to be done with the rehearsal', async () => (await jobState(job.rehearsalId)) === 'completed');
     // Each attempt conversed: the provider was asked at least twice, and its tokens were spent each time.
     const conversed = chat.received.length - asked;
     expect(conversed).toBeGreaterThanOrEqual(2);
@@ -495,7 +503,7 @@ describe('a campaign rehearsal with a model', () => {
     expect(report.billed).toBe(price.toFixed(4));
 
     // Handled again once stored (a worker that died before the queue heard it was done): nothing asked, nothing billed.
-    await rehearseCampaign(t.runtime, job);
+    await rehearseCampaign(t.runtime, job, { retryCount: 0 });
     expect(chat.received.length - asked).toBe(conversed);
     const { rows: debits } = await t.runtime.db.query<{ amount: string }>(
       'SELECT amount::text FROM wallet_transactions WHERE tenant_id = $1 AND reference = $2',
@@ -503,5 +511,45 @@ describe('a campaign rehearsal with a model', () => {
     );
     expect(debits.map((debit) => Number(debit.amount).toFixed(4))).toEqual([report.billed]);
     expect(await walletBalance(api)).toBeCloseTo(balance - price, 4);
+  });
+
+  it('fails on its last attempt when its job throws every time: FAILED with the error and what to do, and nothing billed', async () => {
+    const { api, tenantId, campaign } = await balanceCampaign('Always throws');
+    const balance = await walletBalance(api);
+    const asked = chat.received.length;
+    // The model answers with a NUL character, which no jsonb can hold: the conversation runs, its tokens are spent, and
+    // storing the report throws a database error on every attempt, an error the rehearsal does not expect.
+    chat.answerBy(() => ({
+      kind: 'stream',
+      text: ['Your balance is\u0000 42 dollars.'],
+      usage: { prompt_tokens: 300, completion_tokens: 12 },
+    }));
+
+    const posted = await api('POST', `/campaigns/${campaign.id}/rehearsals`, {});
+    expect(posted.statusCode).toBe(202);
+    const job = { tenantId, rehearsalId: posted.json().id as string };
+    const stored = async () => (await api('GET', `/campaigns/${campaign.id}/rehearsals/${job.rehearsalId}`)).json();
+    // The queue's first attempt threw, to be retried: the rehearsal is still RUNNING.
+    await until("the queue's first attempt to fail", async () => (await jobState(job.rehearsalId)) === 'retry');
+    expect(await stored()).toMatchObject({ status: 'RUNNING', failure: null });
+    const { retryLimit } = rehearseCampaignJob(t.runtime);
+    await expect(rehearseCampaign(t.runtime, job, { retryCount: retryLimit! - 1 })).rejects.toThrow(/Unicode escape sequence/);
+    expect(await stored()).toMatchObject({ status: 'RUNNING', failure: null });
+
+    // The last attempt records the failure rather than throw it: the rehearsal is finished, and the dashboard stops polling it.
+    await rehearseCampaign(t.runtime, job, { retryCount: retryLimit! });
+    const failed = await stored();
+    expect(failed).toMatchObject({ status: 'FAILED', contacts: [], billed: null, finishedAt: expect.any(String) });
+    expect(failed.failure).toMatch(
+      /^Rehearsing failed 3 times \(.*unsupported Unicode escape sequence.*\); nothing was billed for it, and you may ask for another rehearsal\.$/,
+    );
+    const { rows: debits } = await t.runtime.db.query('SELECT 1 FROM wallet_transactions WHERE tenant_id = $1 AND reference = $2', [
+      tenantId,
+      job.rehearsalId,
+    ]);
+    // The model was asked on every attempt, and none of its tokens was billed.
+    expect(chat.received.length - asked).toBeGreaterThanOrEqual(3);
+    expect(debits).toEqual([]);
+    expect(await walletBalance(api)).toBe(balance);
   });
 });

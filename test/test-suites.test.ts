@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobDefinitions } from '../src/jobs.ts';
-import { runSuite } from '../src/modules/suites/service.ts';
+import { RUN_TEST_SUITE, runSuite, runTestSuiteJob } from '../src/modules/suites/service.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { startFakeChat } from '../src/providers/openai-compatible/fake-chat.ts';
 import { startTestApp, until, type TestApp } from './harness.ts';
@@ -152,7 +152,10 @@ describe('exactly once', () => {
     const suite = (await api('POST', '/test-suites', { agentId: agent.id, name: 'Twice', scenarios })).json();
     const runId = (await api('POST', `/test-suites/${suite.id}/runs`)).json().id;
     // The queue's worker runs it too; the three handle it side by side.
-    await Promise.all([runSuite(t.runtime, { tenantId, runId }), runSuite(t.runtime, { tenantId, runId })]);
+    await Promise.all([
+      runSuite(t.runtime, { tenantId, runId }, { retryCount: 0 }),
+      runSuite(t.runtime, { tenantId, runId }, { retryCount: 0 }),
+    ]);
     const run = await finished(api, runId);
     expect(run).toMatchObject({ status: 'PASSED', passed: 3, failed: 0, skipped: 0 });
     expect(run.results.map((result: { index: number }) => result.index)).toEqual([0, 1, 2]);
@@ -460,6 +463,67 @@ describe('a suite with a model', () => {
       'tool: {"balance":42.5,"currency":"USD"}',
       'agent: It is 42.50 dollars.',
     ]);
+  }, 120_000);
+  it('fails a scenario on the last attempt of a run whose job throws every time: the run finishes FAILED, that scenario unbilled', async () => {
+    const { api, agent, tenantId } = await modelTenant();
+    const suite = (
+      await api('POST', '/test-suites', {
+        agentId: agent.id,
+        name: 'One always throws',
+        scenarios: [
+          { name: 'fine', script: ['What is my balance?'], assertions: [{ type: 'said', phrase: '42 dollars' }] },
+          { name: 'breaks', script: ['Say the odd word.'], assertions: [{ type: 'said', phrase: 'odd' }] },
+        ],
+      })
+    ).json();
+    const before = await wallet(api);
+    // Asked for the odd word, the model answers with a NUL character, which no jsonb can hold: that scenario converses,
+    // its tokens are spent, and storing its result throws a database error on every attempt, which the run does not expect.
+    chat.answerBy(({ messages }) =>
+      JSON.stringify(messages).includes('odd word')
+        ? { kind: 'stream', text: ['The odd\u0000 word.'], usage: { prompt_tokens: 100, completion_tokens: 5 } }
+        : { kind: 'stream', text: ['It is 42 dollars.'], usage: { prompt_tokens: 300, completion_tokens: 12 } },
+    );
+    try {
+      const runId = (await api('POST', `/test-suites/${suite.id}/runs`)).json().id as string;
+      const job = { tenantId, runId };
+      // The queue's first attempt stored (and billed) the scenario that ran, and threw for the other, to be retried.
+      await until("the queue's first attempt to fail", async () => {
+        const { rows } = await t.runtime.db.query<{ state: string }>(
+          `SELECT state FROM pgboss.job WHERE name = $1 AND data->>'runId' = $2`,
+          [RUN_TEST_SUITE, runId],
+        );
+        return rows[0]?.state === 'retry';
+      });
+      const { retryLimit } = runTestSuiteJob(t.runtime);
+      await expect(runSuite(t.runtime, job, { retryCount: retryLimit! - 1 })).rejects.toThrow(/Unicode escape sequence/);
+      const running = (await api('GET', `/test-suite-runs/${runId}`)).json();
+      expect([running.status, running.results.map((result: { name: string }) => result.name)]).toEqual(['RUNNING', ['fine']]);
+
+      // The last attempt stores the failure rather than throw it: the run is finished, and the dashboard stops polling it.
+      await runSuite(t.runtime, job, { retryCount: retryLimit! });
+      const run = (await api('GET', `/test-suite-runs/${runId}`)).json();
+      expect(run).toMatchObject({ status: 'FAILED', passed: 1, failed: 1, finishedAt: expect.any(String) });
+      const [fine, breaks] = run.results;
+      expect(breaks).toMatchObject({ name: 'breaks', status: 'failed', assertions: [], transcript: [], cost: { total: '0.0000' } });
+      expect(breaks.reason).toMatch(
+        /^could not run: it failed on each of the run's 4 attempts \(.*unsupported Unicode escape sequence.*\); nothing was billed for it, and you may run the suite again\.$/,
+      );
+      // Billed for the scenario that ran, once; nothing for the one that could not be stored, though the model was asked for it.
+      expect(chat.received.filter((request) => JSON.stringify(request.body.messages).includes('odd word')).length).toBeGreaterThanOrEqual(
+        3,
+      );
+      expect(Number(fine.cost.total)).toBeGreaterThan(0);
+      expect(run.costTotal).toBe(fine.cost.total);
+      const { rows: debits } = await t.runtime.db.query('SELECT 1 FROM wallet_transactions WHERE tenant_id = $1 AND reference = $2', [
+        tenantId,
+        runId,
+      ]);
+      expect(debits).toHaveLength(1);
+      expect((await wallet(api)).toFixed(4)).toBe((before - Number(fine.cost.total)).toFixed(4));
+    } finally {
+      chat.answerBy(undefined);
+    }
   }, 120_000);
 });
 

@@ -275,15 +275,33 @@ async function rehearseContact(
   return { part, total, measured };
 }
 
+/** Retries of the rehearsal's job: its last attempt (retryCount at this limit) records its failure rather than throw it. */
+const REHEARSE_RETRY_LIMIT = 2;
+
 /**
  * The rehearsal's job: the dialer's verdicts on the sample, a conversation with each contact who
  * would be called, the follow-ups and the cost; stored as the report in one transaction with the
- * model's cost debited (offline, the retrieval agent costs nothing and nothing is debited).
+ * model's cost debited (offline, the retrieval agent costs nothing and nothing is debited). An
+ * unexpected error is thrown to be retried; on the last attempt it is the rehearsal's `failure`
+ * (FAILED, nothing billed), so that it does not stay RUNNING, polled for ever.
  */
-export async function rehearseCampaign(deps: Deps, job: RehearseCampaignJob): Promise<void> {
+export async function rehearseCampaign(deps: Deps, job: RehearseCampaignJob, meta: { retryCount: number }): Promise<void> {
   const ctx = tenantCtx(deps, job.tenantId);
   const row = await repo.startRehearsal(ctx.db, ctx.tenantId, job.rehearsalId);
   if (!row) return;
+  try {
+    await rehearse(deps, ctx, row);
+  } catch (error) {
+    if (meta.retryCount < REHEARSE_RETRY_LIMIT) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    // The earlier attempts' errors were logged with their stack by the job queue; this one is not thrown to it.
+    deps.log.warn({ tenantId: ctx.tenantId, rehearsalId: row.id, err: error }, `rehearsal ${row.id} failed on its last attempt`);
+    const failure = `Rehearsing failed ${REHEARSE_RETRY_LIMIT + 1} times (${reason}); nothing was billed for it, and you may ask for another rehearsal.`;
+    await repo.finishRehearsal(ctx.db, ctx.tenantId, row.id, { failure }, ctx.clock.now());
+  }
+}
+
+async function rehearse(deps: Deps, ctx: TenantCtx, row: repo.RehearsalRow): Promise<void> {
   let dialling: Awaited<ReturnType<typeof campaigns.rehearseDialling>>;
   try {
     dialling = await campaigns.rehearseDialling(ctx, row.campaign_id, row.sample, row.from_at);
@@ -361,9 +379,9 @@ export async function rehearseCampaign(deps: Deps, job: RehearseCampaignJob): Pr
 
 export const rehearseCampaignJob = (deps: Deps): JobDefinition<RehearseCampaignJob> => ({
   name: REHEARSE_CAMPAIGN,
-  retryLimit: 2,
+  retryLimit: REHEARSE_RETRY_LIMIT,
   // 500 contacts with a slow model take a while.
   expireInSeconds: 3600,
   batchSize: 1,
-  handle: (data) => rehearseCampaign(deps, data),
+  handle: (data, meta) => rehearseCampaign(deps, data, meta),
 });

@@ -219,11 +219,37 @@ export async function passRates(ctx: TenantCtx, suiteId: string): Promise<PassRa
   };
 }
 
+/** Retries of a run's job: on its last attempt (retryCount at this limit) a scenario that throws is stored as failed, not thrown. */
+const RUN_RETRY_LIMIT = 3;
+
+/**
+ * A scenario that threw on every attempt of its run, as its result: failed with why, no transcript
+ * and nothing billed, so that the run finishes (FAILED) instead of staying RUNNING, polled for ever.
+ */
+function notRunResult(ctx: TenantCtx, index: number, scenario: Scenario, error: unknown): repo.ResultRow {
+  const reason = error instanceof Error ? error.message : String(error);
+  const { cost, total } = calls.priceUsage(ctx, calls.NO_USAGE);
+  return {
+    scenario_index: index,
+    name: scenario.name,
+    status: 'failed',
+    reason: `could not run: it failed on each of the run's ${RUN_RETRY_LIMIT + 1} attempts (${reason}); nothing was billed for it, and you may run the suite again.`,
+    assertions: [],
+    transcript: [],
+    end_reason: null,
+    usage: calls.NO_USAGE as unknown as Record<string, unknown>,
+    cost: cost as unknown as Record<string, string>,
+    cost_total: total.toFixed(4),
+    duration_ms: 0,
+  };
+}
+
 /**
  * The run's job: every scenario not yet run is run (a few at once), stored and billed in one
  * transaction each, so a retried job runs and bills each scenario once; then the run is finished.
+ * A scenario that throws is retried with the job; on its last attempt it is that scenario's failure.
  */
-export async function runSuite(deps: Deps, job: RunTestSuiteJob): Promise<void> {
+export async function runSuite(deps: Deps, job: RunTestSuiteJob, meta: { retryCount: number }): Promise<void> {
   const ctx = tenantCtx(deps, job.tenantId);
   const run = await repo.startRun(ctx.db, ctx.tenantId, job.runId, ctx.clock.now());
   if (!run) return;
@@ -235,14 +261,26 @@ export async function runSuite(deps: Deps, job: RunTestSuiteJob): Promise<void> 
   const scenarios = run.scenarios as Scenario[];
   const pending = scenarios.map((_, index) => index).filter((index) => !done.has(index));
   const next = () => pending.shift();
+  const store = (result: repo.ResultRow) =>
+    withTransaction(ctx, async (txCtx) => {
+      const stored = await repo.insertResult(txCtx.db, ctx.tenantId, run.id, result);
+      const cost = money(result.cost_total);
+      if (stored && cost.greaterThan(0)) await identity.debitWallet(txCtx.db, ctx.tenantId, cost, `Test suite run ${run.id}`, run.id);
+    });
   const worker = async () => {
     for (let index = next(); index !== undefined; index = next()) {
-      const result = await runScenario(deps, ctx, { agent, runId: run.id, index, scenario: scenarios[index]!, timezone, voice: run.voice });
-      await withTransaction(ctx, async (txCtx) => {
-        const stored = await repo.insertResult(txCtx.db, ctx.tenantId, run.id, result);
-        const cost = money(result.cost_total);
-        if (stored && cost.greaterThan(0)) await identity.debitWallet(txCtx.db, ctx.tenantId, cost, `Test suite run ${run.id}`, run.id);
-      });
+      const scenario = scenarios[index]!;
+      try {
+        await store(await runScenario(deps, ctx, { agent, runId: run.id, index, scenario, timezone, voice: run.voice }));
+      } catch (error) {
+        if (meta.retryCount < RUN_RETRY_LIMIT) throw error;
+        // The earlier attempts' errors were logged with their stack by the job queue; this one is not thrown to it.
+        deps.log.warn(
+          { tenantId: ctx.tenantId, runId: run.id, scenario: index, err: error },
+          `test suite run ${run.id}: scenario ${index} failed on its last attempt`,
+        );
+        await store(notRunResult(ctx, index, scenario, error));
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(SCENARIOS_AT_ONCE, pending.length) }, worker));
@@ -251,9 +289,9 @@ export async function runSuite(deps: Deps, job: RunTestSuiteJob): Promise<void> 
 
 export const runTestSuiteJob = (deps: Deps): JobDefinition<RunTestSuiteJob> => ({
   name: RUN_TEST_SUITE,
-  retryLimit: 3,
+  retryLimit: RUN_RETRY_LIMIT,
   // 200 scenarios with a slow model take a while; the lease is renewed while the run lives.
   expireInSeconds: 3600,
   batchSize: 1,
-  handle: (data) => runSuite(deps, data),
+  handle: (data, meta) => runSuite(deps, data, meta),
 });
