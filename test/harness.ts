@@ -113,6 +113,28 @@ export const untilWaitingForLock = (db: Queryable, what: string, waitEvent: stri
     10_000,
   );
 
+/**
+ * A real database fault a test installs: until the returned function drops it, a trigger refuses
+ * each `event` on `table` whose row `when` holds for (an SQL condition on NEW), raising `message`.
+ */
+export async function refusedWrites(
+  db: Queryable,
+  table: string,
+  event: 'INSERT' | 'UPDATE',
+  when: string,
+  message: string,
+): Promise<() => Promise<void>> {
+  const name = `test_refuses_${randomBytes(4).toString('hex')}`;
+  await db.query(
+    `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '${message.replaceAll("'", "''")}'; END $$`,
+  );
+  await db.query(`CREATE TRIGGER ${name} BEFORE ${event} ON ${table} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION ${name}()`);
+  return async () => {
+    await db.query(`DROP TRIGGER ${name} ON ${table}`);
+    await db.query(`DROP FUNCTION ${name}()`);
+  };
+}
+
 let counter = 0;
 
 /** Signs up a new tenant over HTTP and returns its session token. */
