@@ -93,6 +93,26 @@ async function knowledgeBase(api: Api, tenantId: string, sourceName: string, raw
   return { baseId: base.id as string, sourceId: source.id as string };
 }
 
+/** The server of the order tool, answering every request with `answer`; the requests it received. */
+async function orderServer(contentType: string, answer: string) {
+  const toolRequests: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
+  const toolServer = await listenOnLoopback(
+    createServer(async (req, res) => {
+      toolRequests.push({ headers: req.headers, body: await readBody(req) });
+      res.writeHead(200, { 'content-type': contentType }).end(answer);
+    }),
+  );
+  return { toolServer, toolRequests };
+}
+
+/** A custom HTTP tool that finds an order at `serverUrl`. */
+const lookupOrder = (serverUrl: string) => ({
+  name: 'lookup_order',
+  description: 'Finds an order.',
+  parameters: { type: 'object', properties: { orderNumber: { type: 'string' } }, required: ['orderNumber'] },
+  url: `${serverUrl}/orders`,
+});
+
 const callOf = async (api: Api, id: string) => (await api('GET', `/call-logs/${id}`)).json();
 const messagesOf = (i: number) => chat.received[i]!.body.messages as { role: string; content: string | null; tool_call_id?: string }[];
 
@@ -176,27 +196,14 @@ describe('a conversation with a model on a simulated call', () => {
   it('runs tools with checked arguments, reports bad calls to the model as tool errors, and records outcomes once', async () => {
     const { api, tenantId, owner } = await tenant();
     await createKey(t.app, owner.token, { name: 'hooks', webhookUrl: 'https://hooks.example.com/callforge' });
-    const toolRequests: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
-    const toolServer = await listenOnLoopback(
-      createServer(async (req, res) => {
-        toolRequests.push({ headers: req.headers, body: await readBody(req) });
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"shipped","eta":"Friday"}');
-      }),
-    );
+    const { toolServer, toolRequests } = await orderServer('application/json', '{"status":"shipped","eta":"Friday"}');
     try {
       const created = (
         await api('POST', '/agents', {
           name: 'Collections',
           firstMessage: 'Hello, this is Collections.',
           tools: ['book_appointment', 'collect_payment_promise', 'transfer_call'],
-          customTools: [
-            {
-              name: 'lookup_order',
-              description: 'Finds an order.',
-              parameters: { type: 'object', properties: { orderNumber: { type: 'string' } }, required: ['orderNumber'] },
-              url: `${toolServer.url}/orders`,
-            },
-          ],
+          customTools: [lookupOrder(toolServer.url)],
         })
       ).json();
       const { callId } = await answeredCall(api, created.id, {
@@ -523,5 +530,42 @@ describe('talking to an agent in a test chat', () => {
       message: 'Agent not found.',
     });
     expect((await api('POST', `/test-chats/${chatId}/messages`, { text: '' })).statusCode).toBe(400);
+  });
+
+  it("stores the model's and an HTTP tool's NUL characters and halves of surrogate pairs as U+FFFD, which the chat's transcript can hold", async () => {
+    const { api } = await tenant();
+    const { toolServer, toolRequests } = await orderServer('text/plain', 'Order A1: ship\u0000ped.');
+    try {
+      const agent = (
+        await api('POST', '/agents', {
+          name: 'Orders',
+          firstMessage: 'Hi!',
+          customTools: [lookupOrder(toolServer.url)],
+        })
+      ).json();
+      const chatId = (await api('POST', '/test-chats', { agentId: agent.id })).json().id as string;
+      chat.script(
+        // The arguments' JSON escapes become a NUL and half a pair once parsed.
+        { kind: 'stream', toolCalls: [{ id: 'o1', name: 'lookup_order', arguments: ['{"orderNumber":"A\\u00001\\ud800"}'] }] },
+        { kind: 'stream', text: ['It ship\u0000ped ', 'today \ud83d, ', 'enjoy 😀.'] },
+      );
+      const replied = await api('POST', `/test-chats/${chatId}/messages`, { text: 'Where is my order?' });
+      expect(replied.statusCode).toBe(200);
+      expect(JSON.parse(toolRequests[0]!.body).arguments).toEqual({ orderNumber: 'A\uFFFD1\uFFFD' });
+      const transcript = [
+        { role: 'agent', text: 'Hi!' },
+        { role: 'contact', text: 'Where is my order?' },
+        {
+          role: 'tool',
+          text: 'Order A1: ship\uFFFDped.',
+          tool: { name: 'lookup_order', arguments: { orderNumber: 'A\uFFFD1\uFFFD' }, ok: true },
+        },
+        { role: 'agent', text: 'It ship\uFFFDped today \uFFFD, enjoy 😀.' },
+      ];
+      expect(replied.json().transcript).toMatchObject(transcript);
+      expect((await api('GET', `/test-chats/${chatId}`)).json().transcript).toMatchObject(transcript);
+    } finally {
+      await toolServer.close();
+    }
   });
 });

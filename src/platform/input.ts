@@ -63,6 +63,51 @@ function unstorableIn(text: string): string | undefined {
   return undefined;
 }
 
+const EVERY_LONE_SURROGATE = /\p{Surrogate}/gu;
+
+/**
+ * Text from outside the API (a provider's, a model's, a tenant's server's), storable: U+0000 and
+ * half a surrogate pair alone become U+FFFD. API input with them is refused instead; such text
+ * cannot be refused (the person said it, the model wrote it), and one such character must not fail
+ * the write of a whole transcript, report or status. The text itself when it has neither.
+ */
+export function storableText(text: string): string {
+  return unstorableIn(text) === undefined ? text : text.replaceAll('\u0000', '\uFFFD').replace(EVERY_LONE_SURROGATE, '\uFFFD');
+}
+
+/**
+ * `value` with every string and property name storableText (a provider webhook's reading); arrays
+ * and plain objects are copied only when something changed, anything else (a Date) is kept as it is.
+ */
+export function storableValue<T>(value: T): T {
+  if (unstorableText(value) === undefined) return value;
+  return storableCopy(value) as T;
+}
+
+function storableCopy(value: unknown): unknown {
+  if (typeof value === 'string') return storableText(value);
+  if (Array.isArray(value)) return value.map(storableCopy);
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, child]) => [storableText(key), storableCopy(child)]));
+}
+
+/**
+ * JSON text from a model (a tool call's arguments) whose parsed strings are all storable: an
+ * escape such as "\u0000" is no unstorable character in the text, only once parsed. Text that is no
+ * JSON is cleaned as text (it is stored as it is).
+ */
+export function storableJsonText(json: string): string {
+  if (!json.includes('\\u')) return storableText(json);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return storableText(json);
+  }
+  const storable = storableValue(parsed);
+  return storable === parsed ? json : JSON.stringify(storable);
+}
+
 /**
  * The JSON Pointer of the first string (or property name) in `value` that the database cannot
  * store, and why (in the words of a validation detail); undefined when all can be. Iterative.

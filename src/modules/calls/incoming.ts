@@ -8,6 +8,7 @@ import { withTransaction, type TenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { normalizePhoneNumber } from '../../platform/phone-numbers.ts';
+import { storableValue } from '../../platform/input.ts';
 import { telephonyProvider, type ProviderWith } from '../../providers/registry.ts';
 import type { CallInstructions, Connection, IncomingCallRequest, ProviderWebhook, RingingCall } from '../../providers/types.ts';
 import * as agents from '../agents/service.ts';
@@ -113,7 +114,7 @@ export async function answerIncomingCall(
     await receiveStatusCallback(deps, providerSlug, webhook);
     return { contentType: 'text/plain; charset=utf-8', body: '' };
   }
-  const request = incoming.read(webhook);
+  const request = storableValue(incoming.read(webhook));
   const { ctx, number, connection } = await verifiedIncomingCall(deps, provider, webhook, request);
   const fromNumber = request.from && normalizePhoneNumber(request.from);
   if (!request.providerCallId || !fromNumber) {

@@ -4,6 +4,7 @@
  */
 import { withTransaction, type TenantCtx } from '../../platform/context.ts';
 import { appError } from '../../platform/errors.ts';
+import { storableValue } from '../../platform/input.ts';
 import { telephonyProvider } from '../../providers/registry.ts';
 import type { CallUpdate, ProviderWebhook } from '../../providers/types.ts';
 import * as repo from './repo.ts';
@@ -107,7 +108,7 @@ export async function receiveStatusCallback(
     const { call, callCtx } = await lockVerifiedCall(txCtx, provider, webhook);
     let update: CallUpdate | null;
     try {
-      update = callbacks.read(webhook, call.answered_at !== null || call.status === 'IN_PROGRESS');
+      update = storableValue(callbacks.read(webhook, call.answered_at !== null || call.status === 'IN_PROGRESS'));
     } catch (error) {
       throw appError('UNKNOWN_CALL_STATUS', { reason: (error as Error).message });
     }

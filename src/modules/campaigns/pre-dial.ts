@@ -2,6 +2,7 @@ import { signedWebhookHeaders } from '../../platform/webhook-signature.ts';
 import { tenantCtx, type Deps } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { safeFetch } from '../../platform/safe-fetch.ts';
+import { storableText } from '../../platform/input.ts';
 import * as agents from '../agents/service.ts';
 import { isInsideCallWindow, windowOf } from './call-window.ts';
 import * as repo from './repo.ts';
@@ -39,7 +40,7 @@ function verdictOf(text: string): Verdict | undefined {
   for (const [name, value] of entries) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) return undefined;
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return undefined;
-    kept[name] = String(value).slice(0, 1000);
+    kept[name] = storableText(String(value).slice(0, 1000));
   }
   return { action: 'call', variables: kept };
 }

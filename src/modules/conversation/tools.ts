@@ -4,6 +4,7 @@
  * anything runs; a refusal or a failure goes back to the model as the tool's answer (ok: false),
  * so it can say something sensible, and never ends the process or the call silently.
  */
+import { storableText } from '../../platform/input.ts';
 import { signedWebhookHeaders } from '../../platform/webhook-signature.ts';
 import { tenantCtx, type Deps } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
@@ -206,7 +207,8 @@ async function callCustomTool(
     timeoutMs: CUSTOM_TOOL_TIMEOUT_MS,
     maxBytes: CUSTOM_TOOL_MAX_BYTES,
   });
-  const text = response.body.toString('utf8').slice(0, CUSTOM_TOOL_MAX_CHARACTERS);
+  // Cleaned after the cut, which may fall between the halves of a surrogate pair.
+  const text = storableText(response.body.toString('utf8').slice(0, CUSTOM_TOOL_MAX_CHARACTERS));
   if (response.status < 200 || response.status >= 300) return refused(`${tool.name} answered HTTP ${response.status}: ${text}`);
   return { ok: true, content: text || '(no content)' };
 }

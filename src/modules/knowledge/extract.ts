@@ -3,6 +3,7 @@ import { compile, type FormatCallback, type SelectorDefinition } from 'html-to-t
 import mammoth from 'mammoth';
 import { marked } from 'marked';
 import { extractText as extractPdfText, getDocumentProxy } from 'unpdf';
+import { storableText } from '../../platform/input.ts';
 import { counted, ExtractionError, type DocumentFormat, type DocumentLimits } from './document-formats.ts';
 
 /**
@@ -174,9 +175,12 @@ const HTML_SELECTORS: SelectorDefinition[] = [
 
 const htmlToPlainText = compile({ wordwrap: false, formatters: { markdownHeading }, selectors: HTML_SELECTORS });
 
-/** Unifies line endings, collapses whitespace inside lines and leaves at most one blank line between blocks. */
+/**
+ * Unifies line endings, collapses whitespace inside lines and leaves at most one blank line between
+ * blocks; a document's NUL characters (and halves of surrogate pairs alone) become U+FFFD, which its chunks can store.
+ */
 function tidy(text: string): string {
-  return text
+  return storableText(text)
     .replace(/\r\n?/g, '\n')
     .split('\n')
     .map((line) => line.replace(/\s+/g, ' ').trim())

@@ -3,6 +3,7 @@ import { withTransaction, type Deps, type TenantCtx } from '../../platform/conte
 import { onUniqueViolation } from '../../platform/db.ts';
 import { appError, type AppError } from '../../platform/errors.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
+import { storableValue } from '../../platform/input.ts';
 import type { Page } from '../../platform/pagination.ts';
 import { isoOrNull } from '../../platform/clock.ts';
 import { ProviderError } from '../../providers/errors.ts';
@@ -283,7 +284,8 @@ export async function receiveWhatsAppWebhook(
   rawBody: Buffer,
   signature: string | undefined,
 ): Promise<number> {
-  const webhook = whatsappProvider.whatsapp.read(rawBody, deps.clock.now());
+  // What a person wrote cannot be refused: the few characters no column can store are replaced.
+  const webhook = storableValue(whatsappProvider.whatsapp.read(rawBody, deps.clock.now()));
   if (webhook.kind === 'not-json') throw appError('INVALID_JSON.webhook');
   if (webhook.kind === 'not-a-notification') throw appError('INVALID_WEBHOOK');
   if (webhook.accountIds.length !== 1) throw badSignature();
@@ -366,7 +368,7 @@ export async function receiveSmsStatus(
   const { tenantId, refused } = await verifiedSmsCallback(deps, provider, webhook, query);
   const messageId = query.get('message') ?? '';
   if (!isUuid(messageId)) throw refused();
-  const update = provider.sms.callbacks!.read!(webhook);
+  const update = storableValue(provider.sms.callbacks!.read!(webhook));
   if (!update) return;
   await repo.recordDeliveryStatus(
     deps.db,
@@ -393,7 +395,8 @@ export async function receiveIncomingSms(
   const provider = smsProvider(providerName);
   const incoming = provider.sms.callbacks!.incoming!;
   const { tenantId, credentials, refused } = await verifiedSmsCallback(deps, provider, webhook, new URL(webhook.url).searchParams);
-  const message = incoming.read(webhook);
+  // What a person wrote cannot be refused: the few characters no column can store are replaced.
+  const message = storableValue(incoming.read(webhook));
   if (!message || (incoming.accountIdOf && message.accountId !== incoming.accountIdOf(credentials))) throw refused();
   const reply = { from: message.from, text: message.text, messageId: message.providerMessageId, at: deps.clock.now() };
   const reason = `Replied "${message.text.trim().slice(0, 40)}" by SMS to ${message.to}.`;

@@ -1,4 +1,5 @@
 import { DeepgramClient, type Deepgram } from '@deepgram/sdk';
+import { storableText } from '../../platform/input.ts';
 import { ProviderError } from '../errors.ts';
 import { eventQueue } from '../event-queue.ts';
 import type { AudioFormat, LiveRecognition, RecognitionEvent, RecognitionOptions, SpeechEndpoint, SpeechToText } from '../types.ts';
@@ -239,7 +240,7 @@ function utteranceTracker(emit: (event: RecognitionEvent) => void) {
           emit({ type: 'speech_started' });
           return;
         case 'Results': {
-          const text = message.channel.alternatives[0]?.transcript ?? '';
+          const text = storableText(message.channel.alternatives[0]?.transcript ?? '');
           const final = message.is_final === true;
           if (text) emit({ type: 'transcript', text, final });
           if (final && text) finalWordsSinceEnd = true;
@@ -267,7 +268,7 @@ function fluxTurns(emit: (event: RecognitionEvent) => void) {
       if (typeof message !== 'object') return;
       if (message.type === 'Error') throw new ProviderError(`Deepgram Flux: ${message.code}: ${message.description}`, { retryable: false });
       if (message.type !== 'TurnInfo') return; // Connected: nothing for the pipeline
-      const text = message.transcript.trim();
+      const text = storableText(message.transcript.trim());
       switch (message.event) {
         case 'StartOfTurn':
           emit({ type: 'speech_started', confirmed: true });

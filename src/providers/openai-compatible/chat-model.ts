@@ -5,6 +5,7 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
+import { storableJsonText, storableText } from '../../platform/input.ts';
 import { ProviderError } from '../errors.ts';
 import { cancelled, sdkClient, watchRequest, type SdkEndpoint } from './sdk.ts';
 import type { ChatEvent, ChatFinishReason, ChatModel, ChatRequest, ChatToolCall, StructuredAnswer, StructuredRequest } from '../types.ts';
@@ -55,7 +56,7 @@ async function extractObject(client: OpenAI, timeoutMs: number, request: Structu
     if (typeof content !== 'string') throw new ProviderError('LLM: the answer has no message content.', { retryable: false });
     let answer: unknown;
     try {
-      answer = JSON.parse(content);
+      answer = JSON.parse(storableJsonText(content));
     } catch {
       answer = undefined;
     }
@@ -105,7 +106,8 @@ async function* streamReply(
       if (!choice) continue;
       const delta = choice.delta;
       if ((delta?.content || delta?.tool_calls?.length) && firstTokenMs === undefined) firstTokenMs = performance.now() - startedAt;
-      if (delta?.content) yield { type: 'text', delta: delta.content };
+      // Each delta on its own: servers send text decoded from UTF-8, which never splits a surrogate pair.
+      if (delta?.content) yield { type: 'text', delta: storableText(delta.content) };
       for (const piece of delta?.tool_calls ?? []) {
         const call = toolCalls.get(piece.index) ?? { arguments: '' };
         if (piece.id) call.id = piece.id;
@@ -185,7 +187,7 @@ function completedToolCalls(calls: Map<number, { id?: string; name?: string; arg
     .map(([, call]) => {
       // Without its id the result cannot be sent back; without its name it cannot be run.
       if (!call.id || !call.name) throw new ProviderError('LLM: the reply holds a tool call without its id or name.', { retryable: false });
-      return { id: call.id, name: call.name, arguments: call.arguments };
+      return { id: call.id, name: call.name, arguments: storableJsonText(call.arguments) };
     });
 }
 

@@ -11,6 +11,7 @@
 import type { RealtimeClientEvent, RealtimeServerEvent, RealtimeSessionCreateRequest } from 'openai/resources/realtime/realtime';
 import WebSocket from 'ws';
 import { createAudioConverter, type AudioConverter, type AudioFormat } from '../../platform/audio.ts';
+import { storableJsonText, storableText } from '../../platform/input.ts';
 import { publicOnlySocket } from '../../platform/safe-fetch.ts';
 import { ProviderError } from '../errors.ts';
 import type { RealtimeChannel, RealtimeConversation, RealtimeEvent, RealtimeSetup, RealtimeUsage } from '../types.ts';
@@ -178,7 +179,7 @@ function normalise(event: RealtimeServerEvent, fromApi: AudioConverter | undefin
     case 'conversation.item.input_audio_transcription.completed': {
       const done = event as Extract<RealtimeServerEvent, { type: 'conversation.item.input_audio_transcription.completed' }>;
       const seconds = done.usage?.type === 'duration' ? done.usage.seconds : undefined;
-      return { type: 'caller_transcript', text: done.transcript, ...(seconds === undefined ? {} : { seconds }) };
+      return { type: 'caller_transcript', text: storableText(done.transcript), ...(seconds === undefined ? {} : { seconds }) };
     }
     case 'response.output_audio.delta':
     case 'response.audio.delta': {
@@ -190,11 +191,11 @@ function normalise(event: RealtimeServerEvent, fromApi: AudioConverter | undefin
     case 'response.output_audio_transcript.done':
     case 'response.audio_transcript.done': {
       const done = event as Extract<RealtimeServerEvent, { type: 'response.output_audio_transcript.done' }>;
-      return { type: 'agent_transcript', itemId: done.item_id, text: done.transcript };
+      return { type: 'agent_transcript', itemId: done.item_id, text: storableText(done.transcript) };
     }
     case 'response.function_call_arguments.done': {
       const done = event as Extract<RealtimeServerEvent, { type: 'response.function_call_arguments.done' }>;
-      return { type: 'tool_call', id: done.call_id, name: done.name, arguments: done.arguments };
+      return { type: 'tool_call', id: done.call_id, name: done.name, arguments: storableJsonText(done.arguments) };
     }
     case 'response.done': {
       const { response } = event as Extract<RealtimeServerEvent, { type: 'response.done' }>;

@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
 import { mulawToPcm16, wavFile } from '../../platform/audio.ts';
+import { storableText } from '../../platform/input.ts';
 import { ProviderError } from '../errors.ts';
 import type { AudioFormat, RecognitionOptions, SpeechEndpoint, SpeechToText, SynthesisRequest, TextToSpeech, Voice } from '../types.ts';
 import { cancelled, sdkClient, sdkProviderError, watchRequest } from './sdk.ts';
@@ -45,7 +46,7 @@ async function transcribe(client: OpenAI, timeoutMs: number, audio: Buffer, form
       },
       { signal: options.signal },
     );
-    return transcription.text.trim();
+    return storableText(transcription.text.trim());
   } catch (error) {
     throw sdkProviderError(STT, error, { timedOut: false, timeoutMs, abortedByCaller: options.signal?.aborted === true });
   }

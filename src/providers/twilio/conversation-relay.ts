@@ -8,6 +8,7 @@
  * https://www.twilio.com/docs/voice/twiml/connect/conversationrelay
  * https://www.twilio.com/docs/voice/conversationrelay/websocket-messages
  */
+import { storableText } from '../../platform/input.ts';
 import { ProviderError } from '../errors.ts';
 import type { ConversationRelayEvent, ConversationRelayWire } from '../types.ts';
 import { parseMessage, textParameters } from '../media-messages.ts';
@@ -24,9 +25,12 @@ function read(message: string): ConversationRelayEvent {
     }
     case 'prompt':
       if (typeof parsed.voicePrompt !== 'string') throw malformed('a prompt message without its voicePrompt.');
-      return { type: 'prompt', text: parsed.voicePrompt, last: parsed.last !== false };
+      return { type: 'prompt', text: storableText(parsed.voicePrompt), last: parsed.last !== false };
     case 'interrupt':
-      return { type: 'interrupt', heard: typeof parsed.utteranceUntilInterrupt === 'string' ? parsed.utteranceUntilInterrupt : '' };
+      return {
+        type: 'interrupt',
+        heard: typeof parsed.utteranceUntilInterrupt === 'string' ? storableText(parsed.utteranceUntilInterrupt) : '',
+      };
     case 'dtmf':
       if (typeof parsed.digit !== 'string' || !/^[0-9*#A-D]$/.test(parsed.digit)) throw malformed('a dtmf message without a key.');
       return { type: 'dtmf', digit: parsed.digit };
