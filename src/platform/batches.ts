@@ -35,9 +35,10 @@ function turnLoader<K, V>(batch: (keys: readonly K[]) => Promise<(V | Error)[]>,
       try {
         return await batch(keys);
       } finally {
-        running--;
+        // The slot passes to the next batch waiting, if any: a batch asked meanwhile cannot take it first.
         const next = waiting.shift();
-        if (next) setImmediate(start, next);
+        if (next) setImmediate(next);
+        else running--;
       }
     },
     {
