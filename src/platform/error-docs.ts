@@ -31,7 +31,7 @@ export function errorsMarkdown(): string {
     '| Limit | Answer |',
     '|---|---|',
     `| JSON bodies nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep (checked before parsing) | 400 \`INVALID_JSON\` |`,
-    '| No string anywhere (body value or property name, query parameter, path parameter) holds the NUL character U+0000, which PostgreSQL cannot store | 400 `VALIDATION_FAILED` naming the field |',
+    "| No string anywhere (body value or property name, query parameter, path parameter) holds the NUL character U+0000 or half a UTF-16 surrogate pair alone (`\\ud800`), which PostgreSQL cannot store (text from outside the API, a model's reply, a recogniser's transcript, a tool's or a provider webhook's text, a fetched or uploaded document, is not refused: those characters become U+FFFD) | 400 `VALIDATION_FAILED` naming the field |",
     `| Lists: \`page\` is an integer from 1 to ${MAX_PAGE} (beyond the last page the list is empty), \`limit\` from 1 to ${MAX_LIMIT} (default 25) | 400 \`VALIDATION_FAILED\` |`,
     '| A body is at most 1 MiB (a contacts CSV upload 5 MB, a knowledge source 10 MB) | 413 `PAYLOAD_TOO_LARGE` |',
     "| A body is JSON (`application/json`), or `multipart/form-data` on the two upload routes (providers' callbacks may be form-encoded) | 415 `UNSUPPORTED_MEDIA_TYPE` |",
