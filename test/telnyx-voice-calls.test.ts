@@ -116,7 +116,10 @@ describe('a Telnyx call is a conversation', () => {
     await until('the second request', () =>
       JSON.stringify(line.chat.received.at(-1)!.body.messages).includes('Pressed 2.') ? true : undefined,
     );
-    expect((await placed.getCall(placed.callId)).answeredBy).toBe('phone_menu');
+    // The verdict is stored beside the conversation (with the other calls' of its turn), not before the model's next request.
+    await until('phone_menu on the call log', async () =>
+      (await placed.getCall(placed.callId)).answeredBy === 'phone_menu' ? true : undefined,
+    );
     stream.stop();
     await stream.closed;
   });
