@@ -183,6 +183,24 @@ export async function converseWithScript(
   return true;
 }
 
+/**
+ * A conversation in text with a caller whose next words `nextLine` writes from the transcript so far
+ * (null: they are done): the agent's opening, then each line and the agent's answer, into
+ * `transcript`, until either side ends it.
+ */
+export async function converseInText(
+  session: Session,
+  nextLine: (transcript: calls.TranscriptTurn[]) => Promise<string | null>,
+  transcript: calls.TranscriptTurn[],
+): Promise<void> {
+  transcript.push(...(await session.open()));
+  while (!session.ended) {
+    const said = await nextLine(transcript);
+    if (said === null) break;
+    transcript.push(...(await session.hear(said)));
+  }
+}
+
 /** What a contact of a campaign says on a simulated call: its metadata.simulate.say, else the campaign's simulatorScript. */
 export { ownScript, scriptedLines };
 

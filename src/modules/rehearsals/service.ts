@@ -129,19 +129,24 @@ async function converse(deps: Deps, ctx: TenantCtx, agent: Agent, contact: campa
   if (model && !conversation.ownScript(contact.metadata)) {
     const persona = personaOf(contact);
     const extra: conversation.Tokens = { inputTokens: 0, outputTokens: 0 };
-    transcript.push(...(await session.open()));
-    for (let turn = 0; turn < conversation.PERSONA_TURNS && !session.ended; turn++) {
-      let line: string | null;
-      try {
-        line = await conversation.personaLine(model, persona, transcript, extra);
-      } catch (error) {
-        // This contact's conversation stops here; the other contacts are rehearsed all the same.
-        if (!(error instanceof ProviderError)) throw error;
-        const failure = `The agent's model failed while playing the contact, so this conversation was not rehearsed (${error.message}); rehearse again once the model answers.`;
-        return { persona: [], personaByModel: persona.description, transcript, endReason: session.ended, usage: null, failure };
-      }
-      if (line === null) break;
-      transcript.push(...(await session.hear(line)));
+    let turns = 0;
+    let personaFailed: ProviderError | undefined;
+    await conversation.converseInText(
+      session,
+      async (sofar) => {
+        if (turns++ >= conversation.PERSONA_TURNS) return null;
+        // A model that fails the persona ends this contact's conversation there; the other contacts are rehearsed all the same.
+        return conversation.personaLine(model, persona, sofar, extra).catch((error: unknown) => {
+          if (!(error instanceof ProviderError)) throw error;
+          personaFailed = error;
+          return null;
+        });
+      },
+      transcript,
+    );
+    if (personaFailed) {
+      const failure = `The agent's model failed while playing the contact, so this conversation was not rehearsed (${personaFailed.message}); rehearse again once the model answers.`;
+      return { persona: [], personaByModel: persona.description, transcript, endReason: session.ended, usage: null, failure };
     }
     const usage = conversation.withExtraTokens(conversation.usageOf(session, model), extra, model);
     return { persona: [], personaByModel: persona.description, transcript, endReason: session.ended, usage, failure: null };

@@ -57,20 +57,15 @@ export async function runScenario(deps: Deps, ctx: TenantCtx, setup: ScenarioSet
   const result = (status: string, reason: string | null, assertions: AssertionVerdict[], transcript: calls.TranscriptTurn[]) => {
     const spoken = conversation.usageOf(session, model);
     const usage = conversation.withExtraTokens(line ? calls.withSpeech(spoken, line.speech) : spoken, extra, model);
-    const { cost, total } = calls.priceUsage(ctx, usage);
-    return {
-      scenario_index: setup.index,
-      name: scenario.name,
+    return resultRow(ctx, setup.index, scenario, {
       status,
       reason,
       assertions,
       transcript,
-      end_reason: endReason(),
-      usage: usage as unknown as Record<string, unknown>,
-      cost: cost as unknown as Record<string, string>,
-      cost_total: total.toFixed(4),
-      duration_ms: Math.round(performance.now() - started),
-    };
+      endReason: endReason(),
+      usage,
+      durationMs: Math.round(performance.now() - started),
+    });
   };
 
   if (scenario.persona && !model) {
@@ -89,14 +84,7 @@ export async function runScenario(deps: Deps, ctx: TenantCtx, setup: ScenarioSet
     });
   try {
     if (setup.voice) line = await media.converseOnTestLine(deps, ctx, { agent, session, nextLine, transcript });
-    else {
-      transcript.push(...(await session.open()));
-      while (!session.ended) {
-        const said = await nextLine(transcript);
-        if (said === null) break;
-        transcript.push(...(await session.hear(said)));
-      }
-    }
+    else await conversation.converseInText(session, nextLine, transcript);
   } catch (error) {
     // Through the voice pipeline, before a word: its speech cannot be reached, or the agent changed since the run was asked for.
     if (error instanceof ProviderError || error instanceof AppError)
@@ -107,6 +95,37 @@ export async function runScenario(deps: Deps, ctx: TenantCtx, setup: ScenarioSet
   const judge = model ? judgeFor(ctx, agent, model, transcript, extra) : null;
   const verdicts = await judgeScenario(scenario.assertions, { transcript, endReason: endReason() }, judge);
   return result(scenarioStatus(verdicts), null, verdicts, transcript);
+}
+
+/** A scenario's result as it is stored, its usage priced. */
+export function resultRow(
+  ctx: TenantCtx,
+  index: number,
+  scenario: Scenario,
+  outcome: {
+    status: string;
+    reason: string | null;
+    assertions: AssertionVerdict[];
+    transcript: calls.TranscriptTurn[];
+    endReason: string | null;
+    usage: calls.CallUsage;
+    durationMs: number;
+  },
+): repo.ResultRow {
+  const { cost, total } = calls.priceUsage(ctx, outcome.usage);
+  return {
+    scenario_index: index,
+    name: scenario.name,
+    status: outcome.status,
+    reason: outcome.reason,
+    assertions: outcome.assertions,
+    transcript: outcome.transcript,
+    end_reason: outcome.endReason,
+    usage: outcome.usage as unknown as Record<string, unknown>,
+    cost: cost as unknown as Record<string, string>,
+    cost_total: total.toFixed(4),
+    duration_ms: outcome.durationMs,
+  };
 }
 
 /** The caller's next words, the conversation so far before them: the script's next line, or the persona's; null once done. */

@@ -15,7 +15,7 @@ import * as calls from '../calls/service.ts';
 import * as identity from '../identity/service.ts';
 import * as media from '../media/service.ts';
 import * as repo from './repo.ts';
-import { runScenario } from './runner.ts';
+import { resultRow, runScenario } from './runner.ts';
 import type {
   CreateTestSuiteBody,
   PassRates,
@@ -228,20 +228,15 @@ const RUN_RETRY_LIMIT = 3;
  */
 function notRunResult(ctx: TenantCtx, index: number, scenario: Scenario, error: unknown): repo.ResultRow {
   const reason = error instanceof Error ? error.message : String(error);
-  const { cost, total } = calls.priceUsage(ctx, calls.NO_USAGE);
-  return {
-    scenario_index: index,
-    name: scenario.name,
+  return resultRow(ctx, index, scenario, {
     status: 'failed',
     reason: `could not run: it failed on each of the run's ${RUN_RETRY_LIMIT + 1} attempts (${reason}); nothing was billed for it, and you may run the suite again.`,
     assertions: [],
     transcript: [],
-    end_reason: null,
-    usage: calls.NO_USAGE as unknown as Record<string, unknown>,
-    cost: cost as unknown as Record<string, string>,
-    cost_total: total.toFixed(4),
-    duration_ms: 0,
-  };
+    endReason: null,
+    usage: calls.NO_USAGE,
+    durationMs: 0,
+  });
 }
 
 /**
