@@ -107,6 +107,29 @@ describe('perTurn', () => {
     expect(runs).toEqual([['a'], ['b', 'c']]);
   });
 
+  it('keeps its limit when one turn asks more than a statement carries: a finishing statement hands its slot to the one waiting', async () => {
+    let inFlight = 0;
+    let most = 0;
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+    let statements = 0;
+    const write = perTurn(async (_tenantId, keys: number[]) => {
+      most = Math.max(most, ++inFlight);
+      await (statements++ === 0 ? firstHeld : nextTurn());
+      inFlight--;
+      return keys;
+    });
+    // 1,000 keys in one turn: two statements of 500, the second waiting for the first.
+    const asked = Array.from({ length: 1000 }, (_, key) => write('t', key));
+    await nextTurn();
+    releaseFirst();
+    // Asked as the first ends, while the second still waits full: a third statement, which must wait its turn too.
+    asked.push(write('t', 1000));
+    expect(await Promise.all(asked)).toHaveLength(1001);
+    expect(statements).toBe(3);
+    expect(most).toBe(1);
+  });
+
   it('perTurnAcrossTenants keeps two statements in flight, reads having no order to keep; keys asked meanwhile go together in the next', async () => {
     const { runs, loader: read, release } = heldStatements((run) => perTurnAcrossTenants(run, (key: string) => key));
     const asked = [read('a')];
